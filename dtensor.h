@@ -2030,8 +2030,9 @@ static void dt__plan_build(int mndim, const dt_placement *src, const dt_placemen
     for (i = 0; i < mndim; i++)
         target[i] = dt__is(dst[i], DT_PARTIAL) && !dt__placement_eq(cur[i], dst[i]) ? dt_replicate() : dst[i];
     if (!dt__placements_eq(cur, target, mndim)) dt__plan_move(mndim, cur, target, plan);
+    memcpy(cur, target, (size_t)mndim * sizeof *cur);
     for (i = 0; i < mndim; i++)
-        if (!dt__placement_eq(cur[i], dst[i])) dt__plan_push(plan, DT__TO_PARTIAL, i, cur, dst[i], dst, mndim);
+        if (dt__is(dst[i], DT_PARTIAL) && !dt__placement_eq(cur[i], dst[i])) dt__plan_push(plan, DT__TO_PARTIAL, i, cur, dst[i], dst, mndim);
 }
 
 static void dt__plan_log(const dt__ctx *x, const dt_placement *src, const dt_placement *dst, const dt__plan *p) {
