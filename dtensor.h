@@ -589,6 +589,40 @@ static void dt__divide_elems(dt_dtype t, void *buf, size_t n, int k) {
     }
 }
 
+/* Integer AVG without overflow: each x is split as q*k + r (C division), the
+   q's and the r's are summed separately -- neither sum can overflow -- and
+   the mean sum(q) + sum(r)/k is recombined, truncated toward zero. */
+static int64_t dt__int_load(dt_dtype t, const void *p, size_t i) {
+    if (t == DT_I32) return ((const int32_t *)p)[i];
+    if (t == DT_U8) return ((const uint8_t *)p)[i];
+    return ((const int64_t *)p)[i];
+}
+
+static void dt__avg_split(dt_dtype t, const void *x, size_t n, int k, int64_t *q, int64_t *r) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int64_t v = dt__int_load(t, x, i);
+        q[i] = v / k;
+        r[i] = v % k;
+    }
+}
+
+static void dt__avg_join(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *out) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int64_t a = q[i] + r[i] / k, b = r[i] % k;
+        if (a > 0 && b < 0) a--;
+        else if (a < 0 && b > 0) a++;
+        if (t == DT_I32) ((int32_t *)out)[i] = (int32_t)a;
+        else if (t == DT_U8) ((uint8_t *)out)[i] = (uint8_t)a;
+        else ((int64_t *)out)[i] = a;
+    }
+}
+
+static int dt__int_avg(dt_dtype t, dt_reduce op) {
+    return op == DT_AVG && (t == DT_I32 || t == DT_I64 || t == DT_U8);
+}
+
 static int dt__log_plans(void) {
     const char *s = getenv("DTENSOR_LOG");
     return s && strstr(s, "plan") != NULL;
@@ -1004,7 +1038,7 @@ static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, 
 
 static dt_comm *dt__comm_new(const char *fn, dt_status *st) {
     dt_comm *c = NULL;
-    if ((*st = dt__alloc(fn, sizeof(dt_comm), (void **)&c))) return NULL;
+    if ((*st = dt__alloc(fn, sizeof(dt_comm), (void **)&c)) != DT_OK || !c) return NULL;
     memset(c, 0, sizeof *c);
     c->root = c;
     return c;
@@ -1222,14 +1256,14 @@ static dt_status dt__mpi_to_ints(const size_t *a, const size_t *b, int n, int **
 static dt_status dt__mpi_allgatherv(void *user, const void *sb, size_t sn, void *rb, const size_t *rc,
                                     const size_t *rd) {
     MPI_Comm comm = dt__mpi_comm(user);
-    int n, me, rcode, *v = NULL;
+    int n, me = 0, rcode, *v = NULL;
     const void *send;
     dt_status st;
     MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &me);
     if (!dt__fits_int(rc, n) || !dt__fits_int(rd, n)) return DT_ERR_UNSUPPORTED;
-    send = (const char *)sb == (char *)rb + rd[me] ? MPI_IN_PLACE : sb;
-    if (dt__uniform(rc, rd, n))
+    (void)me;
+    send = sb; /* never MPI_IN_PLACE: that must be chosen on all ranks alike */
+    if (dt__uniform(rc, rd, n)) /* rc, rd are the same on every rank */
         return dt__mpi_check(MPI_Allgather(send, (int)sn, MPI_BYTE, rb, (int)rc[0], MPI_BYTE, comm), "MPI_Allgather");
     if ((st = dt__mpi_to_ints(rc, rd, n, &v))) return st;
     rcode = MPI_Allgatherv(send, (int)sn, MPI_BYTE, rb, v, v + n, MPI_BYTE, comm);
@@ -1245,8 +1279,8 @@ static dt_status dt__mpi_alltoallv(void *user, const void *sb, const size_t *sc,
     MPI_Comm_size(comm, &n);
     if (!dt__fits_int(sc, n) || !dt__fits_int(sd, n) || !dt__fits_int(rc, n) || !dt__fits_int(rd, n))
         return DT_ERR_UNSUPPORTED;
-    if (dt__uniform(sc, sd, n) && dt__uniform(rc, rd, n) && sc[0] == rc[0])
-        return dt__mpi_check(MPI_Alltoall(sb, (int)sc[0], MPI_BYTE, rb, (int)rc[0], MPI_BYTE, comm), "MPI_Alltoall");
+    /* no MPI_Alltoall shortcut: counts differ per rank, so "uniform" would be
+       a per-rank decision and ranks could enter different collectives */
     if ((st = dt__mpi_to_ints(sc, sd, n, &s))) return st;
     if ((st = dt__mpi_to_ints(rc, rd, n, &r))) { DT_FREE(s); return st; }
     rcode = MPI_Alltoallv(sb, s, s + n, MPI_BYTE, rb, r, r + n, MPI_BYTE, comm);
@@ -1421,7 +1455,7 @@ static void dt__mesh_free(dt_mesh *m) {
 static dt_status dt__mesh_alloc(const char *fn, int ndim, const int *shape, int size, dt_mesh **out) {
     dt_mesh *m = NULL;
     dt_status st = dt__alloc(fn, sizeof *m, (void **)&m);
-    if (st) return st;
+    if (st || !m) return st ? st : DT_ERR_NOMEM;
     memset(m, 0, sizeof *m);
     m->ndim = ndim;
     memcpy(m->shape, shape, (size_t)ndim * sizeof(int));
@@ -1760,7 +1794,7 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
                                  dt_tensor **out) {
     dt_tensor *t = NULL;
     dt_status st = dt__alloc(fn, sizeof *t, (void **)&t);
-    if (st) return st;
+    if (st || !t) return st ? st : DT_ERR_NOMEM;
     memset(t, 0, sizeof *t);
     t->mesh = m;
     t->desc = *norm;
@@ -2195,6 +2229,15 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
     size_t n = dt__box_numel(x->ndim, &in->box);
     float *f = NULL;
     dt_status st;
+    if (dt__int_avg(x->dtype, op)) {
+        int64_t *qr = NULL;
+        if ((st = dt__alloc("dt_tensor_redistribute", 2 * n * sizeof(int64_t), (void **)&qr))) return st;
+        dt__avg_split(x->dtype, in->data, n, g->size, qr, qr + n);
+        st = dt__comm_allreduce(g, qr, qr, 2 * n, DT_I64, DT_SUM);
+        if (!st) dt__avg_join(x->dtype, qr, qr + n, n, g->size, out->data);
+        DT_FREE(qr);
+        return st;
+    }
     if (!dt__dtype_is_half(x->dtype)) {
         st = dt__comm_allreduce(g, in->data, out->data, n, x->dtype, dt__backend_op(op));
         if (!st && op == DT_AVG) dt__divide_elems(x->dtype, out->data, n, g->size);
@@ -2238,7 +2281,20 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
         for (j = 0, off = 0; j < n; j++) { dt__pack(in, &pieces[j], sbuf + off); off += counts[j] * x->es; }
         send = sbuf;
     }
-    if (half) {
+    if (dt__int_avg(x->dtype, op)) { /* each member's block becomes [q..., r...] in i64 */
+        int64_t *qs = NULL, *qr = NULL;
+        if ((st = dt__alloc("dt_tensor_redistribute", 2 * total * sizeof(int64_t), (void **)&qs))) goto done;
+        if ((st = dt__alloc("dt_tensor_redistribute", 2 * mine * sizeof(int64_t), (void **)&qr))) { DT_FREE(qs); goto done; }
+        for (j = 0, off = 0; j < n; j++) {
+            dt__avg_split(x->dtype, (const char *)send + off * x->es, counts[j], n, qs + 2 * off, qs + 2 * off + counts[j]);
+            off += counts[j];
+            counts[j] *= 2;
+        }
+        st = dt__comm_reduce_scatter(g, qs, qr, counts, DT_I64, DT_SUM);
+        if (!st) dt__avg_join(x->dtype, qr, qr + mine, mine, n, out->data);
+        DT_FREE(qr);
+        DT_FREE(qs);
+    } else if (half) {
         if ((st = dt__alloc("dt_tensor_redistribute", total * sizeof(float), (void **)&fsend))) goto done;
         if ((st = dt__alloc("dt_tensor_redistribute", mine * sizeof(float), (void **)&frecv))) goto done;
         dt__half_to_f32(x->dtype, send, fsend, total);
@@ -2260,8 +2316,8 @@ done:
 
 /* Replicate -> Partial(SUM): only coordinate 0 keeps the value (exact for
    every dtype, unlike dividing by n); AVG/MAX/MIN keep it everywhere */
-static void dt__to_partial(const dt__ctx *x, const dt__step *s, void *data, size_t bytes) {
-    if (s->to[s->mdim].reduce == DT_SUM && x->m->coord[s->mdim] != 0 && bytes) memset(data, 0, bytes);
+static void dt__to_partial(const dt_mesh *m, int i, dt_placement p, void *data, size_t bytes) {
+    if (dt__is(p, DT_PARTIAL) && p.reduce == DT_SUM && m->coord[i] != 0 && bytes) memset(data, 0, bytes);
 }
 
 static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
@@ -2304,7 +2360,7 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
     }
     bytes = dt__box_numel(x->ndim, &cur.box) * x->es;
     if (last_move < 0 && bytes && dst != src) memcpy(dst, src, bytes);
-    for (k = last_move + 1; k < plan->n; k++) dt__to_partial(x, &plan->s[k], dst, bytes);
+    for (k = last_move + 1; k < plan->n; k++) dt__to_partial(x->m, plan->s[k].mdim, plan->s[k].to[plan->s[k].mdim], dst, bytes);
     return DT_OK;
 }
 
@@ -2448,9 +2504,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
         DT_FREE(send);
         if (st) { dt_tensor_destroy(t); return st; }
     }
-    for (i = 0; i < m->ndim; i++)
-        if (dt__is(norm.placements[i], DT_PARTIAL) && norm.placements[i].reduce == DT_SUM && m->coord[i] != 0 && t->bytes)
-            memset(t->data, 0, t->bytes);
+    for (i = 0; i < m->ndim; i++) dt__to_partial(m, i, norm.placements[i], t->data, t->bytes);
     *out = t;
     return DT_OK;
 }
