@@ -1591,11 +1591,14 @@ DT_API int dt_mesh_coordinate(const dt_mesh *m, int *coord) {
     return 1;
 }
 DT_API int dt_mesh_ndim(const dt_mesh *m) { return m ? m->ndim : 0; }
-DT_API int dt_mesh_dim_size(const dt_mesh *m, int dim) { return m && dim >= 0 && dim < m->ndim ? m->shape[dim] : 0; }
+static int dt__mesh_has_dim(const dt_mesh *m, int dim) {
+    return m && dim >= 0 && dim < m->ndim && dim < DT_MAX_MESH_DIMS;
+}
+DT_API int dt_mesh_dim_size(const dt_mesh *m, int dim) { return dt__mesh_has_dim(m, dim) ? m->shape[dim] : 0; }
 DT_API int dt_mesh_size(const dt_mesh *m) { return m ? m->size : 0; }
 DT_API int dt_mesh_rank(const dt_mesh *m) { return m ? m->rank : -1; }
 DT_API const char *dt_mesh_dim_name(const dt_mesh *m, int dim) {
-    return m && dim >= 0 && dim < m->ndim ? m->names[dim] : "";
+    return dt__mesh_has_dim(m, dim) ? m->names[dim] : "";
 }
 DT_API int dt_mesh_dim_index(const dt_mesh *m, const char *name) {
     int i;
@@ -2138,7 +2141,8 @@ done:
 static dt_status dt__boxes(int n, dt__box **send, dt__box **recv) {
     dt__box *b = NULL;
     dt_status st = dt__alloc("dt_tensor_redistribute", 2 * (size_t)n * sizeof(dt__box), (void **)&b);
-    if (st) return st;
+    if (st || !b) return st ? st : DT_ERR_NOMEM;
+    memset(b, 0, 2 * (size_t)n * sizeof(dt__box));
     *send = b;
     *recv = b + n;
     return DT_OK;

@@ -1,0 +1,242 @@
+/* bench/redistribute.c -- dt_tensor_redistribute against the raw MPI
+   collective that moves the same bytes, on a 1-D mesh of all ranks.
+
+       make bench NP=2 BENCHARGS="--max-mib 64 --reps 10 --csv out.csv"
+       mpiexec -n 2 ./build/mpich/bench_redistribute [--max-mib N] [--min-kib N]
+                                                     [--reps N] [--csv FILE]
+
+   Transitions (F32, 2-D global shape rows x cols, both divisible by the
+   number of ranks n, total bytes 1 KiB .. --max-mib MiB, x4 per step):
+
+     S(0)->R       vs MPI_Allgather of the shard (bytes/n per rank)
+     S(0)->S(1)    vs MPI_Alltoall of bytes/n^2 per pair
+     P(sum)->R     vs MPI_Allreduce of the full tensor
+     P(sum)->S(0)  vs MPI_Reduce_scatter_block of the full tensor
+     R->S(0)       local (no communication): our time only
+
+   Method: one untimed warm-up of each side (which also checks our result),
+   then --reps repetitions alternating ours and raw; each timing is preceded
+   by a barrier, taken with MPI_Wtime and reduced to the max over ranks; the
+   table shows the median of each side and ratio = ours / raw. The output
+   tensor is reused across repetitions (the same *out is passed back). */
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+enum { S0_R, S0_S1, P_R, P_S0, R_S0, NTRANS };
+static const char *trans_name[NTRANS] = { "S(0)->R", "S(0)->S(1)", "P(sum)->R",
+                                          "P(sum)->S(0)", "R->S(0)" };
+
+static int rank, nranks;
+
+#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
+    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
+    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) { fprintf(stderr, "[%d] out of memory (%zu bytes)\n", rank, n); MPI_Abort(MPI_COMM_WORLD, 1); }
+    return p;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* the global value at (i, j); small integers, exact in f32 even when summed */
+static float val(int64_t i, int64_t j, int64_t cols) { return (float)((i * cols + j) % 251); }
+
+/* fill a tensor's local part with val (+ rank for Partial inputs) */
+static void fill(dt_tensor *t, int64_t cols, float add) {
+    int64_t sh[2], off[2];
+    dt_tensor_local_shape(t, sh);
+    dt_tensor_local_offset(t, off);
+    float *p = (float *)dt_tensor_data(t);
+    for (int64_t i = 0; i < sh[0]; i++)
+        for (int64_t j = 0; j < sh[1]; j++) p[i * sh[1] + j] = val(off[0] + i, off[1] + j, cols) + add;
+}
+
+/* check a tensor's local part against val * mul + add */
+static int check(const dt_tensor *t, int64_t cols, float mul, float add) {
+    int64_t sh[2], off[2];
+    dt_tensor_local_shape(t, sh);
+    dt_tensor_local_offset(t, off);
+    const float *p = (const float *)dt_tensor_data(t);
+    for (int64_t i = 0; i < sh[0]; i++)
+        for (int64_t j = 0; j < sh[1]; j++)
+            if (p[i * sh[1] + j] != val(off[0] + i, off[1] + j, cols) * mul + add) return 0;
+    return 1;
+}
+
+typedef struct result { int trans; size_t bytes; int64_t rows, cols; double ours, raw; } result;
+
+static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
+    /* a square-ish rows x cols with both divisible by nranks, close to nominal bytes */
+    int64_t numel = (int64_t)(nominal / 4), n = nranks;
+    int64_t rows = (int64_t)llround(sqrt((double)numel) / (double)n) * n;
+    if (rows < n) rows = n;
+    int64_t cols = (int64_t)llround((double)numel / (double)rows / (double)n) * n;
+    if (cols < n) cols = n;
+    size_t total = (size_t)(rows * cols), shard = total / (size_t)n;
+    result r = { trans, total * 4, rows, cols, 0, -1 };
+
+    dt_tensor_desc td = {0};
+    td.dtype = DT_F32;  td.ndim = 2;  td.shape[0] = rows;  td.shape[1] = cols;
+    dt_placement dst[1];
+    float add = 0, mul = 1, sum_ranks = (float)(n * (n - 1) / 2);
+    switch (trans) {
+    case S0_R:  td.placements[0] = dt_shard(0);          dst[0] = dt_replicate(); break;
+    case S0_S1: td.placements[0] = dt_shard(0);          dst[0] = dt_shard(1);    break;
+    case P_R:   td.placements[0] = dt_partial(DT_SUM);   dst[0] = dt_replicate(); break;
+    case P_S0:  td.placements[0] = dt_partial(DT_SUM);   dst[0] = dt_shard(0);    break;
+    default:    td.placements[0] = dt_replicate();       dst[0] = dt_shard(0);    break;
+    }
+    dt_tensor *in, *out = NULL;
+    CHECK(dt_tensor_empty(mesh, &td, &in));
+    if (td.placements[0].kind == DT_PARTIAL) {  /* rank r holds val + r: sum = n*val + n(n-1)/2 */
+        fill(in, cols, (float)rank);
+        mul = (float)n;  add = sum_ranks;
+    } else {
+        fill(in, cols, 0);
+    }
+
+    /* raw buffers: the same bytes per rank as ours */
+    size_t sbytes = 0, rbytes = 0;
+    switch (trans) {
+    case S0_R:  sbytes = shard * 4; rbytes = total * 4; break;
+    case S0_S1: sbytes = shard * 4; rbytes = shard * 4; break;
+    case P_R:   sbytes = total * 4; rbytes = total * 4; break;
+    case P_S0:  sbytes = total * 4; rbytes = shard * 4; break;
+    default: break;
+    }
+    float *sbuf = sbytes ? (float *)xmalloc(sbytes) : NULL, *rbuf = rbytes ? (float *)xmalloc(rbytes) : NULL;
+    if (sbuf) memcpy(sbuf, dt_tensor_data(in), sbytes < dt_tensor_local_numel(in) * 4 ? sbytes
+                                                       : dt_tensor_local_numel(in) * 4);
+    int cnt = (int)(trans == S0_S1 ? shard / (size_t)n : shard);
+    if ((size_t)cnt != (trans == S0_S1 ? shard / (size_t)n : shard)) {
+        if (rank == 0) fprintf(stderr, "size too large for an int count\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    double *t_ours = (double *)xmalloc(sizeof(double) * (size_t)reps);
+    double *t_raw = (double *)xmalloc(sizeof(double) * (size_t)reps);
+    double *t_max = (double *)xmalloc(sizeof(double) * (size_t)reps);
+
+    for (int rep = -1; rep < reps; rep++) {  /* rep -1: warm-up */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        CHECK(dt_tensor_redistribute(in, dst, &out));
+        double t1 = MPI_Wtime() - t0;
+        if (rep < 0) {
+            int ok = check(out, cols, mul, add), all;
+            MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+            if (!all) {
+                if (rank == 0) fprintf(stderr, "%s: wrong result at %zu bytes\n", trans_name[trans], r.bytes);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        } else {
+            t_ours[rep] = t1;
+        }
+        if (trans == R_S0) continue;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        switch (trans) {
+        case S0_R:  MPI_Allgather(sbuf, cnt, MPI_FLOAT, rbuf, cnt, MPI_FLOAT, MPI_COMM_WORLD); break;
+        case S0_S1: MPI_Alltoall(sbuf, cnt, MPI_FLOAT, rbuf, cnt, MPI_FLOAT, MPI_COMM_WORLD); break;
+        case P_R:   MPI_Allreduce(sbuf, rbuf, (int)total, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+        case P_S0:  MPI_Reduce_scatter_block(sbuf, rbuf, cnt, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+        default: break;
+        }
+        if (rep >= 0) t_raw[rep] = MPI_Wtime() - t0;
+    }
+    MPI_Allreduce(t_ours, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    r.ours = median(t_max, reps);
+    if (trans != R_S0) {
+        MPI_Allreduce(t_raw, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        r.raw = median(t_max, reps);
+    }
+    free(t_ours); free(t_raw); free(t_max); free(sbuf); free(rbuf);
+    dt_tensor_destroy(out);
+    dt_tensor_destroy(in);
+    return r;
+}
+
+static void usage(void) {
+    if (rank == 0)
+        fprintf(stderr, "usage: bench_redistribute [--max-mib N (256)] [--min-kib N (1)] "
+                        "[--reps N (auto: 30 up to 4 MiB, 10 up to 64 MiB, else 5)] [--csv FILE]\n");
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    double max_mib = 256, min_kib = 1;
+    int reps_arg = 0;
+    const char *csv = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--max-mib") && i + 1 < argc) max_mib = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--min-kib") && i + 1 < argc) min_kib = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps_arg = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+        else { usage(); MPI_Finalize(); return 2; }
+    }
+    if (max_mib <= 0 || min_kib <= 0 || reps_arg < 0) { usage(); MPI_Finalize(); return 2; }
+
+    dt_comm *comm;  dt_mesh *mesh;
+    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    dt_mesh_desc md = {0};
+    md.ndim = 1;  md.shape[0] = nranks;  md.names[0] = "x";
+    CHECK(dt_mesh_create(comm, &md, &mesh));
+
+    FILE *fc = NULL;
+    if (rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(lib, &len);
+        char *nl = strchr(lib, '\n');
+        if (nl) *nl = 0;
+        printf("# dtensor.h %d.%d.%d redistribute benchmark: %d rank(s), 1-D mesh, f32\n# MPI: %s\n",
+               DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, nranks, lib);
+        printf("# times: median over reps of the max over ranks; ratio = ours / raw\n");
+        printf("%-13s %12s %13s %5s %11s %11s %7s\n", "transition", "bytes", "shape", "reps",
+               "ours ms", "raw ms", "ratio");
+        if (csv && !(fc = fopen(csv, "w"))) fprintf(stderr, "cannot open %s\n", csv);
+        if (fc) fprintf(fc, "transition,ranks,bytes,rows,cols,reps,ours_ms,raw_ms,ratio\n");
+        fflush(stdout);
+    }
+    for (int trans = 0; trans < NTRANS; trans++) {
+        for (double b = min_kib * 1024; b <= max_mib * 1048576 + 0.5; b *= 4) {
+            size_t bytes = (size_t)b;
+            int reps = reps_arg ? reps_arg : bytes <= (4u << 20) ? 30 : bytes <= (64u << 20) ? 10 : 5;
+            result r = run_one(mesh, trans, bytes, reps);
+            if (rank == 0) {
+                char shape[32], raw[16] = "-", ratio[16] = "-";
+                snprintf(shape, sizeof shape, "%lldx%lld", (long long)r.rows, (long long)r.cols);
+                if (r.raw >= 0) {
+                    snprintf(raw, sizeof raw, "%.5f", r.raw * 1e3);
+                    snprintf(ratio, sizeof ratio, "%.2f", r.raw > 0 ? r.ours / r.raw : 0.0);
+                }
+                printf("%-13s %12zu %13s %5d %11.5f %11s %7s\n", trans_name[trans], r.bytes, shape,
+                       reps, r.ours * 1e3, raw, ratio);
+                fflush(stdout);
+                if (fc) fprintf(fc, "%s,%d,%zu,%lld,%lld,%d,%.6f,%s,%s\n", trans_name[trans], nranks,
+                                r.bytes, (long long)r.rows, (long long)r.cols, reps, r.ours * 1e3,
+                                r.raw >= 0 ? raw : "", r.raw >= 0 ? ratio : "");
+            }
+        }
+    }
+    if (fc) fclose(fc);
+    dt_mesh_destroy(mesh);
+    dt_comm_destroy(comm);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,483 @@
+/* test_badinput.c -- every public function with bad arguments.
+
+   Each failing call must return the exact dt_status, leave a message in
+   dt_last_error() that names the function, and leave its outputs untouched:
+   *out is pre-filled with a sentinel pointer (never dereferenced) and caller
+   buffers with a pattern, both checked after the call. Collective calls get
+   the same bad arguments on every rank (or are checked for agreement:
+   ranks passing different arguments all get DT_ERR_MISMATCH, no hang). */
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+#include "dt_test.h"
+
+static dt_comm *g_comm = NULL;
+static dt_mesh *g_mesh = NULL;  /* 1-D over all ranks, dim "x" */
+static dt_mesh *g_mesh2 = NULL; /* 2-D np x 1, dims "a", "b" */
+static char g_sentinel_obj[16];
+#define SENTINEL ((void *)g_sentinel_obj)
+
+/* a failing call: status, message naming fn */
+#define EXPECT(call, want, fn) \
+    do { dt_clear_error(); CHECK_ST(call, want); CHECK_ERRMSG(fn); } while (0)
+
+static int pattern_ok(const unsigned char *p, size_t n, unsigned char v)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] != v) return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------ basics */
+
+static void test_basics(void)
+{
+    int i;
+    dt_placement p;
+    dtt_ctx("basics");
+    for (i = 0; i < DT_NUM_DTYPES; i++) {
+        CHECK(dt_dtype_size((dt_dtype)i) == dtt_size((dt_dtype)i), "dt_dtype_size(%d) = %zu", i, dt_dtype_size((dt_dtype)i));
+        CHECK(strcmp(dt_dtype_name((dt_dtype)i), dtt_dtname((dt_dtype)i)) == 0, "dt_dtype_name(%d) = %s", i,
+              dt_dtype_name((dt_dtype)i));
+    }
+    CHECK(dt_dtype_size((dt_dtype)99) == 0 && dt_dtype_size((dt_dtype)-1) == 0, "size of an unknown dtype");
+    CHECK(strcmp(dt_dtype_name((dt_dtype)99), "?") == 0 && strcmp(dt_dtype_name((dt_dtype)-3), "?") == 0, "name of an unknown dtype");
+    for (i = -2; i < 20; i++) {
+        const char *s = dt_status_string((dt_status)i);
+        CHECK(s != NULL && s[0] != 0, "dt_status_string(%d)", i);
+    }
+    CHECK(strcmp(dt_status_string(DT_OK), dt_status_string(DT_ERR_ARG)) != 0, "status strings differ");
+    p = dt_replicate();
+    CHECK(p.kind == DT_REPLICATE && p.dim == 0 && p.reduce == 0, "dt_replicate is the zero placement");
+    p = dt_shard(-2);
+    CHECK(p.kind == DT_SHARD && p.dim == -2, "dt_shard(-2)");
+    p = dt_partial(DT_MIN);
+    CHECK(p.kind == DT_PARTIAL && p.reduce == DT_MIN, "dt_partial(DT_MIN)");
+    dt_clear_error();
+    CHECK(dt_last_error() != NULL && dt_last_error()[0] == 0, "dt_clear_error leaves \"\"");
+}
+
+/* ------------------------------------------------------------ comms */
+
+static dt_status dummy_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn, int src, int tag)
+{
+    (void)user; (void)sb; (void)sn; (void)dest; (void)rb; (void)rn; (void)src; (void)tag;
+    return DT_ERR_COMM;
+}
+
+static void test_comm_args(void)
+{
+    dt_comm *c;
+    dt_comm_desc d;
+    dt_comm_stats s;
+    dtt_ctx("comm arguments");
+    EXPECT(dt_comm_mpi(MPI_COMM_WORLD, NULL), DT_ERR_ARG, "dt_comm_mpi");
+    c = (dt_comm *)SENTINEL;
+    EXPECT(dt_comm_mpi(MPI_COMM_NULL, &c), DT_ERR_ARG, "dt_comm_mpi");
+    CHECK(c == (dt_comm *)SENTINEL, "*out changed");
+    EXPECT(dt_comm_self(NULL), DT_ERR_ARG, "dt_comm_self");
+    EXPECT(dt_comm_custom(NULL, &c), DT_ERR_ARG, "dt_comm_custom");
+    CHECK(c == (dt_comm *)SENTINEL, "*out changed");
+    memset(&d, 0, sizeof d);
+    d.size = 2;
+    d.rank = 0;
+    d.sendrecv = dummy_sendrecv;
+    EXPECT(dt_comm_custom(&d, NULL), DT_ERR_ARG, "dt_comm_custom");
+    d.size = 0;
+    EXPECT(dt_comm_custom(&d, &c), DT_ERR_ARG, "dt_comm_custom");
+    d.size = -3;
+    EXPECT(dt_comm_custom(&d, &c), DT_ERR_ARG, "dt_comm_custom");
+    d.size = 2;
+    d.rank = 2;
+    EXPECT(dt_comm_custom(&d, &c), DT_ERR_ARG, "dt_comm_custom");
+    d.rank = -1;
+    EXPECT(dt_comm_custom(&d, &c), DT_ERR_ARG, "dt_comm_custom");
+    d.rank = 1;
+    d.sendrecv = NULL;
+    EXPECT(dt_comm_custom(&d, &c), DT_ERR_ARG, "dt_comm_custom");
+    CHECK(c == (dt_comm *)SENTINEL, "*out changed");
+    /* one rank: sendrecv may be NULL */
+    d.size = 1;
+    d.rank = 0;
+    c = NULL;
+    CHECK_OK(dt_comm_custom(&d, &c));
+    dt_comm_destroy(c);
+    EXPECT(dt_comm_barrier(NULL), DT_ERR_ARG, "dt_comm_barrier");
+    /* void / int functions with NULL: no crash, documented answers */
+    dt_comm_destroy(NULL);
+    dt_comm_reset_stats(NULL);
+    memset(&s, 0x11, sizeof s);
+    dt_comm_get_stats(NULL, &s);
+    CHECK(s.calls == 0 && s.bytes_sent == 0 && s.bytes_recv == 0, "stats of a NULL comm");
+    dt_comm_get_stats(g_comm, NULL);
+    CHECK(dt_comm_rank(NULL) == -1, "dt_comm_rank(NULL) = %d", dt_comm_rank(NULL));
+    CHECK(dt_comm_size(NULL) == 0, "dt_comm_size(NULL) = %d", dt_comm_size(NULL));
+}
+
+/* ------------------------------------------------------------ meshes */
+
+static void test_mesh_args(void)
+{
+    dt_mesh_desc md;
+    dt_mesh *m;
+    const char *names[2] = { "x", "y" };
+    char longname[200];
+    int coord[DT_MAX_MESH_DIMS], k;
+    int *ranks = (int *)dtt_malloc(sizeof(int) * (size_t)dtt_np);
+    dtt_ctx("mesh arguments");
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    m = (dt_mesh *)SENTINEL;
+    EXPECT(dt_mesh_create(NULL, &md, &m), DT_ERR_ARG, "dt_mesh_create");
+    EXPECT(dt_mesh_create(g_comm, NULL, &m), DT_ERR_ARG, "dt_mesh_create");
+    EXPECT(dt_mesh_create(g_comm, &md, NULL), DT_ERR_ARG, "dt_mesh_create");
+    md.ndim = 0;
+    EXPECT(dt_mesh_create(g_comm, &md, &m), DT_ERR_MESH, "dt_mesh_create");
+    md.ndim = -1;
+    EXPECT(dt_mesh_create(g_comm, &md, &m), DT_ERR_MESH, "dt_mesh_create");
+    md.ndim = DT_MAX_MESH_DIMS + 1;
+    EXPECT(dt_mesh_create(g_comm, &md, &m), DT_ERR_MESH, "dt_mesh_create");
+    md.ndim = 1;
+    md.shape[0] = dtt_np + 2; /* product != ranks */
+    EXPECT(dt_mesh_create(g_comm, &md, &m), DT_ERR_MESH, "dt_mesh_create");
+    md.shape[0] = -dtt_np;
+    EXPECT(dt_mesh_create(g_comm, &md, &m), DT_ERR_MESH, "dt_mesh_create");
+    md.ndim = 2;
+    md.shape[0] = dtt_np;
+    md.shape[1] = 1;
+    md.names[0] = "x";
+    md.names[1] = "x";
+    EXPECT(dt_mesh_create(g_comm, &md, &m), DT_ERR_MESH, "dt_mesh_create");
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    md.names[1] = longname;
+    EXPECT(dt_mesh_create(g_comm, &md, &m), DT_ERR_MESH, "dt_mesh_create");
+    md.names[0] = md.names[1] = NULL;
+    for (k = 0; k < dtt_np; k++) ranks[k] = k;
+    ranks[0] = dtt_np; /* not a rank of the comm */
+    md.ranks = ranks;
+    EXPECT(dt_mesh_create(g_comm, &md, &m), DT_ERR_MESH, "dt_mesh_create");
+    CHECK(m == (dt_mesh *)SENTINEL, "*out changed");
+    /* ranks that disagree: every rank fails, nobody hangs */
+    if (dtt_np > 1) {
+        dt_status st;
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = dtt_rank == 1 ? 1 : dtt_np;
+        md.shape[1] = dtt_rank == 1 ? dtt_np : 1;
+        dt_clear_error();
+        st = dt_mesh_create(g_comm, &md, &m);
+        CHECK(st == DT_ERR_MISMATCH, "rank 1 another mesh shape: %s", dt_status_string(st));
+        if (st == DT_OK) { dt_mesh_destroy(m); m = (dt_mesh *)SENTINEL; }
+        else CHECK_ERRMSG("dt_mesh_create");
+        CHECK(m == (dt_mesh *)SENTINEL, "*out changed");
+    }
+    /* slice and flatten */
+    m = (dt_mesh *)SENTINEL;
+    EXPECT(dt_mesh_slice(NULL, 1, names, &m), DT_ERR_ARG, "dt_mesh_slice");
+    EXPECT(dt_mesh_slice(g_mesh, 1, NULL, &m), DT_ERR_ARG, "dt_mesh_slice");
+    EXPECT(dt_mesh_slice(g_mesh, 1, names, NULL), DT_ERR_ARG, "dt_mesh_slice");
+    EXPECT(dt_mesh_slice(g_mesh, 0, names, &m), DT_ERR_MESH, "dt_mesh_slice");
+    EXPECT(dt_mesh_slice(g_mesh, 2, names, &m), DT_ERR_MESH, "dt_mesh_slice");
+    EXPECT(dt_mesh_slice(g_mesh, 1, names + 1, &m), DT_ERR_MESH, "dt_mesh_slice");
+    EXPECT(dt_mesh_slice(g_mesh, -1, names, &m), DT_ERR_MESH, "dt_mesh_slice");
+    EXPECT(dt_mesh_flatten(NULL, 1, names, "z", &m), DT_ERR_ARG, "dt_mesh_flatten");
+    EXPECT(dt_mesh_flatten(g_mesh, 1, NULL, "z", &m), DT_ERR_ARG, "dt_mesh_flatten");
+    EXPECT(dt_mesh_flatten(g_mesh, 1, names, "z", NULL), DT_ERR_ARG, "dt_mesh_flatten");
+    EXPECT(dt_mesh_flatten(g_mesh, 0, names, "z", &m), DT_ERR_MESH, "dt_mesh_flatten");
+    EXPECT(dt_mesh_flatten(g_mesh, 1, names + 1, "z", &m), DT_ERR_MESH, "dt_mesh_flatten");
+    EXPECT(dt_mesh_flatten(g_mesh, 1, names, longname, &m), DT_ERR_MESH, "dt_mesh_flatten");
+    CHECK(m == (dt_mesh *)SENTINEL, "*out changed");
+    /* getters with NULL: documented answers, no crash */
+    for (k = 0; k < DT_MAX_MESH_DIMS; k++) coord[k] = 77;
+    CHECK(dt_mesh_coordinate(NULL, coord) == 0, "dt_mesh_coordinate(NULL)");
+    CHECK(coord[0] == 77, "dt_mesh_coordinate(NULL) wrote coord");
+    CHECK(dt_mesh_ndim(NULL) == 0, "dt_mesh_ndim(NULL)");
+    CHECK(dt_mesh_dim_size(NULL, 0) == 0, "dt_mesh_dim_size(NULL)");
+    CHECK(dt_mesh_size(NULL) == 0, "dt_mesh_size(NULL)");
+    CHECK(dt_mesh_rank(NULL) == -1, "dt_mesh_rank(NULL)");
+    CHECK(dt_mesh_dim_index(NULL, "x") == -1, "dt_mesh_dim_index(NULL)");
+    CHECK(dt_mesh_dim_index(g_mesh, NULL) == -1, "dt_mesh_dim_index(m, NULL)");
+    CHECK(dt_mesh_dim_name(NULL, 0) != NULL, "dt_mesh_dim_name(NULL) must not be NULL");
+    CHECK(dt_mesh_dim_name(g_mesh, -1) != NULL && dt_mesh_dim_name(g_mesh, 9)[0] == 0, "dt_mesh_dim_name out of range");
+    dt_mesh_destroy(NULL);
+    free(ranks);
+}
+
+/* ------------------------------------------------------------ tensor descs */
+
+typedef struct badcase { dt_tensor_desc d; dt_status want; const char *what; } badcase;
+
+static int bad_descs(badcase *b)
+{
+    int n = 0;
+    dt_tensor_desc good;
+    memset(&good, 0, sizeof good);
+    good.dtype = DT_F32;
+    good.ndim = 2;
+    good.shape[0] = 2 * dtt_np;
+    good.shape[1] = 3;
+    good.placements[0] = dt_shard(0);
+#define ADD(stmt, st, w) do { b[n].d = good; { dt_tensor_desc *d = &b[n].d; stmt; } b[n].want = st; b[n].what = w; n++; } while (0)
+    ADD(d->ndim = -1, DT_ERR_SHAPE, "ndim -1");
+    ADD(d->ndim = DT_MAX_DIMS + 1, DT_ERR_SHAPE, "ndim DT_MAX_DIMS+1");
+    ADD(d->ndim = 1000000, DT_ERR_SHAPE, "ndim 1000000");
+    ADD(d->shape[1] = -3, DT_ERR_SHAPE, "negative size");
+    ADD((d->shape[0] = (int64_t)1 << 40, d->shape[1] = (int64_t)1 << 40), DT_ERR_SHAPE, "bytes overflow size_t (2^40 x 2^40)");
+    ADD((d->shape[0] = INT64_MAX, d->placements[0] = dt_replicate()), DT_ERR_SHAPE, "INT64_MAX elements");
+    ADD((d->ndim = 3, d->shape[0] = (int64_t)1 << 22, d->shape[1] = (int64_t)1 << 22, d->shape[2] = (int64_t)1 << 19),
+        DT_ERR_SHAPE, "2^63 bytes");
+    ADD(d->dtype = (dt_dtype)99, DT_ERR_DTYPE, "dtype 99");
+    ADD(d->dtype = (dt_dtype)-1, DT_ERR_DTYPE, "dtype -1");
+    ADD(d->placements[0] = dt_shard(2), DT_ERR_PLACEMENT, "Shard(2) of a 2-D tensor");
+    ADD(d->placements[0] = dt_shard(-3), DT_ERR_PLACEMENT, "Shard(-3) of a 2-D tensor");
+    ADD((d->ndim = 0, d->placements[0] = dt_shard(0)), DT_ERR_PLACEMENT, "Shard(0) of a scalar");
+    ADD(d->placements[1] = dt_shard(1), DT_ERR_PLACEMENT, "placements[1] on a 1-D mesh");
+    ADD(d->placements[DT_MAX_MESH_DIMS - 1] = dt_partial(DT_SUM), DT_ERR_PLACEMENT, "placements[last] on a 1-D mesh");
+    ADD(d->placements[2].reduce = 1, DT_ERR_PLACEMENT, "a stray reduce field past the mesh");
+    ADD(d->placements[0].kind = 7, DT_ERR_PLACEMENT, "placement kind 7");
+    ADD(d->placements[0] = dt_partial((dt_reduce)9), DT_ERR_PLACEMENT, "Partial reduce 9");
+    ADD(d->device = 3, DT_ERR_DEVICE, "device 3");
+#undef ADD
+    return n;
+}
+
+static void test_tensor_descs(void)
+{
+    badcase b[32];
+    int n = bad_descs(b), i;
+    size_t bufn = 4096;
+    unsigned char *buf = (unsigned char *)dtt_malloc(bufn);
+    for (i = 0; i < n; i++) {
+        dt_tensor *t = (dt_tensor *)SENTINEL;
+        int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS];
+        int coord[DT_MAX_MESH_DIMS] = { 0, 0, 0, 0 };
+        dtt_ctx("bad desc: %s", b[i].what);
+        EXPECT(dt_tensor_empty(g_mesh, &b[i].d, &t), b[i].want, "dt_tensor_empty");
+        EXPECT(dt_tensor_zeros(g_mesh, &b[i].d, &t), b[i].want, "dt_tensor_zeros");
+        memset(buf, 0xC3, bufn);
+        EXPECT(dt_tensor_from_local(g_mesh, &b[i].d, buf, DT_COPY, &t), b[i].want, "dt_tensor_from_local");
+        EXPECT(dt_tensor_from_local(g_mesh, &b[i].d, buf, DT_BORROW, &t), b[i].want, "dt_tensor_from_local");
+        CHECK(pattern_ok(buf, bufn, 0xC3), "from_local touched the buffer");
+        EXPECT(dt_tensor_distribute(g_mesh, &b[i].d, buf, DT_SRC_ALL, &t), b[i].want, "dt_tensor_distribute");
+        EXPECT(dt_tensor_distribute(g_mesh, &b[i].d, buf, 0, &t), b[i].want, "dt_tensor_distribute");
+        CHECK(pattern_ok(buf, bufn, 0xC3), "distribute touched the buffer");
+        CHECK(t == (dt_tensor *)SENTINEL, "*out changed");
+        memset(ls, 0xC3, sizeof ls);
+        memset(lo, 0xC3, sizeof lo);
+        EXPECT(dt_layout(g_mesh, &b[i].d, coord, ls, lo), b[i].want, "dt_layout");
+        CHECK(pattern_ok((const unsigned char *)ls, sizeof ls, 0xC3) && pattern_ok((const unsigned char *)lo, sizeof lo, 0xC3),
+              "dt_layout wrote its outputs");
+    }
+    free(buf);
+}
+
+/* ------------------------------------------------------------ tensor functions */
+
+static void test_tensor_args(void)
+{
+    dt_tensor_desc d;
+    dt_tensor *a = NULL, *t, *o;
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    unsigned char *buf = (unsigned char *)dtt_malloc(4096), *full = (unsigned char *)dtt_malloc(4096);
+    int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], wrong[DT_MAX_DIMS];
+    int coord[DT_MAX_MESH_DIMS] = { 0, 0, 0, 0 }, k;
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F32;
+    d.ndim = 2;
+    d.shape[0] = 2 * dtt_np; /* two rows each */
+    d.shape[1] = 3;
+    d.placements[0] = dt_shard(0);
+    dtt_ctx("tensor arguments");
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &a));
+    t = (dt_tensor *)SENTINEL;
+    /* creation */
+    EXPECT(dt_tensor_empty(NULL, &d, &t), DT_ERR_ARG, "dt_tensor_empty");
+    EXPECT(dt_tensor_empty(g_mesh, NULL, &t), DT_ERR_ARG, "dt_tensor_empty");
+    EXPECT(dt_tensor_empty(g_mesh, &d, NULL), DT_ERR_ARG, "dt_tensor_empty");
+    EXPECT(dt_tensor_zeros(NULL, &d, &t), DT_ERR_ARG, "dt_tensor_zeros");
+    EXPECT(dt_tensor_zeros(g_mesh, NULL, &t), DT_ERR_ARG, "dt_tensor_zeros");
+    EXPECT(dt_tensor_zeros(g_mesh, &d, NULL), DT_ERR_ARG, "dt_tensor_zeros");
+    EXPECT(dt_tensor_from_local(NULL, &d, buf, 0, &t), DT_ERR_ARG, "dt_tensor_from_local");
+    EXPECT(dt_tensor_from_local(g_mesh, NULL, buf, 0, &t), DT_ERR_ARG, "dt_tensor_from_local");
+    EXPECT(dt_tensor_from_local(g_mesh, &d, buf, 0, NULL), DT_ERR_ARG, "dt_tensor_from_local");
+    EXPECT(dt_tensor_from_local(g_mesh, &d, NULL, DT_COPY, &t), DT_ERR_ARG, "dt_tensor_from_local");
+    memset(buf, 0xC3, 4096);
+    EXPECT(dt_tensor_from_local(g_mesh, &d, buf, 8u, &t), DT_ERR_ARG, "dt_tensor_from_local");
+    dtt_ref_layout(1, &dtt_np, &dtt_rank, 2, d.shape, d.placements, ls, lo);
+    memcpy(wrong, ls, sizeof wrong);
+    wrong[1] = 4;
+    d.local_shape = wrong;
+    EXPECT(dt_tensor_from_local(g_mesh, &d, buf, DT_COPY, &t), DT_ERR_SHAPE, "dt_tensor_from_local");
+    d.local_shape = NULL;
+    CHECK(pattern_ok(buf, 4096, 0xC3), "from_local touched the buffer");
+    EXPECT(dt_tensor_distribute(NULL, &d, buf, 0, &t), DT_ERR_ARG, "dt_tensor_distribute");
+    EXPECT(dt_tensor_distribute(g_mesh, NULL, buf, 0, &t), DT_ERR_ARG, "dt_tensor_distribute");
+    EXPECT(dt_tensor_distribute(g_mesh, &d, buf, 0, NULL), DT_ERR_ARG, "dt_tensor_distribute");
+    EXPECT(dt_tensor_distribute(g_mesh, &d, buf, dtt_np, &t), DT_ERR_ARG, "dt_tensor_distribute");
+    EXPECT(dt_tensor_distribute(g_mesh, &d, buf, -2, &t), DT_ERR_ARG, "dt_tensor_distribute");
+    EXPECT(dt_tensor_distribute(g_mesh, &d, buf, 1 << 30, &t), DT_ERR_ARG, "dt_tensor_distribute");
+    EXPECT(dt_tensor_distribute(g_mesh, &d, NULL, DT_SRC_ALL, &t), DT_ERR_ARG, "dt_tensor_distribute");
+    if (dtt_np == 1) EXPECT(dt_tensor_distribute(g_mesh, &d, NULL, 0, &t), DT_ERR_ARG, "dt_tensor_distribute");
+    CHECK(pattern_ok(buf, 4096, 0xC3), "distribute touched the buffer");
+    /* ranks naming different sources: all fail together */
+    if (dtt_np > 1) {
+        dt_status st;
+        dt_clear_error();
+        st = dt_tensor_distribute(g_mesh, &d, buf, dtt_rank == 0 ? 0 : 1, &t);
+        CHECK(st == DT_ERR_MISMATCH, "ranks with different src_rank: %s", dt_status_string(st));
+        if (st == DT_OK) dt_tensor_destroy(t), t = (dt_tensor *)SENTINEL;
+        else CHECK_ERRMSG("dt_tensor_distribute");
+    }
+    CHECK(t == (dt_tensor *)SENTINEL, "*out changed");
+
+    /* redistribute */
+    memset(pl, 0, sizeof pl);
+    EXPECT(dt_tensor_redistribute(NULL, pl, &t), DT_ERR_ARG, "dt_tensor_redistribute");
+    EXPECT(dt_tensor_redistribute(a, NULL, &t), DT_ERR_ARG, "dt_tensor_redistribute");
+    EXPECT(dt_tensor_redistribute(a, pl, NULL), DT_ERR_ARG, "dt_tensor_redistribute");
+    if (a) {
+        dt_tensor *x = NULL;
+        pl[0] = dt_shard(2);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_shard(-3);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0].kind = 9;
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_partial((dt_reduce)7);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_partial(DT_SUM); /* Shard -> Partial */
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_partial(DT_AVG);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        CHECK(x == NULL, "*out changed");
+        /* *out that does not have the target spec: refused, *out and its buffer untouched */
+        memset(pl, 0, sizeof pl);
+        {
+            dt_tensor_desc e = d;
+            dt_tensor *w = NULL;
+            int j;
+            for (j = 0; j < 5; j++) {
+                dt_status want = DT_ERR_SHAPE;
+                dt_mesh *mesh = g_mesh;
+                e = d;
+                e.placements[0] = dt_replicate();
+                if (j == 0) e.shape[0] += 1;
+                if (j == 1) { e.dtype = DT_I32; want = DT_ERR_DTYPE; }
+                if (j == 2) { e.placements[0] = dt_shard(1); want = DT_ERR_PLACEMENT; }
+                if (j == 3) { e.ndim = 3; e.shape[2] = 1; }
+                if (j == 4) { mesh = g_mesh2; want = DT_ERR_MESH; }
+                dtt_ctx("redistribute into a wrong *out (case %d)", j);
+                w = NULL;
+                CHECK_OK(dt_tensor_zeros(mesh, &e, &w));
+                if (!w) continue;
+                o = w;
+                if (dt_tensor_local_numel(w)) memset(dt_tensor_data(w), 0xC3, dt_tensor_local_numel(w) * dt_dtype_size(e.dtype));
+                EXPECT(dt_tensor_redistribute(a, pl, &o), want, "dt_tensor_redistribute");
+                CHECK(o == w, "*out changed");
+                CHECK(pattern_ok((const unsigned char *)dt_tensor_data(w), dt_tensor_local_numel(w) * dt_dtype_size(e.dtype), 0xC3),
+                      "the wrong *out's buffer was written");
+                dt_tensor_destroy(w);
+            }
+        }
+        dtt_ctx("tensor arguments");
+        /* gather */
+        memset(full, 0xC3, 4096);
+        EXPECT(dt_tensor_gather(NULL, full), DT_ERR_ARG, "dt_tensor_gather");
+        CHECK(pattern_ok(full, 4096, 0xC3), "gather(NULL) wrote into full");
+        EXPECT(dt_tensor_gather(a, NULL), DT_ERR_ARG, "dt_tensor_gather");
+        /* print */
+        EXPECT(dt_tensor_print_sharding(NULL, stderr), DT_ERR_ARG, "dt_tensor_print_sharding");
+        EXPECT(dt_tensor_print_sharding(a, NULL), DT_ERR_ARG, "dt_tensor_print_sharding");
+    }
+    /* dt_layout */
+    memset(ls, 0xC3, sizeof ls);
+    memset(lo, 0xC3, sizeof lo);
+    EXPECT(dt_layout(NULL, &d, coord, ls, lo), DT_ERR_ARG, "dt_layout");
+    EXPECT(dt_layout(g_mesh, NULL, coord, ls, lo), DT_ERR_ARG, "dt_layout");
+    EXPECT(dt_layout(g_mesh, &d, NULL, ls, lo), DT_ERR_ARG, "dt_layout");
+    coord[0] = dtt_np;
+    EXPECT(dt_layout(g_mesh, &d, coord, ls, lo), DT_ERR_ARG, "dt_layout");
+    coord[0] = -1;
+    EXPECT(dt_layout(g_mesh, &d, coord, ls, lo), DT_ERR_ARG, "dt_layout");
+    CHECK(pattern_ok((const unsigned char *)ls, sizeof ls, 0xC3) && pattern_ok((const unsigned char *)lo, sizeof lo, 0xC3),
+          "dt_layout wrote its outputs");
+    coord[0] = 0;
+    CHECK_OK(dt_layout(g_mesh, &d, coord, NULL, NULL)); /* outputs are optional */
+    /* getters with NULL */
+    memset(ls, 0xC3, sizeof ls);
+    dt_tensor_local_shape(NULL, ls);
+    dt_tensor_local_offset(NULL, ls);
+    CHECK(pattern_ok((const unsigned char *)ls, sizeof ls, 0xC3), "local_shape/offset(NULL) wrote");
+    if (a) {
+        dt_tensor_local_shape(a, NULL);
+        dt_tensor_local_offset(a, NULL);
+    }
+    CHECK(dt_tensor_data(NULL) == NULL, "dt_tensor_data(NULL)");
+    CHECK(dt_tensor_get_desc(NULL) == NULL, "dt_tensor_get_desc(NULL)");
+    CHECK(dt_tensor_mesh(NULL) == NULL, "dt_tensor_mesh(NULL)");
+    CHECK(dt_tensor_local_numel(NULL) == 0, "dt_tensor_local_numel(NULL)");
+    dt_tensor_destroy(NULL);
+    for (k = 0; k < DT_MAX_DIMS; k++) (void)ls[k];
+    dt_tensor_destroy(a);
+    free(full);
+    free(buf);
+}
+
+/* a successful call after a failure: the message stays until cleared or replaced,
+   and success-only runs leave "" */
+static void test_error_state(void)
+{
+    dt_tensor *t = NULL;
+    dt_tensor_desc d;
+    dtt_ctx("error state");
+    dt_clear_error();
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F32;
+    d.ndim = 1;
+    d.shape[0] = 4;
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &t));
+    CHECK(dt_last_error()[0] == 0, "a successful call left an error message: %s", dt_last_error());
+    dt_tensor_destroy(t);
+    d.shape[0] = -4;
+    t = NULL;
+    CHECK_ST(dt_tensor_zeros(g_mesh, &d, &t), DT_ERR_SHAPE);
+    CHECK(strstr(dt_last_error(), "-4") != NULL, "the message should give the value: %s", dt_last_error());
+    CHECK(strstr(dt_last_error(), "shape") != NULL, "the message should name the argument: %s", dt_last_error());
+}
+
+int main(int argc, char **argv)
+{
+    int fresh;
+    dtt_init(&argc, &argv, "badinput");
+    fresh = dt_last_error() != NULL && dt_last_error()[0] == 0;
+    CHECK(fresh, "dt_last_error() is not \"\" before any call");
+    CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
+    if (g_comm) {
+        dt_mesh_desc md;
+        memset(&md, 0, sizeof md);
+        md.ndim = 1;
+        md.shape[0] = dtt_np;
+        md.names[0] = "x";
+        CHECK_OK(dt_mesh_create(g_comm, &md, &g_mesh));
+        md.ndim = 2;
+        md.shape[1] = 1;
+        md.names[0] = "a";
+        md.names[1] = "b";
+        CHECK_OK(dt_mesh_create(g_comm, &md, &g_mesh2));
+        CHECK(dt_last_error()[0] == 0, "success-only calls left a message: %s", dt_last_error());
+        test_basics();
+        test_comm_args();
+        if (g_mesh && g_mesh2) {
+            test_mesh_args();
+            test_tensor_descs();
+            test_tensor_args();
+            test_error_state();
+        }
+        dt_mesh_destroy(g_mesh2);
+        dt_mesh_destroy(g_mesh);
+        dt_comm_destroy(g_comm);
+    }
+    return dtt_finish();
+}
