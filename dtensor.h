@@ -58,6 +58,9 @@
    LIFETIMES
    =========
    comm outlives the meshes made from it; a mesh outlives its tensors. A
+   mesh keeps the work buffers redistribution needed (at most ~2 local shards
+   each for pack, unpack and multi-step plans) and reuses them, so a time
+   loop allocates nothing after its first step; dt_mesh_destroy frees them. A
    tensor made with DT_BORROW does not own its buffer: the caller frees it
    after dt_tensor_destroy.
 */
@@ -1245,12 +1248,11 @@ static dt_status dt__mpi_to_ints(const size_t *a, const size_t *b, int n, int **
 static dt_status dt__mpi_allgatherv(void *user, const void *sb, size_t sn, void *rb, const size_t *rc,
                                     const size_t *rd) {
     MPI_Comm comm = dt__mpi_comm(user);
-    int n, me = 0, rcode, *v = NULL;
+    int n, rcode, *v = NULL;
     const void *send;
     dt_status st;
     MPI_Comm_size(comm, &n);
     if (!dt__fits_int(rc, n) || !dt__fits_int(rd, n)) return DT_ERR_UNSUPPORTED;
-    (void)me;
     send = sb; /* never MPI_IN_PLACE: that must be chosen on all ranks alike */
     if (dt__uniform(rc, rd, n)) /* rc, rd are the same on every rank */
         return dt__mpi_check(MPI_Allgather(send, (int)sn, MPI_BYTE, rb, (int)rc[0], MPI_BYTE, comm), "MPI_Allgather");
@@ -1407,6 +1409,7 @@ DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
    part in nothing after creation. */
 
 #define DT__NAME_MAX 32
+enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1, DT__SCRATCH_SLOTS };
 
 struct dt_mesh {
     dt_comm *root;                         /* the user's comm (stats)            */
@@ -1419,7 +1422,24 @@ struct dt_mesh {
     int coord[DT_MAX_MESH_DIMS];
     dt_comm *comm;                         /* members, in mesh-rank order        */
     dt_comm *dim[DT_MAX_MESH_DIMS];        /* members along each mesh dim        */
+    void *scratch[DT__SCRATCH_SLOTS];      /* grow-only work buffers, reused so   */
+    size_t scratch_cap[DT__SCRATCH_SLOTS]; /* that a time loop allocates (and page-
+                                              faults) nothing after its first step */
 };
+
+/* slot `k`'s buffer of at least `bytes` (contents undefined) */
+static dt_status dt__scratch(dt_mesh *m, int k, size_t bytes, void **out) {
+    if (m->scratch_cap[k] < bytes || !m->scratch[k]) {
+        void *p = NULL;
+        dt_status st = dt__alloc("dt_tensor_redistribute", bytes, &p);
+        if (st) return st;
+        DT_FREE(m->scratch[k]);
+        m->scratch[k] = p;
+        m->scratch_cap[k] = bytes;
+    }
+    *out = m->scratch[k];
+    return DT_OK;
+}
 
 static void dt__mesh_coord_of(const dt_mesh *m, int r, int *coord) {
     int i;
@@ -1436,6 +1456,7 @@ static void dt__mesh_free(dt_mesh *m) {
     int i;
     if (!m) return;
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) dt__comm_free(m->dim[i]);
+    for (i = 0; i < DT__SCRATCH_SLOTS; i++) DT_FREE(m->scratch[i]);
     dt__comm_free(m->comm);
     DT_FREE(m->ranks);
     DT_FREE(m);
@@ -2096,7 +2117,7 @@ static void dt__array_at(const dt__ctx *x, const dt_placement *pl, void *data, d
    from it; recv[me] is a local copy. gather: every member sends its whole
    `in`, so one allgatherv carries it (send is unused). Pieces that are
    contiguous in their buffer travel in place; the rest are packed. */
-static dt_status dt__exchange(dt_comm *g, const dt__array *in, dt__array *out, const dt__box *send,
+static dt_status dt__exchange(dt_mesh *m, dt_comm *g, const dt__array *in, dt__array *out, const dt__box *send,
                               const dt__box *recv, int gather) {
     int n = g->size, me = g->rank, j, nd = in->ndim, direct_s = 1, direct_r = 1;
     size_t es = in->es, *v = NULL, *sc, *sd, *rc, *rd, off;
@@ -2114,11 +2135,11 @@ static dt_status dt__exchange(dt_comm *g, const dt__array *in, dt__array *out, c
     }
     if (!direct_r) {
         for (j = 0, off = 0; j < n; j++) { rd[j] = off; off += rc[j]; }
-        if ((st = dt__alloc("dt_tensor_redistribute", off, (void **)&rbuf))) goto done;
+        if ((st = dt__scratch(m, DT__SCRATCH_RECV, off, (void **)&rbuf))) goto done;
     }
     if (!direct_s) {
         for (j = 0, off = 0; j < n; j++) { sd[j] = off; off += sc[j]; }
-        if ((st = dt__alloc("dt_tensor_redistribute", off, (void **)&sbuf))) goto done;
+        if ((st = dt__scratch(m, DT__SCRATCH_SEND, off, (void **)&sbuf))) goto done;
         for (j = 0; j < n; j++)
             if (sc[j]) dt__pack(in, &send[j], sbuf + sd[j]);
     }
@@ -2132,8 +2153,6 @@ static dt_status dt__exchange(dt_comm *g, const dt__array *in, dt__array *out, c
         for (j = 0; j < n; j++)
             if (rc[j]) dt__unpack(rbuf + rd[j], &recv[j], out);
 done:
-    DT_FREE(sbuf);
-    DT_FREE(rbuf);
     DT_FREE(v);
     return st;
 }
@@ -2160,7 +2179,7 @@ static dt_status dt__run_gather(const dt__ctx *x, const dt__step *s, const dt__a
         c[s->mdim] = j;
         dt__box_at(x, s->from, c, &recv[j]);
     }
-    st = dt__exchange(g, in, out, send, recv, 1);
+    st = dt__exchange(x->m, g, in, out, send, recv, 1);
     DT_FREE(send);
     return st;
 }
@@ -2180,7 +2199,7 @@ static dt_status dt__run_alltoall(const dt__ctx *x, const dt__step *s, const dt_
         dt__box_at(x, s->from, c, &b);
         dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
     }
-    st = dt__exchange(g, in, out, send, recv, 0);
+    st = dt__exchange(x->m, g, in, out, send, recv, 0);
     DT_FREE(send);
     return st;
 }
@@ -2209,7 +2228,7 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
         dt__box_at(x, s->from, c, &b);
         dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
     }
-    st = dt__exchange(m->comm, in, out, send, recv, 0);
+    st = dt__exchange(m, m->comm, in, out, send, recv, 0);
     DT_FREE(send);
     return st;
 }
@@ -2270,7 +2289,7 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     mine = counts[g->rank];
     send = in->data;
     if (!direct) {
-        if ((st = dt__alloc("dt_tensor_redistribute", total * x->es, (void **)&sbuf))) goto done;
+        if ((st = dt__scratch(x->m, DT__SCRATCH_SEND, total * x->es, (void **)&sbuf))) goto done;
         for (j = 0, off = 0; j < n; j++) { dt__pack(in, &pieces[j], sbuf + off); off += counts[j] * x->es; }
         send = sbuf;
     }
@@ -2301,7 +2320,6 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
 done:
     DT_FREE(frecv);
     DT_FREE(fsend);
-    DT_FREE(sbuf);
     DT_FREE(pieces);
     DT_FREE(counts);
     return st;
@@ -2326,12 +2344,13 @@ static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__arr
 }
 
 /* Run `plan` on this mesh member: from `src` (placed as src_pl) into `dst`
-   (placed as the plan's end). Intermediate buffers live only between steps. */
+   (placed as the plan's end). Steps between write into two alternating
+   scratch buffers of the mesh. */
 static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_placement *src_pl, const void *src,
                               void *dst) {
     dt__array cur, next;
     int k, last_move = -1;
-    dt_status st = DT_OK;
+    dt_status st;
     size_t bytes;
     for (k = 0; k < plan->n; k++)
         if (plan->s[k].kind != DT__TO_PARTIAL) last_move = k;
@@ -2339,17 +2358,13 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
     for (k = 0; k <= last_move; k++) {
         void *buf = dst;
         dt__array_at(x, plan->s[k].to, NULL, &next);
-        if (k < last_move && (st = dt__alloc("dt_tensor_redistribute", dt__box_numel(x->ndim, &next.box) * x->es, &buf)))
-            break;
+        if (k < last_move &&
+            (st = dt__scratch(x->m, k % 2 ? DT__SCRATCH_STEP1 : DT__SCRATCH_STEP0,
+                              dt__box_numel(x->ndim, &next.box) * x->es, &buf)))
+            return st;
         next.data = (char *)buf;
-        st = dt__step_run(x, &plan->s[k], &cur, &next);
-        if (cur.data != (const char *)src) DT_FREE(cur.data);
+        if ((st = dt__step_run(x, &plan->s[k], &cur, &next))) return st;
         cur = next;
-        if (st) break;
-    }
-    if (st) {
-        if (cur.data != (char *)dst && cur.data != (const char *)src) DT_FREE(cur.data);
-        return st;
     }
     bytes = dt__box_numel(x->ndim, &cur.box) * x->es;
     if (last_move < 0 && bytes && dst != src) memcpy(dst, src, bytes);
@@ -2493,7 +2508,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
             if (j == src_rank) recv[j] = mine.box;
             else dt__box_empty(x.ndim, &recv[j]);
         }
-        st = dt__exchange(m->comm, &in, &mine, send, recv, 0);
+        st = dt__exchange(m, m->comm, &in, &mine, send, recv, 0);
         DT_FREE(send);
         if (st) { dt_tensor_destroy(t); return st; }
     }
