@@ -52,8 +52,8 @@
 
    ENVIRONMENT
    ===========
-   DTENSOR_LOG=plan        print every redistribution plan (its steps and the
-                           bytes each moves) on mesh rank 0, to stderr
+   DTENSOR_LOG=plan        print every redistribution plan (its steps, the mesh
+                           dim and placements of each) on mesh rank 0, to stderr
 
    LIFETIMES
    =========

@@ -219,7 +219,7 @@ int main(int argc, char **argv) {
             int reps = reps_arg ? reps_arg : bytes <= (4u << 20) ? 30 : bytes <= (64u << 20) ? 10 : 5;
             result r = run_one(mesh, trans, bytes, reps);
             if (rank == 0) {
-                char shape[32], raw[16] = "-", ratio[16] = "-";
+                char shape[48], raw[16] = "-", ratio[16] = "-";
                 snprintf(shape, sizeof shape, "%lldx%lld", (long long)r.rows, (long long)r.cols);
                 if (r.raw >= 0) {
                     snprintf(raw, sizeof raw, "%.5f", r.raw * 1e3);
