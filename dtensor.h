@@ -2167,25 +2167,11 @@ static dt_status dt__boxes(int n, dt__box **send, dt__box **recv) {
     return DT_OK;
 }
 
-/* S -> R along one mesh dim: allgather of every member's box */
-static dt_status dt__run_gather(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
-    dt_comm *g = x->m->dim[s->mdim];
-    dt__box *send, *recv;
-    int c[DT_MAX_MESH_DIMS], j;
-    dt_status st = dt__boxes(g->size, &send, &recv);
-    if (st) return st;
-    memcpy(c, x->m->coord, sizeof c);
-    for (j = 0; j < g->size; j++) {
-        c[s->mdim] = j;
-        dt__box_at(x, s->from, c, &recv[j]);
-    }
-    st = dt__exchange(x->m, g, in, out, send, recv, 1);
-    DT_FREE(send);
-    return st;
-}
-
-/* S(i) -> S(j) along one mesh dim: each member pair swaps an intersection */
-static dt_status dt__run_alltoall(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
+/* One mesh dim, S -> R (allgather) or S(i) -> S(j) (all-to-all): member j
+   is sent my box's share of its destination box and sends me its box's
+   share of mine. For a gather that share is the whole box, as allgather
+   needs. */
+static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_comm *g = x->m->dim[s->mdim];
     dt__box *send, *recv, b;
     int c[DT_MAX_MESH_DIMS], j;
@@ -2199,7 +2185,7 @@ static dt_status dt__run_alltoall(const dt__ctx *x, const dt__step *s, const dt_
         dt__box_at(x, s->from, c, &b);
         dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
     }
-    st = dt__exchange(x->m, g, in, out, send, recv, 0);
+    st = dt__exchange(x->m, g, in, out, send, recv, s->kind == DT__GATHER);
     DT_FREE(send);
     return st;
 }
@@ -2334,8 +2320,7 @@ static void dt__to_partial(const dt_mesh *m, int i, dt_placement p, void *data, 
 static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     switch (s->kind) {
     case DT__SLICE: dt__copy_box(in, out, &out->box); return DT_OK;
-    case DT__GATHER: return dt__run_gather(x, s, in, out);
-    case DT__ALLTOALL: return dt__run_alltoall(x, s, in, out);
+    case DT__GATHER: case DT__ALLTOALL: return dt__run_along(x, s, in, out);
     case DT__EXCHANGE: return dt__run_exchange(x, s, in, out);
     case DT__ALLREDUCE: return dt__run_allreduce(x, s, in, out);
     case DT__REDUCE_SCATTER: return dt__run_reduce_scatter(x, s, in, out);
