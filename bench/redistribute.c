@@ -9,7 +9,9 @@
    number of ranks n, total bytes 1 KiB .. --max-mib MiB, x4 per step):
 
      S(0)->R       vs MPI_Allgather of the shard (bytes/n per rank)
-     S(0)->S(1)    vs MPI_Alltoall of bytes/n^2 per pair
+     S(0)->S(1)    vs MPI_Alltoall of bytes/n^2 per pair, and vs what a
+                   hand-written transpose does: pack the n column blocks of
+                   the row shard into one buffer, then MPI_Alltoall ("hand")
      P(sum)->R     vs MPI_Allreduce of the full tensor
      P(sum)->S(0)  vs MPI_Reduce_scatter_block of the full tensor
      R->S(0)       local (no communication): our time only
@@ -76,7 +78,16 @@ static int check(const dt_tensor *t, int64_t cols, float mul, float add) {
     return 1;
 }
 
-typedef struct result { int trans; size_t bytes; int64_t rows, cols; double ours, raw; } result;
+typedef struct result { int trans; size_t bytes; int64_t rows, cols; double ours, raw, hand; } result;
+
+/* the hand-written S(0) -> S(1): pack my rows' n column blocks, then alltoall */
+static void hand_transpose(const float *local, int64_t lrows, int64_t cols, float *packed, float *rbuf, int cnt) {
+    int64_t cb = cols / nranks;
+    for (int j = 0; j < nranks; j++)
+        for (int64_t i = 0; i < lrows; i++)
+            memcpy(packed + (size_t)(j * lrows * cb + i * cb), local + (size_t)(i * cols + j * cb), (size_t)cb * 4);
+    MPI_Alltoall(packed, cnt, MPI_FLOAT, rbuf, cnt, MPI_FLOAT, MPI_COMM_WORLD);
+}
 
 static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     /* a square-ish rows x cols with both divisible by nranks, close to nominal bytes */
@@ -86,7 +97,7 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     int64_t cols = (int64_t)llround((double)numel / (double)rows / (double)n) * n;
     if (cols < n) cols = n;
     size_t total = (size_t)(rows * cols), shard = total / (size_t)n;
-    result r = { trans, total * 4, rows, cols, 0, -1 };
+    result r = { trans, total * 4, rows, cols, 0, -1, -1 };
 
     dt_tensor_desc td = {0};
     td.dtype = DT_F32;  td.ndim = 2;  td.shape[0] = rows;  td.shape[1] = cols;
@@ -129,6 +140,8 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     double *t_ours = (double *)xmalloc(sizeof(double) * (size_t)reps);
     double *t_raw = (double *)xmalloc(sizeof(double) * (size_t)reps);
     double *t_max = (double *)xmalloc(sizeof(double) * (size_t)reps);
+    double *t_hand = (double *)xmalloc(sizeof(double) * (size_t)reps);
+    float *packed = trans == S0_S1 ? (float *)xmalloc(shard * 4) : NULL;
 
     for (int rep = -1; rep < reps; rep++) {  /* rep -1: warm-up */
         MPI_Barrier(MPI_COMM_WORLD);
@@ -156,6 +169,11 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
         default: break;
         }
         if (rep >= 0) t_raw[rep] = MPI_Wtime() - t0;
+        if (trans != S0_S1) continue;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        hand_transpose((const float *)dt_tensor_data(in), rows / n, cols, packed, rbuf, cnt);
+        if (rep >= 0) t_hand[rep] = MPI_Wtime() - t0;
     }
     MPI_Allreduce(t_ours, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     r.ours = median(t_max, reps);
@@ -163,7 +181,11 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
         MPI_Allreduce(t_raw, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         r.raw = median(t_max, reps);
     }
-    free(t_ours); free(t_raw); free(t_max); free(sbuf); free(rbuf);
+    if (trans == S0_S1) {
+        MPI_Allreduce(t_hand, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        r.hand = median(t_max, reps);
+    }
+    free(t_ours); free(t_raw); free(t_max); free(t_hand); free(packed); free(sbuf); free(rbuf);
     dt_tensor_destroy(out);
     dt_tensor_destroy(in);
     return r;
@@ -206,11 +228,12 @@ int main(int argc, char **argv) {
         if (nl) *nl = 0;
         printf("# dtensor.h %d.%d.%d redistribute benchmark: %d rank(s), 1-D mesh, f32\n# MPI: %s\n",
                DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, nranks, lib);
-        printf("# times: median over reps of the max over ranks; ratio = ours / raw\n");
-        printf("%-13s %12s %13s %5s %11s %11s %7s\n", "transition", "bytes", "shape", "reps",
-               "ours ms", "raw ms", "ratio");
+        printf("# times: median over reps of the max over ranks; ratio = ours / raw; "
+               "vs hand = ours / (pack + MPI_Alltoall)\n");
+        printf("%-13s %12s %13s %5s %11s %11s %7s %11s %7s\n", "transition", "bytes", "shape", "reps",
+               "ours ms", "raw ms", "ratio", "hand ms", "vs hand");
         if (csv && !(fc = fopen(csv, "w"))) fprintf(stderr, "cannot open %s\n", csv);
-        if (fc) fprintf(fc, "transition,ranks,bytes,rows,cols,reps,ours_ms,raw_ms,ratio\n");
+        if (fc) fprintf(fc, "transition,ranks,bytes,rows,cols,reps,ours_ms,raw_ms,ratio,hand_ms,ratio_hand\n");
         fflush(stdout);
     }
     for (int trans = 0; trans < NTRANS; trans++) {
@@ -219,18 +242,23 @@ int main(int argc, char **argv) {
             int reps = reps_arg ? reps_arg : bytes <= (4u << 20) ? 30 : bytes <= (64u << 20) ? 10 : 5;
             result r = run_one(mesh, trans, bytes, reps);
             if (rank == 0) {
-                char shape[48], raw[16] = "-", ratio[16] = "-";
+                char shape[48], raw[16] = "-", ratio[16] = "-", hand[16] = "-", rhand[16] = "-";
                 snprintf(shape, sizeof shape, "%lldx%lld", (long long)r.rows, (long long)r.cols);
                 if (r.raw >= 0) {
                     snprintf(raw, sizeof raw, "%.5f", r.raw * 1e3);
                     snprintf(ratio, sizeof ratio, "%.2f", r.raw > 0 ? r.ours / r.raw : 0.0);
                 }
-                printf("%-13s %12zu %13s %5d %11.5f %11s %7s\n", trans_name[trans], r.bytes, shape,
-                       reps, r.ours * 1e3, raw, ratio);
+                if (r.hand >= 0) {
+                    snprintf(hand, sizeof hand, "%.5f", r.hand * 1e3);
+                    snprintf(rhand, sizeof rhand, "%.2f", r.hand > 0 ? r.ours / r.hand : 0.0);
+                }
+                printf("%-13s %12zu %13s %5d %11.5f %11s %7s %11s %7s\n", trans_name[trans], r.bytes, shape,
+                       reps, r.ours * 1e3, raw, ratio, hand, rhand);
                 fflush(stdout);
-                if (fc) fprintf(fc, "%s,%d,%zu,%lld,%lld,%d,%.6f,%s,%s\n", trans_name[trans], nranks,
+                if (fc) fprintf(fc, "%s,%d,%zu,%lld,%lld,%d,%.6f,%s,%s,%s,%s\n", trans_name[trans], nranks,
                                 r.bytes, (long long)r.rows, (long long)r.cols, reps, r.ours * 1e3,
-                                r.raw >= 0 ? raw : "", r.raw >= 0 ? ratio : "");
+                                r.raw >= 0 ? raw : "", r.raw >= 0 ? ratio : "", r.hand >= 0 ? hand : "",
+                                r.hand >= 0 ? rhand : "");
             }
         }
     }

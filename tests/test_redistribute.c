@@ -1,8 +1,8 @@
 /* test_redistribute.c -- redistribution between every pair of placements.
 
    For every mesh shape whose product is the number of ranks (every pair of
-   {R, S(0..ndim-1), P(SUM)} per mesh dim on 1-D and 2-D meshes, sampled on
-   3-D and 4-D; dtypes rotate through the pairs) and 0-D to 3-D tensor shapes
+   {R, S(0..ndim-1), P(SUM)} per mesh dim on 1-D and 2-D meshes, and for 1-D
+   and 2-D tensors on 3-D meshes; sampled for 3-D tensors on 3-D and on 4-D; dtypes rotate through the pairs) and 0-D to 3-D tensor shapes
    with 0-size dims, size 1, primes and divisible sizes:
    build the source with dt_tensor_from_local from closed-form values at the
    global indices of an independent torch.chunk layout (Partial(SUM) sources
@@ -91,11 +91,11 @@ static void test_sweep(void)
                 for (s = 0; s < NELEM(shapes2); s++) sweep(&m, 2, shapes2[s], frac(1.0, 0.04 * q), &rng);
                 for (s = 0; s < NELEM(shapes3); s++) sweep(&m, 3, shapes3[s], frac(1.0, 0.006 * q), &rng);
                 sweep(&m, 0, scalar, 1.0, &rng);
-            } else if (nd == 3) { /* 27..125 placements per side: sampled */
-                sweep(&m, 1, shapes1[2], frac(0.6, 0.05), &rng);
-                sweep(&m, 1, shapes1[4], frac(0.6, 0.05), &rng);
-                for (s = 0; s < NELEM(shapes2); s++) sweep(&m, 2, shapes2[s], frac(0.1, s ? 0.0 : 0.005), &rng);
-                sweep(&m, 3, shapes3[0], frac(0.02, 0.001), &rng);
+            } else if (nd == 3) { /* 1-D and 2-D tensors exhaustive; 3-D tensors (125^2 pairs) sampled */
+                sweep(&m, 1, shapes1[2], frac(1.0, 0.05), &rng);
+                sweep(&m, 1, shapes1[4], frac(1.0, 0.05), &rng);
+                for (s = 0; s < NELEM(shapes2); s++) sweep(&m, 2, shapes2[s], frac(s ? 0.1 : 1.0, s ? 0.0 : 0.005), &rng);
+                sweep(&m, 3, shapes3[0], frac(0.05, 0.001), &rng);
                 sweep(&m, 3, shapes3[1], frac(0.02, 0.0), &rng);
             } else {
                 sweep(&m, 1, shapes1[3], frac(0.1, 0.0), &rng);
