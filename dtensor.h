@@ -127,7 +127,8 @@ typedef enum dt_dtype { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8 }
 #define DT_NUM_DTYPES 7
 
 /* Partial(op): the global value is op over the local values along the mesh
-   dim. AVG of integers truncates toward zero (sum, then integer division). */
+   dim. AVG of integers is the exact mean truncated toward zero, computed
+   without overflow (quotients and remainders are reduced separately). */
 typedef enum dt_reduce { DT_SUM, DT_AVG, DT_MAX, DT_MIN } dt_reduce;
 
 /* A placement per mesh dim. kind 0 is Replicate, so a zero-initialised
