@@ -166,7 +166,11 @@ typedef struct dt_comm_stats {
    return DT_ERR_UNSUPPORTED for a call it does not take, and the library then
    does that collective itself over sendrecv (alltoallv by pairwise exchange,
    allgatherv by a ring, allreduce as reduce-scatter + allgather, broadcast
-   linear, barrier by dissemination). Without `split`, sub-communicators
+   linear, barrier by dissemination). A callback that declines must decline
+   on every rank of the call alike (decide from what all ranks share: the
+   counts of allgatherv/reduce_scatter and reduction sizes are the same on
+   every rank, alltoallv's are not); otherwise ranks meet in different
+   collectives and hang. Without `split`, sub-communicators
    (mesh, mesh dims) are groups of ranks emulated over the parent's sendrecv.
    Callbacks return DT_OK or an error status (DT_ERR_COMM). Byte counts and
    displacements are in bytes; element counts are in elements of `dtype`.
@@ -774,6 +778,16 @@ static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
 
 #define DT__TAG 0x6474 /* "dt" */
 
+/* The largest count or displacement a backend collective is handed (MPI
+   takes ints). An alltoallv whose pieces could be larger is done over
+   sendrecv instead. Every rank of the call must choose the same way -- a
+   rank in MPI_Alltoallv and another in MPI_Sendrecv hang -- so the choice
+   is made from a bound all ranks compute alike (the largest shard), never
+   from a rank's own counts. Overridable only for the tests. */
+#ifndef DT__COUNT_MAX
+#define DT__COUNT_MAX ((size_t)INT_MAX)
+#endif
+
 struct dt_comm {
     dt_comm_desc be;          /* callbacks and user data                       */
     char name[32];
@@ -932,14 +946,15 @@ static size_t dt__sum_except(const size_t *v, int n, int skip) {
     return s;
 }
 
+/* bound: the same on every rank, >= every count and displacement of the call */
 static dt_status dt__comm_alltoallv(dt_comm *c, const void *sb, const size_t *sc, const size_t *sd,
-                                    void *rb, const size_t *rc, const size_t *rd) {
+                                    void *rb, const size_t *rc, const size_t *rd, size_t bound) {
     if (c->size == 1) {
         if (rc[0]) memcpy((char *)rb + rd[0], (const char *)sb + sd[0], rc[0]);
         return DT_OK;
     }
     dt__count(c, dt__sum_except(sc, c->size, c->rank), dt__sum_except(rc, c->size, c->rank));
-    if (dt__native(c) && c->be.alltoallv) {
+    if (dt__native(c) && c->be.alltoallv && bound <= DT__COUNT_MAX) {
         dt_status st = c->be.alltoallv(c->be.user, sb, sc, sd, rb, rc, rd);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "alltoallv");
     }
@@ -1187,6 +1202,12 @@ DT_API void dt_comm_reset_stats(dt_comm *c) {
 #ifndef DTENSOR_NO_MPI
 /* the MPI backend: a dup of the user's communicator with MPI_ERRORS_RETURN,
    so an MPI failure comes back as DT_ERR_COMM instead of killing the job */
+/* the piece size long point-to-point messages are cut into (overridable so
+   that the tests can drive the big-message paths with small tensors) */
+#ifndef DT__MPI_PIECE
+#define DT__MPI_PIECE ((size_t)1 << 30)
+#endif
+
 typedef struct dt__mpi {
     MPI_Comm comm;
 } dt__mpi;
@@ -1206,7 +1227,7 @@ static MPI_Comm dt__mpi_comm(void *user) { return ((dt__mpi *)user)->comm; }
    in order per peer, so both sides may run different numbers of rounds */
 static dt_status dt__mpi_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn,
                                   int src, int tag) {
-    const size_t piece = (size_t)1 << 30;
+    const size_t piece = DT__MPI_PIECE;
     int first = 1;
     do { /* the first round always runs, so zero-byte messages still match */
         size_t s = sn < piece ? sn : piece, r = rn < piece ? rn : piece;
@@ -1225,7 +1246,7 @@ static dt_status dt__mpi_sendrecv(void *user, const void *sb, size_t sn, int des
 static int dt__fits_int(const size_t *v, int n) {
     int j;
     for (j = 0; j < n; j++)
-        if (v[j] > (size_t)INT_MAX) return 0;
+        if (v[j] > DT__COUNT_MAX) return 0;
     return 1;
 }
 
@@ -1269,8 +1290,10 @@ static dt_status dt__mpi_alltoallv(void *user, const void *sb, const size_t *sc,
     int n, rcode, *s = NULL, *r = NULL;
     dt_status st;
     MPI_Comm_size(comm, &n);
+    /* cannot happen: the library sends larger alltoallvs over sendrecv, on
+       all ranks alike (DT__COUNT_MAX); a per-rank decline here would hang */
     if (!dt__fits_int(sc, n) || !dt__fits_int(sd, n) || !dt__fits_int(rc, n) || !dt__fits_int(rd, n))
-        return DT_ERR_UNSUPPORTED;
+        return dt__fail(DT_ERR_COMM, "dt_comm_mpi: alltoallv counts exceed the int range");
     /* no MPI_Alltoall shortcut: counts differ per rank, so "uniform" would be
        a per-rank decision and ranks could enter different collectives */
     if ((st = dt__mpi_to_ints(sc, sd, n, &s))) return st;
@@ -1299,7 +1322,7 @@ static dt_status dt__mpi_allreduce(void *user, const void *sb, void *rb, size_t 
     size_t es = dt_dtype_size(t), done = 0;
     if (!dt__mpi_type(t, &ty) || op == DT_AVG) return DT_ERR_UNSUPPORTED;
     while (done < count) { /* int counts: large arrays in pieces */
-        size_t k = count - done < (size_t)INT_MAX ? count - done : (size_t)INT_MAX;
+        size_t k = count - done < DT__COUNT_MAX ? count - done : DT__COUNT_MAX;
         const void *s = sb == rb ? MPI_IN_PLACE : (const void *)((const char *)sb + done * es);
         int rc = MPI_Allreduce(s, (char *)rb + done * es, (int)k, ty, dt__mpi_op(op), dt__mpi_comm(user));
         if (rc != MPI_SUCCESS) return dt__mpi_check(rc, "MPI_Allreduce");
@@ -1328,7 +1351,7 @@ static dt_status dt__mpi_reduce_scatter(void *user, const void *sb, void *rb, co
 static dt_status dt__mpi_broadcast(void *user, void *buf, size_t bytes, int root) {
     size_t done = 0;
     while (done < bytes) {
-        size_t k = bytes - done < (size_t)INT_MAX ? bytes - done : (size_t)INT_MAX;
+        size_t k = bytes - done < DT__COUNT_MAX ? bytes - done : DT__COUNT_MAX;
         int rc = MPI_Bcast((char *)buf + done, (int)k, MPI_BYTE, root, dt__mpi_comm(user));
         if (rc != MPI_SUCCESS) return dt__mpi_check(rc, "MPI_Bcast");
         done += k;
@@ -2119,7 +2142,7 @@ static void dt__array_at(const dt__ctx *x, const dt_placement *pl, void *data, d
    `in`, so one allgatherv carries it (send is unused). Pieces that are
    contiguous in their buffer travel in place; the rest are packed. */
 static dt_status dt__exchange(dt_mesh *m, dt_comm *g, const dt__array *in, dt__array *out, const dt__box *send,
-                              const dt__box *recv, int gather) {
+                              const dt__box *recv, int gather, size_t bound) {
     int n = g->size, me = g->rank, j, nd = in->ndim, direct_s = 1, direct_r = 1;
     size_t es = in->es, *v = NULL, *sc, *sd, *rc, *rd, off;
     char *sbuf = NULL, *rbuf = NULL;
@@ -2147,7 +2170,7 @@ static dt_status dt__exchange(dt_mesh *m, dt_comm *g, const dt__array *in, dt__a
     if (gather)
         st = dt__comm_allgatherv(g, in->data, dt__box_numel(nd, &in->box) * es, direct_r ? out->data : rbuf, rc, rd);
     else
-        st = dt__comm_alltoallv(g, direct_s ? in->data : sbuf, sc, sd, direct_r ? out->data : rbuf, rc, rd);
+        st = dt__comm_alltoallv(g, direct_s ? in->data : sbuf, sc, sd, direct_r ? out->data : rbuf, rc, rd, bound);
     if (st) goto done;
     if (!gather) dt__copy_box(in, out, &recv[me]);
     if (!direct_r)
@@ -2168,6 +2191,20 @@ static dt_status dt__boxes(int n, dt__box **send, dt__box **recv) {
     return DT_OK;
 }
 
+/* The largest shard a step reads or writes, the same on every rank: with
+   torch.chunk sizes, part 0 of every split is the largest, so it is the
+   shard at coordinate (0, ..., 0). Counts and displacements stay below it. */
+static size_t dt__step_bound(const dt__ctx *x, const dt__step *s) {
+    int zero[DT_MAX_MESH_DIMS] = {0};
+    dt__box a, b;
+    size_t na, nb;
+    dt__box_at(x, s->from, zero, &a);
+    dt__box_at(x, s->to, zero, &b);
+    na = dt__box_numel(x->ndim, &a);
+    nb = dt__box_numel(x->ndim, &b);
+    return (na > nb ? na : nb) * x->es;
+}
+
 /* One mesh dim, S -> R (allgather) or S(i) -> S(j) (all-to-all): member j
    is sent my box's share of its destination box and sends me its box's
    share of mine. For a gather that share is the whole box, as allgather
@@ -2186,7 +2223,7 @@ static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__ar
         dt__box_at(x, s->from, c, &b);
         dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
     }
-    st = dt__exchange(x->m, g, in, out, send, recv, s->kind == DT__GATHER);
+    st = dt__exchange(x->m, g, in, out, send, recv, s->kind == DT__GATHER, dt__step_bound(x, s));
     DT_FREE(send);
     return st;
 }
@@ -2215,7 +2252,7 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
         dt__box_at(x, s->from, c, &b);
         dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
     }
-    st = dt__exchange(m, m->comm, in, out, send, recv, 0);
+    st = dt__exchange(m, m->comm, in, out, send, recv, 0, dt__step_bound(x, s));
     DT_FREE(send);
     return st;
 }
@@ -2494,7 +2531,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
             if (j == src_rank) recv[j] = mine.box;
             else dt__box_empty(x.ndim, &recv[j]);
         }
-        st = dt__exchange(m, m->comm, &in, &mine, send, recv, 0);
+        st = dt__exchange(m, m->comm, &in, &mine, send, recv, 0, dt__box_numel(x.ndim, &in.box) * x.es);
         DT_FREE(send);
         if (st) { dt_tensor_destroy(t); return st; }
     }

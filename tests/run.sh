@@ -60,7 +60,7 @@ OUT=${DT_TEST_BUILD:-build}/$MPI
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
 
-TESTS="test_mesh test_distribute test_redistribute test_badinput test_custom_backend"
+TESTS="test_mesh test_distribute test_redistribute test_badinput test_custom_backend test_bigcount"
 passed=0
 failed=0
 failures=()
