@@ -67,6 +67,19 @@ static const int64_t shapes3[][3] = { { 3, 5, 2 }, { 2, 0, 3 }, { 4, 1, 7 } };
 /* fractions of the pairs run, per mesh rank: full run / --quick */
 static double frac(double full, double quick) { return dtt_quick ? quick : full; }
 
+/* a 2-D tensor pair on a 2-D mesh given as dtt_option codes {src0, src1, dst0, dst1} */
+static void run_coded_pair(const dtt_mesh *m, dt_dtype t, const int64_t *shape, const int *code)
+{
+    dt_placement src[DT_MAX_MESH_DIMS], dst[DT_MAX_MESH_DIMS];
+    memset(src, 0, sizeof src);
+    memset(dst, 0, sizeof dst);
+    src[0] = dtt_option(code[0], 2);
+    src[1] = dtt_option(code[1], 2);
+    dst[0] = dtt_option(code[2], 2);
+    dst[1] = dtt_option(code[3], 2);
+    dtt_run_pair(m, t, 2, shape, src, dst, DTT_BYTES, NULL);
+}
+
 static void test_sweep(void)
 {
     int fac[64 * DT_MAX_MESH_DIMS], nf, f, s, nd;
@@ -166,16 +179,7 @@ static void test_multidim(void)
         if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
         for (s = 0; s < NELEM(shapes); s++) {
             if (dtt_quick && s == 1) continue;
-            for (p = 0; p < NELEM(pairs); p++) {
-                dt_placement src[DT_MAX_MESH_DIMS], dst[DT_MAX_MESH_DIMS];
-                memset(src, 0, sizeof src);
-                memset(dst, 0, sizeof dst);
-                src[0] = dtt_option(pairs[p][0], 2);
-                src[1] = dtt_option(pairs[p][1], 2);
-                dst[0] = dtt_option(pairs[p][2], 2);
-                dst[1] = dtt_option(pairs[p][3], 2);
-                dtt_run_pair(&m, s == 1 ? DT_F64 : DT_F32, 2, shapes[s], src, dst, DTT_BYTES, NULL);
-            }
+            for (p = 0; p < NELEM(pairs); p++) run_coded_pair(&m, s == 1 ? DT_F64 : DT_F32, shapes[s], pairs[p]);
         }
         /* negative shard dims count from the end */
         {
@@ -266,16 +270,7 @@ static void test_dtypes(void)
         if (dtt_quick && f != nf / 2) continue;
         if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
         for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
-            for (p = 0; p < NELEM(pairs2); p++) {
-                dt_placement src[DT_MAX_MESH_DIMS], dst[DT_MAX_MESH_DIMS];
-                memset(src, 0, sizeof src);
-                memset(dst, 0, sizeof dst);
-                src[0] = dtt_option(pairs2[p][0], 2);
-                src[1] = dtt_option(pairs2[p][1], 2);
-                dst[0] = dtt_option(pairs2[p][2], 2);
-                dst[1] = dtt_option(pairs2[p][3], 2);
-                dtt_run_pair(&m, (dt_dtype)ti, 2, sh, src, dst, DTT_BYTES, NULL);
-            }
+            for (p = 0; p < NELEM(pairs2); p++) run_coded_pair(&m, (dt_dtype)ti, sh, pairs2[p]);
         }
         dtt_mesh_close(&m);
     }
