@@ -60,7 +60,9 @@
    comm outlives the meshes made from it; a mesh outlives its tensors. A
    mesh keeps the work buffers redistribution needed (at most ~2 local shards
    each for pack, unpack and multi-step plans) and reuses them, so a time
-   loop allocates nothing after its first step; dt_mesh_destroy frees them. A
+   loop allocates nothing after its first step; dt_mesh_destroy frees them.
+   Use a mesh from one thread at a time (its collectives share communicators,
+   which MPI requires anyway); dt_last_error() is per thread. A
    tensor made with DT_BORROW does not own its buffer: the caller frees it
    after dt_tensor_destroy.
 */
