@@ -54,13 +54,17 @@
    ===========
    DTENSOR_LOG=plan        print every redistribution plan (its steps, the mesh
                            dim and placements of each) on mesh rank 0, to stderr
+                           (read once, at the first redistribution)
 
    LIFETIMES
    =========
    comm outlives the meshes made from it; a mesh outlives its tensors. A
-   mesh keeps the work buffers redistribution needed (at most ~2 local shards
-   each for pack, unpack and multi-step plans) and reuses them, so a time
-   loop allocates nothing after its first step; dt_mesh_destroy frees them.
+   mesh keeps the tensor-sized work buffers redistribution needed (pack,
+   unpack, the steps of multi-step plans; at most ~1 local shard each) and
+   reuses them, so a time loop allocates and page-faults no data buffer
+   after its first step (small per-call bookkeeping, O(ranks), and the F32
+   staging of F16/BF16 reductions are still allocated); dt_mesh_destroy
+   frees them.
    Use a mesh from one thread at a time (its collectives share communicators,
    which MPI requires anyway); dt_last_error() is per thread. A
    tensor made with DT_BORROW does not own its buffer: the caller frees it
@@ -622,9 +626,14 @@ static int dt__int_avg(dt_dtype t, dt_reduce op) {
     return op == DT_AVG && (t == DT_I32 || t == DT_I64 || t == DT_U8);
 }
 
+/* read once: getenv scans the environment, and this sits on every call */
 static int dt__log_plans(void) {
-    const char *s = getenv("DTENSOR_LOG");
-    return s && strstr(s, "plan") != NULL;
+    static int on = -1;
+    if (on < 0) {
+        const char *s = getenv("DTENSOR_LOG");
+        on = s && strstr(s, "plan") != NULL;
+    }
+    return on;
 }
 
 /* >>layout ----------------------------------------------------------------
