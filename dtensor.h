@@ -49,9 +49,13 @@
    DT_ASSERT(c)            internal invariants only (default: assert)
    DT_MAX_DIMS             max tensor rank (default 8, at least 8)
    DT_MAX_MESH_DIMS        max mesh rank (default 4, at least 4)
+   DT_OP_CACHE             strategy-cache entries per mesh (default 256)
+   DTENSOR_NO_BLIS         local GEMM by the built-in loops instead of BLIS
+                           (default: #include <blis.h>, link with -lblis)
 
    ENVIRONMENT
    ===========
+   DTENSOR_LOG=ops         print every op's chosen strategy (see dt_explain)
    DTENSOR_LOG=plan        print every redistribution plan (its steps, the mesh
                            dim and placements of each) on mesh rank 0, to stderr
                            (read once, at the first redistribution)
@@ -84,6 +88,9 @@
 #endif
 #ifndef DT_MAX_MESH_DIMS
 #define DT_MAX_MESH_DIMS 4
+#endif
+#ifndef DT_OP_CACHE
+#define DT_OP_CACHE 256 /* strategy-cache entries per mesh (bounded; oldest evicted) */
 #endif
 #if DT_MAX_DIMS < 8 || DT_MAX_MESH_DIMS < 4
 #error "dtensor.h: DT_MAX_DIMS must be >= 8 and DT_MAX_MESH_DIMS >= 4"
@@ -210,6 +217,9 @@ typedef struct dt_comm_desc {
     dt_status (*broadcast)(void *user, void *buf, size_t bytes, int root);
     dt_status (*barrier)(void *user);
     void (*destroy)(void *user); /* frees `user` (and split children's); optional  */
+    /* the op planner's cost model (>>propagate): seconds per message and per
+       byte moved; 0 = default (5e-6 s, 2e-10 s/B: 5 GB/s) */
+    double alpha, beta;
 } dt_comm_desc;
 
 typedef struct dt_comm dt_comm;
@@ -318,6 +328,121 @@ DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int 
    (no communication): call it on one rank. */
 DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);
 
+/* ---- ops ----------------------------------------------------------------
+   Every op takes its inputs first and `dt_tensor **out` last. It checks the
+   inputs, picks a sharding strategy from the static table (>>strategies):
+   the input placements it needs and the output placement it produces, on
+   each mesh dim, the cheapest by the bytes the input redistributions move
+   (ties broken by table order, so every rank chooses the same), moves what
+   must move, runs the local kernel and wraps the result, which may be
+   Partial. Choices are cached per mesh (DT_OP_CACHE entries).
+   *out == NULL: a new tensor is made. *out != NULL: it must already have
+   the propagated spec (mesh, dtype, shape, placements) and its buffer is
+   reused, so a time loop allocates nothing after its first step; a wrong
+   *out is an error and is not touched. *out may be an input of a pointwise
+   op (in place); other ops refuse an *out that aliases an input.
+   All inputs live on one mesh. A 0-d tensor on another mesh (a "host
+   scalar", e.g. made on a dt_comm_self mesh) is taken as replicated;
+   anything else on another mesh is DT_ERR_MESH naming both arguments.
+   Dtypes: the inputs of an op have one dtype (use dt_cast); float-only
+   ops refuse integer tensors; F16/BF16 compute in F32. All ops are
+   collective over the mesh (the ranks must call them in the same order). */
+
+/* pointwise unary: out = f(x), same shape, dtype and placements where the
+   math allows (Partial passes through where f commutes with the reduction:
+   neg, scale; max/min through monotone f) */
+DT_API dt_status dt_neg(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_abs(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_exp(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_log(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_sqrt(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_rsqrt(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_sin(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_cos(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_tanh(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_sigmoid(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_relu(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_gelu(const dt_tensor *x, dt_tensor **out);  /* exact: x/2 (1 + erf(x/sqrt 2)) */
+DT_API dt_status dt_silu(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_scale(const dt_tensor *x, double a, dt_tensor **out); /* x * a */
+DT_API dt_status dt_shift(const dt_tensor *x, double a, dt_tensor **out); /* x + a */
+DT_API dt_status dt_pow(const dt_tensor *x, double p, dt_tensor **out);   /* x ^ p */
+DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out);
+DT_API dt_status dt_copy(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_fill(const dt_tensor *x, double value, dt_tensor **out); /* x's spec, every
+                                                 element `value`; a Partial x gives Replicate */
+
+/* pointwise binary with numpy broadcasting (shapes aligned at the right,
+   size-1 dims stretch) */
+DT_API dt_status dt_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_sub(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* floats */
+DT_API dt_status dt_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+/* y <- a*x + y in place: y keeps its spec, x is brought to it */
+DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);
+
+/* reductions over `ndims` dims (negative counts from the end; ndims == 0 or
+   dims == NULL: all dims), keepdim as in PyTorch. A reduction over a
+   sharded dim gives Partial (sum, mean: SUM; max: MAX; min: MIN) and moves
+   nothing; norm2 and argmax finish with the collective they need. mean is
+   for floats; argmax gives I64 indices (first maximum), over one dim (or
+   all dims: the flat index) */
+DT_API dt_status dt_sum(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
+DT_API dt_status dt_mean(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
+DT_API dt_status dt_max(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
+DT_API dt_status dt_min(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
+DT_API dt_status dt_norm2(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
+DT_API dt_status dt_argmax(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
+
+/* matmul family (local GEMM: BLIS for F32/F64) */
+DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* [...,m,k]x[...,k,n],
+                                                 batch dims broadcast; 1-D operands as in torch.matmul */
+DT_API dt_status dt_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);     /* 2-D only */
+DT_API dt_status dt_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);    /* 3-D, equal batch */
+DT_API dt_status dt_addmm(const dt_tensor *c, const dt_tensor *a, const dt_tensor *b, double beta,
+                          double alpha, dt_tensor **out);                 /* beta*c + alpha*(a@b) */
+DT_API dt_status dt_linear(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
+                           dt_tensor **out);     /* x[...,in] w[out,in] bias[out] or NULL: x@w^T + bias */
+DT_API dt_status dt_dot(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* 1-D . 1-D -> 0-d */
+
+/* along one dim (softmax) or the last dim (norms; w, b may be NULL) */
+DT_API dt_status dt_softmax(const dt_tensor *x, int dim, dt_tensor **out);
+DT_API dt_status dt_log_softmax(const dt_tensor *x, int dim, dt_tensor **out);
+DT_API dt_status dt_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps,
+                               dt_tensor **out);
+DT_API dt_status dt_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out);
+
+/* views (new tensors: the local data is copied, and moved between ranks
+   only where the sharding of the result cannot be the input's) */
+DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out);
+DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out);
+DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out); /* one -1 */
+DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out);   /* no-op if size != 1 */
+DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out);
+DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out);
+DT_API dt_status dt_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);
+DT_API dt_status dt_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);
+/* n pieces of sizes[i] along dim (they must add up to the dim); outs[i] as *out */
+DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs);
+
+/* embedding: table[V,D] (any placement; row-sharded gives a masked Partial),
+   idx integer [...] -> [..., D]. Out-of-range indices are DT_ERR_ARG. */
+DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out);
+/* mean cross-entropy of logits[N,C] against integer targets[N] -> 0-d; with
+   class-sharded logits the softmax statistics are reduced across the ranks
+   (loss_parallel) instead of gathering the logits */
+DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out);
+
+/* explain: from now on print each op's chosen strategy on this mesh (the
+   input placements it needs, the redistributions, the output placement) to
+   f on this rank; NULL stops. DTENSOR_LOG=ops does it on mesh rank 0 to
+   stderr. */
+DT_API dt_status dt_explain(dt_mesh *m, FILE *f);
+/* the strategy cache: entries in use (at most DT_OP_CACHE) */
+DT_API int dt_mesh_op_cache_count(const dt_mesh *m);
+
 #ifdef __cplusplus
 }
 #endif
@@ -334,6 +459,7 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);
    element-wise helpers (half conversion, reduction) that the backend's own
    collectives need. */
 #include <assert.h>
+#include <math.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1432,6 +1558,8 @@ DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
     d.broadcast = dt__mpi_broadcast;
     d.barrier = dt__mpi_barrier;
     d.destroy = dt__mpi_destroy;
+    d.alpha = 2e-6; /* shared-memory MPI: a few us per message, ~10 GB/s */
+    d.beta = 1e-10;
     if ((st = dt__comm_make("dt_comm_mpi", &d, 1, out))) dt__mpi_destroy(user);
     return st;
 }
@@ -1444,7 +1572,9 @@ DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
    part in nothing after creation. */
 
 #define DT__NAME_MAX 32
-enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1, DT__SCRATCH_SLOTS };
+enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1, /* redistribution */
+       DT__SCRATCH_IN0, DT__SCRATCH_IN1, DT__SCRATCH_IN2, DT__SCRATCH_TMP,         /* op inputs, temps */
+       DT__SCRATCH_SLOTS };
 
 struct dt_mesh {
     dt_comm *root;                         /* the user's comm (stats)            */
@@ -1460,6 +1590,9 @@ struct dt_mesh {
     void *scratch[DT__SCRATCH_SLOTS];      /* grow-only work buffers, reused so   */
     size_t scratch_cap[DT__SCRATCH_SLOTS]; /* that a time loop allocates (and page-
                                               faults) nothing after its first step */
+    struct dt__entry *ops;                 /* the strategy cache (>>propagate)    */
+    int ops_count;
+    FILE *explain;                         /* dt_explain                          */
 };
 
 /* slot `k`'s buffer of at least `bytes` (contents undefined) */
@@ -1492,6 +1625,7 @@ static void dt__mesh_free(dt_mesh *m) {
     if (!m) return;
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) dt__comm_free(m->dim[i]);
     for (i = 0; i < DT__SCRATCH_SLOTS; i++) DT_FREE(m->scratch[i]);
+    DT_FREE(m->ops);
     dt__comm_free(m->comm);
     DT_FREE(m->ranks);
     DT_FREE(m);
@@ -2549,6 +2683,1626 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     for (i = 0; i < m->ndim; i++) dt__to_partial(m, i, norm.placements[i], t->data, t->bytes);
     *out = t;
     return DT_OK;
+}
+
+#include "src/kernels.inc" /* TEMPORARY during development: inlined before commit to main */
+
+/* >>strategies ------------------------------------------------------------
+   HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table: a
+   name, a family, an arity, the kernel it runs and its Partial rule. The
+   family's checker (>>ops) validates the inputs, computes the result's
+   shape and describes every input dim by what it becomes (the dim map):
+   an output dim, a contracted or reduced dim (group g), or a fixed dim
+   that must not be split (a softmax dim, a broadcast size-1 dim, a
+   narrowed dim). The rule then lists, for ONE mesh dim, the valid
+   combinations of input placements -> output placement:
+
+     1. all Replicate                       -> Replicate
+     2. per output dim j: the inputs having j Shard it, the others
+        Replicate (an input's broadcast dim is fixed)  -> Shard(j)
+     3. per contraction/reduction group: the inputs having it Shard it;
+        additive inputs (a bias, addmm's c) Partial(SUM), others
+        Replicate                           -> Partial(op's kind)
+     4. the op's Partial rule: which Partial inputs pass through as what.
+        Linear ops keep Partial(SUM) (a + b, scale, matmul with a
+        replicated operand); a Partial plus a replicated tensor needs both
+        Partial, and Replicate -> Partial is local and exact (the value on
+        coordinate 0, zeros elsewhere), so the replicated value is added
+        once (pytorch #163193); max/min pass only through monotone maps
+        and only as MAX/MIN (#159856, #165962); everything else reduces
+        first.
+
+   Propagation (>>propagate) picks one combination per mesh dim. Combining
+   across mesh dims needs no extra rule: a tensor dim sharded on several
+   mesh dims is split in mesh-dim order for every tensor alike, so the
+   local blocks of all operands still line up. */
+
+#define DT__MAX_IN 8   /* inputs of one op (cat/stack take up to 8)          */
+#define DT__MAX_ARGS 12
+#define DT__MAX_OPTS (2 + 2 * DT_MAX_DIMS + 12)
+#define DT__D_FIXED (-1)          /* dim map: must not be split             */
+#define DT__D_CLASS (-2)          /* cross_entropy's class dim              */
+#define DT__D_GROUP(g) (-16 - (g)) /* contraction/reduction group g (0..7)  */
+#define DT__IS_GROUP(v) ((v) <= -16)
+
+enum { /* families: how an op's inputs map to its output, and its kernel runner */
+    DT__F_UNARY, DT__F_BINARY, DT__F_REDUCE, DT__F_MATMUL, DT__F_SOFTMAX, DT__F_NORM, DT__F_PERMUTE,
+    DT__F_RESHAPE, DT__F_NARROW, DT__F_CAT, DT__F_EMBED, DT__F_XENT
+};
+enum { /* op flags */
+    DT__FLOAT_ONLY = 1, /* integer inputs are DT_ERR_DTYPE                        */
+    DT__PASS_ALL = 2,   /* data movement only: every input Partial(k) -> Partial(k) */
+    DT__TO_REP = 4,     /* a Partial input gives a Replicate output (fill)         */
+    DT__ELEMENTWISE = 8 /* *out may alias an input                                 */
+};
+/* Partial rule codes: a reduce kind 0..3 (DT_SUM, DT_AVG, DT_MAX, DT_MIN), R: Replicate */
+#define R_ (-1)
+typedef struct dt__prule { int8_t in[3]; int8_t out; } dt__prule;
+
+typedef struct dt__opdef {
+    const char *name;
+    uint8_t family, arity, kernel; /* kernel: the dt__uop / dt__bop / dt__rop it runs       */
+    int8_t reduce;                 /* the Partial kind a contraction/reduction yields; -1: the
+                                      reduced dims are fixed instead (argmax)               */
+    uint8_t flags;
+    int8_t pmap[4];                /* unary: input Partial(k) -> output Partial(pmap[k]); -1 */
+    const dt__prule *prules;       /* multi-input Partial rule                              */
+    uint8_t nprules;
+} dt__opdef;
+
+/* a + b, a - b: Partial(SUM/AVG) on both sides; MAX/MIN with a replicated other side */
+static const dt__prule dt__pr_add[] = {
+    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{DT_AVG, R_, R_}, DT_AVG},
+    {{R_, DT_AVG, R_}, DT_AVG},     {{DT_MAX, R_, R_}, DT_MAX},     {{R_, DT_MAX, R_}, DT_MAX},
+    {{DT_MIN, R_, R_}, DT_MIN},     {{R_, DT_MIN, R_}, DT_MIN}};
+static const dt__prule dt__pr_sub[] = {
+    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{DT_AVG, R_, R_}, DT_AVG},
+    {{R_, DT_AVG, R_}, DT_AVG},     {{DT_MAX, R_, R_}, DT_MAX},     {{R_, DT_MAX, R_}, DT_MIN},
+    {{DT_MIN, R_, R_}, DT_MIN},     {{R_, DT_MIN, R_}, DT_MAX}};
+/* multilinear: one Partial(SUM/AVG) operand times replicated others */
+static const dt__prule dt__pr_mul[] = {
+    {{DT_SUM, R_, R_}, DT_SUM}, {{R_, DT_SUM, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}, {{R_, DT_AVG, R_}, DT_AVG}};
+static const dt__prule dt__pr_div[] = {{{DT_SUM, R_, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}};
+static const dt__prule dt__pr_maximum[] = {
+    {{DT_MAX, DT_MAX, R_}, DT_MAX}, {{DT_MAX, R_, R_}, DT_MAX}, {{R_, DT_MAX, R_}, DT_MAX}};
+static const dt__prule dt__pr_minimum[] = {
+    {{DT_MIN, DT_MIN, R_}, DT_MIN}, {{DT_MIN, R_, R_}, DT_MIN}, {{R_, DT_MIN, R_}, DT_MIN}};
+/* axpy(x, y): a*x + y with y kept */
+static const dt__prule dt__pr_axpy[] = {
+    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{R_, DT_AVG, R_}, DT_AVG},
+    {{R_, DT_MAX, R_}, DT_MAX},     {{R_, DT_MIN, R_}, DT_MIN}};
+/* matmul with an additive third input (bias, addmm's c): it takes the same Partial */
+static const dt__prule dt__pr_mm3[] = {
+    {{DT_SUM, R_, DT_SUM}, DT_SUM}, {{R_, DT_SUM, DT_SUM}, DT_SUM}, {{DT_AVG, R_, DT_AVG}, DT_AVG},
+    {{R_, DT_AVG, DT_AVG}, DT_AVG}};
+static const dt__prule dt__pr_sum[] = {{{DT_SUM, R_, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}};
+static const dt__prule dt__pr_max[] = {{{DT_MAX, R_, R_}, DT_MAX}};
+static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
+#undef R_
+
+#define DT__PR(x) x, (uint8_t)(sizeof x / sizeof x[0])
+#define DT__NOPR NULL, 0
+#define DT__PM_NONE {-1, -1, -1, -1}
+#define DT__PM_ALL {DT_SUM, DT_AVG, DT_MAX, DT_MIN}
+#define DT__PM_MONO {-1, -1, DT_MAX, DT_MIN}  /* increasing maps commute with max/min */
+#define DT__PM_ANTI {-1, -1, DT_MIN, DT_MAX}  /* decreasing maps swap them           */
+#define DT__PM_ALL_NEG {DT_SUM, DT_AVG, DT_MIN, DT_MAX} /* x -> -x, x -> a*x with a < 0     */
+#define DT__PM_SHIFT {-1, DT_AVG, DT_MAX, DT_MIN} /* x + a: not SUM (n copies of a)  */
+
+enum { /* rows of dt__op_table */
+    DT__OP_NEG, DT__OP_ABS, DT__OP_EXP, DT__OP_LOG, DT__OP_SQRT, DT__OP_RSQRT, DT__OP_SIN, DT__OP_COS,
+    DT__OP_TANH, DT__OP_SIGMOID, DT__OP_RELU, DT__OP_GELU, DT__OP_SILU, DT__OP_SCALE, DT__OP_SCALE_NEG,
+    DT__OP_SHIFT, DT__OP_POW, DT__OP_CAST, DT__OP_COPY, DT__OP_FILL,
+    DT__OP_ADD, DT__OP_SUB, DT__OP_MUL, DT__OP_DIV, DT__OP_MAXIMUM, DT__OP_MINIMUM, DT__OP_AXPY,
+    DT__OP_SUM, DT__OP_MEAN, DT__OP_MAX, DT__OP_MIN, DT__OP_NORM2, DT__OP_ARGMAX,
+    DT__OP_MATMUL, DT__OP_MM, DT__OP_BMM, DT__OP_ADDMM, DT__OP_LINEAR, DT__OP_DOT,
+    DT__OP_SOFTMAX, DT__OP_LOG_SOFTMAX, DT__OP_LAYER_NORM, DT__OP_RMS_NORM,
+    DT__OP_TRANSPOSE, DT__OP_PERMUTE, DT__OP_SQUEEZE, DT__OP_UNSQUEEZE, DT__OP_RESHAPE, DT__OP_NARROW,
+    DT__OP_CAT, DT__OP_STACK, DT__OP_EMBEDDING, DT__OP_CROSS_ENTROPY, DT__OP_COUNT
+};
+
+#define DT__UN(name, k, fl, pm) {name, DT__F_UNARY, 1, k, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), pm, DT__NOPR}
+static const dt__opdef dt__op_table[DT__OP_COUNT] = {
+    DT__UN("dt_neg", DT__U_NEG, 0, DT__PM_ALL_NEG),
+    DT__UN("dt_abs", DT__U_ABS, 0, DT__PM_NONE),
+    DT__UN("dt_exp", DT__U_EXP, DT__FLOAT_ONLY, DT__PM_MONO),
+    DT__UN("dt_log", DT__U_LOG, DT__FLOAT_ONLY, DT__PM_MONO),
+    DT__UN("dt_sqrt", DT__U_SQRT, DT__FLOAT_ONLY, DT__PM_MONO),
+    DT__UN("dt_rsqrt", DT__U_RSQRT, DT__FLOAT_ONLY, DT__PM_ANTI),
+    DT__UN("dt_sin", DT__U_SIN, DT__FLOAT_ONLY, DT__PM_NONE),
+    DT__UN("dt_cos", DT__U_COS, DT__FLOAT_ONLY, DT__PM_NONE),
+    DT__UN("dt_tanh", DT__U_TANH, DT__FLOAT_ONLY, DT__PM_MONO),
+    DT__UN("dt_sigmoid", DT__U_SIGMOID, DT__FLOAT_ONLY, DT__PM_MONO),
+    DT__UN("dt_relu", DT__U_RELU, 0, DT__PM_MONO),
+    DT__UN("dt_gelu", DT__U_GELU, DT__FLOAT_ONLY, DT__PM_NONE),
+    DT__UN("dt_silu", DT__U_SILU, DT__FLOAT_ONLY, DT__PM_NONE),
+    DT__UN("dt_scale", DT__U_SCALE, 0, DT__PM_ALL),
+    DT__UN("dt_scale", DT__U_SCALE, 0, DT__PM_ALL_NEG), /* a < 0 */
+    DT__UN("dt_shift", DT__U_SHIFT, 0, DT__PM_SHIFT),
+    DT__UN("dt_pow", DT__U_POW, DT__FLOAT_ONLY, DT__PM_NONE),
+    DT__UN("dt_cast", DT__U_COPY, 0, DT__PM_MONO),
+    DT__UN("dt_copy", DT__U_COPY, 0, DT__PM_ALL),
+    DT__UN("dt_fill", DT__U_FILL, DT__TO_REP, DT__PM_NONE),
+    {"dt_add", DT__F_BINARY, 2, DT__B_ADD, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_add)},
+    {"dt_sub", DT__F_BINARY, 2, DT__B_SUB, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_sub)},
+    {"dt_mul", DT__F_BINARY, 2, DT__B_MUL, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_mul)},
+    {"dt_div", DT__F_BINARY, 2, DT__B_DIV, -1, DT__ELEMENTWISE | DT__FLOAT_ONLY, DT__PM_NONE, DT__PR(dt__pr_div)},
+    {"dt_maximum", DT__F_BINARY, 2, DT__B_MAX, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_maximum)},
+    {"dt_minimum", DT__F_BINARY, 2, DT__B_MIN, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_minimum)},
+    {"dt_axpy", DT__F_BINARY, 2, DT__B_AXPY, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_axpy)},
+    {"dt_sum", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_sum)},
+    {"dt_mean", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE, DT__PR(dt__pr_sum)},
+    {"dt_max", DT__F_REDUCE, 1, DT__R_MAX, DT_MAX, 0, DT__PM_NONE, DT__PR(dt__pr_max)},
+    {"dt_min", DT__F_REDUCE, 1, DT__R_MIN, DT_MIN, 0, DT__PM_NONE, DT__PR(dt__pr_min)},
+    {"dt_norm2", DT__F_REDUCE, 1, DT__R_SUMSQ, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
+    {"dt_argmax", DT__F_REDUCE, 1, DT__R_ARGMAX, -1, 0, DT__PM_NONE, DT__NOPR},
+    {"dt_matmul", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul)},
+    {"dt_mm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul)},
+    {"dt_bmm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul)},
+    {"dt_addmm", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mm3)},
+    {"dt_linear", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mm3)},
+    {"dt_dot", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul)},
+    {"dt_softmax", DT__F_SOFTMAX, 1, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
+    {"dt_log_softmax", DT__F_SOFTMAX, 1, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
+    {"dt_layer_norm", DT__F_NORM, 3, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
+    {"dt_rms_norm", DT__F_NORM, 2, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
+    {"dt_transpose", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
+    {"dt_permute", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
+    {"dt_squeeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
+    {"dt_unsqueeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
+    {"dt_reshape", DT__F_RESHAPE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
+    {"dt_narrow", DT__F_NARROW, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
+    {"dt_cat", DT__F_CAT, 0, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
+    {"dt_stack", DT__F_CAT, 0, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
+    {"dt_embedding", DT__F_EMBED, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__NOPR},
+    {"dt_cross_entropy", DT__F_XENT, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__NOPR},
+};
+#undef DT__UN
+
+/* >>propagate -------------------------------------------------------------
+   Picks one combination per mesh dim: the one whose input redistributions
+   cost least under an alpha-beta model (the comm's alpha and beta; the
+   bytes a rank holds, computed from the global shape so that every rank
+   computes the same number); local changes (Replicate -> Shard or ->
+   Partial) cost a hundredth of moving the bytes, so a combination that
+   moves nothing wins and one that only slices beats one that communicates;
+   ties go to the earlier combination. The choice depends only on the op,
+   the input specs and the static args, so it is cached per mesh in a
+   direct-mapped table of DT_OP_CACHE entries (a colliding entry is
+   replaced: bounded, cf. pytorch #178335). */
+
+typedef struct dt__in {         /* one input as an op sees it                      */
+    const dt_tensor *t;         /* NULL: an absent optional input (a bias)           */
+    const dt_tensor_desc *d;    /* t's desc, or `own` for a host scalar              */
+    dt_tensor_desc own;
+    const char *name;           /* the argument's name, for messages                 */
+} dt__in;
+
+typedef struct dt__call {
+    int op;
+    const dt__opdef *def;
+    const char *fn;
+    dt_mesh *m;
+    int nin;
+    dt__in in[DT__MAX_IN];
+    int8_t dmap[DT__MAX_IN][DT_MAX_DIMS];
+    int64_t inner[2][DT_MAX_DIMS]; /* reshape: elements below a group's first dim, in / out */
+    dt_tensor_desc out;            /* the result; placements from propagation            */
+    dt_tensor_desc out_public;     /* what the caller gets (norm2: Partial finished)      */
+    int64_t arg[DT__MAX_ARGS];     /* static args: part of the cache key                  */
+    int narg;
+    double a, b;                   /* scalar args: not part of the key                    */
+    int keep;                      /* axpy: the input whose spec the output keeps; -1      */
+    dt_placement want[DT__MAX_IN][DT_MAX_MESH_DIMS]; /* the chosen input placements      */
+    double cost;
+    int cached;
+} dt__call;
+
+#define DT__KEY_WORDS 48
+typedef struct dt__entry {
+    uint64_t key[DT__KEY_WORDS];
+    int nkey;                      /* 0: empty */
+    dt_tensor_desc out, out_public;
+    dt_placement want[DT__MAX_IN][DT_MAX_MESH_DIMS];
+    double cost;
+} dt__entry;
+
+typedef struct dt__opts {
+    int n;
+    dt_placement in[DT__MAX_OPTS][DT__MAX_IN];
+    dt_placement out[DT__MAX_OPTS];
+} dt__opts;
+
+static uint64_t dt__placement_bits(dt_placement p) {
+    return (uint64_t)p.kind | (uint64_t)p.reduce << 2 | (uint64_t)(p.dim & 15) << 4;
+}
+
+/* the cache key: op, static args, each input's dtype, rank, placements, shape.
+   0 words: too long to cache (e.g. cat of many high-rank tensors). */
+static int dt__key_build(const dt__call *c, uint64_t *w) {
+    int n = 0, i, j;
+    w[n++] = (uint64_t)c->op | (uint64_t)c->nin << 8 | (uint64_t)c->narg << 16 | (uint64_t)c->m->ndim << 24;
+    for (i = 0; i < c->narg; i++) w[n++] = (uint64_t)c->arg[i];
+    for (i = 0; i < c->nin; i++) {
+        const dt_tensor_desc *d = c->in[i].d;
+        uint64_t pl = 0;
+        if (n + 2 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
+        if (!d) { w[n++] = 0xffu; continue; }
+        for (j = 0; j < c->m->ndim; j++) {
+            if (j && j % 7 == 0) { w[n++] = pl; pl = 0; }
+            pl |= dt__placement_bits(d->placements[j]) << (8 * (j % 7));
+        }
+        w[n++] = pl;
+        w[n++] = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
+        for (j = 0; j < d->ndim; j++) w[n++] = (uint64_t)d->shape[j];
+    }
+    return n;
+}
+
+static uint64_t dt__key_hash(const uint64_t *w, int n) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    int i;
+    for (i = 0; i < n; i++) { h ^= w[i]; h *= 0xff51afd7ed558ccdull; h ^= h >> 32; }
+    return h;
+}
+
+/* ---- the rule: options on one mesh dim ---- */
+
+static void dt__opts_add(dt__opts *o, const dt__call *c, const dt_placement *in, dt_placement out) {
+    int i;
+    if (o->n >= DT__MAX_OPTS) return;
+    for (i = 0; i < c->nin; i++) o->in[o->n][i] = in[i];
+    o->out[o->n++] = out;
+}
+
+/* the input dim of input i that maps to code v, or -1 */
+static int dt__dim_with(const dt__call *c, int i, int v) {
+    int d;
+    if (!c->in[i].d) return -1;
+    for (d = 0; d < c->in[i].d->ndim; d++)
+        if (c->dmap[i][d] == v) return d;
+    return -1;
+}
+
+/* reshape keeps input dim d -> output dim j on a mesh dim of k ranks only if
+   every rank's elements stay where they are: equal chunk sizes in elements */
+static int dt__reshape_keeps(const dt__call *c, int d, int j, int k) {
+    int64_t nin = c->in[0].d->shape[d], nout = c->out.shape[j];
+    return ((nin + k - 1) / k) * c->inner[0][d] == ((nout + k - 1) / k) * c->inner[1][j];
+}
+
+static void dt__opts_shards(const dt__call *c, int mdim, dt__opts *o) {
+    dt_placement in[DT__MAX_IN];
+    int i, j, any;
+    for (j = 0; j < c->out.ndim; j++) {
+        memset(in, 0, sizeof in);
+        any = 0;
+        for (i = 0; i < c->nin; i++) {
+            int d = dt__dim_with(c, i, j);
+            if (d < 0) continue;
+            if (c->def->family == DT__F_RESHAPE && !dt__reshape_keeps(c, d, j, c->m->shape[mdim])) { any = -1; break; }
+            in[i] = dt_shard(d);
+            any = 1;
+        }
+        if (any == 1) dt__opts_add(o, c, in, dt_shard(j));
+    }
+}
+
+static void dt__opts_groups(const dt__call *c, dt__opts *o) {
+    dt_placement in[DT__MAX_IN];
+    int i, g, any;
+    if (c->def->reduce < 0) return;
+    for (g = 0; g < 8; g++) {
+        memset(in, 0, sizeof in);
+        any = 0;
+        for (i = 0; i < c->nin; i++) {
+            int d = dt__dim_with(c, i, DT__D_GROUP(g));
+            if (d >= 0) { in[i] = dt_shard(d); any = 1; }
+            else if (c->in[i].d && c->def->family == DT__F_MATMUL) in[i] = dt_partial(DT_SUM); /* bias, addmm's c */
+        }
+        if (any) dt__opts_add(o, c, in, dt_partial((dt_reduce)c->def->reduce));
+    }
+}
+
+static void dt__opts_partial(const dt__call *c, dt__opts *o) {
+    dt_placement in[DT__MAX_IN];
+    const dt__opdef *f = c->def;
+    int i, k, r;
+    if (f->family == DT__F_UNARY) {
+        for (k = 0; k < 4; k++) {
+            in[0] = dt_partial((dt_reduce)k);
+            if (f->flags & DT__TO_REP) dt__opts_add(o, c, in, dt_replicate());
+            else if (f->pmap[k] >= 0) dt__opts_add(o, c, in, dt_partial((dt_reduce)f->pmap[k]));
+        }
+        return;
+    }
+    if (f->flags & DT__PASS_ALL) {
+        for (k = 0; k < 4; k++) {
+            for (i = 0; i < c->nin; i++) in[i] = dt_partial((dt_reduce)k);
+            dt__opts_add(o, c, in, dt_partial((dt_reduce)k));
+        }
+        return;
+    }
+    for (r = 0; r < f->nprules; r++) {
+        for (i = 0; i < c->nin; i++) {
+            int8_t v = i < 3 ? f->prules[r].in[i] : -1;
+            in[i] = v < 0 ? dt_replicate() : dt_partial((dt_reduce)v);
+        }
+        dt__opts_add(o, c, in, dt_partial((dt_reduce)f->prules[r].out));
+    }
+}
+
+static void dt__opts_build(const dt__call *c, int mdim, dt__opts *o) {
+    dt_placement in[DT__MAX_IN];
+    int i;
+    o->n = 0;
+    memset(in, 0, sizeof in);
+    dt__opts_add(o, c, in, dt_replicate());
+    dt__opts_shards(c, mdim, o);
+    dt__opts_groups(c, o);
+    if (c->def->family == DT__F_XENT) { /* class-sharded logits: statistics allreduced in the kernel */
+        in[0] = dt_shard(1);
+        dt__opts_add(o, c, in, dt_replicate());
+    }
+    dt__opts_partial(c, o);
+    for (i = 0; i < c->nin; i++) /* absent inputs take no part */
+        if (!c->in[i].d) { int k; for (k = 0; k < o->n; k++) o->in[k][i] = dt_replicate(); }
+}
+
+/* ---- cost ---- */
+
+static double dt__rank_bytes(const dt_mesh *m, const dt_tensor_desc *d) {
+    double b = (double)dt_dtype_size(d->dtype);
+    int i;
+    for (i = 0; i < d->ndim; i++) b *= (double)d->shape[i];
+    for (i = 0; i < m->ndim; i++)
+        if (d->placements[i].kind == DT_SHARD) b /= m->shape[i];
+    return b;
+}
+
+static double dt__move_cost(const dt_mesh *m, int mdim, double bytes, dt_placement from, dt_placement to) {
+    double alpha = m->comm->be.alpha > 0 ? m->comm->be.alpha : 5e-6;
+    double beta = m->comm->be.beta > 0 ? m->comm->be.beta : 2e-10;
+    double k = m->shape[mdim], local = 0.01 * beta * bytes, B = bytes * beta;
+    if (dt__placement_eq(from, to)) return 0;
+    if (k == 1) return local;
+    if (from.kind == DT_REPLICATE) return local;                          /* slice, or keep on one */
+    if (from.kind == DT_SHARD && to.kind == DT_SHARD) return alpha + B * (k - 1) / k;  /* all-to-all */
+    if (from.kind == DT_SHARD) return alpha + B * (k - 1) + (to.kind == DT_PARTIAL ? local * k : 0); /* allgather */
+    if (to.kind == DT_SHARD) return alpha + B * (k - 1) / k;              /* reduce-scatter */
+    return 2 * alpha + 2 * B * (k - 1) / k + (to.kind == DT_PARTIAL ? local : 0); /* allreduce */
+}
+
+/* choose per mesh dim; axpy keeps its y: only combinations that leave it alone */
+static void dt__choose(dt__call *c) {
+    dt__opts o;
+    double bytes[DT__MAX_IN];
+    int i, mdim, k;
+    c->cost = 0;
+    for (i = 0; i < c->nin; i++) bytes[i] = c->in[i].d ? dt__rank_bytes(c->m, c->in[i].d) : 0;
+    for (mdim = 0; mdim < c->m->ndim; mdim++) {
+        int best = -1;
+        double best_cost = 0;
+        dt__opts_build(c, mdim, &o);
+        for (k = 0; k < o.n; k++) {
+            double cost = 0;
+            if (c->keep >= 0 && (!dt__placement_eq(o.in[k][c->keep], c->in[c->keep].d->placements[mdim]) ||
+                                 !dt__placement_eq(o.out[k], c->in[c->keep].d->placements[mdim])))
+                continue;
+            for (i = 0; i < c->nin; i++)
+                if (c->in[i].d) cost += dt__move_cost(c->m, mdim, bytes[i], c->in[i].d->placements[mdim], o.in[k][i]);
+            if (best < 0 || cost < best_cost) { best = k; best_cost = cost; }
+        }
+        DT_ASSERT(best >= 0); /* all-Replicate is always there; axpy's y always has its own */
+        for (i = 0; i < c->nin; i++) c->want[i][mdim] = o.in[best][i];
+        c->out.placements[mdim] = o.out[best];
+        c->cost += best_cost;
+    }
+}
+
+/* reshape splits an input dim on one mesh dim at most (the chunk check above
+   is for one level of splitting) */
+static void dt__fix_nested(dt__call *c) {
+    int a, b;
+    if (c->def->family != DT__F_RESHAPE) return;
+    for (a = 0; a < c->m->ndim; a++)
+        for (b = a + 1; b < c->m->ndim; b++)
+            if (c->want[0][b].kind == DT_SHARD && dt__placement_eq(c->want[0][a], c->want[0][b])) {
+                c->want[0][b] = dt_replicate();
+                c->out.placements[b] = dt_replicate();
+            }
+}
+
+/* norm2 reduces its sums of squares before the sqrt: the caller sees Replicate */
+static void dt__public_out(dt__call *c) {
+    int i;
+    c->out_public = c->out;
+    if (c->op == DT__OP_NORM2)
+        for (i = 0; i < c->m->ndim; i++)
+            if (c->out.placements[i].kind == DT_PARTIAL) c->out_public.placements[i] = dt_replicate();
+}
+
+static int dt__log_ops(void) {
+    static int on = -1;
+    if (on < 0) {
+        const char *s = getenv("DTENSOR_LOG");
+        on = s && strstr(s, "ops") != NULL;
+    }
+    return on;
+}
+
+static void dt__explain_line(const dt__call *c, FILE *f) {
+    char a[160], b[160], sh[160];
+    int i;
+    fprintf(f, "%s:", c->def->name);
+    for (i = 0; i < c->nin; i++) {
+        const dt_tensor_desc *d = c->in[i].d;
+        if (!d) continue;
+        dt__placements_str(d->placements, c->m->ndim, a, sizeof a);
+        dt__placements_str(c->want[i], c->m->ndim, b, sizeof b);
+        fprintf(f, " %s %s%s %s", c->in[i].name, dt_dtype_name(d->dtype), dt__shape_str(d->shape, d->ndim, sh, sizeof sh), a);
+        if (!dt__placements_eq(d->placements, c->want[i], c->m->ndim)) fprintf(f, " -> %s", b);
+        fprintf(f, ";");
+    }
+    fprintf(f, " out %s%s %s; cost %.3g s%s\n", dt_dtype_name(c->out_public.dtype),
+            dt__shape_str(c->out_public.shape, c->out_public.ndim, sh, sizeof sh),
+            dt__placements_str(c->out_public.placements, c->m->ndim, a, sizeof a), c->cost,
+            c->cached ? " (cached)" : "");
+}
+
+/* the strategy of call c: from the cache, or from the family's checker
+   (shapes, the dim map) and the rule; errors are never cached */
+static dt_status dt__propagate(dt__call *c, dt_status (*check)(dt__call *)) {
+    uint64_t key[DT__KEY_WORDS];
+    dt_mesh *m = c->m;
+    dt__entry *e = NULL;
+    dt_status st;
+    int n = dt__key_build(c, key);
+    if (n) {
+        if (!m->ops) {
+            size_t bytes = (size_t)DT_OP_CACHE * sizeof(dt__entry);
+            if (dt__alloc(c->fn, bytes, (void **)&m->ops) == DT_OK) memset(m->ops, 0, bytes);
+        }
+        if (m->ops) e = &m->ops[dt__key_hash(key, n) % DT_OP_CACHE];
+    }
+    c->cached = e && e->nkey == n && !memcmp(e->key, key, (size_t)n * sizeof key[0]);
+    if (c->cached) {
+        c->out = e->out;
+        c->out_public = e->out_public;
+        memcpy(c->want, e->want, sizeof c->want);
+        c->cost = e->cost;
+    } else {
+        if ((st = check(c))) return st;
+        dt__choose(c);
+        dt__fix_nested(c);
+        dt__public_out(c);
+        if (e) {
+            if (!e->nkey) m->ops_count++;
+            memcpy(e->key, key, (size_t)n * sizeof key[0]);
+            e->nkey = n;
+            e->out = c->out;
+            e->out_public = c->out_public;
+            memcpy(e->want, c->want, sizeof c->want);
+            e->cost = c->cost;
+        }
+    }
+    if (m->explain) dt__explain_line(c, m->explain);
+    if (m->rank == 0 && dt__log_ops()) dt__explain_line(c, stderr);
+    return DT_OK;
+}
+
+DT_API dt_status dt_explain(dt_mesh *m, FILE *f) {
+    if (!m) return dt__fail(DT_ERR_ARG, "dt_explain: mesh is NULL");
+    m->explain = f;
+    return DT_OK;
+}
+
+DT_API int dt_mesh_op_cache_count(const dt_mesh *m) { return m ? m->ops_count : 0; }
+
+/* >>ops -------------------------------------------------------------------
+   Each public op fills a dt__call (inputs, static args, scalars) and hands
+   it to dt__dispatch with its family's checker: propagate (cached), make or
+   reuse *out, move the inputs that must move into the mesh's input slots,
+   run the family's local kernel on the local blocks. */
+
+static dt_status dt__call_init(dt__call *c, int op, const char *fn) {
+    c->op = op;
+    c->def = &dt__op_table[op];
+    c->fn = fn;
+    c->m = NULL;
+    c->nin = 0;
+    c->narg = 0;
+    c->a = c->b = 0;
+    c->keep = -1;
+    return DT_OK;
+}
+
+static void dt__call_arg(dt__call *c, int64_t v) { c->arg[c->narg++] = v; }
+
+/* add input t (may be NULL when `optional`) */
+static dt_status dt__call_in(dt__call *c, const dt_tensor *t, const char *name, int optional) {
+    dt__in *in = &c->in[c->nin++];
+    in->t = t;
+    in->name = name;
+    in->d = t ? &t->desc : NULL;
+    if (!t && !optional) return dt__fail(DT_ERR_ARG, "%s: %s is NULL", c->fn, name);
+    return DT_OK;
+}
+
+/* all inputs on one mesh; a 0-d tensor from another mesh is a replicated scalar */
+static dt_status dt__call_mesh(dt__call *c) {
+    int i, first = -1;
+    for (i = 0; i < c->nin && first < 0; i++)
+        if (c->in[i].t && c->in[i].t->desc.ndim > 0) first = i;
+    for (i = 0; i < c->nin && first < 0; i++)
+        if (c->in[i].t) first = i;
+    c->m = c->in[first].t->mesh;
+    for (i = 0; i < c->nin; i++) {
+        dt__in *in = &c->in[i];
+        int k;
+        if (!in->t || in->t->mesh == c->m) continue;
+        if (in->t->desc.ndim != 0)
+            return dt__fail(DT_ERR_MESH, "%s: %s and %s live on different meshes (only a 0-d tensor may come from "
+                            "another mesh, as a replicated scalar)", c->fn, c->in[first].name, in->name);
+        for (k = 0; k < in->t->mesh->ndim; k++)
+            if (in->t->desc.placements[k].kind == DT_PARTIAL)
+                return dt__fail(DT_ERR_PLACEMENT, "%s: the scalar %s from another mesh is Partial on it; reduce it "
+                                "first", c->fn, in->name);
+        if (!in->t->data)
+            return dt__fail(DT_ERR_MESH, "%s: the scalar %s from another mesh has no value on this rank", c->fn,
+                            in->name);
+        in->own = in->t->desc;
+        memset(in->own.placements, 0, sizeof in->own.placements);
+        in->d = &in->own;
+    }
+    return DT_OK;
+}
+
+static dt_status dt__same_dtype(const dt__call *c, int i, int j) {
+    if (!c->in[i].d || !c->in[j].d || c->in[i].d->dtype == c->in[j].d->dtype) return DT_OK;
+    return dt__fail(DT_ERR_DTYPE, "%s: %s is %s but %s is %s (convert one with dt_cast)", c->fn, c->in[i].name,
+                    dt_dtype_name(c->in[i].d->dtype), c->in[j].name, dt_dtype_name(c->in[j].d->dtype));
+}
+
+static int dt__is_float(dt_dtype t) { return t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16; }
+
+/* inputs present, on one mesh, one dtype, allowed by the op */
+static dt_status dt__call_check(dt__call *c) {
+    dt_status st;
+    int i;
+    if ((st = dt__call_mesh(c))) return st;
+    for (i = 1; i < c->nin; i++)
+        if (c->def->family != DT__F_EMBED && c->def->family != DT__F_XENT && (st = dt__same_dtype(c, 0, i))) return st;
+    if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
+        return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is defined for floating-point tensors", c->fn,
+                        c->in[0].name, dt_dtype_name(c->in[0].d->dtype));
+    return DT_OK;
+}
+
+static dt_status dt__norm_dim(const dt__call *c, const char *what, int dim, int ndim, int *out) {
+    int d = dim < 0 ? dim + ndim : dim;
+    if (d < 0 || d >= ndim)
+        return dt__fail(DT_ERR_SHAPE, "%s: %s = %d is out of range for a %d-d tensor", c->fn, what, dim, ndim);
+    *out = d;
+    return DT_OK;
+}
+
+static void dt__out_like(dt__call *c, const dt_tensor_desc *d) {
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = d->dtype;
+    c->out.ndim = d->ndim;
+    memcpy(c->out.shape, d->shape, sizeof c->out.shape);
+}
+
+static void dt__map_identity(dt__call *c, int i) {
+    int d;
+    for (d = 0; d < c->in[i].d->ndim; d++) c->dmap[i][d] = (int8_t)d;
+}
+
+/* ---- checkers: the result's shape and the dim map ---- */
+
+static dt_status dt__check_unary(dt__call *c) {
+    dt__out_like(c, c->in[0].d);
+    if (c->op == DT__OP_CAST) c->out.dtype = (dt_dtype)c->arg[0];
+    dt__map_identity(c, 0);
+    return DT_OK;
+}
+
+static dt_status dt__check_binary(dt__call *c) {
+    const dt_tensor_desc *a = c->in[0].d, *b = c->in[1].d;
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim, j;
+    char sa[160], sb[160];
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = a->dtype;
+    c->out.ndim = n;
+    for (j = 0; j < n; j++) {
+        int da = j - (n - a->ndim), db = j - (n - b->ndim);
+        int64_t ea = da >= 0 ? a->shape[da] : 1, eb = db >= 0 ? b->shape[db] : 1;
+        if (ea != eb && ea != 1 && eb != 1)
+            return dt__fail(DT_ERR_SHAPE, "%s: %s %s and %s %s do not broadcast (dim %d: %lld vs %lld)", c->fn,
+                            c->in[0].name, dt__shape_str(a->shape, a->ndim, sa, sizeof sa), c->in[1].name,
+                            dt__shape_str(b->shape, b->ndim, sb, sizeof sb), j, (long long)ea, (long long)eb);
+        c->out.shape[j] = ea == 1 ? eb : ea;
+        if (da >= 0) c->dmap[0][da] = (int8_t)(ea == c->out.shape[j] ? j : DT__D_FIXED);
+        if (db >= 0) c->dmap[1][db] = (int8_t)(eb == c->out.shape[j] ? j : DT__D_FIXED);
+    }
+    if (c->keep >= 0 && memcmp(c->out.shape, c->in[c->keep].d->shape, (size_t)n * sizeof(int64_t)))
+        return dt__fail(DT_ERR_SHAPE, "%s: %s %s does not broadcast to y %s", c->fn, c->in[0].name,
+                        dt__shape_str(a->shape, a->ndim, sa, sizeof sa), dt__shape_str(b->shape, b->ndim, sb, sizeof sb));
+    return DT_OK;
+}
+
+/* arg[0]: the mask of reduced dims, arg[1]: keepdim */
+static dt_status dt__check_reduce(dt__call *c) {
+    const dt_tensor_desc *x = c->in[0].d;
+    unsigned mask = (unsigned)c->arg[0];
+    int d, j = 0, g = 0;
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = c->op == DT__OP_ARGMAX ? DT_I64 : x->dtype;
+    for (d = 0; d < x->ndim; d++) {
+        if (mask >> d & 1u) {
+            c->dmap[0][d] = (int8_t)(c->def->reduce < 0 ? DT__D_FIXED : DT__D_GROUP(g));
+            g++;
+            if (c->arg[1]) c->out.shape[j++] = 1;
+        } else {
+            c->dmap[0][d] = (int8_t)j;
+            c->out.shape[j++] = x->shape[d];
+        }
+    }
+    c->out.ndim = j;
+    if (c->op == DT__OP_ARGMAX && x->ndim) {
+        size_t n = 1;
+        for (d = 0; d < x->ndim; d++)
+            if (mask >> d & 1u) n *= (size_t)x->shape[d];
+        if (!n) return dt__fail(DT_ERR_SHAPE, "dt_argmax: the reduced dims of x are empty");
+    }
+    return DT_OK;
+}
+
+static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int ndims, const int *dims, int keepdim,
+                                 dt__call *c) {
+    dt_status st;
+    unsigned mask = 0;
+    int i, d;
+    dt__call_init(c, op, fn);
+    if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
+    if (ndims < 0) return dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims);
+    if (ndims > 0 && !dims) return dt__fail(DT_ERR_ARG, "%s: dims is NULL with ndims = %d", fn, ndims);
+    if (op == DT__OP_ARGMAX && ndims > 1)
+        return dt__fail(DT_ERR_ARG, "dt_argmax: ndims = %d; argmax takes one dim or all (0)", ndims);
+    for (i = 0; i < ndims; i++) {
+        if ((st = dt__norm_dim(c, "dims[i]", dims[i], x->desc.ndim, &d))) return st;
+        if (mask >> d & 1u) return dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn, dims[i]);
+        mask |= 1u << d;
+    }
+    if (ndims == 0 || !dims) mask = (1u << x->desc.ndim) - 1u;
+    dt__call_arg(c, (int64_t)mask);
+    dt__call_arg(c, keepdim != 0);
+    return DT_OK;
+}
+
+/* matmul family. arg[0]: 1 when b is a linear weight [out,in] (used transposed).
+   a: [...,m,k] or [k]; b: [...,k,n] or [k]; c (addmm) broadcasts to [m,n];
+   bias (linear) is [n]. Batch dims broadcast. */
+static dt_status dt__check_matmul(dt__call *c) {
+    const dt_tensor_desc *a = c->in[0].d, *b = c->in[1].d;
+    int wt = (int)c->arg[0], na = a->ndim, nb = b->ndim, ba, bb, nbatch, j, ka, kb;
+    int64_t K1, K2;
+    char s1[160], s2[160];
+    if (na < 1 || nb < 1 || (wt && nb != 2))
+        return dt__fail(DT_ERR_SHAPE, "%s: %s is %d-d and %s is %d-d; %s", c->fn, c->in[0].name, na, c->in[1].name, nb,
+                        wt ? "the weight must be 2-D [out, in]" : "both need at least 1 dim");
+    ka = na - 1;
+    kb = wt ? 1 : (nb == 1 ? 0 : nb - 2);
+    K1 = a->shape[ka];
+    K2 = b->shape[kb];
+    if (K1 != K2)
+        return dt__fail(DT_ERR_SHAPE, "%s: inner dims differ: %s %s has %lld, %s %s has %lld", c->fn, c->in[0].name,
+                        dt__shape_str(a->shape, na, s1, sizeof s1), (long long)K1, c->in[1].name,
+                        dt__shape_str(b->shape, nb, s2, sizeof s2), (long long)K2);
+    ba = na >= 2 ? na - 2 : 0;
+    bb = wt || nb < 2 ? 0 : nb - 2;
+    nbatch = ba > bb ? ba : bb;
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = a->dtype;
+    for (j = 0; j < nbatch; j++) {
+        int da = j - (nbatch - ba), db = j - (nbatch - bb);
+        int64_t ea = da >= 0 ? a->shape[da] : 1, eb = db >= 0 ? b->shape[db] : 1;
+        if (ea != eb && ea != 1 && eb != 1)
+            return dt__fail(DT_ERR_SHAPE, "%s: batch dims of %s %s and %s %s do not broadcast", c->fn, c->in[0].name,
+                            dt__shape_str(a->shape, na, s1, sizeof s1), c->in[1].name,
+                            dt__shape_str(b->shape, nb, s2, sizeof s2));
+        c->out.shape[j] = ea == 1 ? eb : ea;
+        if (da >= 0) c->dmap[0][da] = (int8_t)(ea == c->out.shape[j] ? j : DT__D_FIXED);
+        if (db >= 0) c->dmap[1][db] = (int8_t)(eb == c->out.shape[j] ? j : DT__D_FIXED);
+    }
+    j = nbatch;
+    if (na >= 2) { c->dmap[0][na - 2] = (int8_t)j; c->out.shape[j++] = a->shape[na - 2]; }
+    c->dmap[0][ka] = (int8_t)DT__D_GROUP(0);
+    c->dmap[1][kb] = (int8_t)DT__D_GROUP(0);
+    if (wt) { c->dmap[1][0] = (int8_t)j; c->out.shape[j++] = b->shape[0]; }
+    else if (nb >= 2) { c->dmap[1][nb - 1] = (int8_t)j; c->out.shape[j++] = b->shape[nb - 1]; }
+    c->out.ndim = j;
+    if (c->nin > 2 && c->in[2].d) { /* bias / addmm's c: broadcast against the result's last two dims */
+        const dt_tensor_desc *e = c->in[2].d;
+        int n = c->out.ndim, d;
+        if (e->ndim > (n < 2 ? n : 2) || (wt && e->ndim != 1))
+            return dt__fail(DT_ERR_SHAPE, "%s: %s %s does not broadcast to the result %s", c->fn, c->in[2].name,
+                            dt__shape_str(e->shape, e->ndim, s1, sizeof s1),
+                            dt__shape_str(c->out.shape, n, s2, sizeof s2));
+        for (d = 0; d < e->ndim; d++) {
+            int jo = n - e->ndim + d;
+            if (e->shape[d] != c->out.shape[jo] && e->shape[d] != 1)
+                return dt__fail(DT_ERR_SHAPE, "%s: %s %s does not broadcast to the result %s", c->fn, c->in[2].name,
+                                dt__shape_str(e->shape, e->ndim, s1, sizeof s1),
+                                dt__shape_str(c->out.shape, n, s2, sizeof s2));
+            c->dmap[2][d] = (int8_t)(e->shape[d] == c->out.shape[jo] ? jo : DT__D_FIXED);
+        }
+    }
+    return DT_OK;
+}
+
+/* arg[0]: the dim (softmax) */
+static dt_status dt__check_softmax(dt__call *c) {
+    dt__out_like(c, c->in[0].d);
+    dt__map_identity(c, 0);
+    c->dmap[0][c->arg[0]] = DT__D_FIXED;
+    return DT_OK;
+}
+
+static dt_status dt__check_norm(dt__call *c) {
+    const dt_tensor_desc *x = c->in[0].d;
+    int i, last = x->ndim - 1;
+    if (x->ndim < 1) return dt__fail(DT_ERR_SHAPE, "%s: x is 0-d; it normalises along the last dim", c->fn);
+    for (i = 1; i < c->nin; i++) {
+        const dt_tensor_desc *w = c->in[i].d;
+        if (w && (w->ndim != 1 || w->shape[0] != x->shape[last]))
+            return dt__fail(DT_ERR_SHAPE, "%s: %s must be 1-D of size %lld (x's last dim)", c->fn, c->in[i].name,
+                            (long long)x->shape[last]);
+        if (w) c->dmap[i][0] = DT__D_FIXED;
+    }
+    dt__out_like(c, x);
+    dt__map_identity(c, 0);
+    c->dmap[0][last] = DT__D_FIXED;
+    return DT_OK;
+}
+
+/* transpose/permute: arg[0..ndim) the permutation. squeeze: arg[0] the dim
+   (-1: nothing to squeeze). unsqueeze: arg[0] the new dim. */
+static dt_status dt__check_permute(dt__call *c) {
+    const dt_tensor_desc *x = c->in[0].d;
+    int d, j;
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = x->dtype;
+    if (c->op == DT__OP_SQUEEZE || c->op == DT__OP_UNSQUEEZE) {
+        int at = (int)c->arg[0], sq = c->op == DT__OP_SQUEEZE;
+        for (d = 0, j = 0; d < x->ndim; d++) {
+            if (sq && d == at) { c->dmap[0][d] = DT__D_FIXED; continue; }
+            if (!sq && j == at) c->out.shape[j++] = 1;
+            c->dmap[0][d] = (int8_t)j;
+            c->out.shape[j++] = x->shape[d];
+        }
+        if (!sq && j == at) c->out.shape[j++] = 1;
+        c->out.ndim = j;
+        return DT_OK;
+    }
+    c->out.ndim = x->ndim;
+    for (j = 0; j < x->ndim; j++) {
+        c->out.shape[j] = x->shape[c->arg[j]];
+        c->dmap[0][c->arg[j]] = (int8_t)j;
+    }
+    return DT_OK;
+}
+
+/* reshape: arg[0..n) the new shape (resolved). Dims group into runs with
+   equal products; a group's first non-1 input dim may stay sharded as the
+   group's first non-1 output dim (if the chunks line up, >>propagate). */
+static dt_status dt__check_reshape(dt__call *c) {
+    const dt_tensor_desc *x = c->in[0].d;
+    int n = c->narg, i = 0, j = 0, d;
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = x->dtype;
+    c->out.ndim = n;
+    for (d = 0; d < n; d++) c->out.shape[d] = c->arg[d];
+    for (d = 0; d < x->ndim; d++) c->dmap[0][d] = DT__D_FIXED;
+    while (i < x->ndim && j < n) {
+        int i0 = i, j0 = j, fi, fj;
+        int64_t pi = x->shape[i++], pj = c->out.shape[j++];
+        if (pi == 0 || pj == 0) break; /* empty: nothing keeps a shard */
+        while (pi != pj) {
+            if (pi < pj && i < x->ndim) pi *= x->shape[i++];
+            else if (j < n) pj *= c->out.shape[j++];
+            else break;
+        }
+        while (i < x->ndim && x->shape[i] == 1 && (j >= n || c->out.shape[j] != 1)) i++;
+        for (fi = i0; fi < i && x->shape[fi] == 1; fi++) {}
+        for (fj = j0; fj < j && c->out.shape[fj] == 1; fj++) {}
+        if (fi < i && fj < j) {
+            c->dmap[0][fi] = (int8_t)fj;
+            c->inner[0][fi] = pi / x->shape[fi];
+            c->inner[1][fj] = pj / c->out.shape[fj];
+        }
+    }
+    return DT_OK;
+}
+
+/* narrow: arg = dim, start, length */
+static dt_status dt__check_narrow(dt__call *c) {
+    dt__out_like(c, c->in[0].d);
+    c->out.shape[c->arg[0]] = c->arg[2];
+    dt__map_identity(c, 0);
+    c->dmap[0][c->arg[0]] = DT__D_FIXED;
+    return DT_OK;
+}
+
+/* cat (arg[0] the dim) / stack (arg[0] the new dim) */
+static dt_status dt__check_cat(dt__call *c) {
+    const dt_tensor_desc *x = c->in[0].d;
+    int dim = (int)c->arg[0], stack = c->op == DT__OP_STACK, i, d;
+    char s1[160], s2[160];
+    for (i = 1; i < c->nin; i++) {
+        const dt_tensor_desc *y = c->in[i].d;
+        int bad = y->ndim != x->ndim;
+        for (d = 0; d < x->ndim && !bad; d++) bad = (stack || d != dim) && y->shape[d] != x->shape[d];
+        if (bad)
+            return dt__fail(DT_ERR_SHAPE, "%s: xs[%d] %s does not match xs[0] %s%s", c->fn, i,
+                            dt__shape_str(y->shape, y->ndim, s1, sizeof s1), dt__shape_str(x->shape, x->ndim, s2, sizeof s2),
+                            stack ? "" : " outside the cat dim");
+    }
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = x->dtype;
+    c->out.ndim = x->ndim + stack;
+    for (d = 0; d < c->out.ndim; d++) {
+        int src = stack && d > dim ? d - 1 : d;
+        c->out.shape[d] = stack && d == dim ? c->nin : x->shape[src];
+    }
+    if (!stack) {
+        c->out.shape[dim] = 0;
+        for (i = 0; i < c->nin; i++) c->out.shape[dim] += c->in[i].d->shape[dim];
+    }
+    for (i = 0; i < c->nin; i++)
+        for (d = 0; d < x->ndim; d++)
+            c->dmap[i][d] = (int8_t)(stack ? (d >= dim ? d + 1 : d) : (d == dim ? DT__D_FIXED : d));
+    return DT_OK;
+}
+
+static dt_status dt__check_embed(dt__call *c) {
+    const dt_tensor_desc *w = c->in[0].d, *ix = c->in[1].d;
+    int d;
+    if (w->ndim != 2) return dt__fail(DT_ERR_SHAPE, "dt_embedding: table is %d-d, must be 2-D [V, D]", w->ndim);
+    if (ix->ndim + 1 > DT_MAX_DIMS)
+        return dt__fail(DT_ERR_SHAPE, "dt_embedding: idx is %d-d; the result would exceed DT_MAX_DIMS", ix->ndim);
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = w->dtype;
+    c->out.ndim = ix->ndim + 1;
+    for (d = 0; d < ix->ndim; d++) { c->out.shape[d] = ix->shape[d]; c->dmap[1][d] = (int8_t)d; }
+    c->out.shape[ix->ndim] = w->shape[1];
+    c->dmap[0][0] = (int8_t)DT__D_GROUP(0);
+    c->dmap[0][1] = (int8_t)ix->ndim;
+    return DT_OK;
+}
+
+static dt_status dt__check_xent(dt__call *c) {
+    const dt_tensor_desc *x = c->in[0].d, *t = c->in[1].d;
+    if (x->ndim != 2 || t->ndim != 1 || t->shape[0] != x->shape[0])
+        return dt__fail(DT_ERR_SHAPE, "dt_cross_entropy: logits must be [N, C] and target [N] (got %d-d and %d-d)",
+                        x->ndim, t->ndim);
+    if (x->shape[0] == 0) return dt__fail(DT_ERR_SHAPE, "dt_cross_entropy: N = 0 (the mean of nothing)");
+    memset(&c->out, 0, sizeof c->out);
+    c->out.dtype = x->dtype;
+    c->out.ndim = 0;
+    c->dmap[0][0] = (int8_t)DT__D_GROUP(0);
+    c->dmap[0][1] = DT__D_CLASS;
+    c->dmap[1][0] = (int8_t)DT__D_GROUP(0);
+    return DT_OK;
+}
+
+/* ---- running: move the inputs, then the family's kernel ---- */
+
+typedef struct dt__local { /* an input's block on this rank after the moves */
+    const void *data;
+    dt__box box;
+    int ndim;
+} dt__local;
+
+static void dt__strides(const int64_t *ext, int n, int64_t *st) {
+    int64_t s = 1;
+    int d;
+    for (d = n - 1; d >= 0; d--) { st[d] = s; s *= ext[d]; }
+}
+
+static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra) {
+    dt_mesh *m = c->m;
+    int i;
+    for (i = 0; i < c->nin; i++) {
+        const dt__in *in = &c->in[i];
+        const dt_tensor *t = in->t;
+        dt_status st;
+        size_t bytes;
+        void *buf;
+        loc[i].data = NULL;
+        loc[i].ndim = in->d ? in->d->ndim : 0;
+        if (!t) continue;
+        if (t->mesh != m || dt__placements_eq(t->desc.placements, c->want[i], m->ndim)) {
+            loc[i].data = t->data;
+            loc[i].box = t->box;
+            continue;
+        }
+        dt__layout_box(t->desc.ndim, t->desc.shape, m->ndim, m->shape, m->coord, c->want[i], &loc[i].box);
+        bytes = dt__box_numel(t->desc.ndim, &loc[i].box) * dt_dtype_size(t->desc.dtype);
+        if (i < 3) st = dt__scratch(m, DT__SCRATCH_IN0 + i, bytes, &buf);
+        else st = dt__alloc(c->fn, bytes ? bytes : 1, &buf), extra[i] = buf;
+        if (st) return st;
+        if ((st = dt__redistribute_into(t, c->want[i], buf))) return st;
+        loc[i].data = buf;
+    }
+    return DT_OK;
+}
+
+static size_t dt__prod(const int64_t *e, int from, int to) {
+    size_t p = 1;
+    int d;
+    for (d = from; d < to; d++) p *= (size_t)e[d];
+    return p;
+}
+
+static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor *o) {
+    const dt__kernels *k = dt__kern(0);
+    if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
+    else k->unary((dt__uop)c->def->kernel, o->desc.dtype, x->data, o->data, o->numel, c->a);
+    return DT_OK;
+}
+
+/* element strides of an operand aligned at the right of the result (0: broadcast) */
+static void dt__bcast_strides(const dt__local *x, const int64_t *oext, int n, int64_t *st) {
+    int64_t xs[DT_MAX_DIMS];
+    int j;
+    dt__strides(x->box.ext, x->ndim, xs);
+    for (j = 0; j < n; j++) {
+        int d = j - (n - x->ndim);
+        st[j] = d < 0 || (x->box.ext[d] == 1 && oext[j] != 1) ? 0 : xs[d];
+    }
+}
+
+static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    int64_t sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], one = 1, zero = 0;
+    int n = o->desc.ndim;
+    if (!o->numel) return DT_OK;
+    if (n == 0) {
+        dt__kern(0)->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &one, in[0].data, &zero, in[1].data, &zero,
+                            o->data, c->a);
+        return DT_OK;
+    }
+    dt__bcast_strides(&in[0], o->box.ext, n, sa);
+    dt__bcast_strides(&in[1], o->box.ext, n, sb);
+    dt__kern(0)->binary((dt__bop)c->def->kernel, o->desc.dtype, n, o->box.ext, in[0].data, sa, in[1].data, sb, o->data,
+                        c->a);
+    return DT_OK;
+}
+
+static double dt__reduced_count(const dt__call *c) {
+    const dt_tensor_desc *x = c->in[0].d;
+    double n = 1;
+    int d;
+    for (d = 0; d < x->ndim; d++)
+        if ((unsigned)c->arg[0] >> d & 1u) n *= (double)x->shape[d];
+    return n;
+}
+
+/* norm2: sums of squares, Partial where a reduced dim was sharded, are
+   reduced into the result, then the square root */
+static dt_status dt__run_reduce(const dt__call *c, const dt__local *x, dt_tensor *o) {
+    const dt__kernels *k = dt__kern(0);
+    dt_tensor part;
+    dt_status st;
+    void *buf;
+    double scale = c->op == DT__OP_MEAN ? 1.0 / dt__reduced_count(c) : 1.0;
+    if (c->op != DT__OP_NORM2 || dt__placements_eq(c->out.placements, c->out_public.placements, c->m->ndim)) {
+        k->reduce((dt__rop)c->def->kernel, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, o->data,
+                  scale);
+        if (c->op == DT__OP_NORM2) k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
+        return DT_OK;
+    }
+    part = *o;
+    part.desc = c->out;
+    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, o->bytes, &buf))) return st;
+    part.data = buf;
+    part.owns = 0;
+    k->reduce(DT__R_SUMSQ, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, buf, 1.0);
+    if ((st = dt__redistribute_into(&part, c->out_public.placements, o->data))) return st;
+    k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
+    return DT_OK;
+}
+
+/* a value of dtype t from a double (addmm's beta), through the kernel cast */
+static void dt__scalar_of(dt_dtype t, double v, void *out) { dt__kern(0)->cast(DT_F64, &v, t, out, 1); }
+
+static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    const dt__kernels *k = dt__kern(0);
+    const dt__local *a = &in[0], *b = &in[1];
+    dt_dtype t = o->desc.dtype;
+    size_t es = dt_dtype_size(t);
+    int wt = (int)c->arg[0], na = a->ndim, nb = b->ndim, nbatch = 0, j;
+    int64_t M = na >= 2 ? a->box.ext[na - 2] : 1, K = a->box.ext[na - 1];
+    int64_t N = wt ? b->box.ext[0] : (nb >= 2 ? b->box.ext[nb - 1] : 1);
+    int64_t rsb = wt ? 1 : N, csb = wt ? K : 1;
+    int64_t bext[DT_MAX_DIMS], sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], idx[DT_MAX_DIMS];
+    double beta = 0;
+    size_t nb_out, e;
+    dt__local av = *a, bv = *b;
+    dt_status st;
+    if (!o->numel) return DT_OK;
+    /* batch dims: the result's dims before m, n */
+    nbatch = o->desc.ndim - (na >= 2) - (wt || nb >= 2);
+    for (j = 0; j < nbatch; j++) bext[j] = o->box.ext[j];
+    av.ndim = na >= 2 ? na - 2 : 0;
+    bv.ndim = wt || nb < 2 ? 0 : nb - 2;
+    dt__bcast_strides(&av, bext, nbatch, sa);
+    dt__bcast_strides(&bv, bext, nbatch, sb);
+    for (j = 0; j < nbatch; j++) { sa[j] *= M * K; sb[j] *= K * N; }
+    if (c->nin > 2 && in[2].data) { /* start from the bias / beta*c, then accumulate */
+        int64_t oe[2], sc[2], zero[2] = {0, 0}, rows = (int64_t)(o->numel / (size_t)(M * N));
+        char bs[16];
+        dt__local cv = in[2];
+        oe[0] = M; oe[1] = N;
+        dt__bcast_strides(&cv, oe, 2, sc);
+        dt__scalar_of(t, c->op == DT__OP_ADDMM ? c->b : 1.0, bs);
+        for (e = 0; e < (size_t)rows; e++)
+            k->binary(DT__B_MUL, t, 2, oe, cv.data, sc, bs, zero, (char *)o->data + e * (size_t)(M * N) * es, 0);
+        beta = 1;
+    }
+    nb_out = dt__prod(o->box.ext, 0, nbatch);
+    for (j = 0; j < nbatch; j++) idx[j] = 0;
+    for (e = 0; e < nb_out; e++) {
+        int64_t oa = 0, ob = 0;
+        for (j = 0; j < nbatch; j++) { oa += idx[j] * sa[j]; ob += idx[j] * sb[j]; }
+        st = k->gemm(t, M, N, K, c->op == DT__OP_ADDMM ? c->a : 1.0, (const char *)a->data + (size_t)oa * es, K, 1,
+                     (const char *)b->data + (size_t)ob * es, rsb, csb, beta, (char *)o->data + e * (size_t)(M * N) * es,
+                     N, 1);
+        if (st) return st;
+        for (j = nbatch - 1; j >= 0; j--) {
+            if (++idx[j] < bext[j]) break;
+            idx[j] = 0;
+        }
+    }
+    return DT_OK;
+}
+
+static dt_status dt__run_softmax(const dt__call *c, const dt__local *x, dt_tensor *o) {
+    int d = (int)c->arg[0];
+    dt__kern(0)->softmax(o->desc.dtype, x->data, o->data, dt__prod(x->box.ext, 0, d), (size_t)x->box.ext[d],
+                         dt__prod(x->box.ext, d + 1, x->ndim), c->def->kernel);
+    return DT_OK;
+}
+
+static dt_status dt__run_norm(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    size_t n = (size_t)in[0].box.ext[in[0].ndim - 1];
+    if (!o->numel) return DT_OK;
+    dt__kern(0)->norm(o->desc.dtype, in[0].data, in[1].data, c->nin > 2 ? in[2].data : NULL, o->data, o->numel / n, n,
+                      c->a, c->def->kernel);
+    return DT_OK;
+}
+
+static dt_status dt__run_view(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    int perm[DT_MAX_DIMS], j;
+    size_t es = dt_dtype_size(o->desc.dtype);
+    if (!o->numel) return DT_OK;
+    if (c->def->family == DT__F_PERMUTE && c->def->kernel == 0) {
+        for (j = 0; j < in[0].ndim; j++) perm[j] = (int)c->arg[j];
+        dt__kern(0)->permute(es, in[0].ndim, in[0].box.ext, perm, in[0].data, o->data);
+    } else if (o->data != in[0].data) {
+        memcpy(o->data, in[0].data, o->bytes);
+    }
+    return DT_OK;
+}
+
+/* narrow, cat, stack: runs of `inner` bytes copied per outer index */
+static dt_status dt__run_narrow(const dt__call *c, const dt__local *x, dt_tensor *o) {
+    int d = (int)c->arg[0];
+    size_t es = dt_dtype_size(o->desc.dtype), outer = dt__prod(x->box.ext, 0, d), i;
+    size_t inner = dt__prod(x->box.ext, d + 1, x->ndim) * es, len = (size_t)c->arg[2] * inner;
+    const char *src = (const char *)x->data + (size_t)c->arg[1] * inner;
+    if (!o->numel) return DT_OK;
+    for (i = 0; i < outer; i++) memcpy((char *)o->data + i * len, src + i * (size_t)x->box.ext[d] * inner, len);
+    return DT_OK;
+}
+
+static dt_status dt__run_cat(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    int d = (int)c->arg[0], i;
+    size_t es = dt_dtype_size(o->desc.dtype), outer = dt__prod(in[0].box.ext, 0, d), r;
+    char *dst = (char *)o->data;
+    if (!o->numel) return DT_OK;
+    for (r = 0; r < outer; r++)
+        for (i = 0; i < c->nin; i++) {
+            size_t run = dt__prod(in[i].box.ext, d, in[i].ndim) * es; /* cat: this input's part of the dim */
+            if (!run) continue;
+            memcpy(dst, (const char *)in[i].data + r * run, run);
+            dst += run;
+        }
+    return DT_OK;
+}
+
+static dt_status dt__run_embed(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    if (!o->numel) return DT_OK;
+    dt__kern(0)->embedding(o->desc.dtype, in[0].data, in[0].box.lo[0], in[0].box.ext[0], in[0].box.ext[1],
+                           c->in[1].d->dtype, in[1].data, dt__box_numel(in[1].ndim, &in[1].box), o->data);
+    return DT_OK;
+}
+
+/* loss_parallel: per-row max, sum of exp and target logit are reduced over
+   the mesh dims that split the classes; rows are summed locally (Partial
+   where they are split) */
+static dt_status dt__run_xent(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    const dt__local *x = &in[0];
+    size_t rows = (size_t)x->box.ext[0], r;
+    double *buf, loss = 0;
+    dt_status st;
+    int i;
+    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, 3 * rows * sizeof(double) + 1, (void **)&buf))) return st;
+    dt__kern(0)->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1],
+                      c->in[1].d->dtype, in[1].data, NULL, buf, NULL, NULL);
+    for (i = 0; i < c->m->ndim; i++)
+        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
+            (st = dt__comm_allreduce(c->m->dim[i], buf, buf, rows, DT_F64, DT_MAX)))
+            return st;
+    dt__kern(0)->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1], c->in[1].d->dtype,
+                      in[1].data, buf, NULL, buf + rows, buf + 2 * rows);
+    for (i = 0; i < c->m->ndim; i++)
+        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
+            (st = dt__comm_allreduce(c->m->dim[i], buf + rows, buf + rows, 2 * rows, DT_F64, DT_SUM)))
+            return st;
+    for (r = 0; r < rows; r++) loss += log(buf[rows + r]) + buf[r] - buf[2 * rows + r];
+    dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], o->data);
+    return DT_OK;
+}
+
+static dt_status dt__run(const dt__call *c, dt_tensor *o) {
+    dt__local loc[DT__MAX_IN];
+    void *extra[DT__MAX_IN];
+    dt_status st;
+    int i;
+    if (c->m->rank < 0) return DT_OK;
+    memset(extra, 0, sizeof extra);
+    st = dt__move_inputs(c, loc, extra);
+    if (!st) switch (c->def->family) {
+        case DT__F_UNARY: st = dt__run_unary(c, &loc[0], o); break;
+        case DT__F_BINARY: st = dt__run_binary(c, loc, o); break;
+        case DT__F_REDUCE: st = dt__run_reduce(c, &loc[0], o); break;
+        case DT__F_MATMUL: st = dt__run_matmul(c, loc, o); break;
+        case DT__F_SOFTMAX: st = dt__run_softmax(c, &loc[0], o); break;
+        case DT__F_NORM: st = dt__run_norm(c, loc, o); break;
+        case DT__F_PERMUTE: case DT__F_RESHAPE: st = dt__run_view(c, loc, o); break;
+        case DT__F_NARROW: st = dt__run_narrow(c, &loc[0], o); break;
+        case DT__F_CAT: st = dt__run_cat(c, loc, o); break;
+        case DT__F_EMBED: st = dt__run_embed(c, loc, o); break;
+        default: st = dt__run_xent(c, loc, o); break;
+    }
+    for (i = 0; i < DT__MAX_IN; i++) DT_FREE(extra[i]);
+    return st;
+}
+
+/* *out: reuse it if it has the result's spec (error otherwise), else make one */
+static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor **o) {
+    dt_status st;
+    int i;
+    if (!*out) return dt__tensor_make(c->fn, c->m, &c->out_public, NULL, 0, o);
+    if ((st = dt__check_out(c->fn, *out, c->m, &c->out_public))) return st;
+    if (!(c->def->flags & DT__ELEMENTWISE) && (*out)->bytes)
+        for (i = 0; i < c->nin; i++)
+            if (c->in[i].t && c->in[i].t->data == (*out)->data)
+                return dt__fail(DT_ERR_ARG, "%s: *out is the input %s; this op cannot run in place", c->fn,
+                                c->in[i].name);
+    *o = *out;
+    return DT_OK;
+}
+
+static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_tensor **out) {
+    dt_tensor *o = NULL;
+    dt_status st;
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn);
+    if ((st = dt__propagate(c, check))) return st;
+    if ((st = dt__out_prepare(c, out, &o))) return st;
+    if ((st = dt__run(c, o))) {
+        if (o != *out) dt_tensor_destroy(o);
+        return st;
+    }
+    *out = o;
+    return DT_OK;
+}
+
+/* ---- the public ops ---- */
+
+static dt_status dt__unary(int op, const char *fn, const dt_tensor *x, double a, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    dt__call_init(&c, op, fn);
+    c.a = a;
+    if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
+    if (!dt__is_float(x->desc.dtype) && (op == DT__OP_SCALE || op == DT__OP_SCALE_NEG || op == DT__OP_SHIFT ||
+                                         op == DT__OP_FILL) && a != (double)(int64_t)a)
+        return dt__fail(DT_ERR_ARG, "%s: a = %g is not an integer, and x is %s", fn, a, dt_dtype_name(x->desc.dtype));
+    return dt__dispatch(&c, dt__check_unary, out);
+}
+
+#define DT__UNARY(fname, op) \
+    DT_API dt_status fname(const dt_tensor *x, dt_tensor **out) { return dt__unary(op, #fname, x, 0, out); }
+DT__UNARY(dt_neg, DT__OP_NEG)
+DT__UNARY(dt_abs, DT__OP_ABS)
+DT__UNARY(dt_exp, DT__OP_EXP)
+DT__UNARY(dt_log, DT__OP_LOG)
+DT__UNARY(dt_sqrt, DT__OP_SQRT)
+DT__UNARY(dt_rsqrt, DT__OP_RSQRT)
+DT__UNARY(dt_sin, DT__OP_SIN)
+DT__UNARY(dt_cos, DT__OP_COS)
+DT__UNARY(dt_tanh, DT__OP_TANH)
+DT__UNARY(dt_sigmoid, DT__OP_SIGMOID)
+DT__UNARY(dt_relu, DT__OP_RELU)
+DT__UNARY(dt_gelu, DT__OP_GELU)
+DT__UNARY(dt_silu, DT__OP_SILU)
+DT__UNARY(dt_copy, DT__OP_COPY)
+#undef DT__UNARY
+
+DT_API dt_status dt_scale(const dt_tensor *x, double a, dt_tensor **out) {
+    return dt__unary(a < 0 ? DT__OP_SCALE_NEG : DT__OP_SCALE, "dt_scale", x, a, out);
+}
+DT_API dt_status dt_shift(const dt_tensor *x, double a, dt_tensor **out) { return dt__unary(DT__OP_SHIFT, "dt_shift", x, a, out); }
+DT_API dt_status dt_pow(const dt_tensor *x, double p, dt_tensor **out) { return dt__unary(DT__OP_POW, "dt_pow", x, p, out); }
+DT_API dt_status dt_fill(const dt_tensor *x, double v, dt_tensor **out) { return dt__unary(DT__OP_FILL, "dt_fill", x, v, out); }
+
+DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    dt__call_init(&c, DT__OP_CAST, "dt_cast");
+    if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
+    if (!dt__dtype_valid(to)) return dt__fail(DT_ERR_DTYPE, "dt_cast: to = %d is not a dt_dtype", (int)to);
+    dt__call_arg(&c, (int64_t)to);
+    return dt__dispatch(&c, dt__check_unary, out);
+}
+
+static dt_status dt__binary(int op, const char *fn, const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    dt__call_init(&c, op, fn);
+    if ((st = dt__call_in(&c, a, "a", 0)) || (st = dt__call_in(&c, b, "b", 0)) || (st = dt__call_check(&c))) return st;
+    return dt__dispatch(&c, dt__check_binary, out);
+}
+
+DT_API dt_status dt_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_ADD, "dt_add", a, b, out); }
+DT_API dt_status dt_sub(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_SUB, "dt_sub", a, b, out); }
+DT_API dt_status dt_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_MUL, "dt_mul", a, b, out); }
+DT_API dt_status dt_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_DIV, "dt_div", a, b, out); }
+DT_API dt_status dt_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    return dt__binary(DT__OP_MAXIMUM, "dt_maximum", a, b, out);
+}
+DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    return dt__binary(DT__OP_MINIMUM, "dt_minimum", a, b, out);
+}
+
+DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y) {
+    dt__call c;
+    dt_status st;
+    dt_tensor *o = y;
+    dt__call_init(&c, DT__OP_AXPY, "dt_axpy");
+    c.a = a;
+    c.keep = 1;
+    if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_in(&c, y, "y", 0)) || (st = dt__call_check(&c))) return st;
+    if (y->mesh != c.m) return dt__fail(DT_ERR_MESH, "dt_axpy: y must live on x's mesh (it is written)");
+    if (!dt__is_float(y->desc.dtype) && a != (double)(int64_t)a)
+        return dt__fail(DT_ERR_ARG, "dt_axpy: a = %g is not an integer, and y is %s", a, dt_dtype_name(y->desc.dtype));
+    return dt__dispatch(&c, dt__check_binary, &o);
+}
+
+#define DT__REDUCE(fname, op)                                                                         \
+    DT_API dt_status fname(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out) { \
+        dt__call c;                                                                                   \
+        dt_status st = dt__reduce_call(op, #fname, x, ndims, dims, keepdim, &c);                      \
+        return st ? st : dt__dispatch(&c, dt__check_reduce, out);                                     \
+    }
+DT__REDUCE(dt_sum, DT__OP_SUM)
+DT__REDUCE(dt_mean, DT__OP_MEAN)
+DT__REDUCE(dt_max, DT__OP_MAX)
+DT__REDUCE(dt_min, DT__OP_MIN)
+DT__REDUCE(dt_norm2, DT__OP_NORM2)
+DT__REDUCE(dt_argmax, DT__OP_ARGMAX)
+#undef DT__REDUCE
+
+static dt_status dt__matmul(int op, const char *fn, const dt_tensor *a, const dt_tensor *b, const dt_tensor *e,
+                            int weight, dt_tensor **out, dt__call *c) {
+    dt_status st;
+    dt__call_init(c, op, fn);
+    if ((st = dt__call_in(c, a, op == DT__OP_LINEAR ? "x" : "a", 0)) ||
+        (st = dt__call_in(c, b, op == DT__OP_LINEAR ? "w" : "b", 0)))
+        return st;
+    if (op == DT__OP_LINEAR && (st = dt__call_in(c, e, "bias", 1))) return st;
+    if ((st = dt__call_check(c))) return st;
+    if (op == DT__OP_MM && (a->desc.ndim != 2 || b->desc.ndim != 2))
+        return dt__fail(DT_ERR_SHAPE, "dt_mm: a is %d-d and b is %d-d; both must be 2-D", a->desc.ndim, b->desc.ndim);
+    if (op == DT__OP_BMM && (a->desc.ndim != 3 || b->desc.ndim != 3 || a->desc.shape[0] != b->desc.shape[0]))
+        return dt__fail(DT_ERR_SHAPE, "dt_bmm: a and b must be 3-D with equal batch (got %d-d and %d-d)", a->desc.ndim,
+                        b->desc.ndim);
+    if (op == DT__OP_DOT && (a->desc.ndim != 1 || b->desc.ndim != 1))
+        return dt__fail(DT_ERR_SHAPE, "dt_dot: a is %d-d and b is %d-d; both must be 1-D", a->desc.ndim, b->desc.ndim);
+    dt__call_arg(c, weight);
+    return dt__dispatch(c, dt__check_matmul, out);
+}
+
+DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    dt__call c;
+    return dt__matmul(DT__OP_MATMUL, "dt_matmul", a, b, NULL, 0, out, &c);
+}
+DT_API dt_status dt_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    dt__call c;
+    return dt__matmul(DT__OP_MM, "dt_mm", a, b, NULL, 0, out, &c);
+}
+DT_API dt_status dt_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    dt__call c;
+    return dt__matmul(DT__OP_BMM, "dt_bmm", a, b, NULL, 0, out, &c);
+}
+DT_API dt_status dt_dot(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    dt__call c;
+    return dt__matmul(DT__OP_DOT, "dt_dot", a, b, NULL, 0, out, &c);
+}
+DT_API dt_status dt_linear(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, dt_tensor **out) {
+    dt__call c;
+    return dt__matmul(DT__OP_LINEAR, "dt_linear", x, w, bias, 1, out, &c);
+}
+DT_API dt_status dt_addmm(const dt_tensor *cm, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
+                          dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    dt__call_init(&c, DT__OP_ADDMM, "dt_addmm");
+    c.a = alpha;
+    c.b = beta;
+    if ((st = dt__call_in(&c, a, "a", 0)) || (st = dt__call_in(&c, b, "b", 0)) || (st = dt__call_in(&c, cm, "c", 0)) ||
+        (st = dt__call_check(&c)))
+        return st;
+    if (a->desc.ndim != 2 || b->desc.ndim != 2)
+        return dt__fail(DT_ERR_SHAPE, "dt_addmm: a is %d-d and b is %d-d; both must be 2-D", a->desc.ndim, b->desc.ndim);
+    if (!dt__is_float(a->desc.dtype) && (alpha != (double)(int64_t)alpha || beta != (double)(int64_t)beta))
+        return dt__fail(DT_ERR_ARG, "dt_addmm: alpha = %g, beta = %g must be integers for %s tensors", alpha, beta,
+                        dt_dtype_name(a->desc.dtype));
+    dt__call_arg(&c, 0);
+    return dt__dispatch(&c, dt__check_matmul, out);
+}
+
+static dt_status dt__softmax(int op, const char *fn, const dt_tensor *x, int dim, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    int d;
+    dt__call_init(&c, op, fn);
+    if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return st;
+    dt__call_arg(&c, d);
+    return dt__dispatch(&c, dt__check_softmax, out);
+}
+DT_API dt_status dt_softmax(const dt_tensor *x, int dim, dt_tensor **out) { return dt__softmax(DT__OP_SOFTMAX, "dt_softmax", x, dim, out); }
+DT_API dt_status dt_log_softmax(const dt_tensor *x, int dim, dt_tensor **out) {
+    return dt__softmax(DT__OP_LOG_SOFTMAX, "dt_log_softmax", x, dim, out);
+}
+
+DT_API dt_status dt_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    dt__call_init(&c, DT__OP_LAYER_NORM, "dt_layer_norm");
+    c.a = eps;
+    if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_in(&c, w, "w", 1)) || (st = dt__call_in(&c, b, "b", 1)) ||
+        (st = dt__call_check(&c)))
+        return st;
+    return dt__dispatch(&c, dt__check_norm, out);
+}
+
+DT_API dt_status dt_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    dt__call_init(&c, DT__OP_RMS_NORM, "dt_rms_norm");
+    c.a = eps;
+    if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_in(&c, w, "w", 1)) || (st = dt__call_check(&c))) return st;
+    return dt__dispatch(&c, dt__check_norm, out);
+}
+
+static dt_status dt__view_call(int op, const char *fn, const dt_tensor *x, dt__call *c) {
+    dt_status st;
+    dt__call_init(c, op, fn);
+    if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
+    return DT_OK;
+}
+
+DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    unsigned seen = 0;
+    int j, d;
+    if ((st = dt__view_call(DT__OP_PERMUTE, "dt_permute", x, &c))) return st;
+    if (!perm && x->desc.ndim) return dt__fail(DT_ERR_ARG, "dt_permute: perm is NULL");
+    for (j = 0; j < x->desc.ndim; j++) {
+        if ((st = dt__norm_dim(&c, "perm[j]", perm[j], x->desc.ndim, &d))) return st;
+        if (seen >> d & 1u) return dt__fail(DT_ERR_SHAPE, "dt_permute: perm lists dim %d twice", d);
+        seen |= 1u << d;
+        dt__call_arg(&c, d);
+    }
+    return dt__dispatch(&c, dt__check_permute, out);
+}
+
+DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    int a, b, j;
+    if ((st = dt__view_call(DT__OP_TRANSPOSE, "dt_transpose", x, &c))) return st;
+    if ((st = dt__norm_dim(&c, "d0", d0, x->desc.ndim, &a)) || (st = dt__norm_dim(&c, "d1", d1, x->desc.ndim, &b))) return st;
+    for (j = 0; j < x->desc.ndim; j++) dt__call_arg(&c, j == a ? b : j == b ? a : j);
+    return dt__dispatch(&c, dt__check_permute, out);
+}
+
+DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    int d;
+    if ((st = dt__view_call(DT__OP_SQUEEZE, "dt_squeeze", x, &c))) return st;
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return st;
+    dt__call_arg(&c, x->desc.shape[d] == 1 ? d : -1);
+    return dt__dispatch(&c, dt__check_permute, out);
+}
+
+DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    int d;
+    if ((st = dt__view_call(DT__OP_UNSQUEEZE, "dt_unsqueeze", x, &c))) return st;
+    if (x->desc.ndim >= DT_MAX_DIMS)
+        return dt__fail(DT_ERR_SHAPE, "dt_unsqueeze: x already has DT_MAX_DIMS = %d dims", DT_MAX_DIMS);
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim + 1, &d))) return st;
+    dt__call_arg(&c, d);
+    return dt__dispatch(&c, dt__check_permute, out);
+}
+
+DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    int j, infer = -1;
+    int64_t known = 1, total = 1;
+    char s1[160], s2[160];
+    if ((st = dt__view_call(DT__OP_RESHAPE, "dt_reshape", x, &c))) return st;
+    if (ndim < 0 || ndim > DT_MAX_DIMS) return dt__fail(DT_ERR_SHAPE, "dt_reshape: ndim = %d, must be 0..%d", ndim, DT_MAX_DIMS);
+    if (ndim && !shape) return dt__fail(DT_ERR_ARG, "dt_reshape: shape is NULL");
+    for (j = 0; j < x->desc.ndim; j++) total *= x->desc.shape[j];
+    for (j = 0; j < ndim; j++) {
+        if (shape[j] == -1 && infer < 0) { infer = j; continue; }
+        if (shape[j] < 0)
+            return dt__fail(DT_ERR_SHAPE, "dt_reshape: shape[%d] = %lld (only one -1 is allowed)", j, (long long)shape[j]);
+        if (shape[j] && known > INT64_MAX / shape[j])
+            return dt__fail(DT_ERR_SHAPE, "dt_reshape: the new shape overflows int64");
+        known *= shape[j];
+    }
+    for (j = 0; j < ndim; j++)
+        dt__call_arg(&c, j == infer ? (known ? total / known : 0) : shape[j]);
+    if ((infer >= 0 ? (known == 0 || total % known) : known != total))
+        return dt__fail(DT_ERR_SHAPE, "dt_reshape: x %s has %lld elements, the shape %s cannot hold them", 
+                        dt__shape_str(x->desc.shape, x->desc.ndim, s1, sizeof s1), (long long)total,
+                        dt__shape_str(shape, ndim, s2, sizeof s2));
+    return dt__dispatch(&c, dt__check_reshape, out);
+}
+
+DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    int d;
+    if ((st = dt__view_call(DT__OP_NARROW, "dt_narrow", x, &c))) return st;
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return st;
+    if (start < 0 || length < 0 || start > x->desc.shape[d] - length)
+        return dt__fail(DT_ERR_SHAPE, "dt_narrow: [%lld, %lld + %lld) is outside dim %d of size %lld", (long long)start,
+                        (long long)start, (long long)length, d, (long long)x->desc.shape[d]);
+    dt__call_arg(&c, d);
+    dt__call_arg(&c, start);
+    dt__call_arg(&c, length);
+    return dt__dispatch(&c, dt__check_narrow, out);
+}
+
+static dt_status dt__cat(int op, const char *fn, int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
+    static const char *names[DT__MAX_IN] = {"xs[0]", "xs[1]", "xs[2]", "xs[3]", "xs[4]", "xs[5]", "xs[6]", "xs[7]"};
+    dt__call c;
+    dt_status st;
+    int i, d;
+    dt__call_init(&c, op, fn);
+    if (n < 1 || n > DT__MAX_IN) return dt__fail(DT_ERR_ARG, "%s: n = %d, must be 1..%d", fn, n, DT__MAX_IN);
+    if (!xs) return dt__fail(DT_ERR_ARG, "%s: xs is NULL", fn);
+    for (i = 0; i < n; i++)
+        if ((st = dt__call_in(&c, xs[i], names[i], 0))) return st;
+    if ((st = dt__call_check(&c))) return st;
+    for (i = 0; i < n; i++)
+        if (xs[i]->mesh != c.m) return dt__fail(DT_ERR_MESH, "%s: %s lives on another mesh than xs[0]", fn, names[i]);
+    if (op == DT__OP_STACK && xs[0]->desc.ndim >= DT_MAX_DIMS)
+        return dt__fail(DT_ERR_SHAPE, "dt_stack: the result would have more than DT_MAX_DIMS dims");
+    if ((st = dt__norm_dim(&c, "dim", dim, xs[0]->desc.ndim + (op == DT__OP_STACK), &d))) return st;
+    dt__call_arg(&c, d);
+    return dt__dispatch(&c, dt__check_cat, out);
+}
+DT_API dt_status dt_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) { return dt__cat(DT__OP_CAT, "dt_cat", n, xs, dim, out); }
+DT_API dt_status dt_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
+    return dt__cat(DT__OP_STACK, "dt_stack", n, xs, dim, out);
+}
+
+/* one move of the split dim (if it is sharded), then local narrows */
+DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs) {
+    dt__call c;
+    dt_status st = DT_OK;
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    const dt_tensor *src = x;
+    dt_tensor *moved = NULL;
+    int64_t off = 0;
+    int i, d, sharded = 0;
+    if ((st = dt__view_call(DT__OP_NARROW, "dt_split", x, &c))) return st;
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return st;
+    if (n < 1 || !sizes || !outs) return dt__fail(DT_ERR_ARG, "dt_split: n = %d, sizes and outs must be given", n);
+    for (i = 0; i < n; i++) {
+        if (sizes[i] < 0 || sizes[i] > x->desc.shape[d] - off)
+            return dt__fail(DT_ERR_SHAPE, "dt_split: sizes[%d] = %lld does not fit dim %d of size %lld", i,
+                            (long long)sizes[i], d, (long long)x->desc.shape[d]);
+        off += sizes[i];
+    }
+    if (off != x->desc.shape[d])
+        return dt__fail(DT_ERR_SHAPE, "dt_split: sizes add up to %lld, dim %d has %lld", (long long)off, d,
+                        (long long)x->desc.shape[d]);
+    memcpy(pl, x->desc.placements, sizeof pl);
+    for (i = 0; i < x->mesh->ndim; i++)
+        if (pl[i].kind == DT_SHARD && pl[i].dim == d) { pl[i] = dt_replicate(); sharded = 1; }
+    if (sharded) {
+        if ((st = dt_tensor_redistribute(x, pl, &moved))) return st;
+        src = moved;
+    }
+    for (i = 0, off = 0; i < n && !st; i++) {
+        st = dt_narrow(src, d, off, sizes[i], &outs[i]);
+        off += sizes[i];
+    }
+    dt_tensor_destroy(moved);
+    return st;
+}
+
+/* out-of-range indices are refused on every rank before anything moves */
+static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64_t limit, const char *what) {
+    size_t i;
+    dt_status st = DT_OK;
+    for (i = 0; i < ix->numel && !st; i++) {
+        int64_t v = ix->desc.dtype == DT_I32 ? ((const int32_t *)ix->data)[i] : ((const int64_t *)ix->data)[i];
+        if (v < 0 || v >= limit)
+            st = dt__fail(DT_ERR_ARG, "%s: %s holds %lld at local element %zu; valid indices are 0..%lld", c->fn, what,
+                          (long long)v, i, (long long)limit - 1);
+    }
+    if (c->m->rank < 0) return st;
+    return dt__agree(c->m->comm, c->fn, st, 0);
+}
+
+static dt_status dt__int_index(const dt__call *c, int i) {
+    dt_dtype t = c->in[i].d->dtype;
+    if (t == DT_I32 || t == DT_I64) return DT_OK;
+    return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; indices must be i32 or i64", c->fn, c->in[i].name, dt_dtype_name(t));
+}
+
+DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    dt__call_init(&c, DT__OP_EMBEDDING, "dt_embedding");
+    if ((st = dt__call_in(&c, table, "table", 0)) || (st = dt__call_in(&c, idx, "idx", 0)) || (st = dt__call_check(&c)) ||
+        (st = dt__int_index(&c, 1)))
+        return st;
+    if (table->desc.ndim != 2) return dt__fail(DT_ERR_SHAPE, "dt_embedding: table is %d-d, must be 2-D [V, D]", table->desc.ndim);
+    if (idx->mesh != c.m) return dt__fail(DT_ERR_MESH, "dt_embedding: idx lives on another mesh than table");
+    if ((st = dt__check_indices(&c, idx, table->desc.shape[0], "idx"))) return st;
+    return dt__dispatch(&c, dt__check_embed, out);
+}
+
+DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out) {
+    dt__call c;
+    dt_status st;
+    dt__call_init(&c, DT__OP_CROSS_ENTROPY, "dt_cross_entropy");
+    if ((st = dt__call_in(&c, logits, "logits", 0)) || (st = dt__call_in(&c, target, "target", 0)) ||
+        (st = dt__call_check(&c)) || (st = dt__int_index(&c, 1)))
+        return st;
+    if (!dt__is_float(logits->desc.dtype))
+        return dt__fail(DT_ERR_DTYPE, "dt_cross_entropy: logits are %s; they must be floating point",
+                        dt_dtype_name(logits->desc.dtype));
+    if (target->mesh != c.m) return dt__fail(DT_ERR_MESH, "dt_cross_entropy: target lives on another mesh than logits");
+    if (logits->desc.ndim == 2 && (st = dt__check_indices(&c, target, logits->desc.shape[1], "target"))) return st;
+    return dt__dispatch(&c, dt__check_xent, out);
 }
 
 /* >>debug -----------------------------------------------------------------

@@ -61,6 +61,9 @@ LOGS=$OUT/logs
 mkdir -p "$LOGS"
 
 TESTS="test_mesh test_distribute test_redistribute test_badinput test_custom_backend test_bigcount"
+# the op tests (issue 3): every file tests/test_ops_*.c
+for f in tests/test_ops_*.c; do [ -e "$f" ] && TESTS="$TESTS $(basename "$f" .c)"; done
+LIBS=(-lblis -lm)
 passed=0
 failed=0
 failures=()
@@ -71,7 +74,7 @@ fail() { failed=$((failed + 1)); failures+=("$1"); echo "$1"; }
 # ---------------------------------------------------------------- build
 built=""
 for t in $TESTS; do
-    if "$CC" "${FLAGS[@]}" "${EXTRA[@]}" "tests/$t.c" -o "$OUT/$t" -lm >"$LOGS/$t.build.log" 2>&1; then
+    if "$CC" "${FLAGS[@]}" "${EXTRA[@]}" "tests/$t.c" -o "$OUT/$t" "${LIBS[@]}" >"$LOGS/$t.build.log" 2>&1; then
         built="$built $t"
     else
         fail "FAIL build $t ($MPI): see $LOGS/$t.build.log"
@@ -79,7 +82,7 @@ for t in $TESTS; do
     fi
 done
 nompi_ok=0
-if gcc -DDTENSOR_NO_MPI "${FLAGS[@]}" "${EXTRA[@]}" tests/test_nompi.c -o "$OUT/test_nompi" -lm >"$LOGS/test_nompi.build.log" 2>&1; then
+if gcc -DDTENSOR_NO_MPI "${FLAGS[@]}" "${EXTRA[@]}" tests/test_nompi.c -o "$OUT/test_nompi" "${LIBS[@]}" >"$LOGS/test_nompi.build.log" 2>&1; then
     nompi_ok=1
 else
     fail "FAIL build test_nompi (gcc -DDTENSOR_NO_MPI): see $LOGS/test_nompi.build.log"
