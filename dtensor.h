@@ -2235,6 +2235,7 @@ static void dt__plan_build(int mndim, const dt_placement *src, const dt_placemen
     dt_placement cur[DT_MAX_MESH_DIMS], target[DT_MAX_MESH_DIMS];
     int i;
     plan->n = 0;
+    memset(target, 0, sizeof target); /* the compiler cannot see that mndim entries suffice */
     memcpy(cur, src, (size_t)mndim * sizeof *cur);
     for (i = 0; i < mndim; i++) {
         if (!dt__is(cur[i], DT_PARTIAL) || dt__placement_eq(cur[i], dst[i])) continue;
@@ -3623,7 +3624,22 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         loc[i].data = NULL;
         loc[i].ndim = in->d ? in->d->ndim : 0;
         if (!t) continue;
-        if (t->mesh != m || dt__placements_eq(t->desc.placements, c->want[i], m->ndim)) {
+        if (t->mesh != m) { /* a host scalar: Replicate, made Partial where wanted */
+            int k;
+            loc[i].data = t->data;
+            loc[i].box = t->box;
+            for (k = 0; k < m->ndim; k++)
+                if (c->want[i][k].kind == DT_PARTIAL) {
+                    if (loc[i].data == t->data) {
+                        if ((st = dt__scratch(m, i < 3 ? DT__SCRATCH_IN0 + i : DT__SCRATCH_TMP, t->bytes, &buf))) return st;
+                        memcpy(buf, t->data, t->bytes);
+                        loc[i].data = buf;
+                    }
+                    dt__to_partial(m, k, c->want[i][k], (void *)loc[i].data, t->bytes);
+                }
+            continue;
+        }
+        if (dt__placements_eq(t->desc.placements, c->want[i], m->ndim)) {
             loc[i].data = t->data;
             loc[i].box = t->box;
             continue;
@@ -3734,7 +3750,7 @@ static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tenso
     if (!o->numel) return DT_OK;
     /* batch dims: the result's dims before m, n */
     nbatch = o->desc.ndim - (na >= 2) - (wt || nb >= 2);
-    for (j = 0; j < nbatch; j++) bext[j] = o->box.ext[j];
+    memcpy(bext, o->box.ext, sizeof bext);
     av.ndim = na >= 2 ? na - 2 : 0;
     bv.ndim = wt || nb < 2 ? 0 : nb - 2;
     dt__bcast_strides(&av, bext, nbatch, sa);
