@@ -12,8 +12,9 @@
        #include "dtensor.h"
 
    and include "dtensor.h" without the define everywhere else. Compile with
-   mpicc, run with mpiexec. Nothing else: no build-system changes, no other
-   files. A serial build (no MPI at all) defines DTENSOR_NO_MPI and uses the
+   mpicc, link BLIS (-lblis, for the local GEMM of the matmul ops; or define
+   DTENSOR_NO_BLIS and link nothing), run with mpiexec. Nothing else: no
+   build-system changes, no other files. A serial build (no MPI at all) defines DTENSOR_NO_MPI and uses the
    one-rank backend dt_comm_self(); the code needs no #ifdef of its own.
 
        dt_comm *comm;  dt_mesh *mesh;  dt_tensor *a, *b = NULL;
@@ -27,8 +28,10 @@
        double *rows = (double *)dt_tensor_data(a);         // my rows
        dt_placement rep[1] = { dt_replicate() };
        dt_tensor_redistribute(a, rep, &b);                 // allgather
-       ...
-       dt_tensor_destroy(b); dt_tensor_destroy(a);
+       dt_tensor *c = NULL;
+       dt_sum(a, 0, NULL, 0, &c);       // ops pick a sharding strategy: here the
+       ...                              // local sums, labelled Partial(SUM)
+       dt_tensor_destroy(c); dt_tensor_destroy(b); dt_tensor_destroy(a);
        dt_mesh_destroy(mesh); dt_comm_destroy(comm);
 
    Every function that can fail returns a dt_status (DT_OK == 0) and leaves
@@ -1454,10 +1457,16 @@ static int dt__mpi_type(dt_dtype t, MPI_Datatype *out) {
 
 static MPI_Op dt__mpi_op(dt_reduce op) { return op == DT_MAX ? MPI_MAX : op == DT_MIN ? MPI_MIN : MPI_SUM; }
 
+/* MPICH 4.0 (Debian 12) compares MPI_UINT8_T and MPI_UNSIGNED_CHAR as signed
+   in MPI_MAX/MPI_MIN (max(127, 128) = 127), so U8 max/min go through the
+   library's own reduction */
+static int dt__mpi_reduces(dt_dtype t, dt_reduce op, MPI_Datatype *ty) {
+    return dt__mpi_type(t, ty) && op != DT_AVG && !(t == DT_U8 && (op == DT_MAX || op == DT_MIN));
+}
 static dt_status dt__mpi_allreduce(void *user, const void *sb, void *rb, size_t count, dt_dtype t, dt_reduce op) {
     MPI_Datatype ty;
     size_t es = dt_dtype_size(t), done = 0;
-    if (!dt__mpi_type(t, &ty) || op == DT_AVG) return DT_ERR_UNSUPPORTED;
+    if (!dt__mpi_reduces(t, op, &ty)) return DT_ERR_UNSUPPORTED;
     while (done < count) { /* int counts: large arrays in pieces */
         size_t k = count - done < DT__COUNT_MAX ? count - done : DT__COUNT_MAX;
         const void *s = sb == rb ? MPI_IN_PLACE : (const void *)((const char *)sb + done * es);
@@ -1475,7 +1484,7 @@ static dt_status dt__mpi_reduce_scatter(void *user, const void *sb, void *rb, co
     int n, rcode, *v = NULL;
     dt_status st;
     MPI_Comm_size(comm, &n);
-    if (!dt__mpi_type(t, &ty) || op == DT_AVG || !dt__fits_int(counts, n)) return DT_ERR_UNSUPPORTED;
+    if (!dt__mpi_reduces(t, op, &ty) || !dt__fits_int(counts, n)) return DT_ERR_UNSUPPORTED;
     if (dt__uniform(counts, NULL, n))
         return dt__mpi_check(MPI_Reduce_scatter_block(sb, rb, (int)counts[0], ty, dt__mpi_op(op), comm),
                              "MPI_Reduce_scatter_block");
@@ -2720,7 +2729,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
 
 #define DT__MAX_IN 8   /* inputs of one op (cat/stack take up to 8)          */
 #define DT__MAX_ARGS 12
-#define DT__MAX_OPTS (2 + 2 * DT_MAX_DIMS + 12)
+#define DT__MAX_OPTS (2 + 4 * DT_MAX_DIMS + 12)
 #define DT__D_FIXED (-1)          /* dim map: must not be split             */
 #define DT__D_CLASS (-2)          /* cross_entropy's class dim              */
 #define DT__D_GROUP(g) (-16 - (g)) /* contraction/reduction group g (0..7)  */
@@ -2887,7 +2896,7 @@ typedef struct dt__call {
     int nin;
     dt__in in[DT__MAX_IN];
     int8_t dmap[DT__MAX_IN][DT_MAX_DIMS];
-    int64_t inner[2][DT_MAX_DIMS]; /* reshape: elements below a group's first dim, in / out */
+    int8_t grp[2][DT_MAX_DIMS];    /* reshape: the dim group of each input / output dim, -1 */
     dt_tensor_desc out;            /* the result; placements from propagation            */
     dt_tensor_desc out_public;     /* what the caller gets (norm2: Partial finished)      */
     int64_t arg[DT__MAX_ARGS];     /* static args: part of the cache key                  */
@@ -2965,27 +2974,91 @@ static int dt__dim_with(const dt__call *c, int i, int v) {
     return -1;
 }
 
-/* reshape keeps input dim d -> output dim j on a mesh dim of k ranks only if
-   every rank's elements stay where they are: equal chunk sizes in elements */
-static int dt__reshape_keeps(const dt__call *c, int d, int j, int k) {
-    int64_t nin = c->in[0].d->shape[d], nout = c->out.shape[j];
-    return ((nin + k - 1) / k) * c->inner[0][d] == ((nout + k - 1) / k) * c->inner[1][j];
+/* the flat element range [*a, *a + *n) of a box over dims [g0, g1) of shape
+   sh; 0 if the box is not one contiguous run */
+static int dt__flat_range(const int64_t *sh, const int64_t *lo, const int64_t *ext, int g0, int g1, int64_t *a,
+                          int64_t *n) {
+    int64_t stride = 1;
+    int p, t = g1 - 1;
+    *a = 0;
+    *n = 1;
+    for (p = g0; p < g1; p++) *n *= ext[p];
+    if (!*n) return 1;
+    while (t >= g0 && ext[t] == sh[t]) t--;   /* full trailing dims */
+    for (p = g0; p < t; p++)
+        if (ext[p] != 1) return 0;            /* then one partial dim, then single indices */
+    for (p = g1 - 1; p >= g0; p--) { *a += lo[p] * stride; stride *= sh[p]; }
+    return 1;
+}
+
+/* reshape keeps input dim d sharded as output dim j on mesh dim `mdim` only
+   if every rank's elements stay where they are. With the mesh dims already
+   chosen to split dims of the same group (nested, in mesh-dim order), each
+   rank's elements of the group must be one run, the same in both shapes. */
+static int dt__reshape_keeps(const dt__call *c, int d, int j, int mdim) {
+    const int64_t *si = c->in[0].d->shape, *so = c->out.shape;
+    int kd[DT_MAX_MESH_DIMS], kj[DT_MAX_MESH_DIMS], ks[DT_MAX_MESH_DIMS], nk = 0, i, g = c->grp[0][d];
+    int coord[DT_MAX_MESH_DIMS], total = 1, i0 = 0, i1 = 0, j0 = 0, j1 = 0;
+    while (c->grp[0][i0] != g) i0++;
+    for (i1 = i0; i1 < c->in[0].d->ndim && c->grp[0][i1] == g; i1++) {}
+    while (c->grp[1][j0] != g) j0++;
+    for (j1 = j0; j1 < c->out.ndim && c->grp[1][j1] == g; j1++) {}
+    for (i = 0; i < mdim; i++)
+        if (c->want[0][i].kind == DT_SHARD && c->grp[0][c->want[0][i].dim] == g) {
+            kd[nk] = c->want[0][i].dim;
+            kj[nk] = c->out.placements[i].dim;
+            ks[nk++] = c->m->shape[i];
+        }
+    kd[nk] = d;
+    kj[nk] = j;
+    ks[nk++] = c->m->shape[mdim];
+    for (i = 0; i < nk; i++) { total *= ks[i]; coord[i] = 0; }
+    while (total--) {
+        int64_t li[DT_MAX_DIMS], ei[DT_MAX_DIMS], lo[DT_MAX_DIMS], eo[DT_MAX_DIMS], off, len, ai, ni, ao, no;
+        memcpy(ei, si, sizeof ei);
+        memcpy(eo, so, sizeof eo);
+        memset(li, 0, sizeof li);
+        memset(lo, 0, sizeof lo);
+        for (i = 0; i < nk; i++) {
+            dt__chunk(ei[kd[i]], ks[i], coord[i], &off, &len); li[kd[i]] += off; ei[kd[i]] = len;
+            dt__chunk(eo[kj[i]], ks[i], coord[i], &off, &len); lo[kj[i]] += off; eo[kj[i]] = len;
+        }
+        if (!dt__flat_range(si, li, ei, i0, i1, &ai, &ni) || !dt__flat_range(so, lo, eo, j0, j1, &ao, &no)) return 0;
+        if (ni != no || (ni && ai != ao)) return 0;
+        for (i = nk - 1; i >= 0 && ++coord[i] == ks[i]; i--) coord[i] = 0;
+    }
+    return 1;
+}
+
+/* reshape: any input dim of a group may stay sharded as any output dim of it
+   whose elements line up (10 -> (2, 5) nested twice: rows, then columns) */
+static void dt__opts_reshape(const dt__call *c, int mdim, dt__opts *o) {
+    dt_placement in[DT__MAX_IN];
+    int d, j;
+    memset(in, 0, sizeof in);
+    for (d = 0; d < c->in[0].d->ndim; d++)
+        for (j = 0; j < c->out.ndim; j++)
+            if (c->grp[0][d] >= 0 && c->grp[0][d] == c->grp[1][j] && c->in[0].d->shape[d] > 1 && c->out.shape[j] > 1 &&
+                dt__reshape_keeps(c, d, j, mdim)) {
+                in[0] = dt_shard(d);
+                dt__opts_add(o, c, in, dt_shard(j));
+            }
 }
 
 static void dt__opts_shards(const dt__call *c, int mdim, dt__opts *o) {
     dt_placement in[DT__MAX_IN];
     int i, j, any;
+    if (c->def->family == DT__F_RESHAPE) { dt__opts_reshape(c, mdim, o); return; }
     for (j = 0; j < c->out.ndim; j++) {
         memset(in, 0, sizeof in);
         any = 0;
         for (i = 0; i < c->nin; i++) {
             int d = dt__dim_with(c, i, j);
             if (d < 0) continue;
-            if (c->def->family == DT__F_RESHAPE && !dt__reshape_keeps(c, d, j, c->m->shape[mdim])) { any = -1; break; }
             in[i] = dt_shard(d);
             any = 1;
         }
-        if (any == 1) dt__opts_add(o, c, in, dt_shard(j));
+        if (any) dt__opts_add(o, c, in, dt_shard(j));
     }
 }
 
@@ -3062,8 +3135,8 @@ static double dt__rank_bytes(const dt_mesh *m, const dt_tensor_desc *d) {
 }
 
 static double dt__move_cost(const dt_mesh *m, int mdim, double bytes, dt_placement from, dt_placement to) {
-    double alpha = m->comm->be.alpha > 0 ? m->comm->be.alpha : 5e-6;
-    double beta = m->comm->be.beta > 0 ? m->comm->be.beta : 2e-10;
+    double alpha = m->root->be.alpha > 0 ? m->root->be.alpha : 5e-6; /* root: also outside the mesh */
+    double beta = m->root->be.beta > 0 ? m->root->be.beta : 2e-10;
     double k = m->shape[mdim], local = 0.01 * beta * bytes, B = bytes * beta;
     if (dt__placement_eq(from, to)) return 0;
     if (k == 1) return local;
@@ -3099,19 +3172,6 @@ static void dt__choose(dt__call *c) {
         c->out.placements[mdim] = o.out[best];
         c->cost += best_cost;
     }
-}
-
-/* reshape splits an input dim on one mesh dim at most (the chunk check above
-   is for one level of splitting) */
-static void dt__fix_nested(dt__call *c) {
-    int a, b;
-    if (c->def->family != DT__F_RESHAPE) return;
-    for (a = 0; a < c->m->ndim; a++)
-        for (b = a + 1; b < c->m->ndim; b++)
-            if (c->want[0][b].kind == DT_SHARD && dt__placement_eq(c->want[0][a], c->want[0][b])) {
-                c->want[0][b] = dt_replicate();
-                c->out.placements[b] = dt_replicate();
-            }
 }
 
 /* norm2 reduces its sums of squares before the sqrt: the caller sees Replicate */
@@ -3175,7 +3235,6 @@ static dt_status dt__propagate(dt__call *c, dt_status (*check)(dt__call *)) {
     } else {
         if ((st = check(c))) return st;
         dt__choose(c);
-        dt__fix_nested(c);
         dt__public_out(c);
         if (e) {
             if (!e->nkey) m->ops_count++;
@@ -3368,7 +3427,7 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
     dt__call_init(c, op, fn);
     if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
     if (ndims < 0) return dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims);
-    if (ndims > 0 && !dims) return dt__fail(DT_ERR_ARG, "%s: dims is NULL with ndims = %d", fn, ndims);
+    if (!dims) ndims = 0; /* documented: NULL dims means all dims */
     if (op == DT__OP_ARGMAX && ndims > 1)
         return dt__fail(DT_ERR_ARG, "dt_argmax: ndims = %d; argmax takes one dim or all (0)", ndims);
     for (i = 0; i < ndims; i++) {
@@ -3500,14 +3559,14 @@ static dt_status dt__check_permute(dt__call *c) {
    group's first non-1 output dim (if the chunks line up, >>propagate). */
 static dt_status dt__check_reshape(dt__call *c) {
     const dt_tensor_desc *x = c->in[0].d;
-    int n = c->narg, i = 0, j = 0, d;
+    int n = c->narg, i = 0, j = 0, d, g = 0;
     memset(&c->out, 0, sizeof c->out);
     c->out.dtype = x->dtype;
     c->out.ndim = n;
     for (d = 0; d < n; d++) c->out.shape[d] = c->arg[d];
-    for (d = 0; d < x->ndim; d++) c->dmap[0][d] = DT__D_FIXED;
+    memset(c->grp, -1, sizeof c->grp);
     while (i < x->ndim && j < n) {
-        int i0 = i, j0 = j, fi, fj;
+        int i0 = i, j0 = j;
         int64_t pi = x->shape[i++], pj = c->out.shape[j++];
         if (pi == 0 || pj == 0) break; /* empty: nothing keeps a shard */
         while (pi != pj) {
@@ -3515,14 +3574,9 @@ static dt_status dt__check_reshape(dt__call *c) {
             else if (j < n) pj *= c->out.shape[j++];
             else break;
         }
-        while (i < x->ndim && x->shape[i] == 1 && (j >= n || c->out.shape[j] != 1)) i++;
-        for (fi = i0; fi < i && x->shape[fi] == 1; fi++) {}
-        for (fj = j0; fj < j && c->out.shape[fj] == 1; fj++) {}
-        if (fi < i && fj < j) {
-            c->dmap[0][fi] = (int8_t)fj;
-            c->inner[0][fi] = pi / x->shape[fi];
-            c->inner[1][fj] = pj / c->out.shape[fj];
-        }
+        for (; i0 < i; i0++) c->grp[0][i0] = (int8_t)g;
+        for (; j0 < j; j0++) c->grp[1][j0] = (int8_t)g;
+        g++;
     }
     return DT_OK;
 }
@@ -3903,9 +3957,9 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
     int i;
     if (!*out) return dt__tensor_make(c->fn, c->m, &c->out_public, NULL, 0, o);
     if ((st = dt__check_out(c->fn, *out, c->m, &c->out_public))) return st;
-    if (!(c->def->flags & DT__ELEMENTWISE) && (*out)->bytes)
+    if (!(c->def->flags & DT__ELEMENTWISE))
         for (i = 0; i < c->nin; i++)
-            if (c->in[i].t && c->in[i].t->data == (*out)->data)
+            if (c->in[i].t && (c->in[i].t == *out || ((*out)->bytes && c->in[i].t->data == (*out)->data)))
                 return dt__fail(DT_ERR_ARG, "%s: *out is the input %s; this op cannot run in place", c->fn,
                                 c->in[i].name);
     *o = *out;
@@ -4284,7 +4338,10 @@ static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64
                           (long long)v, i, (long long)limit - 1);
     }
     if (c->m->rank < 0) return st;
-    return dt__agree(c->m->comm, c->fn, st, 0);
+    if (dt__agree(c->m->comm, c->fn, st, 0) && !st) /* every rank reports the bad argument, not a mismatch */
+        st = dt__fail(DT_ERR_ARG, "%s: %s holds an index outside 0..%lld on another rank", c->fn, what,
+                      (long long)limit - 1);
+    return st;
 }
 
 static dt_status dt__int_index(const dt__call *c, int i) {
