@@ -3147,7 +3147,30 @@ static double dt__move_cost(const dt_mesh *m, int mdim, double bytes, dt_placeme
     return 2 * alpha + 2 * B * (k - 1) / k + (to.kind == DT_PARTIAL ? local : 0); /* allreduce */
 }
 
-/* choose per mesh dim; axpy keeps its y: only combinations that leave it alone */
+/* does moving `from` -> `to` on this mesh dim talk to other ranks? (R -> S
+   and R -> P are local) */
+static int dt__communicates(const dt_mesh *m, int mdim, dt_placement from, dt_placement to) {
+    return m->shape[mdim] > 1 && from.kind != DT_REPLICATE && !dt__placement_eq(from, to);
+}
+
+/* does option k turn non-Partial inputs into a Partial output? Its consumer
+   will pay at least a reduce-scatter of the output, so that is counted: a
+   matmul of two row-sharded matrices then gathers B (and yields rows)
+   rather than re-sharding A to contract locally (and yielding a full-size
+   Partial). A Partial carried through from a Partial input costs nothing new. */
+static int dt__makes_partial(const dt__call *c, const dt__opts *o, int k) {
+    int i;
+    if (o->out[k].kind != DT_PARTIAL) return 0;
+    for (i = 0; i < c->nin; i++)
+        if (o->in[k][i].kind == DT_PARTIAL && c->in[i].d && !(c->def->family == DT__F_MATMUL && i == 2))
+            return 0; /* (a bias is made Partial only to be added once) */
+    return 1;
+}
+
+/* choose per mesh dim: combinations that move nothing between ranks first,
+   then the least cost (input moves, plus the reduction a new Partial output
+   implies), then table order. axpy keeps its y: only combinations that
+   leave it alone. */
 static void dt__choose(dt__call *c) {
     dt__opts o;
     double bytes[DT__MAX_IN];
@@ -3155,17 +3178,27 @@ static void dt__choose(dt__call *c) {
     c->cost = 0;
     for (i = 0; i < c->nin; i++) bytes[i] = c->in[i].d ? dt__rank_bytes(c->m, c->in[i].d) : 0;
     for (mdim = 0; mdim < c->m->ndim; mdim++) {
-        int best = -1;
+        int best = -1, best_moves = 1;
         double best_cost = 0;
         dt__opts_build(c, mdim, &o);
         for (k = 0; k < o.n; k++) {
             double cost = 0;
+            int moves = 0;
             if (c->keep >= 0 && (!dt__placement_eq(o.in[k][c->keep], c->in[c->keep].d->placements[mdim]) ||
                                  !dt__placement_eq(o.out[k], c->in[c->keep].d->placements[mdim])))
                 continue;
-            for (i = 0; i < c->nin; i++)
-                if (c->in[i].d) cost += dt__move_cost(c->m, mdim, bytes[i], c->in[i].d->placements[mdim], o.in[k][i]);
-            if (best < 0 || cost < best_cost) { best = k; best_cost = cost; }
+            for (i = 0; i < c->nin; i++) {
+                if (!c->in[i].d) continue;
+                cost += dt__move_cost(c->m, mdim, bytes[i], c->in[i].d->placements[mdim], o.in[k][i]);
+                moves |= dt__communicates(c->m, mdim, c->in[i].d->placements[mdim], o.in[k][i]);
+            }
+            if (dt__makes_partial(c, &o, k))
+                cost += dt__move_cost(c->m, mdim, dt__rank_bytes(c->m, &c->out), o.out[k], dt_shard(0));
+            if (best < 0 || moves < best_moves || (moves == best_moves && cost < best_cost)) {
+                best = k;
+                best_cost = cost;
+                best_moves = moves;
+            }
         }
         DT_ASSERT(best >= 0); /* all-Replicate is always there; axpy's y always has its own */
         for (i = 0; i < c->nin; i++) c->want[i][mdim] = o.in[best][i];
