@@ -839,4 +839,245 @@ static inline void dtt_run_pair_at(const char *file, int line, const dtt_mesh *m
     free(saved);
 }
 
+
+/* ------------------------------------------------------------ ops: tensors from full arrays
+
+   For the op tests: build a distributed tensor from a full global array of
+   doubles (each value exactly representable in the dtype), and gather one
+   back as doubles. Partial placements get real parts (different local
+   values per rank): all Partial mesh dims of one tensor use one reduce op;
+   the parts are indexed row-major over those dims' coordinates. */
+
+/* part p (of n) of the value v of global element g under Partial(op):
+   SUM parts add up to v, AVG parts average to v, MAX/MIN: v on part g % n,
+   smaller (larger) values elsewhere. unit: the step of the small terms
+   (1 for integers; small multiples of it keep every part exact) */
+static inline double dtt_part_d(dt_reduce op, double v, int64_t g, int p, int n, double unit)
+{
+    double s = 0;
+    int q;
+    if (n <= 1) return v;
+    switch (op) {
+    case DT_SUM:
+    case DT_AVG:
+        if (p > 0) return (op == DT_AVG ? v : 0.0) + (double)dtt_small(DT_F64, g, p) * unit;
+        for (q = 1; q < n; q++) s += (double)dtt_small(DT_F64, g, q) * unit;
+        return v - s;
+    case DT_MAX: return p == (int)(g % n) ? v : v - (double)(1 + (g + p) % 3) * unit;
+    case DT_MIN: return p == (int)(g % n) ? v : v + (double)(1 + (g + p) % 3) * unit;
+    }
+    return v;
+}
+
+/* the Partial parts of a placement tuple: their count and this rank's index */
+static inline int dtt_part_index(const dtt_mesh *m, const dt_placement *pl, int *nparts, dt_reduce *op)
+{
+    int k, p = 0, n = 1;
+    *op = DT_SUM;
+    for (k = 0; k < m->nd; k++)
+        if (pl[k].kind == DT_PARTIAL) {
+            p = p * m->shape[k] + m->coord[k];
+            n *= m->shape[k];
+            *op = (dt_reduce)pl[k].reduce;
+        }
+    *nparts = n;
+    return p;
+}
+
+/* a tensor with the global values full[] (row-major), placements pl, local
+   layout from the independent reference (dtt_ref_layout); NULL on failure
+   (counted) */
+static inline dt_tensor *dtt_from_full(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *shape,
+                                       const dt_placement *pl, const double *full, double unit)
+{
+    int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], n, i;
+    dt_tensor_desc d;
+    dt_tensor *x = NULL;
+    dt_reduce op;
+    int k, np, p = dtt_part_index(m, pl, &np, &op);
+    void *buf;
+    dtt_ref_layout(m->nd, m->shape, m->coord, ndim, shape, pl, ls, lo);
+    n = dtt_numel(ndim, ls);
+    buf = dtt_malloc((size_t)n * dtt_size(t));
+    for (i = 0; i < n; i++) {
+        int64_t g = dtt_gidx(ndim, shape, ls, lo, i);
+        double v = dtt_part_d(op, full[g], g, p, np, unit);
+        if (t == DT_I64) {
+            int64_t iv = (int64_t)v;
+            memcpy((unsigned char *)buf + 8 * (size_t)i, &iv, 8);
+        } else dtt_store_d(t, buf, (size_t)i, v);
+    }
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = ndim;
+    for (k = 0; k < ndim; k++) d.shape[k] = shape[k];
+    for (k = 0; k < m->nd; k++) d.placements[k] = pl[k];
+    CHECK_OK(dt_tensor_from_local(m->mesh, &d, buf, DT_COPY, &x));
+    free(buf);
+    return x;
+}
+
+/* dt_tensor_gather of x as doubles (numel elements); returns the status */
+static inline dt_status dtt_gather_full(const dt_tensor *x, double *full)
+{
+    const dt_tensor_desc *d = dt_tensor_get_desc(x);
+    int64_t n, i;
+    void *buf;
+    dt_status st;
+    if (!d) return DT_ERR_ARG;
+    n = dtt_numel(d->ndim, d->shape);
+    buf = dtt_malloc((size_t)n * dtt_size(d->dtype));
+    st = dt_tensor_gather(x, buf);
+    for (i = 0; i < n && st == DT_OK; i++) full[i] = dtt_load_d(d->dtype, buf, (size_t)i);
+    free(buf);
+    return st;
+}
+
+/* the local shape and offset of x agree with the reference layout of its own
+   descriptor's placements; returns the failures found */
+static inline int dtt_check_own_layout(const dtt_mesh *m, const dt_tensor *x, const char *what)
+{
+    const dt_tensor_desc *d = dt_tensor_get_desc(x);
+    int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], gls[DT_MAX_DIMS], glo[DT_MAX_DIMS];
+    int k, before = dtt_failures;
+    if (!d) {
+        CHECK(0, "%s: no descriptor", what);
+        return 1;
+    }
+    dtt_ref_layout(m->nd, m->shape, m->coord, d->ndim, d->shape, d->placements, ls, lo);
+    dt_tensor_local_shape(x, gls);
+    dt_tensor_local_offset(x, glo);
+    for (k = 0; k < d->ndim; k++)
+        CHECK(gls[k] == ls[k] && glo[k] == lo[k], "%s: local dim %d shape %lld offset %lld, want %lld %lld", what, k,
+              (long long)gls[k], (long long)glo[k], (long long)ls[k], (long long)lo[k]);
+    CHECK(dt_tensor_local_numel(x) == (size_t)dtt_numel(d->ndim, ls), "%s: local_numel %zu", what,
+          dt_tensor_local_numel(x));
+    CHECK(dt_tensor_mesh(x) == m->mesh, "%s: not on the mesh", what);
+    for (k = m->nd; k < DT_MAX_MESH_DIMS; k++)
+        CHECK(d->placements[k].kind == 0, "%s: placement past the mesh's dims set", what);
+    return dtt_failures - before;
+}
+
+/* ------------------------------------------------------------ ops: expected placements, tolerant compare
+
+   DTT_ANYPL in an expected placement tuple: that mesh dim is not asserted;
+   DTT_NOTP: any placement but Partial; DTT_NOTS(d): neither Partial nor
+   Shard(d) (d normalised). Mesh dims of one rank are not asserted: every
+   choice costs nothing there, so the table order decides. */
+#define DTT_ANYPL 200
+#define DTT_NOTP 201
+#define DTT_NOTS 202
+static inline dt_placement dtt_pl_any(void) { dt_placement p; p.kind = DTT_ANYPL; p.dim = 0; p.reduce = 0; return p; }
+static inline dt_placement dtt_pl_notp(void) { dt_placement p; p.kind = DTT_NOTP; p.dim = 0; p.reduce = 0; return p; }
+static inline dt_placement dtt_pl_nots(int d) { dt_placement p; p.kind = DTT_NOTS; p.dim = (int8_t)d; p.reduce = 0; return p; }
+
+/* the descriptor of x has the placements `want` (see DTT_ANYPL...); returns failures */
+#define dtt_expect_pl(m, x, want, what) dtt_expect_pl_at(__FILE__, __LINE__, m, x, want, what)
+static inline int dtt_expect_pl_at(const char *file, int line, const dtt_mesh *m, const dt_tensor *x,
+                                   const dt_placement *want, const char *what)
+{
+    const dt_tensor_desc *d = x ? dt_tensor_get_desc(x) : NULL;
+    char s1[96], s2[96];
+    int k, bad = 0;
+    if (!d) {
+        dtt_fail(file, line, what, "no tensor / descriptor");
+        return 1;
+    }
+    for (k = 0; k < m->nd; k++) {
+        dt_placement g = d->placements[k], w = want[k];
+        if (w.kind == DTT_ANYPL || m->shape[k] == 1) continue;
+        if (w.kind == DTT_NOTP) { bad |= g.kind == DT_PARTIAL; continue; }
+        if (w.kind == DTT_NOTS) { bad |= g.kind == DT_PARTIAL || (g.kind == DT_SHARD && g.dim == w.dim); continue; }
+        if (g.kind != w.kind) bad = 1;
+        else if (g.kind == DT_SHARD && g.dim != dtt_norm_dim(w.dim, d->ndim)) bad = 1;
+        else if (g.kind == DT_PARTIAL && g.reduce != w.reduce) bad = 1;
+    }
+    if (bad) {
+        static const char *red[] = { "sum", "avg", "max", "min" };
+        size_t o = 0;
+        s2[0] = 0;
+        for (k = 0; k < m->nd && o < sizeof s2; k++) {
+            dt_placement w = want[k];
+            const char *sep = k ? "," : "";
+            if (w.kind == DTT_ANYPL) o += (size_t)snprintf(s2 + o, sizeof s2 - o, "%s*", sep);
+            else if (w.kind == DTT_NOTP) o += (size_t)snprintf(s2 + o, sizeof s2 - o, "%s!P", sep);
+            else if (w.kind == DTT_NOTS) o += (size_t)snprintf(s2 + o, sizeof s2 - o, "%s!P!S%d", sep, w.dim);
+            else if (w.kind == DT_SHARD) o += (size_t)snprintf(s2 + o, sizeof s2 - o, "%sS%d", sep, w.dim);
+            else if (w.kind == DT_PARTIAL) o += (size_t)snprintf(s2 + o, sizeof s2 - o, "%sP%s", sep, red[w.reduce & 3]);
+            else o += (size_t)snprintf(s2 + o, sizeof s2 - o, "%sR", sep);
+        }
+        dtt_fail(file, line, what, "output placements %s, want [%s]", dtt_pl_str(d->placements, m->nd, s1, sizeof s1),
+                 s2);
+    }
+    return bad;
+}
+
+/* relative tolerance for results in dtype t computed from exact inputs */
+static inline double dtt_rtol(dt_dtype t)
+{
+    return t == DT_F64 ? 1e-12 : t == DT_F32 ? 2e-5 : t == DT_F16 ? 6e-3 : t == DT_BF16 ? 3e-2 : 0.0;
+}
+
+/* got[i] vs want[i], i < n: integers exactly; floats within
+   rtol * (|want| + mag[i]) + atol (mag may be NULL: the size of the terms a
+   sum was made of), NaN matches NaN, an infinity only the same infinity.
+   Reports the first mismatch; returns the number of mismatches. */
+#define dtt_cmp(what, t, n, got, want, mag, rtol, atol) \
+    dtt_cmp_at(__FILE__, __LINE__, what, t, n, got, want, mag, rtol, atol)
+static inline int64_t dtt_cmp_at(const char *file, int line, const char *what, dt_dtype t, int64_t n,
+                                 const double *got, const double *want, const double *mag, double rtol, double atol)
+{
+    int64_t i, bad = 0;
+    for (i = 0; i < n; i++) {
+        double g = got[i], w = want[i];
+        int ok;
+        if (!dtt_is_float(t)) ok = g == w;
+        else if (w != w) ok = g != g;
+        else if (isinf(w)) ok = g == w;
+        else ok = fabs(g - w) <= rtol * (fabs(w) + (mag ? mag[i] : 0.0)) + atol;
+        if (!ok) {
+            if (!bad)
+                dtt_fail(file, line, what, "element %lld of %lld: got %.17g want %.17g (%s)", (long long)i,
+                         (long long)n, g, w, dtt_dtname(t));
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* ------------------------------------------------------------ ops: small utilities */
+
+/* a copy of x's local data (to check later that an input or a refused *out was not touched) */
+static inline void *dtt_save_local(const dt_tensor *x)
+{
+    size_t n = x && dt_tensor_get_desc(x) ? dt_tensor_local_numel(x) * dtt_size(dt_tensor_get_desc(x)->dtype) : 0;
+    void *p = dtt_malloc(n);
+    if (n) memcpy(p, dt_tensor_data(x), n);
+    return p;
+}
+static inline int dtt_same_local(const dt_tensor *x, const void *saved)
+{
+    size_t n = x && dt_tensor_get_desc(x) ? dt_tensor_local_numel(x) * dtt_size(dt_tensor_get_desc(x)->dtype) : 0;
+    return n == 0 || memcmp(dt_tensor_data(x), saved, n) == 0;
+}
+
+/* `name` occurs in s as a word (not inside an identifier) */
+static inline int dtt_has_word(const char *s, const char *name)
+{
+    size_t l = strlen(name);
+    const char *p = s;
+    while ((p = strstr(p, name)) != NULL) {
+        int before = p == s || !((p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+                                 (p[-1] >= '0' && p[-1] <= '9') || p[-1] == '_');
+        char c = p[l];
+        int after = !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+        if (before && after) return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* a draw in [0, 1), identical on every rank for the same rng state */
+static inline double dtt_frand(dtt_rng *r) { return (double)(dtt_next(r) >> 11) / 9007199254740992.0; }
+
 #endif /* DT_TEST_H */
