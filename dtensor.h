@@ -467,6 +467,22 @@ DT_API int dt_mesh_op_cache_count(const dt_mesh *m);
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef DTENSOR_NO_BLIS
+#if defined(__GLIBC__) && !defined(__USE_XOPEN2K) && !defined(BLIS_H)
+/* blis.h typedefs pthread_barrier_t, which glibc hides under strict
+   -std=c99 (no _POSIX_C_SOURCE). dtensor never touches BLIS's thread types,
+   so opaque stand-ins let the header parse in that mode. */
+typedef struct dt__blis_barrier { long dt__opaque[8]; } dt__blis_barrier;
+typedef int dt__blis_barrierattr;
+#define pthread_barrier_t dt__blis_barrier
+#define pthread_barrierattr_t dt__blis_barrierattr
+#include <blis.h>
+#undef pthread_barrier_t
+#undef pthread_barrierattr_t
+#else
+#include <blis.h>
+#endif
+#endif
 
 #if defined(DT_MALLOC) && defined(DT_FREE)
 #elif !defined(DT_MALLOC) && !defined(DT_FREE)
@@ -2695,8 +2711,6 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     return DT_OK;
 }
 
-#include "src/kernels.inc" /* TEMPORARY during development: inlined before commit to main */
-
 /* >>strategies ------------------------------------------------------------
    HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table: a
    name, a family, an arity, the kernel it runs and its Partial rule. The
@@ -2734,6 +2748,20 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
 #define DT__D_CLASS (-2)          /* cross_entropy's class dim              */
 #define DT__D_GROUP(g) (-16 - (g)) /* contraction/reduction group g (0..7)  */
 #define DT__IS_GROUP(v) ((v) <= -16)
+
+/* the kernels an op can run (>>kernels implements them) */
+typedef enum dt__uop {
+    DT__U_NEG, DT__U_ABS, DT__U_EXP, DT__U_LOG, DT__U_SQRT, DT__U_RSQRT, DT__U_SIN, DT__U_COS,
+    DT__U_TANH, DT__U_SIGMOID, DT__U_RELU, DT__U_GELU, DT__U_SILU, DT__U_SCALE, DT__U_SHIFT,
+    DT__U_POW, DT__U_COPY, DT__U_FILL, DT__U_SQUARE, DT__U_NUM
+} dt__uop;
+/* float-only (never called for integer dtypes): EXP LOG SQRT RSQRT SIN COS TANH SIGMOID GELU
+   SILU POW. On integers SCALE/SHIFT/FILL use (int64_t)a (the ops layer passes integral a). */
+
+typedef enum dt__bop { DT__B_ADD, DT__B_SUB, DT__B_MUL, DT__B_DIV, DT__B_MAX, DT__B_MIN, DT__B_AXPY, DT__B_NUM } dt__bop;
+/* AXPY: out = alpha*a + b. DIV is float-only. MAX/MIN: NaN propagates (as torch.maximum). */
+
+typedef enum dt__rop { DT__R_SUM, DT__R_MAX, DT__R_MIN, DT__R_SUMSQ, DT__R_ARGMAX, DT__R_NUM } dt__rop;
 
 enum { /* families: how an op's inputs map to its output, and its kernel runner */
     DT__F_UNARY, DT__F_BINARY, DT__F_REDUCE, DT__F_MATMUL, DT__F_SOFTMAX, DT__F_NORM, DT__F_PERMUTE,
@@ -3291,6 +3319,1704 @@ DT_API dt_status dt_explain(dt_mesh *m, FILE *f) {
 }
 
 DT_API int dt_mesh_op_cache_count(const dt_mesh *m) { return m ? m->ops_count : 0; }
+
+/* >>kernels ---------------------------------------------------------------
+   Local compute on one rank's row-major buffers, behind a table per device
+   (dtensor_cuda.h registers its own). The ops layer has already checked
+   everything (shapes, dtypes, which ops a dtype allows); kernels do not
+   fail except for memory (gemm staging). Working precision: F32 for
+   F32/F16/BF16, F64 for F64, int64 for I32/I64/U8. Loops are written so
+   the compiler vectorises them (blocks of up to DT__BLOCK elements
+   converted to the working type, a plain loop over the block, converted
+   back). Empty inputs (n == 0, any extent 0) are fine. */
+
+#define DT__BLOCK 256
+
+typedef struct dt__kernels {
+    /* y[i] = f(x[i]; a), n elements; y may equal x */
+    void (*unary)(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a);
+    /* y[i] = (to)x[i]; float -> int truncates toward zero, saturating, NaN -> 0 */
+    void (*cast)(dt_dtype from, const void *x, dt_dtype to, void *y, size_t n);
+    /* out (contiguous, row-major, `shape`) = op(a, b); sa/sb: element strides of a and b
+       per dim (0 where that operand is broadcast). out may equal a or b when that
+       operand's strides are the contiguous ones. */
+    void (*binary)(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                   const void *b, const int64_t *sb, void *out, double alpha);
+    /* x: contiguous `shape`; reduce over the dims whose bit is set in `mask`; out:
+       contiguous, shape with those dims 1. SUM/SUMSQ accumulate in double (floats) or
+       int64 (ints) and write sum*scale (scale is 1.0 except for mean). MAX/MIN of an
+       empty set: -inf/+inf (floats), the type's min/max (ints), so that a rank with an
+       empty shard is the identity of the Partial combine. ARGMAX: out is I64, the
+       row-major index within the reduced dims of the first maximum (NaN counts as
+       maximum); empty: 0. out_t == t except ARGMAX (DT_I64). */
+    void (*reduce)(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask, const void *x,
+                   void *out, double scale);
+    /* x viewed as [outer, n, inner]; softmax (or log_softmax) over the middle dim,
+       max-subtracted; y may equal x */
+    void (*softmax)(dt_dtype t, const void *x, void *y, size_t outer, size_t n, size_t inner, int log);
+    /* rows of n: (x - mean)/sqrt(var + eps) * w + b (layer norm, biased variance), or
+       rms: x / sqrt(mean(x^2) + eps) * w; w, b may be NULL (1 and 0); y may equal x */
+    void (*norm)(dt_dtype t, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
+                 double eps, int rms);
+    /* C[m,n] = alpha * A[m,k] B[k,n] + beta * C, element strides (row stride, col stride)
+       for each matrix, so transposed views cost no copy. beta == 0: C is not read
+       (may hold NaN). F32/F64: BLIS bli_sgemm/bli_dgemm (general strides), unless
+       DTENSOR_NO_BLIS; F16/BF16: staged through F32 buffers (DT_ERR_NOMEM possible);
+       ints: loops in int64 (alpha, beta integral). */
+    dt_status (*gemm)(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                      int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                      int64_t csc);
+    /* y = x permuted: y has ndim dims, y.shape[j] = xshape[perm[j]]; es-byte elements */
+    void (*permute)(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y);
+    /* out[i, :] = table[idx[i] - row0, :] when row0 <= idx[i] < row0 + nrows, else zeros;
+       table is [nrows, dim] contiguous; idx is I32 or I64 (idx_t), nidx of them */
+    void (*embedding)(dt_dtype t, const void *table, int64_t row0, int64_t nrows, int64_t dim, dt_dtype idx_t,
+                      const void *idx, size_t nidx, void *out);
+    /* cross-entropy pieces over local logits [rows, ncls] holding the global classes
+       [cls0, cls0 + ncls): for each row r, with the row's global max M[r] given:
+       sumexp[r] = sum_c exp(x[r,c] - M[r]); tlogit[r] = x[r, target[r] - cls0] if the
+       target class is local, else 0. target is I32 or I64. rowmax[r] = max_c x[r,c]
+       (-inf if ncls == 0) is the first pass (M = NULL: only rowmax is computed). */
+    void (*xent)(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
+                 const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit);
+} dt__kernels;
+
+
+/* ---------------------------------------------------------------- implementation
+   Every kernel converts blocks of DT__BLOCK elements to its working type in
+   stack arrays, runs a plain loop the compiler can vectorise, and converts
+   back; F32/F64 data is used in place where the layout allows. The dtype
+   and op switches sit outside the element loops. Integer results are
+   computed in int64 with wrapping (unsigned) arithmetic, so overflow is never
+   undefined, and stored by C conversion: I32 and U8 keep the low bits (U8 is
+   arithmetic mod 256). */
+
+
+
+#define DT__LANES 8     /* independent accumulators: vectorisable, and less rounding error */
+#define DT__GEMM_MB 64  /* loop-GEMM block: rows of C per packed panel of B */
+#define DT__GEMM_KB 128 /* depth of a packed panel of B */
+#define DT__GEMM_NB DT__BLOCK
+#define DT__GEMM_SMALL 4096 /* m*n*k at or below which GEMM runs the loops, not BLIS */
+#define DT__TILE 16     /* permute: square tiles keep both sides of a transpose in cache (16 measured best) */
+#define DT__INV_SQRT2 0.70710678118654752440
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DT__MAYBE_UNUSED __attribute__((unused))
+/* per-element helpers must inline into the loops that call them, or the loops do not vectorise */
+#define DT__ELEMENTAL static inline __attribute__((always_inline))
+#else
+#define DT__MAYBE_UNUSED
+#define DT__ELEMENTAL static inline
+#endif
+
+/* ------------------------------------------------------------- small helpers */
+
+typedef enum dt__wkind { DT__WK_F32, DT__WK_F64, DT__WK_I64 } dt__wkind;
+
+static dt__wkind dt__work_kind(dt_dtype t) {
+    switch (t) {
+    case DT_F64: return DT__WK_F64;
+    case DT_F32: case DT_F16: case DT_BF16: return DT__WK_F32;
+    default: return DT__WK_I64;
+    }
+}
+
+static int dt__is_int(dt_dtype t) { return dt__work_kind(t) == DT__WK_I64; }
+
+static size_t dt__blk(size_t left) { return left < DT__BLOCK ? left : DT__BLOCK; }
+
+static const void *dt__at(const void *base, int64_t off, size_t es) {
+    return (const char *)base + (ptrdiff_t)off * (ptrdiff_t)es;
+}
+static void *dt__at_mut(void *base, int64_t off, size_t es) { return (char *)base + (ptrdiff_t)off * (ptrdiff_t)es; }
+
+static void dt__int_range(dt_dtype t, int64_t *lo, int64_t *hi) {
+    switch (t) {
+    case DT_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    case DT_U8: *lo = 0; *hi = UINT8_MAX; break;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    }
+}
+
+/* float -> integer: truncation toward zero, saturating to [lo, hi], NaN -> 0.
+   The range test runs in double: every int64 bound is within one rounding. */
+static int64_t dt__sat_i64(double v, int64_t lo, int64_t hi) {
+    int64_t r;
+    if (v != v) return 0;
+    if (v >= 9223372036854775808.0) return hi;
+    if (v < -9223372036854775808.0) return lo;
+    r = (int64_t)v;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+static int64_t dt__i64_of(double a) { return dt__sat_i64(a, INT64_MIN, INT64_MAX); }
+
+/* double -> float rounded to odd (inexact results get their last bit set).
+   Narrowing that to F16/BF16 then rounds to nearest even exactly as a
+   direct double -> half conversion would: no double-rounding error. */
+static float dt__f64_to_f32_odd(double d) {
+    float f = (float)d;
+    uint32_t u;
+    if ((double)f == d || d != d) return f;
+    memcpy(&u, &f, 4);
+    if (fabs((double)f) > fabs(d)) u -= 1u; /* one step toward zero: the truncated value */
+    u |= 1u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* int64 -> double rounded to odd (bits beyond 53 folded into a sticky last
+   bit): narrowing that to float rounds exactly once. Integer arithmetic
+   only: a direct int64 -> float conversion is not correctly rounded
+   everywhere (valgrind's emulation goes through double). */
+static double dt__i64_to_f64_odd(int64_t x) {
+    uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    int s = 0;
+    double d;
+    while ((m >> s) >> 53) s++;
+    if (s) d = ldexp((double)((m >> s) | ((m & (((uint64_t)1 << s) - 1)) != 0)), s);
+    else d = (double)m;
+    return x < 0 ? -d : d;
+}
+
+static int64_t dt__index_at(dt_dtype idx_t, const void *idx, size_t i) {
+    return idx_t == DT_I32 ? (int64_t)((const int32_t *)idx)[i] : ((const int64_t *)idx)[i];
+}
+
+/* ------------------------------------------------ sums over lanes (double) */
+
+static double dt__lanes_total(const double *acc) {
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+#define DT__DEFINE_LANE_SUMS(SFX, W)                                               \
+    static double dt__sum_##SFX(const W *v, size_t n) {                            \
+        double acc[DT__LANES] = {0};                                               \
+        size_t i = 0, j;                                                           \
+        for (; i + DT__LANES <= n; i += DT__LANES)                                 \
+            for (j = 0; j < DT__LANES; j++) acc[j] += (double)v[i + j];            \
+        for (; i < n; i++) acc[0] += (double)v[i];                                 \
+        return dt__lanes_total(acc);                                               \
+    }                                                                              \
+    /* sum of (v - mu)^2 */                                                        \
+    static double dt__sqdev_##SFX(const W *v, size_t n, double mu) {               \
+        double acc[DT__LANES] = {0};                                               \
+        size_t i = 0, j;                                                           \
+        for (; i + DT__LANES <= n; i += DT__LANES)                                 \
+            for (j = 0; j < DT__LANES; j++) {                                      \
+                double d = (double)v[i + j] - mu;                                  \
+                acc[j] += d * d;                                                   \
+            }                                                                      \
+        for (; i < n; i++) acc[0] += ((double)v[i] - mu) * ((double)v[i] - mu);    \
+        return dt__lanes_total(acc);                                               \
+    }
+
+DT__DEFINE_LANE_SUMS(f32, float)
+DT__DEFINE_LANE_SUMS(f64, double)
+
+/* NaN-propagating max/min (torch.maximum): a NaN p wins, a NaN q survives */
+#define DT__FMAX(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q))
+#define DT__FMIN(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
+
+/* wrapping int64 arithmetic (signed overflow would be undefined) */
+#define DT__IADD(p, q) ((int64_t)((uint64_t)(p) + (uint64_t)(q)))
+#define DT__ISUB(p, q) ((int64_t)((uint64_t)(p) - (uint64_t)(q)))
+#define DT__IMUL(p, q) ((int64_t)((uint64_t)(p) * (uint64_t)(q)))
+#define DT__IMAX(p, q) ((p) > (q) ? (p) : (q))
+#define DT__IMIN(p, q) ((p) < (q) ? (p) : (q))
+
+/* ------------------------------------------------ half <-> float, vectorisable
+   The same results as dt__f16_to_f32 & co. (round to nearest even, the same
+   NaN payloads), written without branches so that loops over them
+   vectorise: every case is computed and the right one selected. Float
+   subnormals meet them only where the half result is 0 anyway, so
+   flush-to-zero modes do not change them. */
+
+DT__ELEMENTAL float dt__h2f(uint16_t h) {
+    uint32_t em = h & 0x7fffu, subbits, norm, is_sub, is_inf, bits;
+    float sub = (float)(int32_t)em * 5.9604644775390625e-08f; /* exponent 0: em * 2^-24, exact */
+    float f;
+    memcpy(&subbits, &sub, 4);
+    /* all-ones masks rather than ?: which the compiler keeps as branches here */
+    is_sub = 0u - (uint32_t)(em < 0x400u);
+    is_inf = 0u - (uint32_t)(em >= 0x7c00u);
+    /* rebias the exponent by 127 - 15; inf/NaN (exponent 31) by 255 - 31 */
+    norm = (em << 13) + 0x38000000u + (is_inf & 0x38000000u);
+    bits = (norm & ~is_sub) | (subbits & is_sub) | (uint32_t)(h & 0x8000u) << 16;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+DT__ELEMENTAL uint16_t dt__f2h(float f) {
+    uint32_t x, a, sign, norm, sub, r;
+    float af, t;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000u;
+    a = x & 0x7fffffffu;
+    /* normal: rebias and round the 13 dropped bits to nearest even; a carry
+       out of the mantissa correctly bumps the exponent */
+    norm = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    /* subnormal: adding 0.5 (ulp 2^-24) makes the FPU round |f| * 2^24 */
+    memcpy(&af, &a, 4);
+    t = af + 0.5f;
+    memcpy(&r, &t, 4);
+    sub = r - 0x3f000000u;
+    r = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) /* quiet NaN, payload kept */
+      : a >= 0x477ff000u ? 0x7c00u                       /* rounds past 65504: inf */
+      : a < 0x38800000u ? sub : norm;
+    return (uint16_t)(sign | r);
+}
+
+DT__ELEMENTAL float dt__b2f(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+DT__ELEMENTAL uint16_t dt__f2b(float f) {
+    uint32_t x, r;
+    memcpy(&x, &f, 4);
+    r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : r);
+}
+
+static void dt__widen_half(dt_dtype t, const void *src, float *dst, size_t n) {
+    const uint16_t *s = (const uint16_t *)src;
+    size_t i;
+    if (t == DT_F16) for (i = 0; i < n; i++) dst[i] = dt__h2f(s[i]);
+    else for (i = 0; i < n; i++) dst[i] = dt__b2f(s[i]);
+}
+
+static void dt__narrow_half(dt_dtype t, const float *src, void *dst, size_t n) {
+    uint16_t *d = (uint16_t *)dst;
+    size_t i;
+    if (t == DT_F16) for (i = 0; i < n; i++) d[i] = dt__f2h(src[i]);
+    else for (i = 0; i < n; i++) d[i] = dt__f2b(src[i]);
+}
+
+/* e^x in float without branches, so that loops over it vectorise (libm's
+   expf is one call per element). x = k ln2 + r, |r| <= ln2/2, with ln2 split
+   so that k * DT__LN2_HI is exact; e^r by its degree-7 Taylor polynomial
+   (truncation < 6e-9); 2^k applied as two exact powers of two so that a
+   subnormal result is rounded once. Within 2 ulp of exp; inf, NaN, overflow
+   and underflow as expf. */
+#define DT__LN2_HI 0.693145751953125f
+#define DT__LN2_LO 1.428606765330187045e-06f
+DT__ELEMENTAL float dt__expf(float x) {
+    const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float xc = x > 104.0f ? 104.0f : x < -104.0f ? -104.0f : x; /* NaN passes through */
+    float t = xc * 1.44269504088896341f + round_magic, kf = t - round_magic, r, p, s1, s2;
+    uint32_t tb, mb, b1, b2;
+    int32_t k, k1;
+    memcpy(&tb, &t, 4);
+    memcpy(&mb, &round_magic, 4);
+    k = (int32_t)(tb - mb); /* the integer kf, read from t's low bits */
+    r = (xc - kf * DT__LN2_HI) - kf * DT__LN2_LO;
+    p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    k1 = k / 2;
+    b1 = (uint32_t)(k1 + 127) << 23;
+    b2 = (uint32_t)(k - k1 + 127) << 23;
+    memcpy(&s1, &b1, 4);
+    memcpy(&s2, &b2, 4);
+    return p * s1 * s2;
+}
+
+/* NaN-propagating max (or min) of n values and `init`: independent lanes
+   whose compare-and-select the compiler vectorises, plus lanes that catch
+   a NaN (a plain max would drop it) */
+#define DT__DEFINE_MAX_LANES(SFX, W, L)                                                      \
+    static W dt__maxv_##SFX(const W *v, size_t n, W init, int want_min) {                    \
+        W acc[L], nan[L];                                                                    \
+        size_t i = 0, j;                                                                     \
+        for (j = 0; j < L; j++) {                                                            \
+            acc[j] = init;                                                                   \
+            nan[j] = (W)0;                                                                   \
+        }                                                                                    \
+        if (want_min) {                                                                      \
+            for (; i + L <= n; i += L)                                                       \
+                for (j = 0; j < L; j++) {                                                    \
+                    W x = v[i + j];                                                          \
+                    acc[j] = x < acc[j] ? x : acc[j];                                        \
+                    nan[j] = x != x ? x : nan[j];                                            \
+                }                                                                            \
+            for (; i < n; i++) acc[0] = DT__FMIN(v[i], acc[0]);                              \
+            for (j = 1; j < L; j++) acc[0] = DT__FMIN(acc[j], acc[0]);                       \
+        } else {                                                                             \
+            for (; i + L <= n; i += L)                                                       \
+                for (j = 0; j < L; j++) {                                                    \
+                    W x = v[i + j];                                                          \
+                    acc[j] = x > acc[j] ? x : acc[j];                                        \
+                    nan[j] = x != x ? x : nan[j];                                            \
+                }                                                                            \
+            for (; i < n; i++) acc[0] = DT__FMAX(v[i], acc[0]);                              \
+            for (j = 1; j < L; j++) acc[0] = DT__FMAX(acc[j], acc[0]);                       \
+        }                                                                                    \
+        for (j = 0; j < L; j++)                                                              \
+            if (nan[j] != nan[j]) return nan[j];                                             \
+        return acc[0];                                                                       \
+    }
+
+DT__DEFINE_MAX_LANES(f32, float, 16)
+DT__DEFINE_MAX_LANES(f64, double, 8)
+
+/* ------------------------------------------------ gather / scatter by dtype
+   gather: n elements at element stride st (0 repeats one) into a working
+   array; scatter: the reverse. src/dst point at the first element. */
+
+/* F32/F16/BF16 -> float */
+static void dt__gather_f32(dt_dtype t, const void *src, int64_t st, float *dst, size_t n) {
+    size_t i;
+    if (t == DT_F32) {
+        const float *s = (const float *)src;
+        if (st == 1) memcpy(dst, s, n * sizeof *dst);
+        else for (i = 0; i < n; i++) dst[i] = s[(int64_t)i * st];
+    } else if (st == 1) {
+        dt__widen_half(t, src, dst, n);
+    } else {
+        const uint16_t *s = (const uint16_t *)src;
+        if (t == DT_F16) for (i = 0; i < n; i++) dst[i] = dt__h2f(s[(int64_t)i * st]);
+        else for (i = 0; i < n; i++) dst[i] = dt__b2f(s[(int64_t)i * st]);
+    }
+}
+
+/* float -> F32/F16/BF16 (round to nearest even) */
+static void dt__scatter_f32(dt_dtype t, const float *src, void *dst, int64_t st, size_t n) {
+    size_t i;
+    if (t == DT_F32) {
+        float *d = (float *)dst;
+        if (st == 1) memmove(d, src, n * sizeof *src);
+        else for (i = 0; i < n; i++) d[(int64_t)i * st] = src[i];
+    } else if (st == 1) {
+        dt__narrow_half(t, src, dst, n);
+    } else {
+        uint16_t *d = (uint16_t *)dst;
+        if (t == DT_F16) for (i = 0; i < n; i++) d[(int64_t)i * st] = dt__f2h(src[i]);
+        else for (i = 0; i < n; i++) d[(int64_t)i * st] = dt__f2b(src[i]);
+    }
+}
+
+/* any dtype -> double (exact except I64 beyond 2^53) */
+static void dt__gather_f64(dt_dtype t, const void *src, int64_t st, double *dst, size_t n) {
+    size_t i;
+    switch (t) {
+    case DT_F64: {
+        const double *s = (const double *)src;
+        if (st == 1) memcpy(dst, s, n * sizeof *dst);
+        else for (i = 0; i < n; i++) dst[i] = s[(int64_t)i * st];
+        break;
+    }
+    case DT_F32: {
+        const float *s = (const float *)src;
+        for (i = 0; i < n; i++) dst[i] = (double)s[(int64_t)i * st];
+        break;
+    }
+    case DT_F16: {
+        const uint16_t *s = (const uint16_t *)src;
+        for (i = 0; i < n; i++) dst[i] = (double)dt__h2f(s[(int64_t)i * st]);
+        break;
+    }
+    case DT_BF16: {
+        const uint16_t *s = (const uint16_t *)src;
+        for (i = 0; i < n; i++) dst[i] = (double)dt__b2f(s[(int64_t)i * st]);
+        break;
+    }
+    case DT_I32: {
+        const int32_t *s = (const int32_t *)src;
+        for (i = 0; i < n; i++) dst[i] = (double)s[(int64_t)i * st];
+        break;
+    }
+    case DT_I64: {
+        const int64_t *s = (const int64_t *)src;
+        for (i = 0; i < n; i++) dst[i] = (double)s[(int64_t)i * st];
+        break;
+    }
+    default: {
+        const uint8_t *s = (const uint8_t *)src;
+        for (i = 0; i < n; i++) dst[i] = (double)s[(int64_t)i * st];
+        break;
+    }
+    }
+}
+
+/* double -> any dtype: floats round to nearest even, integers truncate and
+   saturate (NaN -> 0) */
+static void dt__scatter_f64(dt_dtype t, const double *src, void *dst, int64_t st, size_t n) {
+    size_t i;
+    switch (t) {
+    case DT_F64: {
+        double *d = (double *)dst;
+        if (st == 1) memmove(d, src, n * sizeof *src);
+        else for (i = 0; i < n; i++) d[(int64_t)i * st] = src[i];
+        break;
+    }
+    case DT_F32: {
+        float *d = (float *)dst;
+        for (i = 0; i < n; i++) d[(int64_t)i * st] = (float)src[i];
+        break;
+    }
+    case DT_F16: {
+        uint16_t *d = (uint16_t *)dst;
+        for (i = 0; i < n; i++) d[(int64_t)i * st] = dt__f2h(dt__f64_to_f32_odd(src[i]));
+        break;
+    }
+    case DT_BF16: {
+        uint16_t *d = (uint16_t *)dst;
+        for (i = 0; i < n; i++) d[(int64_t)i * st] = dt__f2b(dt__f64_to_f32_odd(src[i]));
+        break;
+    }
+    case DT_I32: {
+        int32_t *d = (int32_t *)dst;
+        for (i = 0; i < n; i++) d[(int64_t)i * st] = (int32_t)dt__sat_i64(src[i], INT32_MIN, INT32_MAX);
+        break;
+    }
+    case DT_I64: {
+        int64_t *d = (int64_t *)dst;
+        for (i = 0; i < n; i++) d[(int64_t)i * st] = dt__sat_i64(src[i], INT64_MIN, INT64_MAX);
+        break;
+    }
+    default: {
+        uint8_t *d = (uint8_t *)dst;
+        for (i = 0; i < n; i++) d[(int64_t)i * st] = (uint8_t)dt__sat_i64(src[i], 0, UINT8_MAX);
+        break;
+    }
+    }
+}
+
+/* I32/I64/U8 -> int64 (float dtypes, never passed by the ops layer, saturate) */
+static void dt__gather_i64(dt_dtype t, const void *src, int64_t st, int64_t *dst, size_t n) {
+    size_t i;
+    switch (t) {
+    case DT_I32: {
+        const int32_t *s = (const int32_t *)src;
+        for (i = 0; i < n; i++) dst[i] = s[(int64_t)i * st];
+        break;
+    }
+    case DT_I64: {
+        const int64_t *s = (const int64_t *)src;
+        if (st == 1) memcpy(dst, s, n * sizeof *dst);
+        else for (i = 0; i < n; i++) dst[i] = s[(int64_t)i * st];
+        break;
+    }
+    case DT_U8: {
+        const uint8_t *s = (const uint8_t *)src;
+        for (i = 0; i < n; i++) dst[i] = s[(int64_t)i * st];
+        break;
+    }
+    default:
+        for (i = 0; i < n; i++) {
+            double v;
+            dt__gather_f64(t, dt__at(src, (int64_t)i * st, dt_dtype_size(t)), 1, &v, 1);
+            dst[i] = dt__i64_of(v);
+        }
+        break;
+    }
+}
+
+/* int64 -> I32/I64/U8 keeping the low bits (wrap-around, as C conversion) */
+static void dt__scatter_i64(dt_dtype t, const int64_t *src, void *dst, int64_t st, size_t n) {
+    size_t i;
+    switch (t) {
+    case DT_I32: {
+        int32_t *d = (int32_t *)dst;
+        for (i = 0; i < n; i++) d[(int64_t)i * st] = (int32_t)src[i];
+        break;
+    }
+    case DT_I64: {
+        int64_t *d = (int64_t *)dst;
+        if (st == 1) memmove(d, src, n * sizeof *src);
+        else for (i = 0; i < n; i++) d[(int64_t)i * st] = src[i];
+        break;
+    }
+    case DT_U8: {
+        uint8_t *d = (uint8_t *)dst;
+        for (i = 0; i < n; i++) d[(int64_t)i * st] = (uint8_t)src[i];
+        break;
+    }
+    default:
+        for (i = 0; i < n; i++) {
+            double v = (double)src[i];
+            dt__scatter_f64(t, &v, dt__at_mut(dst, (int64_t)i * st, dt_dtype_size(t)), 1, 1);
+        }
+        break;
+    }
+}
+
+/* Contiguous block views for the row kernels (softmax, norm, xent): the data
+   itself when its dtype is the working type, else a widened copy in buf;
+   results go to dt__target_* and are narrowed by dt__commit_*. */
+static const float *dt__view_f32(dt_dtype t, const void *base, size_t off, size_t n, float *buf) {
+    if (t == DT_F32) return (const float *)base + off;
+    dt__widen_half(t, (const uint16_t *)base + off, buf, n);
+    return buf;
+}
+static float *dt__target_f32(dt_dtype t, void *base, size_t off, float *buf) {
+    return t == DT_F32 ? (float *)base + off : buf;
+}
+static void dt__commit_f32(dt_dtype t, const float *buf, void *base, size_t off, size_t n) {
+    if (t != DT_F32) dt__narrow_half(t, buf, (uint16_t *)base + off, n);
+}
+static const double *dt__view_f64(dt_dtype t, const void *base, size_t off, size_t n, double *buf) {
+    (void)t; (void)n; (void)buf;
+    return (const double *)base + off;
+}
+static double *dt__target_f64(dt_dtype t, void *base, size_t off, double *buf) {
+    (void)t; (void)buf;
+    return (double *)base + off;
+}
+static void dt__commit_f64(dt_dtype t, const double *buf, void *base, size_t off, size_t n) {
+    (void)t; (void)buf; (void)base; (void)off; (void)n;
+}
+
+/* NaN-propagating max of n elements at element off: one pass over the data
+   itself when it is in the working type (the lanes' setup is paid once),
+   else block by block */
+#define DT__DEFINE_ROWMAX(SFX, W)                                                              \
+    static W dt__rowmax_##SFX(dt_dtype t, const void *x, size_t off, size_t n) {               \
+        W buf[DT__BLOCK], m = (W)-HUGE_VAL;                                                    \
+        size_t i, len;                                                                         \
+        if (t == DT_F32 || t == DT_F64) return dt__maxv_##SFX((const W *)x + off, n, m, 0);    \
+        for (i = 0; i < n; i += len) {                                                         \
+            len = dt__blk(n - i);                                                              \
+            m = dt__maxv_##SFX(dt__view_##SFX(t, x, off + i, len, buf), len, m, 0);            \
+        }                                                                                      \
+        return m;                                                                              \
+    }
+
+DT__DEFINE_ROWMAX(f32, float)
+DT__DEFINE_ROWMAX(f64, double)
+
+/* ------------------------------------------------------------------- unary */
+
+#define DT__DEFINE_UNARY(SFX, W, F, EXPFN)                                                                \
+    /* the exp-based ops as loops of their own: small enough to inline EXPFN into */                 \
+    static void dt__exp_loop_##SFX(const W *x, W *y, size_t n) {                                     \
+        size_t i;                                                                                    \
+        for (i = 0; i < n; i++) y[i] = EXPFN(x[i]);                                                  \
+    }                                                                                                \
+    static void dt__sigmoid_loop_##SFX(const W *x, W *y, size_t n) {                                 \
+        size_t i;                                                                                    \
+        for (i = 0; i < n; i++) y[i] = (W)1 / ((W)1 + EXPFN(-x[i]));                                 \
+    }                                                                                                \
+    static void dt__silu_loop_##SFX(const W *x, W *y, size_t n) {                                    \
+        size_t i;                                                                                    \
+        for (i = 0; i < n; i++) y[i] = x[i] / ((W)1 + EXPFN(-x[i]));                                 \
+    }                                                                                                \
+    static void dt__unary_##SFX(dt__uop op, const W *x, W *y, size_t n, W a) {                      \
+        size_t i;                                                                                    \
+        switch (op) {                                                                                \
+        case DT__U_NEG: for (i = 0; i < n; i++) y[i] = -x[i]; break;                                 \
+        case DT__U_ABS: for (i = 0; i < n; i++) y[i] = fabs##F(x[i]); break;                         \
+        case DT__U_EXP: dt__exp_loop_##SFX(x, y, n); break;                                          \
+        case DT__U_LOG: for (i = 0; i < n; i++) y[i] = log##F(x[i]); break;                          \
+        case DT__U_SQRT: for (i = 0; i < n; i++) y[i] = sqrt##F(x[i]); break;                        \
+        case DT__U_RSQRT: for (i = 0; i < n; i++) y[i] = (W)1 / sqrt##F(x[i]); break;                \
+        case DT__U_SIN: for (i = 0; i < n; i++) y[i] = sin##F(x[i]); break;                          \
+        case DT__U_COS: for (i = 0; i < n; i++) y[i] = cos##F(x[i]); break;                          \
+        case DT__U_TANH: for (i = 0; i < n; i++) y[i] = tanh##F(x[i]); break;                        \
+        case DT__U_SIGMOID: dt__sigmoid_loop_##SFX(x, y, n); break;                                  \
+        case DT__U_RELU: /* x < 0 is false for NaN: NaN stays */                                     \
+            for (i = 0; i < n; i++) y[i] = x[i] < (W)0 ? (W)0 : x[i];                                \
+            break;                                                                                   \
+        case DT__U_GELU:                                                                             \
+            for (i = 0; i < n; i++) y[i] = (W)0.5 * x[i] * ((W)1 + erf##F(x[i] * (W)DT__INV_SQRT2)); \
+            break;                                                                                   \
+        case DT__U_SILU: dt__silu_loop_##SFX(x, y, n); break;                                        \
+        case DT__U_SCALE: for (i = 0; i < n; i++) y[i] = x[i] * a; break;                            \
+        case DT__U_SHIFT: for (i = 0; i < n; i++) y[i] = x[i] + a; break;                            \
+        case DT__U_POW: for (i = 0; i < n; i++) y[i] = pow##F(x[i], a); break;                       \
+        case DT__U_COPY: if (y != x) memmove(y, x, n * sizeof *x); break;                           \
+        case DT__U_FILL: for (i = 0; i < n; i++) y[i] = a; break;                                    \
+        case DT__U_SQUARE: for (i = 0; i < n; i++) y[i] = x[i] * x[i]; break;                        \
+        default: break;                                                                              \
+        }                                                                                            \
+    }
+
+DT__DEFINE_UNARY(f32, float, f, dt__expf)
+DT__DEFINE_UNARY(f64, double, , exp)
+
+/* the float-only ops are never called for integers */
+static void dt__unary_i64(dt__uop op, const int64_t *x, int64_t *y, size_t n, int64_t a) {
+    size_t i;
+    switch (op) {
+    case DT__U_NEG: for (i = 0; i < n; i++) y[i] = DT__ISUB(0, x[i]); break;
+    case DT__U_ABS: for (i = 0; i < n; i++) y[i] = x[i] < 0 ? DT__ISUB(0, x[i]) : x[i]; break;
+    case DT__U_RELU: for (i = 0; i < n; i++) y[i] = x[i] < 0 ? 0 : x[i]; break;
+    case DT__U_SCALE: for (i = 0; i < n; i++) y[i] = DT__IMUL(x[i], a); break;
+    case DT__U_SHIFT: for (i = 0; i < n; i++) y[i] = DT__IADD(x[i], a); break;
+    case DT__U_FILL: for (i = 0; i < n; i++) y[i] = a; break;
+    case DT__U_SQUARE: for (i = 0; i < n; i++) y[i] = DT__IMUL(x[i], x[i]); break;
+    default: if (y != x) memmove(y, x, n * sizeof *x); break;
+    }
+}
+
+static void dt__k_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a) {
+    size_t i, len;
+    switch (dt__work_kind(t)) {
+    case DT__WK_F64:
+        dt__unary_f64(op, (const double *)x, (double *)y, n, a);
+        break;
+    case DT__WK_F32:
+        if (t == DT_F32) {
+            dt__unary_f32(op, (const float *)x, (float *)y, n, (float)a);
+            break;
+        }
+        for (i = 0; i < n; i += len) {
+            float buf[DT__BLOCK];
+            len = dt__blk(n - i);
+            dt__widen_half(t, (const uint16_t *)x + i, buf, len);
+            dt__unary_f32(op, buf, buf, len, (float)a);
+            dt__narrow_half(t, buf, (uint16_t *)y + i, len);
+        }
+        break;
+    case DT__WK_I64: {
+        size_t es = dt_dtype_size(t);
+        int64_t ia = dt__i64_of(a);
+        for (i = 0; i < n; i += len) {
+            int64_t buf[DT__BLOCK];
+            len = dt__blk(n - i);
+            dt__gather_i64(t, dt__at(x, (int64_t)i, es), 1, buf, len);
+            dt__unary_i64(op, buf, buf, len, ia);
+            dt__scatter_i64(t, buf, dt__at_mut(y, (int64_t)i, es), 1, len);
+        }
+        break;
+    }
+    }
+}
+
+/* -------------------------------------------------------------------- cast */
+
+/* int64 -> a float dtype, rounded once to nearest even */
+static void dt__scatter_i64_as_float(dt_dtype t, const int64_t *src, void *dst, size_t n) {
+    size_t i;
+    switch (t) {
+    case DT_F64: for (i = 0; i < n; i++) ((double *)dst)[i] = (double)src[i]; break;
+    case DT_F32: for (i = 0; i < n; i++) ((float *)dst)[i] = (float)dt__i64_to_f64_odd(src[i]); break;
+    case DT_F16:
+        for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = dt__f2h(dt__f64_to_f32_odd(dt__i64_to_f64_odd(src[i])));
+        break;
+    default:
+        for (i = 0; i < n; i++) ((uint16_t *)dst)[i] = dt__f2b(dt__f64_to_f32_odd(dt__i64_to_f64_odd(src[i])));
+        break;
+    }
+}
+
+/* Integer -> integer wraps (C conversion, as torch); float <-> float goes
+   through float when both are F32-kind (exact widening, one rounding), else
+   through double with round-to-odd before a half narrowing; integer -> float
+   rounds once. */
+static void dt__k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_t n) {
+    size_t i, len, fs = dt_dtype_size(from), ts = dt_dtype_size(to);
+    if (from == to) {
+        if (x != y && n) memmove(y, x, n * fs);
+        return;
+    }
+    if (dt__is_int(from) && dt__is_int(to)) {
+        for (i = 0; i < n; i += len) {
+            int64_t buf[DT__BLOCK];
+            len = dt__blk(n - i);
+            dt__gather_i64(from, dt__at(x, (int64_t)i, fs), 1, buf, len);
+            dt__scatter_i64(to, buf, dt__at_mut(y, (int64_t)i, ts), 1, len);
+        }
+    } else if (dt__is_int(from)) {
+        for (i = 0; i < n; i += len) {
+            int64_t buf[DT__BLOCK];
+            len = dt__blk(n - i);
+            dt__gather_i64(from, dt__at(x, (int64_t)i, fs), 1, buf, len);
+            dt__scatter_i64_as_float(to, buf, dt__at_mut(y, (int64_t)i, ts), len);
+        }
+    } else if (dt__work_kind(from) == DT__WK_F32 && dt__work_kind(to) == DT__WK_F32) {
+        for (i = 0; i < n; i += len) {
+            float buf[DT__BLOCK];
+            len = dt__blk(n - i);
+            dt__gather_f32(from, dt__at(x, (int64_t)i, fs), 1, buf, len);
+            dt__scatter_f32(to, buf, dt__at_mut(y, (int64_t)i, ts), 1, len);
+        }
+    } else {
+        for (i = 0; i < n; i += len) {
+            double buf[DT__BLOCK];
+            len = dt__blk(n - i);
+            dt__gather_f64(from, dt__at(x, (int64_t)i, fs), 1, buf, len);
+            dt__scatter_f64(to, buf, dt__at_mut(y, (int64_t)i, ts), 1, len);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ binary */
+
+#define DT__FADD(p, q) ((p) + (q))
+#define DT__FSUB(p, q) ((p) - (q))
+#define DT__FMUL(p, q) ((p) * (q))
+#define DT__FDIV(p, q) ((p) / (q))
+#define DT__FAXPY(p, q) (alpha * (p) + (q))
+#define DT__IAXPY(p, q) DT__IADD(DT__IMUL(alpha, p), q)
+#define DT__IDIV(p, q) dt__idiv(p, q)
+
+/* DIV is float-only; defined for integers anyway so no input is undefined */
+static int64_t dt__idiv(int64_t p, int64_t q) {
+    if (q == 0) return 0;
+    if (q == -1) return DT__ISUB(0, p);
+    return p / q;
+}
+
+#define DT__BOP_LOOPS(A, B, ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                   \
+    switch (op) {                                                                 \
+    case DT__B_ADD: for (i = 0; i < n; i++) o[i] = ADD(A, B); break;              \
+    case DT__B_SUB: for (i = 0; i < n; i++) o[i] = SUB(A, B); break;              \
+    case DT__B_MUL: for (i = 0; i < n; i++) o[i] = MUL(A, B); break;              \
+    case DT__B_DIV: for (i = 0; i < n; i++) o[i] = DIV(A, B); break;              \
+    case DT__B_MAX: for (i = 0; i < n; i++) o[i] = MAX(A, B); break;              \
+    case DT__B_MIN: for (i = 0; i < n; i++) o[i] = MIN(A, B); break;              \
+    case DT__B_AXPY: for (i = 0; i < n; i++) o[i] = AXPY(A, B); break;            \
+    default: break;                                                               \
+    }
+
+/* o[i] = op(a[i], b[i]); an operand flagged scalar is its element 0 for all i.
+   The scalar cases are separate loops so that each one vectorises. */
+#define DT__DEFINE_BINARY_ROW(SFX, W, ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                 \
+    static void dt__binary_row_##SFX(dt__bop op, const W *a, int a_scalar, const W *b, int b_scalar, W *o, \
+                                     size_t n, W alpha) {                                                 \
+        size_t i;                                                                                         \
+        if (a_scalar && b_scalar) {                                                                       \
+            W av = a[0], bv = b[0];                                                                       \
+            DT__BOP_LOOPS(av, bv, ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                     \
+        } else if (b_scalar) {                                                                            \
+            W bv = b[0];                                                                                  \
+            DT__BOP_LOOPS(a[i], bv, ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                   \
+        } else if (a_scalar) {                                                                            \
+            W av = a[0];                                                                                  \
+            DT__BOP_LOOPS(av, b[i], ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                   \
+        } else {                                                                                          \
+            DT__BOP_LOOPS(a[i], b[i], ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                 \
+        }                                                                                                 \
+    }
+
+DT__DEFINE_BINARY_ROW(f32, float, DT__FADD, DT__FSUB, DT__FMUL, DT__FDIV, DT__FMAX, DT__FMIN, DT__FAXPY)
+DT__DEFINE_BINARY_ROW(f64, double, DT__FADD, DT__FSUB, DT__FMUL, DT__FDIV, DT__FMAX, DT__FMIN, DT__FAXPY)
+DT__DEFINE_BINARY_ROW(i64, int64_t, DT__IADD, DT__ISUB, DT__IMUL, DT__IDIV, DT__IMAX, DT__IMIN, DT__IAXPY)
+
+/* one innermost row of n outputs; a, b, o point at the row's first elements */
+static void dt__binary_row(dt__bop op, dt_dtype t, const void *a, int64_t sa, const void *b, int64_t sb, void *o,
+                           size_t n, double alpha) {
+    size_t es = dt_dtype_size(t), i, len;
+    int as = sa == 0, bs = sb == 0;
+    switch (dt__work_kind(t)) {
+    case DT__WK_F32:
+        if (t == DT_F32 && (as || sa == 1) && (bs || sb == 1)) {
+            dt__binary_row_f32(op, (const float *)a, as, (const float *)b, bs, (float *)o, n, (float)alpha);
+            return;
+        }
+        for (i = 0; i < n; i += len) {
+            float ba[DT__BLOCK], bb[DT__BLOCK], bo[DT__BLOCK];
+            float *dst = t == DT_F32 ? (float *)o + i : bo;
+            len = dt__blk(n - i);
+            dt__gather_f32(t, dt__at(a, (int64_t)i * sa, es), sa, ba, as ? 1 : len);
+            dt__gather_f32(t, dt__at(b, (int64_t)i * sb, es), sb, bb, bs ? 1 : len);
+            dt__binary_row_f32(op, ba, as, bb, bs, dst, len, (float)alpha);
+            if (t != DT_F32) dt__narrow_half(t, bo, (uint16_t *)o + i, len);
+        }
+        return;
+    case DT__WK_F64:
+        if ((as || sa == 1) && (bs || sb == 1)) {
+            dt__binary_row_f64(op, (const double *)a, as, (const double *)b, bs, (double *)o, n, alpha);
+            return;
+        }
+        for (i = 0; i < n; i += len) {
+            double ba[DT__BLOCK], bb[DT__BLOCK];
+            len = dt__blk(n - i);
+            dt__gather_f64(t, dt__at(a, (int64_t)i * sa, es), sa, ba, as ? 1 : len);
+            dt__gather_f64(t, dt__at(b, (int64_t)i * sb, es), sb, bb, bs ? 1 : len);
+            dt__binary_row_f64(op, ba, as, bb, bs, (double *)o + i, len, alpha);
+        }
+        return;
+    case DT__WK_I64: {
+        int64_t ialpha = dt__i64_of(alpha);
+        for (i = 0; i < n; i += len) {
+            int64_t ba[DT__BLOCK], bb[DT__BLOCK], bo[DT__BLOCK];
+            len = dt__blk(n - i);
+            dt__gather_i64(t, dt__at(a, (int64_t)i * sa, es), sa, ba, as ? 1 : len);
+            dt__gather_i64(t, dt__at(b, (int64_t)i * sb, es), sb, bb, bs ? 1 : len);
+            dt__binary_row_i64(op, ba, as, bb, bs, bo, len, ialpha);
+            dt__scatter_i64(t, bo, dt__at_mut(o, (int64_t)i, es), 1, len);
+        }
+        return;
+    }
+    }
+}
+
+/* the iteration space of a binary op after dropping extent-1 dims and merging
+   neighbours both operands step through as one */
+typedef struct dt__bgeom {
+    int nd;
+    int64_t ext[DT_MAX_DIMS], sa[DT_MAX_DIMS], sb[DT_MAX_DIMS];
+} dt__bgeom;
+
+/* 0 when the output is empty */
+static int dt__bgeom_make(int ndim, const int64_t *shape, const int64_t *sa, const int64_t *sb, dt__bgeom *g) {
+    int d;
+    g->nd = 0;
+    for (d = 0; d < ndim; d++) {
+        int64_t e = shape[d];
+        if (e == 0) return 0;
+        if (e == 1) continue;
+        if (g->nd > 0 && g->sa[g->nd - 1] == sa[d] * e && g->sb[g->nd - 1] == sb[d] * e) {
+            g->ext[g->nd - 1] *= e;
+        } else {
+            g->ext[g->nd] = e;
+            g->nd++;
+        }
+        g->sa[g->nd - 1] = sa[d];
+        g->sb[g->nd - 1] = sb[d];
+    }
+    if (g->nd == 0) { /* a single element */
+        g->nd = 1;
+        g->ext[0] = 1;
+        g->sa[0] = g->sb[0] = 0;
+    }
+    return 1;
+}
+
+/* An operand read across its inner rows (a transposed view) touches a new
+   cache line per element; tiles of DT__TILE rows x DT__BLOCK columns reuse
+   each line for DT__TILE rows before it is evicted. */
+static void dt__binary_tiled(dt__bop op, dt_dtype t, const dt__bgeom *g, const void *a, const void *b, void *out,
+                             double alpha) {
+    int64_t idx[DT_MAX_DIMS], offa = 0, offb = 0, outer = 1, o, r0, r, c0, len;
+    int64_t R = g->ext[g->nd - 2], C = g->ext[g->nd - 1];
+    int64_t sar = g->sa[g->nd - 2], sac = g->sa[g->nd - 1], sbr = g->sb[g->nd - 2], sbc = g->sb[g->nd - 1];
+    size_t es = dt_dtype_size(t);
+    int d;
+    for (d = 0; d < g->nd - 2; d++) {
+        outer *= g->ext[d];
+        idx[d] = 0;
+    }
+    for (o = 0; o < outer; o++) {
+        for (r0 = 0; r0 < R; r0 += DT__TILE)
+            for (c0 = 0; c0 < C; c0 += len) {
+                len = C - c0 < DT__BLOCK ? C - c0 : DT__BLOCK;
+                for (r = r0; r < R && r < r0 + DT__TILE; r++)
+                    dt__binary_row(op, t, dt__at(a, offa + r * sar + c0 * sac, es), sac,
+                                   dt__at(b, offb + r * sbr + c0 * sbc, es), sbc,
+                                   dt__at_mut(out, (o * R + r) * C + c0, es), (size_t)len, alpha);
+            }
+        for (d = g->nd - 3; d >= 0; d--) {
+            offa += g->sa[d];
+            offb += g->sb[d];
+            if (++idx[d] < g->ext[d]) break;
+            offa -= g->sa[d] * g->ext[d];
+            offb -= g->sb[d] * g->ext[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+static int dt__strided(int64_t s) { return s != 0 && s != 1; }
+
+static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                         const void *b, const int64_t *sb, void *out, double alpha) {
+    dt__bgeom g;
+    int64_t idx[DT_MAX_DIMS], offa = 0, offb = 0, rows = 1, r, n;
+    size_t es = dt_dtype_size(t);
+    int d, in;
+    if (!dt__bgeom_make(ndim, shape, sa, sb, &g)) return;
+    in = g.nd - 1;
+    if (g.nd >= 2 && (dt__strided(g.sa[in]) || dt__strided(g.sb[in]))) {
+        dt__binary_tiled(op, t, &g, a, b, out, alpha);
+        return;
+    }
+    n = g.ext[in];
+    for (d = 0; d < in; d++) {
+        rows *= g.ext[d];
+        idx[d] = 0;
+    }
+    for (r = 0; r < rows; r++) {
+        dt__binary_row(op, t, dt__at(a, offa, es), g.sa[in], dt__at(b, offb, es), g.sb[in], dt__at_mut(out, r * n, es),
+                       (size_t)n, alpha);
+        for (d = in - 1; d >= 0; d--) { /* next row: a row-major counter over the outer dims */
+            offa += g.sa[d];
+            offb += g.sb[d];
+            if (++idx[d] < g.ext[d]) break;
+            offa -= g.sa[d] * g.ext[d];
+            offb -= g.sb[d] * g.ext[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ reduce */
+
+/* Floats reduce in double, integers in int64 (wrapping sums). A running
+   reduction of one output: v (floats) or iv (ints), arg for ARGMAX. */
+typedef struct dt__racc {
+    double v;
+    int64_t iv, arg;
+} dt__racc;
+
+static void dt__racc_init(dt__rop op, dt_dtype t, dt__racc *acc) {
+    int64_t lo, hi;
+    dt__int_range(t, &lo, &hi);
+    acc->arg = 0;
+    acc->v = op == DT__R_MIN ? HUGE_VAL : (op == DT__R_MAX || op == DT__R_ARGMAX) ? -HUGE_VAL : 0.0;
+    acc->iv = op == DT__R_MIN ? hi : op == DT__R_MAX ? lo : op == DT__R_ARGMAX ? INT64_MIN : 0;
+}
+
+/* fold a contiguous block (reduced indices idx0..idx0+n) into one output */
+static void dt__rrow_f64(dt__rop op, const double *v, size_t n, int64_t idx0, dt__racc *acc) {
+    size_t i;
+    switch (op) {
+    case DT__R_SUM: acc->v += dt__sum_f64(v, n); break;
+    case DT__R_SUMSQ: acc->v += dt__sqdev_f64(v, n, 0.0); break;
+    case DT__R_MAX: acc->v = dt__maxv_f64(v, n, acc->v, 0); break;
+    case DT__R_MIN: acc->v = dt__maxv_f64(v, n, acc->v, 1); break;
+    default: /* ARGMAX: strictly greater keeps the first; the first NaN beats any number */
+        for (i = 0; i < n; i++)
+            if (v[i] > acc->v || (v[i] != v[i] && acc->v == acc->v)) {
+                acc->v = v[i];
+                acc->arg = idx0 + (int64_t)i;
+            }
+        break;
+    }
+}
+
+static void dt__rrow_i64(dt__rop op, const int64_t *v, size_t n, int64_t idx0, dt__racc *acc) {
+    size_t i;
+    int64_t s = acc->iv;
+    switch (op) {
+    case DT__R_SUM: for (i = 0; i < n; i++) s = DT__IADD(s, v[i]); break;
+    case DT__R_SUMSQ: for (i = 0; i < n; i++) s = DT__IADD(s, DT__IMUL(v[i], v[i])); break;
+    case DT__R_MAX: for (i = 0; i < n; i++) s = DT__IMAX(v[i], s); break;
+    case DT__R_MIN: for (i = 0; i < n; i++) s = DT__IMIN(v[i], s); break;
+    default:
+        for (i = 0; i < n; i++)
+            if (v[i] > s) {
+                s = v[i];
+                acc->arg = idx0 + (int64_t)i;
+            }
+        break;
+    }
+    acc->iv = s;
+}
+
+/* fold a block of n outputs' next input (reduced index r) elementwise */
+static void dt__rcols_f64(dt__rop op, const double *v, size_t n, int64_t r, double *acc, int64_t *arg) {
+    size_t j;
+    switch (op) {
+    case DT__R_SUM: for (j = 0; j < n; j++) acc[j] += v[j]; break;
+    case DT__R_SUMSQ: for (j = 0; j < n; j++) acc[j] += v[j] * v[j]; break;
+    case DT__R_MAX: for (j = 0; j < n; j++) acc[j] = DT__FMAX(v[j], acc[j]); break;
+    case DT__R_MIN: for (j = 0; j < n; j++) acc[j] = DT__FMIN(v[j], acc[j]); break;
+    default:
+        for (j = 0; j < n; j++)
+            if (v[j] > acc[j] || (v[j] != v[j] && acc[j] == acc[j])) {
+                acc[j] = v[j];
+                arg[j] = r;
+            }
+        break;
+    }
+}
+
+static void dt__rcols_i64(dt__rop op, const int64_t *v, size_t n, int64_t r, int64_t *acc, int64_t *arg) {
+    size_t j;
+    switch (op) {
+    case DT__R_SUM: for (j = 0; j < n; j++) acc[j] = DT__IADD(acc[j], v[j]); break;
+    case DT__R_SUMSQ: for (j = 0; j < n; j++) acc[j] = DT__IADD(acc[j], DT__IMUL(v[j], v[j])); break;
+    case DT__R_MAX: for (j = 0; j < n; j++) acc[j] = DT__IMAX(v[j], acc[j]); break;
+    case DT__R_MIN: for (j = 0; j < n; j++) acc[j] = DT__IMIN(v[j], acc[j]); break;
+    default:
+        for (j = 0; j < n; j++)
+            if (v[j] > acc[j]) {
+                acc[j] = v[j];
+                arg[j] = r;
+            }
+        break;
+    }
+}
+
+/* write n finished outputs at out[off..]: ARGMAX indices, or values with the
+   mean's scale applied to sums (integers: exact when scale is 1, else
+   truncated and saturated) */
+static void dt__rstore(dt__rop op, dt_dtype t, const double *fv, const int64_t *iv, const int64_t *arg, size_t n,
+                       void *out, size_t off, double scale) {
+    size_t j;
+    int scaled = (op == DT__R_SUM || op == DT__R_SUMSQ) && scale != 1.0;
+    if (op == DT__R_ARGMAX) {
+        memcpy((int64_t *)out + off, arg, n * sizeof *arg);
+    } else if (!dt__is_int(t)) {
+        double tmp[DT__BLOCK];
+        if (scaled) {
+            for (j = 0; j < n; j++) tmp[j] = fv[j] * scale;
+            fv = tmp;
+        }
+        dt__scatter_f64(t, fv, dt__at_mut(out, (int64_t)off, dt_dtype_size(t)), 1, n);
+    } else if (scaled) {
+        double tmp[DT__BLOCK];
+        for (j = 0; j < n; j++) tmp[j] = (double)iv[j] * scale;
+        dt__scatter_f64(t, tmp, dt__at_mut(out, (int64_t)off, dt_dtype_size(t)), 1, n);
+    } else {
+        dt__scatter_i64(t, iv, dt__at_mut(out, (int64_t)off, dt_dtype_size(t)), 1, n);
+    }
+}
+
+/* x's dims after dropping extent-1 dims and merging neighbours that are
+   both reduced or both kept; x stays contiguous */
+typedef struct dt__rgeom {
+    int nd;
+    int64_t ext[DT_MAX_DIMS], st[DT_MAX_DIMS];
+    int red[DT_MAX_DIMS];
+} dt__rgeom;
+
+static void dt__rgeom_make(int ndim, const int64_t *shape, unsigned mask, dt__rgeom *g) {
+    int d;
+    int64_t s = 1;
+    g->nd = 0;
+    for (d = 0; d < ndim; d++) {
+        int red = (mask >> d) & 1u;
+        if (shape[d] == 1) continue;
+        if (g->nd > 0 && g->red[g->nd - 1] == red) {
+            g->ext[g->nd - 1] *= shape[d];
+        } else {
+            g->ext[g->nd] = shape[d];
+            g->red[g->nd] = red;
+            g->nd++;
+        }
+    }
+    for (d = g->nd - 1; d >= 0; d--) {
+        g->st[d] = s;
+        s *= g->ext[d];
+    }
+}
+
+/* a row-major counter over some dims: idx advances, returns the new offset */
+static int64_t dt__odo_next(int nd, const int64_t *ext, const int64_t *st, int64_t *idx, int64_t off) {
+    int d;
+    for (d = nd - 1; d >= 0; d--) {
+        off += st[d];
+        if (++idx[d] < ext[d]) return off;
+        off -= st[d] * ext[d];
+        idx[d] = 0;
+    }
+    return off;
+}
+
+/* the dims of g with red == want, except dim `skip` */
+static int dt__rgeom_pick(const dt__rgeom *g, int want, int skip, int64_t *ext, int64_t *st, int64_t *count) {
+    int d, k = 0;
+    *count = 1;
+    for (d = 0; d < g->nd; d++)
+        if (g->red[d] == want && d != skip) {
+            ext[k] = g->ext[d];
+            st[k] = g->st[d];
+            *count *= g->ext[d];
+            k++;
+        }
+    return k;
+}
+
+/* the innermost dim is reduced: each output folds rows of it */
+static void dt__reduce_inner(dt__rop op, dt_dtype t, const dt__rgeom *g, const void *x, void *out, double scale) {
+    int64_t kext[DT_MAX_DIMS], kst[DT_MAX_DIMS], rext[DT_MAX_DIMS], rst[DT_MAX_DIMS];
+    int64_t kidx[DT_MAX_DIMS] = {0}, ridx[DT_MAX_DIMS], nout, nrow, o, rc, koff = 0, roff;
+    int last = g->nd - 1, nk = dt__rgeom_pick(g, 0, -1, kext, kst, &nout);
+    int nr = dt__rgeom_pick(g, 1, last, rext, rst, &nrow);
+    size_t R = (size_t)g->ext[last], es = dt_dtype_size(t), p, len;
+    int isint = dt__is_int(t);
+    for (o = 0; o < nout; o++) {
+        dt__racc acc;
+        dt__racc_init(op, t, &acc);
+        memset(ridx, 0, sizeof ridx);
+        roff = 0;
+        for (rc = 0; rc < nrow; rc++) {
+            for (p = 0; p < R; p += len) {
+                const void *src = dt__at(x, koff + roff + (int64_t)p, es);
+                len = dt__blk(R - p);
+                if (isint) {
+                    int64_t buf[DT__BLOCK];
+                    dt__gather_i64(t, src, 1, buf, len);
+                    dt__rrow_i64(op, buf, len, rc * (int64_t)R + (int64_t)p, &acc);
+                } else {
+                    double buf[DT__BLOCK];
+                    dt__gather_f64(t, src, 1, buf, len);
+                    dt__rrow_f64(op, buf, len, rc * (int64_t)R + (int64_t)p, &acc);
+                }
+            }
+            roff = dt__odo_next(nr, rext, rst, ridx, roff);
+        }
+        dt__rstore(op, t, &acc.v, &acc.iv, &acc.arg, 1, out, (size_t)o, scale);
+        koff = dt__odo_next(nk, kext, kst, kidx, koff);
+    }
+}
+
+/* the innermost dim is kept: blocks of outputs fold whole rows elementwise */
+static void dt__reduce_outer(dt__rop op, dt_dtype t, const dt__rgeom *g, const void *x, void *out, double scale) {
+    int64_t kext[DT_MAX_DIMS], kst[DT_MAX_DIMS], rext[DT_MAX_DIMS], rst[DT_MAX_DIMS];
+    int64_t kidx[DT_MAX_DIMS] = {0}, ridx[DT_MAX_DIMS], nko, nred, o, rc, koff = 0, roff;
+    int last = g->nd - 1, nk = dt__rgeom_pick(g, 0, last, kext, kst, &nko);
+    int nr = dt__rgeom_pick(g, 1, -1, rext, rst, &nred);
+    size_t K = (size_t)g->ext[last], es = dt_dtype_size(t), c0, len, j;
+    int isint = dt__is_int(t);
+    for (o = 0; o < nko; o++) {
+        for (c0 = 0; c0 < K; c0 += len) {
+            double fv[DT__BLOCK];
+            int64_t iv[DT__BLOCK], arg[DT__BLOCK];
+            dt__racc init;
+            len = dt__blk(K - c0);
+            dt__racc_init(op, t, &init);
+            for (j = 0; j < len; j++) {
+                fv[j] = init.v;
+                iv[j] = init.iv;
+                arg[j] = 0;
+            }
+            memset(ridx, 0, sizeof ridx);
+            roff = 0;
+            for (rc = 0; rc < nred; rc++) {
+                const void *src = dt__at(x, koff + roff + (int64_t)c0, es);
+                if (isint) {
+                    int64_t buf[DT__BLOCK];
+                    dt__gather_i64(t, src, 1, buf, len);
+                    dt__rcols_i64(op, buf, len, rc, iv, arg);
+                } else {
+                    double buf[DT__BLOCK];
+                    dt__gather_f64(t, src, 1, buf, len);
+                    dt__rcols_f64(op, buf, len, rc, fv, arg);
+                }
+                roff = dt__odo_next(nr, rext, rst, ridx, roff);
+            }
+            dt__rstore(op, t, fv, iv, arg, len, out, (size_t)o * K + c0, scale);
+        }
+        koff = dt__odo_next(nk, kext, kst, kidx, koff);
+    }
+}
+
+static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask, const void *x,
+                         void *out, double scale) {
+    int64_t nout = 1, nred = 1;
+    int d;
+    dt__rgeom g;
+    for (d = 0; d < ndim; d++) {
+        if ((mask >> d) & 1u) nred *= shape[d];
+        else nout *= shape[d];
+    }
+    if (nout == 0) return;
+    if (nred == 0) { /* the identity of op, so that an empty shard combines as a no-op */
+        size_t o, len;
+        for (o = 0; o < (size_t)nout; o += len) {
+            double fv[DT__BLOCK];
+            int64_t iv[DT__BLOCK], arg[DT__BLOCK];
+            dt__racc init;
+            size_t j;
+            len = dt__blk((size_t)nout - o);
+            dt__racc_init(op, t, &init);
+            for (j = 0; j < len; j++) {
+                fv[j] = init.v;
+                iv[j] = init.iv;
+                arg[j] = 0;
+            }
+            dt__rstore(op, t, fv, iv, arg, len, out, o, 1.0);
+        }
+        return;
+    }
+    dt__rgeom_make(ndim, shape, mask, &g);
+    if (g.nd == 0) { /* one element */
+        g.nd = 1;
+        g.ext[0] = 1;
+        g.st[0] = 1;
+        g.red[0] = 1;
+    }
+    if (g.red[g.nd - 1]) dt__reduce_inner(op, t, &g, x, out, scale);
+    else dt__reduce_outer(op, t, &g, x, out, scale);
+}
+
+/* ----------------------------------------------------------------- softmax */
+
+/* Three passes (max, sum of exp in double, write). F32/F64 softmax keeps the
+   exponentials in y between the last two passes; half types recompute them
+   rather than round them twice. y may equal x: each pass reads a block
+   before writing it. Each step is its own loop over a block so that it
+   vectorises (EXPFN is dt__expf for the F32 kind). */
+#define DT__DEFINE_SOFTMAX(SFX, W, F, EXPFN)                                                      \
+    static void dt__softmax_row_##SFX(dt_dtype t, const void *x, void *y, size_t n, int want_log) { \
+        W buf[DT__BLOCK], obuf[DT__BLOCK], m, f;                                                  \
+        const W *v;                                                                               \
+        W *o;                                                                                     \
+        double s = 0.0;                                                                           \
+        int keep = !want_log && (t == DT_F32 || t == DT_F64);                                     \
+        size_t i, j, len;                                                                         \
+        m = dt__rowmax_##SFX(t, x, 0, n);                                                         \
+        for (i = 0; i < n; i += len) {                                                            \
+            len = dt__blk(n - i);                                                                 \
+            v = dt__view_##SFX(t, x, i, len, buf);                                                \
+            o = keep ? dt__target_##SFX(t, y, i, obuf) : obuf;                                    \
+            for (j = 0; j < len; j++) o[j] = EXPFN(v[j] - m);                                     \
+            s += dt__sum_##SFX(o, len);                                                           \
+        }                                                                                         \
+        f = want_log ? log##F((W)s) : (W)(1.0 / s);                                               \
+        for (i = 0; i < n; i += len) {                                                            \
+            len = dt__blk(n - i);                                                                 \
+            o = dt__target_##SFX(t, y, i, obuf);                                                  \
+            if (keep) {                                                                           \
+                for (j = 0; j < len; j++) o[j] *= f;                                              \
+            } else {                                                                              \
+                v = dt__view_##SFX(t, x, i, len, buf);                                            \
+                if (want_log) for (j = 0; j < len; j++) o[j] = (v[j] - m) - f;                    \
+                else for (j = 0; j < len; j++) o[j] = EXPFN(v[j] - m) * f;                        \
+            }                                                                                     \
+            dt__commit_##SFX(t, o, y, i, len);                                                    \
+        }                                                                                         \
+    }                                                                                             \
+    /* [n, inner] with inner > 1: blocks of columns, each pass over the n rows */                 \
+    static void dt__softmax_cols_##SFX(dt_dtype t, const void *x, void *y, size_t n, size_t inner, \
+                                       int want_log) {                                            \
+        int keep = !want_log && (t == DT_F32 || t == DT_F64);                                     \
+        size_t c0, r, j, len;                                                                     \
+        for (c0 = 0; c0 < inner; c0 += len) {                                                     \
+            W buf[DT__BLOCK], obuf[DT__BLOCK], m[DT__BLOCK], f[DT__BLOCK];                        \
+            double s[DT__BLOCK];                                                                  \
+            const W *v;                                                                           \
+            W *o;                                                                                 \
+            len = dt__blk(inner - c0);                                                            \
+            for (j = 0; j < len; j++) {                                                           \
+                m[j] = (W)-HUGE_VAL;                                                              \
+                s[j] = 0.0;                                                                       \
+            }                                                                                     \
+            for (r = 0; r < n; r++) {                                                             \
+                v = dt__view_##SFX(t, x, r * inner + c0, len, buf);                               \
+                for (j = 0; j < len; j++) m[j] = DT__FMAX(v[j], m[j]);                            \
+            }                                                                                     \
+            for (r = 0; r < n; r++) {                                                             \
+                v = dt__view_##SFX(t, x, r * inner + c0, len, buf);                               \
+                o = keep ? dt__target_##SFX(t, y, r * inner + c0, obuf) : obuf;                   \
+                for (j = 0; j < len; j++) o[j] = EXPFN(v[j] - m[j]);                              \
+                for (j = 0; j < len; j++) s[j] += (double)o[j];                                   \
+            }                                                                                     \
+            for (j = 0; j < len; j++) f[j] = want_log ? log##F((W)s[j]) : (W)(1.0 / s[j]);        \
+            for (r = 0; r < n; r++) {                                                             \
+                o = dt__target_##SFX(t, y, r * inner + c0, obuf);                                 \
+                if (keep) {                                                                       \
+                    for (j = 0; j < len; j++) o[j] *= f[j];                                       \
+                } else {                                                                          \
+                    v = dt__view_##SFX(t, x, r * inner + c0, len, buf);                           \
+                    if (want_log) for (j = 0; j < len; j++) o[j] = (v[j] - m[j]) - f[j];          \
+                    else for (j = 0; j < len; j++) o[j] = EXPFN(v[j] - m[j]) * f[j];              \
+                }                                                                                 \
+                dt__commit_##SFX(t, o, y, r * inner + c0, len);                                   \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
+DT__DEFINE_SOFTMAX(f32, float, f, dt__expf)
+DT__DEFINE_SOFTMAX(f64, double, , exp)
+
+static void dt__k_softmax(dt_dtype t, const void *x, void *y, size_t outer, size_t n, size_t inner, int want_log) {
+    size_t o, es = dt_dtype_size(t), slab = n * inner;
+    int f64 = dt__work_kind(t) == DT__WK_F64;
+    if (n == 0 || inner == 0) return;
+    for (o = 0; o < outer; o++) {
+        const void *xs = dt__at(x, (int64_t)(o * slab), es);
+        void *ys = dt__at_mut(y, (int64_t)(o * slab), es);
+        if (inner == 1) {
+            if (f64) dt__softmax_row_f64(t, xs, ys, n, want_log);
+            else dt__softmax_row_f32(t, xs, ys, n, want_log);
+        } else {
+            if (f64) dt__softmax_cols_f64(t, xs, ys, n, inner, want_log);
+            else dt__softmax_cols_f32(t, xs, ys, n, inner, want_log);
+        }
+    }
+}
+
+/* -------------------------------------------------------------------- norm */
+
+/* mean and variance in double, two passes (no cancellation); the output
+   pass in the working type */
+#define DT__DEFINE_NORM(SFX, W)                                                                        \
+    static void dt__norm_rows_##SFX(dt_dtype t, const void *x, const void *w, const void *b, void *y,  \
+                                    size_t rows, size_t n, double eps, int rms) {                      \
+        size_t r, i, j, len;                                                                           \
+        for (r = 0; r < rows; r++) {                                                                   \
+            W buf[DT__BLOCK], wbuf[DT__BLOCK], bbuf[DT__BLOCK], obuf[DT__BLOCK];                       \
+            double mean = 0.0, sq = 0.0;                                                               \
+            size_t off = r * n;                                                                        \
+            W mu, scale;                                                                               \
+            if (!rms) {                                                                                \
+                double s = 0.0;                                                                        \
+                for (i = 0; i < n; i += len) {                                                         \
+                    len = dt__blk(n - i);                                                              \
+                    s += dt__sum_##SFX(dt__view_##SFX(t, x, off + i, len, buf), len);                  \
+                }                                                                                      \
+                mean = s / (double)n;                                                                  \
+            }                                                                                          \
+            for (i = 0; i < n; i += len) {                                                             \
+                len = dt__blk(n - i);                                                                  \
+                sq += dt__sqdev_##SFX(dt__view_##SFX(t, x, off + i, len, buf), len, mean);             \
+            }                                                                                          \
+            mu = (W)mean;                                                                              \
+            scale = (W)(1.0 / sqrt(sq / (double)n + eps));                                             \
+            for (i = 0; i < n; i += len) {                                                             \
+                const W *v, *wv, *bv;                                                                  \
+                W *o;                                                                                  \
+                len = dt__blk(n - i);                                                                  \
+                v = dt__view_##SFX(t, x, off + i, len, buf);                                           \
+                o = dt__target_##SFX(t, y, off + i, obuf);                                             \
+                for (j = 0; j < len; j++) o[j] = (v[j] - mu) * scale;                                  \
+                if (w) {                                                                               \
+                    wv = dt__view_##SFX(t, w, i, len, wbuf);                                           \
+                    for (j = 0; j < len; j++) o[j] *= wv[j];                                           \
+                }                                                                                      \
+                if (b && !rms) {                                                                       \
+                    bv = dt__view_##SFX(t, b, i, len, bbuf);                                           \
+                    for (j = 0; j < len; j++) o[j] += bv[j];                                           \
+                }                                                                                      \
+                dt__commit_##SFX(t, o, y, off + i, len);                                               \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+DT__DEFINE_NORM(f32, float)
+DT__DEFINE_NORM(f64, double)
+
+static void dt__k_norm(dt_dtype t, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
+                       double eps, int rms) {
+    if (n == 0) return;
+    if (dt__work_kind(t) == DT__WK_F64) dt__norm_rows_f64(t, x, w, b, y, rows, n, eps, rms);
+    else dt__norm_rows_f32(t, x, w, b, y, rows, n, eps, rms);
+}
+
+/* -------------------------------------------------------------------- gemm */
+
+#define DT__FMAC(s, p, q) ((s) + (p) * (q))
+#define DT__IMAC(s, p, q) DT__IADD(s, DT__IMUL(p, q))
+
+/* C = alpha A B + beta C by cache blocks: a KB x NB panel of B is packed in
+   the working type, an MB x NB block of C accumulates in the working type,
+   and the inner loop runs along a packed row (i-k-j order). Any strides. */
+#define DT__DEFINE_GEMM_LOOP(SFX, W, GATHER, SCATTER, MAC, MUL)                                              \
+    static dt_status dt__gemm_loop_##SFX(dt_dtype t, int64_t m, int64_t n, int64_t k, W alpha, const void *a, \
+                                         int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb,   \
+                                         W beta, int beta_zero, void *c, int64_t rsc, int64_t csc) {          \
+        size_t es = dt_dtype_size(t);                                                                        \
+        int64_t kbmax = k < DT__GEMM_KB ? k : DT__GEMM_KB, nbmax = n < DT__GEMM_NB ? n : DT__GEMM_NB;         \
+        int64_t mbmax = m < DT__GEMM_MB ? m : DT__GEMM_MB, i0, j0, p0, i, j, p, mb, nb, kb;                  \
+        void *mem = NULL;                                                                                    \
+        W *bp, *acc;                                                                                         \
+        dt_status st = dt__alloc("dt gemm", (size_t)((kbmax + mbmax) * nbmax) * sizeof(W), &mem);            \
+        if (st) return st;                                                                                   \
+        bp = (W *)mem;                                                                                       \
+        acc = bp + kbmax * nbmax;                                                                            \
+        for (j0 = 0; j0 < n; j0 += nb) {                                                                     \
+            nb = n - j0 < DT__GEMM_NB ? n - j0 : DT__GEMM_NB;                                                \
+            for (i0 = 0; i0 < m; i0 += mb) {                                                                 \
+                mb = m - i0 < DT__GEMM_MB ? m - i0 : DT__GEMM_MB;                                            \
+                for (i = 0; i < mb * nb; i++) acc[i] = (W)0;                                                 \
+                for (p0 = 0; p0 < k; p0 += kb) {                                                             \
+                    kb = k - p0 < DT__GEMM_KB ? k - p0 : DT__GEMM_KB;                                        \
+                    for (p = 0; p < kb; p++)                                                                 \
+                        GATHER(t, dt__at(b, (p0 + p) * rsb + j0 * csb, es), csb, bp + p * nb, (size_t)nb);   \
+                    for (i = 0; i < mb; i++) {                                                               \
+                        W arow[DT__GEMM_KB], *ci = acc + i * nb;                                             \
+                        GATHER(t, dt__at(a, (i0 + i) * rsa + p0 * csa, es), csa, arow, (size_t)kb);          \
+                        for (p = 0; p < kb; p++) {                                                           \
+                            const W av = arow[p], *bq = bp + p * nb;                                         \
+                            for (j = 0; j < nb; j++) ci[j] = MAC(ci[j], av, bq[j]);                          \
+                        }                                                                                    \
+                    }                                                                                        \
+                }                                                                                            \
+                for (i = 0; i < mb; i++) {                                                                   \
+                    W crow[DT__GEMM_NB];                                                                     \
+                    const W *ci = acc + i * nb;                                                              \
+                    void *cp = dt__at_mut(c, (i0 + i) * rsc + j0 * csc, es);                                 \
+                    if (beta_zero) { /* C is not read: it may hold NaN */                                    \
+                        for (j = 0; j < nb; j++) crow[j] = MUL(alpha, ci[j]);                                \
+                    } else {                                                                                 \
+                        GATHER(t, cp, csc, crow, (size_t)nb);                                                \
+                        for (j = 0; j < nb; j++) crow[j] = MAC(MUL(alpha, ci[j]), beta, crow[j]);            \
+                    }                                                                                        \
+                    SCATTER(t, crow, cp, csc, (size_t)nb);                                                   \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        DT_FREE(mem);                                                                                        \
+        return DT_OK;                                                                                        \
+    }
+
+DT__DEFINE_GEMM_LOOP(f32, float, dt__gather_f32, dt__scatter_f32, DT__FMAC, DT__FMUL)
+DT__DEFINE_GEMM_LOOP(f64, double, dt__gather_f64, dt__scatter_f64, DT__FMAC, DT__FMUL)
+DT__DEFINE_GEMM_LOOP(i64, int64_t, dt__gather_i64, dt__scatter_i64, DT__IMAC, DT__IMUL)
+
+#ifndef DTENSOR_NO_BLIS
+/* BLIS accepts a rows x cols matrix only with positive, non-overlapping
+   strides, and checks them even along an extent-1 dim (where any stride
+   describes the same data): give such dims the stride a contiguous layout
+   would have. 0 if BLIS cannot take the matrix (the loops can). */
+static int dt__blis_strides(int64_t rows, int64_t cols, int64_t *rs, int64_t *cs) {
+    if (rows == 1 && cols == 1) {
+        *rs = *cs = 1;
+        return 1;
+    }
+    if (rows == 1) {
+        if (*cs <= 0) return 0;
+        *rs = cols * *cs;
+        return 1;
+    }
+    if (cols == 1) {
+        if (*rs <= 0) return 0;
+        *cs = rows * *rs;
+        return 1;
+    }
+    if (*rs <= 0 || *cs <= 0 || *rs == *cs) return 0;
+    return *rs < *cs ? rows * *rs <= *cs : cols * *cs <= *rs;
+}
+
+/* F32/F64 through BLIS when it can take the strides; 0 if not (m, n, k > 0).
+   The small-matrix ("sup") kernels of BLIS 0.9 (Debian 12's) read past the
+   end of A or C for some edge sizes (flame/blis#635, #821: a segfault when
+   the matrix ends a page), so they are switched off; the packed path is as
+   fast here from 3x3 to 1024^3. The thread settings stay BLIS's own. */
+static int dt__gemm_blis(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                         int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                         int64_t csc) {
+    rntm_t rntm;
+    if (!dt__blis_strides(m, k, &rsa, &csa) || !dt__blis_strides(k, n, &rsb, &csb) ||
+        !dt__blis_strides(m, n, &rsc, &csc))
+        return 0;
+    bli_rntm_init_from_global(&rntm);
+    bli_rntm_disable_l3_sup(&rntm);
+    if (t == DT_F32) {
+        float al = (float)alpha, be = (float)beta;
+        bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &al, (float *)a, rsa, csa, (float *)b, rsb, csb,
+                     &be, (float *)c, rsc, csc, NULL, &rntm);
+    } else {
+        bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &alpha, (double *)a, rsa, csa, (double *)b, rsb,
+                     csb, &beta, (double *)c, rsc, csc, NULL, &rntm);
+    }
+    return 1;
+}
+
+/* F16/BF16: A, B (and C when beta != 0) widened into contiguous F32 copies,
+   one sgemm, C narrowed back */
+static dt_status dt__gemm_half_staged(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
+                                      int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta,
+                                      void *c, int64_t rsc, int64_t csc) {
+    size_t es = dt_dtype_size(t), na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
+    float *af, *bf, *cf;
+    void *mem = NULL;
+    int64_t i;
+    dt_status st;
+    if (na / (size_t)m != (size_t)k || nb / (size_t)k != (size_t)n || nc / (size_t)m != (size_t)n ||
+        na + nb + nc < na || (na + nb + nc) > SIZE_MAX / sizeof(float))
+        return dt__fail(DT_ERR_NOMEM, "dt gemm: %lld x %lld x %lld staging does not fit in memory", (long long)m,
+                        (long long)n, (long long)k);
+    if ((st = dt__alloc("dt gemm", (na + nb + nc) * sizeof(float), &mem))) return st;
+    af = (float *)mem;
+    bf = af + na;
+    cf = bf + nb;
+    for (i = 0; i < m; i++) dt__gather_f32(t, dt__at(a, i * rsa, es), csa, af + (size_t)i * (size_t)k, (size_t)k);
+    for (i = 0; i < k; i++) dt__gather_f32(t, dt__at(b, i * rsb, es), csb, bf + (size_t)i * (size_t)n, (size_t)n);
+    if (beta != 0.0)
+        for (i = 0; i < m; i++) dt__gather_f32(t, dt__at(c, i * rsc, es), csc, cf + (size_t)i * (size_t)n, (size_t)n);
+    dt__gemm_blis(DT_F32, m, n, k, alpha, af, k, 1, bf, n, 1, beta, cf, n, 1);
+    for (i = 0; i < m; i++) dt__scatter_f32(t, cf + (size_t)i * (size_t)n, dt__at_mut(c, i * rsc, es), csc, (size_t)n);
+    DT_FREE(mem);
+    return DT_OK;
+}
+#endif
+
+static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                            int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                            int64_t csc) {
+    int beta_zero = beta == 0.0;
+    /* below ~16^3 multiply-adds a BLIS call (pack buffers, its thread
+       dispatch) costs microseconds; the loops take nanoseconds */
+    int small = (double)m * (double)n * (double)k <= DT__GEMM_SMALL;
+    if (m <= 0 || n <= 0) return DT_OK;
+    if (k <= 0) alpha = 0.0; /* C = beta C: the loops with no products (alpha * 0 could be NaN) */
+    switch (dt__work_kind(t)) {
+    case DT__WK_F64:
+#ifndef DTENSOR_NO_BLIS
+        if (k > 0 && !small && dt__gemm_blis(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
+            return DT_OK;
+#endif
+        return dt__gemm_loop_f64(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, beta_zero, c, rsc, csc);
+    case DT__WK_F32:
+#ifndef DTENSOR_NO_BLIS
+        if (k > 0 && !small && t == DT_F32 && dt__gemm_blis(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
+            return DT_OK;
+        if (k > 0 && !small && t != DT_F32)
+            return dt__gemm_half_staged(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
+#endif
+        return dt__gemm_loop_f32(t, m, n, k, (float)alpha, a, rsa, csa, b, rsb, csb, (float)beta, beta_zero, c, rsc,
+                                 csc);
+    default:
+        return dt__gemm_loop_i64(t, m, n, k, dt__i64_of(alpha), a, rsa, csa, b, rsb, csb, dt__i64_of(beta), beta_zero,
+                                 c, rsc, csc);
+    }
+}
+
+/* ----------------------------------------------------------------- permute */
+
+#define DT__TILE_COPY(ES)                                                                        \
+    for (r = 0; r < nr; r++)                                                                     \
+        for (q = 0; q < nc; q++) memcpy(y + (r * ys_r + q) * (ES), x + (r + q * xs_c) * (ES), ES);
+
+/* y[r * ys_r + q] = x[r + q * xs_c] for r < nr, q < nc: the transposing core,
+   where x runs contiguously along r and y along q. Constant-size memcpy
+   compiles to one move. */
+static void dt__transpose_tile(size_t es, const char *x, int64_t xs_c, char *y, int64_t ys_r, int64_t nr, int64_t nc) {
+    int64_t r, q;
+    switch (es) {
+    case 1: DT__TILE_COPY(1) break;
+    case 2: DT__TILE_COPY(2) break;
+    case 4: DT__TILE_COPY(4) break;
+    case 8: DT__TILE_COPY(8) break;
+    default:
+        for (r = 0; r < nr; r++)
+            for (q = 0; q < nc; q++) memcpy(y + (size_t)(r * ys_r + q) * es, x + (size_t)(r + q * xs_c) * es, es);
+        break;
+    }
+}
+
+static void dt__k_permute(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y) {
+    int64_t xst[DT_MAX_DIMS], ext[DT_MAX_DIMS], st[DT_MAX_DIMS], yst[DT_MAX_DIMS], idx[DT_MAX_DIMS];
+    int64_t total = 1, xo = 0, yo = 0, outer = 1, o;
+    int d, nd = 0, q = -1, last;
+    for (d = ndim - 1; d >= 0; d--) {
+        xst[d] = total;
+        total *= xshape[d];
+    }
+    if (total == 0) return;
+    /* y's dims with their x strides; drop extent 1, merge dims still adjacent in x */
+    for (d = 0; d < ndim; d++) {
+        int64_t e = xshape[perm[d]], s = xst[perm[d]];
+        if (e == 1) continue;
+        if (nd > 0 && st[nd - 1] == s * e) ext[nd - 1] *= e;
+        else ext[nd++] = e;
+        st[nd - 1] = s;
+    }
+    if (nd <= 1) { /* no reordering left */
+        memcpy(y, x, (size_t)total * es);
+        return;
+    }
+    last = nd - 1;
+    yst[last] = 1;
+    for (d = last - 1; d >= 0; d--) yst[d] = yst[d + 1] * ext[d + 1];
+    if (st[last] == 1) { /* rows stay contiguous: copy rows */
+        size_t row = (size_t)ext[last] * es;
+        outer = total / ext[last];
+        for (d = 0; d < last; d++) idx[d] = 0;
+        for (o = 0; o < outer; o++) {
+            memcpy((char *)y + (size_t)o * row, (const char *)x + (size_t)xo * es, row);
+            xo = dt__odo_next(last, ext, st, idx, xo);
+        }
+        return;
+    }
+    for (d = 0; d < nd; d++)
+        if (st[d] == 1) q = d;
+    /* tiles of the plane (q: contiguous in x, last: contiguous in y), for every
+       index of the other dims */
+    {
+        int64_t oext[DT_MAX_DIMS], oxs[DT_MAX_DIMS], oys[DT_MAX_DIMS], oidx[DT_MAX_DIMS];
+        int no = 0;
+        for (d = 0; d < nd; d++)
+            if (d != q && d != last) {
+                oext[no] = ext[d];
+                oxs[no] = st[d];
+                oys[no] = yst[d];
+                oidx[no] = 0;
+                outer *= ext[d];
+                no++;
+            }
+        for (o = 0; o < outer; o++) {
+            int64_t r0, c0, nr, nc;
+            for (r0 = 0; r0 < ext[q]; r0 += DT__TILE)
+                for (c0 = 0; c0 < ext[last]; c0 += DT__TILE) {
+                    nr = ext[q] - r0 < DT__TILE ? ext[q] - r0 : DT__TILE;
+                    nc = ext[last] - c0 < DT__TILE ? ext[last] - c0 : DT__TILE;
+                    dt__transpose_tile(es, (const char *)x + (size_t)(xo + r0 + c0 * st[last]) * es, st[last],
+                                       (char *)y + (size_t)(yo + r0 * yst[q] + c0) * es, yst[q], nr, nc);
+                }
+            /* advance the other dims' counter, both offsets */
+            for (d = no - 1; d >= 0; d--) {
+                xo += oxs[d];
+                yo += oys[d];
+                if (++oidx[d] < oext[d]) break;
+                xo -= oxs[d] * oext[d];
+                yo -= oys[d] * oext[d];
+                oidx[d] = 0;
+            }
+        }
+    }
+}
+
+/* --------------------------------------------------------------- embedding */
+
+static void dt__k_embedding(dt_dtype t, const void *table, int64_t row0, int64_t nrows, int64_t dim, dt_dtype idx_t,
+                            const void *idx, size_t nidx, void *out) {
+    size_t row = (size_t)dim * dt_dtype_size(t), i;
+    for (i = 0; i < nidx; i++) {
+        int64_t v = dt__index_at(idx_t, idx, i);
+        char *dst = (char *)out + i * row;
+        if (v >= row0 && v - row0 < nrows) memcpy(dst, (const char *)table + (size_t)(v - row0) * row, row);
+        else memset(dst, 0, row);
+    }
+}
+
+/* -------------------------------------------------------------------- xent */
+
+/* the first pass (M == NULL) writes only rowmax; the second only sumexp and
+   tlogit (either may be NULL), so M may be the rowmax buffer */
+#define DT__DEFINE_XENT(SFX, W, EXPFN)                                                                       \
+    static void dt__xent_rows_##SFX(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0,       \
+                                    dt_dtype target_t, const void *target, const double *M, double *rowmax,  \
+                                    double *sumexp, double *tlogit) {                                        \
+        size_t r, i, j, len;                                                                                 \
+        for (r = 0; r < rows; r++) {                                                                         \
+            W buf[DT__BLOCK], e[DT__BLOCK];                                                                  \
+            const W *v;                                                                                      \
+            size_t off = r * ncls;                                                                           \
+            if (!M) {                                                                                        \
+                if (rowmax) rowmax[r] = (double)dt__rowmax_##SFX(t, x, off, ncls);                           \
+                continue;                                                                                    \
+            }                                                                                                \
+            if (sumexp) {                                                                                    \
+                W mr = (W)M[r];                                                                              \
+                double s = 0.0;                                                                              \
+                for (i = 0; i < ncls; i += len) {                                                            \
+                    len = dt__blk(ncls - i);                                                                 \
+                    v = dt__view_##SFX(t, x, off + i, len, buf);                                             \
+                    for (j = 0; j < len; j++) e[j] = EXPFN(v[j] - mr);                                       \
+                    s += dt__sum_##SFX(e, len);                                                              \
+                }                                                                                            \
+                sumexp[r] = s;                                                                               \
+            }                                                                                                \
+            if (tlogit) {                                                                                    \
+                int64_t c = dt__index_at(target_t, target, r);                                               \
+                tlogit[r] = 0.0;                                                                             \
+                if (c >= cls0 && c - cls0 < (int64_t)ncls)                                                   \
+                    tlogit[r] = (double)dt__view_##SFX(t, x, off + (size_t)(c - cls0), 1, buf)[0];           \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+
+DT__DEFINE_XENT(f32, float, dt__expf)
+DT__DEFINE_XENT(f64, double, exp)
+
+static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
+                       const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit) {
+    if (dt__work_kind(t) == DT__WK_F64)
+        dt__xent_rows_f64(t, x, rows, ncls, cls0, target_t, target, M, rowmax, sumexp, tlogit);
+    else dt__xent_rows_f32(t, x, rows, ncls, cls0, target_t, target, M, rowmax, sumexp, tlogit);
+}
+
+/* ------------------------------------------------------------------- table */
+
+static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent };
+DT__MAYBE_UNUSED static const dt__kernels *dt__kern(int device) { (void)device; return &dt__host_kernels; }
 
 /* >>ops -------------------------------------------------------------------
    Each public op fills a dt__call (inputs, static args, scalars) and hands

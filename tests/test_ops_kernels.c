@@ -532,15 +532,19 @@ static void test_binary(dtt_rng *rng)
                     ndim = 1;
                     shape[0] = (int64_t)g_sizes[c];
                 } else if (c == 4) ndim = 0;
-                else {
+                else if (c == 5 || c == 6) { /* many row tiles of a transposed or gapped operand */
+                    ndim = 2;
+                    shape[0] = 37;
+                    shape[1] = 300;
+                } else {
                     ndim = 1 + dtt_randint(rng, 4);
                     for (d = 0; d < ndim; d++) shape[d] = dtt_randint(rng, 9) == 0 ? 1 : 1 + dtt_randint(rng, 6);
                     if (c % 7 == 0) shape[dtt_randint(rng, ndim)] = 0;
                     if (c % 5 == 0) shape[ndim - 1] = 300;
                 }
                 n = dtt_numel(ndim, shape);
-                ma = c < 5 ? c % 2 : dtt_randint(rng, 4);
-                mb = c < 5 ? (c + 1) % 2 : dtt_randint(rng, 4);
+                ma = c < 5 ? c % 2 : c == 5 ? 2 : c == 6 ? 3 : dtt_randint(rng, 4);
+                mb = c < 5 ? (c + 1) % 2 : c == 5 ? 3 : c == 6 ? 2 : dtt_randint(rng, 4);
                 make_operand(ndim, shape, ma, rng, &A);
                 make_operand(ndim, shape, mb, rng, &B);
                 a = (unsigned char *)dtt_malloc((size_t)A.nstore * es);
