@@ -4834,6 +4834,7 @@ static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double 
     /* below ~16^3 multiply-adds a BLIS call (pack buffers, its thread
        dispatch) costs microseconds; the loops take nanoseconds */
     int small = (double)m * (double)n * (double)k <= DT__GEMM_SMALL;
+    (void)small; /* (unused without BLIS) */
     if (m <= 0 || n <= 0) return DT_OK;
     if (k <= 0) alpha = 0.0; /* C = beta C: the loops with no products (alpha * 0 could be NaN) */
     switch (dt__work_kind(t)) {
@@ -5100,6 +5101,7 @@ static dt_status dt__call_check(dt__call *c) {
 
 static dt_status dt__norm_dim(const dt__call *c, const char *what, int dim, int ndim, int *out) {
     int d = dim < 0 ? dim + ndim : dim;
+    *out = 0; /* set on every path: callers' -O2 flow analysis cannot see the early return */
     if (d < 0 || d >= ndim)
         return dt__fail(DT_ERR_SHAPE, "%s: %s = %d is out of range for a %d-d tensor", c->fn, what, dim, ndim);
     *out = d;
@@ -5459,6 +5461,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         }
         dt__layout_box(t->desc.ndim, t->desc.shape, m->ndim, m->shape, m->coord, c->want[i], &loc[i].box);
         bytes = dt__box_numel(t->desc.ndim, &loc[i].box) * dt_dtype_size(t->desc.dtype);
+        buf = NULL;
         if (i < 3) st = dt__scratch(m, DT__SCRATCH_IN0 + i, bytes, &buf);
         else st = dt__alloc(c->fn, bytes ? bytes : 1, &buf), extra[i] = buf;
         if (st) return st;
