@@ -4,17 +4,26 @@
 #   make deps test            ... and run the test suite
 #   make test MPI=openmpi     the same suite under Open MPI (default: MPICH)
 #   make bench NP=2           redistribution vs raw MPI collectives
+#   make bench-ops            dt_matmul vs ScaLAPACK pdgemm and bare BLIS; op dispatch overhead (NP=2)
+#   make bench-results        the op benchmarks via bench/run.sh: bench/results/*.txt (NP=2)
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #
 # Variables: MPI (mpich|openmpi), NP (ranks), CFLAGS, TESTARGS (passed to
-# tests/run.sh), BENCHARGS (passed to the benchmark, e.g. "--max-mib 16 --reps 5").
+# tests/run.sh), BENCHARGS (passed to the benchmark, e.g. "--max-mib 16 --reps 5"),
+# MATMULARGS / DISPATCHARGS (passed to bench_matmul / bench_dispatch, e.g. "--quick").
+#
+# Local GEMM: dtensor.h calls BLIS (bli_sgemm/bli_dgemm from <blis.h>, -lblis)
+# unless DTENSOR_NO_BLIS is defined. blis.h's inline helpers call round() etc.,
+# so -lm must follow -lblis (an -O0 link fails without it).
 
 MPI      ?= mpich
 NP       ?= 4
 CFLAGS   ?= -O2 -g
-LDLIBS   ?= -lm
+LDLIBS   ?= -lblis -lm
 TESTARGS ?=
 BENCHARGS ?=
+MATMULARGS ?=
+DISPATCHARGS ?=
 NVCC     ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
 
 MPICC   = mpicc.$(MPI)
@@ -26,11 +35,21 @@ endif
 BUILD   = build/$(MPI)
 WARN    = -Wall -Wextra -pedantic
 STRICT  = -Wall -Wextra -Werror -pedantic
-DEPS_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev libblis-dev valgrind
+DEPS_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev libblis-dev valgrind \
+            libscalapack-mpich-dev libscalapack-openmpi-dev
+# ScaLAPACK for bench/matmul.c, built for the same MPI as the bench
+SCALAPACK = -lscalapack-$(MPI)
+# one core per rank: BLIS (Debian installs its OpenMP build first) and OpenMP single-threaded
+BENCH_ENV = BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# what the programs depend on
+HDR = dtensor.h
+# the op benchmarks run at 2 ranks (one per core on the 2-core reference
+# machine) unless NP is given: make bench-ops NP=4
+OPS_NP = $(if $(filter command line environment,$(origin NP)),$(NP),2)
 
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 
-.PHONY: all deps examples demo test bench strict clean
+.PHONY: all deps examples demo test bench bench-ops bench-smoke bench-results strict clean
 all: examples
 
 # Idempotent: does nothing (quickly) when every package is already installed.
@@ -48,7 +67,7 @@ deps:
 
 examples: $(EXAMPLES)
 
-$(BUILD)/%: examples/%.c dtensor.h
+$(BUILD)/%: examples/%.c $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
 
@@ -58,12 +77,41 @@ demo: $(BUILD)/quickstart
 test:
 	bash tests/run.sh $(MPI) $(TESTARGS)
 
-$(BUILD)/bench_redistribute: bench/redistribute.c dtensor.h
+$(BUILD)/bench_redistribute: bench/redistribute.c $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -I. -o $@ $< $(LDLIBS)
 
 bench: $(BUILD)/bench_redistribute
 	$(MPIEXEC) -n $(NP) ./$(BUILD)/bench_redistribute $(BENCHARGS)
+
+# bench_matmul links -lblis before ScaLAPACK's own libblas.so.3 dependency, so
+# the dgemm_ that pdgemm calls binds to libblis.so (the bench prints where
+# dgemm_ and bli_dgemm come from and fails if they differ).
+$(BUILD)/bench_matmul: bench/matmul.c $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(SCALAPACK) $(LDLIBS)
+
+$(BUILD)/bench_dispatch: bench/dispatch.c $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
+
+# LD_PRELOAD shim forcing BLIS's kernel set (DT_BLIS_ARCH=skx ...); see the file
+build/libblis_arch.so: bench/blis_arch.c
+	@mkdir -p build
+	gcc -std=c99 $(WARN) -O2 -shared -fPIC -o $@ $< -ldl
+
+bench-ops: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch
+	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_matmul $(MATMULARGS)
+	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_dispatch $(DISPATCHARGS)
+
+# CI: both op benchmarks at small sizes, 2 ranks; they exit non-zero on a
+# wrong result (and bench_matmul if ScaLAPACK's BLAS is not dt_matmul's BLIS)
+bench-smoke:
+	$(MAKE) bench-ops NP=2 MATMULARGS=--quick DISPATCHARGS=--quick
+
+# every benchmark, results files with the command at the top (bench/run.sh -h)
+bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch build/libblis_arch.so
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP)
 
 # One translation unit with the implementation, one with the declarations
 # only; every compiler the design promises, warnings as errors, at -O0 and
@@ -73,6 +121,11 @@ bench: $(BUILD)/bench_redistribute
 # generated code has "# 1" line markers, which -pedantic rejects), so nvcc
 # emits the preprocessed host code (-cuda) and g++ compiles that with
 # -pedantic: C++ pedantry is checked, preprocessor line markers are not.
+# BLIS: every build includes <blis.h> (Debian: /usr/include/x86_64-linux-gnu,
+# a system include dir, so -Wall -Wextra -pedantic say nothing about blis.h
+# itself; checked under gcc -std=c99/c11, g++ -std=c++17 and nvcc 13 + g++
+# -pedantic); two more builds check -DDTENSOR_NO_BLIS (C99 without MPI, run,
+# and C++17), which links without -lblis.
 SB = build/strict
 NVSTRICT = -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
 MPICH_INC = $(filter -I%,$(shell mpicc.mpich -show 2>/dev/null))
@@ -90,6 +143,9 @@ strict:
 	mpicxx.mpich -std=c++17 $(STRICT) -I. -c -o $(SB)/declxx.o $(SB)/decl.cpp
 	gcc -std=c99 $(STRICT) -O2 -DDTENSOR_NO_MPI -I. -o $(SB)/nompi $(SB)/impl.c $(LDLIBS)
 	./$(SB)/nompi
+	gcc -std=c99 $(STRICT) -O2 -DDTENSOR_NO_MPI -DDTENSOR_NO_BLIS -I. -o $(SB)/noblis $(SB)/impl.c -lm
+	./$(SB)/noblis
+	mpicxx.mpich -std=c++17 $(STRICT) -O2 -DDTENSOR_NO_BLIS -I. -c -o $(SB)/cxx17_noblis.o $(SB)/impl.cpp
 	@if [ -z "$(NVCC)" ]; then echo "strict: nvcc not found, skipping the CUDA builds"; else \
 	  set -ex; \
 	  $(NVCC) $(NVSTRICT) -DDTENSOR_NO_MPI -I. -cuda -o $(SB)/cu_nompi.ii $(SB)/impl.cu; \

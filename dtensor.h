@@ -3398,6 +3398,7 @@ typedef struct dt__kernels {
 #define DT__GEMM_KB 128 /* depth of a packed panel of B */
 #define DT__GEMM_NB DT__BLOCK
 #define DT__GEMM_SMALL 4096 /* m*n*k at or below which GEMM runs the loops, not BLIS */
+#define DT__GEMM_STACK 2048 /* loop-GEMM work space (elements) taken from the stack, not the heap */
 #define DT__TILE 16     /* permute: square tiles keep both sides of a transpose in cache (16 measured best) */
 #define DT__INV_SQRT2 0.70710678118654752440
 
@@ -4704,10 +4705,13 @@ static void dt__k_norm(dt_dtype t, const void *x, const void *w, const void *b, 
         int64_t kbmax = k < DT__GEMM_KB ? k : DT__GEMM_KB, nbmax = n < DT__GEMM_NB ? n : DT__GEMM_NB;         \
         int64_t mbmax = m < DT__GEMM_MB ? m : DT__GEMM_MB, i0, j0, p0, i, j, p, mb, nb, kb;                  \
         void *mem = NULL;                                                                                    \
-        W *bp, *acc;                                                                                         \
-        dt_status st = dt__alloc("dt gemm", (size_t)((kbmax + mbmax) * nbmax) * sizeof(W), &mem);            \
-        if (st) return st;                                                                                   \
-        bp = (W *)mem;                                                                                       \
+        W *bp, *acc, small[DT__GEMM_STACK]; /* small products: no allocation in a time loop */               \
+        size_t need = (size_t)((kbmax + mbmax) * nbmax);                                                     \
+        if (need > DT__GEMM_STACK) {                                                                         \
+            dt_status st = dt__alloc("dt gemm", need * sizeof(W), &mem);                                     \
+            if (st) return st;                                                                               \
+        }                                                                                                    \
+        bp = mem ? (W *)mem : small;                                                                         \
         acc = bp + kbmax * nbmax;                                                                            \
         for (j0 = 0; j0 < n; j0 += nb) {                                                                     \
             nb = n - j0 < DT__GEMM_NB ? n - j0 : DT__GEMM_NB;                                                \

@@ -1,0 +1,591 @@
+/* bench/matmul.c -- distributed dt_matmul against ScaLAPACK's pdgemm/psgemm
+   on the same ranks, the same distributed inputs and the same output
+   distribution, and dt_matmul's local GEMM against bare BLIS.
+
+       make bench-ops NP=2                     (this bench and bench/dispatch.c)
+       mpiexec -n 2 ./build/mpich/bench_matmul [--sizes "256 512 1024 2048"]
+               [--reps N] [--dtype f64|f32|both] [--cases "1d 2d s0r local"] [--quick]
+               [--callgrind]
+
+   Cases (M = N = K = size; p ranks):
+
+     1d     1-D mesh of p, A [M,K], B [K,N], C [M,N] all Shard(0) (row blocks);
+            ScaLAPACK: the same row blocks on a p x 1 process grid.
+     2d     2-D mesh pr x pc (the squarest factorisation of p with pr <= pc;
+            1 x 2 at p = 2), A, B, C all [Shard(0), Shard(1)];
+            ScaLAPACK: the same blocks on a pr x pc process grid.
+     s0r    1-D mesh, A Shard(0), B Replicate -> C Shard(0) (the usual
+            tensor-parallel layout; no communication needed). ScaLAPACK cannot
+            hold a replicated matrix, so this compares against bare BLIS
+            ?gemm on each rank's local blocks.
+     local  a mesh of one rank (dt_comm_self) on every rank, all Replicate:
+            dt_matmul vs bli_?gemm on the same buffers (each rank runs its own,
+            both cores busy, as in the distributed cases).
+
+   Distributions: every ScaLAPACK block size is ceil(dim / ranks along that
+   dim), so the block-cyclic layout has one block per process and is exactly
+   torch.chunk's block layout that dt_tensor uses; the bench checks that
+   numroc gives each rank dt's local shape. ScaLAPACK is column-major and
+   dt_tensor row-major, so it runs two ways: "pdgemm-T" computes
+   C^T = B^T A^T directly on dt's row-major local buffers (a row-major block is
+   the column-major block of the transpose; the BLACS grid is the transposed
+   one, ordered so each rank keeps its blocks), and "pdgemm-N" is ScaLAPACK's
+   natural orientation on column-major copies of the same blocks. The ratio
+   is min(pdgemm-T, pdgemm-N) / dt (>= 1: dt_matmul is at least as fast), of
+   the medians; the "min" column is the same ratio of the fastest reps (less
+   sensitive to other processes on a shared machine).
+   If dt_matmul returns C in another placement than the target (e.g.
+   Partial), the dt time includes the dt_tensor_redistribute to the target.
+
+   Inputs are multiples of 1/8 in [-1, 1], so every product and partial sum
+   is exact in f32 and f64 (K <= 2^14): all results must agree exactly. The
+   bench checks dt against both ScaLAPACK results (max abs diff over all
+   elements) and against direct dot products at sample entries, and exits 1
+   if anything differs.
+
+   BLAS: BLIS for everything. The bench prints which shared object provides
+   bli_dgemm (dt_matmul) and the Fortran dgemm_ that pdgemm calls (looked up
+   with dlsym/dladdr in this process: the bench links -lblis before
+   ScaLAPACK's own libblas.so.3, so dgemm_ binds to libblis.so.4, the same
+   library). Run with BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1: one core a rank.
+
+   --callgrind (under valgrind --tool=callgrind; bench/run.sh does it): for
+   the s0r and local cases, one dt_matmul call and one bare BLIS call are
+   each bracketed by CALLGRIND_ZERO_STATS / CALLGRIND_DUMP_STATS_AT, so the
+   instructions of the two sides can be compared exactly, whatever the load
+   (the distributed cases are not: MPI's busy-waiting makes their
+   instruction counts depend on timing).
+
+   Method: two untimed warm-ups of each side, then --reps repetitions
+   alternating the sides; each timing is preceded by a barrier, taken with
+   MPI_Wtime and reduced to the max over ranks; tables show medians. */
+#define _GNU_SOURCE 1
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+
+#include <blis.h>
+#include <dlfcn.h>
+#include <valgrind/callgrind.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ScaLAPACK / BLACS (C interfaces; PBLAS's p?gemm_ are written in C) */
+void Cblacs_pinfo(int *mypnum, int *nprocs);
+void Cblacs_get(int ctxt, int what, int *val);
+void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
+void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
+void Cblacs_gridexit(int ctxt);
+void Cblacs_exit(int not_done);
+int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
+void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc,
+               const int *icsrc, const int *ictxt, const int *lld, int *info);
+void pdgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
+             const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
+             const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
+             const int *descc);
+void psgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const float *alpha,
+             const float *a, const int *ia, const int *ja, const int *desca, const float *b, const int *ib,
+             const int *jb, const int *descb, const float *beta, float *c, const int *ic, const int *jc,
+             const int *descc);
+
+static int rank, nranks;
+static int failures;
+
+#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
+    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
+    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
+
+static void *xmalloc(size_t n) {
+    void *p = calloc(n ? n : 1, 1);
+    if (!p) { fprintf(stderr, "[%d] out of memory (%zu bytes)\n", rank, n); MPI_Abort(MPI_COMM_WORLD, 1); }
+    return p;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+static double max_over_ranks(double x) {
+    double y;
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return y;
+}
+
+/* inputs: multiples of 1/8 in [-1, 1] (exact products and sums) */
+static double aval(int64_t i, int64_t k) { return (double)((i * 7 + k * 3) % 17 - 8) * 0.125; }
+static double bval(int64_t k, int64_t j) { return (double)((k * 5 + j * 11) % 13 - 6) * 0.125; }
+static double cval(int64_t i, int64_t j, int64_t K) {
+    double s = 0;
+    for (int64_t k = 0; k < K; k++) s += aval(i, k) * bval(k, j);
+    return s;
+}
+
+static double get(const void *p, dt_dtype t, size_t i) {
+    return t == DT_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+static void put(void *p, dt_dtype t, size_t i, double v) {
+    if (t == DT_F64) ((double *)p)[i] = v; else ((float *)p)[i] = (float)v;
+}
+
+/* fill a 2-D tensor's local part, row-major, from f(global i, global j) */
+static void fill_tensor(dt_tensor *t, double (*f)(int64_t, int64_t)) {
+    int64_t sh[2], off[2];
+    dt_tensor_local_shape(t, sh);
+    dt_tensor_local_offset(t, off);
+    void *p = dt_tensor_data(t);
+    dt_dtype ty = dt_tensor_get_desc(t)->dtype;
+    for (int64_t i = 0; i < sh[0]; i++)
+        for (int64_t j = 0; j < sh[1]; j++) put(p, ty, (size_t)(i * sh[1] + j), f(off[0] + i, off[1] + j));
+}
+
+static const char *placement_str(const dt_tensor_desc *d, int mesh_ndim, char *buf, size_t n) {
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, n - at, "[");
+    for (int i = 0; i < mesh_ndim && at < n; i++) {
+        dt_placement p = d->placements[i];
+        const char *sep = i ? "," : "";
+        if (p.kind == DT_SHARD) at += (size_t)snprintf(buf + at, n - at, "%sS(%d)", sep, p.dim);
+        else if (p.kind == DT_PARTIAL) at += (size_t)snprintf(buf + at, n - at, "%sP", sep);
+        else at += (size_t)snprintf(buf + at, n - at, "%sR", sep);
+    }
+    if (at < n) snprintf(buf + at, n - at, "]");
+    return buf;
+}
+
+static int same_placements(const dt_tensor_desc *d, const dt_placement *p, int mesh_ndim) {
+    for (int i = 0; i < mesh_ndim; i++) {
+        dt_placement q = d->placements[i];
+        if (q.kind != p[i].kind) return 0;
+        if (q.kind == DT_SHARD && q.dim != p[i].dim) return 0;
+        if (q.kind == DT_PARTIAL && q.reduce != p[i].reduce) return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ BLAS */
+static void report_blas(void) {
+    Dl_info di;
+    const char *blis_so = "?", *dgemm_so = "?", *sgemm_so = "?";
+    void *dg = dlsym(RTLD_DEFAULT, "dgemm_"), *sg = dlsym(RTLD_DEFAULT, "sgemm_");
+    if (dladdr((void *)(uintptr_t)&bli_dgemm, &di) && di.dli_fname) blis_so = di.dli_fname;
+    char blis_path[4096], dgemm_path[4096], sgemm_path[4096];
+    snprintf(blis_path, sizeof blis_path, "%s", blis_so);
+    if (dg && dladdr(dg, &di) && di.dli_fname) dgemm_so = di.dli_fname;
+    snprintf(dgemm_path, sizeof dgemm_path, "%s", dgemm_so);
+    if (sg && dladdr(sg, &di) && di.dli_fname) sgemm_so = di.dli_fname;
+    snprintf(sgemm_path, sizeof sgemm_path, "%s", sgemm_so);
+    char rb[3][4096];
+    const char *paths[3] = { blis_path, dgemm_path, sgemm_path };
+    for (int i = 0; i < 3; i++)
+        if (!realpath(paths[i], rb[i])) snprintf(rb[i], sizeof rb[i], "%s", paths[i]);
+    int same = !strcmp(rb[0], rb[1]) && !strcmp(rb[0], rb[2]);
+    const char *bt = getenv("BLIS_NUM_THREADS"), *ot = getenv("OMP_NUM_THREADS");
+    if (rank == 0) {
+        printf("# BLIS %s, arch %s, openmp %d, threads per rank %ld (BLIS_NUM_THREADS=%s OMP_NUM_THREADS=%s)\n",
+               bli_info_get_version_str(), bli_arch_string(bli_arch_query_id()),
+               (int)bli_info_get_enable_openmp(), (long)bli_thread_get_num_threads(), bt ? bt : "unset",
+               ot ? ot : "unset");
+        printf("# dt_matmul's bli_dgemm is in   %s\n", rb[0]);
+        printf("# pdgemm's dgemm_ resolves to   %s\n", rb[1]);
+        printf("# psgemm's sgemm_ resolves to   %s\n", rb[2]);
+        printf("# => %s\n", same ? "ScaLAPACK and dt_matmul run the same BLIS library (same kernels)"
+                                 : "WARNING: ScaLAPACK's BLAS is NOT dt_matmul's BLIS");
+    }
+    if (!same) failures++;
+}
+
+static void bare_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, const void *a, const void *b, void *c) {
+    if (t == DT_F64) {
+        double one = 1, zero = 0;
+        bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)m, (dim_t)n, (dim_t)k, &one, (double *)a,
+                  (inc_t)k, 1, (double *)b, (inc_t)n, 1, &zero, (double *)c, (inc_t)n, 1);
+    } else {
+        float one = 1, zero = 0;
+        bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)m, (dim_t)n, (dim_t)k, &one, (float *)a,
+                  (inc_t)k, 1, (float *)b, (inc_t)n, 1, &zero, (float *)c, (inc_t)n, 1);
+    }
+}
+
+static void pgemm(dt_dtype t, const char *ta, int m, int n, int k, const void *a, const int *da, const void *b,
+                  const int *db, void *c, const int *dc) {
+    int one_i = 1;
+    if (t == DT_F64) {
+        double one = 1, zero = 0;
+        pdgemm_(ta, ta, &m, &n, &k, &one, (const double *)a, &one_i, &one_i, da, (const double *)b, &one_i,
+                &one_i, db, &zero, (double *)c, &one_i, &one_i, dc);
+    } else {
+        float one = 1, zero = 0;
+        psgemm_(ta, ta, &m, &n, &k, &one, (const float *)a, &one_i, &one_i, da, (const float *)b, &one_i,
+                &one_i, db, &zero, (float *)c, &one_i, &one_i, dc);
+    }
+}
+
+static int cdiv(int a, int b) { return b > 0 ? (a + b - 1) / b : 0; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+static void desc(int *d, int m, int n, int mb, int nb, int ctx, int lld) {
+    int zero = 0, info = 0;
+    mb = imax(mb, 1);  nb = imax(nb, 1);  lld = imax(lld, 1);
+    descinit_(d, &m, &n, &mb, &nb, &zero, &zero, &ctx, &lld, &info);
+    if (info != 0) { fprintf(stderr, "[%d] descinit info %d\n", rank, info); MPI_Abort(MPI_COMM_WORLD, 1); }
+}
+
+/* ------------------------------------------------------------------ cases */
+enum { C_1D, C_2D, C_S0R, C_LOCAL, NCASES };
+static const char *case_name[NCASES] = { "1d", "2d", "s0r", "local" };
+
+typedef struct timing { double dt, pT, pN, bare, dtmin, pmin, baremin; double diff; double mib; char outpl[64]; } timing;
+
+static double max_abs_diff_rowmajor(const void *x, const void *y, dt_dtype t, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++) { double d = fabs(get(x, t, i) - get(y, t, i)); if (d > m || d != d) m = d != d ? INFINITY : d; }
+    return m;
+}
+
+/* dt tensor C's local part (row-major lm x ln) against a column-major local (lm x ln, lld) */
+static double max_abs_diff_colmajor(const dt_tensor *c, const void *y, dt_dtype t, int lld) {
+    int64_t sh[2];
+    dt_tensor_local_shape(c, sh);
+    const void *x = dt_tensor_data(c);
+    double m = 0;
+    for (int64_t i = 0; i < sh[0]; i++)
+        for (int64_t j = 0; j < sh[1]; j++) {
+            double d = fabs(get(x, t, (size_t)(i * sh[1] + j)) - get(y, t, (size_t)(i + j * (int64_t)lld)));
+            if (d > m || d != d) m = d != d ? INFINITY : d;
+        }
+    return m;
+}
+
+/* direct dot products at up to 24 local entries */
+static double spot_check(const dt_tensor *c, int64_t K) {
+    int64_t sh[2], off[2];
+    dt_tensor_local_shape(c, sh);
+    dt_tensor_local_offset(c, off);
+    if (sh[0] == 0 || sh[1] == 0) return 0;
+    const void *x = dt_tensor_data(c);
+    dt_dtype t = dt_tensor_get_desc(c)->dtype;
+    double m = 0;
+    for (int s = 0; s < 24; s++) {
+        int64_t i = (s * 7919) % sh[0], j = (s * 104729 + 13) % sh[1];
+        if (s == 0) { i = 0; j = 0; }
+        if (s == 1) { i = sh[0] - 1; j = sh[1] - 1; }
+        double d = fabs(get(x, t, (size_t)(i * sh[1] + j)) - cval(off[0] + i, off[1] + j, K));
+        if (d > m || d != d) m = d != d ? INFINITY : d;
+    }
+    return m;
+}
+
+static int g_reps, g_warm = 2, g_callgrind;
+
+static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *self) {
+    int64_t M = n, N = n, K = n;
+    int pr = nranks, pc = 1;
+    if (cs == C_2D) {
+        for (int r = 1; r * r <= nranks; r++) if (nranks % r == 0) pr = r;
+        pc = nranks / pr;
+    }
+    dt_mesh *mesh;
+    dt_mesh_desc md = {0};
+    if (cs == C_LOCAL) { md.ndim = 1; md.shape[0] = 1; }
+    else if (cs == C_2D) { md.ndim = 2; md.shape[0] = pr; md.shape[1] = pc; }
+    else { md.ndim = 1; md.shape[0] = nranks; }
+    CHECK(dt_mesh_create(cs == C_LOCAL ? self : world, &md, &mesh));
+    dt_comm *comm = cs == C_LOCAL ? self : world;
+
+    dt_placement pa[2] = { dt_replicate(), dt_replicate() }, pb[2], pcpl[2];
+    if (cs == C_1D || cs == C_S0R) pa[0] = dt_shard(0);
+    if (cs == C_2D) { pa[0] = dt_shard(0); pa[1] = dt_shard(1); }
+    memcpy(pb, pa, sizeof pa);
+    memcpy(pcpl, pa, sizeof pa);
+    if (cs == C_S0R) pb[0] = dt_replicate();
+
+    dt_tensor_desc da = {0}, db = {0};
+    da.dtype = db.dtype = ty;
+    da.ndim = db.ndim = 2;
+    da.shape[0] = M; da.shape[1] = K;
+    db.shape[0] = K; db.shape[1] = N;
+    memcpy(da.placements, pa, sizeof pa);
+    memcpy(db.placements, pb, sizeof pb);
+    dt_tensor *A, *B, *C = NULL, *Cr = NULL;
+    CHECK(dt_tensor_empty(mesh, &da, &A));
+    CHECK(dt_tensor_empty(mesh, &db, &B));
+    fill_tensor(A, aval);
+    fill_tensor(B, bval);
+
+    timing r = { -1, -1, -1, -1, -1, -1, -1, 0, 0, "" };
+    size_t es = dt_dtype_size(ty);
+
+    /* warm-up and the spec of dt's result */
+    dt_comm_stats s0, s1;
+    dt_status st = dt_matmul(A, B, &C);
+    if (st != DT_OK) {
+        if (rank == 0) printf("%-6s %-4s %6lld  dt_matmul failed: %s\n", case_name[cs], dt_dtype_name(ty),
+                              (long long)n, dt_last_error());
+        failures++;
+        dt_tensor_destroy(A); dt_tensor_destroy(B);
+        dt_mesh_destroy(mesh);
+        return;
+    }
+    int need_redist = !same_placements(dt_tensor_get_desc(C), pcpl, md.ndim);
+    placement_str(dt_tensor_get_desc(C), md.ndim, r.outpl, sizeof r.outpl);
+    if (need_redist) CHECK(dt_tensor_redistribute(C, pcpl, &Cr));
+    dt_comm_get_stats(comm, &s0);
+    CHECK(dt_matmul(A, B, &C));
+    if (need_redist) CHECK(dt_tensor_redistribute(C, pcpl, &Cr));
+    dt_comm_get_stats(comm, &s1);
+    r.mib = max_over_ranks((double)(s1.bytes_recv - s0.bytes_recv) / 1048576.0);
+    dt_tensor *Cout = need_redist ? Cr : C;
+
+    int64_t csh[2];
+    dt_tensor_local_shape(Cout, csh);
+    int64_t ash[2], bsh[2];
+    dt_tensor_local_shape(A, ash);
+    dt_tensor_local_shape(B, bsh);
+
+    /* ScaLAPACK setup (1d, 2d) */
+    int ctxT = -1, ctxN = -1, dAt[9], dBt[9], dCt[9], dAn[9], dBn[9], dCn[9];
+    void *Ct = NULL, *An = NULL, *Bn = NULL, *Cn = NULL, *Cb = NULL;
+    int lldCn = 1;
+    int scal = cs == C_1D || cs == C_2D;
+    if (scal) {
+        int coord[2] = {0, 0}, nr, nc, myr, myc, zero = 0;
+        dt_mesh_coordinate(mesh, coord);
+        if (md.ndim == 1) coord[1] = 0;
+        /* transposed problem on dt's buffers: grid pc x pr, column-major order so that
+           BLACS rank = pcol*nprow + prow = coord0*pc + coord1 = the mesh rank */
+        Cblacs_get(-1, 0, &ctxT);
+        Cblacs_gridinit(&ctxT, "C", pc, pr);
+        Cblacs_gridinfo(ctxT, &nr, &nc, &myr, &myc);
+        if (myr != coord[1] || myc != coord[0]) {
+            fprintf(stderr, "[%d] BLACS grid (T) places me at (%d,%d), mesh at (%d,%d)\n", rank, myr, myc,
+                    coord[0], coord[1]);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        int iM = (int)M, iN = (int)N, iK = (int)K;
+        int bM = cdiv(iM, pr), bKr = cdiv(iK, pr), bKc = cdiv(iK, pc), bN = cdiv(iN, pc);
+        /* A^T [K, M]: rows K split over pc (MB = ceil(K/pc)), cols M over pr */
+        desc(dAt, iK, iM, bKc, bM, ctxT, (int)ash[1]);
+        desc(dBt, iN, iK, bN, bKr, ctxT, (int)bsh[1]);
+        desc(dCt, iN, iM, bN, bM, ctxT, (int)csh[1]);
+        /* numroc agrees with dt's local shapes (the distributions are identical) */
+        int lr = numroc_(&iK, &dAt[4], &myr, &zero, &pc), lc = numroc_(&iM, &dAt[5], &myc, &zero, &pr);
+        int ok = lr == ash[1] && lc == ash[0];
+        lr = numroc_(&iN, &dCt[4], &myr, &zero, &pc); lc = numroc_(&iM, &dCt[5], &myc, &zero, &pr);
+        ok = ok && lr == csh[1] && lc == csh[0];
+        if (!ok) {
+            fprintf(stderr, "[%d] numroc disagrees with dt's local shape\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        Ct = xmalloc((size_t)(csh[0] * csh[1]) * es);
+
+        /* natural orientation: grid pr x pc row-major, column-major local copies */
+        Cblacs_get(-1, 0, &ctxN);
+        Cblacs_gridinit(&ctxN, "R", pr, pc);
+        Cblacs_gridinfo(ctxN, &nr, &nc, &myr, &myc);
+        if (myr != coord[0] || myc != coord[1]) {
+            fprintf(stderr, "[%d] BLACS grid (N) mismatch\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        desc(dAn, iM, iK, bM, bKc, ctxN, (int)ash[0]);
+        desc(dBn, iK, iN, bKr, bN, ctxN, (int)bsh[0]);
+        desc(dCn, iM, iN, bM, bN, ctxN, (int)csh[0]);
+        lldCn = imax(1, (int)csh[0]);
+        An = xmalloc((size_t)(ash[0] * ash[1]) * es);
+        Bn = xmalloc((size_t)(bsh[0] * bsh[1]) * es);
+        Cn = xmalloc((size_t)(csh[0] * csh[1]) * es);
+        int64_t off[2];
+        dt_tensor_local_offset(A, off);
+        for (int64_t i = 0; i < ash[0]; i++)
+            for (int64_t j = 0; j < ash[1]; j++) put(An, ty, (size_t)(i + j * imax(1, (int)ash[0])), aval(off[0] + i, off[1] + j));
+        dt_tensor_local_offset(B, off);
+        for (int64_t i = 0; i < bsh[0]; i++)
+            for (int64_t j = 0; j < bsh[1]; j++) put(Bn, ty, (size_t)(i + j * imax(1, (int)bsh[0])), bval(off[0] + i, off[1] + j));
+    } else {
+        Cb = xmalloc((size_t)(csh[0] * csh[1]) * es);
+    }
+
+    if (g_callgrind && !scal) {
+        /* one dump per side (after the warm-up above): instructions of one call */
+        char name[64];
+        snprintf(name, sizeof name, "dt_%s_%s_%lld", case_name[cs], dt_dtype_name(ty), (long long)n);
+        CALLGRIND_ZERO_STATS;
+        CHECK(dt_matmul(A, B, &C));
+        CALLGRIND_DUMP_STATS_AT(name);
+        bare_gemm(ty, ash[0], bsh[1], ash[1], dt_tensor_data(A), dt_tensor_data(B), Cb); /* warm */
+        snprintf(name, sizeof name, "bare_%s_%s_%lld", case_name[cs], dt_dtype_name(ty), (long long)n);
+        CALLGRIND_ZERO_STATS;
+        bare_gemm(ty, ash[0], bsh[1], ash[1], dt_tensor_data(A), dt_tensor_data(B), Cb);
+        CALLGRIND_DUMP_STATS_AT(name);
+    }
+    double *tdt = (double *)xmalloc(sizeof(double) * (size_t)g_reps);
+    double *tT = (double *)xmalloc(sizeof(double) * (size_t)g_reps);
+    double *tN = (double *)xmalloc(sizeof(double) * (size_t)g_reps);
+    double *tB = (double *)xmalloc(sizeof(double) * (size_t)g_reps);
+    for (int rep = -g_warm; rep < g_reps; rep++) {
+        double t0, t;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        CHECK(dt_matmul(A, B, &C));
+        if (need_redist) CHECK(dt_tensor_redistribute(C, pcpl, &Cr));
+        t = max_over_ranks(MPI_Wtime() - t0);
+        if (rep >= 0) tdt[rep] = t;
+        if (scal) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            pgemm(ty, "N", (int)N, (int)M, (int)K, dt_tensor_data(B), dBt, dt_tensor_data(A), dAt, Ct, dCt);
+            t = max_over_ranks(MPI_Wtime() - t0);
+            if (rep >= 0) tT[rep] = t;
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            pgemm(ty, "N", (int)M, (int)N, (int)K, An, dAn, Bn, dBn, Cn, dCn);
+            t = max_over_ranks(MPI_Wtime() - t0);
+            if (rep >= 0) tN[rep] = t;
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            bare_gemm(ty, ash[0], bsh[1], ash[1], dt_tensor_data(A), dt_tensor_data(B), Cb);
+            t = max_over_ranks(MPI_Wtime() - t0);
+            if (rep >= 0) tB[rep] = t;
+        }
+    }
+    r.dt = median(tdt, g_reps);  /* median() sorts: [0] is then the minimum */
+    r.dtmin = tdt[0];
+    if (scal) {
+        r.pT = median(tT, g_reps);
+        r.pN = median(tN, g_reps);
+        r.pmin = fmin(tT[0], tN[0]);
+    } else {
+        r.bare = median(tB, g_reps);
+        r.baremin = tB[0];
+    }
+
+    /* correctness: everything must agree exactly (see the top comment) */
+    double d = spot_check(Cout, K);
+    size_t cn = (size_t)(csh[0] * csh[1]);
+    if (scal) {
+        double d1 = max_abs_diff_rowmajor(dt_tensor_data(Cout), Ct, ty, cn);
+        double d2 = max_abs_diff_colmajor(Cout, Cn, ty, lldCn);
+        d = fmax(d, fmax(d1, d2));
+    } else {
+        d = fmax(d, max_abs_diff_rowmajor(dt_tensor_data(Cout), Cb, ty, cn));
+    }
+    r.diff = max_over_ranks(d);
+    if (!(r.diff == 0)) failures++;
+
+    if (rank == 0) {
+        double flops = 2.0 * (double)M * (double)N * (double)K;
+        char grid[16];
+        if (cs == C_LOCAL) snprintf(grid, sizeof grid, "1 (self)");
+        else snprintf(grid, sizeof grid, "%dx%d", pr, pc);
+        if (scal) {
+            double best = fmin(r.pT, r.pN);
+            printf("%-5s %-4s %5lld %-8s %-10s %8.2f %10.3f %10.3f %10.3f %8s %7.2f %7.2f %7.1f %9.3g%s\n",
+                   case_name[cs], dt_dtype_name(ty), (long long)n, grid, r.outpl, r.mib, r.dt * 1e3,
+                   r.pT * 1e3, r.pN * 1e3, "-", best / r.dt, r.pmin / r.dtmin, flops / r.dt * 1e-9, r.diff,
+                   r.diff == 0 ? "" : "  MISMATCH");
+        } else {
+            printf("%-5s %-4s %5lld %-8s %-10s %8.2f %10.3f %10s %10s %8.3f %7.2f %7.2f %7.1f %9.3g%s\n",
+                   case_name[cs], dt_dtype_name(ty), (long long)n, grid, r.outpl, r.mib, r.dt * 1e3, "-", "-",
+                   r.bare * 1e3, r.bare / r.dt, r.baremin / r.dtmin, flops / r.dt * 1e-9, r.diff,
+                   r.diff == 0 ? "" : "  MISMATCH");
+        }
+        fflush(stdout);
+    }
+
+    free(tdt); free(tT); free(tN); free(tB);
+    free(Ct); free(An); free(Bn); free(Cn); free(Cb);
+    if (ctxT >= 0) Cblacs_gridexit(ctxT);
+    if (ctxN >= 0) Cblacs_gridexit(ctxN);
+    dt_tensor_destroy(Cr);
+    dt_tensor_destroy(C);
+    dt_tensor_destroy(B);
+    dt_tensor_destroy(A);
+    dt_mesh_destroy(mesh);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const char *sizes = "256 512 1024 2048", *cases = "1d 2d s0r local", *dts = "both";
+    int reps = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dts = argv[++i];
+        else if (!strcmp(argv[i], "--cases") && i + 1 < argc) cases = argv[++i];
+        else if (!strcmp(argv[i], "--quick")) { sizes = "64 129"; reps = 3; }
+        else if (!strcmp(argv[i], "--callgrind")) { g_callgrind = 1; reps = 1; g_warm = 1; }
+        else {
+            if (rank == 0) fprintf(stderr, "usage: %s [--sizes \"256 512\"] [--reps N] [--dtype f64|f32|both] "
+                                           "[--cases \"1d 2d s0r local\"] [--quick] [--callgrind]\n", argv[0]);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    int bm, bn;
+    Cblacs_pinfo(&bm, &bn);
+
+    dt_comm *world, *self;
+    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &world));
+    CHECK(dt_comm_self(&self));
+
+    if (rank == 0) {
+        char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(ver, &len);
+        char *nl = strchr(ver, '\n');
+        if (nl) *nl = 0;
+        printf("# dtensor.h matmul benchmark: %d rank(s); dt_matmul vs ScaLAPACK p?gemm (same ranks, same\n"
+               "# input and output distributions) and vs bare BLIS on the same local blocks\n", nranks);
+        printf("# MPI: %s\n", ver);
+    }
+    report_blas();
+    if (rank == 0) {
+        printf("# M = N = K = size. ScaLAPACK block sizes = ceil(dim / procs along it): one block per\n"
+               "# process, i.e. exactly torch.chunk's blocks (numroc checked against dt's local shapes).\n"
+               "# 1d: A, B, C Shard(0) on a 1-D mesh = row blocks on a p x 1 BLACS grid\n"
+               "# 2d: A, B, C [Shard(0), Shard(1)] on a pr x pc mesh = 2-D blocks on a pr x pc grid\n"
+               "# s0r: A Shard(0), B Replicate -> C Shard(0) (no ScaLAPACK equivalent): vs bli_?gemm per rank\n"
+               "# local: mesh of one rank (each rank its own) vs bli_?gemm on the same buffers\n"
+               "# dt out: placements dt_matmul returned (if not the target, dt ms includes the redistribution)\n"
+               "# dt MiB: MiB received per rank by one dt call (dt_comm_stats, max over ranks)\n"
+               "# pdgemm-T: C^T = B^T A^T on dt's row-major buffers; pdgemm-N: column-major copies\n"
+               "# ratio: min(pdgemm-T, pdgemm-N) / dt, or bare / dt (>= 1: dt as fast), of the medians;\n"
+               "# min: the same ratio of the fastest reps (robust to other load); GF/s: dt's (median)\n"
+               "# diff: max |dt - other| over all elements and |dt - direct dot| at 24 entries a rank\n"
+               "# times: median over reps of the max over ranks; 2 warm-ups\n");
+        printf("%-5s %-4s %5s %-8s %-10s %8s %10s %10s %10s %8s %7s %7s %7s %9s\n", "case", "type", "size", "grid",
+               "dt out", "dt MiB", "dt ms", "pdgemm-T", "pdgemm-N", "bare ms", "ratio", "min", "GF/s", "diff");
+    }
+
+    dt_dtype types[2];
+    int ntypes = 0;
+    if (!strcmp(dts, "f64") || !strcmp(dts, "both")) types[ntypes++] = DT_F64;
+    if (!strcmp(dts, "f32") || !strcmp(dts, "both")) types[ntypes++] = DT_F32;
+
+    for (int cs = 0; cs < NCASES; cs++) {
+        if (!strstr(cases, case_name[cs])) continue;
+        for (int ti = 0; ti < ntypes; ti++) {
+            const char *p = sizes;
+            char *end;
+            for (long n = strtol(p, &end, 10); end != p; p = end, n = strtol(p, &end, 10)) {
+                g_reps = reps > 0 ? reps : n >= 2048 ? 5 : n >= 1024 ? 7 : 11;
+                run_case(cs, types[ti], (int64_t)n, world, self);
+            }
+        }
+    }
+    int all;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("# %s\n", all ? "FAILED: results differ or a call failed" : "all results agree exactly");
+    dt_comm_destroy(self);
+    dt_comm_destroy(world);
+    Cblacs_exit(1);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# bench/run.sh -- run the benchmarks and write bench/results/*.txt, each file
+# starting with the command that made it.
+#
+#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind redistribute"]
+#                [--arch NAME] [--out DIR] [--note TEXT] [--bin DIR] [--nice N]
+#
+# matmul        bench_matmul (dt_matmul vs ScaLAPACK and bare BLIS), BLIS's own
+#               kernel choice           -> matmul-<mpi>-np<N>.txt
+#               and, with --arch NAME (default skx; "" to skip), the same with
+#               BLIS forced to that kernel set by build/libblis_arch.so
+#                                       -> matmul-<mpi>-np<N>-<arch>.txt
+# matmul-arch   only the second of these
+# dispatch      bench_dispatch (ns per call) -> dispatch-<mpi>-np<N>.txt
+# callgrind     bench_dispatch under callgrind: instructions per call and the
+#               kernel's share              -> dispatch-callgrind-<mpi>-np<N>.txt
+# redistribute  bench_redistribute (not by default: minutes; its results file
+#               is mpich-np2.txt etc.)      -> <mpi>-np<N>.txt
+#
+# --bin DIR: take the benchmark binaries from DIR and do not build them.
+# --nice N: run the timed benchmarks under `nice -n N` (e.g. -20 as root, on a
+#           machine that others share; the files say so).
+# Every rank runs with BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 (one core each).
+# Run on an idle machine: the script prints the load average into each file.
+# Exit status: non-zero if a benchmark failed (a wrong result included).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+
+MPI=mpich
+NP=2
+ONLY="matmul dispatch callgrind"
+ARCH=skx
+OUT=bench/results
+NOTE=""
+BIN=""
+NICE=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --mpi) MPI=$2; shift ;;
+    --np) NP=$2; shift ;;
+    --only) ONLY=$2; shift ;;
+    --arch) ARCH=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    --note) NOTE=$2; shift ;;
+    --bin) BIN=$2; shift ;;
+    --nice) NICE=$2; shift ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$MPI" in mpich|openmpi) ;; *) echo "run.sh: --mpi mpich|openmpi" >&2; exit 2 ;; esac
+
+B=${BIN:-build/$MPI}
+case "$B" in /*) ;; *) B=./$B ;; esac
+RUN=(mpiexec.$MPI)
+[ "$MPI" = openmpi ] && RUN+=(--allow-run-as-root --oversubscribe)
+TRUN=("${RUN[@]}")          # the timed runs: optionally niced
+[ -n "$NICE" ] && TRUN=(nice -n "$NICE" "${RUN[@]}")
+export BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1
+ENVSTR="BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1"
+mkdir -p "$OUT"
+# build quietly (the log is shown if the build fails)
+blog=$(mktemp)
+if [ -z "$BIN" ]; then
+    make "$B/bench_matmul" "$B/bench_dispatch" "$B/bench_redistribute" build/libblis_arch.so MPI="$MPI" >"$blog" 2>&1
+else
+    make build/libblis_arch.so >"$blog" 2>&1
+fi || { cat "$blog"; rm -f "$blog"; exit 1; }
+rm -f "$blog"
+
+machine() {
+    local cpu
+    cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
+    echo "# machine: $(getconf _NPROCESSORS_ONLN) cores ($cpu, cpu family $(grep -m1 '^cpu family' /proc/cpuinfo | sed 's/.*: //')), $(. /etc/os-release && echo "$PRETTY_NAME"), $(date -u +%Y-%m-%d)"
+    local dirty=""
+    git diff --quiet HEAD -- dtensor.h src 2>/dev/null || dirty=" + uncommitted changes"
+    echo "# dtensor.h: commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$dirty (sha256 of dtensor.h $(sha256sum < dtensor.h | cut -c1-12))"
+    echo "# load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)${NICE:+; run under nice -n $NICE}${NOTE:+; $NOTE}"
+}
+rc=0
+
+# ---------------------------------------------------------------- matmul
+blas_check() {  # how pdgemm reaches BLAS, independently of the bench's dlsym check
+    local lib=/usr/lib/x86_64-linux-gnu/libscalapack-$MPI.so
+    echo "# --- which BLAS ScaLAPACK uses"
+    echo "# ldd $(readlink -f "$lib") | grep blas:"
+    ldd "$lib" | grep -E 'blas|blis' | sed 's/^[[:space:]]*/#   /'
+    echo "# update-alternatives libblas.so.3-x86_64-linux-gnu: $(update-alternatives --query libblas.so.3-x86_64-linux-gnu 2>/dev/null | sed -n 's/^Value: //p')"
+    echo "# the dynamic linker's bindings in the bench (LD_DEBUG=bindings, 1 rank, --quick):"
+    LD_DEBUG=bindings LD_DEBUG_OUTPUT=/tmp/dt_bench_ldd.$$ "${RUN[@]}" -n 1 "$B/bench_matmul" --quick --cases 1d --dtype f64 >/dev/null 2>&1
+    grep -h -E "normal symbol \`[ds]gemm_'" /tmp/dt_bench_ldd.$$.* 2>/dev/null | grep -i scalapack \
+        | sed -E 's/^[[:space:]]*[0-9]+:[[:space:]]*//; s/^/#   /' | sort -u
+    rm -f /tmp/dt_bench_ldd.$$.*
+}
+run_matmul() {  # $1: arch name or ""
+    local arch=$1 f pre=()
+    if [ -n "$arch" ]; then
+        f=$OUT/matmul-$MPI-np$NP-$arch.txt
+        pre=(env DT_BLIS_ARCH="$arch" LD_PRELOAD="$PWD/build/libblis_arch.so")
+    else
+        f=$OUT/matmul-$MPI-np$NP.txt
+    fi
+    local cmd="$ENVSTR ${pre[*]:+${pre[*]} }${TRUN[*]} -n $NP $B/bench_matmul"
+    echo "=== $f"
+    {
+        echo "\$ bench/run.sh --mpi $MPI --np $NP --only ${arch:+matmul-arch --arch $arch}${arch:-matmul --arch \"\"}   # which runs:"
+        echo "\$ $cmd"
+        machine
+        if [ -n "$arch" ]; then
+            echo "# BLIS kernels forced to '$arch' for the whole process (dt_matmul and ScaLAPACK alike) by"
+            echo "# bench/blis_arch.c: BLIS 0.9.0 does not know this CPU family and would pick 'generic'"
+        fi
+        "${pre[@]}" "${TRUN[@]}" -n "$NP" "$B/bench_matmul" 2>&1 || { echo "# exit status $?"; return 1; }
+        echo
+        echo "# --- small local GEMMs (dt_matmul's built-in loops at m*n*k <= 4096, BLIS above)"
+        echo "\$ $ENVSTR ${pre[*]:+${pre[*]} }${TRUN[*]} -n $NP $B/bench_matmul --cases \"s0r local\" --sizes \"16 32 64 128\" --reps 101"
+        "${pre[@]}" "${TRUN[@]}" -n "$NP" "$B/bench_matmul" --cases "s0r local" --sizes "16 32 64 128" --reps 101 2>&1 \
+            | grep -E '^(case|s0r|local) |agree|FAIL' || { echo "# exit status $?"; return 1; }
+        blas_check
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    local st=$?
+    mv "$f.tmp" "$f"
+    cat "$f"
+    return $st
+}
+case " $ONLY " in *" matmul "*) run_matmul "" || rc=1 ;; esac
+case " $ONLY " in *" matmul "*|*" matmul-arch "*) [ -n "$ARCH" ] && { run_matmul "$ARCH" || rc=1; } ;; esac
+
+# ---------------------------------------------------------------- dispatch
+case " $ONLY " in *" dispatch "*)
+    f=$OUT/dispatch-$MPI-np$NP.txt
+    echo "=== $f"
+    {
+        echo "\$ bench/run.sh --mpi $MPI --np $NP --only dispatch   # which runs:"
+        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_dispatch"
+        machine
+        "${TRUN[@]}" -n "$NP" "$B/bench_dispatch" 2>&1 || echo "# exit status $?"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+    ;;
+esac
+
+# ---------------------------------------------------------------- callgrind
+# Each op's loop of ITERS calls is one callgrind dump (CALLGRIND_ZERO_STATS
+# before, CALLGRIND_DUMP_STATS_AT after), main thread only
+# (--separate-threads=yes; MPI's progress threads are not counted).
+# Instructions per call = the dump's total Ir / ITERS. The kernel's share:
+# bench/callgrind.awk (the cost at the kernel section's source lines, plus
+# what they call: BLIS, libm).
+case " $ONLY " in *" callgrind "*)
+    f=$OUT/dispatch-callgrind-$MPI-np$NP.txt
+    ITERS=2000
+    cg=$(mktemp -d)
+    vg=(valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no
+        "--callgrind-out-file=$cg/cg.%p")
+    # the kernel section: dtensor.h's >>kernels lines
+    K0=$(grep -n '^/\* >>kernels' dtensor.h | head -1 | cut -d: -f1)
+    K1=0
+    [ -n "$K0" ] && K1=$(awk -v k="$K0" 'NR > k && /^\/\* >>/ { print NR; exit }' dtensor.h)
+    K0=${K0:-0}; K1=${K1:-0}
+    echo "=== $f"
+    {
+        echo "\$ bench/run.sh --mpi $MPI --np $NP --only callgrind   # which runs:"
+        echo "\$ $ENVSTR ${RUN[*]} -n $NP ${vg[*]/$cg/\$TMP} $B/bench_dispatch --callgrind --iters $ITERS --batches 1"
+        machine
+        echo "# $(valgrind --version); Ir = instructions executed; per call = the op loop's dump total / $ITERS"
+        echo "# kernel: Ir at dtensor.h's >>kernels source lines and"
+        echo "#         in what they call (BLIS for mm); dispatch = total - kernel; mallocs: malloc/calloc/realloc/memalign calls per call (BLIS included)"
+        echo "# targets: <= 2,000 instructions per call; anchor: about 134,000 instructions per"
+        echo "#          DTensor detach in PyTorch (PR #167394)"
+        "${RUN[@]}" -n "$NP" "${vg[@]}" "$B/bench_dispatch" --callgrind --iters "$ITERS" --batches 1 \
+            > "$cg/stdout" 2> "$cg/stderr" || echo "# exit status $?"
+        grep -q 'FAILED' "$cg/stdout" && echo "# the bench reported a failure: $(grep FAILED "$cg/stdout")"
+        pids=$(ls "$cg" | sed -n 's/^cg\.\([0-9]*\)-01$/\1/p' | sort -n)
+        printf '%-8s %4s %10s %10s %10s %7s %8s\n' "op" "rank" "Ir/call" "dispatch" "kernel" "kernel%" "mallocs"
+        for d in "$cg"/cg.*.*-01; do
+            [ -e "$d" ] || continue
+            name=$(sed -n 's/^desc: Trigger: Client Request: //p' "$d")
+            [ -n "$name" ] || continue
+            pid=$(basename "$d" | sed 's/^cg\.\([0-9]*\)\..*/\1/')
+            r=$(echo "$pids" | grep -n "^$pid\$" | cut -d: -f1)
+            read -r _ tot _ kern _ mal < <(awk -v K0="$K0" -v K1="$K1" -v TOP=0 -f bench/callgrind.awk "$d" "$d" | head -1)
+            awk -v n="$name" -v r="$((r - 1))" -v t="$tot" -v k="$kern" -v m="$mal" -v it="$ITERS" \
+                'BEGIN { printf "%-8s %4d %10.0f %10.0f %10.0f %6.1f%% %8.2f\n", n, r, t/it, (t-k)/it, k/it, t ? 100*k/t : 0, m/it }'
+        done | sort -k1,1 -k2,2n
+        for op in add_R mm_R; do
+            d0=$(grep -l "^desc: Trigger: Client Request: $op\$" "$cg"/cg."$(echo "$pids" | head -1)".*-01 2>/dev/null | head -1)
+            [ -n "$d0" ] || continue
+            echo "# $op, rank 0: the top functions by self cost, Ir per call (after inlining, -O2 -g)"
+            awk -v K0="$K0" -v K1="$K1" -v TOP=14 -f bench/callgrind.awk "$d0" "$d0" | sed -n 's/^self //p' \
+                | awk -v it="$ITERS" '{ printf "#   %8.1f  %s\n", $1/it, $2 }'
+        done
+        echo "# the bench's own output under valgrind (times are not meaningful here):"
+        sed 's/^/#   /' "$cg/stdout"
+
+        # dt_matmul's local GEMM vs bare BLIS, exactly: one call each (bench_matmul --callgrind)
+        mkdir -p "$cg/mm"
+        echo
+        echo "# --- dt_matmul vs bare bli_?gemm on the same local blocks: instructions of one call"
+        echo "\$ $ENVSTR ${RUN[*]} -n $NP ${vg[*]/$cg/\$TMP\/mm} $B/bench_matmul --callgrind --cases \"s0r local\" --sizes \"64 256\""
+        echo "# (bench_matmul --callgrind: after a warm-up, one dt_matmul call and one bli_?gemm call, each its own dump;"
+        echo "#  s0r: each rank's [size/$NP, size] x [size, size]; local: [size, size]^2 on a mesh of one rank;"
+        echo "#  ratio = bare / dt, the target is >= 0.95; rank 0 shown, rank 1 is alike)"
+        "${RUN[@]}" -n "$NP" "${vg[@]/$cg/$cg/mm}" "$B/bench_matmul" --callgrind --cases "s0r local" --sizes "64 256" \
+            > "$cg/mm/stdout" 2>&1 || echo "# exit status $?"
+        grep -q 'FAILED' "$cg/mm/stdout" && echo "# the bench reported a failure: $(grep FAILED "$cg/mm/stdout")"
+        mp=$(ls "$cg/mm" | sed -n 's/^cg\.\([0-9]*\)-01$/\1/p' | sort -n | head -1)
+        printf '%-6s %-4s %5s %14s %14s %8s\n' "case" "type" "size" "dt Ir" "bare Ir" "ratio"
+        for d in "$cg/mm"/cg."$mp".*-01; do
+            [ -e "$d" ] || continue
+            echo "$(sed -n 's/^desc: Trigger: Client Request: //p' "$d") $(sed -n 's/^totals: //p' "$d")"
+        done | awk '{ split($1, p, "_"); key = p[2] " " p[3] " " p[4]; v[p[1], key] = $2; keys[key] = 1 }
+                    END { for (k in keys) { split(k, q, " ");
+                          printf "%-6s %-4s %5d %14d %14d %8.4f\n", q[1], q[2], q[3], v["dt", k], v["bare", k],
+                                 v["dt", k] ? v["bare", k] / v["dt", k] : 0 } }' | sort -k1,1 -k2,2 -k3,3n
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status\|reported a failure' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+    rm -rf "$cg"
+    ;;
+esac
+
+# ---------------------------------------------------------------- redistribute
+case " $ONLY " in *" redistribute "*)
+    f=$OUT/$MPI-np$NP.txt
+    echo "=== $f"
+    {
+        echo "\$ make bench MPI=$MPI NP=$NP   # via bench/run.sh --only redistribute"
+        machine
+        "${TRUN[@]}" -n "$NP" "$B/bench_redistribute" 2>&1 || echo "# exit status $?"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+    ;;
+esac
+exit $rc
