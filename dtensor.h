@@ -3934,7 +3934,7 @@ DT__DEFINE_ROWMAX(f64, double)
         case DT__U_SCALE: for (i = 0; i < n; i++) y[i] = x[i] * a; break;                            \
         case DT__U_SHIFT: for (i = 0; i < n; i++) y[i] = x[i] + a; break;                            \
         case DT__U_POW: for (i = 0; i < n; i++) y[i] = pow##F(x[i], a); break;                       \
-        case DT__U_COPY: if (y != x) memmove(y, x, n * sizeof *x); break;                           \
+        case DT__U_COPY: if (n && y != x) memmove(y, x, n * sizeof *x); break;                      \
         case DT__U_FILL: for (i = 0; i < n; i++) y[i] = a; break;                                    \
         case DT__U_SQUARE: for (i = 0; i < n; i++) y[i] = x[i] * x[i]; break;                        \
         default: break;                                                                              \
