@@ -1080,4 +1080,182 @@ static inline int dtt_has_word(const char *s, const char *name)
 /* a draw in [0, 1), identical on every rank for the same rng state */
 static inline double dtt_frand(dtt_rng *r) { return (double)(dtt_next(r) >> 11) / 9007199254740992.0; }
 
+/* room for n doubles (one spare, so n may be 0) */
+static inline double *dtt_alloc_d(int64_t n) { return (double *)dtt_malloc(sizeof(double) * (size_t)(n + 1)); }
+
+/* the value x stored in dtype t and read back (what a kernel writing t returns) */
+static inline double dtt_round_to(dt_dtype t, double x)
+{
+    unsigned char b[8];
+    if (!dtt_is_float(t)) return x;
+    dtt_store_d(t, b, 0, x);
+    return dtt_load_d(t, b, 0);
+}
+
+/* ------------------------------------------------------------ ops: placement sweeps */
+
+/* a dtype t tensor can be split into Partial(r) parts (U8 only under MAX and MIN) */
+static inline int dtt_can_partial(dt_dtype t, dt_reduce r) { return t != DT_U8 || r == DT_MAX || r == DT_MIN; }
+
+/* the number of placement options per mesh dim for an ndim tensor (see dtt_opt) */
+static inline int dtt_nopts(int ndim) { return 5 + ndim; }
+
+/* placement option i for an ndim tensor: R, S(0..ndim-1), P(SUM), P(AVG), P(MAX), P(MIN) */
+static inline dt_placement dtt_opt(int i, int ndim)
+{
+    if (i == 0) return dt_replicate();
+    if (i <= ndim) return dt_shard(i - 1);
+    return dt_partial((dt_reduce)(i - ndim - 1));
+}
+
+/* a placement tuple is usable: all Partial mesh dims share one op, and the dtype can be split */
+static inline int dtt_pl_ok(int nd, const dt_placement *pl, dt_dtype t)
+{
+    int k, op = -1;
+    for (k = 0; k < nd; k++)
+        if (pl[k].kind == DT_PARTIAL) {
+            if (op >= 0 && op != pl[k].reduce) return 0;
+            op = pl[k].reduce;
+            if (!dtt_can_partial(t, (dt_reduce)op)) return 0;
+        }
+    return 1;
+}
+
+/* placement tuple number idx (0 .. dtt_nopts(ndim)^nd - 1) on an nd-dim mesh, the last mesh dim fastest;
+   pl (DT_MAX_MESH_DIMS entries) is zeroed first */
+static inline void dtt_pl_of(int idx, int nd, int ndim, dt_placement *pl)
+{
+    int k;
+    memset(pl, 0, sizeof(dt_placement) * DT_MAX_MESH_DIMS);
+    for (k = nd - 1; k >= 0; k--) {
+        pl[k] = dtt_opt(idx % dtt_nopts(ndim), ndim);
+        idx /= dtt_nopts(ndim);
+    }
+}
+
+/* the op tests' mesh sweep: fn(mesh, frac, rng, rot) on the 1-D mesh of all ranks with frac f1, then on each
+   2-D factorisation (Nx1 / 1xN only the first when there are others; only the middle one under dtt_quick) with
+   frac f2, times thin where a side is 1; one rng (seeded with seed) and one rotation (from rot) run through all */
+static inline void dtt_sweep_meshes(dt_comm *comm, void (*fn)(const dtt_mesh *, double, dtt_rng *, long *),
+                                    uint64_t seed, long rot, double f1, double f2, double thin)
+{
+    int fac[64 * DT_MAX_MESH_DIMS], nf, f;
+    dtt_rng rng;
+    dtt_mesh m;
+    int one[1];
+    rng.s = seed;
+    one[0] = dtt_np;
+    if (dtt_mesh_open(&m, comm, 1, one)) {
+        fn(&m, f1, &rng, &rot);
+        dtt_mesh_close(&m);
+    }
+    nf = dtt_factorizations(dtt_np, 2, fac, 64);
+    for (f = 0; f < nf; f++) {
+        int *sh = &fac[f * DT_MAX_MESH_DIMS];
+        if ((sh[0] == 1 || sh[1] == 1) && nf > 2 && f != 0) continue;
+        if (dtt_quick && f != nf / 2) continue;
+        if (!dtt_mesh_open(&m, comm, 2, sh)) continue;
+        fn(&m, f2 * (sh[0] == 1 || sh[1] == 1 ? thin : 1.0), &rng, &rot);
+        dtt_mesh_close(&m);
+    }
+}
+
+/* ------------------------------------------------------------ ops: reference matmul */
+
+/* torch.matmul on full row-major arrays (1-D operands, batch broadcasting): out (may be NULL: shape only) gets
+   the result, ondim/osh its shape; returns 0 (and sets nothing) if the shapes do not fit */
+static inline int dtt_ref_matmul(const double *a, int an, const int64_t *ash, const double *b, int bn,
+                                 const int64_t *bsh, double *out, int *ondim, int64_t *osh)
+{
+    int64_t ash2[DT_MAX_DIMS + 1], bsh2[DT_MAX_DIMS + 1], bat[DT_MAX_DIMS], m, k, n, nb, i, j, l, bi;
+    int an2 = an, bn2 = bn, nbat, d, a1 = an == 1, b1 = bn == 1;
+    if (an < 1 || bn < 1) return 0;
+    for (d = 0; d < an; d++) ash2[d + a1] = ash[d];
+    for (d = 0; d < bn; d++) bsh2[d] = bsh[d];
+    if (a1) { ash2[0] = 1; an2 = 2; }
+    if (b1) { bsh2[1] = 1; bn2 = 2; }
+    m = ash2[an2 - 2];
+    k = ash2[an2 - 1];
+    n = bsh2[bn2 - 1];
+    if (bsh2[bn2 - 2] != k) return 0;
+    nbat = (an2 > bn2 ? an2 : bn2) - 2;
+    for (d = 0; d < nbat; d++) { /* right-aligned broadcast */
+        int da = d - (nbat - (an2 - 2)), db = d - (nbat - (bn2 - 2));
+        int64_t x = da >= 0 ? ash2[da] : 1, y = db >= 0 ? bsh2[db] : 1;
+        if (x != y && x != 1 && y != 1) return 0;
+        bat[d] = x == 1 ? y : x;
+    }
+    nb = dtt_numel(nbat, bat);
+    for (bi = 0; bi < nb && out; bi++) {
+        int64_t rem = bi, ia = 0, ib = 0, sa = 1, sb = 1;
+        for (d = nbat - 1; d >= 0; d--) {
+            int64_t c = rem % bat[d];
+            int da = d - (nbat - (an2 - 2)), db = d - (nbat - (bn2 - 2));
+            rem /= bat[d];
+            if (da >= 0) { ia += (ash2[da] == 1 ? 0 : c) * sa; sa *= ash2[da]; }
+            if (db >= 0) { ib += (bsh2[db] == 1 ? 0 : c) * sb; sb *= bsh2[db]; }
+        }
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) {
+                double s = 0;
+                for (l = 0; l < k; l++) s += a[ia * m * k + i * k + l] * b[ib * k * n + l * n + j];
+                out[bi * m * n + i * n + j] = s;
+            }
+    }
+    *ondim = 0;
+    for (d = 0; d < nbat; d++) osh[(*ondim)++] = bat[d];
+    if (!a1) osh[(*ondim)++] = m;
+    if (!b1) osh[(*ondim)++] = n;
+    return 1;
+}
+
+/* ------------------------------------------------------------ ops: test setup */
+
+/* the op tests' seed: dflt, else DT_TEST_SEED, else --seed N (the last one given wins) */
+static inline uint64_t dtt_seed(int argc, char **argv, uint64_t dflt)
+{
+    int i;
+    const char *s = getenv("DT_TEST_SEED");
+    uint64_t seed = dflt;
+    if (s) seed = strtoull(s, NULL, 10);
+    for (i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[i + 1], NULL, 10);
+    return seed;
+}
+
+/* the hash behind the op tests' closed-form values: element g, input / salt `salt` */
+static inline uint64_t dtt_mix(int64_t g, int salt)
+{
+    uint64_t u = (uint64_t)g * 2654435761u + (uint64_t)salt * 977u + 13u;
+    u ^= u >> 15;
+    u *= 0x2C1B3C6Dull;
+    u ^= u >> 12;
+    return u;
+}
+
+/* the bad-input tests' meshes: m 1-D over all ranks, m2 1 x all ranks; 0 (neither left open) if one fails */
+static inline int dtt_open_1d_2d(dtt_mesh *m, dtt_mesh *m2, dt_comm *comm)
+{
+    int one[1], two[2];
+    one[0] = dtt_np;
+    if (!dtt_mesh_open(m, comm, 1, one)) return 0;
+    two[0] = 1;
+    two[1] = dtt_np;
+    if (!dtt_mesh_open(m2, comm, 2, two)) {
+        dtt_mesh_close(m);
+        return 0;
+    }
+    return 1;
+}
+
+#ifndef DTENSOR_NO_MPI
+/* DT_TEST_VERBOSE: print (rank 0) the time since *t for part `what`, and restart *t */
+static inline void dtt_lap(const char *what, double *t)
+{
+    double now = MPI_Wtime();
+    if (getenv("DT_TEST_VERBOSE") && dtt_rank == 0) fprintf(stderr, "  %-20s %6.2f s\n", what, now - *t);
+    *t = now;
+}
+#endif
+
 #endif /* DT_TEST_H */

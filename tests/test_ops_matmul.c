@@ -48,10 +48,7 @@ static const char *const kname[] = { "dt_mm", "dt_bmm", "dt_addmm", "dt_matmul",
    enough that every sum the tests form is exact in double */
 static double val(dt_dtype t, int which, int64_t g)
 {
-    uint64_t u = (uint64_t)g * 2654435761u + (uint64_t)which * 977u + 13u;
-    u ^= u >> 15;
-    u *= 0x2C1B3C6Dull;
-    u ^= u >> 12;
+    uint64_t u = dtt_mix(g, which);
     switch (t) {
     case DT_F32: case DT_F64: return (double)((int64_t)(u % 129) - 64) / 16.0; /* [-4, 4] by 1/16 */
     case DT_F16: case DT_BF16: return (double)((int64_t)(u % 9) - 4);
@@ -73,54 +70,7 @@ static double absparts(dt_reduce op, double v, int64_t g, int n, double unit)
     return s;
 }
 
-/* ------------------------------------------------------------ reference */
-
-/* torch.matmul on full row-major arrays: out gets the result, oshape/ondim
-   its shape; returns 0 (and sets nothing) if the shapes do not fit */
-static int ref_matmul(const double *a, int an, const int64_t *ash, const double *b, int bn, const int64_t *bsh,
-                      double *out, int *ondim, int64_t *osh)
-{
-    int64_t ash2[DT_MAX_DIMS + 1], bsh2[DT_MAX_DIMS + 1], bat[DT_MAX_DIMS], m, k, n, nb, i, j, l, bi;
-    int an2 = an, bn2 = bn, nbat, d, a1 = an == 1, b1 = bn == 1;
-    if (an < 1 || bn < 1) return 0;
-    for (d = 0; d < an; d++) ash2[d + a1] = ash[d];
-    for (d = 0; d < bn; d++) bsh2[d] = bsh[d];
-    if (a1) { ash2[0] = 1; an2 = 2; }
-    if (b1) { bsh2[1] = 1; bn2 = 2; }
-    m = ash2[an2 - 2];
-    k = ash2[an2 - 1];
-    n = bsh2[bn2 - 1];
-    if (bsh2[bn2 - 2] != k) return 0;
-    nbat = (an2 > bn2 ? an2 : bn2) - 2;
-    for (d = 0; d < nbat; d++) { /* right-aligned broadcast */
-        int da = d - (nbat - (an2 - 2)), db = d - (nbat - (bn2 - 2));
-        int64_t x = da >= 0 ? ash2[da] : 1, y = db >= 0 ? bsh2[db] : 1;
-        if (x != y && x != 1 && y != 1) return 0;
-        bat[d] = x == 1 ? y : x;
-    }
-    nb = dtt_numel(nbat, bat);
-    for (bi = 0; bi < nb; bi++) {
-        int64_t rem = bi, ia = 0, ib = 0, sa = 1, sb = 1;
-        for (d = nbat - 1; d >= 0; d--) {
-            int64_t c = rem % bat[d];
-            int da = d - (nbat - (an2 - 2)), db = d - (nbat - (bn2 - 2));
-            rem /= bat[d];
-            if (da >= 0) { ia += (ash2[da] == 1 ? 0 : c) * sa; sa *= ash2[da]; }
-            if (db >= 0) { ib += (bsh2[db] == 1 ? 0 : c) * sb; sb *= bsh2[db]; }
-        }
-        for (i = 0; i < m; i++)
-            for (j = 0; j < n; j++) {
-                double s = 0;
-                for (l = 0; l < k; l++) s += a[ia * m * k + i * k + l] * b[ib * k * n + l * n + j];
-                out[bi * m * n + i * n + j] = s;
-            }
-    }
-    *ondim = 0;
-    for (d = 0; d < nbat; d++) osh[(*ondim)++] = bat[d];
-    if (!a1) osh[(*ondim)++] = m;
-    if (!b1) osh[(*ondim)++] = n;
-    return 1;
-}
+/* ------------------------------------------------------------ reference (torch.matmul: dtt_ref_matmul) */
 
 /* ------------------------------------------------------------ one case */
 
@@ -156,8 +106,8 @@ static int reference(const mcase *c, double *const *in, double *const *ab, doubl
                 w1[q * ws[0] + o] = in[1][o * ws[1] + q];
                 w2[q * ws[0] + o] = ab[1][o * ws[1] + q];
             }
-        ok = ref_matmul(in[0], c->ndim[0], c->shape[0], w1, 2, wt, out, ondim, osh);
-        if (ok) ok = ref_matmul(ab[0], c->ndim[0], c->shape[0], w2, 2, wt, mag, ondim, osh);
+        ok = dtt_ref_matmul(in[0], c->ndim[0], c->shape[0], w1, 2, wt, out, ondim, osh);
+        if (ok) ok = dtt_ref_matmul(ab[0], c->ndim[0], c->shape[0], w2, 2, wt, mag, ondim, osh);
         free(w1);
         free(w2);
         if (!ok) return 0;
@@ -170,8 +120,8 @@ static int reference(const mcase *c, double *const *in, double *const *ab, doubl
         return 1;
     }
     if (c->kind == K_ADDMM) {
-        if (!ref_matmul(in[1], 2, c->shape[1], in[2], 2, c->shape[2], out, ondim, osh)) return 0;
-        if (!ref_matmul(ab[1], 2, c->shape[1], ab[2], 2, c->shape[2], mag, ondim, osh)) return 0;
+        if (!dtt_ref_matmul(in[1], 2, c->shape[1], in[2], 2, c->shape[2], out, ondim, osh)) return 0;
+        if (!dtt_ref_matmul(ab[1], 2, c->shape[1], ab[2], 2, c->shape[2], mag, ondim, osh)) return 0;
         n = dtt_numel(*ondim, osh);
         for (i = 0; i < n; i++) {
             out[i] = c->beta * in[0][i] + c->alpha * out[i];
@@ -179,8 +129,8 @@ static int reference(const mcase *c, double *const *in, double *const *ab, doubl
         }
         return 1;
     }
-    if (!ref_matmul(in[0], c->ndim[0], c->shape[0], in[1], c->ndim[1], c->shape[1], out, ondim, osh)) return 0;
-    return ref_matmul(ab[0], c->ndim[0], c->shape[0], ab[1], c->ndim[1], c->shape[1], mag, ondim, osh);
+    if (!dtt_ref_matmul(in[0], c->ndim[0], c->shape[0], in[1], c->ndim[1], c->shape[1], out, ondim, osh)) return 0;
+    return dtt_ref_matmul(ab[0], c->ndim[0], c->shape[0], ab[1], c->ndim[1], c->shape[1], mag, ondim, osh);
 }
 
 static dt_status call_op(const mcase *c, dt_tensor *const *x, dt_tensor **out)
@@ -529,6 +479,19 @@ static int mesh_list(int *fac, int max)
     return cnt;
 }
 
+/* sweep case c on each 2-D mesh of mesh_list with frac fq under dtt_quick, else f0 on the first and fr on the rest */
+static void sweep_2d(const mcase *c, double fq, double f0, double fr, dtt_rng *rng)
+{
+    int fac[16 * DT_MAX_MESH_DIMS], nf, f;
+    dtt_mesh m;
+    nf = mesh_list(fac, 16);
+    for (f = 0; f < nf; f++) {
+        if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
+        sweep(&m, c, dtt_quick ? fq : (f == 0 ? f0 : fr), rng);
+        dtt_mesh_close(&m);
+    }
+}
+
 static double now(void) { return MPI_Wtime(); }
 static void section(const char *name, double t0, long c0)
 {
@@ -568,7 +531,7 @@ static void test_mm(dtt_rng *rng)
 static void test_bmm(dtt_rng *rng)
 {
     static const int64_t sh[][4] = { { 3, 5, 7, 2 }, { 1, 4, 3, 5 }, { 5, 1, 2, 3 }, { 2, 0, 3, 1 } };
-    int fac[16 * DT_MAX_MESH_DIMS], nf, f, s, one = dtt_np;
+    int s, one = dtt_np;
     double t0 = now();
     long c0 = g_cases;
     dtt_mesh m;
@@ -579,19 +542,16 @@ static void test_bmm(dtt_rng *rng)
         }
         dtt_mesh_close(&m);
     }
-    nf = mesh_list(fac, 16);
-    for (f = 0; f < nf; f++) {
+    {
         mcase c = mk_bmm(5, 3, 7, 2);
-        if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
-        sweep(&m, &c, dtt_quick ? 0.01 : (f == 0 ? 0.6 : 0.15), rng);
-        dtt_mesh_close(&m);
+        sweep_2d(&c, 0.01, 0.6, 0.15, rng);
     }
     section("bmm", t0, c0);
 }
 
 static void test_addmm(dtt_rng *rng)
 {
-    int fac[16 * DT_MAX_MESH_DIMS], nf, f, one = dtt_np;
+    int one = dtt_np;
     double t0 = now();
     long c0 = g_cases;
     dtt_mesh m;
@@ -602,12 +562,9 @@ static void test_addmm(dtt_rng *rng)
         sweep(&m, &c3, dtt_quick ? 0.05 : 0.5, rng);
         dtt_mesh_close(&m);
     }
-    nf = mesh_list(fac, 16);
-    for (f = 0; f < nf; f++) {
+    {
         mcase c = mk_addmm(5, 7, 3, 2.0, 0.5);
-        if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
-        sweep(&m, &c, dtt_quick ? 0.002 : 0.05, rng);
-        dtt_mesh_close(&m);
+        sweep_2d(&c, 0.002, 0.05, 0.05, rng);
     }
     section("addmm", t0, c0);
 }
@@ -646,7 +603,7 @@ static void test_linear(dtt_rng *rng)
 static void test_dot(dtt_rng *rng)
 {
     static const int64_t ks[] = { 13, 1, 5, 0, 40 };
-    int fac[16 * DT_MAX_MESH_DIMS], nf, f, s, one = dtt_np;
+    int s, one = dtt_np;
     double t0 = now();
     long c0 = g_cases;
     dtt_mesh m;
@@ -657,12 +614,9 @@ static void test_dot(dtt_rng *rng)
         }
         dtt_mesh_close(&m);
     }
-    nf = mesh_list(fac, 16);
-    for (f = 0; f < nf; f++) {
+    {
         mcase c = mk_dot(7);
-        if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
-        sweep(&m, &c, dtt_quick ? 0.08 : 1.0, rng);
-        dtt_mesh_close(&m);
+        sweep_2d(&c, 0.08, 1.0, 1.0, rng);
     }
     section("dot", t0, c0);
 }
@@ -805,13 +759,9 @@ static void test_named(void)
 
 int main(int argc, char **argv)
 {
-    int i;
-    const char *s = getenv("DT_TEST_SEED");
     dtt_rng rng;
     dtt_init(&argc, &argv, "ops_matmul");
-    if (s) g_seed = strtoull(s, NULL, 10);
-    for (i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--seed") == 0) g_seed = strtoull(argv[i + 1], NULL, 10);
+    g_seed = dtt_seed(argc, argv, g_seed);
     rng.s = g_seed;
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
     if (g_comm) {

@@ -391,52 +391,6 @@ static void st_strides(const st *a, int64_t *s)
     }
 }
 
-/* torch.matmul (see test_ops_matmul.c); 0 if the shapes do not fit */
-static int ref_matmul(const double *a, int an, const int64_t *ash, const double *b, int bn, const int64_t *bsh,
-                      double *out, int *ondim, int64_t *osh)
-{
-    int64_t ash2[DT_MAX_DIMS + 1], bsh2[DT_MAX_DIMS + 1], bat[DT_MAX_DIMS], m, k, n, nb, i, j, l, bi;
-    int an2 = an, bn2 = bn, nbat, d, a1 = an == 1, b1 = bn == 1;
-    if (an < 1 || bn < 1) return 0;
-    for (d = 0; d < an; d++) ash2[d + a1] = ash[d];
-    for (d = 0; d < bn; d++) bsh2[d] = bsh[d];
-    if (a1) { ash2[0] = 1; an2 = 2; }
-    if (b1) { bsh2[1] = 1; bn2 = 2; }
-    m = ash2[an2 - 2];
-    k = ash2[an2 - 1];
-    n = bsh2[bn2 - 1];
-    if (bsh2[bn2 - 2] != k) return 0;
-    nbat = (an2 > bn2 ? an2 : bn2) - 2;
-    for (d = 0; d < nbat; d++) {
-        int da = d - (nbat - (an2 - 2)), db = d - (nbat - (bn2 - 2));
-        int64_t x = da >= 0 ? ash2[da] : 1, y = db >= 0 ? bsh2[db] : 1;
-        if (x != y && x != 1 && y != 1) return 0;
-        bat[d] = x == 1 ? y : x;
-    }
-    nb = dtt_numel(nbat, bat);
-    for (bi = 0; bi < nb && out; bi++) {
-        int64_t rem = bi, ia = 0, ib = 0, sa = 1, sb = 1;
-        for (d = nbat - 1; d >= 0; d--) {
-            int64_t c = rem % bat[d];
-            int da = d - (nbat - (an2 - 2)), db = d - (nbat - (bn2 - 2));
-            rem /= bat[d];
-            if (da >= 0) { ia += (ash2[da] == 1 ? 0 : c) * sa; sa *= ash2[da]; }
-            if (db >= 0) { ib += (bsh2[db] == 1 ? 0 : c) * sb; sb *= bsh2[db]; }
-        }
-        for (i = 0; i < m; i++)
-            for (j = 0; j < n; j++) {
-                double s = 0;
-                for (l = 0; l < k; l++) s += a[ia * m * k + i * k + l] * b[ib * k * n + l * n + j];
-                out[bi * m * n + i * n + j] = s;
-            }
-    }
-    *ondim = 0;
-    for (d = 0; d < nbat; d++) osh[(*ondim)++] = bat[d];
-    if (!a1) osh[(*ondim)++] = m;
-    if (!b1) osh[(*ondim)++] = n;
-    return 1;
-}
-
 /* numpy broadcasting of a and b with op; 0 if they do not broadcast */
 static int st_binary(const st *a, const st *b, int op, st *out)
 {
@@ -883,18 +837,18 @@ static void op_matmul(chain *c)
         int perm[2] = { 1, 0 };
         int64_t i, n;
         wt = st_permute(&w.s, perm);
-        ref_matmul(a->s.v, a->s.nd, a->s.sh, wt.v, 2, wt.sh, NULL, &ond, osh);
+        dtt_ref_matmul(a->s.v, a->s.nd, a->s.sh, wt.v, 2, wt.sh, NULL, &ond, osh);
         e.s = st_make(ond, osh);
-        ref_matmul(a->s.v, a->s.nd, a->s.sh, wt.v, 2, wt.sh, e.s.v, &ond, osh);
+        dtt_ref_matmul(a->s.v, a->s.nd, a->s.sh, wt.v, 2, wt.sh, e.s.v, &ond, osh);
         st_free(&wt);
         n = st_n(&e.s);
         if (hasb)
             for (i = 0; i < n; i++) e.s.v[i] += bias.s.v[i % N];
         s = dt_linear(a->x, w.x, hasb ? bias.x : NULL, &e.x);
     } else {
-        ref_matmul(a->s.v, a->s.nd, a->s.sh, w.s.v, w.s.nd, w.s.sh, NULL, &ond, osh);
+        dtt_ref_matmul(a->s.v, a->s.nd, a->s.sh, w.s.v, w.s.nd, w.s.sh, NULL, &ond, osh);
         e.s = st_make(ond, osh);
-        ref_matmul(a->s.v, a->s.nd, a->s.sh, w.s.v, w.s.nd, w.s.sh, e.s.v, &ond, osh);
+        dtt_ref_matmul(a->s.v, a->s.nd, a->s.sh, w.s.v, w.s.nd, w.s.sh, e.s.v, &ond, osh);
         s = dt_matmul(a->x, w.x, &e.x);
     }
     (void)k;
@@ -1932,12 +1886,8 @@ static void test_outside(void)
 
 int main(int argc, char **argv)
 {
-    int i;
-    const char *s = getenv("DT_TEST_SEED");
     dtt_init(&argc, &argv, "ops_model");
-    if (s) g_seed = strtoull(s, NULL, 10);
-    for (i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--seed") == 0) g_seed = strtoull(argv[i + 1], NULL, 10);
+    g_seed = dtt_seed(argc, argv, g_seed);
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
     if (g_comm) {
         test_embedding();

@@ -49,10 +49,7 @@ enum { DOM_ANY, DOM_POS, DOM_SMALL };
 /* value of element g: exact in t; floats are multiples of 1/4 */
 static double val(dt_dtype t, int dom, int salt, int64_t g)
 {
-    uint64_t u = (uint64_t)g * 2654435761u + (uint64_t)salt * 977u + 13u;
-    u ^= u >> 15;
-    u *= 0x2C1B3C6Dull;
-    u ^= u >> 12;
+    uint64_t u = dtt_mix(g, salt);
     if (dtt_is_float(t)) {
         if (dom == DOM_POS) return 1.0 + (double)(u % 29) * 0.25;     /* [1, 8]        */
         if (dom == DOM_SMALL) return ((double)(u % 9) - 4.0) * 0.25;  /* [-1, 1]       */
@@ -75,39 +72,6 @@ static double unit_of(dt_dtype t) { return dtt_is_float(t) ? 0.25 : 1.0; }
 static double atol_of(dt_dtype t)
 {
     return t == DT_F64 ? 1e-13 : t == DT_F32 ? 1e-6 : t == DT_F16 ? 2e-3 : t == DT_BF16 ? 1e-2 : 0.0;
-}
-
-/* the value `x` stored in dtype t and read back (what a kernel writing t returns) */
-static double round_to(dt_dtype t, double x)
-{
-    unsigned char b[8];
-    if (!dtt_is_float(t)) return x;
-    dtt_store_d(t, b, 0, x);
-    return dtt_load_d(t, b, 0);
-}
-
-static int can_partial(dt_dtype t, dt_reduce r) { return t != DT_U8 || r == DT_MAX || r == DT_MIN; }
-
-/* placement option i for an ndim tensor: R, S(0..ndim-1), P(SUM), P(AVG), P(MAX), P(MIN) */
-static int nopts(int ndim) { return 5 + ndim; }
-static dt_placement opt(int i, int ndim)
-{
-    if (i == 0) return dt_replicate();
-    if (i <= ndim) return dt_shard(i - 1);
-    return dt_partial((dt_reduce)(i - ndim - 1));
-}
-
-/* a placement tuple is usable: all Partial mesh dims share one op, and the dtype can be split */
-static int pl_ok(int nd, const dt_placement *pl, dt_dtype t)
-{
-    int k, op = -1;
-    for (k = 0; k < nd; k++)
-        if (pl[k].kind == DT_PARTIAL) {
-            if (op >= 0 && op != pl[k].reduce) return 0;
-            op = pl[k].reduce;
-            if (!can_partial(t, (dt_reduce)op)) return 0;
-        }
-    return 1;
 }
 
 static dt_dtype rot_dtype(long *rot)
@@ -200,7 +164,7 @@ static dt_status call_unary(const uop_t *op, const dt_tensor *x, dt_dtype to, dt
 static double cast_ref(double x, dt_dtype to)
 {
     double lo, hi;
-    if (dtt_is_float(to)) return round_to(to, x);
+    if (dtt_is_float(to)) return dtt_round_to(to, x);
     x = x < 0 ? ceil(x) : floor(x);
     lo = to == DT_U8 ? 0 : to == DT_I32 ? -2147483648.0 : -9223372036854775808.0;
     hi = to == DT_U8 ? 255 : to == DT_I32 ? 2147483647.0 : 9223372036854775807.0;
@@ -314,15 +278,10 @@ static void unary_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long 
         shape[1] = ushapes[s][1];
         if (ndim == 1) shape[0] = 13;
         np = 1;
-        for (o = 0; o < m->nd; o++) np *= nopts(ndim);
+        for (o = 0; o < m->nd; o++) np *= dtt_nopts(ndim);
         for (idx = 0; idx < np; idx++) {
             dt_placement pl[DT_MAX_MESH_DIMS];
-            int rem = idx;
-            memset(pl, 0, sizeof pl);
-            for (o = m->nd - 1; o >= 0; o--) {
-                pl[o] = opt(rem % nopts(ndim), ndim);
-                rem /= nopts(ndim);
-            }
+            dtt_pl_of(idx, m->nd, ndim, pl);
             for (oi = 0; oi < NELEM(uops); oi++) {
                 const uop_t *op = &uops[oi];
                 dt_dtype t, to = DT_F32;
@@ -336,10 +295,10 @@ static void unary_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long 
                     } else {
                         int guard = 0;
                         do t = rot_dtype(rot);
-                        while ((!uop_int_ok(op, t) || !pl_ok(m->nd, pl, t)) && ++guard < 20);
+                        while ((!uop_int_ok(op, t) || !dtt_pl_ok(m->nd, pl, t)) && ++guard < 20);
                         if (guard >= 20) continue;
                     }
-                    if (!pl_ok(m->nd, pl, t)) continue;
+                    if (!dtt_pl_ok(m->nd, pl, t)) continue;
                     if (op->id == U_CAST) to = (dt_dtype)((int)(t + 1 + (*rot) % (DT_NUM_DTYPES - 1)) % DT_NUM_DTYPES);
                     run_unary(m, op, t, to, ndim, shape, pl, (int)(*rot % 7));
                 }
@@ -361,28 +320,7 @@ static void unary_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long 
 
 static void test_unary_sweep(void)
 {
-    int fac[64 * DT_MAX_MESH_DIMS], nf, f;
-    dtt_rng rng;
-    long rot = 0;
-    dtt_mesh m;
-    int one[1];
-    rng.s = g_seed ^ 0x11u;
-    one[0] = dtt_np;
-    if (dtt_mesh_open(&m, g_comm, 1, one)) {
-        unary_sweep_mesh(&m, dtt_quick ? 0.04 : 1.0, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
-    nf = dtt_factorizations(dtt_np, 2, fac, 64);
-    for (f = 0; f < nf; f++) {
-        int *sh = &fac[f * DT_MAX_MESH_DIMS];
-        double fr;
-        if ((sh[0] == 1 || sh[1] == 1) && nf > 2 && f != 0) continue; /* Nx1 only when nothing else (1xN kept) */
-        if (dtt_quick && f != nf / 2) continue;
-        fr = (dtt_quick ? 0.02 : 0.08) * (sh[0] == 1 || sh[1] == 1 ? 0.3 : 1.0);
-        if (!dtt_mesh_open(&m, g_comm, 2, sh)) continue;
-        unary_sweep_mesh(&m, fr, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
+    dtt_sweep_meshes(g_comm, unary_sweep_mesh, g_seed ^ 0x11u, 0, dtt_quick ? 0.04 : 1.0, dtt_quick ? 0.02 : 0.08, 0.3);
 }
 
 /* all casts between all dtypes on a few placements */
@@ -400,7 +338,7 @@ static void test_cast_all(void)
                 dt_placement pl[DT_MAX_MESH_DIMS];
                 memset(pl, 0, sizeof pl);
                 pl[0] = p == 0 ? dt_replicate() : p == 1 ? dt_shard(1) : p == 2 ? dt_partial(DT_MAX) : dt_partial(DT_SUM);
-                if (!pl_ok(1, pl, (dt_dtype)a)) continue;
+                if (!dtt_pl_ok(1, pl, (dt_dtype)a)) continue;
                 if (dtt_quick && (p > 1 ? (a + b) % 3 : (a + b + p) % 2)) continue;
                 run_unary(&m, cast, (dt_dtype)a, (dt_dtype)b, 2, sh, pl, a + b);
             }
@@ -579,8 +517,6 @@ static void binary_ref(int op, int na, const int64_t *sa, const double *fa, int 
     }
 }
 
-static double *alloc_d(int64_t n) { return (double *)dtt_malloc(sizeof(double) * (size_t)(n + 1)); }
-
 /* the number of Partial parts of a placement tuple */
 static int parts_of(const dtt_mesh *m, const dt_placement *pl)
 {
@@ -606,10 +542,10 @@ static void run_binary(const dtt_mesh *m, int op, dt_dtype t, int na, const int6
     dtt_ctx("%s %s mesh %s a%s%s b%s%s%s", bnames[op], dtt_dtname(t), m->name, dtt_shape_str(na, sa, s1, sizeof s1),
             dtt_pl_str(pa, m->nd, s2, sizeof s2), dtt_shape_str(nb, sb, s3, sizeof s3),
             bmesh ? "[host scalar]" : dtt_pl_str(pb, m->nd, s4, sizeof s4), "");
-    fa = alloc_d(nA);
-    fb = alloc_d(nB);
-    want = alloc_d(nO);
-    got = alloc_d(nO);
+    fa = dtt_alloc_d(nA);
+    fb = dtt_alloc_d(nB);
+    want = dtt_alloc_d(nO);
+    got = dtt_alloc_d(nO);
     for (i = 0; i < nA; i++) fa[i] = val(t, b_dom(op, 0, t), salt, i);
     for (i = 0; i < nB; i++) fb[i] = val(t, b_dom(op, 1, t), salt + 3, i);
     a = dtt_from_full(m, t, na, sa, pa, fa, unit_of(t));
@@ -634,15 +570,15 @@ static void run_binary(const dtt_mesh *m, int op, dt_dtype t, int na, const int6
                 CHECK_OK(dtt_gather_full(out, got));
                 double *mag = NULL;
                 binary_ref(op, na, sa, fa, nb, sb, fb, no, so, want);
-                for (i = 0; i < nO; i++) want[i] = round_to(t, want[i]);
+                for (i = 0; i < nO; i++) want[i] = dtt_round_to(t, want[i]);
                 if ((t == DT_F16 || t == DT_BF16) && (parts_of(m, pa) > 1 || (!bmesh && parts_of(m, pb) > 1))) {
                     /* half types: a Partial result is rounded once per part (each part
                        may be larger than the value): allow for the parts' size */
                     double P = (double)(parts_of(m, pa) + (bmesh ? 1 : parts_of(m, pb)));
-                    double *ma = alloc_d(nA), *mb = alloc_d(nB);
+                    double *ma = dtt_alloc_d(nA), *mb = dtt_alloc_d(nB);
                     for (i = 0; i < nA; i++) ma[i] = fabs(fa[i]) + 1.0 + 0.5 * P;
                     for (i = 0; i < nB; i++) mb[i] = fabs(fb[i]) + 1.0 + 0.5 * P;
-                    mag = alloc_d(nO);
+                    mag = dtt_alloc_d(nO);
                     binary_ref(op == B_MUL || op == B_DIV ? op : B_ADD, na, sa, ma, nb, sb, mb, no, so, mag);
                     for (i = 0; i < nO; i++) mag[i] *= P / 4.0;
                     free(ma);
@@ -682,7 +618,7 @@ static int bdtype_ok(int op, dt_dtype t, int nd, const dt_placement *pa, const d
 {
     int k;
     if (op == B_DIV && !dtt_is_float(t)) return 0;
-    if (!pl_ok(nd, pa, t) || !pl_ok(nd, pb, t)) return 0;
+    if (!dtt_pl_ok(nd, pa, t) || !dtt_pl_ok(nd, pb, t)) return 0;
     if (t == DT_U8) /* U8: no Partial (parts of small values leave the range) */
         for (k = 0; k < nd; k++)
             if (pa[k].kind == DT_PARTIAL || pb[k].kind == DT_PARTIAL) return 0;
@@ -696,21 +632,14 @@ static void binary_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long
         const bshape *bs = &bshapes[s];
         int noa = 1, nob = 1;
         for (k = 0; k < m->nd; k++) {
-            noa *= nopts(bs->na);
-            nob *= nopts(bs->nb);
+            noa *= dtt_nopts(bs->na);
+            nob *= dtt_nopts(bs->nb);
         }
         for (ia = 0; ia < noa; ia++) {
             for (ib = 0; ib < nob; ib++) {
                 dt_placement pa[DT_MAX_MESH_DIMS], pb[DT_MAX_MESH_DIMS];
-                int ra = ia, rb = ib;
-                memset(pa, 0, sizeof pa);
-                memset(pb, 0, sizeof pb);
-                for (k = m->nd - 1; k >= 0; k--) {
-                    pa[k] = opt(ra % nopts(bs->na), bs->na);
-                    ra /= nopts(bs->na);
-                    pb[k] = opt(rb % nopts(bs->nb), bs->nb);
-                    rb /= nopts(bs->nb);
-                }
+                dtt_pl_of(ia, m->nd, bs->na, pa);
+                dtt_pl_of(ib, m->nd, bs->nb, pb);
                 for (op = 0; op < 6; op++) {
                     dt_dtype t;
                     int guard = 0;
@@ -732,26 +661,8 @@ static void binary_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long
 
 static void test_binary_sweep(void)
 {
-    int fac[64 * DT_MAX_MESH_DIMS], nf, f;
-    dtt_rng rng;
-    long rot = 3;
-    dtt_mesh m;
-    int one[1];
-    rng.s = g_seed ^ 0x22u;
-    one[0] = dtt_np;
-    if (dtt_mesh_open(&m, g_comm, 1, one)) {
-        binary_sweep_mesh(&m, dtt_quick ? 0.025 : 1.0, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
-    nf = dtt_factorizations(dtt_np, 2, fac, 64);
-    for (f = 0; f < nf; f++) {
-        int *sh = &fac[f * DT_MAX_MESH_DIMS];
-        if ((sh[0] == 1 || sh[1] == 1) && nf > 2 && f != 0) continue;
-        if (dtt_quick && f != nf / 2) continue;
-        if (!dtt_mesh_open(&m, g_comm, 2, sh)) continue;
-        binary_sweep_mesh(&m, (dtt_quick ? 0.002 : 0.005) * (sh[0] == 1 || sh[1] == 1 ? 0.3 : 1.0), &rng, &rot);
-        dtt_mesh_close(&m);
-    }
+    dtt_sweep_meshes(g_comm, binary_sweep_mesh, g_seed ^ 0x22u, 3, dtt_quick ? 0.025 : 1.0, dtt_quick ? 0.002 : 0.005,
+                     0.3);
 }
 
 /* named Partial algebra cases on every mesh dim: the value is exact */
@@ -851,7 +762,7 @@ static void run_axpy(const dtt_mesh *m, dt_dtype t, double a, int ndim, const in
                      const dt_placement *py, int salt)
 {
     int64_t n = dtt_numel(ndim, shape), i;
-    double *fx = alloc_d(n), *fy = alloc_d(n), *want = alloc_d(n), *got = alloc_d(n);
+    double *fx = dtt_alloc_d(n), *fy = dtt_alloc_d(n), *want = dtt_alloc_d(n), *got = dtt_alloc_d(n);
     dt_tensor *x, *y;
     char s1[64], s2[64], s3[64];
     g_cases++;
@@ -870,7 +781,7 @@ static void run_axpy(const dtt_mesh *m, dt_dtype t, double a, int ndim, const in
         dtt_expect_pl(m, y, py, "y keeps its placements");
         dtt_check_own_layout(m, y, "y layout");
         CHECK_OK(dtt_gather_full(y, got));
-        for (i = 0; i < n; i++) want[i] = round_to(t, a * fx[i] + fy[i]);
+        for (i = 0; i < n; i++) want[i] = dtt_round_to(t, a * fx[i] + fy[i]);
         dtt_cmp("values", t, n, got, want, NULL, dtt_rtol(t), atol_of(t));
         CHECK(dtt_same_local(x, sx), "x changed");
         free(sx);
@@ -896,26 +807,19 @@ static void test_axpy(void)
             int no = 1, s;
             if (nd == 2 && f != nf / 2) continue;
             if (!dtt_mesh_open(&m, g_comm, nd, &fac[f * DT_MAX_MESH_DIMS])) continue;
-            for (k = 0; k < nd; k++) no *= nopts(2);
+            for (k = 0; k < nd; k++) no *= dtt_nopts(2);
             for (s = 0; s < 2; s++)
                 for (ix = 0; ix < no; ix++)
                     for (iy = 0; iy < no; iy++) {
                         dt_placement px[DT_MAX_MESH_DIMS], py[DT_MAX_MESH_DIMS];
-                        int rx = ix, ry = iy;
                         dt_dtype t;
                         double a;
                         if (dtt_frand(&rng) >= (nd == 1 ? (dtt_quick ? 0.06 : 1.0) : (dtt_quick ? 0.01 : 0.15))) continue;
-                        memset(px, 0, sizeof px);
-                        memset(py, 0, sizeof py);
-                        for (k = nd - 1; k >= 0; k--) {
-                            px[k] = opt(rx % nopts(2), 2);
-                            rx /= nopts(2);
-                            py[k] = opt(ry % nopts(2), 2);
-                            ry /= nopts(2);
-                        }
+                        dtt_pl_of(ix, nd, 2, px);
+                        dtt_pl_of(iy, nd, 2, py);
                         t = (ix + iy) % 4 ? ((ix + iy) % 2 ? DT_F64 : DT_F32) : rot_dtype(&rot);
                         if (t == DT_U8) t = DT_I32;
-                        if (!pl_ok(nd, px, t) || !pl_ok(nd, py, t)) continue;
+                        if (!dtt_pl_ok(nd, px, t) || !dtt_pl_ok(nd, py, t)) continue;
                         a = dtt_is_float(t) ? ((ix + iy) % 3 == 0 ? 2.5 : (ix + iy) % 3 == 1 ? -1.5 : 0.0)
                                             : ((ix + iy) % 2 ? 3.0 : -2.0);
                         run_axpy(&m, t, a, 2, shapes[s], px, py, ix + iy);
@@ -931,7 +835,7 @@ static dt_tensor *mk(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *sha
 {
     dt_placement pl[DT_MAX_MESH_DIMS];
     int64_t n = dtt_numel(ndim, shape), i;
-    double *full = alloc_d(n);
+    double *full = dtt_alloc_d(n);
     dt_tensor *x;
     memset(pl, 0, sizeof pl);
     pl[0] = p0;
@@ -944,7 +848,7 @@ static dt_tensor *mk(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *sha
 /* the gathered value of x against f(full) computed by the caller */
 static void check_vals(const dt_tensor *x, dt_dtype t, int64_t n, const double *want, const char *what)
 {
-    double *got = alloc_d(n);
+    double *got = dtt_alloc_d(n);
     CHECK_OK(dtt_gather_full(x, got));
     dtt_cmp(what, t, n, got, want, NULL, dtt_rtol(t), atol_of(t));
     free(got);
@@ -1031,7 +935,7 @@ static void test_in_place(void)
             if (nd == 2 && (f != nf / 2 || dtt_quick)) continue;
             if (!dtt_mesh_open(&m, g_comm, nd, &fac[f * DT_MAX_MESH_DIMS])) continue;
             for (pi = 0; pi < 6; pi++) {
-                dt_placement p0 = opt(pi, 2);
+                dt_placement p0 = dtt_opt(pi, 2);
                 if (dtt_quick && pi != 1 && pi != 5) continue;
                 if (pi == 5) p0 = dt_partial(DT_MAX);
                 /* unary in place: where the spec is kept it works, else DT_ERR_PLACEMENT and x untouched */
@@ -1129,18 +1033,10 @@ static void wrong_out_case(const dtt_mesh *m, const char *fn, int kind, dt_tenso
 static void test_wrong_out(void)
 {
     dtt_mesh m, m2;
-    int one[1], two[2];
     int64_t sh[2] = { 6, 4 }, sh2[2] = { 4, 6 }, sh3[3] = { 6, 4, 1 };
     static const char *fns[5] = { "dt_exp", "dt_add", "dt_cast", "dt_neg", "dt_fill" };
     int k;
-    one[0] = dtt_np;
-    if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
-    two[0] = 1;
-    two[1] = dtt_np;
-    if (!dtt_mesh_open(&m2, g_comm, 2, two)) {
-        dtt_mesh_close(&m);
-        return;
-    }
+    if (!dtt_open_1d_2d(&m, &m2, g_comm)) return;
     for (k = 0; k < 5; k++) {
         dt_tensor *x = mk(&m, DT_F32, 2, sh, dt_shard(0), DOM_ANY, 1), *y = mk(&m, DT_F32, 2, sh, dt_shard(0), DOM_ANY, 2);
         dt_tensor *w;
@@ -1200,17 +1096,10 @@ static void test_wrong_out(void)
 static void test_bad_input(void)
 {
     dtt_mesh m, m2;
-    int one[1], two[2], oi;
+    int oi;
     int64_t sh[2] = { 2, 3 }, shb[2] = { 3, 2 }, sh0[1] = { 0 };
     dt_tensor *a, *b, *c, *d64, *om, *hs = NULL, *sentinel;
-    one[0] = dtt_np;
-    if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
-    two[0] = 1;
-    two[1] = dtt_np;
-    if (!dtt_mesh_open(&m2, g_comm, 2, two)) {
-        dtt_mesh_close(&m);
-        return;
-    }
+    if (!dtt_open_1d_2d(&m, &m2, g_comm)) return;
     sentinel = (dt_tensor *)&m;
     a = mk(&m, DT_F32, 2, sh, dt_shard(0), DOM_POS, 1);
     b = mk(&m, DT_F32, 2, shb, dt_replicate(), DOM_POS, 2);
@@ -1307,7 +1196,7 @@ static void test_host_scalar(void)
             dt_placement pa[DT_MAX_MESH_DIMS], pb[DT_MAX_MESH_DIMS];
             memset(pa, 0, sizeof pa);
             memset(pb, 0, sizeof pb);
-            pa[0] = opt(pi, 2);
+            pa[0] = dtt_opt(pi, 2);
             if (dtt_quick && (op + pi) % 2) continue;
             run_binary(&m, op, pi % 2 ? DT_F32 : DT_F64, 2, sh, pa, 0, sh0, pb, pi, &sm);
             if (op != B_DIV && pi < 3) run_binary(&m, op, DT_I32, 2, sh, pa, 0, sh0, pb, pi, &sm);
@@ -1346,13 +1235,13 @@ static void test_builder(void)
     one[0] = dtt_np;
     if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
     for (ti = 0; ti < DT_NUM_DTYPES; ti++)
-        for (pi = 0; pi < nopts(2); pi++) {
+        for (pi = 0; pi < dtt_nopts(2); pi++) {
             dt_placement pl[DT_MAX_MESH_DIMS];
             double full[21], got[21];
             dt_tensor *x;
             memset(pl, 0, sizeof pl);
-            pl[0] = opt(pi, 2);
-            if (!pl_ok(1, pl, (dt_dtype)ti)) continue;
+            pl[0] = dtt_opt(pi, 2);
+            if (!dtt_pl_ok(1, pl, (dt_dtype)ti)) continue;
             if (dtt_quick && (ti + pi) % 3) continue;
             dtt_ctx("builder %s %d", dtt_dtname((dt_dtype)ti), pi);
             for (i = 0; i < 21; i++) full[i] = val((dt_dtype)ti, DOM_ANY, 0, i);
@@ -1367,22 +1256,12 @@ static void test_builder(void)
 
 /* DT_TEST_VERBOSE: the time of each part on rank 0 */
 static double g_t_start = 0;
-static void lap(const char *what, double *t)
-{
-    double now = MPI_Wtime();
-    if (getenv("DT_TEST_VERBOSE") && dtt_rank == 0) fprintf(stderr, "  %-20s %6.2f s\n", what, now - *t);
-    *t = now;
-}
 
 int main(int argc, char **argv)
 {
-    int i;
-    const char *s = getenv("DT_TEST_SEED");
     double t0;
     dtt_init(&argc, &argv, "ops_pointwise");
-    if (s) g_seed = strtoull(s, NULL, 10);
-    for (i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--seed") == 0) g_seed = strtoull(argv[i + 1], NULL, 10);
+    g_seed = dtt_seed(argc, argv, g_seed);
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
     CHECK_OK(dt_comm_self(&g_selfcomm));
     if (g_selfcomm) {
@@ -1395,33 +1274,33 @@ int main(int argc, char **argv)
     t0 = g_t_start = MPI_Wtime();
     if (g_comm) {
         test_builder();
-        lap("builder", &t0);
+        dtt_lap("builder", &t0);
         test_unary_sweep();
-        lap("unary_sweep", &t0);
+        dtt_lap("unary_sweep", &t0);
         test_cast_all();
-        lap("cast_all", &t0);
+        dtt_lap("cast_all", &t0);
         test_unary_int_refused();
-        lap("unary_int_refused", &t0);
+        dtt_lap("unary_int_refused", &t0);
         test_binary_sweep();
-        lap("binary_sweep", &t0);
+        dtt_lap("binary_sweep", &t0);
         test_partial_algebra();
-        lap("partial_algebra", &t0);
+        dtt_lap("partial_algebra", &t0);
         test_partial_add_once();
-        lap("partial_add_once", &t0);
+        dtt_lap("partial_add_once", &t0);
         test_host_scalar();
-        lap("host_scalar", &t0);
+        dtt_lap("host_scalar", &t0);
         test_axpy();
-        lap("axpy", &t0);
+        dtt_lap("axpy", &t0);
         test_out_reuse();
-        lap("out_reuse", &t0);
+        dtt_lap("out_reuse", &t0);
         test_in_place();
-        lap("in_place", &t0);
+        dtt_lap("in_place", &t0);
         test_wrong_out();
-        lap("wrong_out", &t0);
+        dtt_lap("wrong_out", &t0);
         test_bad_input();
-        lap("bad_input", &t0);
+        dtt_lap("bad_input", &t0);
         test_cache_bound();
-        lap("cache_bound", &t0);
+        dtt_lap("cache_bound", &t0);
     }
     if (getenv("DT_TEST_VERBOSE") && dtt_rank == 0)
         fprintf(stderr, "ops_pointwise: %ld cases, %.1f s\n", g_cases, MPI_Wtime() - g_t_start);

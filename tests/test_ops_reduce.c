@@ -46,10 +46,7 @@ enum { DOM_ANY, DOM_POS, DOM_SMALL };
 
 static double val(dt_dtype t, int dom, int salt, int64_t g)
 {
-    uint64_t u = (uint64_t)g * 2654435761u + (uint64_t)salt * 977u + 13u;
-    u ^= u >> 15;
-    u *= 0x2C1B3C6Dull;
-    u ^= u >> 12;
+    uint64_t u = dtt_mix(g, salt);
     if (dtt_is_float(t)) {
         if (dom == DOM_POS) return 1.0 + (double)(u % 29) * 0.25;
         if (dom == DOM_SMALL) return ((double)(u % 9) - 4.0) * 0.25;
@@ -65,43 +62,7 @@ static double atol_of(dt_dtype t)
 {
     return t == DT_F64 ? 1e-12 : t == DT_F32 ? 2e-6 : t == DT_F16 ? 3e-3 : t == DT_BF16 ? 2e-2 : 0.0;
 }
-static double round_to(dt_dtype t, double x)
-{
-    unsigned char b[8];
-    if (!dtt_is_float(t)) return x;
-    dtt_store_d(t, b, 0, x);
-    return dtt_load_d(t, b, 0);
-}
-static double *alloc_d(int64_t n) { return (double *)dtt_malloc(sizeof(double) * (size_t)(n + 1)); }
 
-static int can_partial(dt_dtype t, dt_reduce r) { return t != DT_U8 || r == DT_MAX || r == DT_MIN; }
-static int nopts(int ndim) { return 5 + ndim; }
-static dt_placement opt(int i, int ndim)
-{
-    if (i == 0) return dt_replicate();
-    if (i <= ndim) return dt_shard(i - 1);
-    return dt_partial((dt_reduce)(i - ndim - 1));
-}
-static int pl_ok(int nd, const dt_placement *pl, dt_dtype t)
-{
-    int k, op = -1;
-    for (k = 0; k < nd; k++)
-        if (pl[k].kind == DT_PARTIAL) {
-            if (op >= 0 && op != pl[k].reduce) return 0;
-            op = pl[k].reduce;
-            if (!can_partial(t, (dt_reduce)op)) return 0;
-        }
-    return 1;
-}
-static void pl_of(int idx, int nd, int ndim, dt_placement *pl)
-{
-    int k;
-    memset(pl, 0, sizeof(dt_placement) * DT_MAX_MESH_DIMS);
-    for (k = nd - 1; k >= 0; k--) {
-        pl[k] = opt(idx % nopts(ndim), ndim);
-        idx /= nopts(ndim);
-    }
-}
 static dt_dtype rot_dtype(long *rot)
 {
     static const dt_dtype ts[] = { DT_F32, DT_F64, DT_F16, DT_I32, DT_F32, DT_BF16, DT_I64, DT_F64, DT_U8 };
@@ -156,7 +117,7 @@ static void red_ref(int op, int ndim, const int64_t *shape, unsigned mask, const
     int64_t n = dtt_numel(ndim, shape), i, o, cnt;
     int64_t c[DT_MAX_DIMS];
     int64_t *first = (int64_t *)dtt_malloc(sizeof(int64_t) * (size_t)(nout + 1));
-    double *acc = alloc_d(nout), *ab = alloc_d(nout);
+    double *acc = dtt_alloc_d(nout), *ab = dtt_alloc_d(nout);
     int d;
     cnt = 1;
     for (d = 0; d < ndim; d++)
@@ -232,15 +193,15 @@ static void run_red(const dtt_mesh *m, int op, dt_dtype t, int ndim, const int64
     int64_t n = dtt_numel(ndim, shape), os[DT_MAX_DIMS], nout;
     unsigned mask = red_mask(ndim, ndims, dims);
     int no = red_shape(ndim, shape, mask, keepdim, os), k;
-    double *full = alloc_d(n), *want, *mag, *got;
+    double *full = dtt_alloc_d(n), *want, *mag, *got;
     dt_tensor *x, *out = NULL;
     dt_dtype ot = op == R_ARGMAX ? DT_I64 : t;
     char s1[64], s2[64], s3[64];
     int64_t i;
     nout = dtt_numel(no, os);
-    want = alloc_d(nout);
-    mag = alloc_d(nout);
-    got = alloc_d(nout);
+    want = dtt_alloc_d(nout);
+    mag = dtt_alloc_d(nout);
+    got = dtt_alloc_d(nout);
     g_cases++;
     s3[0] = 0;
     for (k = 0; k < ndims && dims; k++) snprintf(s3 + strlen(s3), sizeof s3 - strlen(s3), "%s%d", k ? "," : "", dims[k]);
@@ -267,7 +228,7 @@ static void run_red(const dtt_mesh *m, int op, dt_dtype t, int ndim, const int64
                 red_ref(op, ndim, shape, mask, full, nout, want, mag);
                 if (op == R_MAX || op == R_MIN || op == R_ARGMAX) dtt_cmp("values (exact)", DT_I64, nout, got, want, NULL, 0, 0);
                 else {
-                    for (i = 0; i < nout; i++) want[i] = round_to(ot, want[i]);
+                    for (i = 0; i < nout; i++) want[i] = dtt_round_to(ot, want[i]);
                     dtt_cmp("values", ot, nout, got, want, mag, dtt_rtol(ot), atol_of(ot));
                 }
             }
@@ -309,7 +270,7 @@ static int dimlists(int ndim, dimlist *out)
 static int red_dtype_ok(int op, dt_dtype t, int nd, const dt_placement *pl)
 {
     if (red_float_only(op) && !dtt_is_float(t)) return 0;
-    return pl_ok(nd, pl, t);
+    return dtt_pl_ok(nd, pl, t);
 }
 
 static void red_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long *rot)
@@ -319,11 +280,11 @@ static void red_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long *r
     for (s = 0; s < NELEM(rshapes); s++) {
         const rshape *rs = &rshapes[s];
         np = 1;
-        for (k = 0; k < m->nd; k++) np *= nopts(rs->ndim);
+        for (k = 0; k < m->nd; k++) np *= dtt_nopts(rs->ndim);
         nl = dimlists(rs->ndim, dl);
         for (idx = 0; idx < np; idx++) {
             dt_placement pl[DT_MAX_MESH_DIMS];
-            pl_of(idx, m->nd, rs->ndim, pl);
+            dtt_pl_of(idx, m->nd, rs->ndim, pl);
             for (li = 0; li < nl; li++) {
                 unsigned mask = red_mask(rs->ndim, dl[li].n, dl[li].null_dims ? NULL : dl[li].d);
                 int empty_red = 0, d;
@@ -359,26 +320,7 @@ static void red_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long *r
 
 static void test_red_sweep(void)
 {
-    int fac[64 * DT_MAX_MESH_DIMS], nf, f;
-    dtt_rng rng;
-    long rot = 0;
-    dtt_mesh m;
-    int one[1];
-    rng.s = g_seed ^ 0x44u;
-    one[0] = dtt_np;
-    if (dtt_mesh_open(&m, g_comm, 1, one)) {
-        red_sweep_mesh(&m, dtt_quick ? 0.1 : 1.0, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
-    nf = dtt_factorizations(dtt_np, 2, fac, 64);
-    for (f = 0; f < nf; f++) {
-        int *sh = &fac[f * DT_MAX_MESH_DIMS];
-        if ((sh[0] == 1 || sh[1] == 1) && nf > 2 && f != 0) continue;
-        if (dtt_quick && f != nf / 2) continue;
-        if (!dtt_mesh_open(&m, g_comm, 2, sh)) continue;
-        red_sweep_mesh(&m, dtt_quick ? 0.01 : 0.1, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
+    dtt_sweep_meshes(g_comm, red_sweep_mesh, g_seed ^ 0x44u, 0, dtt_quick ? 0.1 : 1.0, dtt_quick ? 0.01 : 0.1, 1.0);
 }
 
 /* "ndims == 0 or dims == NULL: all dims": dims NULL with ndims > 0 */
@@ -515,7 +457,7 @@ static void run_norm(const dtt_mesh *m, int op, dt_dtype t, int ndim, const int6
                      int dim, int wmode, dt_placement pw, int salt)
 {
     int64_t n = dtt_numel(ndim, shape), i, D = ndim ? shape[ndim - 1] : 1;
-    double *full = alloc_d(n), *want = alloc_d(n), *got = alloc_d(n), *fw = alloc_d(D), *fb = alloc_d(D);
+    double *full = dtt_alloc_d(n), *want = dtt_alloc_d(n), *got = dtt_alloc_d(n), *fw = dtt_alloc_d(D), *fb = dtt_alloc_d(D);
     dt_tensor *x, *w = NULL, *b = NULL, *out = NULL;
     dt_placement pwl[DT_MAX_MESH_DIMS];
     int nd = dtt_norm_dim(dim, ndim), k;
@@ -554,7 +496,7 @@ static void run_norm(const dtt_mesh *m, int op, dt_dtype t, int ndim, const int6
             if (d->dtype == t && d->ndim == ndim) {
                 CHECK_OK(dtt_gather_full(out, got));
                 norm_ref(op, ndim, shape, nd, full, wmode >= 1 ? fw : NULL, wmode >= 2 ? fb : NULL, eps, want);
-                for (i = 0; i < n; i++) want[i] = round_to(t, want[i]);
+                for (i = 0; i < n; i++) want[i] = dtt_round_to(t, want[i]);
                 dtt_cmp("values", t, n, got, want, NULL, dtt_rtol(t) * (op == N_LOGSOFTMAX ? 4 : 2), atol_of(t) * 4);
             }
         }
@@ -578,10 +520,10 @@ static void norm_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long *
     int s, idx, np, op, dim, k;
     for (s = 0; s < NELEM(ns); s++) {
         np = 1;
-        for (k = 0; k < m->nd; k++) np *= nopts(ns[s].ndim);
+        for (k = 0; k < m->nd; k++) np *= dtt_nopts(ns[s].ndim);
         for (idx = 0; idx < np; idx++) {
             dt_placement pl[DT_MAX_MESH_DIMS];
-            pl_of(idx, m->nd, ns[s].ndim, pl);
+            dtt_pl_of(idx, m->nd, ns[s].ndim, pl);
             for (op = 0; op < 4; op++) {
                 int ndl = op < 2 ? ns[s].ndim + 1 : 1;
                 for (dim = 0; dim < ndl; dim++) {
@@ -592,7 +534,7 @@ static void norm_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long *
                     if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
                     t = (idx + dim + op) % 4 == 0 ? rot_dtype(rot) : ((idx + op) % 2 ? DT_F64 : DT_F32);
                     if (!dtt_is_float(t)) t = DT_F32;
-                    if (!pl_ok(m->nd, pl, t)) continue;
+                    if (!dtt_pl_ok(m->nd, pl, t)) continue;
                     run_norm(m, op, t, ns[s].ndim, ns[s].s, pl, d, wmode, pw, (int)(*rot % 7));
                 }
             }
@@ -602,26 +544,7 @@ static void norm_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long *
 
 static void test_norm_sweep(void)
 {
-    int fac[64 * DT_MAX_MESH_DIMS], nf, f;
-    dtt_rng rng;
-    long rot = 1;
-    dtt_mesh m;
-    int one[1];
-    rng.s = g_seed ^ 0x55u;
-    one[0] = dtt_np;
-    if (dtt_mesh_open(&m, g_comm, 1, one)) {
-        norm_sweep_mesh(&m, dtt_quick ? 0.15 : 1.0, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
-    nf = dtt_factorizations(dtt_np, 2, fac, 64);
-    for (f = 0; f < nf; f++) {
-        int *sh = &fac[f * DT_MAX_MESH_DIMS];
-        if ((sh[0] == 1 || sh[1] == 1) && nf > 2 && f != 0) continue;
-        if (dtt_quick && f != nf / 2) continue;
-        if (!dtt_mesh_open(&m, g_comm, 2, sh)) continue;
-        norm_sweep_mesh(&m, dtt_quick ? 0.02 : 0.15, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
+    dtt_sweep_meshes(g_comm, norm_sweep_mesh, g_seed ^ 0x55u, 1, dtt_quick ? 0.15 : 1.0, dtt_quick ? 0.02 : 0.15, 1.0);
 }
 
 /* ------------------------------------------------------------ errors, reuse */
@@ -630,7 +553,7 @@ static dt_tensor *mk(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *sha
 {
     dt_placement pl[DT_MAX_MESH_DIMS];
     int64_t n = dtt_numel(ndim, shape), i;
-    double *full = alloc_d(n);
+    double *full = dtt_alloc_d(n);
     dt_tensor *x;
     memset(pl, 0, sizeof pl);
     pl[0] = p0;
@@ -706,17 +629,10 @@ static void test_reuse_and_wrong_out(void)
 static void test_bad_input(void)
 {
     dtt_mesh m, m2;
-    int one[1], two[2], op, k;
+    int op, k;
     int64_t sh[2] = { 4, 5 }, s5[1] = { 5 }, s6[1] = { 6 };
     dt_tensor *x, *xi, *w5, *w6, *w64, *wm;
-    one[0] = dtt_np;
-    if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
-    two[0] = 1;
-    two[1] = dtt_np;
-    if (!dtt_mesh_open(&m2, g_comm, 2, two)) {
-        dtt_mesh_close(&m);
-        return;
-    }
+    if (!dtt_open_1d_2d(&m, &m2, g_comm)) return;
     x = mk(&m, DT_F32, 2, sh, dt_shard(0), 1);
     xi = mk(&m, DT_I32, 2, sh, dt_shard(0), 1);
     w5 = mk(&m, DT_F32, 1, s5, dt_replicate(), 2);
@@ -849,13 +765,9 @@ static void test_norm_reuse(void)
 
 int main(int argc, char **argv)
 {
-    int i;
-    const char *s = getenv("DT_TEST_SEED");
     double t0;
     dtt_init(&argc, &argv, "ops_reduce");
-    if (s) g_seed = strtoull(s, NULL, 10);
-    for (i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--seed") == 0) g_seed = strtoull(argv[i + 1], NULL, 10);
+    g_seed = dtt_seed(argc, argv, g_seed);
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
     t0 = MPI_Wtime();
     if (g_comm) {

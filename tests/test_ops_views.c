@@ -58,44 +58,29 @@ static double val(dt_dtype t, int salt, int64_t g)
     return 0;
 }
 static double unit_of(dt_dtype t) { return (t == DT_F32 || t == DT_F64) ? 0.25 : 1.0; }
-static double *alloc_d(int64_t n) { return (double *)dtt_malloc(sizeof(double) * (size_t)(n + 1)); }
 
-static int can_partial(dt_dtype t, dt_reduce r) { return t != DT_U8 || r == DT_MAX || r == DT_MIN; }
-static int nopts(int ndim) { return 5 + ndim; }
-static dt_placement opt(int i, int ndim)
-{
-    if (i == 0) return dt_replicate();
-    if (i <= ndim) return dt_shard(i - 1);
-    return dt_partial((dt_reduce)(i - ndim - 1));
-}
-static int pl_ok(int nd, const dt_placement *pl, dt_dtype t)
-{
-    int k, op = -1;
-    for (k = 0; k < nd; k++)
-        if (pl[k].kind == DT_PARTIAL) {
-            if (op >= 0 && op != pl[k].reduce) return 0;
-            op = pl[k].reduce;
-            if (!can_partial(t, (dt_reduce)op)) return 0;
-        }
-    return 1;
-}
-static void pl_of(int idx, int nd, int ndim, dt_placement *pl)
-{
-    int k;
-    memset(pl, 0, sizeof(dt_placement) * DT_MAX_MESH_DIMS);
-    for (k = nd - 1; k >= 0; k--) {
-        pl[k] = opt(idx % nopts(ndim), ndim);
-        idx /= nopts(ndim);
-    }
-}
 static dt_dtype rot_dtype(long *rot, int nd, const dt_placement *pl)
 {
     static const dt_dtype ts[] = { DT_F64, DT_F32, DT_I64, DT_F16, DT_I32, DT_BF16, DT_U8, DT_F64, DT_F32 };
     int guard = 0;
     dt_dtype t;
     do t = ts[(*rot)++ % NELEM(ts)];
-    while (!pl_ok(nd, pl, t) && ++guard < 20);
-    return pl_ok(nd, pl, t) ? t : DT_F64;
+    while (!dtt_pl_ok(nd, pl, t) && ++guard < 20);
+    return dtt_pl_ok(nd, pl, t) ? t : DT_F64;
+}
+
+/* the sweep's next placement tuple for an ndim tensor on m, from number *idx on: each kept with probability
+   frac (one draw per number), and only those usable with F64; 0 when none is left */
+static int next_pl(const dtt_mesh *m, int ndim, double frac, dtt_rng *rng, int *idx, dt_placement *pl)
+{
+    int np = 1, k;
+    for (k = 0; k < m->nd; k++) np *= dtt_nopts(ndim);
+    for (; *idx < np; (*idx)++) {
+        if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
+        dtt_pl_of(*idx, m->nd, ndim, pl);
+        if (dtt_pl_ok(m->nd, pl, DT_F64)) return 1;
+    }
+    return 0;
 }
 
 static uint64_t bytes_moved(void)
@@ -126,7 +111,7 @@ static void check_out(const dtt_mesh *m, const dt_tensor *out, dt_dtype t, int n
               dtt_dtname(t), dtt_shape_str(no, so, s2, sizeof s2));
         return;
     }
-    got = alloc_d(n);
+    got = dtt_alloc_d(n);
     CHECK_OK(dtt_gather_full(out, got));
     dtt_cmp("values (exact)", DT_I64, n, got, want, NULL, 0, 0);
     free(got);
@@ -162,7 +147,7 @@ static void run_permute(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
                         const int *perm, int as_transpose, int d0, int d1, int salt)
 {
     int64_t n = dtt_numel(ndim, shape), so[DT_MAX_DIMS], c[DT_MAX_DIMS], oc[DT_MAX_DIMS], i;
-    double *full = alloc_d(n), *want = alloc_d(n);
+    double *full = dtt_alloc_d(n), *want = dtt_alloc_d(n);
     dt_tensor *x, *out = NULL;
     dt_placement ex[DT_MAX_MESH_DIMS];
     char s1[64], s2[64];
@@ -211,7 +196,7 @@ static void run_permute(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
 
 typedef struct vshape { int ndim; int64_t s[4]; } vshape;
 
-static void test_permute(double frac, const dtt_mesh *m, dtt_rng *rng, long *rot)
+static void test_permute(const dtt_mesh *m, double frac, dtt_rng *rng, long *rot)
 {
     static const vshape shp[] = { { 2, { 5, 7 } }, { 3, { 3, 4, 2 } }, { 2, { 2, 3 } }, { 3, { 1, 0, 5 } }, { 1, { 6 } } };
     static const int perms3[6][3] = { { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } };
@@ -219,11 +204,11 @@ static void test_permute(double frac, const dtt_mesh *m, dtt_rng *rng, long *rot
     for (s = 0; s < NELEM(shp); s++) {
         int nd = shp[s].ndim;
         np = 1;
-        for (k = 0; k < m->nd; k++) np *= nopts(nd);
+        for (k = 0; k < m->nd; k++) np *= dtt_nopts(nd);
         for (idx = 0; idx < np; idx++) {
             dt_placement pl[DT_MAX_MESH_DIMS];
-            pl_of(idx, m->nd, nd, pl);
-            if (!pl_ok(m->nd, pl, DT_F64)) continue;
+            dtt_pl_of(idx, m->nd, nd, pl);
+            if (!dtt_pl_ok(m->nd, pl, DT_F64)) continue;
             for (p = 0; p < (nd == 3 ? 6 : nd == 2 ? 2 : 1); p++) {
                 int perm[3];
                 if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
@@ -311,7 +296,7 @@ static void run_reshape(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
                         const int64_t *req, int salt)
 {
     int64_t n = dtt_numel(ndim, shape), so[DT_MAX_DIMS], known = 1;
-    double *full = alloc_d(n);
+    double *full = dtt_alloc_d(n);
     dt_tensor *x, *out = NULL;
     dt_placement cand[64][DT_MAX_MESH_DIMS];
     char s1[64], s2[64], s3[64];
@@ -372,20 +357,14 @@ static const rcase rcases[] = {
     { 1, { 1 }, 0, { 0 } }, { 0, { 0 }, 2, { 1, 1 } },
 };
 
-static void test_reshape(double frac, const dtt_mesh *m, dtt_rng *rng, long *rot)
+static void test_reshape(const dtt_mesh *m, double frac, dtt_rng *rng, long *rot)
 {
-    int c, idx, np, k;
+    int c, idx;
+    dt_placement pl[DT_MAX_MESH_DIMS];
     for (c = 0; c < NELEM(rcases); c++) {
         const rcase *rc = &rcases[c];
-        np = 1;
-        for (k = 0; k < m->nd; k++) np *= nopts(rc->ndim);
-        for (idx = 0; idx < np; idx++) {
-            dt_placement pl[DT_MAX_MESH_DIMS];
-            if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
-            pl_of(idx, m->nd, rc->ndim, pl);
-            if (!pl_ok(m->nd, pl, DT_F64)) continue;
+        for (idx = 0; next_pl(m, rc->ndim, frac, rng, &idx, pl); idx++)
             run_reshape(m, rot_dtype(rot, m->nd, pl), rc->ndim, rc->s, pl, rc->nq, rc->q, idx + c);
-        }
     }
 }
 
@@ -395,7 +374,7 @@ static void run_squeeze(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
                         int unsq, int salt)
 {
     int64_t n = dtt_numel(ndim, shape), so[DT_MAX_DIMS];
-    double *full = alloc_d(n);
+    double *full = dtt_alloc_d(n);
     dt_tensor *x, *out = NULL;
     dt_placement ex[DT_MAX_MESH_DIMS];
     char s1[64], s2[64];
@@ -442,18 +421,18 @@ static void run_squeeze(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
     free(full);
 }
 
-static void test_squeeze(double frac, const dtt_mesh *m, dtt_rng *rng, long *rot)
+static void test_squeeze(const dtt_mesh *m, double frac, dtt_rng *rng, long *rot)
 {
     static const vshape shp[] = { { 3, { 5, 1, 3 } }, { 2, { 1, 7 } }, { 1, { 1 } }, { 2, { 4, 3 } }, { 0, { 0 } }, { 3, { 2, 0, 1 } } };
     int s, idx, np, k, dim;
     for (s = 0; s < NELEM(shp); s++) {
         int nd = shp[s].ndim;
         np = 1;
-        for (k = 0; k < m->nd; k++) np *= nopts(nd);
+        for (k = 0; k < m->nd; k++) np *= dtt_nopts(nd);
         for (idx = 0; idx < np; idx++) {
             dt_placement pl[DT_MAX_MESH_DIMS];
-            pl_of(idx, m->nd, nd, pl);
-            if (!pl_ok(m->nd, pl, DT_F64)) continue;
+            dtt_pl_of(idx, m->nd, nd, pl);
+            if (!dtt_pl_ok(m->nd, pl, DT_F64)) continue;
             for (dim = -nd; dim < nd; dim++) {
                 if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
                 run_squeeze(m, rot_dtype(rot, m->nd, pl), nd, shp[s].s, pl, dim, 0, idx + dim);
@@ -495,7 +474,7 @@ static void run_narrow(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *s
                        int64_t start, int64_t len, int salt)
 {
     int64_t n = dtt_numel(ndim, shape), so[DT_MAX_DIMS];
-    double *full = alloc_d(n), *want = alloc_d(n);
+    double *full = dtt_alloc_d(n), *want = dtt_alloc_d(n);
     dt_tensor *x, *out = NULL;
     dt_placement ex[DT_MAX_MESH_DIMS];
     char s1[64], s2[64];
@@ -528,7 +507,7 @@ static void run_split(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *sh
                       int np, const int64_t *sizes, int salt)
 {
     int64_t n = dtt_numel(ndim, shape), so[DT_MAX_DIMS], start = 0;
-    double *full = alloc_d(n), *want = alloc_d(n);
+    double *full = dtt_alloc_d(n), *want = dtt_alloc_d(n);
     dt_tensor *x, *outs[8];
     dt_placement ex[DT_MAX_MESH_DIMS];
     char s1[64], s2[64];
@@ -561,7 +540,7 @@ static void run_split(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *sh
     free(want);
 }
 
-static void test_narrow_split(double frac, const dtt_mesh *m, dtt_rng *rng, long *rot)
+static void test_narrow_split(const dtt_mesh *m, double frac, dtt_rng *rng, long *rot)
 {
     typedef struct ncase { int v; int dim; int64_t start, len; } ncase;
     static const vshape shp[] = { { 2, { 7, 5 } }, { 3, { 3, 4, 2 } }, { 2, { 2, 3 } } };
@@ -570,30 +549,17 @@ static void test_narrow_split(double frac, const dtt_mesh *m, dtt_rng *rng, long
     typedef struct scase { int v; int dim; int n; int64_t sz[3]; } scase;
     static const scase sc[] = { { 0, 0, 2, { 2, 5 } }, { 0, 0, 3, { 3, 0, 4 } }, { 0, 1, 2, { 1, 4 } }, { 0, -1, 1, { 5 } },
                                 { 1, 1, 2, { 3, 1 } }, { 1, 2, 2, { 1, 1 } }, { 2, 0, 2, { 1, 1 } } };
-    int c, idx, np, k;
+    int c, idx;
+    dt_placement pl[DT_MAX_MESH_DIMS];
     for (c = 0; c < NELEM(nc); c++) {
         const vshape *vs = &shp[nc[c].v];
-        np = 1;
-        for (k = 0; k < m->nd; k++) np *= nopts(vs->ndim);
-        for (idx = 0; idx < np; idx++) {
-            dt_placement pl[DT_MAX_MESH_DIMS];
-            if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
-            pl_of(idx, m->nd, vs->ndim, pl);
-            if (!pl_ok(m->nd, pl, DT_F64)) continue;
+        for (idx = 0; next_pl(m, vs->ndim, frac, rng, &idx, pl); idx++)
             run_narrow(m, rot_dtype(rot, m->nd, pl), vs->ndim, vs->s, pl, nc[c].dim, nc[c].start, nc[c].len, idx + c);
-        }
     }
     for (c = 0; c < NELEM(sc); c++) {
         const vshape *vs = &shp[sc[c].v];
-        np = 1;
-        for (k = 0; k < m->nd; k++) np *= nopts(vs->ndim);
-        for (idx = 0; idx < np; idx++) {
-            dt_placement pl[DT_MAX_MESH_DIMS];
-            if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
-            pl_of(idx, m->nd, vs->ndim, pl);
-            if (!pl_ok(m->nd, pl, DT_F64)) continue;
+        for (idx = 0; next_pl(m, vs->ndim, frac, rng, &idx, pl); idx++)
             run_split(m, rot_dtype(rot, m->nd, pl), vs->ndim, vs->s, pl, sc[c].dim, sc[c].n, sc[c].sz, idx + c);
-        }
     }
 }
 
@@ -620,10 +586,10 @@ static void run_cat(const dtt_mesh *m, dt_dtype t, int stack, int nin, int ndim,
         for (j = 0; j < nin; j++) so[a] += shapes[j][a];
     }
     nO = dtt_numel(no, so);
-    want = alloc_d(nO);
+    want = dtt_alloc_d(nO);
     for (j = 0; j < nin; j++) {
         int64_t nj = dtt_numel(ndim, shapes[j]);
-        full[j] = alloc_d(nj);
+        full[j] = dtt_alloc_d(nj);
         fill_full(t, salt + 11 * j, nj, full[j]);
         /* place input j into want */
         for (i = 0; i < nj; i++) {
@@ -672,7 +638,7 @@ static void run_cat(const dtt_mesh *m, dt_dtype t, int stack, int nin, int ndim,
     free(want);
 }
 
-static void test_cat_stack(double frac, const dtt_mesh *m, dtt_rng *rng, long *rot)
+static void test_cat_stack(const dtt_mesh *m, double frac, dtt_rng *rng, long *rot)
 {
     typedef struct ccase { int nin; int ndim; int64_t s[MAXN][3]; int dim; int stack; } ccase;
     static const ccase cc[] = {
@@ -690,24 +656,24 @@ static void test_cat_stack(double frac, const dtt_mesh *m, dtt_rng *rng, long *r
     int c, idx, np, k, j;
     for (c = 0; c < NELEM(cc); c++) {
         np = 1;
-        for (k = 0; k < m->nd; k++) np *= nopts(cc[c].ndim);
+        for (k = 0; k < m->nd; k++) np *= dtt_nopts(cc[c].ndim);
         for (idx = 0; idx < np; idx++) {
             dt_placement pls[MAXN][DT_MAX_MESH_DIMS];
             dt_dtype t;
             if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
-            pl_of(idx, m->nd, cc[c].ndim, pls[0]);
-            if (!pl_ok(m->nd, pls[0], DT_F64)) continue;
+            dtt_pl_of(idx, m->nd, cc[c].ndim, pls[0]);
+            if (!dtt_pl_ok(m->nd, pls[0], DT_F64)) continue;
             t = rot_dtype(rot, m->nd, pls[0]);
             for (j = 1; j < cc[c].nin; j++) memcpy(pls[j], pls[0], sizeof pls[0]);
             run_cat(m, t, cc[c].stack, cc[c].nin, cc[c].ndim, cc[c].s, (const dt_placement(*)[DT_MAX_MESH_DIMS])pls, cc[c].dim, idx);
             /* mixed placements: input j gets another placement (values only) */
             if (dtt_frand(rng) < 0.3) {
                 for (j = 1; j < cc[c].nin; j++) {
-                    pl_of((idx * 7 + j * 3) % np, m->nd, cc[c].ndim, pls[j]);
-                    if (!pl_ok(m->nd, pls[j], DT_F64)) memset(pls[j], 0, sizeof pls[j]);
+                    dtt_pl_of((idx * 7 + j * 3) % np, m->nd, cc[c].ndim, pls[j]);
+                    if (!dtt_pl_ok(m->nd, pls[j], DT_F64)) memset(pls[j], 0, sizeof pls[j]);
                 }
                 for (j = 0; j < cc[c].nin; j++)
-                    if (!pl_ok(m->nd, pls[j], t)) t = DT_F64;
+                    if (!dtt_pl_ok(m->nd, pls[j], t)) t = DT_F64;
                 run_cat(m, t, cc[c].stack, cc[c].nin, cc[c].ndim, cc[c].s, (const dt_placement(*)[DT_MAX_MESH_DIMS])pls,
                         cc[c].dim, idx + 1);
             }
@@ -717,28 +683,9 @@ static void test_cat_stack(double frac, const dtt_mesh *m, dtt_rng *rng, long *r
 
 /* ------------------------------------------------------------ sweep driver */
 
-static void sweep(void (*fn)(double, const dtt_mesh *, dtt_rng *, long *), double f1, double f2, uint64_t salt)
+static void sweep(void (*fn)(const dtt_mesh *, double, dtt_rng *, long *), double f1, double f2, uint64_t salt)
 {
-    int fac[64 * DT_MAX_MESH_DIMS], nf, f;
-    dtt_rng rng;
-    long rot = (long)salt;
-    dtt_mesh m;
-    int one[1];
-    rng.s = g_seed ^ salt;
-    one[0] = dtt_np;
-    if (dtt_mesh_open(&m, g_comm, 1, one)) {
-        fn(dtt_quick ? f1 * 0.15 : f1, &m, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
-    nf = dtt_factorizations(dtt_np, 2, fac, 64);
-    for (f = 0; f < nf; f++) {
-        int *sh = &fac[f * DT_MAX_MESH_DIMS];
-        if ((sh[0] == 1 || sh[1] == 1) && nf > 2 && f != 0) continue;
-        if (dtt_quick && f != nf / 2) continue;
-        if (!dtt_mesh_open(&m, g_comm, 2, sh)) continue;
-        fn((dtt_quick ? f2 * 0.15 : f2) * (sh[0] == 1 || sh[1] == 1 ? 0.3 : 1.0), &m, &rng, &rot);
-        dtt_mesh_close(&m);
-    }
+    dtt_sweep_meshes(g_comm, fn, g_seed ^ salt, (long)salt, dtt_quick ? f1 * 0.15 : f1, dtt_quick ? f2 * 0.15 : f2, 0.3);
 }
 
 /* ------------------------------------------------------------ reuse, aliasing, wrong *out, bad input */
@@ -747,7 +694,7 @@ static dt_tensor *mk(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *sha
 {
     dt_placement pl[DT_MAX_MESH_DIMS];
     int64_t n = dtt_numel(ndim, shape);
-    double *full = alloc_d(n);
+    double *full = dtt_alloc_d(n);
     dt_tensor *x;
     memset(pl, 0, sizeof pl);
     pl[0] = p0;
@@ -838,17 +785,9 @@ static void test_reuse_alias_wrong(void)
 static void test_bad_input(void)
 {
     dtt_mesh m, m2;
-    int one[1], two[2];
     int64_t sh[2] = { 4, 6 }, sh3[2] = { 3, 6 }, sh5[2] = { 4, 5 };
     dt_tensor *x, *y3, *y5, *y64, *ym, *o = NULL;
-    one[0] = dtt_np;
-    if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
-    two[0] = 1;
-    two[1] = dtt_np;
-    if (!dtt_mesh_open(&m2, g_comm, 2, two)) {
-        dtt_mesh_close(&m);
-        return;
-    }
+    if (!dtt_open_1d_2d(&m, &m2, g_comm)) return;
     x = mk(&m, DT_F32, 2, sh, dt_shard(0), 1);
     y3 = mk(&m, DT_F32, 2, sh3, dt_shard(0), 2);
     y5 = mk(&m, DT_F32, 2, sh5, dt_replicate(), 3);
@@ -964,40 +903,30 @@ static void test_reshape_named(void)
 }
 
 static double g_t0 = 0;
-static void lap(const char *what, double *t)
-{
-    double now = MPI_Wtime();
-    if (getenv("DT_TEST_VERBOSE") && dtt_rank == 0) fprintf(stderr, "  %-20s %6.2f s\n", what, now - *t);
-    *t = now;
-}
 
 int main(int argc, char **argv)
 {
-    int i;
-    const char *s = getenv("DT_TEST_SEED");
     double t;
     dtt_init(&argc, &argv, "ops_views");
-    if (s) g_seed = strtoull(s, NULL, 10);
-    for (i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--seed") == 0) g_seed = strtoull(argv[i + 1], NULL, 10);
+    g_seed = dtt_seed(argc, argv, g_seed);
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
     t = g_t0 = MPI_Wtime();
     if (g_comm) {
         sweep(test_permute, 1.0, 0.1, 0x61);
-        lap("permute", &t);
+        dtt_lap("permute", &t);
         sweep(test_reshape, 1.0, 0.15, 0x62);
-        lap("reshape", &t);
+        dtt_lap("reshape", &t);
         test_reshape_named();
-        lap("reshape_named", &t);
+        dtt_lap("reshape_named", &t);
         sweep(test_squeeze, 1.0, 0.15, 0x63);
-        lap("squeeze", &t);
+        dtt_lap("squeeze", &t);
         sweep(test_narrow_split, 1.0, 0.1, 0x64);
-        lap("narrow_split", &t);
+        dtt_lap("narrow_split", &t);
         sweep(test_cat_stack, 1.0, 0.1, 0x65);
-        lap("cat_stack", &t);
+        dtt_lap("cat_stack", &t);
         test_reuse_alias_wrong();
         test_bad_input();
-        lap("errors", &t);
+        dtt_lap("errors", &t);
     }
     if (getenv("DT_TEST_VERBOSE") && dtt_rank == 0)
         fprintf(stderr, "ops_views: %ld cases (reshape: %ld kept, %ld moved), %.1f s\n", g_cases, g_reshape_kept,
