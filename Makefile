@@ -77,7 +77,7 @@ demo: $(BUILD)/quickstart
 test:
 	bash tests/run.sh $(MPI) $(TESTARGS)
 
-$(BUILD)/bench_redistribute: bench/redistribute.c $(HDR)
+$(BUILD)/bench_redistribute: bench/redistribute.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -I. -o $@ $< $(LDLIBS)
 
@@ -87,11 +87,11 @@ bench: $(BUILD)/bench_redistribute
 # bench_matmul links -lblis before ScaLAPACK's own libblas.so.3 dependency, so
 # the dgemm_ that pdgemm calls binds to libblis.so (the bench prints where
 # dgemm_ and bli_dgemm come from and fails if they differ).
-$(BUILD)/bench_matmul: bench/matmul.c $(HDR)
+$(BUILD)/bench_matmul: bench/matmul.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(SCALAPACK) $(LDLIBS)
 
-$(BUILD)/bench_dispatch: bench/dispatch.c $(HDR)
+$(BUILD)/bench_dispatch: bench/dispatch.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 

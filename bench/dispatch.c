@@ -43,13 +43,14 @@ static void *count_malloc(size_t n) { g_allocs++; return malloc(n); }
 #define DT_FREE(p) free(p)
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
+#include "bench/bench.h"
 
 #include <math.h>
 #include <string.h>
 #include <time.h>
 #include <valgrind/callgrind.h>
 
-static int rank, nranks, failures, use_callgrind;
+static int failures, use_callgrind;
 
 #define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
     fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
@@ -59,14 +60,6 @@ static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 enum { OP_ADD, OP_MM, OP_SUM, OP_RELU, NOPS };

@@ -62,6 +62,7 @@
 #define _GNU_SOURCE 1
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
+#include "bench/bench.h"
 
 #include <blis.h>
 #include <dlfcn.h>
@@ -89,32 +90,13 @@ void psgemm_(const char *ta, const char *tb, const int *m, const int *n, const i
              const int *jb, const int *descb, const float *beta, float *c, const int *ic, const int *jc,
              const int *descc);
 
-static int rank, nranks;
 static int failures;
 
 #define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
     fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
     MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
 
-static void *xmalloc(size_t n) {
-    void *p = calloc(n ? n : 1, 1);
-    if (!p) { fprintf(stderr, "[%d] out of memory (%zu bytes)\n", rank, n); MPI_Abort(MPI_COMM_WORLD, 1); }
-    return p;
-}
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-static double max_over_ranks(double x) {
-    double y;
-    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return y;
-}
 
 /* inputs: multiples of 1/8 in [-1, 1] (exact products and sums) */
 static double aval(int64_t i, int64_t k) { return (double)((i * 7 + k * 3) % 17 - 8) * 0.125; }

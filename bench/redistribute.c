@@ -23,6 +23,7 @@
    tensor is reused across repetitions (the same *out is passed back). */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
+#include "bench/bench.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,26 +33,12 @@ enum { S0_R, S0_S1, P_R, P_S0, R_S0, NTRANS };
 static const char *trans_name[NTRANS] = { "S(0)->R", "S(0)->S(1)", "P(sum)->R",
                                           "P(sum)->S(0)", "R->S(0)" };
 
-static int rank, nranks;
 
 #define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
     fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
     MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
 
-static void *xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) { fprintf(stderr, "[%d] out of memory (%zu bytes)\n", rank, n); MPI_Abort(MPI_COMM_WORLD, 1); }
-    return p;
-}
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* the global value at (i, j); small integers, exact in f32 even when summed */
 static float val(int64_t i, int64_t j, int64_t cols) { return (float)((i * cols + j) % 251); }
