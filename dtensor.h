@@ -5843,7 +5843,8 @@ DT__REDUCE(dt_argmax, DT__OP_ARGMAX)
 #undef DT__REDUCE
 
 static dt_status dt__matmul(int op, const char *fn, const dt_tensor *a, const dt_tensor *b, const dt_tensor *e,
-                            int weight, dt_tensor **out, dt__call *c) {
+                            int weight, dt_tensor **out) {
+    dt__call call, *c = &call;
     dt_status st;
     dt__call_init(c, op, fn);
     if ((st = dt__call_in(c, a, op == DT__OP_LINEAR ? "x" : "a", 0)) ||
@@ -5863,24 +5864,19 @@ static dt_status dt__matmul(int op, const char *fn, const dt_tensor *a, const dt
 }
 
 DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    dt__call c;
-    return dt__matmul(DT__OP_MATMUL, "dt_matmul", a, b, NULL, 0, out, &c);
+    return dt__matmul(DT__OP_MATMUL, "dt_matmul", a, b, NULL, 0, out);
 }
 DT_API dt_status dt_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    dt__call c;
-    return dt__matmul(DT__OP_MM, "dt_mm", a, b, NULL, 0, out, &c);
+    return dt__matmul(DT__OP_MM, "dt_mm", a, b, NULL, 0, out);
 }
 DT_API dt_status dt_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    dt__call c;
-    return dt__matmul(DT__OP_BMM, "dt_bmm", a, b, NULL, 0, out, &c);
+    return dt__matmul(DT__OP_BMM, "dt_bmm", a, b, NULL, 0, out);
 }
 DT_API dt_status dt_dot(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    dt__call c;
-    return dt__matmul(DT__OP_DOT, "dt_dot", a, b, NULL, 0, out, &c);
+    return dt__matmul(DT__OP_DOT, "dt_dot", a, b, NULL, 0, out);
 }
 DT_API dt_status dt_linear(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, dt_tensor **out) {
-    dt__call c;
-    return dt__matmul(DT__OP_LINEAR, "dt_linear", x, w, bias, 1, out, &c);
+    return dt__matmul(DT__OP_LINEAR, "dt_linear", x, w, bias, 1, out);
 }
 DT_API dt_status dt_addmm(const dt_tensor *cm, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
                           dt_tensor **out) {
