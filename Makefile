@@ -6,11 +6,13 @@
 #   make bench NP=2           redistribution vs raw MPI collectives
 #   make bench-ops            dt_matmul vs ScaLAPACK pdgemm and bare BLIS; op dispatch overhead (NP=2)
 #   make bench-results        the op benchmarks via bench/run.sh: bench/results/*.txt (NP=2)
+#   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #
 # Variables: MPI (mpich|openmpi), NP (ranks), CFLAGS, TESTARGS (passed to
 # tests/run.sh), BENCHARGS (passed to the benchmark, e.g. "--max-mib 16 --reps 5"),
-# MATMULARGS / DISPATCHARGS (passed to bench_matmul / bench_dispatch, e.g. "--quick").
+# MATMULARGS / DISPATCHARGS / RNGARGS (passed to bench_matmul / bench_dispatch /
+# bench_rng in bench-ops and bench-smoke, e.g. "--quick").
 #
 # Local GEMM: dtensor.h calls BLIS (bli_sgemm/bli_dgemm from <blis.h>, -lblis)
 # unless DTENSOR_NO_BLIS is defined. blis.h's inline helpers call round() etc.,
@@ -24,6 +26,7 @@ TESTARGS ?=
 BENCHARGS ?=
 MATMULARGS ?=
 DISPATCHARGS ?=
+RNGARGS ?=
 NVCC     ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
 
 MPICC   = mpicc.$(MPI)
@@ -36,7 +39,7 @@ BUILD   = build/$(MPI)
 WARN    = -Wall -Wextra -pedantic
 STRICT  = -Wall -Wextra -Werror -pedantic
 DEPS_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev libblis-dev valgrind \
-            libscalapack-mpich-dev libscalapack-openmpi-dev
+            libscalapack-mpich-dev libscalapack-openmpi-dev librandom123-dev
 # ScaLAPACK for bench/matmul.c, built for the same MPI as the bench
 SCALAPACK = -lscalapack-$(MPI)
 # one core per rank: BLIS (Debian installs its OpenMP build first) and OpenMP single-threaded
@@ -49,7 +52,7 @@ OPS_NP = $(if $(filter command line environment,$(origin NP)),$(NP),2)
 
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 
-.PHONY: all deps examples demo test bench bench-ops bench-smoke bench-results strict clean
+.PHONY: all deps examples demo test bench bench-ops bench-rng bench-smoke bench-results strict clean
 all: examples
 
 # Idempotent: does nothing (quickly) when every package is already installed.
@@ -95,6 +98,11 @@ $(BUILD)/bench_dispatch: bench/dispatch.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
+# Random123 (<Random123/philox.h>, librandom123-dev: header only) is the peer
+$(BUILD)/bench_rng: bench/rng.c bench/bench.h $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
+
 # LD_PRELOAD shim forcing BLIS's kernel set (DT_BLIS_ARCH=skx ...); see the file
 build/libblis_arch.so: bench/blis_arch.c
 	@mkdir -p build
@@ -104,13 +112,22 @@ bench-ops: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch
 	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_matmul $(MATMULARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_dispatch $(DISPATCHARGS)
 
-# CI: both op benchmarks at small sizes, 2 ranks; they exit non-zero on a
-# wrong result (and bench_matmul if ScaLAPACK's BLAS is not dt_matmul's BLIS)
-bench-smoke:
+# the random fills on one rank against Random123 (timings, then instructions
+# per element under callgrind) into bench/results/rng.txt, which is printed;
+# the same as `make bench-results` writes for rng
+bench-rng: $(BUILD)/bench_rng
+	bash bench/run.sh --mpi $(MPI) --only rng --bin $(BUILD)
+
+# CI: both op benchmarks at small sizes, 2 ranks, and the random fills at
+# small sizes on one rank; they exit non-zero on a wrong result (bench_rng:
+# values not identical to Random123's; bench_matmul also if ScaLAPACK's BLAS
+# is not dt_matmul's BLIS)
+bench-smoke: $(BUILD)/bench_rng
 	$(MAKE) bench-ops NP=2 MATMULARGS=--quick DISPATCHARGS=--quick
+	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
 
 # every benchmark, results files with the command at the top (bench/run.sh -h)
-bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch build/libblis_arch.so
+bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng build/libblis_arch.so
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP)
 
 # One translation unit with the implementation, one with the declarations
