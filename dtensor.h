@@ -55,6 +55,8 @@
    DT_OP_CACHE             strategy-cache entries per mesh (default 256)
    DTENSOR_NO_BLIS         local GEMM by the built-in loops instead of BLIS
                            (default: #include <blis.h>, link with -lblis)
+   DTENSOR_NO_SIMD         no AVX2/AVX-512 Philox generators (x86-64 GCC/Clang
+                           builds pick one at run time; the values are the same)
 
    ENVIRONMENT
    ===========
@@ -62,6 +64,8 @@
    DTENSOR_LOG=plan        print every redistribution plan (its steps, the mesh
                            dim and placements of each) on mesh rank 0, to stderr
                            (read once, at the first redistribution)
+   DTENSOR_SIMD=avx2|none  cap the Philox generator's vector width (read once;
+                           the random values do not change, only the speed)
 
    LIFETIMES
    =========
