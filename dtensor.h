@@ -3409,6 +3409,22 @@ DT_API int dt_mesh_op_cache_count(const dt_mesh *m) { return m ? m->ops_count : 
 
 #define DT__BLOCK 256
 
+typedef enum dt__rkind { DT__RK_UNIFORM, DT__RK_NORMAL, DT__RK_BERNOULLI, DT__RK_RANDINT, DT__RK_DROPOUT } dt__rkind;
+
+/* one random op on one rank's box (>>rng fills it; the mapping is documented at the public API) */
+typedef struct dt__rng_op {
+    uint64_t seed, offset; /* the mesh's stream state before the op              */
+    dt__rkind kind;
+    dt_dtype t;         /* of the values drawn (dropout: of x)                 */
+    int w;              /* words per element                                     */
+    double a, b;        /* uniform lo, hi; normal mean, std; bernoulli p; dropout 1-p */
+    int64_t lo;         /* randint                                               */
+    uint64_t range;     /* randint hi - lo (0: 2^64 never happens; lo < hi)      */
+    uint64_t thr;       /* bernoulli/dropout: keep when the u24/u53 integer < thr */
+    const void *x;      /* dropout input                                          */
+    void *mask;         /* dropout keep mask (U8) or NULL                          */
+} dt__rng_op;
+
 typedef struct dt__kernels {
     /* y[i] = f(x[i]; a), n elements; y may equal x */
     void (*unary)(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a);
@@ -3456,6 +3472,9 @@ typedef struct dt__kernels {
        (-inf if ncls == 0) is the first pass (M = NULL: only rowmax is computed). */
     void (*xent)(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
                  const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit);
+    /* the random op's values for the local box (lo, ext per dim) of a tensor of global
+       shape gs, into y (row-major over the box); dropout also reads op->x, writes op->mask */
+    void (*rng)(const dt__rng_op *op, int ndim, const int64_t *gs, const int64_t *lo, const int64_t *ext, void *y);
 } dt__kernels;
 
 
@@ -5097,7 +5116,479 @@ static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int6
 
 /* ------------------------------------------------------------------- table */
 
-static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent };
+/* ------------------------------------------------ Philox4x32-10 (random ops)
+   The element with global row-major index g reads the words at stream
+   positions offset + w*g, so the kernel walks the runs of the local box
+   that are contiguous in the global index space and generates exactly
+   their words: O(local) work. Philox's 32x32->64 multiplies do not auto-vectorise well (GCC 12
+   at -O2/-O3 made them 0.7-1.2x the scalar loop, measured), so on x86-64
+   with GCC/Clang the block generator is written with AVX2 / AVX-512F
+   intrinsics in 64-bit lanes (vpmuludq gives the full product of each
+   lane's low 32 bits, no even/odd shuffles), chosen at run time; the
+   word -> value loops run over fixed-size chunks the compiler vectorises.
+   DTENSOR_SIMD=avx2 / =none (environment, read once) caps the path: the
+   values are the same on every path. */
+
+#define DT__PX_M0 0xD2511F53u /* Random123's multipliers and Weyl key increments */
+#define DT__PX_M1 0xCD9E8D57u
+#define DT__PX_W0 0x9E3779B9u
+#define DT__PX_W1 0xBB67AE85u
+#define DT__PX_CH 44          /* words handed to the value loops per step (a multiple of 4) */
+#define DT__PX_MAXB 24        /* blocks the widest generator makes per call */
+
+#if !defined(DTENSOR_NO_SIMD) && !defined(__CUDACC__) && defined(__x86_64__) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define DT__PX_X86 1
+#include <immintrin.h>
+#endif
+
+/* one block: Random123's round, the key bumped between rounds */
+static void dt__philox(const uint32_t ctr[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
+    uint32_t x0 = ctr[0], x1 = ctr[1], x2 = ctr[2], x3 = ctr[3];
+    int r;
+    for (r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)DT__PX_M0 * x0, p1 = (uint64_t)DT__PX_M1 * x2;
+        x0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0;
+        x1 = (uint32_t)p1;
+        x2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1;
+        x3 = (uint32_t)p0;
+        k0 += DT__PX_W0;
+        k1 += DT__PX_W1;
+    }
+    out[0] = x0; out[1] = x1; out[2] = x2; out[3] = x3;
+}
+
+/* the word at stream position `pos` with counter word 2 = `attempt` (randint's redraws) */
+static uint32_t dt__px_word_at(uint32_t k0, uint32_t k1, uint64_t pos, uint32_t attempt) {
+    uint32_t ctr[4], out[4];
+    uint64_t b = pos >> 2;
+    ctr[0] = (uint32_t)b; ctr[1] = (uint32_t)(b >> 32); ctr[2] = attempt; ctr[3] = 0;
+    dt__philox(ctr, k0, k1, out);
+    return out[pos & 3u];
+}
+
+/* generators: blocks b, b+1, ... (counter word 2 = 0), 4 words each, in order */
+typedef void (*dt__px_gen_fn)(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out);
+
+static void dt__px_gen_scalar(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) { /* 12 blocks */
+    int i;
+    for (i = 0; i < 12; i++, b++) {
+        uint32_t ctr[4];
+        ctr[0] = (uint32_t)b; ctr[1] = (uint32_t)(b >> 32); ctr[2] = 0; ctr[3] = 0;
+        dt__philox(ctr, k0, k1, out + 4 * i);
+    }
+}
+
+#ifdef DT__PX_X86
+/* State in 64-bit lanes, one block per lane, three independent groups for
+   the multiplier's latency. Only the low 32 bits of a lane are the word:
+   the multiply ignores the high half, so the garbage there is masked off
+   once, at the output, instead of every round. */
+#define DT__PX_ROUND(MUL, SRL, XOR, a0, a1, a2, a3)                              \
+    do {                                                                         \
+        p0 = MUL(a0, m0); p1 = MUL(a2, m1);                                      \
+        a0 = XOR(XOR(SRL(p1, 32), a1), kk0); a1 = p1;                            \
+        a2 = XOR(XOR(SRL(p0, 32), a3), kk1); a3 = p0;                            \
+    } while (0)
+
+__attribute__((target("avx2"))) static void dt__px_gen_avx2(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
+    /* 12 blocks: 3 groups of 4 */
+    const __m256i m0 = _mm256_set1_epi64x(DT__PX_M0), m1 = _mm256_set1_epi64x(DT__PX_M1);
+    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll), z = _mm256_setzero_si256(), four = _mm256_set1_epi64x(4);
+    __m256i c = _mm256_add_epi64(_mm256_set1_epi64x((long long)b), _mm256_set_epi64x(3, 2, 1, 0));
+    __m256i a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, p0, p1, kk0, kk1;
+    int r;
+    a0 = _mm256_and_si256(c, lo32); a1 = _mm256_srli_epi64(c, 32); a2 = z; a3 = z; c = _mm256_add_epi64(c, four);
+    b0 = _mm256_and_si256(c, lo32); b1 = _mm256_srli_epi64(c, 32); b2 = z; b3 = z; c = _mm256_add_epi64(c, four);
+    c0 = _mm256_and_si256(c, lo32); c1 = _mm256_srli_epi64(c, 32); c2 = z; c3 = z;
+    for (r = 0; r < 10; r++) {
+        kk0 = _mm256_set1_epi64x(k0);
+        kk1 = _mm256_set1_epi64x(k1);
+        DT__PX_ROUND(_mm256_mul_epu32, _mm256_srli_epi64, _mm256_xor_si256, a0, a1, a2, a3);
+        DT__PX_ROUND(_mm256_mul_epu32, _mm256_srli_epi64, _mm256_xor_si256, b0, b1, b2, b3);
+        DT__PX_ROUND(_mm256_mul_epu32, _mm256_srli_epi64, _mm256_xor_si256, c0, c1, c2, c3);
+        k0 += DT__PX_W0;
+        k1 += DT__PX_W1;
+    }
+#define DT__PX_OUT2(x0, x1, x2, x3, o)                                                          \
+    do {                                                                                        \
+        __m256i lo = _mm256_or_si256(_mm256_and_si256(x0, lo32), _mm256_slli_epi64(x1, 32));    \
+        __m256i hi = _mm256_or_si256(_mm256_and_si256(x2, lo32), _mm256_slli_epi64(x3, 32));    \
+        __m256i u = _mm256_unpacklo_epi64(lo, hi), v = _mm256_unpackhi_epi64(lo, hi);            \
+        _mm256_storeu_si256((__m256i *)(void *)(o), _mm256_permute2x128_si256(u, v, 0x20));      \
+        _mm256_storeu_si256((__m256i *)(void *)((o) + 8), _mm256_permute2x128_si256(u, v, 0x31)); \
+    } while (0)
+    DT__PX_OUT2(a0, a1, a2, a3, out);
+    DT__PX_OUT2(b0, b1, b2, b3, out + 16);
+    DT__PX_OUT2(c0, c1, c2, c3, out + 32);
+#undef DT__PX_OUT2
+}
+
+/* the maskz forms: the plain ones start from _mm512_undefined_epi32(), which
+   g++ -Wall flags as self-initialised (GCC 12); all-ones masks, same result */
+#define DT__PX_MUL512(a, b) _mm512_maskz_mul_epu32((__mmask8)0xff, a, b)
+#define DT__PX_SRL512(a, n) _mm512_maskz_srli_epi64((__mmask8)0xff, a, n)
+#define DT__PX_SLL512(a, n) _mm512_maskz_slli_epi64((__mmask8)0xff, a, n)
+__attribute__((target("avx512f"))) static void dt__px_gen_avx512(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
+    /* 24 blocks: 3 groups of 8 */
+    const __m512i m0 = _mm512_set1_epi64(DT__PX_M0), m1 = _mm512_set1_epi64(DT__PX_M1);
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffffll), z = _mm512_setzero_si512(), eight = _mm512_set1_epi64(8);
+    const __m512i first = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), second = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    __m512i c = _mm512_add_epi64(_mm512_set1_epi64((long long)b), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    __m512i a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, p0, p1, kk0, kk1;
+    int r;
+    a0 = _mm512_and_si512(c, lo32); a1 = DT__PX_SRL512(c, 32); a2 = z; a3 = z; c = _mm512_add_epi64(c, eight);
+    b0 = _mm512_and_si512(c, lo32); b1 = DT__PX_SRL512(c, 32); b2 = z; b3 = z; c = _mm512_add_epi64(c, eight);
+    c0 = _mm512_and_si512(c, lo32); c1 = DT__PX_SRL512(c, 32); c2 = z; c3 = z;
+    for (r = 0; r < 10; r++) {
+        kk0 = _mm512_set1_epi64(k0);
+        kk1 = _mm512_set1_epi64(k1);
+        DT__PX_ROUND(DT__PX_MUL512, DT__PX_SRL512, _mm512_xor_si512, a0, a1, a2, a3);
+        DT__PX_ROUND(DT__PX_MUL512, DT__PX_SRL512, _mm512_xor_si512, b0, b1, b2, b3);
+        DT__PX_ROUND(DT__PX_MUL512, DT__PX_SRL512, _mm512_xor_si512, c0, c1, c2, c3);
+        k0 += DT__PX_W0;
+        k1 += DT__PX_W1;
+    }
+    /* lo = words 0,1 of blocks 0..7, hi = words 2,3: interleave them per block */
+#define DT__PX_OUT4(x0, x1, x2, x3, o)                                                         \
+    do {                                                                                       \
+        __m512i lo = _mm512_or_si512(_mm512_and_si512(x0, lo32), DT__PX_SLL512(x1, 32));   \
+        __m512i hi = _mm512_or_si512(_mm512_and_si512(x2, lo32), DT__PX_SLL512(x3, 32));   \
+        _mm512_storeu_si512((void *)(o), _mm512_permutex2var_epi64(lo, first, hi));           \
+        _mm512_storeu_si512((void *)((o) + 16), _mm512_permutex2var_epi64(lo, second, hi));   \
+    } while (0)
+    DT__PX_OUT4(a0, a1, a2, a3, out);
+    DT__PX_OUT4(b0, b1, b2, b3, out + 32);
+    DT__PX_OUT4(c0, c1, c2, c3, out + 64);
+#undef DT__PX_OUT4
+}
+#undef DT__PX_ROUND
+#endif /* DT__PX_X86 */
+
+/* the widest generator this CPU runs (capped by DTENSOR_SIMD); read once */
+static int dt__px_blocks_per_call(dt__px_gen_fn *gen) {
+    static int level = -1; /* 0 scalar, 1 avx2, 2 avx512 */
+    if (level < 0) {
+        const char *cap = getenv("DTENSOR_SIMD");
+        int lv = 0;
+#ifdef DT__PX_X86
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2")) lv = 1;
+        if (__builtin_cpu_supports("avx512f")) lv = 2;
+#endif
+        if (cap && (!strcmp(cap, "none") || !strcmp(cap, "0") || !strcmp(cap, "scalar"))) lv = 0;
+        else if (cap && !strcmp(cap, "avx2") && lv > 1) lv = 1;
+        level = lv;
+    }
+#ifdef DT__PX_X86
+    if (level == 2) { *gen = dt__px_gen_avx512; return 24; }
+    if (level == 1) { *gen = dt__px_gen_avx2; return 12; }
+#endif
+    *gen = dt__px_gen_scalar;
+    return 12;
+}
+
+/* A window on the stream: generated blocks [b, b + nblk), kept so that
+   short runs close together (a box sharded along the last dim) share them. */
+typedef struct dt__px {
+    uint32_t k0, k1;
+    dt__px_gen_fn gen;
+    int nblk;
+    int have;                          /* buf holds blocks from `b`            */
+    uint64_t b;
+    uint32_t buf[4 * DT__PX_MAXB];
+} dt__px;
+
+static void dt__px_init(dt__px *s, uint64_t seed) {
+    s->k0 = (uint32_t)seed;
+    s->k1 = (uint32_t)(seed >> 32);
+    s->nblk = dt__px_blocks_per_call(&s->gen);
+    s->have = 0;
+    s->b = 0;
+}
+
+/* DT__PX_CH consecutive words starting at stream position `pos` */
+static const uint32_t *dt__px_words(dt__px *s, uint64_t pos) {
+    uint64_t b = pos >> 2;
+    /* the window must hold [pos, pos + CH): blocks b .. b + CH/4 */
+    if (!s->have || b < s->b || b + DT__PX_CH / 4 + 1 > s->b + (uint64_t)s->nblk) {
+        s->gen(s->k0, s->k1, b, s->buf);
+        s->b = b;
+        s->have = 1;
+    }
+    return s->buf + (size_t)(pos - 4 * s->b);
+}
+
+/* ---- words -> values (the documented mapping) ---- */
+
+
+DT__ELEMENTAL uint64_t dt__w64(const uint32_t *w) { return (uint64_t)w[1] << 32 | w[0]; }
+DT__ELEMENTAL float dt__u24(uint32_t w) { return (float)(int32_t)(w >> 8) * 5.9604644775390625e-08f; }
+DT__ELEMENTAL double dt__u53(uint64_t x) { return (double)(int64_t)(x >> 11) * 1.1102230246251565e-16; }
+
+/* the next value toward -inf (finite x): the step that keeps a rounded uniform below hi */
+static float dt__down_f32(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u = (u & 0x7fffffffu) == 0 ? 0x80000001u : (u >> 31) ? u + 1 : u - 1;
+    memcpy(&x, &u, 4);
+    return x;
+}
+static double dt__down_f64(double x) {
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    u = (u & 0x7fffffffffffffffull) == 0 ? 0x8000000000000001ull : (u >> 63) ? u + 1 : u - 1;
+    memcpy(&x, &u, 8);
+    return x;
+}
+static uint16_t dt__down_half(uint16_t h) {
+    return (uint16_t)((h & 0x7fffu) == 0 ? 0x8001u : (h >> 15) ? h + 1u : h - 1u);
+}
+
+/* store n values of working type (float for F32/F16/BF16, double for F64) as t */
+static void dt__rng_store_f(dt_dtype t, const float *v, void *y, size_t i0, size_t n) {
+    if (t == DT_F32) memcpy((float *)y + i0, v, n * sizeof(float));
+    else dt__narrow_half(t, v, (uint16_t *)y + i0, n);
+}
+
+/* uniform [a, b) for the general bounds; the fast [0,1) paths are below */
+static void dt__rng_uniform(const dt__rng_op *op, const uint32_t *wv, void *y, size_t i0, size_t n) {
+    double lo = op->a, span = op->b - op->a;
+    size_t i;
+    if (op->t == DT_F64) {
+        double *o = (double *)y + i0;
+        if (lo == 0 && span == 1) {
+            double v[DT__PX_CH / 2];
+            if (n == DT__PX_CH / 2) {
+                for (i = 0; i < DT__PX_CH / 2; i++) v[i] = dt__u53(dt__w64(wv + 2 * i));
+                memcpy(o, v, sizeof v);
+            } else
+                for (i = 0; i < n; i++) o[i] = dt__u53(dt__w64(wv + 2 * i));
+            return;
+        }
+        for (i = 0; i < n; i++) {
+            double v = lo + span * dt__u53(dt__w64(wv + 2 * i));
+            while (v >= op->b) v = dt__down_f64(v);
+            o[i] = v;
+        }
+        return;
+    }
+    if (op->t == DT_F32 && lo == 0 && span == 1) { /* the hot path: exact, never reaches 1 */
+        float v[DT__PX_CH];
+        if (n == DT__PX_CH) {
+            for (i = 0; i < DT__PX_CH; i++) v[i] = dt__u24(wv[i]);
+            memcpy((float *)y + i0, v, sizeof v);
+        } else
+            for (i = 0; i < n; i++) ((float *)y)[i0 + i] = dt__u24(wv[i]);
+        return;
+    }
+    {
+        float v[DT__PX_CH] = {0}; /* (only to quiet -Wmaybe-uninitialized) */
+        for (i = 0; i < n; i++) v[i] = (float)(lo + span * (double)dt__u24(wv[i]));
+        dt__rng_store_f(op->t, v, y, i0, n);
+        for (i = 0; i < n; i++) { /* rounding may reach hi: step down (rare) */
+            if (op->t == DT_F32) {
+                float *o = (float *)y + i0 + i;
+                while ((double)*o >= op->b) *o = dt__down_f32(*o);
+            } else {
+                uint16_t *o = (uint16_t *)y + i0 + i;
+                while ((double)(op->t == DT_F16 ? dt__h2f(*o) : dt__b2f(*o)) >= op->b) *o = dt__down_half(*o);
+            }
+        }
+    }
+}
+
+/* Box-Muller over npairs pairs into z[2k], z[2k+1] (working precision) */
+static void dt__rng_normal_f(const uint32_t *wv, float *z, size_t npairs) {
+    size_t k;
+    for (k = 0; k < npairs; k++) {
+        float u1 = dt__u24(wv[2 * k]), u2 = dt__u24(wv[2 * k + 1]);
+        float r = sqrtf(-2.0f * logf(1.0f - u1)), th = 6.28318530717958647692f * u2;
+        z[2 * k] = r * cosf(th);
+        z[2 * k + 1] = r * sinf(th);
+    }
+}
+static void dt__rng_normal_d(const uint32_t *wv, double *z, size_t npairs) {
+    size_t k;
+    for (k = 0; k < npairs; k++) {
+        double u1 = dt__u53(dt__w64(wv + 4 * k)), u2 = dt__u53(dt__w64(wv + 4 * k + 2));
+        double r = sqrt(-2.0 * log(1.0 - u1)), th = 6.28318530717958647692 * u2;
+        z[2 * k] = r * cos(th);
+        z[2 * k + 1] = r * sin(th);
+    }
+}
+
+/* keep flags: u < p as an integer compare (u24 < thr, u53 < thr) */
+static void dt__rng_keep(const dt__rng_op *op, const uint32_t *wv, uint8_t *keep, size_t n) {
+    size_t i;
+    if (op->w == 1) {
+        uint32_t thr = (uint32_t)op->thr;
+        for (i = 0; i < n; i++) keep[i] = (uint8_t)((wv[i] >> 8) < thr);
+    } else
+        for (i = 0; i < n; i++) keep[i] = (uint8_t)((dt__w64(wv + 2 * i) >> 11) < op->thr);
+}
+
+static void dt__rng_store_int(dt_dtype t, const int64_t *v, void *y, size_t i0, size_t n) {
+    size_t i;
+    switch (t) {
+    case DT_F32: for (i = 0; i < n; i++) ((float *)y)[i0 + i] = (float)v[i]; break;
+    case DT_F64: for (i = 0; i < n; i++) ((double *)y)[i0 + i] = (double)v[i]; break;
+    case DT_F16: for (i = 0; i < n; i++) ((uint16_t *)y)[i0 + i] = dt__f2h((float)v[i]); break;
+    case DT_BF16: for (i = 0; i < n; i++) ((uint16_t *)y)[i0 + i] = dt__f2b((float)v[i]); break;
+    case DT_I32: for (i = 0; i < n; i++) ((int32_t *)y)[i0 + i] = (int32_t)v[i]; break;
+    case DT_I64: for (i = 0; i < n; i++) ((int64_t *)y)[i0 + i] = v[i]; break;
+    case DT_U8: for (i = 0; i < n; i++) ((uint8_t *)y)[i0 + i] = (uint8_t)v[i]; break;
+    }
+}
+
+/* high and low 64 bits of a * b, portably */
+static uint64_t dt__mul64(uint64_t a, uint64_t b, uint64_t *lo) {
+    uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+    *lo = (mid << 32) | (ll & 0xffffffffu);
+    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+/* Lemire's multiply-shift with rejection: x * R / 2^bits, redrawing x from
+   the same position with counter word 2 = 1, 2, ... while it falls in the
+   biased low part, so every result in [0, R) has the same probability */
+static uint64_t dt__rng_bounded(const dt__px *s, const dt__rng_op *op, uint64_t pos, uint64_t x) {
+    uint64_t R = op->range;
+    uint32_t attempt = 0;
+    if (op->w == 1) {
+        uint64_t m;
+        uint32_t t;
+        if (R == ((uint64_t)1 << 32)) return x;
+        m = x * R;
+        if ((uint32_t)m < (uint32_t)R) {
+            t = (uint32_t)(0u - (uint32_t)R) % (uint32_t)R;
+            while ((uint32_t)m < t) {
+                x = dt__px_word_at(s->k0, s->k1, pos, ++attempt);
+                m = x * R;
+            }
+        }
+        return m >> 32;
+    } else {
+        uint64_t lo, hi = dt__mul64(x, R, &lo);
+        if (lo < R) {
+            uint64_t t = (0u - R) % R;
+            while (lo < t) {
+                ++attempt;
+                x = (uint64_t)dt__px_word_at(s->k0, s->k1, pos + 1, attempt) << 32 |
+                    dt__px_word_at(s->k0, s->k1, pos, attempt);
+                hi = dt__mul64(x, R, &lo);
+            }
+        }
+        return hi;
+    }
+}
+
+/* element values for elements [i0, i0+n) of the local buffer y from the
+   words wv (w*n of them, the first at stream position pos) */
+static void dt__rng_chunk(dt__px *s, const dt__rng_op *op, const uint32_t *wv, uint64_t pos, void *y, size_t i0, size_t n) {
+    size_t i;
+    switch (op->kind) {
+    case DT__RK_UNIFORM: dt__rng_uniform(op, wv, y, i0, n); break;
+    case DT__RK_NORMAL: break; /* pairs: dt__rng_run_normal */
+    case DT__RK_BERNOULLI: {
+        uint8_t keep[DT__PX_CH];
+        int64_t v[DT__PX_CH];
+        dt__rng_keep(op, wv, keep, n);
+        for (i = 0; i < n; i++) v[i] = keep[i];
+        dt__rng_store_int(op->t, v, y, i0, n);
+        break;
+    }
+    case DT__RK_RANDINT: {
+        int64_t v[DT__PX_CH];
+        for (i = 0; i < n; i++) {
+            uint64_t x = op->w == 1 ? wv[i] : dt__w64(wv + 2 * i);
+            v[i] = (int64_t)((uint64_t)op->lo + dt__rng_bounded(s, op, pos + (uint64_t)op->w * i, x));
+        }
+        dt__rng_store_int(op->t, v, y, i0, n);
+        break;
+    }
+    case DT__RK_DROPOUT: {
+        uint8_t keep[DT__PX_CH];
+        dt__rng_keep(op, wv, keep, n);
+        if (op->mask) memcpy((uint8_t *)op->mask + i0, keep, n);
+        if (op->t == DT_F64) {
+            const double *x = (const double *)op->x + i0;
+            double *o = (double *)y + i0, sc = op->b > 0 ? 1.0 / op->b : 0.0;
+            for (i = 0; i < n; i++) o[i] = keep[i] ? x[i] * sc : 0.0;
+        } else {
+            float v[DT__PX_CH], sc = op->b > 0 ? (float)(1.0 / op->b) : 0.0f;
+            if (op->t == DT_F32) memcpy(v, (const float *)op->x + i0, n * sizeof(float));
+            else dt__widen_half(op->t, (const uint16_t *)op->x + i0, v, n);
+            for (i = 0; i < n; i++) v[i] = keep[i] ? v[i] * sc : 0.0f;
+            dt__rng_store_f(op->t, v, y, i0, n);
+        }
+        break;
+    }
+    }
+}
+
+/* normals for global elements [g, g+n) into y[i0..]: whole pairs are drawn
+   and the elements of this run kept */
+static void dt__rng_run_normal(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64_t g, size_t n, void *y, size_t i0) {
+    uint64_t ga = g & ~(uint64_t)1, end = g + n;
+    size_t per = (size_t)(DT__PX_CH / op->w); /* elements (an even number) per step */
+    while (ga < end) {
+        const uint32_t *wv = dt__px_words(s, offset + (uint64_t)op->w * ga);
+        size_t k, from = g > ga ? (size_t)(g - ga) : 0, to = end - ga < per ? (size_t)(end - ga) : per;
+        if (op->t == DT_F64) {
+            double z[DT__PX_CH / 2], *o = (double *)y + i0;
+            dt__rng_normal_d(wv, z, (to + 1) / 2);
+            for (k = from; k < to; k++) o[ga + k - g] = op->a + op->b * z[k];
+        } else {
+            float z[DT__PX_CH], mean = (float)op->a, sd = (float)op->b;
+            dt__rng_normal_f(wv, z, (to + 1) / 2);
+            for (k = from; k < to; k++) z[k] = mean + sd * z[k];
+            dt__rng_store_f(op->t, z + from, y, (size_t)(i0 + (ga + from - g)), to - from);
+        }
+        ga += per;
+    }
+}
+
+/* one run: global elements [g, g+n) are local elements [i0, i0+n) */
+static void dt__rng_run(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64_t g, size_t n, void *y, size_t i0) {
+    size_t per = (size_t)(DT__PX_CH / op->w), i = 0;
+    if (op->kind == DT__RK_NORMAL) { dt__rng_run_normal(s, op, offset, g, n, y, i0); return; }
+    while (i < n) {
+        size_t k = n - i < per ? n - i : per;
+        uint64_t pos = offset + (uint64_t)op->w * (g + i);
+        dt__rng_chunk(s, op, dt__px_words(s, pos), pos, y, i0 + i, k);
+        i += k;
+    }
+}
+
+/* Walk the local box as runs contiguous in the global row-major order: the
+   trailing dims the box spans completely merge into one run. */
+static void dt__k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int64_t *lo, const int64_t *ext,
+                      void *y) {
+    int d0 = nd - 1, d;
+    int64_t idx[DT_MAX_DIMS] = {0};
+    size_t run = 1, nruns = 1, r;
+    dt__px s;
+    for (d = 0; d < nd; d++)
+        if (!ext[d]) return;
+    dt__px_init(&s, op->seed);
+    if (nd == 0) { dt__rng_run(&s, op, op->offset, 0, 1, y, 0); return; }
+    while (d0 > 0 && lo[d0] == 0 && ext[d0] == gs[d0]) d0--;
+    for (d = d0; d < nd; d++) run *= (size_t)ext[d];
+    for (d = 0; d < d0; d++) nruns *= (size_t)ext[d];
+    for (r = 0; r < nruns; r++) {
+        uint64_t g = 0;
+        for (d = 0; d < nd; d++) g = g * (uint64_t)gs[d] + (uint64_t)(lo[d] + (d < d0 ? idx[d] : 0));
+        dt__rng_run(&s, op, op->offset, g, run, y, r * run);
+        for (d = d0 - 1; d >= 0; d--) { /* next run: odometer over the leading dims */
+            if (++idx[d] < ext[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng };
 DT__MAYBE_UNUSED static const dt__kernels *dt__kern(int device) { (void)device; return &dt__host_kernels; }
 
 /* >>ops -------------------------------------------------------------------
@@ -6218,493 +6709,12 @@ DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *targ
 }
 
 /* >>rng -------------------------------------------------------------------
-   Philox4x32-10 and the random ops. The stream and the word -> value
-   mapping are documented with the public functions (>>api); this section
-   only makes them fast. The element with global row-major index g reads
-   the words at positions offset + w*g, so a rank walks the runs of its
-   local box that are contiguous in the global index space and generates
-   exactly their words: O(local) work, no communication.
-
-   Speed: Philox's 32x32->64 multiplies do not auto-vectorise well (GCC 12
-   at -O2/-O3 made them 0.7-1.2x the scalar loop, measured), so on x86-64
-   with GCC/Clang the block generator is written with AVX2 / AVX-512F
-   intrinsics in 64-bit lanes (vpmuludq gives the full product of each
-   lane's low 32 bits, no even/odd shuffles), chosen at run time; the
-   word -> value loops run over fixed-size chunks the compiler vectorises.
-   DTENSOR_SIMD=avx2 / =none (environment, read once) caps the path: the
-   values are the same on every path. */
-
-#define DT__PX_M0 0xD2511F53u /* Random123's multipliers and Weyl key increments */
-#define DT__PX_M1 0xCD9E8D57u
-#define DT__PX_W0 0x9E3779B9u
-#define DT__PX_W1 0xBB67AE85u
-#define DT__PX_CH 44          /* words handed to the value loops per step (a multiple of 4) */
-#define DT__PX_MAXB 24        /* blocks the widest generator makes per call */
-
-#if !defined(DTENSOR_NO_SIMD) && !defined(__CUDACC__) && defined(__x86_64__) && \
-    (defined(__GNUC__) || defined(__clang__))
-#define DT__PX_X86 1
-#include <immintrin.h>
-#endif
-
-/* one block: Random123's round, the key bumped between rounds */
-static void dt__philox(const uint32_t ctr[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
-    uint32_t x0 = ctr[0], x1 = ctr[1], x2 = ctr[2], x3 = ctr[3];
-    int r;
-    for (r = 0; r < 10; r++) {
-        uint64_t p0 = (uint64_t)DT__PX_M0 * x0, p1 = (uint64_t)DT__PX_M1 * x2;
-        x0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0;
-        x1 = (uint32_t)p1;
-        x2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1;
-        x3 = (uint32_t)p0;
-        k0 += DT__PX_W0;
-        k1 += DT__PX_W1;
-    }
-    out[0] = x0; out[1] = x1; out[2] = x2; out[3] = x3;
-}
-
-/* the word at stream position `pos` with counter word 2 = `attempt` (randint's redraws) */
-static uint32_t dt__px_word_at(uint32_t k0, uint32_t k1, uint64_t pos, uint32_t attempt) {
-    uint32_t ctr[4], out[4];
-    uint64_t b = pos >> 2;
-    ctr[0] = (uint32_t)b; ctr[1] = (uint32_t)(b >> 32); ctr[2] = attempt; ctr[3] = 0;
-    dt__philox(ctr, k0, k1, out);
-    return out[pos & 3u];
-}
-
-/* generators: blocks b, b+1, ... (counter word 2 = 0), 4 words each, in order */
-typedef void (*dt__px_gen_fn)(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out);
-
-static void dt__px_gen_scalar(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) { /* 12 blocks */
-    int i;
-    for (i = 0; i < 12; i++, b++) {
-        uint32_t ctr[4];
-        ctr[0] = (uint32_t)b; ctr[1] = (uint32_t)(b >> 32); ctr[2] = 0; ctr[3] = 0;
-        dt__philox(ctr, k0, k1, out + 4 * i);
-    }
-}
-
-#ifdef DT__PX_X86
-/* State in 64-bit lanes, one block per lane, three independent groups for
-   the multiplier's latency. Only the low 32 bits of a lane are the word:
-   the multiply ignores the high half, so the garbage there is masked off
-   once, at the output, instead of every round. */
-#define DT__PX_ROUND(MUL, SRL, XOR, a0, a1, a2, a3)                              \
-    do {                                                                         \
-        p0 = MUL(a0, m0); p1 = MUL(a2, m1);                                      \
-        a0 = XOR(XOR(SRL(p1, 32), a1), kk0); a1 = p1;                            \
-        a2 = XOR(XOR(SRL(p0, 32), a3), kk1); a3 = p0;                            \
-    } while (0)
-
-__attribute__((target("avx2"))) static void dt__px_gen_avx2(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
-    /* 12 blocks: 3 groups of 4 */
-    const __m256i m0 = _mm256_set1_epi64x(DT__PX_M0), m1 = _mm256_set1_epi64x(DT__PX_M1);
-    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll), z = _mm256_setzero_si256(), four = _mm256_set1_epi64x(4);
-    __m256i c = _mm256_add_epi64(_mm256_set1_epi64x((long long)b), _mm256_set_epi64x(3, 2, 1, 0));
-    __m256i a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, p0, p1, kk0, kk1;
-    int r;
-    a0 = _mm256_and_si256(c, lo32); a1 = _mm256_srli_epi64(c, 32); a2 = z; a3 = z; c = _mm256_add_epi64(c, four);
-    b0 = _mm256_and_si256(c, lo32); b1 = _mm256_srli_epi64(c, 32); b2 = z; b3 = z; c = _mm256_add_epi64(c, four);
-    c0 = _mm256_and_si256(c, lo32); c1 = _mm256_srli_epi64(c, 32); c2 = z; c3 = z;
-    for (r = 0; r < 10; r++) {
-        kk0 = _mm256_set1_epi64x(k0);
-        kk1 = _mm256_set1_epi64x(k1);
-        DT__PX_ROUND(_mm256_mul_epu32, _mm256_srli_epi64, _mm256_xor_si256, a0, a1, a2, a3);
-        DT__PX_ROUND(_mm256_mul_epu32, _mm256_srli_epi64, _mm256_xor_si256, b0, b1, b2, b3);
-        DT__PX_ROUND(_mm256_mul_epu32, _mm256_srli_epi64, _mm256_xor_si256, c0, c1, c2, c3);
-        k0 += DT__PX_W0;
-        k1 += DT__PX_W1;
-    }
-#define DT__PX_OUT2(x0, x1, x2, x3, o)                                                          \
-    do {                                                                                        \
-        __m256i lo = _mm256_or_si256(_mm256_and_si256(x0, lo32), _mm256_slli_epi64(x1, 32));    \
-        __m256i hi = _mm256_or_si256(_mm256_and_si256(x2, lo32), _mm256_slli_epi64(x3, 32));    \
-        __m256i u = _mm256_unpacklo_epi64(lo, hi), v = _mm256_unpackhi_epi64(lo, hi);            \
-        _mm256_storeu_si256((__m256i *)(void *)(o), _mm256_permute2x128_si256(u, v, 0x20));      \
-        _mm256_storeu_si256((__m256i *)(void *)((o) + 8), _mm256_permute2x128_si256(u, v, 0x31)); \
-    } while (0)
-    DT__PX_OUT2(a0, a1, a2, a3, out);
-    DT__PX_OUT2(b0, b1, b2, b3, out + 16);
-    DT__PX_OUT2(c0, c1, c2, c3, out + 32);
-#undef DT__PX_OUT2
-}
-
-/* the maskz forms: the plain ones start from _mm512_undefined_epi32(), which
-   g++ -Wall flags as self-initialised (GCC 12); all-ones masks, same result */
-#define DT__PX_MUL512(a, b) _mm512_maskz_mul_epu32((__mmask8)0xff, a, b)
-#define DT__PX_SRL512(a, n) _mm512_maskz_srli_epi64((__mmask8)0xff, a, n)
-#define DT__PX_SLL512(a, n) _mm512_maskz_slli_epi64((__mmask8)0xff, a, n)
-__attribute__((target("avx512f"))) static void dt__px_gen_avx512(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
-    /* 24 blocks: 3 groups of 8 */
-    const __m512i m0 = _mm512_set1_epi64(DT__PX_M0), m1 = _mm512_set1_epi64(DT__PX_M1);
-    const __m512i lo32 = _mm512_set1_epi64(0xffffffffll), z = _mm512_setzero_si512(), eight = _mm512_set1_epi64(8);
-    const __m512i first = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), second = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
-    __m512i c = _mm512_add_epi64(_mm512_set1_epi64((long long)b), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
-    __m512i a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, p0, p1, kk0, kk1;
-    int r;
-    a0 = _mm512_and_si512(c, lo32); a1 = DT__PX_SRL512(c, 32); a2 = z; a3 = z; c = _mm512_add_epi64(c, eight);
-    b0 = _mm512_and_si512(c, lo32); b1 = DT__PX_SRL512(c, 32); b2 = z; b3 = z; c = _mm512_add_epi64(c, eight);
-    c0 = _mm512_and_si512(c, lo32); c1 = DT__PX_SRL512(c, 32); c2 = z; c3 = z;
-    for (r = 0; r < 10; r++) {
-        kk0 = _mm512_set1_epi64(k0);
-        kk1 = _mm512_set1_epi64(k1);
-        DT__PX_ROUND(DT__PX_MUL512, DT__PX_SRL512, _mm512_xor_si512, a0, a1, a2, a3);
-        DT__PX_ROUND(DT__PX_MUL512, DT__PX_SRL512, _mm512_xor_si512, b0, b1, b2, b3);
-        DT__PX_ROUND(DT__PX_MUL512, DT__PX_SRL512, _mm512_xor_si512, c0, c1, c2, c3);
-        k0 += DT__PX_W0;
-        k1 += DT__PX_W1;
-    }
-    /* lo = words 0,1 of blocks 0..7, hi = words 2,3: interleave them per block */
-#define DT__PX_OUT4(x0, x1, x2, x3, o)                                                         \
-    do {                                                                                       \
-        __m512i lo = _mm512_or_si512(_mm512_and_si512(x0, lo32), DT__PX_SLL512(x1, 32));   \
-        __m512i hi = _mm512_or_si512(_mm512_and_si512(x2, lo32), DT__PX_SLL512(x3, 32));   \
-        _mm512_storeu_si512((void *)(o), _mm512_permutex2var_epi64(lo, first, hi));           \
-        _mm512_storeu_si512((void *)((o) + 16), _mm512_permutex2var_epi64(lo, second, hi));   \
-    } while (0)
-    DT__PX_OUT4(a0, a1, a2, a3, out);
-    DT__PX_OUT4(b0, b1, b2, b3, out + 32);
-    DT__PX_OUT4(c0, c1, c2, c3, out + 64);
-#undef DT__PX_OUT4
-}
-#undef DT__PX_ROUND
-#endif /* DT__PX_X86 */
-
-/* the widest generator this CPU runs (capped by DTENSOR_SIMD); read once */
-static int dt__px_blocks_per_call(dt__px_gen_fn *gen) {
-    static int level = -1; /* 0 scalar, 1 avx2, 2 avx512 */
-    if (level < 0) {
-        const char *cap = getenv("DTENSOR_SIMD");
-        int lv = 0;
-#ifdef DT__PX_X86
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2")) lv = 1;
-        if (__builtin_cpu_supports("avx512f")) lv = 2;
-#endif
-        if (cap && (!strcmp(cap, "none") || !strcmp(cap, "0") || !strcmp(cap, "scalar"))) lv = 0;
-        else if (cap && !strcmp(cap, "avx2") && lv > 1) lv = 1;
-        level = lv;
-    }
-#ifdef DT__PX_X86
-    if (level == 2) { *gen = dt__px_gen_avx512; return 24; }
-    if (level == 1) { *gen = dt__px_gen_avx2; return 12; }
-#endif
-    *gen = dt__px_gen_scalar;
-    return 12;
-}
-
-/* A window on the stream: generated blocks [b, b + nblk), kept so that
-   short runs close together (a box sharded along the last dim) share them. */
-typedef struct dt__px {
-    uint32_t k0, k1;
-    dt__px_gen_fn gen;
-    int nblk;
-    int have;                          /* buf holds blocks from `b`            */
-    uint64_t b;
-    uint32_t buf[4 * DT__PX_MAXB];
-} dt__px;
-
-static void dt__px_init(dt__px *s, uint64_t seed) {
-    s->k0 = (uint32_t)seed;
-    s->k1 = (uint32_t)(seed >> 32);
-    s->nblk = dt__px_blocks_per_call(&s->gen);
-    s->have = 0;
-    s->b = 0;
-}
-
-/* DT__PX_CH consecutive words starting at stream position `pos` */
-static const uint32_t *dt__px_words(dt__px *s, uint64_t pos) {
-    uint64_t b = pos >> 2;
-    /* the window must hold [pos, pos + CH): blocks b .. b + CH/4 */
-    if (!s->have || b < s->b || b + DT__PX_CH / 4 + 1 > s->b + (uint64_t)s->nblk) {
-        s->gen(s->k0, s->k1, b, s->buf);
-        s->b = b;
-        s->have = 1;
-    }
-    return s->buf + (size_t)(pos - 4 * s->b);
-}
-
-/* ---- words -> values (the documented mapping) ---- */
-
-typedef enum dt__rkind { DT__RK_UNIFORM, DT__RK_NORMAL, DT__RK_BERNOULLI, DT__RK_RANDINT, DT__RK_DROPOUT } dt__rkind;
-
-typedef struct dt__rng_op {
-    dt__rkind kind;
-    dt_dtype t;         /* of the values drawn (dropout: of x)                 */
-    int w;              /* words per element                                     */
-    double a, b;        /* uniform lo, hi; normal mean, std; bernoulli p; dropout 1-p */
-    int64_t lo;         /* randint                                               */
-    uint64_t range;     /* randint hi - lo (0: 2^64 never happens; lo < hi)      */
-    uint64_t thr;       /* bernoulli/dropout: keep when the u24/u53 integer < thr */
-    const void *x;      /* dropout input                                          */
-    void *mask;         /* dropout keep mask (U8) or NULL                          */
-} dt__rng_op;
-
-DT__ELEMENTAL uint64_t dt__w64(const uint32_t *w) { return (uint64_t)w[1] << 32 | w[0]; }
-DT__ELEMENTAL float dt__u24(uint32_t w) { return (float)(int32_t)(w >> 8) * 5.9604644775390625e-08f; }
-DT__ELEMENTAL double dt__u53(uint64_t x) { return (double)(int64_t)(x >> 11) * 1.1102230246251565e-16; }
-
-/* the next value toward -inf (finite x): the step that keeps a rounded uniform below hi */
-static float dt__down_f32(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u = (u & 0x7fffffffu) == 0 ? 0x80000001u : (u >> 31) ? u + 1 : u - 1;
-    memcpy(&x, &u, 4);
-    return x;
-}
-static double dt__down_f64(double x) {
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    u = (u & 0x7fffffffffffffffull) == 0 ? 0x8000000000000001ull : (u >> 63) ? u + 1 : u - 1;
-    memcpy(&x, &u, 8);
-    return x;
-}
-static uint16_t dt__down_half(uint16_t h) {
-    return (uint16_t)((h & 0x7fffu) == 0 ? 0x8001u : (h >> 15) ? h + 1u : h - 1u);
-}
-
-/* store n values of working type (float for F32/F16/BF16, double for F64) as t */
-static void dt__rng_store_f(dt_dtype t, const float *v, void *y, size_t i0, size_t n) {
-    if (t == DT_F32) memcpy((float *)y + i0, v, n * sizeof(float));
-    else dt__narrow_half(t, v, (uint16_t *)y + i0, n);
-}
-
-/* uniform [a, b) for the general bounds; the fast [0,1) paths are below */
-static void dt__rng_uniform(const dt__rng_op *op, const uint32_t *wv, void *y, size_t i0, size_t n) {
-    double lo = op->a, span = op->b - op->a;
-    size_t i;
-    if (op->t == DT_F64) {
-        double *o = (double *)y + i0;
-        if (lo == 0 && span == 1) {
-            double v[DT__PX_CH / 2];
-            if (n == DT__PX_CH / 2) {
-                for (i = 0; i < DT__PX_CH / 2; i++) v[i] = dt__u53(dt__w64(wv + 2 * i));
-                memcpy(o, v, sizeof v);
-            } else
-                for (i = 0; i < n; i++) o[i] = dt__u53(dt__w64(wv + 2 * i));
-            return;
-        }
-        for (i = 0; i < n; i++) {
-            double v = lo + span * dt__u53(dt__w64(wv + 2 * i));
-            while (v >= op->b) v = dt__down_f64(v);
-            o[i] = v;
-        }
-        return;
-    }
-    if (op->t == DT_F32 && lo == 0 && span == 1) { /* the hot path: exact, never reaches 1 */
-        float v[DT__PX_CH];
-        if (n == DT__PX_CH) {
-            for (i = 0; i < DT__PX_CH; i++) v[i] = dt__u24(wv[i]);
-            memcpy((float *)y + i0, v, sizeof v);
-        } else
-            for (i = 0; i < n; i++) ((float *)y)[i0 + i] = dt__u24(wv[i]);
-        return;
-    }
-    {
-        float v[DT__PX_CH] = {0}; /* (only to quiet -Wmaybe-uninitialized) */
-        for (i = 0; i < n; i++) v[i] = (float)(lo + span * (double)dt__u24(wv[i]));
-        dt__rng_store_f(op->t, v, y, i0, n);
-        for (i = 0; i < n; i++) { /* rounding may reach hi: step down (rare) */
-            if (op->t == DT_F32) {
-                float *o = (float *)y + i0 + i;
-                while ((double)*o >= op->b) *o = dt__down_f32(*o);
-            } else {
-                uint16_t *o = (uint16_t *)y + i0 + i;
-                while ((double)(op->t == DT_F16 ? dt__h2f(*o) : dt__b2f(*o)) >= op->b) *o = dt__down_half(*o);
-            }
-        }
-    }
-}
-
-/* Box-Muller over npairs pairs into z[2k], z[2k+1] (working precision) */
-static void dt__rng_normal_f(const uint32_t *wv, float *z, size_t npairs) {
-    size_t k;
-    for (k = 0; k < npairs; k++) {
-        float u1 = dt__u24(wv[2 * k]), u2 = dt__u24(wv[2 * k + 1]);
-        float r = sqrtf(-2.0f * logf(1.0f - u1)), th = 6.28318530717958647692f * u2;
-        z[2 * k] = r * cosf(th);
-        z[2 * k + 1] = r * sinf(th);
-    }
-}
-static void dt__rng_normal_d(const uint32_t *wv, double *z, size_t npairs) {
-    size_t k;
-    for (k = 0; k < npairs; k++) {
-        double u1 = dt__u53(dt__w64(wv + 4 * k)), u2 = dt__u53(dt__w64(wv + 4 * k + 2));
-        double r = sqrt(-2.0 * log(1.0 - u1)), th = 6.28318530717958647692 * u2;
-        z[2 * k] = r * cos(th);
-        z[2 * k + 1] = r * sin(th);
-    }
-}
-
-/* keep flags: u < p as an integer compare (u24 < thr, u53 < thr) */
-static void dt__rng_keep(const dt__rng_op *op, const uint32_t *wv, uint8_t *keep, size_t n) {
-    size_t i;
-    if (op->w == 1) {
-        uint32_t thr = (uint32_t)op->thr;
-        for (i = 0; i < n; i++) keep[i] = (uint8_t)((wv[i] >> 8) < thr);
-    } else
-        for (i = 0; i < n; i++) keep[i] = (uint8_t)((dt__w64(wv + 2 * i) >> 11) < op->thr);
-}
-
-static void dt__rng_store_int(dt_dtype t, const int64_t *v, void *y, size_t i0, size_t n) {
-    size_t i;
-    switch (t) {
-    case DT_F32: for (i = 0; i < n; i++) ((float *)y)[i0 + i] = (float)v[i]; break;
-    case DT_F64: for (i = 0; i < n; i++) ((double *)y)[i0 + i] = (double)v[i]; break;
-    case DT_F16: for (i = 0; i < n; i++) ((uint16_t *)y)[i0 + i] = dt__f2h((float)v[i]); break;
-    case DT_BF16: for (i = 0; i < n; i++) ((uint16_t *)y)[i0 + i] = dt__f2b((float)v[i]); break;
-    case DT_I32: for (i = 0; i < n; i++) ((int32_t *)y)[i0 + i] = (int32_t)v[i]; break;
-    case DT_I64: for (i = 0; i < n; i++) ((int64_t *)y)[i0 + i] = v[i]; break;
-    case DT_U8: for (i = 0; i < n; i++) ((uint8_t *)y)[i0 + i] = (uint8_t)v[i]; break;
-    }
-}
-
-/* high and low 64 bits of a * b, portably */
-static uint64_t dt__mul64(uint64_t a, uint64_t b, uint64_t *lo) {
-    uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
-    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-    uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
-    *lo = (mid << 32) | (ll & 0xffffffffu);
-    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-}
-
-/* Lemire's multiply-shift with rejection: x * R / 2^bits, redrawing x from
-   the same position with counter word 2 = 1, 2, ... while it falls in the
-   biased low part, so every result in [0, R) has the same probability */
-static uint64_t dt__rng_bounded(const dt__px *s, const dt__rng_op *op, uint64_t pos, uint64_t x) {
-    uint64_t R = op->range;
-    uint32_t attempt = 0;
-    if (op->w == 1) {
-        uint64_t m;
-        uint32_t t;
-        if (R == ((uint64_t)1 << 32)) return x;
-        m = x * R;
-        if ((uint32_t)m < (uint32_t)R) {
-            t = (uint32_t)(0u - (uint32_t)R) % (uint32_t)R;
-            while ((uint32_t)m < t) {
-                x = dt__px_word_at(s->k0, s->k1, pos, ++attempt);
-                m = x * R;
-            }
-        }
-        return m >> 32;
-    } else {
-        uint64_t lo, hi = dt__mul64(x, R, &lo);
-        if (lo < R) {
-            uint64_t t = (0u - R) % R;
-            while (lo < t) {
-                ++attempt;
-                x = (uint64_t)dt__px_word_at(s->k0, s->k1, pos + 1, attempt) << 32 |
-                    dt__px_word_at(s->k0, s->k1, pos, attempt);
-                hi = dt__mul64(x, R, &lo);
-            }
-        }
-        return hi;
-    }
-}
-
-/* element values for elements [i0, i0+n) of the local buffer y from the
-   words wv (w*n of them, the first at stream position pos) */
-static void dt__rng_chunk(dt__px *s, const dt__rng_op *op, const uint32_t *wv, uint64_t pos, void *y, size_t i0, size_t n) {
-    size_t i;
-    switch (op->kind) {
-    case DT__RK_UNIFORM: dt__rng_uniform(op, wv, y, i0, n); break;
-    case DT__RK_NORMAL: break; /* pairs: dt__rng_run_normal */
-    case DT__RK_BERNOULLI: {
-        uint8_t keep[DT__PX_CH];
-        int64_t v[DT__PX_CH];
-        dt__rng_keep(op, wv, keep, n);
-        for (i = 0; i < n; i++) v[i] = keep[i];
-        dt__rng_store_int(op->t, v, y, i0, n);
-        break;
-    }
-    case DT__RK_RANDINT: {
-        int64_t v[DT__PX_CH];
-        for (i = 0; i < n; i++) {
-            uint64_t x = op->w == 1 ? wv[i] : dt__w64(wv + 2 * i);
-            v[i] = (int64_t)((uint64_t)op->lo + dt__rng_bounded(s, op, pos + (uint64_t)op->w * i, x));
-        }
-        dt__rng_store_int(op->t, v, y, i0, n);
-        break;
-    }
-    case DT__RK_DROPOUT: {
-        uint8_t keep[DT__PX_CH];
-        dt__rng_keep(op, wv, keep, n);
-        if (op->mask) memcpy((uint8_t *)op->mask + i0, keep, n);
-        if (op->t == DT_F64) {
-            const double *x = (const double *)op->x + i0;
-            double *o = (double *)y + i0, sc = op->b > 0 ? 1.0 / op->b : 0.0;
-            for (i = 0; i < n; i++) o[i] = keep[i] ? x[i] * sc : 0.0;
-        } else {
-            float v[DT__PX_CH], sc = op->b > 0 ? (float)(1.0 / op->b) : 0.0f;
-            if (op->t == DT_F32) memcpy(v, (const float *)op->x + i0, n * sizeof(float));
-            else dt__widen_half(op->t, (const uint16_t *)op->x + i0, v, n);
-            for (i = 0; i < n; i++) v[i] = keep[i] ? v[i] * sc : 0.0f;
-            dt__rng_store_f(op->t, v, y, i0, n);
-        }
-        break;
-    }
-    }
-}
-
-/* normals for global elements [g, g+n) into y[i0..]: whole pairs are drawn
-   and the elements of this run kept */
-static void dt__rng_run_normal(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64_t g, size_t n, void *y, size_t i0) {
-    uint64_t ga = g & ~(uint64_t)1, end = g + n;
-    size_t per = (size_t)(DT__PX_CH / op->w); /* elements (an even number) per step */
-    while (ga < end) {
-        const uint32_t *wv = dt__px_words(s, offset + (uint64_t)op->w * ga);
-        size_t k, from = g > ga ? (size_t)(g - ga) : 0, to = end - ga < per ? (size_t)(end - ga) : per;
-        if (op->t == DT_F64) {
-            double z[DT__PX_CH / 2], *o = (double *)y + i0;
-            dt__rng_normal_d(wv, z, (to + 1) / 2);
-            for (k = from; k < to; k++) o[ga + k - g] = op->a + op->b * z[k];
-        } else {
-            float z[DT__PX_CH], mean = (float)op->a, sd = (float)op->b;
-            dt__rng_normal_f(wv, z, (to + 1) / 2);
-            for (k = from; k < to; k++) z[k] = mean + sd * z[k];
-            dt__rng_store_f(op->t, z + from, y, (size_t)(i0 + (ga + from - g)), to - from);
-        }
-        ga += per;
-    }
-}
-
-/* one run: global elements [g, g+n) are local elements [i0, i0+n) */
-static void dt__rng_run(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64_t g, size_t n, void *y, size_t i0) {
-    size_t per = (size_t)(DT__PX_CH / op->w), i = 0;
-    if (op->kind == DT__RK_NORMAL) { dt__rng_run_normal(s, op, offset, g, n, y, i0); return; }
-    while (i < n) {
-        size_t k = n - i < per ? n - i : per;
-        uint64_t pos = offset + (uint64_t)op->w * (g + i);
-        dt__rng_chunk(s, op, dt__px_words(s, pos), pos, y, i0 + i, k);
-        i += k;
-    }
-}
-
-/* Walk the local box as runs contiguous in the global row-major order: the
-   trailing dims the box spans completely merge into one run. */
-static void dt__rng_fill(const dt_tensor *t, const dt__rng_op *op, void *y) {
-    const dt_mesh *m = t->mesh;
-    const int64_t *gs = t->desc.shape, *lo = t->box.lo, *ext = t->box.ext;
-    int nd = t->desc.ndim, d0 = nd - 1, d;
-    int64_t idx[DT_MAX_DIMS] = {0};
-    size_t run = 1, nruns = 1, r;
-    dt__px s;
-    if (!t->numel) return;
-    dt__px_init(&s, m->rng_seed);
-    if (nd == 0) { dt__rng_run(&s, op, m->rng_offset, 0, 1, y, 0); return; }
-    while (d0 > 0 && lo[d0] == 0 && ext[d0] == gs[d0]) d0--;
-    for (d = d0; d < nd; d++) run *= (size_t)ext[d];
-    for (d = 0; d < d0; d++) nruns *= (size_t)ext[d];
-    for (r = 0; r < nruns; r++) {
-        uint64_t g = 0;
-        for (d = 0; d < nd; d++) g = g * (uint64_t)gs[d] + (uint64_t)(lo[d] + (d < d0 ? idx[d] : 0));
-        dt__rng_run(&s, op, m->rng_offset, g, run, y, r * run);
-        for (d = d0 - 1; d >= 0; d--) { /* next run: odometer over the leading dims */
-            if (++idx[d] < ext[d]) break;
-            idx[d] = 0;
-        }
-    }
-}
+   The per-mesh Philox state and the random ops. The stream and the word ->
+   value mapping are documented with the public functions (>>api). An op
+   checks its arguments, has the kernel table's rng entry (>>kernels) fill
+   this rank's box, then moves the offset on by the words the whole tensor
+   spans, on every rank alike: no communication, and a rank outside the
+   mesh keeps its offset in step by the same arithmetic. */
 
 /* ---- state ---- */
 
@@ -6789,9 +6799,12 @@ static dt_status dt__rng_float_only(const char *fn, dt_dtype t) {
 }
 
 /* fill t per op, then advance the mesh's offset (every rank, in or out of the mesh) */
-static void dt__rng_apply(const dt_tensor *t, const dt__rng_op *op, void *y) {
-    dt__rng_fill(t, op, y);
-    t->mesh->rng_offset += dt__rng_words(&t->desc, op->w);
+static void dt__rng_apply(const dt_tensor *t, dt__rng_op *op, void *y) {
+    dt_mesh *m = t->mesh;
+    op->seed = m->rng_seed;
+    op->offset = m->rng_offset;
+    if (t->numel) dt__kern(0)->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
+    m->rng_offset += dt__rng_words(&t->desc, op->w);
 }
 
 /* checks shared by the in-place ops: t present, not Partial, room in the stream */

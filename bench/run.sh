@@ -2,7 +2,7 @@
 # bench/run.sh -- run the benchmarks and write bench/results/*.txt, each file
 # starting with the command that made it.
 #
-#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind redistribute"]
+#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute"]
 #                [--arch NAME] [--out DIR] [--note TEXT] [--bin DIR] [--nice N]
 #
 # matmul        bench_matmul (dt_matmul vs ScaLAPACK and bare BLIS), BLIS's own
@@ -14,6 +14,9 @@
 # dispatch      bench_dispatch (ns per call) -> dispatch-<mpi>-np<N>.txt
 # callgrind     bench_dispatch under callgrind: instructions per call and the
 #               kernel's share              -> dispatch-callgrind-<mpi>-np<N>.txt
+# rng           bench_rng on one rank (random fills vs Random123's philox4x32,
+#               same values), then under callgrind: instructions per element
+#               (`make bench-rng` runs only this)  -> rng.txt
 # redistribute  bench_redistribute (not by default: minutes; its results file
 #               is mpich-np2.txt etc.)      -> <mpi>-np<N>.txt
 #
@@ -28,7 +31,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 MPI=mpich
 NP=2
-ONLY="matmul dispatch callgrind"
+ONLY="matmul dispatch callgrind rng"
 ARCH=skx
 OUT=bench/results
 NOTE=""
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
     --note) NOTE=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --nice) NICE=$2; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -60,13 +63,19 @@ TRUN=("${RUN[@]}")          # the timed runs: optionally niced
 export BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1
 ENVSTR="BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1"
 mkdir -p "$OUT"
-# build quietly (the log is shown if the build fails)
+# build quietly (the log is shown if the build fails) what --only needs
 blog=$(mktemp)
+targets=()
+case " $ONLY " in *" matmul "*|*" matmul-arch "*) targets+=(build/libblis_arch.so) ;; esac
 if [ -z "$BIN" ]; then
-    make "$B/bench_matmul" "$B/bench_dispatch" "$B/bench_redistribute" build/libblis_arch.so MPI="$MPI" >"$blog" 2>&1
-else
-    make build/libblis_arch.so >"$blog" 2>&1
-fi || { cat "$blog"; rm -f "$blog"; exit 1; }
+    case " $ONLY " in *" matmul "*|*" matmul-arch "*|*" callgrind "*) targets+=("$B/bench_matmul") ;; esac
+    case " $ONLY " in *" dispatch "*|*" callgrind "*) targets+=("$B/bench_dispatch") ;; esac
+    case " $ONLY " in *" rng "*) targets+=("$B/bench_rng") ;; esac
+    case " $ONLY " in *" redistribute "*) targets+=("$B/bench_redistribute") ;; esac
+fi
+if [ ${#targets[@]} -gt 0 ]; then
+    make "${targets[@]}" MPI="$MPI" >"$blog" 2>&1 || { cat "$blog"; rm -f "$blog"; exit 1; }
+fi
 rm -f "$blog"
 
 machine() {
@@ -218,6 +227,89 @@ case " $ONLY " in *" callgrind "*)
                     END { for (k in keys) { split(k, q, " ");
                           printf "%-6s %-4s %5d %14d %14d %8.4f\n", q[1], q[2], q[3], v["dt", k], v["bare", k],
                                  v["dt", k] ? v["bare", k] / v["dt", k] : 0 } }' | sort -k1,1 -k2,2 -k3,3n
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status\|reported a failure' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+    rm -rf "$cg"
+    ;;
+esac
+
+# ---------------------------------------------------------------- rng
+# bench_rng on one rank: the timings (and uniform f32 again with dtensor.h's
+# narrower Philox generators, DTENSOR_SIMD=avx2 / none), then under callgrind
+# one fill of 2^20 elements by each side, each its own dump
+# (CALLGRIND_ZERO_STATS before, CALLGRIND_DUMP_STATS_AT after); Ir per
+# element = the dump's total / 2^20. Valgrind's CPU has no AVX-512, so the
+# library runs its AVX2 generator there; a second callgrind run counts its
+# scalar one (DTENSOR_SIMD=none). rng%: the share of ours at dtensor.h's
+# >>rng source lines and what they call (libm), by bench/callgrind.awk.
+rng_cg_totals() {  # $1: callgrind dir -> lines "ours_uniform_f32 <Ir> <Ir at >>rng>"
+    local d name tot kern
+    for d in "$1"/cg.*.*-01; do
+        [ -e "$d" ] || continue
+        name=$(sed -n 's/^desc: Trigger: Client Request: //p' "$d")
+        [ -n "$name" ] || continue
+        read -r _ tot _ kern _ < <(awk -v K0="$R0" -v K1="$R1" -v TOP=0 -f bench/callgrind.awk "$d" "$d" | head -1)
+        echo "$name $tot $kern"
+    done
+}
+case " $ONLY " in *" rng "*)
+    f=$OUT/rng.txt
+    N=1048576
+    cg=$(mktemp -d)
+    mkdir -p "$cg/simd" "$cg/scalar"
+    vg=(valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no)
+    R0=$(grep -n '^/\* >>rng' dtensor.h | head -1 | cut -d: -f1)
+    R1=0
+    [ -n "$R0" ] && R1=$(awk -v k="$R0" 'NR > k && /^\/\* >>/ { print NR; exit }' dtensor.h)
+    R0=${R0:-0}; R1=${R1:-0}
+    echo "=== $f"
+    {
+        echo "\$ make bench-rng MPI=$MPI   # = bench/run.sh --mpi $MPI --only rng, which runs:"
+        echo "\$ ${TRUN[*]} -n 1 $B/bench_rng"
+        machine
+        "${TRUN[@]}" -n 1 "$B/bench_rng" 2>&1 || echo "# exit status $?"
+        for simd in avx2 none; do
+            echo
+            echo "# --- uniform f32 with dtensor.h's generator capped (the values are the same on every path)"
+            echo "\$ DTENSOR_SIMD=$simd ${TRUN[*]} -n 1 $B/bench_rng --kinds uniform-f32"
+            DTENSOR_SIMD=$simd "${TRUN[@]}" -n 1 "$B/bench_rng" --kinds uniform-f32 2>&1 \
+                | grep -E '^(fill|uniform) |CPU:|FAILED|values:' || echo "# exit status $?"
+        done
+        echo
+        echo "# --- instructions per element: one fill of $N elements by each side"
+        echo "\$ ${RUN[*]} -n 1 ${vg[*]} --callgrind-out-file=\$TMP/cg.%p $B/bench_rng --callgrind"
+        echo "\$ DTENSOR_SIMD=none ${RUN[*]} -n 1 ${vg[*]} --callgrind-out-file=\$TMP2/cg.%p $B/bench_rng --callgrind"
+        echo "# $(valgrind --version); Ir = instructions executed; Ir/el = the fill's dump total / $N;"
+        echo "# valgrind's CPU has no AVX-512, so ours runs its AVX2 generator there (the timings above: AVX-512)"
+        echo "# and, second column, its scalar one (DTENSOR_SIMD=none); ratio = peer / ours (AVX2);"
+        echo "# rng% = the share of ours (AVX2) at dtensor.h's >>rng lines and in what they call (libm)"
+        "${RUN[@]}" -n 1 "${vg[@]}" "--callgrind-out-file=$cg/simd/cg.%p" "$B/bench_rng" --callgrind \
+            > "$cg/simd/stdout" 2> "$cg/simd/stderr" || echo "# exit status $?"
+        DTENSOR_SIMD=none "${RUN[@]}" -n 1 "${vg[@]}" "--callgrind-out-file=$cg/scalar/cg.%p" "$B/bench_rng" --callgrind \
+            > "$cg/scalar/stdout" 2> "$cg/scalar/stderr" || echo "# exit status $?"
+        for v in simd scalar; do
+            grep -q 'FAILED' "$cg/$v/stdout" && echo "# the bench reported a failure: $(grep FAILED "$cg/$v/stdout" | head -3)"
+        done
+        printf '%-10s %-4s %11s %11s %11s %7s %7s\n' "fill" "type" "ours Ir/el" "ours scalar" "peer Ir/el" "ratio" "rng%"
+        { rng_cg_totals "$cg/simd"; rng_cg_totals "$cg/scalar" | sed 's/^ours_/scalar_/'; } \
+            | awk -v n="$N" '{ split($1, p, "_"); key = p[2] " " p[3]; v[p[1], key] = $2; k[p[1], key] = $3; keys[key] = 1 }
+                   END { m = split("uniform f32,uniform f64,normal f32,bernoulli f32,randint i32", ord, ",");
+                         for (i = 1; i <= m; i++) { x = ord[i]; if (!(x in keys)) continue;
+                         split(x, q, " "); o = v["ours", x]; e = v["peer", x];
+                         printf "%-10s %-4s %11.2f %11.2f %11.2f %7.2f %6.1f%%\n", q[1], q[2], o / n,
+                                v["scalar", x] / n, e / n, o ? e / o : 0, o ? 100 * k["ours", x] / o : 0 } }'
+        for w in ours_uniform_f32 peer_uniform_f32; do
+            d0=$(grep -l "^desc: Trigger: Client Request: $w\$" "$cg"/simd/cg.*.*-01 2>/dev/null | head -1)
+            [ -n "$d0" ] || continue
+            echo "# $w: the top functions by self cost, Ir per element (after inlining, -O2 -g)"
+            awk -v K0="$R0" -v K1="$R1" -v TOP=6 -f bench/callgrind.awk "$d0" "$d0" | sed -n 's/^self //p' \
+                | awk -v n="$N" '$1 > 0 { printf "#   %8.3f  %s\n", $1/n, $2 }'
+        done
+        echo "# the bench's own output under valgrind (first run):"
+        sed 's/^/#   /' "$cg/simd/stdout"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     } > "$f.tmp" 2>&1
     grep -q '^# exit status\|reported a failure' "$f.tmp" && rc=1
     mv "$f.tmp" "$f"
