@@ -445,7 +445,7 @@ DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *targ
 /* explain: from now on print each op's chosen strategy on this mesh (the
    input placements it needs, the redistributions, the output placement) to
    f on this rank; NULL stops. DTENSOR_LOG=ops does it on mesh rank 0 to
-   stderr. */
+   stderr. Random ops print the RNG offset they start at and end at. */
 DT_API dt_status dt_explain(dt_mesh *m, FILE *f);
 /* the strategy cache: entries in use (at most DT_OP_CACHE) */
 DT_API int dt_mesh_op_cache_count(const dt_mesh *m);
@@ -6799,8 +6799,19 @@ static dt_status dt__rng_float_only(const char *fn, dt_dtype t) {
 }
 
 /* fill t per op, then advance the mesh's offset (every rank, in or out of the mesh) */
-static void dt__rng_apply(const dt_tensor *t, dt__rng_op *op, void *y) {
+/* dt_explain / DTENSOR_LOG=ops: which words the op took, to find ranks whose streams diverged */
+static void dt__rng_explain(const char *fn, const dt_tensor *t, const dt_mesh *m, FILE *f) {
+    char a[160], sh[160];
+    fprintf(f, "%s: %s%s %s; rng seed %llu offset %llu -> %llu\n", fn, dt_dtype_name(t->desc.dtype),
+            dt__shape_str(t->desc.shape, t->desc.ndim, sh, sizeof sh),
+            dt__placements_str(t->desc.placements, m->ndim, a, sizeof a), (unsigned long long)m->rng_seed,
+            (unsigned long long)m->rng_offset, (unsigned long long)(m->rng_offset + dt__rng_words(&t->desc, dt__rng_w(t->desc.dtype))));
+}
+
+static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, void *y) {
     dt_mesh *m = t->mesh;
+    if (m->explain) dt__rng_explain(fn, t, m, m->explain);
+    if (m->rank == 0 && dt__log_ops()) dt__rng_explain(fn, t, m, stderr);
     op->seed = m->rng_seed;
     op->offset = m->rng_offset;
     if (t->numel) dt__kern(0)->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
@@ -6837,7 +6848,7 @@ static dt_status dt__uniform_into(const char *fn, const dt_tensor *t, double lo,
     op.w = dt__rng_w(op.t);
     op.a = lo;
     op.b = hi;
-    dt__rng_apply(t, &op, t->data);
+    dt__rng_apply(fn, t, &op, t->data);
     return DT_OK;
 }
 
@@ -6854,7 +6865,7 @@ static dt_status dt__normal_into(const char *fn, const dt_tensor *t, double mean
     op.w = dt__rng_w(op.t);
     op.a = mean;
     op.b = sd;
-    dt__rng_apply(t, &op, t->data);
+    dt__rng_apply(fn, t, &op, t->data);
     return DT_OK;
 }
 
@@ -6915,7 +6926,7 @@ DT_API dt_status dt_bernoulli_(dt_tensor *t, double p) {
     op.t = t->desc.dtype;
     op.w = dt__rng_w(op.t);
     op.thr = dt__rng_threshold(p, op.w);
-    dt__rng_apply(t, &op, t->data);
+    dt__rng_apply(fn, t, &op, t->data);
     return DT_OK;
 }
 
@@ -6950,7 +6961,7 @@ DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi) {
     op.w = dt__rng_w(op.t);
     op.lo = lo;
     op.range = (uint64_t)hi - (uint64_t)lo;
-    dt__rng_apply(t, &op, t->data);
+    dt__rng_apply(fn, t, &op, t->data);
     return DT_OK;
 }
 
@@ -6988,7 +6999,7 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     op.thr = dt__rng_threshold(op.b, op.w);
     op.x = x->data;
     op.mask = k ? k->data : NULL;
-    dt__rng_apply(x, &op, o->data);
+    dt__rng_apply(fn, x, &op, o->data);
     *out = o;
     if (mask) *mask = k;
     return DT_OK;
