@@ -5134,7 +5134,7 @@ static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int6
 #define DT__PX_W0 0x9E3779B9u
 #define DT__PX_W1 0xBB67AE85u
 #define DT__PX_CH 44          /* words handed to the value loops per step (a multiple of 4) */
-#define DT__PX_MAXB 24        /* blocks the widest generator makes per call */
+#define DT__PX_NB 24          /* blocks per generator call: a step's words, + 1 for an unaligned start */
 
 #if !defined(DTENSOR_NO_SIMD) && !defined(__CUDACC__) && defined(__x86_64__) && \
     (defined(__GNUC__) || defined(__clang__))
@@ -5170,13 +5170,38 @@ static uint32_t dt__px_word_at(uint32_t k0, uint32_t k1, uint64_t pos, uint32_t 
 /* generators: blocks b, b+1, ... (counter word 2 = 0), 4 words each, in order */
 typedef void (*dt__px_gen_fn)(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out);
 
-static void dt__px_gen_scalar(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) { /* 12 blocks */
-    int i;
-    for (i = 0; i < 12; i++, b++) {
-        uint32_t ctr[4];
-        ctr[0] = (uint32_t)b; ctr[1] = (uint32_t)(b >> 32); ctr[2] = 0; ctr[3] = 0;
-        dt__philox(ctr, k0, k1, out + 4 * i);
+/* four blocks in lockstep: their multiplies overlap instead of waiting on one chain */
+#define DT__PX_SROUND(x0, x1, x2, x3)                                                  \
+    do {                                                                               \
+        uint64_t p0 = (uint64_t)DT__PX_M0 * x0, p1 = (uint64_t)DT__PX_M1 * x2;         \
+        x0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0; x1 = (uint32_t)p1;                         \
+        x2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1; x3 = (uint32_t)p0;                         \
+    } while (0)
+
+static void dt__px_gen_scalar4(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
+    uint32_t a0 = (uint32_t)b, a1 = (uint32_t)(b >> 32), a2 = 0, a3 = 0;
+    uint32_t b0 = (uint32_t)(b + 1), b1 = (uint32_t)((b + 1) >> 32), b2 = 0, b3 = 0;
+    uint32_t c0 = (uint32_t)(b + 2), c1 = (uint32_t)((b + 2) >> 32), c2 = 0, c3 = 0;
+    uint32_t d0 = (uint32_t)(b + 3), d1 = (uint32_t)((b + 3) >> 32), d2 = 0, d3 = 0;
+    int r;
+    for (r = 0; r < 10; r++) {
+        DT__PX_SROUND(a0, a1, a2, a3);
+        DT__PX_SROUND(b0, b1, b2, b3);
+        DT__PX_SROUND(c0, c1, c2, c3);
+        DT__PX_SROUND(d0, d1, d2, d3);
+        k0 += DT__PX_W0;
+        k1 += DT__PX_W1;
     }
+    out[0] = a0; out[1] = a1; out[2] = a2; out[3] = a3;
+    out[4] = b0; out[5] = b1; out[6] = b2; out[7] = b3;
+    out[8] = c0; out[9] = c1; out[10] = c2; out[11] = c3;
+    out[12] = d0; out[13] = d1; out[14] = d2; out[15] = d3;
+}
+#undef DT__PX_SROUND
+
+static void dt__px_gen_scalar(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
+    int i;
+    for (i = 0; i < DT__PX_NB; i += 4) dt__px_gen_scalar4(k0, k1, b + (uint64_t)i, out + 4 * i);
 }
 
 #ifdef DT__PX_X86
@@ -5191,7 +5216,7 @@ static void dt__px_gen_scalar(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *ou
         a2 = XOR(XOR(SRL(p0, 32), a3), kk1); a3 = p0;                            \
     } while (0)
 
-__attribute__((target("avx2"))) static void dt__px_gen_avx2(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
+__attribute__((target("avx2"))) static void dt__px_gen_avx2_12(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
     /* 12 blocks: 3 groups of 4 */
     const __m256i m0 = _mm256_set1_epi64x(DT__PX_M0), m1 = _mm256_set1_epi64x(DT__PX_M1);
     const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll), z = _mm256_setzero_si256(), four = _mm256_set1_epi64x(4);
@@ -5229,6 +5254,11 @@ __attribute__((target("avx2"))) static void dt__px_gen_avx2(uint32_t k0, uint32_
 #define DT__PX_MUL512(a, b) _mm512_maskz_mul_epu32((__mmask8)0xff, a, b)
 #define DT__PX_SRL512(a, n) _mm512_maskz_srli_epi64((__mmask8)0xff, a, n)
 #define DT__PX_SLL512(a, n) _mm512_maskz_slli_epi64((__mmask8)0xff, a, n)
+static void dt__px_gen_avx2(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
+    dt__px_gen_avx2_12(k0, k1, b, out);
+    dt__px_gen_avx2_12(k0, k1, b + 12, out + 48);
+}
+
 __attribute__((target("avx512f"))) static void dt__px_gen_avx512(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
     /* 24 blocks: 3 groups of 8 */
     const __m512i m0 = _mm512_set1_epi64(DT__PX_M0), m1 = _mm512_set1_epi64(DT__PX_M1);
@@ -5266,7 +5296,7 @@ __attribute__((target("avx512f"))) static void dt__px_gen_avx512(uint32_t k0, ui
 #endif /* DT__PX_X86 */
 
 /* the widest generator this CPU runs (capped by DTENSOR_SIMD); read once */
-static int dt__px_blocks_per_call(dt__px_gen_fn *gen) {
+static void dt__px_pick(dt__px_gen_fn *gen) {
     static int level = -1; /* 0 scalar, 1 avx2, 2 avx512 */
     if (level < 0) {
         const char *cap = getenv("DTENSOR_SIMD");
@@ -5280,12 +5310,11 @@ static int dt__px_blocks_per_call(dt__px_gen_fn *gen) {
         else if (cap && !strcmp(cap, "avx2") && lv > 1) lv = 1;
         level = lv;
     }
-#ifdef DT__PX_X86
-    if (level == 2) { *gen = dt__px_gen_avx512; return 24; }
-    if (level == 1) { *gen = dt__px_gen_avx2; return 12; }
-#endif
     *gen = dt__px_gen_scalar;
-    return 12;
+#ifdef DT__PX_X86
+    if (level == 2) *gen = dt__px_gen_avx512;
+    if (level == 1) *gen = dt__px_gen_avx2;
+#endif
 }
 
 /* A window on the stream: generated blocks [b, b + nblk), kept so that
@@ -5293,25 +5322,24 @@ static int dt__px_blocks_per_call(dt__px_gen_fn *gen) {
 typedef struct dt__px {
     uint32_t k0, k1;
     dt__px_gen_fn gen;
-    int nblk;
     int have;                          /* buf holds blocks from `b`            */
     uint64_t b;
-    uint32_t buf[4 * DT__PX_MAXB];
+    uint32_t buf[4 * DT__PX_NB];
 } dt__px;
 
 static void dt__px_init(dt__px *s, uint64_t seed) {
     s->k0 = (uint32_t)seed;
     s->k1 = (uint32_t)(seed >> 32);
-    s->nblk = dt__px_blocks_per_call(&s->gen);
+    dt__px_pick(&s->gen);
     s->have = 0;
     s->b = 0;
 }
 
 /* DT__PX_CH consecutive words starting at stream position `pos` */
 static const uint32_t *dt__px_words(dt__px *s, uint64_t pos) {
-    uint64_t b = pos >> 2;
-    /* the window must hold [pos, pos + CH): blocks b .. b + CH/4 */
-    if (!s->have || b < s->b || b + DT__PX_CH / 4 + 1 > s->b + (uint64_t)s->nblk) {
+    uint64_t b = pos >> 2, last = (pos + DT__PX_CH - 1) >> 2;
+    /* the window must hold [pos, pos + CH): blocks b .. last */
+    if (!s->have || b < s->b || last >= s->b + DT__PX_NB) {
         s->gen(s->k0, s->k1, b, s->buf);
         s->b = b;
         s->have = 1;
@@ -5441,6 +5469,20 @@ static void dt__rng_store_int(dt_dtype t, const int64_t *v, void *y, size_t i0, 
     }
 }
 
+/* 0/1 flags as t's 0 and 1 */
+static void dt__rng_store_flags(dt_dtype t, const uint8_t *k, void *y, size_t i0, size_t n) {
+    size_t i;
+    switch (t) {
+    case DT_F32: for (i = 0; i < n; i++) ((float *)y)[i0 + i] = (float)k[i]; break;
+    case DT_F64: for (i = 0; i < n; i++) ((double *)y)[i0 + i] = (double)k[i]; break;
+    case DT_F16: for (i = 0; i < n; i++) ((uint16_t *)y)[i0 + i] = (uint16_t)(k[i] ? 0x3c00u : 0u); break;
+    case DT_BF16: for (i = 0; i < n; i++) ((uint16_t *)y)[i0 + i] = (uint16_t)(k[i] ? 0x3f80u : 0u); break;
+    case DT_I32: for (i = 0; i < n; i++) ((int32_t *)y)[i0 + i] = k[i]; break;
+    case DT_I64: for (i = 0; i < n; i++) ((int64_t *)y)[i0 + i] = k[i]; break;
+    case DT_U8: memcpy((uint8_t *)y + i0, k, n); break;
+    }
+}
+
 /* high and low 64 bits of a * b, portably */
 static uint64_t dt__mul64(uint64_t a, uint64_t b, uint64_t *lo) {
     uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
@@ -5493,10 +5535,8 @@ static void dt__rng_chunk(dt__px *s, const dt__rng_op *op, const uint32_t *wv, u
     case DT__RK_NORMAL: break; /* pairs: dt__rng_run_normal */
     case DT__RK_BERNOULLI: {
         uint8_t keep[DT__PX_CH];
-        int64_t v[DT__PX_CH];
         dt__rng_keep(op, wv, keep, n);
-        for (i = 0; i < n; i++) v[i] = keep[i];
-        dt__rng_store_int(op->t, v, y, i0, n);
+        dt__rng_store_flags(op->t, keep, y, i0, n);
         break;
     }
     case DT__RK_RANDINT: {

@@ -242,9 +242,11 @@ esac
 # (CALLGRIND_ZERO_STATS before, CALLGRIND_DUMP_STATS_AT after); Ir per
 # element = the dump's total / 2^20. Valgrind's CPU has no AVX-512, so the
 # library runs its AVX2 generator there; a second callgrind run counts its
-# scalar one (DTENSOR_SIMD=none). rng%: the share of ours at dtensor.h's
-# >>rng source lines and what they call (libm), by bench/callgrind.awk.
-rng_cg_totals() {  # $1: callgrind dir -> lines "ours_uniform_f32 <Ir> <Ir at >>rng>"
+# scalar one (DTENSOR_SIMD=none). kernel%: the share of ours at dtensor.h's
+# >>kernels source lines (the fill: dt__k_rng, the Philox generators, the
+# word -> value loops) and what they call (libm), by bench/callgrind.awk;
+# the rest is the op's argument checks and dispatch (>>rng, >>ops).
+rng_cg_totals() {  # $1: callgrind dir -> lines "ours_uniform_f32 <Ir> <Ir of the kernel>"
     local d name tot kern
     for d in "$1"/cg.*.*-01; do
         [ -e "$d" ] || continue
@@ -260,7 +262,7 @@ case " $ONLY " in *" rng "*)
     cg=$(mktemp -d)
     mkdir -p "$cg/simd" "$cg/scalar"
     vg=(valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no)
-    R0=$(grep -n '^/\* >>rng' dtensor.h | head -1 | cut -d: -f1)
+    R0=$(grep -n '^/\* >>kernels' dtensor.h | head -1 | cut -d: -f1)
     R1=0
     [ -n "$R0" ] && R1=$(awk -v k="$R0" 'NR > k && /^\/\* >>/ { print NR; exit }' dtensor.h)
     R0=${R0:-0}; R1=${R1:-0}
@@ -284,7 +286,8 @@ case " $ONLY " in *" rng "*)
         echo "# $(valgrind --version); Ir = instructions executed; Ir/el = the fill's dump total / $N;"
         echo "# valgrind's CPU has no AVX-512, so ours runs its AVX2 generator there (the timings above: AVX-512)"
         echo "# and, second column, its scalar one (DTENSOR_SIMD=none); ratio = peer / ours (AVX2);"
-        echo "# rng% = the share of ours (AVX2) at dtensor.h's >>rng lines and in what they call (libm)"
+        echo "# kernel% = the share of ours (AVX2) at dtensor.h's >>kernels lines (the fill) and in what they"
+        echo "# call (libm); the rest is the op's checks and dispatch"
         "${RUN[@]}" -n 1 "${vg[@]}" "--callgrind-out-file=$cg/simd/cg.%p" "$B/bench_rng" --callgrind \
             > "$cg/simd/stdout" 2> "$cg/simd/stderr" || echo "# exit status $?"
         DTENSOR_SIMD=none "${RUN[@]}" -n 1 "${vg[@]}" "--callgrind-out-file=$cg/scalar/cg.%p" "$B/bench_rng" --callgrind \
@@ -292,7 +295,7 @@ case " $ONLY " in *" rng "*)
         for v in simd scalar; do
             grep -q 'FAILED' "$cg/$v/stdout" && echo "# the bench reported a failure: $(grep FAILED "$cg/$v/stdout" | head -3)"
         done
-        printf '%-10s %-4s %11s %11s %11s %7s %7s\n' "fill" "type" "ours Ir/el" "ours scalar" "peer Ir/el" "ratio" "rng%"
+        printf '%-10s %-4s %11s %11s %11s %7s %7s\n' "fill" "type" "ours Ir/el" "ours scalar" "peer Ir/el" "ratio" "kernel%"
         { rng_cg_totals "$cg/simd"; rng_cg_totals "$cg/scalar" | sed 's/^ours_/scalar_/'; } \
             | awk -v n="$N" '{ split($1, p, "_"); key = p[2] " " p[3]; v[p[1], key] = $2; k[p[1], key] = $3; keys[key] = 1 }
                    END { m = split("uniform f32,uniform f64,normal f32,bernoulli f32,randint i32", ord, ",");
