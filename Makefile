@@ -153,6 +153,7 @@ strict:
 	@cp $(SB)/impl.c $(SB)/impl.cpp; cp $(SB)/impl.c $(SB)/impl.cu; cp $(SB)/decl.c $(SB)/decl.cpp
 	mpicc.mpich  -std=c99   $(STRICT) -I. -o $(SB)/c99   $(SB)/impl.c $(LDLIBS)
 	mpicc.mpich  -std=c99   $(STRICT) -O2 -I. -c -o $(SB)/c99_O2.o $(SB)/impl.c
+	mpicc.mpich  -std=c99   $(STRICT) -O3 -march=x86-64-v4 -I. -c -o $(SB)/c99_O3.o $(SB)/impl.c
 	mpicc.mpich  -std=c99   $(STRICT) -O2 -DDTENSOR_STATIC -I. -c -o $(SB)/c99_static.o $(SB)/impl.c
 	mpicc.mpich  -std=c99   $(STRICT) -I. -c -o $(SB)/decl99.o $(SB)/decl.c
 	mpicc.mpich  -std=c11   $(STRICT) -O2 -I. -o $(SB)/c11   $(SB)/impl.c $(LDLIBS)

@@ -3203,7 +3203,7 @@ static void dt__opts_partial(const dt__call *c, dt__opts *o) {
         return;
     }
     for (r = 0; r < f->nprules; r++) {
-        for (i = 0; i < c->nin; i++) {
+        for (i = 0; i < c->nin && i < DT__MAX_IN; i++) { /* (the bound quiets GCC -O3's -Wstringop-overflow) */
             int8_t v = i < 3 ? f->prules[r].in[i] : -1;
             in[i] = v < 0 ? dt_replicate() : dt_partial((dt_reduce)v);
         }
@@ -6003,7 +6003,7 @@ static dt_status dt__check_embed(dt__call *c) {
     memset(&c->out, 0, sizeof c->out);
     c->out.dtype = w->dtype;
     c->out.ndim = ix->ndim + 1;
-    for (d = 0; d < ix->ndim; d++) { c->out.shape[d] = ix->shape[d]; c->dmap[1][d] = (int8_t)d; }
+    for (d = 0; d < ix->ndim && d < DT_MAX_DIMS - 1; d++) { c->out.shape[d] = ix->shape[d]; c->dmap[1][d] = (int8_t)d; }
     c->out.shape[ix->ndim] = w->shape[1];
     c->dmap[0][0] = (int8_t)DT__D_GROUP(0);
     c->dmap[0][1] = (int8_t)ix->ndim;
