@@ -472,8 +472,9 @@ DT_API int dt_mesh_op_cache_count(const dt_mesh *m);
    Words -> values ("u24(w)" = (w >> 8) * 2^-24, "u53(w0,w1)" =
    (((uint64)w1 << 32 | w0) >> 11) * 2^-53, w0 at the lower position):
      uniform  F32: u24; F64: u53; F16/BF16: u24 rounded to nearest-even.
-              With bounds: lo + (hi-lo)*u computed in double, rounded to the
-              dtype; a result that rounds up to hi is stepped down one ulp.
+              With bounds: lo + (hi-lo)*u computed in double, rounded to
+              F32 (F16/BF16: then to the dtype; F64: kept); a result that
+              rounds up to hi is stepped down one ulp of the dtype.
      normal   pairs (2k, 2k+1) share one Box-Muller draw from u1 (element
               2k's words) and u2 (element 2k+1's): r = sqrt(-2 log(1-u1)),
               z(2k) = r cos(2 pi u2), z(2k+1) = r sin(2 pi u2); float math
@@ -509,8 +510,9 @@ DT_API dt_status dt_tensor_randn(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
 DT_API dt_status dt_uniform_(dt_tensor *t, double lo, double hi);       /* [lo, hi)        */
 DT_API dt_status dt_normal_(dt_tensor *t, double mean, double std);     /* std >= 0        */
 DT_API dt_status dt_bernoulli_(dt_tensor *t, double p);                 /* 0 <= p <= 1     */
-/* integers in [lo, hi): any dtype whose values hold the range exactly (for
-   F32 |lo|, |hi| <= 2^24, F64 2^53, F16 2^11, BF16 2^8) */
+/* integers in [lo, hi): any dtype that holds every value of the range
+   exactly (F32: lo >= -2^24 and hi - 1 <= 2^24; F64 2^53, F16 2^11, BF16
+   2^8; I32, I64, U8 their ranges) */
 DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi);
 /* out = x with elements zeroed with probability p and the rest scaled by
    1/(1-p); *mask (may be NULL: not wanted) gets the U8 keep mask (1 kept)
