@@ -5135,7 +5135,7 @@ static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int6
 #define DT__PX_M1 0xCD9E8D57u
 #define DT__PX_W0 0x9E3779B9u
 #define DT__PX_W1 0xBB67AE85u
-#define DT__PX_CH 44          /* words handed to the value loops per step (a multiple of 4) */
+#define DT__PX_CH 48          /* words handed to the value loops per step (a multiple of 4) */
 #define DT__PX_NB 24          /* blocks per generator call: a step's words, + 1 for an unaligned start */
 
 #if !defined(DTENSOR_NO_SIMD) && !defined(__CUDACC__) && defined(__x86_64__) && \
@@ -5172,7 +5172,7 @@ static uint32_t dt__px_word_at(uint32_t k0, uint32_t k1, uint64_t pos, uint32_t 
 /* generators: blocks b, b+1, ... (counter word 2 = 0), 4 words each, in order */
 typedef void (*dt__px_gen_fn)(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out);
 
-/* four blocks in lockstep: their multiplies overlap instead of waiting on one chain */
+/* two blocks in lockstep: their multiplies overlap instead of waiting on one chain */
 #define DT__PX_SROUND(x0, x1, x2, x3)                                                  \
     do {                                                                               \
         uint64_t p0 = (uint64_t)DT__PX_M0 * x0, p1 = (uint64_t)DT__PX_M1 * x2;         \
@@ -5180,30 +5180,24 @@ typedef void (*dt__px_gen_fn)(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *ou
         x2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1; x3 = (uint32_t)p0;                         \
     } while (0)
 
-static void dt__px_gen_scalar4(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
+static void dt__px_gen_scalar2(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
     uint32_t a0 = (uint32_t)b, a1 = (uint32_t)(b >> 32), a2 = 0, a3 = 0;
     uint32_t b0 = (uint32_t)(b + 1), b1 = (uint32_t)((b + 1) >> 32), b2 = 0, b3 = 0;
-    uint32_t c0 = (uint32_t)(b + 2), c1 = (uint32_t)((b + 2) >> 32), c2 = 0, c3 = 0;
-    uint32_t d0 = (uint32_t)(b + 3), d1 = (uint32_t)((b + 3) >> 32), d2 = 0, d3 = 0;
     int r;
     for (r = 0; r < 10; r++) {
         DT__PX_SROUND(a0, a1, a2, a3);
         DT__PX_SROUND(b0, b1, b2, b3);
-        DT__PX_SROUND(c0, c1, c2, c3);
-        DT__PX_SROUND(d0, d1, d2, d3);
         k0 += DT__PX_W0;
         k1 += DT__PX_W1;
     }
     out[0] = a0; out[1] = a1; out[2] = a2; out[3] = a3;
     out[4] = b0; out[5] = b1; out[6] = b2; out[7] = b3;
-    out[8] = c0; out[9] = c1; out[10] = c2; out[11] = c3;
-    out[12] = d0; out[13] = d1; out[14] = d2; out[15] = d3;
 }
 #undef DT__PX_SROUND
 
 static void dt__px_gen_scalar(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
     int i;
-    for (i = 0; i < DT__PX_NB; i += 4) dt__px_gen_scalar4(k0, k1, b + (uint64_t)i, out + 4 * i);
+    for (i = 0; i < DT__PX_NB; i += 2) dt__px_gen_scalar2(k0, k1, b + (uint64_t)i, out + 4 * i);
 }
 
 #ifdef DT__PX_X86
