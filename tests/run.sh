@@ -145,6 +145,18 @@ for np in $NPS; do
         run_one "${t#test_}" "$np" "$LOGS/$t.np$np.log" "${RUN[@]}" -n "$np" $WRAP "$OUT/$t" "${q[@]}"
     done
 done
+# the random values must not depend on the Philox generator the CPU gets:
+# test_rng again on the narrower ones (AVX2, portable), at the smallest rank
+# count of the sweep and at 3
+case " $built " in *" test_rng "*)
+    for simd in avx2 none; do
+        for np in $(echo "$NPS" | tr ' ' '\n' | sort -n | head -n 1) 3; do
+            # shellcheck disable=SC2086
+            run_one "rng DTENSOR_SIMD=$simd" "$np" "$LOGS/test_rng.$simd.np$np.log" \
+                env DTENSOR_SIMD=$simd "${RUN[@]}" -n "$np" $WRAP "$OUT/test_rng" --quick
+        done
+    done ;;
+esac
 if [ $nompi_ok -eq 1 ]; then
     # shellcheck disable=SC2086
     run_one nompi 1 "$LOGS/test_nompi.log" $WRAP "$OUT/test_nompi"
