@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
     --note) NOTE=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --nice) NICE=$2; shift ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -242,18 +242,14 @@ esac
 # (CALLGRIND_ZERO_STATS before, CALLGRIND_DUMP_STATS_AT after); Ir per
 # element = the dump's total / 2^20. Valgrind's CPU has no AVX-512, so the
 # library runs its AVX2 generator there; a second callgrind run counts its
-# scalar one (DTENSOR_SIMD=none). kernel%: the share of ours at dtensor.h's
-# >>kernels source lines (the fill: dt__k_rng, the Philox generators, the
-# word -> value loops) and what they call (libm), by bench/callgrind.awk;
-# the rest is the op's argument checks and dispatch (>>rng, >>ops).
-rng_cg_totals() {  # $1: callgrind dir -> lines "ours_uniform_f32 <Ir> <Ir of the kernel>"
-    local d name tot kern
+# scalar one (DTENSOR_SIMD=none). Ours includes the op's argument checks and
+# dispatch (a few hundred instructions a call: nothing at 2^20 elements).
+rng_cg_totals() {  # $1: callgrind dir -> lines "ours_uniform_f32 <Ir>"
+    local d name
     for d in "$1"/cg.*.*-01; do
         [ -e "$d" ] || continue
         name=$(sed -n 's/^desc: Trigger: Client Request: //p' "$d")
-        [ -n "$name" ] || continue
-        read -r _ tot _ kern _ < <(awk -v K0="$R0" -v K1="$R1" -v TOP=0 -f bench/callgrind.awk "$d" "$d" | head -1)
-        echo "$name $tot $kern"
+        [ -n "$name" ] && echo "$name $(sed -n 's/^totals: //p' "$d")"
     done
 }
 case " $ONLY " in *" rng "*)
@@ -262,10 +258,6 @@ case " $ONLY " in *" rng "*)
     cg=$(mktemp -d)
     mkdir -p "$cg/simd" "$cg/scalar"
     vg=(valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no)
-    R0=$(grep -n '^/\* >>kernels' dtensor.h | head -1 | cut -d: -f1)
-    R1=0
-    [ -n "$R0" ] && R1=$(awk -v k="$R0" 'NR > k && /^\/\* >>/ { print NR; exit }' dtensor.h)
-    R0=${R0:-0}; R1=${R1:-0}
     echo "=== $f"
     {
         echo "\$ make bench-rng MPI=$MPI   # = bench/run.sh --mpi $MPI --only rng, which runs:"
@@ -285,9 +277,7 @@ case " $ONLY " in *" rng "*)
         echo "\$ DTENSOR_SIMD=none ${RUN[*]} -n 1 ${vg[*]} --callgrind-out-file=\$TMP2/cg.%p $B/bench_rng --callgrind"
         echo "# $(valgrind --version); Ir = instructions executed; Ir/el = the fill's dump total / $N;"
         echo "# valgrind's CPU has no AVX-512, so ours runs its AVX2 generator there (the timings above: AVX-512)"
-        echo "# and, second column, its scalar one (DTENSOR_SIMD=none); ratio = peer / ours (AVX2);"
-        echo "# kernel% = the share of ours (AVX2) at dtensor.h's >>kernels lines (the fill) and in what they"
-        echo "# call (libm); the rest is the op's checks and dispatch"
+        echo "# and, second column, its scalar one (DTENSOR_SIMD=none); ratio = peer / ours (AVX2)"
         "${RUN[@]}" -n 1 "${vg[@]}" "--callgrind-out-file=$cg/simd/cg.%p" "$B/bench_rng" --callgrind \
             > "$cg/simd/stdout" 2> "$cg/simd/stderr" || echo "# exit status $?"
         DTENSOR_SIMD=none "${RUN[@]}" -n 1 "${vg[@]}" "--callgrind-out-file=$cg/scalar/cg.%p" "$B/bench_rng" --callgrind \
@@ -295,19 +285,19 @@ case " $ONLY " in *" rng "*)
         for v in simd scalar; do
             grep -q 'FAILED' "$cg/$v/stdout" && echo "# the bench reported a failure: $(grep FAILED "$cg/$v/stdout" | head -3)"
         done
-        printf '%-10s %-4s %11s %11s %11s %7s %7s\n' "fill" "type" "ours Ir/el" "ours scalar" "peer Ir/el" "ratio" "kernel%"
+        printf '%-10s %-4s %11s %11s %11s %7s\n' "fill" "type" "ours Ir/el" "ours scalar" "peer Ir/el" "ratio"
         { rng_cg_totals "$cg/simd"; rng_cg_totals "$cg/scalar" | sed 's/^ours_/scalar_/'; } \
-            | awk -v n="$N" '{ split($1, p, "_"); key = p[2] " " p[3]; v[p[1], key] = $2; k[p[1], key] = $3; keys[key] = 1 }
+            | awk -v n="$N" '{ split($1, p, "_"); key = p[2] " " p[3]; v[p[1], key] = $2; keys[key] = 1 }
                    END { m = split("uniform f32,uniform f64,normal f32,bernoulli f32,randint i32", ord, ",");
                          for (i = 1; i <= m; i++) { x = ord[i]; if (!(x in keys)) continue;
                          split(x, q, " "); o = v["ours", x]; e = v["peer", x];
-                         printf "%-10s %-4s %11.2f %11.2f %11.2f %7.2f %6.1f%%\n", q[1], q[2], o / n,
-                                v["scalar", x] / n, e / n, o ? e / o : 0, o ? 100 * k["ours", x] / o : 0 } }'
+                         printf "%-10s %-4s %11.2f %11.2f %11.2f %7.2f\n", q[1], q[2], o / n,
+                                v["scalar", x] / n, e / n, o ? e / o : 0 } }'
         for w in ours_uniform_f32 peer_uniform_f32; do
             d0=$(grep -l "^desc: Trigger: Client Request: $w\$" "$cg"/simd/cg.*.*-01 2>/dev/null | head -1)
             [ -n "$d0" ] || continue
             echo "# $w: the top functions by self cost, Ir per element (after inlining, -O2 -g)"
-            awk -v K0="$R0" -v K1="$R1" -v TOP=6 -f bench/callgrind.awk "$d0" "$d0" | sed -n 's/^self //p' \
+            awk -v K0=0 -v K1=0 -v TOP=6 -f bench/callgrind.awk "$d0" "$d0" | sed -n 's/^self //p' \
                 | awk -v n="$N" '$1 > 0 { printf "#   %8.3f  %s\n", $1/n, $2 }'
         done
         echo "# the bench's own output under valgrind (first run):"
