@@ -514,6 +514,21 @@ typedef struct dtt_mesh {
     char name[96];
 } dtt_mesh;
 
+/* a one-rank mesh on dt_comm_self (the "one-rank run" a test compares with);
+   both stay NULL (a failure counted) if it cannot be made */
+static inline void dtt_self_mesh(dt_comm **comm, dt_mesh **mesh)
+{
+    *mesh = NULL;
+    CHECK_OK(dt_comm_self(comm));
+    if (*comm) {
+        dt_mesh_desc md;
+        memset(&md, 0, sizeof md);
+        md.ndim = 1;
+        md.shape[0] = 1;
+        CHECK_OK(dt_mesh_create(*comm, &md, mesh));
+    }
+}
+
 /* a mesh over all of comm's ranks (rank r at the row-major coordinate of r) */
 static inline int dtt_mesh_open(dtt_mesh *m, dt_comm *comm, int nd, const int *shape)
 {

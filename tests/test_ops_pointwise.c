@@ -1263,14 +1263,7 @@ int main(int argc, char **argv)
     dtt_init(&argc, &argv, "ops_pointwise");
     g_seed = dtt_seed(argc, argv, g_seed);
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
-    CHECK_OK(dt_comm_self(&g_selfcomm));
-    if (g_selfcomm) {
-        dt_mesh_desc md;
-        memset(&md, 0, sizeof md);
-        md.ndim = 1;
-        md.shape[0] = 1;
-        CHECK_OK(dt_mesh_create(g_selfcomm, &md, &g_selfmesh));
-    }
+    dtt_self_mesh(&g_selfcomm, &g_selfmesh);
     t0 = g_t_start = MPI_Wtime();
     if (g_comm) {
         test_builder();

@@ -615,6 +615,31 @@ done:
     free(mfull);
 }
 
+/* the first n elements at seed 0, offset 0, drawn by variant v of test_kat
+   (0: I32 randint_ over 2^32, 1: I64 randint_ [0, 2^32), 2: F32 randint_
+   [0, 2^24), 3: F64 rand), gathered into buf; 0 if a call failed */
+static int kat_fill(dt_mesh *mesh, dt_dtype t, int64_t n, int v, unsigned char *buf)
+{
+    dt_tensor_desc d;
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_tensor *x = NULL;
+    int ok;
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0);
+    desc_of(&d, t, 1, &n, 1, pl);
+    CHECK_OK(dt_rng_set_state(mesh, 0, 0));
+    if (v == 3) CHECK_OK(dt_tensor_rand(mesh, &d, &x));
+    else CHECK_OK(dt_tensor_empty(mesh, &d, &x));
+    if (!x) return 0;
+    if (v == 0) CHECK_OK(dt_randint_(x, INT32_MIN, P2(31)));
+    if (v == 1) CHECK_OK(dt_randint_(x, 0, P2(32)));
+    if (v == 2) CHECK_OK(dt_randint_(x, 0, P2(24)));
+    ok = dt_tensor_gather(x, buf) == DT_OK;
+    CHECK(ok, "gather: %s", dt_last_error());
+    dt_tensor_destroy(x);
+    return ok;
+}
+
 /* ------------------------------------------------------------ 1. known answers */
 
 static void test_kat(void)
@@ -640,75 +665,41 @@ static void test_kat(void)
     one[0] = dtt_np;
     if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
     /* (b) the reachable vector (ctr {0,0,0,0}, key {0,0}) through the public stream:
-       seed 0, offset 0 is block 0 with key (0, 0) */
-    {
-        int64_t sh4[1] = { 4 }, sh2[1] = { 2 };
-        dt_tensor_desc d;
-        dt_placement pl[DT_MAX_MESH_DIMS];
-        dt_tensor *t = NULL;
+       seed 0, offset 0 is block 0 with key (0, 0); each op below exposes the
+       words (or the u53 of a word pair) exactly */
+    for (v = 0; v < 4; v++) {
+        static const char *const what[4] = {
+            "I32 randint_ over 2^32 (word ^ 0x80000000)", "I64 randint_ [0, 2^32) (the word at the higher position)",
+            "F32 randint_ [0, 2^24) (word >> 8)", "F64 rand (u53, w0 at the lower position)" };
+        static const dt_dtype types[4] = { DT_I32, DT_I64, DT_F32, DT_F64 };
+        int64_t n = types[v] == DT_I64 || types[v] == DT_F64 ? 2 : 4;
         unsigned char buf[64];
-        memset(pl, 0, sizeof pl);
-        pl[0] = dt_shard(0);
-        dtt_ctx("kat: library stream, I32 randint_ over 2^32");
-        desc_of(&d, DT_I32, 1, sh4, 1, pl);
-        CHECK_OK(dt_manual_seed(m.mesh, 0));
-        CHECK_OK(dt_tensor_empty(m.mesh, &d, &t));
-        if (t) {
-            CHECK_OK(dt_randint_(t, INT32_MIN, P2(31)));
-            CHECK_OK(dt_tensor_gather(t, buf));
-            for (k = 0; k < 4; k++) {
-                int32_t x;
-                memcpy(&x, buf + 4 * k, 4);
-                CHECK(((uint32_t)x ^ 0x80000000u) == kat[0][6 + k], "word %d: %08x want %08x", k,
-                      (uint32_t)x ^ 0x80000000u, kat[0][6 + k]);
-            }
-            dt_tensor_destroy(t);
-            t = NULL;
-        }
-        dtt_ctx("kat: library stream, I64 randint_ [0, 2^32) (the word at the higher position)");
-        desc_of(&d, DT_I64, 1, sh2, 1, pl);
-        CHECK_OK(dt_rng_set_state(m.mesh, 0, 0));
-        CHECK_OK(dt_tensor_empty(m.mesh, &d, &t));
-        if (t) {
-            CHECK_OK(dt_randint_(t, 0, P2(32)));
-            CHECK_OK(dt_tensor_gather(t, buf));
-            for (k = 0; k < 2; k++) {
-                int64_t x;
-                memcpy(&x, buf + 8 * k, 8);
-                CHECK(x == (int64_t)kat[0][6 + 2 * k + 1], "element %d: %llx want %08x", k, (long long)x,
+        dtt_ctx("kat: library stream, %s", what[v]);
+        if (!kat_fill(m.mesh, types[v], n, v, buf)) continue;
+        for (k = 0; k < n; k++) {
+            int32_t x32;
+            int64_t x64;
+            float xf;
+            double xd;
+            switch (v) {
+            case 0:
+                memcpy(&x32, buf + 4 * k, 4);
+                CHECK(((uint32_t)x32 ^ 0x80000000u) == kat[0][6 + k], "word %d: %08x want %08x", k,
+                      (uint32_t)x32 ^ 0x80000000u, kat[0][6 + k]);
+                break;
+            case 1:
+                memcpy(&x64, buf + 8 * k, 8);
+                CHECK(x64 == (int64_t)kat[0][6 + 2 * k + 1], "element %d: %llx want %08x", k, (long long)x64,
                       kat[0][6 + 2 * k + 1]);
+                break;
+            case 2:
+                memcpy(&xf, buf + 4 * k, 4);
+                CHECK(xf == (float)(kat[0][6 + k] >> 8), "element %d: %.9g want %u", k, (double)xf, kat[0][6 + k] >> 8);
+                break;
+            default:
+                memcpy(&xd, buf + 8 * k, 8);
+                CHECK(xd == u53(kat[0][6 + 2 * k], kat[0][7 + 2 * k]), "element %d: %.17g", k, xd);
             }
-            dt_tensor_destroy(t);
-            t = NULL;
-        }
-        dtt_ctx("kat: library stream, F32 randint_ [0, 2^24) (word >> 8)");
-        desc_of(&d, DT_F32, 1, sh4, 1, pl);
-        CHECK_OK(dt_rng_set_state(m.mesh, 0, 0));
-        CHECK_OK(dt_tensor_empty(m.mesh, &d, &t));
-        if (t) {
-            CHECK_OK(dt_randint_(t, 0, P2(24)));
-            CHECK_OK(dt_tensor_gather(t, buf));
-            for (k = 0; k < 4; k++) {
-                float x;
-                memcpy(&x, buf + 4 * k, 4);
-                CHECK(x == (float)(kat[0][6 + k] >> 8), "element %d: %.9g want %u", k, (double)x, kat[0][6 + k] >> 8);
-            }
-            dt_tensor_destroy(t);
-            t = NULL;
-        }
-        dtt_ctx("kat: library stream, F64 rand (u53, w0 at the lower position)");
-        desc_of(&d, DT_F64, 1, sh2, 1, pl);
-        CHECK_OK(dt_rng_set_state(m.mesh, 0, 0));
-        CHECK_OK(dt_tensor_rand(m.mesh, &d, &t));
-        if (t) {
-            CHECK_OK(dt_tensor_gather(t, buf));
-            for (k = 0; k < 2; k++) {
-                double x;
-                memcpy(&x, buf + 8 * k, 8);
-                CHECK(x == u53(kat[0][6 + 2 * k], kat[0][7 + 2 * k]), "element %d: %.17g", k, x);
-            }
-            dt_tensor_destroy(t);
-            t = NULL;
         }
     }
     /* random (seed, block) pairs, high halves set, against Random123 directly:
@@ -1960,14 +1951,7 @@ int main(int argc, char **argv)
     dtt_init(&argc, &argv, "rng");
     g_seed = dtt_seed(argc, argv, g_seed);
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
-    CHECK_OK(dt_comm_self(&g_selfcomm));
-    if (g_selfcomm) {
-        dt_mesh_desc md;
-        memset(&md, 0, sizeof md);
-        md.ndim = 1;
-        md.shape[0] = 1;
-        CHECK_OK(dt_mesh_create(g_selfcomm, &md, &g_self));
-    }
+    dtt_self_mesh(&g_selfcomm, &g_self);
     t0 = tstart = MPI_Wtime();
     if (g_comm && g_self) {
         test_seeding(); /* first: fresh meshes' default state */
