@@ -519,6 +519,45 @@ DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi);
    with x's spec. *out may be x (in place); both follow the *out rules. */
 DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask);
 
+/* ---- checkpoints: numpy .npy files ----------------------------------------
+   One .npy file (numpy format 1.0; 2.0 only if the header outgrows 64 KiB)
+   holds the GLOBAL tensor in C order with a little-endian dtype: F32 '<f4',
+   F64 '<f8', F16 '<f2', I32 '<i4', I64 '<i8', U8 '|u1'. numpy.load reads it
+   as is; a file saved on one mesh / placement loads on any other.
+   BF16 has no numpy dtype and is refused with DT_ERR_UNSUPPORTED (cast it
+   with dt_cast first, e.g. to F32, which holds every BF16 value exactly).
+   How the bytes move: on a mesh made over dt_comm_mpi (with 2+ ranks) each
+   rank reads / writes only its own box with MPI-IO on the mesh's
+   communicator, and a replicated piece is written once, by the replica with
+   coordinate 0 on the Replicate mesh dims. On any other backend (custom,
+   self) the shards are gathered to mesh rank 0, which writes with stdio;
+   loading, mesh rank 0 reads the file with stdio and scatters it as
+   dt_tensor_distribute does. Without MPI (DTENSOR_NO_MPI) stdio only.
+   All ranks of the mesh must see the same file system path. */
+
+/* collective over t's mesh (ranks outside it return DT_OK and do nothing).
+   A Partial tensor is reduced first (the saved value is the global value;
+   t itself is not changed). Crash-safe: the data goes to
+   "<path>.tmp.<16 hex digits>" in the same directory (the suffix is drawn
+   on mesh rank 0 and shared), which mesh rank 0 renames to `path` only once
+   every rank has written and closed it; on any failure the temporary is
+   removed and `path` is left as it was (never truncated or half-written).
+   Every rank returns the same status and message. */
+DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);
+/* collective over m: the .npy file at `path` as a tensor on m with
+   `placements` (one per mesh dim; Partial placements follow
+   Replicate -> Partial as in dt_tensor_distribute: SUM keeps the value on
+   coordinate 0, zeros elsewhere). Mesh rank 0 reads and checks the header
+   (magic, version, header length, descr one of the dtypes above and
+   little-endian, fortran_order False, the shape tuple (at most DT_MAX_DIMS
+   dims, no overflow), file size == header + numel * itemsize) and every rank
+   gets its verdict: DT_ERR_IO naming the path and the reason. *out as for
+   ops: NULL makes a new tensor; non-NULL must have the file's dtype and
+   shape, m and `placements`, and its buffer is refilled (only once the read
+   has succeeded everywhere). On error *out is untouched. */
+DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements,
+                                    dt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif
@@ -540,6 +579,8 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <time.h>
 #ifndef DTENSOR_NO_BLIS
 #if defined(__GLIBC__) && !defined(__USE_XOPEN2K) && !defined(BLIS_H)
 /* blis.h typedefs pthread_barrier_t, which glibc hides under strict
@@ -1660,6 +1701,14 @@ DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
     d.beta = 1e-10;
     if ((st = dt__comm_make("dt_comm_mpi", &d, 1, out))) dt__mpi_destroy(user);
     return st;
+}
+/* the MPI communicator under c, if c is a dt_comm_mpi comm (or split from
+   one) with 2+ ranks: MPI-IO (>>io) runs on it. 0 otherwise (one-rank
+   comms may share their parent's MPI_Comm, so they never qualify). */
+static int dt__comm_mpi_handle(const dt_comm *c, MPI_Comm *out) {
+    if (!c || !dt__native(c) || c->size < 2 || c->be.sendrecv != dt__mpi_sendrecv || !c->be.user) return 0;
+    *out = dt__mpi_comm(c->be.user);
+    return 1;
 }
 #endif /* DTENSOR_NO_MPI */
 
@@ -7039,6 +7088,623 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     *out = o;
     if (mask) *mask = k;
     return DT_OK;
+}
+
+/* >>io --------------------------------------------------------------------
+   Checkpoints as numpy .npy files. Layout of a file: the magic "\x93NUMPY",
+   the version (major, minor), the header length (2 bytes little-endian in
+   1.0, 4 bytes in 2.0/3.0), the header -- a Python dict literal
+   {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } padded with
+   spaces and ended by '\n' so that the data starts at a multiple of 64 --
+   then the data, C order. dt__npy_parse_header is pure (bytes in, fields
+   out) so that a fuzzer can drive it.
+
+   Saving: reduce Partial mesh dims (dt_tensor_redistribute to Replicate),
+   write "<path>.tmp.<token>", agree on the outcome, rename. Each element is
+   written by exactly one rank: the holder with coordinate 0 on every
+   Replicate mesh dim. MPI-IO: each writer writes its box as contiguous runs
+   (the innermost whole dims folded, as dt__copy_box does) with
+   MPI_File_write_at; a subarray file view with write_at_all would batch
+   the runs of a column-sharded tensor and is the obvious next step.
+   Loading: mesh rank 0 reads and parses the header, broadcasts the verdict
+   (status and message) and the fields; each rank then reads its box the
+   same way (MPI-IO) or rank 0 reads everything and scatters it. */
+
+#define DT__NPY_MAX_HEADER ((size_t)1 << 24) /* a header longer than this is refused as corrupt */
+
+typedef struct dt__npy_info {
+    dt_dtype dtype;
+    int ndim;
+    int64_t shape[DT_MAX_DIMS];
+    size_t data_offset; /* magic + version + length field + header */
+    size_t data_bytes;  /* numel * itemsize                        */
+} dt__npy_info;
+
+/* the descr of each dtype; NULL: none (BF16) */
+static const char *dt__npy_descr(dt_dtype t) {
+    static const char *const d[DT_NUM_DTYPES] = {"<f4", "<f8", "<f2", NULL, "<i4", "<i8", "|u1"};
+    return dt__dtype_valid(t) ? d[t] : NULL;
+}
+
+static size_t dt__npy_ws(const char *s, size_t n, size_t i) {
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+/* a quoted Python string (no escapes) at s[*i] into out; 0 if there is none */
+static int dt__npy_str(const char *s, size_t n, size_t *i, char *out, size_t cap) {
+    size_t k = 0;
+    char q;
+    if (*i >= n || (s[*i] != '\'' && s[*i] != '"')) return 0;
+    q = s[(*i)++];
+    while (*i < n && s[*i] != q) {
+        if (s[*i] == '\\' || k + 1 >= cap) return 0;
+        out[k++] = s[(*i)++];
+    }
+    if (*i >= n) return 0;
+    (*i)++;
+    out[k] = 0;
+    return 1;
+}
+
+/* the identifier-like word `w` at s[i], not followed by another name char */
+static int dt__npy_word(const char *s, size_t n, size_t i, const char *w) {
+    size_t l = strlen(w);
+    if (n - i < l || memcmp(s + i, w, l) != 0) return 0;
+    i += l;
+    return i >= n || !(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
+                       (s[i] >= 'A' && s[i] <= 'Z'));
+}
+
+/* Parse the first `len` bytes of a .npy file (they must hold the magic,
+   version, length field and the whole header; the data may follow).
+   Pure: no I/O. DT_ERR_IO (message: "dt_tensor_load_npy: <why>") for
+   anything that is not a C-order .npy file of a supported dtype with at
+   most DT_MAX_DIMS dims whose byte size fits size_t and int64. */
+static dt_status dt__npy_parse_header(const char *buf, size_t len, dt__npy_info *info) {
+    const char *fn = "dt_tensor_load_npy";
+    const unsigned char *u = (const unsigned char *)buf;
+    const char *s;
+    size_t hlen, pre, i, n, bytes;
+    int seen[3] = {0, 0, 0}, fortran = 0, d;
+    dt__npy_info r;
+    if (!buf || !info) return dt__fail(DT_ERR_ARG, "%s: internal: header buffer or info is NULL", fn);
+    memset(&r, 0, sizeof r);
+    if (len < 8 || memcmp(buf, "\x93NUMPY", 6) != 0)
+        return dt__fail(DT_ERR_IO, "%s: not a .npy file (%zu bytes; the magic \\x93NUMPY is missing)", fn, len);
+    if ((u[6] != 1 && u[6] != 2 && u[6] != 3) || u[7] != 0)
+        return dt__fail(DT_ERR_IO, "%s: .npy format version %d.%d (1.0, 2.0 and 3.0 are read)", fn, u[6], u[7]);
+    pre = u[6] == 1 ? 10 : 12;
+    if (len < pre) return dt__fail(DT_ERR_IO, "%s: truncated .npy preamble (%zu of %zu bytes)", fn, len, pre);
+    hlen = (size_t)u[8] | (size_t)u[9] << 8;
+    if (pre == 12) hlen |= (size_t)u[10] << 16 | (size_t)u[11] << 24;
+    if (hlen > DT__NPY_MAX_HEADER)
+        return dt__fail(DT_ERR_IO, "%s: header length %zu is implausible (more than %zu bytes)", fn, hlen,
+                        DT__NPY_MAX_HEADER);
+    if (hlen > len - pre)
+        return dt__fail(DT_ERR_IO, "%s: truncated header: %zu bytes announced, %zu present", fn, hlen, len - pre);
+    s = buf + pre;
+    n = hlen;
+    i = dt__npy_ws(s, n, 0);
+    if (i >= n || s[i] != '{') return dt__fail(DT_ERR_IO, "%s: the header is not a dict (no '{')", fn);
+    i = dt__npy_ws(s, n, i + 1);
+    while (i < n && s[i] != '}') {
+        char key[32], val[32];
+        int k;
+        if (!dt__npy_str(s, n, &i, key, sizeof key))
+            return dt__fail(DT_ERR_IO, "%s: malformed header dict: a quoted key expected at byte %zu", fn, pre + i);
+        k = strcmp(key, "descr") == 0 ? 0 : strcmp(key, "fortran_order") == 0 ? 1 : strcmp(key, "shape") == 0 ? 2 : -1;
+        if (k < 0) return dt__fail(DT_ERR_IO, "%s: header key '%s' (only descr, fortran_order, shape)", fn, key);
+        if (seen[k]++) return dt__fail(DT_ERR_IO, "%s: header key '%s' appears twice", fn, key);
+        i = dt__npy_ws(s, n, i);
+        if (i >= n || s[i] != ':') return dt__fail(DT_ERR_IO, "%s: malformed header dict: ':' expected after '%s'", fn, key);
+        i = dt__npy_ws(s, n, i + 1);
+        if (k == 0) {
+            int t, found = -1;
+            if (!dt__npy_str(s, n, &i, val, sizeof val))
+                return dt__fail(DT_ERR_IO, "%s: descr is not a simple dtype string (structured dtypes are not read)",
+                                fn);
+            for (t = 0; t < DT_NUM_DTYPES; t++)
+                if (dt__npy_descr((dt_dtype)t) && strcmp(val, dt__npy_descr((dt_dtype)t)) == 0) found = t;
+            if (found < 0 && strcmp(val, "<u1") == 0) found = DT_U8; /* numpy itself writes '|u1' */
+            if (found < 0)
+                return dt__fail(DT_ERR_IO, "%s: descr '%s' is not supported (little-endian '<f4' '<f8' '<f2' '<i4' "
+                                "'<i8' '|u1' are)", fn, val);
+            r.dtype = (dt_dtype)found;
+        } else if (k == 1) {
+            if (dt__npy_word(s, n, i, "False")) { fortran = 0; i += 5; }
+            else if (dt__npy_word(s, n, i, "True")) { fortran = 1; i += 4; }
+            else return dt__fail(DT_ERR_IO, "%s: fortran_order is neither True nor False", fn);
+        } else {
+            int commas = 0;
+            if (i >= n || s[i] != '(') return dt__fail(DT_ERR_IO, "%s: shape is not a tuple", fn);
+            i = dt__npy_ws(s, n, i + 1);
+            while (i < n && s[i] != ')') {
+                int64_t v = 0;
+                if (r.ndim >= DT_MAX_DIMS)
+                    return dt__fail(DT_ERR_IO, "%s: shape has more than DT_MAX_DIMS = %d dims", fn, DT_MAX_DIMS);
+                if (s[i] < '0' || s[i] > '9')
+                    return dt__fail(DT_ERR_IO, "%s: shape[%d] is not a non-negative integer", fn, r.ndim);
+                while (i < n && s[i] >= '0' && s[i] <= '9') {
+                    int dg = s[i++] - '0';
+                    if (v > (INT64_MAX - dg) / 10)
+                        return dt__fail(DT_ERR_IO, "%s: shape[%d] overflows int64", fn, r.ndim);
+                    v = v * 10 + dg;
+                }
+                if (i < n && (s[i] == 'L' || s[i] == 'l')) i++; /* Python 2 longs */
+                r.shape[r.ndim++] = v;
+                i = dt__npy_ws(s, n, i);
+                if (i < n && s[i] == ',') { commas++; i = dt__npy_ws(s, n, i + 1); }
+                else if (i < n && s[i] != ')') return dt__fail(DT_ERR_IO, "%s: malformed shape tuple", fn);
+            }
+            if (i >= n) return dt__fail(DT_ERR_IO, "%s: shape tuple not closed", fn);
+            if (r.ndim == 1 && commas == 0) return dt__fail(DT_ERR_IO, "%s: shape (%lld) is not a tuple", fn,
+                                                            (long long)r.shape[0]);
+            i++;
+        }
+        i = dt__npy_ws(s, n, i);
+        if (i < n && s[i] == ',') i = dt__npy_ws(s, n, i + 1);
+        else if (i < n && s[i] != '}') return dt__fail(DT_ERR_IO, "%s: malformed header dict after '%s'", fn, key);
+    }
+    if (i >= n) return dt__fail(DT_ERR_IO, "%s: header dict not closed ('}' missing)", fn);
+    i = dt__npy_ws(s, n, i + 1);
+    if (i < n) return dt__fail(DT_ERR_IO, "%s: garbage after the header dict at byte %zu", fn, pre + i);
+    for (d = 0; d < 3; d++)
+        if (!seen[d])
+            return dt__fail(DT_ERR_IO, "%s: header has no '%s' key", fn, d == 0 ? "descr" : d == 1 ? "fortran_order"
+                                                                                        : "shape");
+    if (fortran)
+        return dt__fail(DT_ERR_IO, "%s: fortran_order is True; only C-order files are read (numpy: save "
+                        "np.ascontiguousarray(a))", fn);
+    bytes = dt_dtype_size(r.dtype);
+    for (d = 0; d < r.ndim; d++)
+        if ((uint64_t)r.shape[d] > (uint64_t)SIZE_MAX || !dt__mul_ok(bytes, (size_t)r.shape[d], &bytes) ||
+            bytes > (size_t)INT64_MAX)
+            return dt__fail(DT_ERR_IO, "%s: shape[0..%d] times %zu-byte %s overflows", fn, d,
+                            dt_dtype_size(r.dtype), dt_dtype_name(r.dtype));
+    r.data_offset = pre + hlen;
+    r.data_bytes = bytes;
+    *info = r;
+    return DT_OK;
+}
+
+/* the header of (t, ndim, shape): a new buffer of *len bytes, a multiple of 64 */
+static dt_status dt__npy_header(const char *fn, dt_dtype t, int ndim, const int64_t *shape, char **out,
+                                size_t *len) {
+    size_t cap = 128 + (size_t)ndim * 24, k, total, pre = 10, hl;
+    char *b = NULL, *dict;
+    int d;
+    dt_status st;
+    if ((st = dt__alloc(fn, cap + 64, (void **)&b))) return st;
+    dict = b + 12;
+    k = (size_t)snprintf(dict, cap - 12, "{'descr': '%s', 'fortran_order': False, 'shape': (", dt__npy_descr(t));
+    for (d = 0; d < ndim; d++)
+        k += (size_t)snprintf(dict + k, cap - 12 - k, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    k += (size_t)snprintf(dict + k, cap - 12 - k, "%s), }", ndim == 1 ? "," : "");
+    total = (pre + k + 1 + 63) / 64 * 64;
+    if (total - pre > 65535) { pre = 12; total = (pre + k + 1 + 63) / 64 * 64; }
+    hl = total - pre;
+    if (pre == 10) memmove(b + 10, dict, k); /* the dict right after the preamble */
+    memset(b + pre + k, ' ', hl - k - 1);
+    b[total - 1] = '\n';
+    memcpy(b, "\x93NUMPY", 6);
+    b[6] = (char)(pre == 10 ? 1 : 2);
+    b[7] = 0;
+    b[8] = (char)(hl & 0xff);
+    b[9] = (char)((hl >> 8) & 0xff);
+    if (pre == 12) { b[10] = (char)((hl >> 16) & 0xff); b[11] = (char)((hl >> 24) & 0xff); }
+    *out = b;
+    *len = total;
+    return DT_OK;
+}
+
+/* All members of c learn the outcome: the status of the lowest failing rank
+   and its message, the same on every rank. */
+static dt_status dt__io_agree(dt_comm *c, const char *fn, dt_status local) {
+    int64_t mine = local, *all = NULL;
+    int j, first = -1;
+    dt_status st;
+    char msg[sizeof dt__errbuf];
+    if (c->size == 1) return local;
+    if ((st = dt__alloc(fn, (size_t)c->size * sizeof(int64_t), (void **)&all))) return st;
+    if ((st = dt__comm_allgather_ctl(c, &mine, 1, all))) { DT_FREE(all); return st; }
+    for (j = 0; j < c->size && first < 0; j++)
+        if (all[j] != DT_OK) first = j;
+    st = first < 0 ? DT_OK : (dt_status)all[first];
+    DT_FREE(all);
+    if (first < 0) return DT_OK;
+    memcpy(msg, dt__errbuf, sizeof msg);
+    c->root->muted++;
+    local = dt__comm_broadcast(c, msg, sizeof msg, first);
+    c->root->muted--;
+    if (local) return local;
+    msg[sizeof msg - 1] = 0;
+    memcpy(dt__errbuf, msg, sizeof msg);
+    return st;
+}
+
+/* the temporary's suffix: differs between calls and processes, drawn on one rank */
+static uint64_t dt__io_token(void) {
+    static unsigned long calls = 0;
+    uint64_t h = 14695981039346656037ull;
+    time_t now = time(NULL);
+    clock_t ck = clock();
+    void *where = (void *)&h;
+    calls++;
+    h = dt__hash(h, &now, sizeof now);
+    h = dt__hash(h, &ck, sizeof ck);
+    h = dt__hash(h, &where, sizeof where);
+    return dt__hash(h, &calls, sizeof calls);
+}
+
+/* is mesh coordinate `coord` the one writer of its box? (coordinate 0 on
+   every Replicate mesh dim) */
+static int dt__io_writer(const dt_mesh *m, const dt_placement *pl, const int *coord) {
+    int i;
+    for (i = 0; i < m->ndim; i++)
+        if (pl[i].kind == DT_REPLICATE && coord[i] != 0) return 0;
+    return 1;
+}
+
+#ifndef DTENSOR_NO_MPI
+/* Each contiguous run of the box `b` of a C-order global array (shape gs,
+   element size es, starting at file byte `base`) against the row-major local
+   buffer `data`: read (rd) or written with MPI_File_*_at, in pieces of at
+   most 1 GiB (MPI counts are ints). */
+static dt_status dt__io_mpi_runs(const char *fn, MPI_File fh, int rd, int ndim, const int64_t *gs, const dt__box *b,
+                                 size_t es, char *data, uint64_t base) {
+    int64_t idx[DT_MAX_DIMS], one = 1;
+    uint64_t gstr[DT_MAX_DIMS], off;
+    dt__box b0;
+    size_t run;
+    int k, j;
+    if (dt__box_numel(ndim, b) == 0) return DT_OK;
+    if (ndim == 0) { /* a 0-d tensor: one element, as a [1] box of a [1] array */
+        b0.lo[0] = 0;
+        b0.ext[0] = 1;
+        b = &b0;
+        gs = &one;
+        ndim = 1;
+    }
+    k = ndim - 1;
+    gstr[ndim - 1] = es;
+    for (j = ndim - 2; j >= 0; j--) gstr[j] = gstr[j + 1] * (uint64_t)gs[j + 1];
+    run = (size_t)b->ext[k];
+    while (k > 0 && b->ext[k] == gs[k]) { k--; run *= (size_t)b->ext[k]; }
+    run *= es;
+    for (j = 0; j < ndim; j++) idx[j] = 0;
+    for (;;) {
+        size_t done = 0;
+        off = base;
+        for (j = 0; j < ndim; j++) off += (uint64_t)(b->lo[j] + (j < k ? idx[j] : 0)) * gstr[j];
+        while (done < run) {
+            size_t piece = run - done < ((size_t)1 << 30) ? run - done : ((size_t)1 << 30);
+            MPI_Status status;
+            int rc, got = 0;
+            rc = rd ? MPI_File_read_at(fh, (MPI_Offset)(off + done), data + done, (int)piece, MPI_BYTE, &status)
+                    : MPI_File_write_at(fh, (MPI_Offset)(off + done), data + done, (int)piece, MPI_BYTE, &status);
+            if (rc == MPI_SUCCESS) MPI_Get_count(&status, MPI_BYTE, &got);
+            if (rc != MPI_SUCCESS || got != (int)piece) {
+                char msg[MPI_MAX_ERROR_STRING];
+                int ml = 0;
+                msg[0] = 0;
+                if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &ml);
+                return dt__fail(DT_ERR_IO, "%s: MPI_File_%s_at(offset %llu, %zu bytes) %s %s", fn,
+                                rd ? "read" : "write", (unsigned long long)(off + done), piece,
+                                rc != MPI_SUCCESS ? "failed:" : "moved fewer bytes", msg);
+            }
+            done += piece;
+        }
+        data += run;
+        for (j = k - 1; j >= 0; j--) {
+            if (++idx[j] < b->ext[j]) break;
+            idx[j] = 0;
+        }
+        if (j < 0) return DT_OK;
+    }
+}
+
+static dt_status dt__io_mpi_fail(const char *fn, int rc, const char *what, const char *path) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    msg[0] = 0;
+    MPI_Error_string(rc, msg, &len);
+    return dt__fail(DT_ERR_IO, "%s: %s('%s') failed: %s", fn, what, path, msg);
+}
+
+/* collective over mc: write header (mesh rank 0) and this rank's box (if it
+   is a writer: b non-NULL) into a file of `total` bytes at `tmp` */
+static dt_status dt__io_mpi_write(const char *fn, MPI_Comm mc, const char *tmp, int root, const char *hdr,
+                                  size_t hlen, uint64_t total, int ndim, const int64_t *gs, const dt__box *b,
+                                  size_t es, char *data) {
+    MPI_File fh;
+    dt_status st = DT_OK;
+    int rc = MPI_File_open(mc, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    if (rc != MPI_SUCCESS) return dt__io_mpi_fail(fn, rc, "MPI_File_open", tmp);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    if ((rc = MPI_File_set_size(fh, (MPI_Offset)total)) != MPI_SUCCESS)
+        st = dt__io_mpi_fail(fn, rc, "MPI_File_set_size", tmp);
+    if (!st && root) {
+        dt__box hb;
+        int64_t one = (int64_t)hlen;
+        hb.lo[0] = 0;
+        hb.ext[0] = one;
+        st = dt__io_mpi_runs(fn, fh, 0, 1, &one, &hb, 1, (char *)hdr, 0);
+    }
+    if (!st && b) st = dt__io_mpi_runs(fn, fh, 0, ndim, gs, b, es, data, hlen);
+    if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && !st) st = dt__io_mpi_fail(fn, rc, "MPI_File_close", tmp);
+    return st;
+}
+#endif
+
+/* stdio: write header + the full data to `path` */
+static dt_status dt__io_stdio_write(const char *fn, const char *path, const char *hdr, size_t hlen, const void *data,
+                                    size_t bytes) {
+    FILE *f = fopen(path, "wb");
+    int ok;
+    if (!f) return dt__fail(DT_ERR_IO, "%s: cannot create '%s': %s", fn, path, strerror(errno));
+    ok = fwrite(hdr, 1, hlen, f) == hlen && (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
+    ok = fflush(f) == 0 && ok;
+    ok = fclose(f) == 0 && ok;
+    if (!ok) return dt__fail(DT_ERR_IO, "%s: writing %zu bytes to '%s' failed: %s", fn, hlen + bytes, path,
+                             strerror(errno));
+    return DT_OK;
+}
+
+DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path) {
+    const char *fn = "dt_tensor_save_npy";
+    dt_mesh *m;
+    dt_tensor *red = NULL;
+    const dt_tensor *src;
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    char *hdr = NULL, *tmp = NULL, *full = NULL;
+    size_t hlen = 0, es, total_data = 1;
+    uint64_t tok = 0;
+    int i, partial = 0, writer;
+    dt_status st = DT_OK, st2;
+#ifndef DTENSOR_NO_MPI
+    MPI_Comm mc;
+#endif
+    if ((st = dt__check_tensor(fn, t))) return st;
+    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    m = t->mesh;
+    if (m->rank < 0) return DT_OK;
+    if (!dt__npy_descr(t->desc.dtype))
+        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: %s has no numpy dtype; dt_cast it (e.g. to f32, exact) before saving",
+                      fn, dt_dtype_name(t->desc.dtype));
+    if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(dt__desc_hash(&t->desc), path, strlen(path))))) return st;
+    es = dt_dtype_size(t->desc.dtype);
+    for (i = 0; i < t->desc.ndim; i++) total_data *= (size_t)t->desc.shape[i];
+    total_data *= es;
+    memset(pl, 0, sizeof pl);
+    for (i = 0; i < m->ndim; i++) {
+        pl[i] = t->desc.placements[i];
+        if (pl[i].kind == DT_PARTIAL) { pl[i] = dt_replicate(); partial = 1; }
+    }
+    src = t;
+    if (partial) { /* the global value: reduce the Partial mesh dims */
+        st = dt_tensor_redistribute(t, pl, &red);
+        if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(red); return st; }
+        src = red;
+    }
+    writer = dt__io_writer(m, pl, m->coord);
+    st = dt__npy_header(fn, t->desc.dtype, t->desc.ndim, t->desc.shape, &hdr, &hlen);
+    if (!st) st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
+    if ((st = dt__io_agree(m->comm, fn, st))) goto out;
+    if (m->rank == 0) tok = dt__io_token();
+    m->root->muted++;
+    st = dt__comm_broadcast(m->comm, &tok, sizeof tok, 0);
+    m->root->muted--;
+    if (st) goto out;
+    sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
+#ifndef DTENSOR_NO_MPI
+    if (dt__comm_mpi_handle(m->comm, &mc)) {
+        st = dt__io_mpi_write(fn, mc, tmp, m->rank == 0, hdr, hlen, (uint64_t)hlen + total_data, t->desc.ndim,
+                              t->desc.shape, writer ? &src->box : NULL, es, (char *)src->data);
+    } else
+#endif
+    {
+        /* gather the writers' boxes to mesh rank 0, which writes with stdio */
+        dt__ctx x;
+        dt__array in, outa;
+        dt__box *send = NULL, *recv = NULL;
+        int j, c[DT_MAX_MESH_DIMS];
+        if (m->rank == 0) st = dt__alloc(fn, total_data, (void **)&full);
+        if (!st) st = dt__boxes(m->size, &send, &recv);
+        if ((st = dt__io_agree(m->comm, fn, st))) { DT_FREE(send); goto out; }
+        dt__ctx_of(src, &x);
+        in.data = (char *)src->data;
+        in.ndim = x.ndim;
+        in.es = es;
+        in.box = src->box;
+        outa.data = full;
+        outa.ndim = x.ndim;
+        outa.es = es;
+        for (i = 0; i < x.ndim; i++) { outa.box.lo[i] = 0; outa.box.ext[i] = t->desc.shape[i]; }
+        for (j = 0; j < m->size; j++) {
+            dt__mesh_coord_of(m, j, c);
+            if (j == 0 && writer) send[j] = src->box;
+            else dt__box_empty(x.ndim, &send[j]);
+            if (m->rank == 0 && dt__io_writer(m, pl, c)) dt__box_at(&x, pl, c, &recv[j]);
+            else dt__box_empty(x.ndim, &recv[j]);
+        }
+        st = dt__exchange(m, m->comm, &in, &outa, send, recv, 0, total_data);
+        DT_FREE(send);
+        if (!st && m->rank == 0) st = dt__io_stdio_write(fn, tmp, hdr, hlen, full, total_data);
+    }
+    st = dt__io_agree(m->comm, fn, st);
+    if (!st && m->rank == 0 && rename(tmp, path) != 0)
+        st = dt__fail(DT_ERR_IO, "%s: renaming '%s' to '%s' failed: %s", fn, tmp, path, strerror(errno));
+    st2 = dt__io_agree(m->comm, fn, st);
+    if (st2 && m->rank == 0) remove(tmp); /* failed: no temporary left behind */
+    st = st2;
+out:
+    DT_FREE(full);
+    DT_FREE(tmp);
+    DT_FREE(hdr);
+    dt_tensor_destroy(red);
+    return st;
+}
+
+/* stdio: open `path`, parse its header, check its size. With data != NULL
+   (info known), read the data into it instead. */
+static dt_status dt__io_read_header(const char *fn, const char *path, dt__npy_info *info) {
+    FILE *f = fopen(path, "rb");
+    unsigned char pre[12];
+    char *buf = NULL;
+    size_t got, need = 0;
+    long size;
+    dt_status st;
+    if (!f) return dt__fail(DT_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return dt__fail(DT_ERR_IO, "%s: cannot seek in '%s': %s", fn, path, strerror(errno));
+    }
+    got = fread(pre, 1, sizeof pre, f);
+    if (got >= 10 && memcmp(pre, "\x93NUMPY", 6) == 0) {
+        size_t hl = (size_t)pre[8] | (size_t)pre[9] << 8;
+        if (pre[6] == 1) need = 10 + hl;
+        else if (got >= 12) need = 12 + (hl | (size_t)pre[10] << 16 | (size_t)pre[11] << 24);
+    }
+    if (need > (size_t)size) need = (size_t)size; /* the parser reports the truncation */
+    if (need > DT__NPY_MAX_HEADER + 12) need = DT__NPY_MAX_HEADER + 12;
+    if (need <= got) {
+        st = dt__npy_parse_header((const char *)pre, got, info);
+    } else if (!(st = dt__alloc(fn, need, (void **)&buf))) {
+        memcpy(buf, pre, got);
+        if (fread(buf + got, 1, need - got, f) != need - got)
+            st = dt__fail(DT_ERR_IO, "%s: reading the header of '%s' failed", fn, path);
+        else
+            st = dt__npy_parse_header(buf, need, info);
+        DT_FREE(buf);
+    }
+    fclose(f);
+    if (st) { /* name the file */
+        char why[sizeof dt__errbuf];
+        size_t k = strlen(fn) + 2;
+        memcpy(why, dt__errbuf, sizeof why);
+        return dt__fail(st, "%s: '%s': %s", fn, path, strncmp(why, fn, k - 2) == 0 ? why + k : why);
+    }
+    if ((uint64_t)size != (uint64_t)info->data_offset + info->data_bytes)
+        return dt__fail(DT_ERR_IO, "%s: '%s' is %lld bytes, but its header (%s, %d dims) needs %zu + %zu = %llu "
+                        "(truncated or trailing bytes)", fn, path, (long long)size, dt_dtype_name(info->dtype),
+                        info->ndim, info->data_offset, info->data_bytes,
+                        (unsigned long long)((uint64_t)info->data_offset + info->data_bytes));
+    return DT_OK;
+}
+
+/* stdio: the data of an already checked file */
+static dt_status dt__io_read_data(const char *fn, const char *path, const dt__npy_info *info, void *data) {
+    FILE *f = fopen(path, "rb");
+    int ok;
+    if (!f) return dt__fail(DT_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
+    ok = info->data_offset <= (size_t)LONG_MAX && fseek(f, (long)info->data_offset, SEEK_SET) == 0 &&
+         (info->data_bytes == 0 || fread(data, 1, info->data_bytes, f) == info->data_bytes);
+    fclose(f);
+    if (!ok) return dt__fail(DT_ERR_IO, "%s: reading %zu data bytes of '%s' failed", fn, info->data_bytes, path);
+    return DT_OK;
+}
+
+DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out) {
+    const char *fn = "dt_tensor_load_npy";
+    dt__npy_info info;
+    dt_tensor_desc d, norm;
+    dt_tensor *t = NULL;
+    dt_status st = DT_OK;
+    int i;
+#ifndef DTENSOR_NO_MPI
+    MPI_Comm mc;
+#endif
+    if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    if (!placements) return dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    memset(&info, 0, sizeof info);
+    if (m->rank <= 0) st = dt__io_read_header(fn, path, &info);
+    if (m->rank >= 0 && m->comm->size > 1) { /* rank 0's verdict, fields and message to all */
+        int64_t v[4 + DT_MAX_DIMS];
+        char msg[sizeof dt__errbuf];
+        dt_status bs;
+        v[0] = st;
+        v[1] = info.dtype;
+        v[2] = info.ndim;
+        v[3] = (int64_t)info.data_offset;
+        for (i = 0; i < DT_MAX_DIMS; i++) v[4 + i] = info.shape[i];
+        memcpy(msg, dt__errbuf, sizeof msg);
+        m->root->muted++;
+        bs = dt__comm_broadcast(m->comm, v, sizeof v, 0);
+        if (!bs) bs = dt__comm_broadcast(m->comm, msg, sizeof msg, 0);
+        m->root->muted--;
+        if (bs) return bs;
+        st = (dt_status)v[0];
+        msg[sizeof msg - 1] = 0;
+        if (st) { memcpy(dt__errbuf, msg, sizeof msg); return st; }
+        info.dtype = (dt_dtype)v[1];
+        info.ndim = (int)v[2];
+        info.data_offset = (size_t)v[3];
+        for (i = 0; i < DT_MAX_DIMS; i++) info.shape[i] = v[4 + i];
+        info.data_bytes = dt_dtype_size(info.dtype);
+        for (i = 0; i < info.ndim; i++) info.data_bytes *= (size_t)info.shape[i];
+    }
+    if (st) return st;
+    memset(&d, 0, sizeof d);
+    d.dtype = info.dtype;
+    d.ndim = info.ndim;
+    memcpy(d.shape, info.shape, sizeof d.shape);
+    for (i = 0; i < m->ndim; i++) d.placements[i] = placements[i];
+    st = dt__check_desc(fn, m, &d, &norm);
+    if (!st && *out) st = dt__check_out(fn, *out, m, &norm);
+    if (m->rank < 0) { /* outside the mesh: an empty tensor, no I/O */
+        if (st || *out) return st;
+        if ((st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) return st;
+        *out = t;
+        return DT_OK;
+    }
+    if ((st = dt__io_agree(m->comm, fn, st))) return st;
+#ifndef DTENSOR_NO_MPI
+    if (dt__comm_mpi_handle(m->comm, &mc)) { /* each rank reads its own box */
+        MPI_File fh;
+        int rc;
+        dt__box box;
+        size_t bytes;
+        void *dst = NULL;
+        dt__tensor_box(m, &norm, m->coord, &box); /* Partial does not change the box */
+        bytes = dt__box_numel(norm.ndim, &box) * dt_dtype_size(norm.dtype);
+        if (*out) st = dt__scratch(m, DT__SCRATCH_TMP, bytes, &dst);
+        else if (!(st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) dst = t->data;
+        if ((st = dt__io_agree(m->comm, fn, st))) return st;
+        rc = MPI_File_open(mc, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+        if (rc != MPI_SUCCESS) {
+            st = dt__io_mpi_fail(fn, rc, "MPI_File_open", path);
+        } else {
+            MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+            st = dt__io_mpi_runs(fn, fh, 1, norm.ndim, norm.shape, &box, dt_dtype_size(norm.dtype), (char *)dst,
+                                 info.data_offset);
+            if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && !st) st = dt__io_mpi_fail(fn, rc, "MPI_File_close", path);
+        }
+        if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
+        for (i = 0; i < m->ndim; i++) dt__to_partial(m, i, norm.placements[i], dst, bytes);
+        if (*out) { if (bytes) memcpy((*out)->data, dst, bytes); }
+        else *out = t;
+        return DT_OK;
+    }
+#endif
+    { /* mesh rank 0 reads it all and scatters it */
+        char *full = NULL;
+        if (m->rank == 0 && !(st = dt__alloc(fn, info.data_bytes, (void **)&full)))
+            st = dt__io_read_data(fn, path, &info, full);
+        if ((st = dt__io_agree(m->comm, fn, st))) { DT_FREE(full); return st; }
+        st = dt_tensor_distribute(m, &norm, full, 0, &t);
+        DT_FREE(full);
+        if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
+        if (*out) {
+            if (t->bytes) memcpy((*out)->data, t->data, t->bytes);
+            dt_tensor_destroy(t);
+        } else {
+            *out = t;
+        }
+        return DT_OK;
+    }
 }
 
 /* >>debug -----------------------------------------------------------------
