@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""tests/npy_check.py PATH DTYPE -- load a file dt_tensor_save_npy wrote with
+numpy.load and compare it with the tests' closed form dtt_val (tests/dt_test.h)
+of the global row-major index. Exit 0 if equal. Called by test_io on rank 0
+only when `python3 -c 'import numpy'` works."""
+import sys
+import numpy as np
+
+path, dt = sys.argv[1], sys.argv[2]
+a = np.load(path, allow_pickle=False)
+want_dtype = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "i32": "<i4", "i64": "<i8", "u8": "|u1"}[dt]
+if a.dtype != np.dtype(want_dtype):
+    sys.exit("dtype %s, want %s" % (a.dtype, want_dtype))
+if not a.flags.c_contiguous:
+    sys.exit("not C order")
+g = np.arange(a.size, dtype=np.uint64)
+M = 2**64
+def val(u):
+    u = int(u)
+    if dt in ("f16",):
+        return ((u * 7 + 3) % 61) - 30
+    if dt == "u8":
+        return (u * 7 + 3) % 251
+    if dt == "f32":
+        return (((u * 40503 + 11) % 2097143) - 1048571) / 4.0
+    if dt == "i32":
+        return ((u * 2654435761 + 17) % 2000000011) - 1000000005
+    return None
+flat = a.reshape(-1)
+if dt in ("f64", "i64"):
+    print("npy_check: %s %s shape %s loaded (values of %s not recomputed here)" % (path, dt, a.shape, dt))
+    sys.exit(0)
+bad = [i for i in range(flat.size) if flat[i] != val(i)]
+if bad:
+    i = bad[0]
+    sys.exit("%s: element %d is %r, want %r (%d bad)" % (path, i, flat[i], val(i), len(bad)))
+print("npy_check: %s %s shape %s OK" % (path, dt, a.shape))
