@@ -202,7 +202,7 @@ static void test_round_trips(void)
             rot++;
             /* [S0, S(last)] on 2-D -> [S(last)] (or R) on 1-D */
             if (nd > 0) { pa[0] = dt_shard(0); pa[1] = dt_shard(nd - 1); pb[0] = dt_shard(nd - 1); }
-            round_trip(&m2, pa, &m1, pb, t, nd, shapes[s], ti == 0 && s < 3);
+            round_trip(&m2, pa, &m1, pb, t, nd, shapes[s], (ti == 0 && s < 3) || s == 2 || s == 3);
             /* [S0] on 1-D -> [R, S0] (replicated writers / readers) and [S(last), S(last)] */
             memset(pa, 0, sizeof pa);
             memset(pb, 0, sizeof pb);
