@@ -34,6 +34,7 @@ static void count_free(void *p)
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "dt_test.h"
+#include <time.h>
 
 #ifndef DTENSOR_NO_MPI
 #error "test_nompi.c is built with -DDTENSOR_NO_MPI"
@@ -239,6 +240,21 @@ static int alloc_scenario(void)
     return failed;
 }
 
+/* rewrite path with its first n bytes only (stdio: C99 has no truncate) */
+static int truncate_file(const char *path, long n)
+{
+    FILE *f = fopen(path, "rb");
+    char *b;
+    int ok;
+    if (!f) return 0;
+    b = (char *)malloc((size_t)n + 1);
+    ok = b && fread(b, 1, (size_t)n, f) == (size_t)n;
+    fclose(f);
+    if (ok && (f = fopen(path, "wb")) != NULL) { ok = fwrite(b, 1, (size_t)n, f) == (size_t)n; fclose(f); }
+    free(b);
+    return ok;
+}
+
 static void test_allocator(void)
 {
     long total, k;
@@ -261,6 +277,54 @@ static void test_allocator(void)
     g_fail_at = -1;
 }
 
+/* .npy checkpoints without MPI (stdio): a round trip, a truncated file and a
+   missing directory (DT_ERR_IO), nothing leaked (the counting allocator) */
+static void test_npy(dt_comm *c)
+{
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    dt_tensor_desc d;
+    dt_tensor *x = NULL, *y = NULL;
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    char path[256], bad[300];
+    const char *base = getenv("TMPDIR");
+    int64_t lo[2] = { 0, 0 };
+    FILE *f;
+    long sz = -1;
+    dtt_ctx("npy");
+    snprintf(path, sizeof path, "%s/dt_test_nompi.%lu.npy", base && base[0] ? base : "/tmp",
+             (unsigned long)time(NULL) ^ (unsigned long)clock());
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = 1;
+    CHECK_OK(dt_mesh_create(c, &md, &m));
+    if (!m) return;
+    memset(&d, 0, sizeof d);
+    memset(pl, 0, sizeof pl);
+    d.dtype = DT_F32;
+    d.ndim = 2;
+    d.shape[0] = 3;
+    d.shape[1] = 5;
+    CHECK_OK(dt_tensor_empty(m, &d, &x));
+    if (x) dtt_fill_box(DT_F32, 2, d.shape, d.shape, lo, dt_tensor_data(x));
+    CHECK_OK(dt_tensor_save_npy(x, path));
+    CHECK_OK(dt_tensor_load_npy(m, path, pl, &y));
+    if (y) dtt_check_box(DT_F32, 2, d.shape, d.shape, lo, dt_tensor_data(y), "npy round trip");
+    dt_tensor_destroy(y);
+    y = NULL;
+    if ((f = fopen(path, "rb")) != NULL) { fseek(f, 0, SEEK_END); sz = ftell(f); fclose(f); }
+    CHECK(sz == 128 + 15 * 4, "file is %ld bytes", sz);
+    if (sz > 0 && truncate_file(path, sz - 1)) {
+        CHECK_ST(dt_tensor_load_npy(m, path, pl, &y), DT_ERR_IO);
+        CHECK(y == NULL && strstr(dt_last_error(), "bytes") != NULL, "%s", dt_last_error());
+    }
+    snprintf(bad, sizeof bad, "%s.no_such_dir/x.npy", path);
+    CHECK_ST(dt_tensor_save_npy(x, bad), DT_ERR_IO);
+    remove(path);
+    dt_tensor_destroy(x);
+    dt_mesh_destroy(m);
+}
+
 int main(int argc, char **argv)
 {
     dt_comm *c = NULL;
@@ -270,6 +334,7 @@ int main(int argc, char **argv)
     if (c) {
         for (nd = 1; nd <= 3; nd++) sweep(c, nd);
         misc(c);
+        test_npy(c);
         dt_comm_destroy(c);
     }
     CHECK(g_live == 0, "%ld blocks leaked over the whole test", g_live);
