@@ -39,7 +39,7 @@ BUILD   = build/$(MPI)
 WARN    = -Wall -Wextra -pedantic
 STRICT  = -Wall -Wextra -Werror -pedantic
 DEPS_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev libblis-dev valgrind \
-            libscalapack-mpich-dev libscalapack-openmpi-dev librandom123-dev
+            libscalapack-mpich-dev libscalapack-openmpi-dev librandom123-dev python3-numpy
 # ScaLAPACK for bench/matmul.c, built for the same MPI as the bench
 SCALAPACK = -lscalapack-$(MPI)
 # one core per rank: BLIS (Debian installs its OpenMP build first) and OpenMP single-threaded

@@ -39,6 +39,7 @@
 static dt_comm *g_comm = NULL;
 static char g_dir[256];
 static int g_numpy = 0;
+static const char *g_python = "python3"; /* the interpreter that imports numpy */
 
 static const dt_dtype k_types[] = { DT_F32, DT_F64, DT_F16, DT_I32, DT_I64, DT_U8 };
 #define NTYPES ((int)(sizeof k_types / sizeof k_types[0]))
@@ -136,7 +137,7 @@ static void run_numpy(const char *path, dt_dtype t)
     char cmd[1024];
     int rc;
     if (!g_numpy || dtt_rank != 0) return;
-    snprintf(cmd, sizeof cmd, "python3 tests/npy_check.py '%s' %s", path, dtt_dtname(t));
+    snprintf(cmd, sizeof cmd, "%s tests/npy_check.py '%s' %s", g_python, path, dtt_dtname(t));
     rc = system(cmd);
     CHECK(rc == 0, "numpy check failed (%d): %s", rc, cmd);
 }
@@ -624,7 +625,16 @@ int main(int argc, char **argv)
         MPI_Bcast(&id, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
         snprintf(g_dir, sizeof g_dir, "%s/dt_test_io.%lu", base && base[0] ? base : "/tmp", id);
         if (dtt_rank == 0) CHECK(mkdir(g_dir, 0755) == 0, "cannot make %s", g_dir);
-        g_numpy = dtt_rank == 0 && system("python3 -c 'import numpy' >/dev/null 2>&1") == 0;
+        /* the first Python that has numpy: PATH's (maybe a pyenv one), then Debian's python3-numpy */
+        if (dtt_rank == 0) {
+            static const char *const pys[2] = { "python3", "/usr/bin/python3" };
+            char probe[128];
+            int k;
+            for (k = 0; k < 2 && !g_numpy; k++) {
+                snprintf(probe, sizeof probe, "%s -c 'import numpy' >/dev/null 2>&1", pys[k]);
+                if (system(probe) == 0) { g_numpy = 1; g_python = pys[k]; }
+            }
+        }
         MPI_Bcast(&g_numpy, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (dtt_rank == 0 && !g_numpy) fprintf(stderr, "test_io: numpy not importable, numpy.load check skipped\n");
         barrier();
