@@ -181,6 +181,14 @@ typedef struct dt_comm_stats {
     uint64_t bytes_recv;  /* payload bytes this rank received from other ranks  */
 } dt_comm_stats;
 
+/* one message of dt_comm_desc.start */
+typedef struct dt_message {
+    void *buf;      /* send: the bytes to send; receive: where they land        */
+    size_t bytes;
+    int peer;       /* the other rank (in the comm the callback belongs to)     */
+    int send;       /* 1: send to peer; 0: receive from peer                    */
+} dt_message;
+
 /* A pluggable collective backend (miniaudio's backend callbacks are the
    model). Only `sendrecv` is required: every other callback may be NULL, or
    return DT_ERR_UNSUPPORTED for a call it does not take, and the library then
@@ -227,7 +235,16 @@ typedef struct dt_comm_desc {
     /* the op planner's cost model (>>propagate): seconds per message and per
        byte moved; 0 = default (5e-6 s, 2e-10 s/B: 5 GB/s) */
     double alpha, beta;
+    /* split-phase point-to-point (halo exchanges): start the `n` messages
+       in `msgs` (at most one send and one receive per peer; a zero-byte
+       message is never passed) and return a handle in *request that `wait`
+       completes (and frees). Optional, both or neither: without them the
+       library runs the messages over sendrecv, in rounds that cannot
+       deadlock, inside the start call (so no overlap). */
+    dt_status (*start)(void *user, int n, const dt_message *msgs, void **request);
+    dt_status (*wait)(void *user, void *request);
 } dt_comm_desc;
+
 
 typedef struct dt_comm dt_comm;
 typedef struct dt_mesh dt_mesh;
@@ -518,6 +535,110 @@ DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi);
    1/(1-p); *mask (may be NULL: not wanted) gets the U8 keep mask (1 kept)
    with x's spec. *out may be x (in place); both follow the *out rules. */
 DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask);
+
+/* ---- halos, stencils and convolution -------------------------------------
+   A tensor can carry ghost cells (PETSc DMDA's ghost points): a second
+   local buffer, owned by the tensor, holding this rank's box widened by
+   width[d] cells on both sides of every tensor dim d, row-major. Ops keep
+   working on the interior (dt_tensor_data, contiguous as always; PETSc's
+   "global vector"); the ghosted block (dt_tensor_ghosted_data) is the
+   "local vector" a stencil reads. dt_halo_exchange copies the interior into
+   the ghosted block and fills its ghost cells:
+   - from whichever ranks hold those global indices: the neighbouring shards
+     along sharded dims, or shards further away when a neighbour is narrower
+     than the halo or empty (any mesh: several mesh dims, several mesh dims
+     sharding one tensor dim, uneven shards; replicas along Replicate mesh
+     dims exchange among themselves, each replica group alone);
+   - from this rank's own data along dims that are not sharded;
+   - past the global edges [0, n) by the dim's boundary rule (below).
+   Corner ghosts (outside the box along two or more dims) are filled only
+   with `corners` (a box stencil); a star stencil needs faces only and
+   talks to fewer ranks (no diagonal neighbours).
+   Partial tensors are refused (their values are not yet the global value).
+   Cost: one message per neighbour per exchange (all ghost pieces to one
+   rank packed together), plus a copy of the interior. */
+typedef enum dt_boundary {
+    DT_BOUNDARY_CONSTANT = 0, /* ghosts past the edge get `fill` (0: zero padding) */
+    DT_BOUNDARY_PERIODIC,     /* they wrap around: index mod n (width <= n)        */
+    DT_BOUNDARY_NONE          /* left as they are: the caller writes them (Dirichlet) */
+} dt_boundary;
+
+typedef struct dt_halo_desc {
+    int64_t width[DT_MAX_DIMS];      /* ghost cells on each side of tensor dim d (0: none);
+                                        entries past the tensor's ndim must be 0      */
+    uint8_t boundary[DT_MAX_DIMS];   /* dt_boundary per tensor dim (0: CONSTANT)      */
+    double fill;                     /* the CONSTANT value (0 = zero padding)          */
+    int corners;                     /* 1: fill corner ghosts too (box stencil)        */
+} dt_halo_desc;
+
+/* collective over t's mesh, which checks that every rank passed the same
+   desc (DT_ERR_MISMATCH otherwise). Gives t a ghosted block (zeroed) and
+   plans its exchange once: who sends which pieces to whom, the pack buffers;
+   an exchange then allocates nothing. desc NULL removes the halo. Calling it
+   again replaces the halo. Ranks outside the mesh return DT_OK. */
+DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc);
+/* the ghosted block (NULL without a halo); ghosted_shape (may be NULL) gets
+   local_shape[d] + 2*width[d]. Interior element i sits at index i + width. */
+DT_API void     *dt_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape);
+/* collective: interior -> ghosted block, then fill the ghosts */
+DT_API dt_status dt_halo_exchange(dt_tensor *t);
+/* split phase: _begin copies the interior into the ghosted block, fills the
+   boundary and local ghosts, packs and posts the messages (with a backend
+   that has start/wait, e.g. MPI's Isend/Irecv); compute on cells whose
+   stencil stays inside the interior, then _end waits and unpacks. Between
+   the two the tensor's interior may change (it has been copied); the ghosted
+   block must not be written. */
+DT_API dt_status dt_halo_exchange_begin(dt_tensor *t);
+DT_API dt_status dt_halo_exchange_end(dt_tensor *t);
+
+/* A stencil callback gets a part of the local interior to compute: cells
+   lo[d] <= i[d] < lo[d] + ext[d] (local interior coordinates). It reads the
+   ghosted input (interior cell i at in + sum((i[d] + width[d]) * in_stride[d])
+   elements of `dtype`, so neighbour i[d] - width[d] .. i[d] + width[d] is
+   there) and writes out + sum(i[d] * out_stride[d]). */
+typedef struct dt_stencil_block {
+    dt_dtype dtype;
+    int ndim;
+    const void *in;                  /* the ghosted block                         */
+    void *out;                       /* the output's interior                     */
+    int64_t in_stride[DT_MAX_DIMS];  /* elements                                  */
+    int64_t out_stride[DT_MAX_DIMS]; /* elements                                  */
+    int64_t width[DT_MAX_DIMS];      /* the halo widths                           */
+    int64_t lo[DT_MAX_DIMS];         /* the cells to compute (local interior coords) */
+    int64_t ext[DT_MAX_DIMS];
+    int64_t local_shape[DT_MAX_DIMS]; /* the whole interior                       */
+    int64_t offset[DT_MAX_DIMS];     /* global index of interior cell 0           */
+    const int64_t *global_shape;
+} dt_stencil_block;
+typedef void (*dt_stencil_fn)(const dt_stencil_block *b, void *user);
+
+/* out = fn over x's ghosted block, with communication overlapped: x's halo
+   exchange is begun, fn runs on the cells more than `width` from every face
+   (they need no ghosts), the exchange ends, fn runs on the rim (at most 2 per
+   dim). x needs a halo (dt_tensor_set_halo); out gets x's spec (*out as for
+   ops; it must not be x). Collective. */
+DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out);
+
+/* Convolution (PyTorch's conv1d/2d/3d: cross-correlation, stride 1, no
+   groups): x [N, C_in, S...] (1, 2 or 3 spatial dims S), w [C_out, C_in,
+   K...], bias [C_out] or NULL; out [N, C_out, O...] with
+   O = S + 2*padding - dilation*(K-1) (>= 1). F32 and F64. x may be sharded
+   along the batch and spatial dims: the spatial shards exchange exactly the
+   halo the kernel needs (zero padding at the global edges) and each rank
+   computes its own output box, with local GEMMs (BLIS) per kernel tap; a
+   channel-sharded x is brought to Replicate on that mesh dim first. w and
+   bias are brought to Replicate. out has x's placements. Equal to the serial
+   convolution up to the summation order. */
+typedef struct dt_conv_desc {
+    int64_t padding[3];   /* zeros added on both sides of spatial dim i (0: none) */
+    int64_t dilation[3];  /* spacing of kernel taps (0 means 1)                   */
+} dt_conv_desc;
+DT_API dt_status dt_conv1d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
+                           const dt_conv_desc *desc, dt_tensor **out);
+DT_API dt_status dt_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
+                           const dt_conv_desc *desc, dt_tensor **out);
+DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
+                           const dt_conv_desc *desc, dt_tensor **out);
 
 /* ---- checkpoints: numpy .npy files ----------------------------------------
    One .npy file (numpy format 1.0; 2.0 only if the header outgrows 64 KiB)
@@ -1447,6 +1568,9 @@ DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out) {
     if (desc->size > 1 && !desc->sendrecv)
         return dt__fail(DT_ERR_ARG, "dt_comm_custom: desc->sendrecv is NULL (required when size %d > 1)",
                         desc->size);
+    if (!desc->start != !desc->wait)
+        return dt__fail(DT_ERR_ARG, "dt_comm_custom: desc->%s is set but desc->%s is NULL (both or neither)",
+                        desc->start ? "start" : "wait", desc->start ? "wait" : "start");
     return dt__comm_make("dt_comm_custom", desc, 0, out);
 }
 
@@ -1635,6 +1759,54 @@ static dt_status dt__mpi_broadcast(void *user, void *buf, size_t bytes, int root
     return DT_OK;
 }
 
+/* (MPI_Wait one by one: GCC 12 misreads MPICH's access attribute on
+   MPI_Waitall's MPI_STATUSES_IGNORE as a zero-size array) */
+static dt_status dt__mpi_wait(void *user, void *request) {
+    MPI_Request *rq = (MPI_Request *)request;
+    int rc = MPI_SUCCESS, n;
+    (void)user;
+    for (n = 0; rq[n] != MPI_REQUEST_NULL; n++) {
+        int r = MPI_Wait(&rq[n], MPI_STATUS_IGNORE);
+        if (r != MPI_SUCCESS && rc == MPI_SUCCESS) rc = r;
+    }
+    DT_FREE(rq);
+    return dt__mpi_check(rc, "MPI_Wait");
+}
+
+/* start/wait: Irecv/Isend, each message in pieces of at most INT_MAX bytes
+   (both ends cut alike: they agree on the size), all completed by Waitall */
+#define DT__HALO_TAG (DT__TAG + 1)
+static dt_status dt__mpi_start(void *user, int n, const dt_message *msgs, void **request) {
+    MPI_Request *rq = NULL;
+    size_t total = 1, k = 0;
+    int i, pass;
+    dt_status st;
+    for (i = 0; i < n; i++) total += (msgs[i].bytes + (size_t)INT_MAX - 1) / (size_t)INT_MAX;
+    if ((st = dt__alloc("dt halo exchange", total * sizeof *rq, (void **)&rq))) return st;
+    for (pass = 0; pass < 2; pass++) /* receives first */
+        for (i = 0; i < n; i++) {
+            size_t done;
+            if (msgs[i].send != pass) continue;
+            for (done = 0; done < msgs[i].bytes; done += (size_t)INT_MAX) {
+                size_t left = msgs[i].bytes - done;
+                int cnt = (int)(left < (size_t)INT_MAX ? left : (size_t)INT_MAX), rc;
+                char *b = (char *)msgs[i].buf + done;
+                rc = pass ? MPI_Isend(b, cnt, MPI_BYTE, msgs[i].peer, DT__HALO_TAG, dt__mpi_comm(user), &rq[k])
+                          : MPI_Irecv(b, cnt, MPI_BYTE, msgs[i].peer, DT__HALO_TAG, dt__mpi_comm(user), &rq[k]);
+                if (rc != MPI_SUCCESS) {
+                    rq[k] = MPI_REQUEST_NULL;
+                    dt__mpi_wait(user, rq); /* the ones posted */
+                    return dt__mpi_check(rc, pass ? "MPI_Isend" : "MPI_Irecv");
+                }
+                k++;
+            }
+        }
+    rq[k] = MPI_REQUEST_NULL; /* the end marker */
+    *request = rq;
+    return DT_OK;
+}
+
+
 static dt_status dt__mpi_barrier(void *user) { return dt__mpi_check(MPI_Barrier(dt__mpi_comm(user)), "MPI_Barrier"); }
 
 static dt_status dt__mpi_wrap(MPI_Comm comm, void **out) {
@@ -1696,6 +1868,8 @@ DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
     d.reduce_scatter = dt__mpi_reduce_scatter;
     d.broadcast = dt__mpi_broadcast;
     d.barrier = dt__mpi_barrier;
+    d.start = dt__mpi_start;
+    d.wait = dt__mpi_wait;
     d.destroy = dt__mpi_destroy;
     d.alpha = 2e-6; /* shared-memory MPI: a few us per message, ~10 GB/s */
     d.beta = 1e-10;
@@ -2053,7 +2227,11 @@ struct dt_tensor {
     size_t numel, bytes;
     void *data;
     int owns;
+    struct dt__halo *halo; /* ghost cells and their exchange plan (>>halo), or NULL */
 };
+
+typedef struct dt__halo dt__halo;
+static void dt__halo_free(dt__halo *h);
 
 /* Check placements against the mesh and the tensor rank, writing normalised
    ones (negative shard dims counted from the end, unused fields zero).
@@ -2251,6 +2429,7 @@ DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
 DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
     if (t->owns) DT_FREE(t->data);
+    dt__halo_free(t->halo);
     DT_FREE(t);
 }
 
@@ -7088,6 +7267,806 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     *out = o;
     if (mask) *mask = k;
     return DT_OK;
+}
+
+/* >>halo ------------------------------------------------------------------
+   HOW A HALO EXCHANGE IS PLANNED. Every rank can compute every rank's box
+   (>>layout), so the plan needs no communication: for each pair (sender S,
+   receiver R) in a replica group, both ends enumerate the same "pieces" --
+   the parts of R's ghost region that S's box holds -- in the same order:
+   for each combination of segments along the dims that have ghosts (below
+   the box, inside it, above it; faces only without corners), and for each
+   periodic image of that region (shifted by -n, 0, +n), its intersection
+   with S's box. S packs the pieces in that order into one message; R
+   unpacks them at their shifted places. Pieces from R to itself (wraps
+   along a dim held whole, periodic self-neighbours) are local copies.
+   Ghost cells past a CONSTANT edge are filled from a pattern first.
+   The ghosted block is an array in "unwrapped" global coordinates: its box
+   is R's box widened by the widths, so a piece lands at its source
+   coordinates plus the image shift. */
+
+typedef struct dt__hpiece {
+    dt__box src;                    /* in the sender's box (global coordinates) */
+    int64_t shift[DT_MAX_DIMS];     /* where it lands: src + shift              */
+} dt__hpiece;
+
+typedef struct dt__hlink {          /* what moves between this rank and one peer, one way */
+    int peer;                       /* mesh rank                                 */
+    int first, count;               /* its pieces                                */
+    size_t off, bytes;              /* in the message buffer                     */
+} dt__hlink;
+
+struct dt__halo {
+    int ndim;
+    int64_t wlo[DT_MAX_DIMS], whi[DT_MAX_DIMS];
+    uint8_t bnd[DT_MAX_DIMS];
+    int corners;
+    dt_halo_desc desc;              /* as given (public halos)                   */
+    dt__array g;                    /* the ghosted block                         */
+    dt__hpiece *pieces;
+    int npieces, cap;
+    dt__hlink *links;               /* nsend sends, then nrecv receives          */
+    int nsend, nrecv;
+    int self_first, self_count;     /* pieces this rank copies to itself         */
+    dt__box fills[2 * DT_MAX_DIMS]; /* ghost slabs past CONSTANT edges           */
+    int nfills;
+    unsigned char pattern[8];       /* the fill value in the dtype               */
+    char *buf;                      /* message bytes: sends, then receives       */
+    size_t sbytes, rbytes;
+    dt_message *msgs;               /* the links with native peer ranks          */
+    int nmsgs;
+    dt_comm *comm;                  /* the mesh comm                             */
+    dt_comm *native;                /* the comm that carries them                */
+    void *request;
+    int begun;
+};
+
+static void dt__halo_free(dt__halo *h) {
+    if (!h) return;
+    DT_FREE(h->g.data);
+    DT_FREE(h->pieces);
+    DT_FREE(h->links);
+    DT_FREE(h->buf);
+    DT_FREE(h->msgs);
+    DT_FREE(h);
+}
+
+/* the geometry every rank shares */
+typedef struct dt__hgeom {
+    int ndim, nact;
+    int act[DT_MAX_DIMS];           /* dims with ghosts                          */
+    const int64_t *n, *wlo, *whi;
+    const uint8_t *bnd;
+    int corners;
+} dt__hgeom;
+
+static dt_status dt__halo_add(dt__halo *h, const dt__hpiece *p) {
+    if (h->npieces == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 16;
+        dt__hpiece *np = NULL;
+        dt_status st = dt__alloc("dt halo plan", (size_t)cap * sizeof *np, (void **)&np);
+        if (st) return st;
+        if (h->npieces) memcpy(np, h->pieces, (size_t)h->npieces * sizeof *np);
+        DT_FREE(h->pieces);
+        h->pieces = np;
+        h->cap = cap;
+    }
+    h->pieces[h->npieces++] = *p;
+    return DT_OK;
+}
+
+/* the range of R's ghosted region along dim d for segment s (0 below, 1 in, 2 above) */
+static void dt__halo_seg(const dt__hgeom *g, const dt__box *r, int d, int s, int64_t *lo, int64_t *hi) {
+    int64_t a = r->lo[d], b = r->lo[d] + r->ext[d];
+    if (s == 0) { *lo = a - g->wlo[d]; *hi = a; }
+    else if (s == 1) { *lo = a; *hi = b; }
+    else { *lo = b; *hi = b + g->whi[d]; }
+}
+
+/* could S hold anything of R's ghosted region? (cheap test before enumerating) */
+static int dt__halo_near(const dt__hgeom *g, const dt__box *r, const dt__box *s) {
+    int d;
+    for (d = 0; d < g->ndim; d++) {
+        int64_t lo = r->lo[d] - g->wlo[d], hi = r->lo[d] + r->ext[d] + g->whi[d];
+        int64_t slo = s->lo[d], shi = s->lo[d] + s->ext[d], n = g->n[d];
+        int hit = lo < shi && slo < hi;
+        if (g->bnd[d] == DT_BOUNDARY_PERIODIC)
+            hit = hit || (lo < shi - n && slo - n < hi) || (lo < shi + n && slo + n < hi);
+        if (slo >= shi || !hit) return 0;
+    }
+    return 1;
+}
+
+/* append the pieces of R's ghost region held by S, in the order both ends use */
+static dt_status dt__halo_pieces(const dt__hgeom *g, const dt__box *r, const dt__box *s, dt__halo *h, int *count) {
+    int na = g->nact, ncomb = 1, nimg = 1, c, i, k;
+    dt_status st;
+    *count = 0;
+    if (!dt__halo_near(g, r, s)) return DT_OK;
+    for (k = 0; k < na; k++) { ncomb *= 3; nimg *= 3; }
+    for (c = 0; c < ncomb; c++) {
+        int seg[DT_MAX_DIMS], ghosts = 0, rest = c;
+        for (k = 0; k < na; k++) { seg[k] = rest % 3; rest /= 3; ghosts += seg[k] != 1; }
+        if (!ghosts || (!g->corners && ghosts > 1)) continue;
+        for (i = 0; i < nimg; i++) {
+            dt__hpiece p;
+            int img[DT_MAX_DIMS], ok = 1, d;
+            rest = i;
+            for (k = 0; k < na; k++) { img[k] = rest % 3 - 1; rest /= 3; }
+            for (d = 0; d < g->ndim; d++) { /* dims without ghosts: R's own range */
+                p.src.lo[d] = r->lo[d];
+                p.src.ext[d] = r->ext[d];
+                p.shift[d] = 0;
+            }
+            for (k = 0; k < na && ok; k++) {
+                int64_t lo, hi, n = g->n[g->act[k]];
+                d = g->act[k];
+                if (img[k] && g->bnd[d] != DT_BOUNDARY_PERIODIC) { ok = 0; break; }
+                dt__halo_seg(g, r, d, seg[k], &lo, &hi);
+                if (lo < img[k] * n) lo = img[k] * n; /* this image's part, as global indices */
+                if (hi > (img[k] + 1) * n) hi = (img[k] + 1) * n;
+                p.src.lo[d] = lo - img[k] * n;
+                p.src.ext[d] = hi > lo ? hi - lo : 0;
+                p.shift[d] = img[k] * n;
+            }
+            if (!ok || !dt__box_intersect(g->ndim, &p.src, s, &p.src)) continue;
+            if ((st = dt__halo_add(h, &p))) return st;
+            ++*count;
+        }
+    }
+    return DT_OK;
+}
+
+static size_t dt__halo_pieces_bytes(const dt__halo *h, int first, int count) {
+    size_t b = 0;
+    int i;
+    for (i = first; i < first + count; i++) b += dt__box_numel(h->ndim, &h->pieces[i].src) * h->g.es;
+    return b;
+}
+
+static dt_status dt__halo_link(dt__halo *h, int peer, int first, int count, int cap) {
+    dt__hlink *l;
+    if (h->nsend + h->nrecv == cap) return dt__fail(DT_ERR_ARG, "dt halo plan: link table full"); /* cannot happen */
+    l = &h->links[h->nsend + h->nrecv];
+    l->peer = peer;
+    l->first = first;
+    l->count = count;
+    l->bytes = dt__halo_pieces_bytes(h, first, count);
+    l->off = 0;
+    return DT_OK;
+}
+
+/* the ghost slabs past CONSTANT edges, in ghosted-block coordinates */
+static void dt__halo_plan_fills(dt__halo *h, const int64_t *n) {
+    int d;
+    h->nfills = 0;
+    for (d = 0; d < h->ndim; d++) {
+        int64_t glo = h->g.box.lo[d], ghi = glo + h->g.box.ext[d];
+        if (h->bnd[d] != DT_BOUNDARY_CONSTANT) continue;
+        if (glo < 0) {
+            dt__box *b = &h->fills[h->nfills++];
+            *b = h->g.box;
+            b->ext[d] = (ghi < 0 ? ghi : 0) - glo;
+        }
+        if (ghi > n[d]) {
+            dt__box *b = &h->fills[h->nfills++];
+            *b = h->g.box;
+            b->lo[d] = glo > n[d] ? glo : n[d];
+            b->ext[d] = ghi - b->lo[d];
+        }
+    }
+}
+
+/* Build the plan of t's layout with widths wlo/whi. Local (no communication). */
+static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_t *wlo, const int64_t *whi,
+                                const uint8_t *bnd, int corners, double fill, dt__halo **out) {
+    const dt_mesh *m = t->mesh;
+    dt__halo *h = NULL;
+    dt__hgeom g;
+    int nd = t->desc.ndim, d, r, i, cap, nself = 0;
+    int other[DT_MAX_MESH_DIMS], coord[DT_MAX_MESH_DIMS];
+    size_t gn = 1, off;
+    dt_status st;
+    if ((st = dt__alloc(fn, sizeof *h, (void **)&h))) return st;
+    memset(h, 0, sizeof *h);
+    h->ndim = nd;
+    h->corners = corners;
+    memcpy(h->wlo, wlo, (size_t)nd * sizeof *wlo);
+    memcpy(h->whi, whi, (size_t)nd * sizeof *whi);
+    memcpy(h->bnd, bnd, (size_t)nd);
+    dt__scalar_of(t->desc.dtype, fill, h->pattern);
+    h->g.ndim = nd;
+    h->g.es = dt_dtype_size(t->desc.dtype);
+    for (d = 0; d < nd; d++) {
+        h->g.box.lo[d] = t->box.lo[d] - wlo[d];
+        h->g.box.ext[d] = t->box.ext[d] + wlo[d] + whi[d];
+        gn *= (size_t)h->g.box.ext[d]; /* checked for overflow by the caller */
+    }
+    if (gn && (st = dt__alloc(fn, gn * h->g.es, (void **)&h->g.data))) goto fail;
+    if (gn) memset(h->g.data, 0, gn * h->g.es);
+    dt__halo_plan_fills(h, t->desc.shape);
+
+    g.ndim = nd;
+    g.nact = 0;
+    for (d = 0; d < nd; d++)
+        if (wlo[d] || whi[d]) g.act[g.nact++] = d;
+    g.n = t->desc.shape;
+    g.wlo = h->wlo;
+    g.whi = h->whi;
+    g.bnd = h->bnd;
+    g.corners = corners;
+
+    /* the replica group: mesh ranks with my coordinates on non-Shard mesh dims */
+    for (i = 0; i < m->ndim; i++) other[i] = t->desc.placements[i].kind != DT_SHARD;
+    cap = 2 * m->size;
+    if ((st = dt__alloc(fn, (size_t)cap * sizeof *h->links, (void **)&h->links))) goto fail;
+    for (r = 0; r < m->size; r++) { /* sends */
+        dt__box rb;
+        int first = h->npieces, cnt, same = 1;
+        dt__mesh_coord_of(m, r, coord);
+        for (i = 0; i < m->ndim; i++) same &= !other[i] || coord[i] == m->coord[i];
+        if (!same) continue;
+        dt__tensor_box(m, &t->desc, coord, &rb);
+        if ((st = dt__halo_pieces(&g, &rb, &t->box, h, &cnt))) goto fail;
+        if (r == m->rank) { h->self_first = first; h->self_count = cnt; nself = cnt; continue; }
+        if (cnt && (st = dt__halo_link(h, r, first, cnt, cap))) goto fail;
+        if (cnt) h->nsend++;
+    }
+    for (r = 0; r < m->size; r++) { /* receives */
+        dt__box sb;
+        int first = h->npieces, cnt, same = 1;
+        if (r == m->rank) continue;
+        dt__mesh_coord_of(m, r, coord);
+        for (i = 0; i < m->ndim; i++) same &= !other[i] || coord[i] == m->coord[i];
+        if (!same) continue;
+        dt__tensor_box(m, &t->desc, coord, &sb);
+        if ((st = dt__halo_pieces(&g, &t->box, &sb, h, &cnt))) goto fail;
+        if (cnt && (st = dt__halo_link(h, r, first, cnt, cap))) goto fail;
+        if (cnt) h->nrecv++;
+    }
+    (void)nself;
+    off = 0;
+    for (i = 0; i < h->nsend + h->nrecv; i++) {
+        h->links[i].off = off;
+        off += h->links[i].bytes;
+        if (i < h->nsend) h->sbytes += h->links[i].bytes;
+        else h->rbytes += h->links[i].bytes;
+    }
+    if (off && (st = dt__alloc(fn, off, (void **)&h->buf))) goto fail;
+    h->comm = m->comm;
+    h->native = dt__native(m->comm) ? m->comm : m->comm->base;
+    if (h->nsend + h->nrecv) {
+        int j = 0;
+        if ((st = dt__alloc(fn, (size_t)(h->nsend + h->nrecv) * sizeof *h->msgs, (void **)&h->msgs))) goto fail;
+        for (i = 0; i < h->nsend + h->nrecv; i++) {
+            dt__hlink *l = &h->links[i];
+            if (!l->bytes) continue;
+            h->msgs[j].buf = h->buf + l->off;
+            h->msgs[j].bytes = l->bytes;
+            h->msgs[j].peer = dt__native(m->comm) ? l->peer : m->comm->members[l->peer];
+            h->msgs[j].send = i < h->nsend;
+            j++;
+        }
+        h->nmsgs = j;
+    }
+    *out = h;
+    return DT_OK;
+fail:
+    dt__halo_free(h);
+    return st;
+}
+
+/* fill `b` (inside a) with copies of the es-byte pattern */
+static void dt__fill_box(const dt__array *a, const dt__box *b, const unsigned char *pattern) {
+    size_t stride[DT_MAX_DIMS], off, run = (size_t)(a->ndim ? b->ext[a->ndim - 1] : 1), j;
+    int64_t idx[DT_MAX_DIMS];
+    int nd = a->ndim, k;
+    if (!dt__box_numel(nd, b)) return;
+    dt__array_strides(a, stride);
+    off = dt__array_offset(a, stride, b);
+    for (k = 0; k < nd; k++) idx[k] = 0;
+    for (;;) {
+        for (j = 0; j < run; j++) memcpy(a->data + off + j * a->es, pattern, a->es);
+        for (k = nd - 2; k >= 0; k--) {
+            off += stride[k];
+            if (++idx[k] < b->ext[k]) break;
+            off -= (size_t)b->ext[k] * stride[k];
+            idx[k] = 0;
+        }
+        if (k < 0) break;
+    }
+}
+
+static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__box *out) {
+    int d;
+    *out = *b;
+    for (d = 0; d < nd; d++) out->lo[d] += shift[d];
+}
+
+/* blocking fallback: round k pairs rank me with me+k (send) and me-k
+   (receive), as both ends compute; rounds only where this rank has traffic */
+static dt_status dt__halo_sendrecv_rounds(dt__halo *h) {
+    dt_comm *c = h->comm;
+    int n = c->size, me = c->rank, k, i;
+    for (k = 1; k < n; k++) {
+        int dst = (me + k) % n, src = (me - k + n) % n;
+        dt__hlink *sl = NULL, *rl = NULL;
+        dt_status st;
+        for (i = 0; i < h->nsend; i++)
+            if (h->links[i].peer == dst) sl = &h->links[i];
+        for (i = h->nsend; i < h->nsend + h->nrecv; i++)
+            if (h->links[i].peer == src) rl = &h->links[i];
+        if (!sl && !rl) continue;
+        st = dt__sendrecv(c, sl ? h->buf + sl->off : NULL, sl ? sl->bytes : 0, sl ? dst : -1,
+                          rl ? h->buf + rl->off : NULL, rl ? rl->bytes : 0, rl ? src : -1);
+        if (st) return st;
+    }
+    return DT_OK;
+}
+
+/* interior -> ghosted block, edge fills, self copies, pack, post */
+static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in) {
+    int i, j;
+    dt_status st = DT_OK;
+    if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
+    dt__copy_box(in, &h->g, &in->box);
+    for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], h->pattern);
+    for (i = h->self_first; i < h->self_first + h->self_count; i++) {
+        dt__array view = *in;
+        dt__box p;
+        dt__shift_box(h->ndim, &in->box, h->pieces[i].shift, &view.box);
+        dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
+        dt__copy_box(&view, &h->g, &p);
+    }
+    for (i = 0; i < h->nsend; i++) {
+        char *b = h->buf + h->links[i].off;
+        for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
+            dt__pack(in, &h->pieces[j].src, b);
+            b += dt__box_numel(h->ndim, &h->pieces[j].src) * h->g.es;
+        }
+    }
+    if (h->nmsgs || h->nsend + h->nrecv) dt__count(h->comm, h->sbytes, h->rbytes);
+    if (h->nmsgs && h->native->be.start && h->native->be.wait) {
+        st = h->native->be.start(h->native->be.user, h->nmsgs, h->msgs, &h->request);
+        if (st) { h->request = NULL; return dt__backend_result(h->native, st, "start"); }
+    } else if (h->nsend + h->nrecv) {
+        if ((st = dt__halo_sendrecv_rounds(h))) return st;
+    }
+    h->begun = 1;
+    return DT_OK;
+}
+
+static dt_status dt__halo_end(const char *fn, dt__halo *h) {
+    int i, j;
+    dt_status st = DT_OK;
+    if (!h->begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this tensor", fn);
+    h->begun = 0;
+    if (h->request) {
+        void *rq = h->request;
+        h->request = NULL;
+        if ((st = h->native->be.wait(h->native->be.user, rq))) return dt__backend_result(h->native, st, "wait");
+    }
+    for (i = h->nsend; i < h->nsend + h->nrecv; i++) {
+        const char *b = h->buf + h->links[i].off;
+        for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
+            dt__box p;
+            dt__shift_box(h->ndim, &h->pieces[j].src, h->pieces[j].shift, &p);
+            dt__unpack(b, &p, &h->g);
+            b += dt__box_numel(h->ndim, &p) * h->g.es;
+        }
+    }
+    return DT_OK;
+}
+
+static void dt__tensor_array(const dt_tensor *t, dt__array *a) {
+    a->data = (char *)t->data;
+    a->ndim = t->desc.ndim;
+    a->es = dt_dtype_size(t->desc.dtype);
+    a->box = t->box;
+}
+
+/* ---- the public halo calls ---- */
+
+static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const dt_halo_desc *d) {
+    int nd = t->desc.ndim, i;
+    size_t n = dt_dtype_size(t->desc.dtype);
+    char b[24];
+    for (i = 0; i < t->mesh->ndim; i++)
+        if (t->desc.placements[i].kind == DT_PARTIAL)
+            return dt__fail(DT_ERR_PLACEMENT, "%s: the tensor is %s on mesh dim %d; a halo needs values, not partial "
+                            "sums (redistribute to Replicate first)", fn,
+                            dt__placement_str(t->desc.placements[i], b, sizeof b), i);
+    for (i = 0; i < DT_MAX_DIMS; i++) {
+        if (i >= nd) {
+            if (d->width[i] || d->boundary[i])
+                return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld / boundary[%d] = %d but the tensor has %d dims",
+                                fn, i, (long long)d->width[i], i, (int)d->boundary[i], nd);
+            continue;
+        }
+        if (d->width[i] < 0)
+            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is negative", fn, i, (long long)d->width[i]);
+        if (d->boundary[i] > DT_BOUNDARY_NONE)
+            return dt__fail(DT_ERR_ARG, "%s: desc->boundary[%d] = %d (0 CONSTANT, 1 PERIODIC, 2 NONE)", fn, i,
+                            (int)d->boundary[i]);
+        if (d->boundary[i] == DT_BOUNDARY_PERIODIC && d->width[i] > t->desc.shape[i])
+            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is wider than the periodic dim (%lld)", fn, i,
+                            (long long)d->width[i], (long long)t->desc.shape[i]);
+        if (d->width[i] > (INT64_MAX - t->box.ext[i]) / 2 ||
+            !dt__mul_ok(n, (size_t)(t->box.ext[i] + 2 * d->width[i]), &n) || n > (size_t)INT64_MAX)
+            return dt__fail(DT_ERR_SHAPE, "%s: the ghosted block (width[%d] = %lld) overflows size_t", fn, i,
+                            (long long)d->width[i]);
+    }
+    if (d->corners != 0 && d->corners != 1)
+        return dt__fail(DT_ERR_ARG, "%s: desc->corners = %d (0 or 1)", fn, d->corners);
+    return DT_OK;
+}
+
+static uint64_t dt__halo_desc_hash(const dt_halo_desc *d) {
+    uint64_t h = 14695981039346656037ull;
+    int32_t c = d->corners;
+    h = dt__hash(h, d->width, sizeof d->width);
+    h = dt__hash(h, d->boundary, sizeof d->boundary);
+    h = dt__hash(h, &d->fill, sizeof d->fill);
+    return dt__hash(h, &c, sizeof c);
+}
+
+DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc) {
+    const char *fn = "dt_tensor_set_halo";
+    dt_halo_desc none;
+    dt__halo *h = NULL;
+    dt_status st;
+    int d;
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if (t->halo && t->halo->begun)
+        return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
+    if (t->mesh->rank < 0) return DT_OK;
+    memset(&none, 0, sizeof none);
+    st = desc ? dt__check_halo_desc(fn, t, desc) : DT_OK;
+    if ((st = dt__agree(t->mesh->comm, fn, st, dt__halo_desc_hash(desc ? desc : &none)))) return st;
+    if (desc) {
+        int64_t w[DT_MAX_DIMS];
+        for (d = 0; d < t->desc.ndim; d++) w[d] = desc->width[d];
+        st = dt__halo_build(fn, t, w, w, desc->boundary, desc->corners, desc->fill, &h);
+        /* all or none: a rank that could not allocate must not leave the others planning messages to it */
+        if ((st = dt__agree(t->mesh->comm, fn, st, 0))) { dt__halo_free(h); return st; }
+        h->desc = *desc;
+    }
+    dt__halo_free(t->halo);
+    t->halo = h;
+    return DT_OK;
+}
+
+DT_API void *dt_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape) {
+    if (!t || !t->halo) return NULL;
+    if (ghosted_shape) memcpy(ghosted_shape, t->halo->g.box.ext, (size_t)t->desc.ndim * sizeof(int64_t));
+    return t->halo->g.data;
+}
+
+static dt_status dt__halo_check_tensor(const char *fn, const dt_tensor *t) {
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if (!t->halo && t->mesh->rank >= 0)
+        return dt__fail(DT_ERR_ARG, "%s: the tensor has no halo (give it one with dt_tensor_set_halo)", fn);
+    return DT_OK;
+}
+
+DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
+    const char *fn = "dt_halo_exchange_begin";
+    dt__array in;
+    dt_status st;
+    if ((st = dt__halo_check_tensor(fn, t)) || !t->halo) return st;
+    dt__tensor_array(t, &in);
+    return dt__halo_begin(fn, t->halo, &in);
+}
+
+DT_API dt_status dt_halo_exchange_end(dt_tensor *t) {
+    const char *fn = "dt_halo_exchange_end";
+    dt_status st;
+    if ((st = dt__halo_check_tensor(fn, t)) || !t->halo) return st;
+    return dt__halo_end(fn, t->halo);
+}
+
+DT_API dt_status dt_halo_exchange(dt_tensor *t) {
+    const char *fn = "dt_halo_exchange";
+    dt__array in;
+    dt_status st;
+    if ((st = dt__halo_check_tensor(fn, t)) || !t->halo) return st;
+    dt__tensor_array(t, &in);
+    if ((st = dt__halo_begin(fn, t->halo, &in))) return st;
+    return dt__halo_end(fn, t->halo);
+}
+
+/* ---- stencils ---- */
+
+static void dt__stencil_call(dt_stencil_fn fn, void *user, dt_stencil_block *b, const int64_t *lo,
+                             const int64_t *hi) {
+    int d;
+    for (d = 0; d < b->ndim; d++) {
+        if (hi[d] <= lo[d]) return;
+        b->lo[d] = lo[d];
+        b->ext[d] = hi[d] - lo[d];
+    }
+    fn(b, user);
+}
+
+/* The interior as the inner box (cells more than width from every face)
+   plus the rim, in disjoint slabs: for dim d, the cells inside the inner
+   range along dims < d, outside it along d, anywhere along dims > d. */
+static void dt__stencil_run(dt_stencil_fn fn, void *user, dt_stencil_block *b, int rim) {
+    int64_t a[DT_MAX_DIMS], z[DT_MAX_DIMS], lo[DT_MAX_DIMS], hi[DT_MAX_DIMS];
+    int nd = b->ndim, d, e;
+    for (d = 0; d < nd; d++) {
+        int64_t n = b->local_shape[d], w = b->width[d];
+        a[d] = w < n ? w : n;
+        z[d] = n - w > a[d] ? n - w : a[d];
+    }
+    if (!rim) { dt__stencil_call(fn, user, b, a, z); return; }
+    for (d = 0; d < nd; d++) {
+        for (e = 0; e < nd; e++) {
+            lo[e] = e < d ? a[e] : 0;
+            hi[e] = e < d ? z[e] : b->local_shape[e];
+        }
+        hi[d] = a[d];
+        dt__stencil_call(fn, user, b, lo, hi);
+        lo[d] = z[d];
+        hi[d] = b->local_shape[d];
+        dt__stencil_call(fn, user, b, lo, hi);
+    }
+}
+
+DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
+    const char *fn_name = "dt_stencil_apply";
+    dt_stencil_block b;
+    dt__array in;
+    dt_tensor *o = NULL;
+    dt_status st;
+    int d;
+    if ((st = dt__halo_check_tensor(fn_name, x))) return st;
+    if (!fn) return dt__fail(DT_ERR_ARG, "%s: fn is NULL", fn_name);
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn_name);
+    if (*out == x) return dt__fail(DT_ERR_ARG, "%s: *out is x; a stencil cannot run in place", fn_name);
+    if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) return st;
+    if (x->halo && x->halo->begun)
+        return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
+    if (!*out && (st = dt__tensor_make(fn_name, x->mesh, &x->desc, NULL, 0, &o))) return st;
+    if (!o) o = *out;
+    if (x->mesh->rank >= 0) {
+        memset(&b, 0, sizeof b);
+        b.dtype = x->desc.dtype;
+        b.ndim = x->desc.ndim;
+        b.in = x->halo->g.data;
+        b.out = o->data;
+        b.global_shape = x->desc.shape;
+        for (d = b.ndim - 1; d >= 0; d--) {
+            b.in_stride[d] = d == b.ndim - 1 ? 1 : b.in_stride[d + 1] * x->halo->g.box.ext[d + 1];
+            b.out_stride[d] = d == b.ndim - 1 ? 1 : b.out_stride[d + 1] * x->box.ext[d + 1];
+            b.width[d] = x->halo->wlo[d];
+            b.local_shape[d] = x->box.ext[d];
+            b.offset[d] = x->box.lo[d];
+        }
+        dt__tensor_array(x, &in);
+        if ((st = dt__halo_begin(fn_name, x->halo, &in))) goto fail;
+        if (b.ndim == 0) { /* a 0-d tensor has one cell and no ghosts */
+            if ((st = dt__halo_end(fn_name, x->halo))) goto fail;
+            fn(&b, user);
+        } else {
+            dt__stencil_run(fn, user, &b, 0);
+            if ((st = dt__halo_end(fn_name, x->halo))) goto fail;
+            dt__stencil_run(fn, user, &b, 1);
+        }
+    }
+    *out = o;
+    return DT_OK;
+fail:
+    if (o != *out) dt_tensor_destroy(o);
+    return st;
+}
+
+/* ---- convolution ---- */
+
+typedef struct dt__conv {
+    int nsp;                            /* spatial dims                        */
+    int64_t pad[3], dil[3], k[3];       /* per spatial dim                     */
+    int64_t ktot;                       /* taps                                */
+} dt__conv;
+
+/* x, w, bias and desc checked; the output desc (before placements) */
+static dt_status dt__conv_check(const char *fn, int nsp, const dt_tensor *x, const dt_tensor *w,
+                                const dt_tensor *bias, const dt_conv_desc *desc, dt__conv *cv, dt_tensor_desc *od) {
+    char a[160], b[160];
+    int i;
+    if (!x || !w) return dt__fail(DT_ERR_ARG, "%s: %s is NULL", fn, x ? "w" : "x");
+    if (w->mesh != x->mesh || (bias && bias->mesh != x->mesh))
+        return dt__fail(DT_ERR_MESH, "%s: %s lives on another mesh than x", fn, w->mesh != x->mesh ? "w" : "bias");
+    if (x->desc.dtype != DT_F32 && x->desc.dtype != DT_F64)
+        return dt__fail(DT_ERR_DTYPE, "%s: x is %s; convolution takes f32 or f64", fn, dt_dtype_name(x->desc.dtype));
+    if (w->desc.dtype != x->desc.dtype || (bias && bias->desc.dtype != x->desc.dtype))
+        return dt__fail(DT_ERR_DTYPE, "%s: x is %s but %s is %s", fn, dt_dtype_name(x->desc.dtype),
+                        w->desc.dtype != x->desc.dtype ? "w" : "bias",
+                        dt_dtype_name(w->desc.dtype != x->desc.dtype ? w->desc.dtype : bias->desc.dtype));
+    if (x->desc.ndim != nsp + 2 || w->desc.ndim != nsp + 2)
+        return dt__fail(DT_ERR_SHAPE, "%s: x %s and w %s must both have %d dims ([N, C, %d spatial])", fn,
+                        dt__shape_str(x->desc.shape, x->desc.ndim, a, sizeof a),
+                        dt__shape_str(w->desc.shape, w->desc.ndim, b, sizeof b), nsp + 2, nsp);
+    if (w->desc.shape[1] != x->desc.shape[1])
+        return dt__fail(DT_ERR_SHAPE, "%s: w %s has %lld input channels, x %s has %lld", fn,
+                        dt__shape_str(w->desc.shape, w->desc.ndim, a, sizeof a), (long long)w->desc.shape[1],
+                        dt__shape_str(x->desc.shape, x->desc.ndim, b, sizeof b), (long long)x->desc.shape[1]);
+    if (bias && (bias->desc.ndim != 1 || bias->desc.shape[0] != w->desc.shape[0]))
+        return dt__fail(DT_ERR_SHAPE, "%s: bias %s must be [%lld] (w's output channels)", fn,
+                        dt__shape_str(bias->desc.shape, bias->desc.ndim, a, sizeof a), (long long)w->desc.shape[0]);
+    memset(cv, 0, sizeof *cv);
+    cv->nsp = nsp;
+    cv->ktot = 1;
+    *od = x->desc;
+    od->shape[1] = w->desc.shape[0];
+    for (i = 0; i < 3; i++) {
+        int64_t p = desc ? desc->padding[i] : 0, d = desc && desc->dilation[i] ? desc->dilation[i] : 1;
+        if (i >= nsp) {
+            if (desc && (desc->padding[i] || desc->dilation[i]))
+                return dt__fail(DT_ERR_ARG, "%s: desc->padding[%d] / dilation[%d] set but there are %d spatial dims",
+                                fn, i, i, nsp);
+            continue;
+        }
+        if (p < 0 || d < 0 || p > ((int64_t)1 << 40) || d > ((int64_t)1 << 20) ||
+            w->desc.shape[2 + i] > ((int64_t)1 << 20))
+            return dt__fail(DT_ERR_ARG, "%s: padding[%d] = %lld, dilation[%d] = %lld, kernel size %lld: out of range",
+                            fn, i, (long long)p, i, (long long)d, (long long)w->desc.shape[2 + i]);
+        cv->pad[i] = p;
+        cv->dil[i] = d;
+        cv->k[i] = w->desc.shape[2 + i];
+        cv->ktot *= cv->k[i];
+        od->shape[2 + i] = x->desc.shape[2 + i] + 2 * p - d * (cv->k[i] - 1);
+        if (cv->k[i] < 1 || od->shape[2 + i] < 1)
+            return dt__fail(DT_ERR_SHAPE, "%s: spatial dim %d: input %lld + 2*padding %lld - dilation %lld * "
+                            "(kernel %lld - 1) = %lld output cells (needs >= 1)", fn, i,
+                            (long long)x->desc.shape[2 + i], (long long)p, (long long)d, (long long)cv->k[i],
+                            (long long)od->shape[2 + i]);
+    }
+    return DT_OK;
+}
+
+/* the ghost widths every rank's output box needs, maximised over ranks */
+static void dt__conv_widths(const dt_mesh *m, const dt_tensor_desc *xd, const dt_tensor_desc *od, const dt__conv *cv,
+                            int64_t *wlo, int64_t *whi) {
+    int coord[DT_MAX_MESH_DIMS], r, i;
+    for (i = 0; i < xd->ndim; i++) wlo[i] = whi[i] = 0;
+    for (r = 0; r < m->size; r++) {
+        dt__box ib, ob;
+        dt__mesh_coord_of(m, r, coord);
+        dt__tensor_box(m, xd, coord, &ib);
+        dt__tensor_box(m, od, coord, &ob);
+        for (i = 0; i < cv->nsp; i++) {
+            int s = 2 + i;
+            int64_t first = ob.lo[s] - cv->pad[i], last = ob.lo[s] + ob.ext[s] - 1 - cv->pad[i] + cv->dil[i] * (cv->k[i] - 1);
+            if (!ob.ext[s]) continue;
+            if (ib.lo[s] - first > wlo[s]) wlo[s] = ib.lo[s] - first;
+            if (last - (ib.lo[s] + ib.ext[s] - 1) > whi[s]) whi[s] = last - (ib.lo[s] + ib.ext[s] - 1);
+        }
+    }
+}
+
+/* out (this rank's box) = bias + sum over taps of W_tap[Co, Ci] @ rows of the ghosted input */
+static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_tensor *w, const dt_tensor *bias,
+                                dt_tensor *o) {
+    dt_dtype t = o->desc.dtype;
+    size_t es = dt_dtype_size(t);
+    int nd = o->desc.ndim, ls = nd - 1, i;
+    int64_t gs[DT_MAX_DIMS], os[DT_MAX_DIMS], base[3], co = o->desc.shape[1], ci = w->desc.shape[1];
+    int64_t n, tap, rows = 1, row;
+    dt_status st;
+    if (!o->numel) return DT_OK;
+    for (i = nd - 1; i >= 0; i--) {
+        gs[i] = i == nd - 1 ? 1 : gs[i + 1] * h->g.box.ext[i + 1];
+        os[i] = i == nd - 1 ? 1 : os[i + 1] * o->box.ext[i + 1];
+    }
+    for (i = 0; i < cv->nsp; i++) base[i] = o->box.lo[2 + i] - cv->pad[i] - h->g.box.lo[2 + i];
+    for (i = 0; i < cv->nsp - 1; i++) rows *= o->box.ext[2 + i];
+    for (n = 0; n < o->box.ext[0]; n++) { /* bias (or zero) first, then accumulate */
+        for (i = 0; i < co; i++) {
+            double v = 0.0;
+            size_t plane = (size_t)(os[1]), j;
+            char *dst = (char *)o->data + (size_t)(n * os[0] + i * os[1]) * es;
+            if (bias) dt__gather_f64(t, (const char *)bias->data + (size_t)i * es, 1, &v, 1);
+            for (j = 0; j < plane; j++) dt__scatter_f64(t, &v, dst + j * es, 1, 1);
+        }
+    }
+    for (n = 0; n < o->box.ext[0]; n++)
+        for (tap = 0; tap < cv->ktot; tap++) {
+            int64_t kj[3], rest = tap, goff0 = n * gs[0];
+            for (i = cv->nsp - 1; i >= 0; i--) { kj[i] = rest % cv->k[i]; rest /= cv->k[i]; }
+            goff0 += (base[cv->nsp - 1] + kj[cv->nsp - 1] * cv->dil[cv->nsp - 1]) * gs[ls];
+            for (row = 0; row < rows; row++) {
+                int64_t goff = goff0, ooff = n * os[0], r = row;
+                for (i = cv->nsp - 2; i >= 0; i--) {
+                    int64_t ol = r % o->box.ext[2 + i];
+                    r /= o->box.ext[2 + i];
+                    goff += (ol + base[i] + kj[i] * cv->dil[i]) * gs[2 + i];
+                    ooff += ol * os[2 + i];
+                }
+                st = dt__k_gemm(t, co, o->box.ext[ls], ci, 1.0, (const char *)w->data + (size_t)tap * es,
+                                ci * cv->ktot, cv->ktot, h->g.data + (size_t)goff * es, gs[1], gs[ls], 1.0,
+                                (char *)o->data + (size_t)ooff * es, os[1], os[ls]);
+                if (st) return st;
+            }
+        }
+    return DT_OK;
+}
+
+/* a copy of t with `want` placements, or t itself when it has them */
+static dt_status dt__conv_bring(const dt_tensor *t, const dt_placement *want, const dt_tensor **out, dt_tensor **tmp) {
+    *tmp = NULL;
+    *out = t;
+    if (!t || dt__placements_eq(t->desc.placements, want, t->mesh->ndim)) return DT_OK;
+    {
+        dt_status st = dt_tensor_redistribute(t, want, tmp);
+        if (!st) *out = *tmp;
+        return st;
+    }
+}
+
+static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
+                          const dt_conv_desc *desc, dt_tensor **out) {
+    dt__conv cv;
+    dt_tensor_desc od;
+    dt_placement xp[DT_MAX_MESH_DIMS], rep[DT_MAX_MESH_DIMS];
+    const dt_tensor *xr, *wr, *br;
+    dt_tensor *xt = NULL, *wt = NULL, *bt = NULL, *o = NULL;
+    dt__halo *h = NULL;
+    int64_t wlo[DT_MAX_DIMS], whi[DT_MAX_DIMS];
+    uint8_t bnd[DT_MAX_DIMS];
+    dt_mesh *m;
+    dt_status st;
+    int i;
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if ((st = dt__conv_check(fn, nsp, x, w, bias, desc, &cv, &od))) return st;
+    m = x->mesh;
+    memset(rep, 0, sizeof rep);
+    memcpy(xp, x->desc.placements, sizeof xp);
+    for (i = 0; i < m->ndim; i++) /* channels and partial sums: whole on every rank */
+        if (xp[i].kind == DT_PARTIAL || (xp[i].kind == DT_SHARD && xp[i].dim == 1)) xp[i] = dt_replicate();
+    memcpy(od.placements, xp, sizeof xp);
+    if (*out && (*out == x || *out == w || *out == bias))
+        return dt__fail(DT_ERR_ARG, "%s: *out aliases an input", fn);
+    if (*out && (st = dt__check_out(fn, *out, m, &od))) return st;
+    if ((st = dt__conv_bring(x, xp, &xr, &xt)) || (st = dt__conv_bring(w, rep, &wr, &wt)) ||
+        (st = dt__conv_bring(bias, rep, &br, &bt)))
+        goto done;
+    if (m->rank >= 0) {
+        dt__conv_widths(m, &xr->desc, &od, &cv, wlo, whi);
+        memset(bnd, DT_BOUNDARY_CONSTANT, sizeof bnd);
+        st = dt__halo_build(fn, xr, wlo, whi, bnd, 1, 0.0, &h);
+        if ((st = dt__agree(m->comm, fn, st, 0))) goto done;
+        {
+            dt__array in;
+            dt__tensor_array(xr, &in);
+            if ((st = dt__halo_begin(fn, h, &in)) || (st = dt__halo_end(fn, h))) goto done;
+        }
+    }
+    o = *out;
+    if (!o && (st = dt__tensor_make(fn, m, &od, NULL, 0, &o))) goto done;
+    if (m->rank >= 0 && (st = dt__conv_local(&cv, h, wr, br, o))) goto done;
+    *out = o;
+    o = NULL;
+done:
+    if (o && o != *out) dt_tensor_destroy(o);
+    dt__halo_free(h);
+    dt_tensor_destroy(xt);
+    dt_tensor_destroy(wt);
+    dt_tensor_destroy(bt);
+    return st;
+}
+
+DT_API dt_status dt_conv1d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                           dt_tensor **out) {
+    return dt__conv_op("dt_conv1d", 1, x, w, bias, desc, out);
+}
+DT_API dt_status dt_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                           dt_tensor **out) {
+    return dt__conv_op("dt_conv2d", 2, x, w, bias, desc, out);
+}
+DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                           dt_tensor **out) {
+    return dt__conv_op("dt_conv3d", 3, x, w, bias, desc, out);
 }
 
 /* >>io --------------------------------------------------------------------
