@@ -7463,7 +7463,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     const dt_mesh *m = t->mesh;
     dt__halo *h = NULL;
     dt__hgeom g;
-    int nd = t->desc.ndim, d, r, i, cap, nself = 0;
+    int nd = t->desc.ndim, d, r, i, cap;
     int other[DT_MAX_MESH_DIMS], coord[DT_MAX_MESH_DIMS];
     size_t gn = 1, off;
     dt_status st;
@@ -7508,7 +7508,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
         if (!same) continue;
         dt__tensor_box(m, &t->desc, coord, &rb);
         if ((st = dt__halo_pieces(&g, &rb, &t->box, h, &cnt))) goto fail;
-        if (r == m->rank) { h->self_first = first; h->self_count = cnt; nself = cnt; continue; }
+        if (r == m->rank) { h->self_first = first; h->self_count = cnt; continue; }
         if (cnt && (st = dt__halo_link(h, r, first, cnt, cap))) goto fail;
         if (cnt) h->nsend++;
     }
@@ -7524,7 +7524,6 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
         if (cnt && (st = dt__halo_link(h, r, first, cnt, cap))) goto fail;
         if (cnt) h->nrecv++;
     }
-    (void)nself;
     off = 0;
     for (i = 0; i < h->nsend + h->nrecv; i++) {
         h->links[i].off = off;
