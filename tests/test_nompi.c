@@ -174,7 +174,7 @@ static int alloc_scenario(void)
 {
     dt_comm *c = NULL;
     dt_mesh *m = NULL, *sl = NULL, *fl = NULL;
-    dt_tensor *a = NULL, *b = NULL, *d = NULL, *e = NULL;
+    dt_tensor *a = NULL, *b = NULL, *d = NULL, *e = NULL, *hx = NULL, *hw = NULL, *hy = NULL;
     dt_mesh_desc md;
     dt_tensor_desc td;
     dt_placement p[DT_MAX_MESH_DIMS];
@@ -228,7 +228,33 @@ static int alloc_scenario(void)
             CHECK(st == DT_OK || st == DT_ERR_NOMEM, "gather: %s", dt_status_string(st));
         }
     }
+    if (m) { /* halo, stencil-free exchange and a convolution */
+        dt_halo_desc hd;
+        memset(&td, 0, sizeof td);
+        td.dtype = DT_F32;
+        td.ndim = 3;
+        td.shape[0] = 1;
+        td.shape[1] = 2;
+        td.shape[2] = 6;
+        STEP(dt_tensor_zeros(m, &td, &hx), hx);
+        td.shape[0] = 3;
+        td.shape[2] = 3;
+        STEP(dt_tensor_zeros(m, &td, &hw), hw);
+        if (hx) {
+            memset(&hd, 0, sizeof hd);
+            hd.width[2] = 2;
+            hd.boundary[2] = DT_BOUNDARY_PERIODIC;
+            st = dt_tensor_set_halo(hx, &hd);
+            CHECK(st == DT_OK || st == DT_ERR_NOMEM, "set_halo: %s", dt_status_string(st));
+            if (st) CHECK(dt_tensor_ghosted_data(hx, NULL) == NULL, "a failed set_halo left a halo");
+            else CHECK_OK(dt_halo_exchange(hx)); /* planned: allocates nothing */
+        }
+        if (hx && hw) STEP(dt_conv1d(hx, hw, NULL, NULL, &hy), hy);
+    }
 #undef STEP
+    dt_tensor_destroy(hy);
+    dt_tensor_destroy(hw);
+    dt_tensor_destroy(hx);
     dt_tensor_destroy(e);
     dt_tensor_destroy(d);
     dt_tensor_destroy(b);
