@@ -337,7 +337,7 @@ case " $ONLY " in *" halo "*)
     f=$OUT/halo-$MPI-np$NP.txt
     echo "=== $f"
     {
-        echo "\$ make bench-halo MPI=$MPI NP=$NP   # = bench/run.sh --mpi $MPI --np $NP --only halo, which runs:"
+        echo "\$ bench/run.sh --mpi $MPI --np $NP --only halo${NICE:+ --nice $NICE}   # (make bench-halo MPI=$MPI: without --nice), which runs:"
         echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_halo"
         machine
         "${TRUN[@]}" -n "$NP" "$B/bench_halo" 2>&1 || echo "# exit status $?"
