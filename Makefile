@@ -6,6 +6,7 @@
 #   make bench NP=2           redistribution vs raw MPI collectives
 #   make bench-ops            dt_matmul vs ScaLAPACK pdgemm and bare BLIS; op dispatch overhead (NP=2)
 #   make bench-results        the op benchmarks via bench/run.sh: bench/results/*.txt (NP=2)
+#   make bench-halo           halo exchange / stencil step vs hand-written MPI: bench/results/halo-<mpi>-np2.txt
 #   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #
@@ -52,7 +53,7 @@ OPS_NP = $(if $(filter command line environment,$(origin NP)),$(NP),2)
 
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 
-.PHONY: all deps examples demo test bench bench-ops bench-rng bench-smoke bench-results strict clean
+.PHONY: all deps examples demo test bench bench-ops bench-rng bench-halo bench-smoke bench-results strict clean
 all: examples
 
 # Idempotent: does nothing (quickly) when every package is already installed.
@@ -103,6 +104,11 @@ $(BUILD)/bench_rng: bench/rng.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
+# halo exchange / stencil step vs hand-written MPI (MPI_Type_vector + Isend/Irecv)
+$(BUILD)/bench_halo: bench/halo.c bench/bench.h $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
+
 # LD_PRELOAD shim forcing BLIS's kernel set (DT_BLIS_ARCH=skx ...); see the file
 build/libblis_arch.so: bench/blis_arch.c
 	@mkdir -p build
@@ -118,16 +124,24 @@ bench-ops: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch
 bench-rng: $(BUILD)/bench_rng
 	bash bench/run.sh --mpi $(MPI) --only rng --bin $(BUILD)
 
+# dt_halo_exchange / dt_stencil_apply against hand-written MPI on every 2-D
+# mesh of OPS_NP ranks (default 2) into bench/results/halo-<mpi>-np<N>.txt
+bench-halo: $(BUILD)/bench_halo
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only halo --bin $(BUILD)
+
 # CI: both op benchmarks at small sizes, 2 ranks, and the random fills at
-# small sizes on one rank; they exit non-zero on a wrong result (bench_rng:
+# small sizes on one rank, and the halo bench at small sizes, 2 ranks; they
+# exit non-zero on a wrong result (bench_halo: ghosts or stencil outputs not
+# equal to the hand-written MPI code's; bench_rng:
 # values not identical to Random123's; bench_matmul also if ScaLAPACK's BLAS
 # is not dt_matmul's BLIS)
-bench-smoke: $(BUILD)/bench_rng
+bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo
 	$(MAKE) bench-ops NP=2 MATMULARGS=--quick DISPATCHARGS=--quick
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_halo --quick
 
 # every benchmark, results files with the command at the top (bench/run.sh -h)
-bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng build/libblis_arch.so
+bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo build/libblis_arch.so
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP)
 
 # One translation unit with the implementation, one with the declarations
@@ -164,6 +178,11 @@ strict:
 	gcc -std=c99 $(STRICT) -O2 -DDTENSOR_NO_MPI -DDTENSOR_NO_BLIS -I. -o $(SB)/noblis $(SB)/impl.c -lm
 	./$(SB)/noblis
 	mpicxx.mpich -std=c++17 $(STRICT) -O2 -DDTENSOR_NO_BLIS -I. -c -o $(SB)/cxx17_noblis.o $(SB)/impl.cpp
+	@# examples/heat2d.c and bench/halo.c as C99 (-O2 and -O3 -march=x86-64-v4) and as C++17
+	for f in examples/heat2d.c bench/halo.c; do b=$$(basename $$f .c); set -e; \
+	  mpicc.mpich  -std=c99   $(STRICT) -O2 -I. -o $(SB)/$$b $$f $(LDLIBS); \
+	  mpicc.mpich  -std=c99   $(STRICT) -O3 -march=x86-64-v4 -I. -c -o $(SB)/$${b}_O3.o $$f; \
+	  mpicxx.mpich -std=c++17 $(STRICT) -O2 -I. -x c++ -c -o $(SB)/$${b}_xx.o $$f; done
 	@if [ -z "$(NVCC)" ]; then echo "strict: nvcc not found, skipping the CUDA builds"; else \
 	  set -ex; \
 	  $(NVCC) $(NVSTRICT) -DDTENSOR_NO_MPI -I. -cuda -o $(SB)/cu_nompi.ii $(SB)/impl.cu; \

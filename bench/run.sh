@@ -2,7 +2,7 @@
 # bench/run.sh -- run the benchmarks and write bench/results/*.txt, each file
 # starting with the command that made it.
 #
-#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute"]
+#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute halo"]
 #                [--arch NAME] [--out DIR] [--note TEXT] [--bin DIR] [--nice N]
 #
 # matmul        bench_matmul (dt_matmul vs ScaLAPACK and bare BLIS), BLIS's own
@@ -19,6 +19,10 @@
 #               (`make bench-rng` runs only this)  -> rng.txt
 # redistribute  bench_redistribute (not by default: minutes; its results file
 #               is mpich-np2.txt etc.)      -> <mpi>-np<N>.txt
+# halo          bench_halo: dt_halo_exchange and dt_stencil_apply vs a
+#               hand-written MPI halo exchange (MPI_Type_vector + Isend/Irecv),
+#               every 2-D mesh of the ranks (`make bench-halo` runs only this)
+#                                       -> halo-<mpi>-np<N>.txt
 #
 # --bin DIR: take the benchmark binaries from DIR and do not build them.
 # --nice N: run the timed benchmarks under `nice -n N` (e.g. -20 as root, on a
@@ -72,6 +76,7 @@ if [ -z "$BIN" ]; then
     case " $ONLY " in *" dispatch "*|*" callgrind "*) targets+=("$B/bench_dispatch") ;; esac
     case " $ONLY " in *" rng "*) targets+=("$B/bench_rng") ;; esac
     case " $ONLY " in *" redistribute "*) targets+=("$B/bench_redistribute") ;; esac
+    case " $ONLY " in *" halo "*) targets+=("$B/bench_halo") ;; esac
 fi
 if [ ${#targets[@]} -gt 0 ]; then
     make "${targets[@]}" MPI="$MPI" >"$blog" 2>&1 || { cat "$blog"; rm -f "$blog"; exit 1; }
@@ -319,6 +324,23 @@ case " $ONLY " in *" redistribute "*)
         echo "\$ make bench MPI=$MPI NP=$NP   # via bench/run.sh --only redistribute"
         machine
         "${TRUN[@]}" -n "$NP" "$B/bench_redistribute" 2>&1 || echo "# exit status $?"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+    ;;
+esac
+
+# ---------------------------------------------------------------- halo
+case " $ONLY " in *" halo "*)
+    f=$OUT/halo-$MPI-np$NP.txt
+    echo "=== $f"
+    {
+        echo "\$ bench/run.sh --mpi $MPI --np $NP --only halo${NICE:+ --nice $NICE}   # (make bench-halo MPI=$MPI: without --nice), which runs:"
+        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_halo"
+        machine
+        "${TRUN[@]}" -n "$NP" "$B/bench_halo" 2>&1 || echo "# exit status $?"
         echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     } > "$f.tmp" 2>&1
     grep -q '^# exit status' "$f.tmp" && rc=1
