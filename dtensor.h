@@ -8119,20 +8119,20 @@ DT_API dt_tensor *dt_tp_linear_grad_bias(const dt_tp_linear *l) { return l ? l->
 DT_API dt_placement dt_tp_linear_input_placement(const dt_tp_linear *l) { return l ? dt__tp_in_pl(l) : dt_replicate(); }
 DT_API dt_placement dt_tp_linear_output_placement(const dt_tp_linear *l) { return l ? dt__tp_out_pl(l) : dt_replicate(); }
 
-/* the spec checks of forward: x, and *y against the result's spec (yshape, ypl) */
-static dt_status dt__tp_forward_check(const char *fn, const dt_tp_linear *l, const dt_tensor *x, dt_tensor **y,
-                                      int64_t *yshape, dt_placement *ypl) {
+/* the spec checks of a forward from x (l's input) to *y (ly's output, ly
+   on l's mesh and tp dim), which gets the spec (yshape, ypl) */
+static dt_status dt__tp_forward_check(const char *fn, const dt_tp_linear *l, const dt_tp_linear *ly, const dt_tensor *x,
+                                      dt_tensor **y, int64_t *yshape, dt_placement *ypl) {
     const dt_tensor_desc *xd;
     dt_status st;
-    if (!l) return dt__fail(DT_ERR_ARG, "%s: layer is NULL", fn);
     if (!y) return dt__fail(DT_ERR_ARG, "%s: y is NULL", fn);
     if ((st = dt__tp_check_act(fn, l, "x", x, l->in, NULL))) return st;
     xd = dt_tensor_get_desc(x);
     memcpy(yshape, xd->shape, sizeof(int64_t) * DT_MAX_DIMS);
-    yshape[xd->ndim - 1] = l->out;
-    dt__tp_pl_with(l, xd, dt__tp_out_pl(l), ypl);
+    yshape[xd->ndim - 1] = ly->out;
+    dt__tp_pl_with(ly, xd, dt__tp_out_pl(ly), ypl);
     if (*y == x) return dt__fail(DT_ERR_ARG, "%s: *y is x (the backward needs x)", fn);
-    return dt__tp_check_out(fn, "*y", *y, l, xd->ndim, yshape, ypl);
+    return dt__tp_check_out(fn, "*y", *y, ly, xd->ndim, yshape, ypl);
 }
 
 DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_tensor **y) {
@@ -8142,7 +8142,8 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     const dt_tensor *xu = NULL;
     dt_tensor *xt = NULL, *r = NULL;
     dt_status st;
-    if ((st = dt__tp_forward_check(fn, l, x, y, ysh, ypl))) return st;
+    if (!l) return dt__fail(DT_ERR_ARG, "%s: layer is NULL", fn);
+    if ((st = dt__tp_forward_check(fn, l, l, x, y, ysh, ypl))) return st;
     /* x to the layer's input layout on tp: colwise Replicate (sequence
        parallel: the allgather), rowwise Shard(-1) (local when x is Replicate) */
     dt__tp_pl_with(l, dt_tensor_get_desc(x), l->style == DT_TP_COLWISE ? dt_replicate() : dt_shard(-1), need);
@@ -8312,10 +8313,7 @@ DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int train
     int drop;
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "%s: mlp is NULL", fn);
-    if ((st = dt__tp_forward_check(fn, mlp->fc1, x, y, ysh, ypl))) return st;
-    ysh[dt_tensor_get_desc(x)->ndim - 1] = mlp->fc2->out;
-    dt__tp_pl_with(mlp->fc2, dt_tensor_get_desc(x), dt__tp_out_pl(mlp->fc2), ypl);
-    if ((st = dt__tp_check_out(fn, "*y", *y, mlp->fc2, dt_tensor_get_desc(x)->ndim, ysh, ypl))) return st;
+    if ((st = dt__tp_forward_check(fn, mlp->fc1, mlp->fc2, x, y, ysh, ypl))) return st;
     /* the saved tensors are reused as *out while x's spec stays the same */
     if (mlp->have && !dt__tp_same_spec(&mlp->xd, dt_tensor_get_desc(x), mlp->fc1->nd)) dt__tp_mlp_drop_saved(mlp);
     mlp->have = 0;
