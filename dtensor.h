@@ -8035,7 +8035,8 @@ static dt_status dt__tp_finish(dt_tensor *r, const dt_placement *pl, int nd, dt_
 }
 
 static dt_status dt__tp_zero(dt_tensor *t) {
-    if (t) memset(dt_tensor_data(t), 0, dt_tensor_local_numel(t) * dt_dtype_size(dt_tensor_get_desc(t)->dtype));
+    if (t && dt_tensor_local_numel(t))
+        memset(dt_tensor_data(t), 0, dt_tensor_local_numel(t) * dt_dtype_size(dt_tensor_get_desc(t)->dtype));
     return DT_OK;
 }
 
