@@ -8042,6 +8042,7 @@ static dt_status dt__tp_zero(dt_tensor *t) {
 
 static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
     dt_tp_linear *l = NULL;
+    void *mem = NULL;
     dt_tensor_desc wd, bd;
     dt_status st;
     int tp;
@@ -8057,7 +8058,8 @@ static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_line
     if (desc->seq_dim < -DT_MAX_DIMS || desc->seq_dim >= DT_MAX_DIMS)
         return dt__fail(DT_ERR_ARG, "%s: seq_dim = %d is out of range", fn, desc->seq_dim);
     if ((st = dt__tp_resolve_dim(fn, m, desc->tp_dim, &tp))) return st;
-    if ((st = dt__alloc(fn, sizeof *l, (void **)&l))) return st;
+    if ((st = dt__alloc(fn, sizeof *l, &mem))) return st;
+    l = (dt_tp_linear *)mem;
     memset(l, 0, sizeof *l);
     l->mesh = m;
     l->tp = tp;
@@ -8242,6 +8244,7 @@ DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_
     const char *fn = "dt_tp_mlp_create";
     dt_tp_linear_desc ld;
     dt_tp_mlp *mlp = NULL;
+    void *mem = NULL;
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     if (!desc) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
@@ -8254,7 +8257,8 @@ DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_
         return dt__fail(DT_ERR_ARG, "%s: activation = %d, must be DT_TP_RELU or DT_TP_GELU", fn, (int)desc->activation);
     if (!(desc->dropout >= 0.0 && desc->dropout < 1.0))
         return dt__fail(DT_ERR_ARG, "%s: dropout = %g, must be in [0, 1)", fn, desc->dropout);
-    if ((st = dt__alloc(fn, sizeof *mlp, (void **)&mlp))) return st;
+    if ((st = dt__alloc(fn, sizeof *mlp, &mem))) return st;
+    mlp = (dt_tp_mlp *)mem;
     memset(mlp, 0, sizeof *mlp);
     mlp->act = desc->activation;
     mlp->p = desc->dropout;
