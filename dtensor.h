@@ -8042,7 +8042,6 @@ static dt_status dt__tp_zero(dt_tensor *t) {
 
 static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
     dt_tp_linear *l = NULL;
-    void *mem = NULL;
     dt_tensor_desc wd, bd;
     dt_status st;
     int tp;
@@ -8058,8 +8057,8 @@ static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_line
     if (desc->seq_dim < -DT_MAX_DIMS || desc->seq_dim >= DT_MAX_DIMS)
         return dt__fail(DT_ERR_ARG, "%s: seq_dim = %d is out of range", fn, desc->seq_dim);
     if ((st = dt__tp_resolve_dim(fn, m, desc->tp_dim, &tp))) return st;
-    if ((st = dt__alloc(fn, sizeof *l, &mem))) return st;
-    l = (dt_tp_linear *)mem;
+    if (!(l = (dt_tp_linear *)DT_MALLOC(sizeof *l)))
+        return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating %zu bytes", fn, sizeof *l);
     memset(l, 0, sizeof *l);
     l->mesh = m;
     l->tp = tp;
@@ -8130,7 +8129,7 @@ static dt_status dt__tp_forward_check(const char *fn, const dt_tp_linear *l, con
     dt_status st;
     if (!y) return dt__fail(DT_ERR_ARG, "%s: y is NULL", fn);
     if ((st = dt__tp_check_act(fn, l, "x", x, l->in, NULL))) return st;
-    xd = dt_tensor_get_desc(x);
+    if (!(xd = dt_tensor_get_desc(x))) return dt__fail(DT_ERR_ARG, "%s: x is NULL", fn);
     memcpy(yshape, xd->shape, sizeof(int64_t) * DT_MAX_DIMS);
     yshape[xd->ndim - 1] = ly->out;
     dt__tp_pl_with(ly, xd, dt__tp_out_pl(ly), ypl);
@@ -8244,7 +8243,6 @@ DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_
     const char *fn = "dt_tp_mlp_create";
     dt_tp_linear_desc ld;
     dt_tp_mlp *mlp = NULL;
-    void *mem = NULL;
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     if (!desc) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
@@ -8257,8 +8255,8 @@ DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_
         return dt__fail(DT_ERR_ARG, "%s: activation = %d, must be DT_TP_RELU or DT_TP_GELU", fn, (int)desc->activation);
     if (!(desc->dropout >= 0.0 && desc->dropout < 1.0))
         return dt__fail(DT_ERR_ARG, "%s: dropout = %g, must be in [0, 1)", fn, desc->dropout);
-    if ((st = dt__alloc(fn, sizeof *mlp, &mem))) return st;
-    mlp = (dt_tp_mlp *)mem;
+    if (!(mlp = (dt_tp_mlp *)DT_MALLOC(sizeof *mlp)))
+        return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating %zu bytes", fn, sizeof *mlp);
     memset(mlp, 0, sizeof *mlp);
     mlp->act = desc->activation;
     mlp->p = desc->dropout;

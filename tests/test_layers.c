@@ -359,6 +359,7 @@ static void mlp_case_run(const dtt_mesh *m, int tp, int dp, const char *tpname, 
     dt_tp_mlp *mlp = NULL;
     dt_placement xpl[DT_MAX_MESH_DIMS], ypl[DT_MAX_MESH_DIMS];
     dt_tensor *x = NULL, *dy = NULL, *yt = NULL, *dxt = NULL;
+    memset(hs, 0, sizeof hs);
     g_cases++;
     dtt_ctx("mlp mesh %s tp=%s %s %s p %g sp %d bias %d x %d-D", m->name, tpname, dtt_dtname(c->t),
             c->gelu ? "gelu" : "relu", c->p, c->sp, c->bias, nd);
@@ -441,7 +442,7 @@ static void mlp_case_run(const dtt_mesh *m, int tp, int dp, const char *tpname, 
     }
     /* eval mode: no dropout, the RNG untouched; *y reused */
     {
-        uint64_t s0, o0, s1, o1;
+        uint64_t s0 = 0, o0 = 0, s1 = 1, o1 = 1;
         dt_tensor *y0 = yt;
         CHECK_OK(dt_rng_get_state(m->mesh, &s0, &o0));
         for (n = 0; n < N * hid; n++) dd[n] = a[n];
