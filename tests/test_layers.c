@@ -35,6 +35,14 @@ static int g_cases = 0;
 
 /* ------------------------------------------------------------ helpers */
 
+/* room for n doubles, zeroed (one spare, so n may be 0) */
+static double *zd(int64_t n)
+{
+    double *p = (double *)calloc((size_t)(n + 1), sizeof(double));
+    if (!p) { fprintf(stderr, "test_layers: out of memory\n"); exit(2); }
+    return p;
+}
+
 /* closed-form value in [-1, 1] of element g of input `salt` */
 static double cval(int64_t g, int salt)
 {
@@ -44,7 +52,7 @@ static double cval(int64_t g, int salt)
 /* a full array of n closed-form values, rounded to t */
 static double *cfull(dt_dtype t, int64_t n, int salt)
 {
-    double *v = dtt_alloc_d(n);
+    double *v = zd(n);
     int64_t i;
     for (i = 0; i < n; i++) v[i] = dtt_round_to(t, cval(i, salt));
     return v;
@@ -87,7 +95,7 @@ static void set_full(dt_tensor *t, const double *full)
 /* gather t and compare with want[n]: |got - want| <= rtol (|want| + max|want|) */
 static int check_vals(const dt_tensor *t, const double *want, int64_t n, double rtol, const char *what)
 {
-    double *got = dtt_alloc_d(n), mx = 0;
+    double *got = zd(n), mx = 0;
     int64_t i;
     int bad = 0;
     dt_status st;
@@ -179,7 +187,7 @@ typedef struct lin_case {
 static void linear_case(const dtt_mesh *m, int tp, int dp, const char *tpname, const lin_case *c)
 {
     int T = m->shape[tp], D = dp >= 0 ? m->shape[dp] : 1, k;
-    int64_t in = T + 3, out = 2 * T + 1, B = 2 * D + 1, S = T + 1, N, xs[3], ys[3];
+    int64_t in = T + 3, out = 2 * T + 1, B = 2 * D + 1, S = T + 1, N, xs[DT_MAX_DIMS] = { 0 }, ys[DT_MAX_DIMS] = { 0 };
     double *xv, *wv, *bv, *dyv, *y, *dx, *dw, *db, rt = rtol_of(c->t);
     dt_tp_linear_desc ld;
     dt_tp_linear *l = NULL;
@@ -199,10 +207,10 @@ static void linear_case(const dtt_mesh *m, int tp, int dp, const char *tpname, c
     wv = cfull(c->t, out * in, 2);
     bv = cfull(c->t, out, 3);
     dyv = cfull(c->t, N * out, 4);
-    y = dtt_alloc_d(N * out);
-    dx = dtt_alloc_d(N * in);
-    dw = dtt_alloc_d(out * in);
-    db = dtt_alloc_d(out);
+    y = zd(N * out);
+    dx = zd(N * in);
+    dw = zd(out * in);
+    db = zd(out);
     ref_linear(xv, N, in, wv, out, c->bias ? bv : NULL, y);
     ref_linear_back(xv, dyv, N, in, wv, out, dx, dw, db);
 
@@ -327,7 +335,7 @@ static double *ref_mask(dt_mesh *mesh, dt_dtype t, int ndim, const int64_t *shap
     dt_tensor_desc d;
     uint64_t seed = 0, off = 0;
     int64_t n = dtt_numel(ndim, shape), i;
-    double *mask = dtt_alloc_d(n);
+    double *mask = zd(n);
     for (i = 0; i < n; i++) mask[i] = 1;
     dtt_self_mesh(&sc, &sm);
     CHECK_OK(dt_rng_get_state(mesh, &seed, &off));
@@ -352,7 +360,8 @@ static double *ref_mask(dt_mesh *mesh, dt_dtype t, int ndim, const int64_t *shap
 static void mlp_case_run(const dtt_mesh *m, int tp, int dp, const char *tpname, const mlp_case *c)
 {
     int T = m->shape[tp], D = dp >= 0 ? m->shape[dp] : 1, nd = c->ndim;
-    int64_t in = T + 2, hid = 3 * T + 1, out = in + 1, B = 2 * D + 1, S = T + 1, N = B * S, xs[3], ys[3], hs[3], n, j, o, i;
+    int64_t in = T + 2, hid = 3 * T + 1, out = in + 1, B = 2 * D + 1, S = T + 1, N = B * S, n, j, o, i;
+    int64_t xs[DT_MAX_DIMS] = { 0 }, ys[DT_MAX_DIMS] = { 0 }, hs[DT_MAX_DIMS] = { 0 };
     double *xv, *w1, *b1, *w2, *b2, *dyv, *h, *a, *mask, *y, *gd, *dw2, *db2, *gh, *dw1, *db1, *dx, *dd;
     double rt = rtol_of(c->t), s = 1.0 / (1.0 - c->p);
     dt_tp_mlp_desc md;
@@ -375,10 +384,10 @@ static void mlp_case_run(const dtt_mesh *m, int tp, int dp, const char *tpname, 
     w2 = cfull(c->t, out * hid, 14);
     b2 = cfull(c->t, out, 15);
     dyv = cfull(c->t, N * out, 16);
-    h = dtt_alloc_d(N * hid); a = dtt_alloc_d(N * hid); y = dtt_alloc_d(N * out); gd = dtt_alloc_d(N * hid);
-    dd = dtt_alloc_d(N * hid);
-    dw2 = dtt_alloc_d(out * hid); db2 = dtt_alloc_d(out); gh = dtt_alloc_d(N * hid); dw1 = dtt_alloc_d(hid * in);
-    db1 = dtt_alloc_d(hid); dx = dtt_alloc_d(N * in);
+    h = zd(N * hid); a = zd(N * hid); y = zd(N * out); gd = zd(N * hid);
+    dd = zd(N * hid);
+    dw2 = zd(out * hid); db2 = zd(out); gh = zd(N * hid); dw1 = zd(hid * in);
+    db1 = zd(hid); dx = zd(N * in);
 
     memset(&md, 0, sizeof md);
     md.in_features = in;
@@ -568,7 +577,7 @@ static void test_init(void)
         dt_tp_linear *l = w < 2 ? dt_tp_mlp_fc1(ref) : dt_tp_mlp_fc2(ref);
         dt_tensor *t = w % 2 ? dt_tp_linear_bias(l) : dt_tp_linear_weight(l);
         nel[w] = (int64_t)dt_tensor_local_numel(t);
-        rv[w] = dtt_alloc_d(nel[w]);
+        rv[w] = zd(nel[w]);
         CHECK_OK(dtt_gather_full(t, rv[w]));
         for (k = 0; k < nel[w]; k++) CHECK(fabs(rv[w][k]) < 1.0 / 3.0 + 1e-7 && (k == 0 || rv[w][k] != rv[w][k - 1]),
                                            "init value %d/%lld = %g out of range", w, (long long)k, rv[w][k]);
@@ -583,7 +592,7 @@ static void test_init(void)
         for (w = 0; w < 4 && mlp; w++) {
             dt_tp_linear *l = w < 2 ? dt_tp_mlp_fc1(mlp) : dt_tp_mlp_fc2(mlp);
             dt_tensor *t = w % 2 ? dt_tp_linear_bias(l) : dt_tp_linear_weight(l);
-            got = dtt_alloc_d(nel[w]);
+            got = zd(nel[w]);
             CHECK_OK(dtt_gather_full(t, got));
             for (k = 0; k < nel[w]; k++)
                 if (got[k] != rv[w][k]) {
