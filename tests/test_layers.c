@@ -368,6 +368,8 @@ static void mlp_case_run(const dtt_mesh *m, int tp, int dp, const char *tpname, 
     dt_tp_mlp *mlp = NULL;
     dt_placement xpl[DT_MAX_MESH_DIMS], ypl[DT_MAX_MESH_DIMS];
     dt_tensor *x = NULL, *dy = NULL, *yt = NULL, *dxt = NULL;
+    dt_comm_stats cs;
+    int nested;
     memset(hs, 0, sizeof hs);
     g_cases++;
     dtt_ctx("mlp mesh %s tp=%s %s %s p %g sp %d bias %d x %d-D", m->name, tpname, dtt_dtname(c->t),
@@ -433,12 +435,31 @@ static void mlp_case_run(const dtt_mesh *m, int tp, int dp, const char *tpname, 
     if (!x || !dy) goto done;
     CHECK_ST(dt_tp_mlp_backward(mlp, x, dy, &dxt), DT_ERR_ARG); /* no forward yet */
     CHECK_ERRMSG("dt_tp_mlp_backward");
+    dt_comm_reset_stats(g_comm);
     CHECK_OK(dt_tp_mlp_forward(mlp, x, 1, &yt));
+    dt_comm_get_stats(g_comm, &cs);
+    /* the collectives Megatron-LM runs: forward one allreduce of y (sequence
+       parallel: allgather x, reduce-scatter y); nothing over dp */
+    /* (not when tp splits the seq dim before dp splits it further: [tp, dp] with a 2-D x,
+       where bringing tp to Replicate also re-splits dp's parts) */
+    nested = c->sp && nd == 2 && dp > tp && D > 1;
+    if (!nested)
+        CHECK(cs.calls == (uint64_t)(T > 1 ? (c->sp ? 2 : 1) : 0), "mlp forward: %llu backend calls, want %d",
+          (unsigned long long)cs.calls, T > 1 ? (c->sp ? 2 : 1) : 0);
     if (yt) {
         check_pl(m, yt, ypl, "mlp y");
         check_vals(yt, y, N * out, rt, "mlp y");
     }
+    dt_comm_reset_stats(g_comm);
     CHECK_OK(dt_tp_mlp_backward(mlp, x, dy, &dxt));
+    dt_comm_get_stats(g_comm, &cs);
+    /* backward: one allreduce of dx (sequence parallel: allgather dy, allgather
+       x again, reduce-scatter dx), plus one allreduce over dp per weight and
+       bias gradient (when the batch flattens without moving: 2-D x or dp 1) */
+    if ((nd == 2 || D == 1) && !nested) {
+        int want = (T > 1 ? (c->sp ? 3 : 1) : 0) + (D > 1 ? (c->bias ? 4 : 2) : 0);
+        CHECK(cs.calls == (uint64_t)want, "mlp backward: %llu backend calls, want %d", (unsigned long long)cs.calls, want);
+    }
     if (dxt) {
         check_pl(m, dxt, xpl, "mlp dx");
         check_vals(dxt, dx, N * in, rt, "mlp dx");
