@@ -11,6 +11,8 @@
 # define summary_NAME (reads the log on stdin, prints the lines); without
 # one the last two lines of its output are shown. Exit status: non-zero if
 # an example failed.
+# args_NAME and summary_NAME are used indirectly (${!var}, "summary_$ex"):
+# shellcheck disable=SC2034,SC2317
 set -u
 cd "$(dirname "$0")/.." || exit 2
 MPI=mpich; NP=4; BIN=""
@@ -75,8 +77,8 @@ for ex in $DEMOS; do
         continue
     fi
     argsvar="args_$ex"
-    # shellcheck disable=SC2086
     t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
     timeout 300 "${RUN[@]}" -n "$NP" "$BIN/$ex" ${!argsvar:-} >"$LOGS/$ex.log" 2>&1 </dev/null
     rc=$?
     t1=$(date +%s.%N)
