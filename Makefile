@@ -1,7 +1,11 @@
 # dtensor.h -- build, run and check.
 #
-#   make deps demo            install MPI etc. (Debian/Ubuntu, as root), run the 4-rank demo
+#   make deps demo            install MPI etc. (Debian/Ubuntu, as root), run the demo: the
+#                             examples at NP ranks (default 4) and a short report
 #   make deps test            ... and run the test suite
+#   make examples             build every examples/NAME.c into build/$(MPI)/NAME
+#   make run-NAME NP=4        build and run one example, e.g. make run-pencil NP=4 MPI=openmpi
+#                             ARGS="--n 192" (its arguments; see the top of examples/NAME.c)
 #   make test MPI=openmpi     the same suite under Open MPI (default: MPICH)
 #   make bench NP=2           redistribution vs raw MPI collectives
 #   make bench-ops            dt_matmul vs ScaLAPACK pdgemm and bare BLIS; op dispatch overhead (NP=2)
@@ -10,7 +14,7 @@
 #   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #
-# Variables: MPI (mpich|openmpi), NP (ranks), CFLAGS, TESTARGS (passed to
+# Variables: MPI (mpich|openmpi), NP (ranks), ARGS (run-NAME's), CFLAGS, TESTARGS (passed to
 # tests/run.sh), BENCHARGS (passed to the benchmark, e.g. "--max-mib 16 --reps 5"),
 # MATMULARGS / DISPATCHARGS / RNGARGS (passed to bench_matmul / bench_dispatch /
 # bench_rng in bench-ops and bench-smoke, e.g. "--quick").
@@ -28,6 +32,7 @@ BENCHARGS ?=
 MATMULARGS ?=
 DISPATCHARGS ?=
 RNGARGS ?=
+ARGS     ?=
 NVCC     ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
 
 MPICC   = mpicc.$(MPI)
@@ -40,7 +45,8 @@ BUILD   = build/$(MPI)
 WARN    = -Wall -Wextra -pedantic
 STRICT  = -Wall -Wextra -Werror -pedantic
 DEPS_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev libblis-dev valgrind \
-            libscalapack-mpich-dev libscalapack-openmpi-dev librandom123-dev python3-numpy
+            libscalapack-mpich-dev libscalapack-openmpi-dev librandom123-dev python3-numpy \
+            libfftw3-dev libfftw3-mpi-dev
 # ScaLAPACK for bench/matmul.c, built for the same MPI as the bench
 SCALAPACK = -lscalapack-$(MPI)
 # one core per rank: BLIS (Debian installs its OpenMP build first) and OpenMP single-threaded
@@ -52,6 +58,13 @@ HDR = dtensor.h
 OPS_NP = $(if $(filter command line environment,$(origin NP)),$(NP),2)
 
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
+# per-example flags: EXFLAGS_NAME, EXLIBS_NAME. pencil compares with FFTW-MPI's
+# transpose, which Debian builds against Open MPI only (libfftw3-mpi-dev):
+# under MPICH, or without the package, pencil runs its dtensor part alone.
+ifeq ($(MPI)$(wildcard /usr/include/fftw3-mpi.h),openmpi/usr/include/fftw3-mpi.h)
+EXFLAGS_pencil = -DHAVE_FFTW_MPI
+EXLIBS_pencil  = -lfftw3_mpi -lfftw3
+endif
 
 .PHONY: all deps examples demo test bench bench-ops bench-rng bench-halo bench-smoke bench-results strict clean
 all: examples
@@ -73,10 +86,18 @@ examples: $(EXAMPLES)
 
 $(BUILD)/%: examples/%.c $(HDR)
 	@mkdir -p $(BUILD)
-	$(MPICC) -std=c99 $(WARN) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
+	$(MPICC) -std=c99 $(WARN) $(CFLAGS) $(EXFLAGS_$*) -I. -o $@ $< $(EXLIBS_$*) $(LDLIBS)
 
-demo: $(BUILD)/quickstart
-	$(MPIEXEC) -n $(NP) ./$(BUILD)/quickstart
+# one example: make run-montecarlo NP=3 ARGS="--seed 7" (one core per rank)
+run-%: $(BUILD)/%
+	$(BENCH_ENV) $(MPIEXEC) -n $(NP) ./$(BUILD)/$* $(ARGS)
+
+# the examples at NP ranks and a short report (examples/demo.sh; each
+# example's whole output goes to build/$(MPI)/demo/NAME.log). About 10 s at
+# 4 ranks on 2 cores, under MPICH too (its oversubscribed busy-polling hurts
+# the long test runs, not these short programs).
+demo: examples
+	@$(BENCH_ENV) bash examples/demo.sh --mpi $(MPI) --np $(NP) --bin $(BUILD)
 
 test:
 	bash tests/run.sh $(MPI) $(TESTARGS)

@@ -519,6 +519,19 @@ DT_API dt_status dt_manual_seed(dt_mesh *m, uint64_t seed);
 DT_API dt_status dt_rng_get_state(const dt_mesh *m, uint64_t *seed, uint64_t *offset);
 /* collective, checked like dt_manual_seed (e.g. restoring a checkpoint) */
 DT_API dt_status dt_rng_set_state(dt_mesh *m, uint64_t seed, uint64_t offset);
+/* The state beside a checkpoint: a one-line JSON file (Python's json reads
+   it), e.g. {"generator": "philox4x32-10", "seed": 1234, "offset": 5678}
+   Both collective over m; ranks outside the mesh return DT_OK and do no
+   I/O. Save: mesh rank 0 writes "<path>.tmp.<16 hex digits>" and renames
+   it to `path` once written (crash-safe as dt_tensor_save_npy: on failure
+   the temporary is removed and `path` left as it was). Load: mesh rank 0
+   reads and checks the file strictly (one JSON object, keys "seed" and
+   "offset" required, decimal integers in [0, 2^64), "generator" optional
+   but then "philox4x32-10", no other or repeated keys, at most 4 KiB);
+   every rank gets the same verdict (DT_ERR_IO naming the path and the
+   reason, state unchanged) or the state, set as dt_rng_set_state does. */
+DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path);
+DT_API dt_status dt_rng_load_state(dt_mesh *m, const char *path);
 
 /* new tensors (or *out reused when it has d's spec): uniform [0,1), N(0,1) */
 DT_API dt_status dt_tensor_rand(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
@@ -8850,6 +8863,165 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
         }
         return DT_OK;
     }
+}
+
+/* RNG state files (dt_rng_save_state / dt_rng_load_state): one JSON object
+   on one line, written by mesh rank 0 through the same temporary + rename
+   as the .npy saves; loads are read by mesh rank 0 and the verdict and
+   state broadcast as dt_tensor_load_npy broadcasts its header. */
+
+#define DT__RNG_FILE_MAX 4096 /* a longer file is not an RNG state file */
+
+/* Parse an RNG state file's bytes (pure: no I/O). DT_ERR_IO with the
+   reason as message ("<why>", no function name) for anything else. */
+static dt_status dt__rng_parse_state(const char *s, size_t n, uint64_t *seed, uint64_t *offset) {
+    size_t i;
+    int seen[3] = {0, 0, 0};
+    uint64_t v[2] = {0, 0};
+    i = dt__npy_ws(s, n, 0);
+    if (i >= n || s[i] != '{') return dt__fail(DT_ERR_IO, "not a JSON object (no '{')");
+    i = dt__npy_ws(s, n, i + 1);
+    while (i < n && s[i] != '}') {
+        char key[32], val[32];
+        int k;
+        if (s[i] != '"' || !dt__npy_str(s, n, &i, key, sizeof key))
+            return dt__fail(DT_ERR_IO, "a double-quoted key expected at byte %zu", i);
+        k = strcmp(key, "seed") == 0 ? 0 : strcmp(key, "offset") == 0 ? 1 : strcmp(key, "generator") == 0 ? 2 : -1;
+        if (k < 0) return dt__fail(DT_ERR_IO, "key \"%s\" (only \"seed\", \"offset\", \"generator\")", key);
+        if (seen[k]++) return dt__fail(DT_ERR_IO, "key \"%s\" appears twice", key);
+        i = dt__npy_ws(s, n, i);
+        if (i >= n || s[i] != ':') return dt__fail(DT_ERR_IO, "':' expected after \"%s\"", key);
+        i = dt__npy_ws(s, n, i + 1);
+        if (k == 2) {
+            if (i >= n || s[i] != '"' || !dt__npy_str(s, n, &i, val, sizeof val) || strcmp(val, "philox4x32-10") != 0)
+                return dt__fail(DT_ERR_IO, "\"generator\" is not \"philox4x32-10\"");
+        } else {
+            size_t d0 = i;
+            uint64_t x = 0;
+            while (i < n && s[i] >= '0' && s[i] <= '9') {
+                unsigned dg = (unsigned)(s[i++] - '0');
+                if (x > (UINT64_MAX - dg) / 10) return dt__fail(DT_ERR_IO, "\"%s\" overflows 64 bits", key);
+                x = x * 10 + dg;
+            }
+            if (i == d0 || (i < n && (s[i] == '.' || s[i] == 'e' || s[i] == 'E')))
+                return dt__fail(DT_ERR_IO, "\"%s\" is not a non-negative integer", key);
+            if (i - d0 > 1 && s[d0] == '0') return dt__fail(DT_ERR_IO, "\"%s\" has a leading zero", key);
+            v[k] = x;
+        }
+        i = dt__npy_ws(s, n, i);
+        if (i < n && s[i] == ',') {
+            i = dt__npy_ws(s, n, i + 1);
+            if (i < n && s[i] == '}') return dt__fail(DT_ERR_IO, "trailing ',' before '}'");
+        } else if (i < n && s[i] != '}') {
+            return dt__fail(DT_ERR_IO, "',' or '}' expected after \"%s\" at byte %zu", key, i);
+        }
+    }
+    if (i >= n) return dt__fail(DT_ERR_IO, "truncated: the object is not closed ('}' missing)");
+    i = dt__npy_ws(s, n, i + 1);
+    if (i < n) return dt__fail(DT_ERR_IO, "garbage after the object at byte %zu", i);
+    if (!seen[0] || !seen[1]) return dt__fail(DT_ERR_IO, "no \"%s\" key", seen[0] ? "offset" : "seed");
+    *seed = v[0];
+    *offset = v[1];
+    return DT_OK;
+}
+
+/* mesh rank 0's stdio read of `path` into (seed, offset); the message names fn and path */
+static dt_status dt__rng_read_state(const char *fn, const char *path, uint64_t *seed, uint64_t *offset) {
+    char buf[DT__RNG_FILE_MAX + 1];
+    size_t got;
+    int err;
+    dt_status st;
+    FILE *f = fopen(path, "rb");
+    if (!f) return dt__fail(DT_ERR_IO, "%s: cannot open '%s': %s", fn, path, strerror(errno));
+    got = fread(buf, 1, sizeof buf, f);
+    err = ferror(f);
+    fclose(f);
+    if (err) return dt__fail(DT_ERR_IO, "%s: reading '%s' failed", fn, path);
+    if (got > DT__RNG_FILE_MAX)
+        return dt__fail(DT_ERR_IO, "%s: '%s' is longer than %d bytes: not an RNG state file", fn, path,
+                        DT__RNG_FILE_MAX);
+    if (got == 0) return dt__fail(DT_ERR_IO, "%s: '%s' is empty", fn, path);
+    if ((st = dt__rng_parse_state(buf, got, seed, offset))) {
+        char why[sizeof dt__errbuf];
+        memcpy(why, dt__errbuf, sizeof why);
+        why[sizeof why - 1] = 0;
+        return dt__fail(st, "%s: '%s' is not an RNG state file: %s", fn, path, why);
+    }
+    return DT_OK;
+}
+
+DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
+    const char *fn = "dt_rng_save_state";
+    char *tmp = NULL;
+    uint64_t tok = 0;
+    dt_status st, st2;
+    if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    if (m->rank < 0) return DT_OK;
+    st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
+    /* the ranks agree on the path and hold the same state (as they must) */
+    if ((st = dt__agree(m->comm, fn, st, dt__hash(dt__hash(dt__hash(0, &m->rng_seed, sizeof m->rng_seed),
+                                                           &m->rng_offset, sizeof m->rng_offset),
+                                                  path, strlen(path))))) {
+        DT_FREE(tmp);
+        return st;
+    }
+    if (m->rank == 0) tok = dt__io_token();
+    m->root->muted++;
+    st = dt__comm_broadcast(m->comm, &tok, sizeof tok, 0);
+    m->root->muted--;
+    if (st) { DT_FREE(tmp); return st; }
+    sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
+    if (m->rank == 0) {
+        FILE *f = fopen(tmp, "wb");
+        if (!f) {
+            st = dt__fail(DT_ERR_IO, "%s: cannot create '%s': %s", fn, tmp, strerror(errno));
+        } else {
+            int ok = fprintf(f, "{\"generator\": \"philox4x32-10\", \"seed\": %llu, \"offset\": %llu}\n",
+                             (unsigned long long)m->rng_seed, (unsigned long long)m->rng_offset) > 0;
+            ok = fflush(f) == 0 && ok;
+            ok = fclose(f) == 0 && ok;
+            if (!ok) st = dt__fail(DT_ERR_IO, "%s: writing '%s' failed: %s", fn, tmp, strerror(errno));
+        }
+        if (!st && rename(tmp, path) != 0)
+            st = dt__fail(DT_ERR_IO, "%s: renaming '%s' to '%s' failed: %s", fn, tmp, path, strerror(errno));
+        if (st) remove(tmp); /* failed: no temporary left behind */
+    }
+    st2 = dt__io_agree(m->comm, fn, st);
+    DT_FREE(tmp);
+    return st2;
+}
+
+DT_API dt_status dt_rng_load_state(dt_mesh *m, const char *path) {
+    const char *fn = "dt_rng_load_state";
+    uint64_t seed = 0, offset = 0;
+    dt_status st = DT_OK;
+    if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    if (m->rank < 0) return DT_OK;
+    if ((st = dt__agree(m->comm, fn, DT_OK, dt__hash(0, path, strlen(path))))) return st;
+    if (m->rank == 0) st = dt__rng_read_state(fn, path, &seed, &offset);
+    if (m->comm->size > 1) { /* rank 0's verdict, state and message to all */
+        uint64_t v[3];
+        char msg[sizeof dt__errbuf];
+        dt_status bs;
+        v[0] = (uint64_t)st;
+        v[1] = seed;
+        v[2] = offset;
+        memcpy(msg, dt__errbuf, sizeof msg);
+        m->root->muted++;
+        bs = dt__comm_broadcast(m->comm, v, sizeof v, 0);
+        if (!bs) bs = dt__comm_broadcast(m->comm, msg, sizeof msg, 0);
+        m->root->muted--;
+        if (bs) return bs;
+        st = (dt_status)v[0];
+        seed = v[1];
+        offset = v[2];
+        msg[sizeof msg - 1] = 0;
+        if (st) memcpy(dt__errbuf, msg, sizeof msg);
+    }
+    if (st) return st;
+    return dt__rng_set(fn, m, seed, offset);
 }
 
 /* >>layers ----------------------------------------------------------------

@@ -24,6 +24,11 @@
      into a missing directory fails with no file; a save whose final rename
      fails (the target is a directory) fails, removes its temporary and
      leaves the target as it was;
+   - RNG state files (dt_rng_save_state / dt_rng_load_state): save, draw,
+     load, draw again gives bit-identical numbers; the exact text, which
+     Python's json reads; hand-written variants load; malformed, truncated,
+     overflowing, missing and unwritable files give DT_ERR_IO naming the file
+     with the state unchanged, and leave no temporary;
    - numpy (optional): when `python3 -c 'import numpy'` works, rank 0 runs
      tests/npy_check.py on saved files, which numpy.load-s them and compares
      with the same closed form. Skipped (and said so) otherwise. */
@@ -616,6 +621,163 @@ static void test_args_and_safety(void)
     barrier();
 }
 
+/* ---------------------------------------------------------------- RNG state files */
+
+/* the gathered F64 values of a fresh dt_tensor_rand [n] sharded on m */
+static void draw(dt_mesh *m, int64_t n, double *full)
+{
+    dt_tensor_desc d;
+    dt_tensor *x = NULL;
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;
+    d.ndim = 1;
+    d.shape[0] = n;
+    d.placements[0] = dt_shard(0);
+    CHECK_OK(dt_tensor_rand(m, &d, &x));
+    CHECK_OK(dt_tensor_gather(x, full));
+    dt_tensor_destroy(x);
+}
+
+static void bad_state(dt_mesh *m, const char *what, const char *text, size_t n, const char *needle)
+{
+    char path[512];
+    uint64_t s0, o0, s1, o1;
+    path_of(path, sizeof path, "bad_rng.json");
+    write_file(path, text, n);
+    dtt_ctx("rng state malformed: %s", what);
+    CHECK_OK(dt_rng_get_state(m, &s0, &o0));
+    CHECK_ST(dt_rng_load_state(m, path), DT_ERR_IO);
+    CHECK_ERRMSG("dt_rng_load_state");
+    CHECK(strstr(dt_last_error(), "bad_rng.json") != NULL, "message \"%s\" should name the file", dt_last_error());
+    CHECK(strstr(dt_last_error(), needle) != NULL, "message \"%s\" should mention \"%s\"", dt_last_error(), needle);
+    CHECK_OK(dt_rng_get_state(m, &s1, &o1));
+    CHECK(s0 == s1 && o0 == o1, "state changed by a failed load");
+    barrier();
+    if (dtt_rank == 0) remove(path);
+}
+
+static void good_state(dt_mesh *m, const char *text, uint64_t seed, uint64_t offset)
+{
+    char path[512];
+    uint64_t s, o;
+    path_of(path, sizeof path, "ok_rng.json");
+    write_file(path, text, strlen(text));
+    dtt_ctx("rng state file %s", text);
+    CHECK_OK(dt_rng_load_state(m, path));
+    CHECK_OK(dt_rng_get_state(m, &s, &o));
+    CHECK(s == seed && o == offset, "loaded %llu %llu", (unsigned long long)s, (unsigned long long)o);
+    barrier();
+    if (dtt_rank == 0) remove(path);
+}
+
+static void test_rng_state(void)
+{
+    enum { N = 37 };
+    char path[512], sub[512], tgt[512];
+    double a[N], b[N];
+    uint64_t s, o, s2, o2;
+    dtt_mesh m;
+    int one[1];
+    one[0] = dtt_np;
+    if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
+    path_of(path, sizeof path, "rng.json");
+    dtt_ctx("rng state round trip");
+    CHECK_OK(dt_manual_seed(m.mesh, 987654321987ull));
+    draw(m.mesh, N, a); /* move the offset off 0 */
+    CHECK_OK(dt_rng_get_state(m.mesh, &s, &o));
+    CHECK_OK(dt_rng_save_state(m.mesh, path));
+    barrier();
+    if (dtt_rank == 0) { /* the exact text, and no temporary left */
+        char want[128], got[256];
+        FILE *f = fopen(path, "rb");
+        size_t k = 0;
+        snprintf(want, sizeof want, "{\"generator\": \"philox4x32-10\", \"seed\": %llu, \"offset\": %llu}\n",
+                 (unsigned long long)s, (unsigned long long)o);
+        CHECK(f != NULL, "no %s", path);
+        if (f) { k = fread(got, 1, sizeof got - 1, f); fclose(f); }
+        got[k] = 0;
+        CHECK(strcmp(got, want) == 0, "file is \"%s\", want \"%s\"", got, want);
+        CHECK(count_tmp() == 0, "tmp left after rng save");
+    }
+    draw(m.mesh, N, a);
+    draw(m.mesh, 5, b); /* further draws move the state on */
+    CHECK_OK(dt_rng_load_state(m.mesh, path));
+    CHECK_OK(dt_rng_get_state(m.mesh, &s2, &o2));
+    CHECK(s2 == s && o2 == o, "state after load");
+    draw(m.mesh, N, b);
+    CHECK(memcmp(a, b, sizeof a) == 0, "draws after load differ from draws after save");
+    /* Python's json reads it */
+    if (g_numpy && dtt_rank == 0) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "%s -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+                 "sys.exit(0 if (d[\"seed\"], d[\"offset\"]) == (%llu, %llu) else 1)' %s", g_python,
+                 (unsigned long long)s, (unsigned long long)o, path);
+        CHECK(system(cmd) == 0, "python json.load of %s", path);
+    }
+    /* files written by hand: other key order, no spaces, extremes */
+    good_state(m.mesh, "{\"offset\":5,\"seed\":7}", 7, 5);
+    good_state(m.mesh, " {\n \"seed\" : 0 , \"offset\" : 18446744073709551615 ,\n \"generator\":\"philox4x32-10\" }\n\n",
+               0, UINT64_MAX);
+    /* malformed: DT_ERR_IO naming the file and the reason, state unchanged */
+    CHECK_OK(dt_rng_load_state(m.mesh, path));
+    {
+        static char big[DT__RNG_FILE_MAX + 64];
+        const char *tail = "{\"seed\": 1, \"offset\": 2}";
+        memset(big, ' ', sizeof big);
+        memcpy(big + sizeof big - strlen(tail), tail, strlen(tail));
+        bad_state(m.mesh, "empty", "", 0, "empty");
+        bad_state(m.mesh, "truncated", "{\"seed\": 1, \"offset\": 2", 23, "truncated");
+        bad_state(m.mesh, "truncated number", "{\"seed\": 1, \"offset\": ", 22, "integer");
+        bad_state(m.mesh, "no offset", "{\"seed\": 1}", 11, "no \"offset\"");
+        bad_state(m.mesh, "no seed", "{\"offset\": 1}", 13, "no \"seed\"");
+        bad_state(m.mesh, "overflow", "{\"seed\": 1, \"offset\": 18446744073709551616}", 43, "overflows");
+        bad_state(m.mesh, "negative", "{\"seed\": -1, \"offset\": 0}", 25, "integer");
+        bad_state(m.mesh, "float", "{\"seed\": 1.5, \"offset\": 0}", 26, "integer");
+        bad_state(m.mesh, "leading zero", "{\"seed\": 01, \"offset\": 0}", 25, "leading zero");
+        bad_state(m.mesh, "string value", "{\"seed\": \"1\", \"offset\": 0}", 26, "integer");
+        bad_state(m.mesh, "unknown key", "{\"seed\": 1, \"offset\": 2, \"x\": 3}", 32, "\"x\"");
+        bad_state(m.mesh, "repeated key", "{\"seed\": 1, \"seed\": 2, \"offset\": 2}", 35, "twice");
+        bad_state(m.mesh, "other generator", "{\"generator\": \"mt19937\", \"seed\": 1, \"offset\": 2}", 48,
+                  "generator");
+        bad_state(m.mesh, "garbage after", "{\"seed\": 1, \"offset\": 2} x", 27, "garbage");
+        bad_state(m.mesh, "trailing comma", "{\"seed\": 1, \"offset\": 2,}", 25, "trailing");
+        bad_state(m.mesh, "single quotes", "{'seed': 1, 'offset': 2}", 24, "double-quoted");
+        bad_state(m.mesh, "not an object", "[1, 2]", 6, "not a JSON object");
+        bad_state(m.mesh, "npy file", "\x93NUMPY\x01\x00", 8, "not a JSON object");
+        bad_state(m.mesh, "too long", big, sizeof big, "longer than");
+    }
+    dtt_ctx("rng state missing / unwritable");
+    path_of(sub, sizeof sub, "no_such_dir/rng.json");
+    CHECK_OK(dt_rng_get_state(m.mesh, &s, &o));
+    CHECK_ST(dt_rng_load_state(m.mesh, sub), DT_ERR_IO);
+    CHECK_ERRMSG("dt_rng_load_state");
+    CHECK(strstr(dt_last_error(), "no_such_dir") != NULL, "message %s", dt_last_error());
+    CHECK_ST(dt_rng_save_state(m.mesh, sub), DT_ERR_IO);
+    CHECK_ERRMSG("dt_rng_save_state");
+    CHECK_OK(dt_rng_get_state(m.mesh, &s2, &o2));
+    CHECK(s == s2 && o == o2, "state changed by a failed load");
+    path_of(tgt, sizeof tgt, "rng_dir.json");
+    if (dtt_rank == 0) CHECK(mkdir(tgt, 0755) == 0, "mkdir %s", tgt);
+    barrier();
+    CHECK_ST(dt_rng_save_state(m.mesh, tgt), DT_ERR_IO);
+    CHECK(strstr(dt_last_error(), "renam") != NULL, "message %s", dt_last_error());
+    CHECK_ST(dt_rng_load_state(m.mesh, tgt), DT_ERR_IO); /* a directory */
+    barrier();
+    if (dtt_rank == 0) {
+        CHECK(count_tmp() == 0, "tmp left after a failed rng save");
+        rmdir(tgt);
+    }
+    CHECK_ST(dt_rng_save_state(NULL, path), DT_ERR_ARG);
+    CHECK_ST(dt_rng_save_state(m.mesh, NULL), DT_ERR_ARG);
+    CHECK_ST(dt_rng_save_state(m.mesh, ""), DT_ERR_ARG);
+    CHECK_ST(dt_rng_load_state(NULL, path), DT_ERR_ARG);
+    CHECK_ST(dt_rng_load_state(m.mesh, NULL), DT_ERR_ARG);
+    barrier();
+    if (dtt_rank == 0) remove(path);
+    dtt_mesh_close(&m);
+    barrier();
+}
+
 int main(int argc, char **argv)
 {
     dtt_init(&argc, &argv, "io");
@@ -647,6 +809,7 @@ int main(int argc, char **argv)
         test_reference_files();
         test_malformed();
         test_args_and_safety();
+        test_rng_state();
         dt_comm_destroy(g_comm);
     }
     barrier();

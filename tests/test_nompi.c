@@ -304,7 +304,8 @@ static void test_allocator(void)
 }
 
 /* .npy checkpoints without MPI (stdio): a round trip, a truncated file and a
-   missing directory (DT_ERR_IO), nothing leaked (the counting allocator) */
+   missing directory (DT_ERR_IO), nothing leaked (the counting allocator);
+   the same for an RNG state file (dt_rng_save_state / dt_rng_load_state) */
 static void test_npy(dt_comm *c)
 {
     dt_mesh_desc md;
@@ -347,6 +348,34 @@ static void test_npy(dt_comm *c)
     snprintf(bad, sizeof bad, "%s.no_such_dir/x.npy", path);
     CHECK_ST(dt_tensor_save_npy(x, bad), DT_ERR_IO);
     remove(path);
+    /* the RNG state beside it: save, draw, load, draw again: the same numbers */
+    dtt_ctx("rng state file");
+    {
+        dt_tensor *r1 = NULL, *r2 = NULL;
+        uint64_t s0, o0, s1, o1;
+        CHECK_OK(dt_manual_seed(m, 77));
+        CHECK_OK(dt_tensor_rand(m, &d, &r1));
+        CHECK_OK(dt_rng_get_state(m, &s0, &o0));
+        CHECK_OK(dt_rng_save_state(m, path));
+        CHECK_OK(dt_tensor_rand(m, &d, &r1));
+        CHECK_OK(dt_rng_load_state(m, path));
+        CHECK_OK(dt_rng_get_state(m, &s1, &o1));
+        CHECK(s0 == s1 && o0 == o1 && o0 == 16, "state %llu %llu after load",
+              (unsigned long long)s1, (unsigned long long)o1);
+        CHECK_OK(dt_tensor_rand(m, &d, &r2));
+        CHECK(r1 && r2 && memcmp(dt_tensor_data(r1), dt_tensor_data(r2), 15 * 4) == 0, "draws differ after load");
+        if (truncate_file(path, 10)) { /* {"generato */
+            CHECK_ST(dt_rng_load_state(m, path), DT_ERR_IO);
+            CHECK(strstr(dt_last_error(), "dt_rng_load_state") != NULL, "%s", dt_last_error());
+        }
+        CHECK_ST(dt_rng_save_state(m, bad), DT_ERR_IO);
+        CHECK_ST(dt_rng_load_state(m, bad), DT_ERR_IO);
+        CHECK_OK(dt_rng_get_state(m, &s1, &o1));
+        CHECK(s1 == 77 && o1 == 32, "state changed by failed loads");
+        remove(path);
+        dt_tensor_destroy(r1);
+        dt_tensor_destroy(r2);
+    }
     dt_tensor_destroy(x);
     dt_mesh_destroy(m);
 }

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# examples/demo.sh -- run the examples and print a short report (make demo).
+#
+#   bash examples/demo.sh [--mpi mpich|openmpi] [--np N] [--bin build/MPI]
+#
+# Runs each example in DEMOS whose binary exists in --bin (make examples
+# builds them; a missing one is reported as skipped) at N ranks, keeps its
+# whole output in BIN/demo/NAME.log and prints one or two lines of its key
+# result. To add an example: append its name to DEMOS, optionally set
+# args_NAME (its arguments, sized so the demo stays near a minute) and
+# define summary_NAME (reads the log on stdin, prints the lines); without
+# one the last two lines of its output are shown. Exit status: non-zero if
+# an example failed.
+# args_NAME and summary_NAME are used indirectly (${!var}, "summary_$ex"):
+# shellcheck disable=SC2034,SC2317
+set -u
+cd "$(dirname "$0")/.." || exit 2
+MPI=mpich; NP=4; BIN=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --mpi) shift; MPI=$1 ;;
+    --np) shift; NP=$1 ;;
+    --bin) shift; BIN=$1 ;;
+    *) sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    esac
+    shift
+done
+BIN=${BIN:-build/$MPI}
+case "$MPI" in
+mpich) RUN=(mpiexec.mpich); MPINAME="MPICH" ;;
+openmpi) RUN=(mpiexec.openmpi --allow-run-as-root --oversubscribe); MPINAME="Open MPI" ;;
+*) echo "demo.sh: --mpi mpich|openmpi"; exit 2 ;;
+esac
+export BLIS_NUM_THREADS=${BLIS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+LOGS=$BIN/demo
+mkdir -p "$LOGS"
+
+DEMOS="quickstart montecarlo matmul2d pencil heat2d tp_mlp"
+
+args_matmul2d="--m 1536 --reps 3"
+
+summary_quickstart() {
+    awk '/^checksum/ { c = $2 } /^quickstart:/ { r = $2 }
+         END { printf "7x5 matrix [S(0),S(1)] -> [R,S(0)] on a 2-D mesh, gathered: checksum %s (630 expected) %s\n", c, r }'
+}
+summary_montecarlo() {
+    local one="$LOGS/montecarlo.np1.log" same=no
+    "${RUN[@]}" -n 1 "$BIN/montecarlo" --no-check >"$one" 2>&1 </dev/null
+    if diff <(grep -v -e '^ranks' -e '^identical' "$one") <(grep -v -e '^ranks' -e '^identical' "$LOGS/montecarlo.log") >/dev/null; then
+        same=yes
+    fi
+    awk -v np="$NP" -v same="$same" '
+        /^montecarlo:/ { pts = $4 } /pi ~/ { pi = $3; err = $5; sub(/,/, "", err) } /fingerprint/ { fp = $NF }
+        /sum of squared/ { msd = $7; th = $9; sub(/\),/, "", th) } /^identical/ { self = $NF }
+        END { printf "pi ~ %s from %s points (error %s); bits fingerprint %s\n", pi, pts, err, fp
+              printf "             random walk <x^2> = %s (theory %s); output identical at 1 and %s ranks: %s (one-rank rerun: %s)\n", msd, th, np, same, self }'
+}
+summary_matmul2d() {
+    awk '/^matmul2d:/ { sub(/^matmul2d: /, ""); sub(/, [0-9]+ ranks$/, ""); what = $0 }
+         /^dt_matmul:/ { strat = $0; sub(/^dt_matmul: /, "", strat); sub(/; cost.*/, "", strat); gsub(/f64\[[0-9, ]*\] /, "", strat) }
+         /GFLOP/ { t = $2; gf = $7 } /check:/ { ok = $NF }
+         END { printf "%s: %s s, %s GFLOP/s, check %s\n", what, t, gf, ok
+               printf "             strategy: %s\n", strat }'
+}
+summary_pencil() {
+    awk '/^pencil: u/ { sz = $2 } /^  slab |^  slab->|^  pencil/ { if ($0 ~ / - +- /) r = r sprintf(" %s", $1); else { n++; r = r sprintf(" %s %s", $1 ($1 == "pencil" ? " " $2 : ""), $(NF-1)) } }
+         /skipped/ { skip = 1 } /^pencil: (OK|FAILED)/ { ok = $2 }
+         END { if (skip) printf "%s slab and pencil transposes checked: %s (FFTW-MPI comparison needs MPI=openmpi)\n", sz, ok
+               else printf "%s slab/pencil transposes, checked %s; time dtensor/FFTW-MPI:%s\n", sz, ok, r }'
+}
+summary_heat2d() {
+    awk '/^heat2d:/ { sub(/^heat2d: /, ""); sub(/, r = .*/, ""); grid = $0 }
+         /^  \(a\) mesh/ { sub(/^  \(a\) /, ""); sub(/, steps.*/, ""); a = $0 }
+         /^  \(b\) restart from/ { sub(/^  \(b\) restart from /, ""); sub(/, steps.*/, ""); b = $0 }
+         /^  \(a\) uninterrupted/ { h = $4 } /^  identical/ { same = $NF }
+         END { printf "%s field, 200 steps on %s; checkpoint, restart %s\n", grid, a, b
+               printf "             final field bitwise identical to the uninterrupted run: %s (fnv1a64 %s)\n", same, h }'
+}
+summary_tp_mlp() {
+    local one="$LOGS/tp_mlp.np1.log" same=no
+    "${RUN[@]}" -n 1 "$BIN/tp_mlp" >"$one" 2>&1 </dev/null
+    if diff <(grep -e '^step' -e '^weights' "$one") <(grep -e '^step' -e '^weights' "$LOGS/tp_mlp.log") >/dev/null; then
+        same=yes
+    fi
+    awk -v np="$NP" -v same="$same" '
+        /^tp_mlp:/ { sub(/^tp_mlp: [0-9]+ ranks, /, ""); what = $0 } /^step/ { if (!first) first = $4; last = $4; n = $2 + 1 }
+        END { printf "%s\n", what
+              printf "             loss %s -> %s in %d SGD steps; losses identical at 1 and %s ranks: %s\n", first, last, n, np, same }'
+}
+
+printf 'dtensor.h demo: %s, %s ranks (logs in %s/)\n' "$MPINAME" "$NP" "$LOGS"
+fails=0
+for ex in $DEMOS; do
+    if [ ! -x "$BIN/$ex" ]; then
+        printf '%-12s skipped (no %s; examples/%s.c not in this tree?)\n' "$ex" "$BIN/$ex" "$ex"
+        continue
+    fi
+    argsvar="args_$ex"
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    timeout 300 "${RUN[@]}" -n "$NP" "$BIN/$ex" ${!argsvar:-} >"$LOGS/$ex.log" 2>&1 </dev/null
+    rc=$?
+    t1=$(date +%s.%N)
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    if [ $rc -ne 0 ]; then
+        printf '%-12s FAILED (exit %d after %s s); see %s:\n' "$ex" "$rc" "$secs" "$LOGS/$ex.log"
+        tail -n 5 "$LOGS/$ex.log" | sed 's/^/             /'
+        fails=$((fails + 1))
+        continue
+    fi
+    if declare -F "summary_$ex" >/dev/null; then
+        out=$("summary_$ex" <"$LOGS/$ex.log")
+    else
+        out=$(tail -n 2 "$LOGS/$ex.log" | sed '2s/^/             /')
+    fi
+    printf '%-12s %s  [%s s]\n' "$ex" "$out" "$secs"
+done
+[ $fails -eq 0 ] && echo "demo: all examples OK" || echo "demo: $fails example(s) FAILED"
+exit $((fails > 0))

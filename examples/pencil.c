@@ -1,0 +1,292 @@
+/* pencil.c -- the redistributions of a distributed 3-D FFT, timed against
+   FFTW-MPI's transpose.
+
+       make run-pencil NP=4 MPI=openmpi            (FFTW-MPI comparison)
+       make run-pencil NP=4 ARGS="--n 192 --reps 7"
+       make run-pencil NP=2                        (MPICH: dtensor only)
+
+   A real F64 array u[N0,N1,N2] (a complex code would add a trailing dim of
+   2; the bytes moved double, nothing else changes), u[i,j,k] = (i N1 + j)
+   N2 + k, exact in F64, so every step is checked element by element on
+   every rank. The steps, each a dt_tensor_redistribute:
+
+     slab          1-D mesh (P):      [Shard(0)]           -> [Shard(1)]
+                   the transpose of a slab-decomposed FFT (FFTW-MPI's own)
+     slab->pencil  2-D mesh (pr x pc): [Shard(0), Shard(0)] -> [Shard(0), Shard(1)]
+     pencil z->y   [Shard(0), Shard(1)] -> [Shard(0), Shard(2)]   (within mesh rows)
+     pencil y->x   [Shard(0), Shard(2)] -> [Shard(1), Shard(2)]   (within mesh columns)
+
+   (z-pencil: dim 2 whole on each rank; y: dim 1; x: dim 0 -- the 1-D FFTs
+   run along the whole dim between the steps.) Each step is a transpose of
+   an n0 x n1 matrix of `howmany`-element tuples over the ranks of one
+   communicator (the whole mesh, or one mesh dim's), which is what
+   fftw_mpi_plan_many_transpose does: FFTW gets the same communicator, the
+   same block sizes (its default block ceil(n/P) is torch.chunk's), the same
+   bytes per rank, and its own layout (rows of the matrix outermost, the
+   tuple innermost: for slab and y->x the same layout as dtensor's, for the
+   other two the batch dim moved inside). Its output is checked too. Times:
+   median over --reps of the slowest rank, after a warm-up; ratio =
+   dtensor / FFTW (< 1: dtensor faster). FFTW plans with FFTW_MEASURE,
+   out of place, as dtensor is.
+
+   FFTW-MPI (Debian: libfftw3-mpi-dev) is built against Open MPI only, so the
+   comparison is compiled with -DHAVE_FFTW_MPI (the Makefile does that for
+   MPI=openmpi); without it the dtensor part runs and the comparison is
+   reported as skipped. */
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+#include <stdlib.h>
+#include <string.h>
+#ifdef HAVE_FFTW_MPI
+#include <fftw3-mpi.h>
+#endif
+
+#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
+    fprintf(stderr, "%s failed: %s\n", #call, dt_last_error());                 \
+    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
+
+static int64_t N0, N1, N2;
+static int reps;
+
+static int64_t arg(int argc, char **argv, const char *name, int64_t def) {
+    int i;
+    for (i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], name) == 0) return strtoll(argv[i + 1], NULL, 0);
+    return def;
+}
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* median over the reps of the slowest rank's time */
+static double median(double *t, int n) {
+    qsort(t, (size_t)n, sizeof(double), cmpd);
+    return t[n / 2];
+}
+
+static double uval(int64_t i, int64_t j, int64_t k) { return (double)((i * N1 + j) * N2 + k); }
+
+/* every element of t's local box == u */
+static int check(const dt_tensor *t) {
+    int64_t sh[3], off[3], i, j, k;
+    const double *p = (const double *)dt_tensor_data(t);
+    dt_tensor_local_shape(t, sh);
+    dt_tensor_local_offset(t, off);
+    for (i = 0; i < sh[0]; i++)
+        for (j = 0; j < sh[1]; j++)
+            for (k = 0; k < sh[2]; k++)
+                if (*p++ != uval(off[0] + i, off[1] + j, off[2] + k)) return 0;
+    return 1;
+}
+
+/* each rank writes u into its own box */
+static void fill(dt_tensor *t) {
+    int64_t sh[3], off[3], i, j, k;
+    double *p = (double *)dt_tensor_data(t);
+    dt_tensor_local_shape(t, sh);
+    dt_tensor_local_offset(t, off);
+    for (i = 0; i < sh[0]; i++)
+        for (j = 0; j < sh[1]; j++)
+            for (k = 0; k < sh[2]; k++) *p++ = uval(off[0] + i, off[1] + j, off[2] + k);
+}
+
+typedef struct step {
+    const char *name;
+    double dt_ms, fftw_ms;   /* fftw_ms < 0: not run */
+    int ok, fftw_ok;
+    double mib;              /* MiB received by the busiest rank, dtensor */
+} step;
+
+/* time dt_tensor_redistribute(src -> pl) and check the result; *dst is reused */
+static void time_dt(const dt_tensor *src, const dt_placement *pl, dt_tensor **dst, dt_comm *comm, step *s) {
+    double *t = (double *)malloc((size_t)reps * sizeof(double));
+    dt_comm_stats st;
+    int r, ok;
+    CHECK(dt_tensor_redistribute(src, pl, dst)); /* warm-up: plan, buffers */
+    ok = check(*dst);
+    MPI_Allreduce(&ok, &s->ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    dt_comm_reset_stats(comm);
+    CHECK(dt_tensor_redistribute(src, pl, dst));
+    dt_comm_get_stats(comm, &st);
+    s->mib = (double)st.bytes_recv / 1048576.0;
+    MPI_Allreduce(MPI_IN_PLACE, &s->mib, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    for (r = 0; r < reps; r++) {
+        double t0;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        CHECK(dt_tensor_redistribute(src, pl, dst));
+        t[r] = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    s->dt_ms = 1e3 * median(t, reps);
+    free(t);
+}
+
+/* FFTW-MPI: transpose an n0 x n1 matrix of howmany-tuples, rows distributed
+   over `comm` in blocks of ceil(n0/P), into n1 x n0 (blocks of ceil(n1/P)).
+   The input is (r*n1 + c)*howmany + h at row r, column c, tuple element h;
+   the output is checked, then the transpose timed. */
+static void time_fftw(MPI_Comm comm, int64_t n0, int64_t n1, int64_t howmany, step *s) {
+#ifdef HAVE_FFTW_MPI
+    ptrdiff_t ln0, l0s, ln1, l1s, alloc, b0, b1, i, j, h;
+    int p, r, ok = 1;
+    double *in, *out, *t = (double *)malloc((size_t)reps * sizeof(double));
+    fftw_plan plan;
+    ptrdiff_t n[2];
+    MPI_Comm_size(comm, &p);
+    b0 = (ptrdiff_t)((n0 + p - 1) / p);
+    b1 = (ptrdiff_t)((n1 + p - 1) / p);
+    n[0] = (ptrdiff_t)n0;
+    n[1] = (ptrdiff_t)n1;
+    alloc = fftw_mpi_local_size_many_transposed(2, n, (ptrdiff_t)howmany, b0, b1, comm, &ln0, &l0s, &ln1, &l1s);
+    if (alloc < 1) alloc = 1;
+    in = fftw_alloc_real((size_t)alloc);
+    out = fftw_alloc_real((size_t)alloc);
+    plan = fftw_mpi_plan_many_transpose(n[0], n[1], (ptrdiff_t)howmany, b0, b1, in, out, comm, FFTW_MEASURE);
+    if (!plan) { fprintf(stderr, "pencil: fftw_mpi_plan_many_transpose failed\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
+    for (i = 0; i < ln0; i++)   /* after planning: FFTW_MEASURE overwrites the arrays */
+        for (j = 0; j < n[1]; j++)
+            for (h = 0; h < howmany; h++) in[(i * n[1] + j) * howmany + h] = (double)(((l0s + i) * n[1] + j) * howmany + h);
+    fftw_mpi_execute_r2r(plan, in, out);
+    for (j = 0; j < ln1; j++)   /* out: n1 x n0, my rows l1s.. */
+        for (i = 0; i < n[0]; i++)
+            for (h = 0; h < howmany; h++)
+                if (out[(j * n[0] + i) * howmany + h] != (double)((i * n[1] + l1s + j) * howmany + h)) ok = 0;
+    MPI_Allreduce(&ok, &s->fftw_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    fftw_mpi_execute_r2r(plan, in, out); /* warm-up */
+    for (r = 0; r < reps; r++) {
+        double t0;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        fftw_mpi_execute_r2r(plan, in, out);
+        t[r] = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    s->fftw_ms = 1e3 * median(t, reps);
+    fftw_destroy_plan(plan);
+    fftw_free(in);
+    fftw_free(out);
+    free(t);
+#else
+    (void)comm; (void)n0; (void)n1; (void)howmany;
+    s->fftw_ms = -1;
+    s->fftw_ok = 1;
+#endif
+}
+
+/* the extent of part `r` of n split k ways (torch.chunk) */
+static int64_t chunk(int64_t n, int k, int r) {
+    int64_t c = (n + k - 1) / k, lo = r * c, hi = (r + 1) * c < n ? (r + 1) * c : n;
+    return hi > lo ? hi - lo : 0;
+}
+
+int main(int argc, char **argv) {
+    int rank, nranks, pr = 1, pc, r, i, all_ok = 1, coord[2];
+    dt_comm *comm;  dt_mesh *m1, *m2;
+    dt_mesh_desc md = {0};
+    dt_tensor_desc d = {0};
+    dt_tensor *slab = NULL, *s1 = NULL, *p0 = NULL, *pz = NULL, *py = NULL, *px = NULL;
+    dt_placement pl[2];
+    MPI_Comm rowc, colc;  /* my mesh row (mesh dim 1 varies), my mesh column (dim 0 varies) */
+    step st[4];
+    MPI_Init(&argc, &argv);
+#ifdef HAVE_FFTW_MPI
+    fftw_mpi_init();
+#endif
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    N0 = arg(argc, argv, "--n", 128);
+    N1 = arg(argc, argv, "--n1", N0);
+    N2 = arg(argc, argv, "--n2", N0);
+    N0 = arg(argc, argv, "--n0", N0);
+    reps = (int)arg(argc, argv, "--reps", 9);
+    if (N0 < 1 || N1 < 1 || N2 < 1 || reps < 1 || N0 * N1 * N2 > ((int64_t)1 << 40)) {
+        if (rank == 0) fprintf(stderr, "pencil: bad sizes\n");
+        MPI_Finalize();
+        return 2;
+    }
+    for (r = 1; r * r <= nranks; r++) if (nranks % r == 0) pr = r;
+    pc = nranks / pr;
+    memset(st, 0, sizeof st);
+    st[1].name = "slab->pencil  [S(0),S(0)] -> [S(0),S(1)]";
+    st[2].name = "pencil z->y   [S(0),S(1)] -> [S(0),S(2)]";
+    st[3].name = "pencil y->x   [S(0),S(2)] -> [S(1),S(2)]";
+    st[0].name = "slab          [S(0)] -> [S(1)]";
+
+    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    md.ndim = 1;  md.shape[0] = nranks;  md.names[0] = "p";
+    CHECK(dt_mesh_create(comm, &md, &m1));
+    md.ndim = 2;  md.shape[0] = pr;  md.shape[1] = pc;  md.names[0] = "pr";  md.names[1] = "pc";
+    CHECK(dt_mesh_create(comm, &md, &m2));
+    dt_mesh_coordinate(m2, coord);
+    MPI_Comm_split(MPI_COMM_WORLD, coord[0], coord[1], &rowc);
+    MPI_Comm_split(MPI_COMM_WORLD, coord[1], coord[0], &colc);
+
+    /* the slab-decomposed array, filled from the closed form by each rank */
+    d.dtype = DT_F64;  d.ndim = 3;  d.shape[0] = N0;  d.shape[1] = N1;  d.shape[2] = N2;
+    d.placements[0] = dt_shard(0);
+    CHECK(dt_tensor_empty(m1, &d, &slab));
+    fill(slab);
+    /* 1. slab transpose on the 1-D mesh; FFTW: N0 x N1 matrix of N2-tuples */
+    pl[0] = dt_shard(1);
+    time_dt(slab, pl, &s1, comm, &st[0]);
+    time_fftw(MPI_COMM_WORLD, N0, N1, N2, &st[0]);
+
+    /* 2. on the 2-D mesh: slabs as [S(0), S(0)] (dim 0 split over pr, each part
+       over pc), to z-pencils.
+       FFTW, in my mesh row: my row block of dim 0 (split over pc) x N1, N2-tuples */
+    d.placements[0] = dt_shard(0);  d.placements[1] = dt_shard(0);
+    CHECK(dt_tensor_empty(m2, &d, &p0));
+    fill(p0);
+    pl[0] = dt_shard(0);  pl[1] = dt_shard(1);
+    time_dt(p0, pl, &pz, comm, &st[1]);
+    time_fftw(rowc, chunk(N0, pr, coord[0]), N1, N2, &st[1]);
+    /* 3. z -> y pencils in my mesh row: dim 1 gathered, dim 2 split over pc.
+       FFTW: N1 x N2 matrix of (my dim-0 block)-tuples */
+    pl[0] = dt_shard(0);  pl[1] = dt_shard(2);
+    time_dt(pz, pl, &py, comm, &st[2]);
+    time_fftw(rowc, N1, N2, chunk(N0, pr, coord[0]), &st[2]);
+    /* 4. y -> x pencils in my mesh column: dim 0 gathered, dim 1 split over pr.
+       FFTW: N0 x N1 matrix of (my dim-2 block)-tuples */
+    pl[0] = dt_shard(1);  pl[1] = dt_shard(2);
+    time_dt(py, pl, &px, comm, &st[3]);
+    time_fftw(colc, N0, N1, chunk(N2, pc, coord[1]), &st[3]);
+
+    if (rank == 0) {
+        printf("pencil: u[%lld,%lld,%lld] f64 (%.1f MiB), %d ranks: 1-D mesh %d, 2-D mesh %dx%d; median of %d\n",
+               (long long)N0, (long long)N1, (long long)N2, (double)(N0 * N1 * N2) * 8 / 1048576.0, nranks,
+               nranks, pr, pc, reps);
+        printf("  %-42s %8s %8s %10s %6s  %s\n", "step", "MiB/rank", "dt ms", "FFTW ms", "dt/FFTW", "check");
+    }
+    for (i = 0; i < 4; i++) {
+        all_ok &= st[i].ok && st[i].fftw_ok;
+        if (rank != 0) continue;
+        if (st[i].fftw_ms >= 0)
+            printf("  %-42s %8.2f %8.3f %10.3f %6.2f   %s\n", st[i].name, st[i].mib, st[i].dt_ms, st[i].fftw_ms,
+                   st[i].dt_ms / st[i].fftw_ms, st[i].ok && st[i].fftw_ok ? "OK" : "FAILED");
+        else
+            printf("  %-42s %8.2f %8.3f %10s %6s   %s\n", st[i].name, st[i].mib, st[i].dt_ms, "-", "-",
+                   st[i].ok ? "OK" : "FAILED");
+    }
+    if (rank == 0) {
+#ifdef HAVE_FFTW_MPI
+        printf("  (dt/FFTW < 1: dtensor faster; both checked element by element)\n");
+#else
+        printf("  FFTW-MPI comparison skipped (built without -DHAVE_FFTW_MPI: Debian's FFTW-MPI is Open MPI only; "
+               "make run-pencil MPI=openmpi)\n");
+#endif
+        printf("pencil: %s\n", all_ok ? "OK" : "FAILED");
+    }
+    dt_tensor_destroy(px);  dt_tensor_destroy(py);  dt_tensor_destroy(pz);  dt_tensor_destroy(p0);
+    dt_tensor_destroy(s1);  dt_tensor_destroy(slab);
+    dt_mesh_destroy(m2);  dt_mesh_destroy(m1);
+    dt_comm_destroy(comm);
+    MPI_Comm_free(&rowc);  MPI_Comm_free(&colc);
+#ifdef HAVE_FFTW_MPI
+    fftw_mpi_cleanup();
+#endif
+    MPI_Finalize();
+    return all_ok ? 0 : 1;
+}
