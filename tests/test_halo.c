@@ -619,7 +619,7 @@ static void bad_input(dt_comm *comm)
 int main(int argc, char **argv)
 {
     dt_comm *comm = NULL;
-    dtt_init(&argc, &argv, "test_halo");
+    dtt_init(&argc, &argv, "halo");
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     if (comm) {
         halo_sweep(comm);
