@@ -7604,16 +7604,24 @@ static size_t dt__halo_pieces_bytes(const dt__halo *h, int first, int count) {
     return b;
 }
 
-static dt_status dt__halo_link(dt__halo *h, int peer, int first, int count, int cap) {
-    dt__hlink *l;
-    if (h->nsend + h->nrecv == cap) return dt__fail(DT_ERR_ARG, "dt halo plan: link table full"); /* cannot happen */
-    l = &h->links[h->nsend + h->nrecv];
+static void dt__halo_link(dt__halo *h, int peer, int first, int count) {
+    dt__hlink *l = &h->links[h->nsend + h->nrecv];
     l->peer = peer;
     l->first = first;
     l->count = count;
     l->bytes = dt__halo_pieces_bytes(h, first, count);
     l->off = 0;
-    return DT_OK;
+}
+
+/* Is mesh rank r in my replica group (the ranks with my coordinates on the
+   mesh dims that do not shard the tensor)? Then *box is its box. */
+static int dt__halo_peer_box(const dt_mesh *m, const dt_tensor_desc *d, int r, dt__box *box) {
+    int coord[DT_MAX_MESH_DIMS], i;
+    dt__mesh_coord_of(m, r, coord);
+    for (i = 0; i < m->ndim; i++)
+        if (d->placements[i].kind != DT_SHARD && coord[i] != m->coord[i]) return 0;
+    dt__tensor_box(m, d, coord, box);
+    return 1;
 }
 
 /* the ghost slabs past CONSTANT edges, in ghosted-block coordinates */
@@ -7643,8 +7651,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     const dt_mesh *m = t->mesh;
     dt__halo *h = NULL;
     dt__hgeom g;
-    int nd = t->desc.ndim, d, r, i, cap;
-    int other[DT_MAX_MESH_DIMS], coord[DT_MAX_MESH_DIMS];
+    int nd = t->desc.ndim, d, r, i, dir;
     size_t gn = 1, off;
     dt_status st;
     if ((st = dt__alloc(fn, sizeof *h, (void **)&h))) return st;
@@ -7676,34 +7683,23 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     g.bnd = h->bnd;
     g.corners = corners;
 
-    /* the replica group: mesh ranks with my coordinates on non-Shard mesh dims */
-    for (i = 0; i < m->ndim; i++) other[i] = t->desc.placements[i].kind != DT_SHARD;
-    cap = 2 * m->size;
-    if ((st = dt__alloc(fn, (size_t)cap * sizeof *h->links, (void **)&h->links))) goto fail;
-    for (r = 0; r < m->size; r++) { /* sends */
-        dt__box rb;
-        int first = h->npieces, cnt, same = 1;
-        dt__mesh_coord_of(m, r, coord);
-        for (i = 0; i < m->ndim; i++) same &= !other[i] || coord[i] == m->coord[i];
-        if (!same) continue;
-        dt__tensor_box(m, &t->desc, coord, &rb);
-        if ((st = dt__halo_pieces(&g, &rb, &t->box, h, &cnt))) goto fail;
-        if (r == m->rank) { h->self_first = first; h->self_count = cnt; continue; }
-        if (cnt && (st = dt__halo_link(h, r, first, cnt, cap))) goto fail;
-        if (cnt) h->nsend++;
-    }
-    for (r = 0; r < m->size; r++) { /* receives */
-        dt__box sb;
-        int first = h->npieces, cnt, same = 1;
-        if (r == m->rank) continue;
-        dt__mesh_coord_of(m, r, coord);
-        for (i = 0; i < m->ndim; i++) same &= !other[i] || coord[i] == m->coord[i];
-        if (!same) continue;
-        dt__tensor_box(m, &t->desc, coord, &sb);
-        if ((st = dt__halo_pieces(&g, &t->box, &sb, h, &cnt))) goto fail;
-        if (cnt && (st = dt__halo_link(h, r, first, cnt, cap))) goto fail;
-        if (cnt) h->nrecv++;
-    }
+    if ((st = dt__alloc(fn, 2 * (size_t)m->size * sizeof *h->links, (void **)&h->links))) goto fail;
+    for (dir = 0; dir < 2; dir++) /* what I send to each peer, then what I receive */
+        for (r = 0; r < m->size; r++) {
+            dt__box pb;
+            int first = h->npieces, cnt;
+            if (!dt__halo_peer_box(m, &t->desc, r, &pb) || (dir && r == m->rank)) continue;
+            st = dir ? dt__halo_pieces(&g, &t->box, &pb, h, &cnt) : dt__halo_pieces(&g, &pb, &t->box, h, &cnt);
+            if (st) goto fail;
+            if (r == m->rank) {
+                h->self_first = first;
+                h->self_count = cnt;
+            } else if (cnt) {
+                dt__halo_link(h, r, first, cnt);
+                if (dir) h->nrecv++;
+                else h->nsend++;
+            }
+        }
     off = 0;
     for (i = 0; i < h->nsend + h->nrecv; i++) {
         h->links[i].off = off;
@@ -7804,12 +7800,12 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
             b += dt__box_numel(h->ndim, &h->pieces[j].src) * h->g.es;
         }
     }
-    if (h->nmsgs || h->nsend + h->nrecv) dt__count(h->comm, h->sbytes, h->rbytes);
+    if (h->nmsgs) dt__count(h->comm, h->sbytes, h->rbytes);
     if (h->nmsgs && h->native->be.start && h->native->be.wait) {
         st = h->native->be.start(h->native->be.user, h->nmsgs, h->msgs, &h->request);
         if (st) { h->request = NULL; return dt__backend_result(h->native, st, "start"); }
-    } else if (h->nsend + h->nrecv) {
-        if ((st = dt__halo_sendrecv_rounds(h))) return st;
+    } else if (h->nmsgs && (st = dt__halo_sendrecv_rounds(h))) {
+        return st;
     }
     h->begun = 1;
     return DT_OK;
@@ -8173,14 +8169,12 @@ static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_
 
 /* a copy of t with `want` placements, or t itself when it has them */
 static dt_status dt__conv_bring(const dt_tensor *t, const dt_placement *want, const dt_tensor **out, dt_tensor **tmp) {
+    dt_status st;
     *tmp = NULL;
     *out = t;
     if (!t || dt__placements_eq(t->desc.placements, want, t->mesh->ndim)) return DT_OK;
-    {
-        dt_status st = dt_tensor_redistribute(t, want, tmp);
-        if (!st) *out = *tmp;
-        return st;
-    }
+    if (!(st = dt_tensor_redistribute(t, want, tmp))) *out = *tmp;
+    return st;
 }
 
 static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
