@@ -8138,11 +8138,11 @@ static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_
     for (i = 0; i < cv->nsp - 1; i++) rows *= o->box.ext[2 + i];
     for (n = 0; n < o->box.ext[0]; n++) { /* bias (or zero) first, then accumulate */
         for (i = 0; i < co; i++) {
-            double v = 0.0;
+            unsigned char v[8] = {0};
             size_t plane = (size_t)(os[1]), j;
             char *dst = (char *)o->data + (size_t)(n * os[0] + i * os[1]) * es;
-            if (bias) dt__gather_f64(t, (const char *)bias->data + (size_t)i * es, 1, &v, 1);
-            for (j = 0; j < plane; j++) dt__scatter_f64(t, &v, dst + j * es, 1, 1);
+            if (bias) memcpy(v, (const char *)bias->data + (size_t)i * es, es);
+            for (j = 0; j < plane; j++) memcpy(dst + j * es, v, es);
         }
     }
     for (n = 0; n < o->box.ext[0]; n++)
