@@ -162,6 +162,11 @@ typedef struct dt_placement {
 
 #define DT_SRC_ALL (-1)  /* dt_tensor_distribute: every rank passes the full data */
 
+/* devices (dt_tensor_desc.device, dt_comm_desc.device) */
+#define DT_HOST 0        /* host memory                                           */
+#define DT_CUDA 1        /* CUDA device memory: include dtensor_cuda.h              */
+#define DT_ANY_MEMORY (-1) /* dt_comm_desc.device: the backend takes any pointer  */
+
 /* dt_tensor_from_local flags */
 #define DT_BORROW 0u     /* wrap the caller's buffer (default)                   */
 #define DT_COPY   1u     /* copy the caller's buffer into a new one              */
@@ -243,6 +248,13 @@ typedef struct dt_comm_desc {
        deadlock, inside the start call (so no overlap). */
     dt_status (*start)(void *user, int n, const dt_message *msgs, void **request);
     dt_status (*wait)(void *user, void *request);
+    /* the memory the callbacks' buffers may be in: DT_HOST (0, default),
+       DT_CUDA (device pointers only: NCCL), or DT_ANY_MEMORY (CUDA-aware MPI).
+       Tensors in other memory are staged through host buffers. */
+    int device;
+    /* 1: allreduce / reduce_scatter take F16 and BF16 (NCCL); 0: the library
+       reduces them in F32 */
+    int native_half;
 } dt_comm_desc;
 
 
@@ -266,7 +278,9 @@ typedef struct dt_tensor_desc {
     int64_t shape[DT_MAX_DIMS];                /* global shape                       */
     dt_placement placements[DT_MAX_MESH_DIMS]; /* one per mesh dim; entries past the
                                                   mesh's ndim must stay zero        */
-    int device;                                /* 0 = host; dtensor_cuda.h adds    */
+    int device;                                /* DT_HOST (0) or, with dtensor_cuda.h,
+                                                  DT_CUDA: where the shard's bytes
+                                                  live                              */
     const int64_t *local_shape;                /* optional, dt_tensor_from_local: the
                                                   shape of the caller's buffer; it
                                                   must equal the shape the placements
@@ -882,6 +896,14 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);
 #include <string.h>
 #include <errno.h>
 #include <time.h>
+#if defined(__GNUC__) || defined(__clang__)
+#define DT__MAYBE_UNUSED __attribute__((unused))
+/* per-element helpers must inline into the loops that call them, or the loops do not vectorise */
+#define DT__ELEMENTAL static inline __attribute__((always_inline))
+#else
+#define DT__MAYBE_UNUSED
+#define DT__ELEMENTAL static inline
+#endif
 #ifndef DTENSOR_NO_BLIS
 #if defined(__GLIBC__) && !defined(__USE_XOPEN2K) && !defined(BLIS_H)
 /* blis.h typedefs pthread_barrier_t, which glibc hides under strict
@@ -1336,6 +1358,87 @@ static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
     b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece;
     dt__copy_box(&b, a, piece);
 }
+
+/* >>device ----------------------------------------------------------------
+   Where a tensor's bytes live. Device 0 is host memory; dtensor_cuda.h adds
+   DT_CUDA. Everything the library does to a shard's bytes goes through the
+   tensor's device: allocation, copies (either side may be host memory),
+   zeroing, the strided box copy that packs and unpacks redistribution
+   pieces, and the compute kernels (dt__kernels, >>kernels). A device whose
+   memory the communication backend cannot take (plain MPI and CUDA) is
+   staged through host buffers (>>redistribute). */
+struct dt__kernels;
+
+typedef struct dt__device {
+    const char *name;
+    /* bytes > 0 of this device's memory; DT_ERR_NOMEM / DT_ERR_DEVICE naming fn */
+    dt_status (*alloc)(const char *fn, size_t bytes, void **p);
+    void (*free)(void *p); /* p may be NULL */
+    /* dst <- src; either may be host memory or this device's memory. Returns
+       once host memory involved is safe to read or reuse. */
+    dt_status (*copy)(const char *fn, void *dst, const void *src, size_t bytes);
+    dt_status (*zero)(const char *fn, void *p, size_t bytes);
+    /* dt__copy_box's contract, both arrays in this device's memory */
+    dt_status (*copy_box)(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p);
+    /* host buffers for staging (pinned where the device has it); NULL: DT_MALLOC */
+    dt_status (*alloc_host)(const char *fn, size_t bytes, void **p);
+    void (*free_host)(void *p);
+    /* is p this device's memory? 1 yes, 0 no (then copies treat it as host memory) */
+    int (*owns)(const void *p);
+    /* wait until the device's queued work is done; report asynchronous
+       errors of the kernels (which return void) as DT_ERR_DEVICE naming fn */
+    dt_status (*sync)(const char *fn);
+    const struct dt__kernels *(*kernels)(void);
+} dt__device;
+
+#define DT__MAX_DEVICES 4
+static const dt__device *dt__devices[DT__MAX_DEVICES];
+
+/* dtensor_cuda.h and tests register devices 1..DT__MAX_DEVICES-1 */
+DT__MAYBE_UNUSED static void dt__device_register(int id, const dt__device *d) {
+    if (id > 0 && id < DT__MAX_DEVICES) dt__devices[id] = d;
+}
+
+static dt_status dt__host_alloc(const char *fn, size_t bytes, void **p) { return dt__alloc(fn, bytes, p); }
+static void dt__host_free(void *p) { DT_FREE(p); }
+static dt_status dt__host_copy(const char *fn, void *dst, const void *src, size_t bytes) {
+    (void)fn;
+    if (bytes && dst != src) memcpy(dst, src, bytes);
+    return DT_OK;
+}
+static dt_status dt__host_zero(const char *fn, void *p, size_t bytes) {
+    (void)fn;
+    if (bytes) memset(p, 0, bytes);
+    return DT_OK;
+}
+static dt_status dt__host_copy_box(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p) {
+    (void)fn;
+    dt__copy_box(s, d, p);
+    return DT_OK;
+}
+static int dt__host_owns(const void *p) { (void)p; return 1; }
+static dt_status dt__host_sync(const char *fn) { (void)fn; return DT_OK; }
+static const struct dt__kernels *dt__host_kernels_get(void);
+
+static const dt__device dt__host_device = { "host", dt__host_alloc, dt__host_free, dt__host_copy, dt__host_zero,
+                                            dt__host_copy_box, dt__host_alloc, dt__host_free, dt__host_owns,
+                                            dt__host_sync, dt__host_kernels_get };
+
+#ifdef DT__CUDA_BUILD
+static const dt__device *dt__cuda_device(void); /* dtensor_cuda.h */
+#endif
+
+/* NULL: no such device in this build */
+DT__MAYBE_UNUSED static const dt__device *dt__device_of(int id) {
+    if (id == DT_HOST) return &dt__host_device;
+#ifdef DT__CUDA_BUILD
+    if (id == DT_CUDA) return dt__cuda_device();
+#endif
+    if (id > 0 && id < DT__MAX_DEVICES) return dt__devices[id];
+    return NULL;
+}
+
+DT__MAYBE_UNUSED static int dt__on_host(const dt__device *d) { return d == &dt__host_device; }
 
 /* >>backend ---------------------------------------------------------------
    A dt_comm is a backend vtable (dt_comm_desc) plus a rank and a size. The
@@ -3908,14 +4011,6 @@ typedef struct dt__kernels {
 #define DT__TILE 16     /* permute: square tiles keep both sides of a transpose in cache (16 measured best) */
 #define DT__INV_SQRT2 0.70710678118654752440
 
-#if defined(__GNUC__) || defined(__clang__)
-#define DT__MAYBE_UNUSED __attribute__((unused))
-/* per-element helpers must inline into the loops that call them, or the loops do not vectorise */
-#define DT__ELEMENTAL static inline __attribute__((always_inline))
-#else
-#define DT__MAYBE_UNUSED
-#define DT__ELEMENTAL static inline
-#endif
 
 /* ------------------------------------------------------------- small helpers */
 
@@ -6033,7 +6128,7 @@ static void dt__k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int
 }
 
 static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng };
-DT__MAYBE_UNUSED static const dt__kernels *dt__kern(int device) { (void)device; return &dt__host_kernels; }
+static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_kernels; }
 
 /* >>ops -------------------------------------------------------------------
    Each public op fills a dt__call (inputs, static args, scalars) and hands
