@@ -6129,6 +6129,8 @@ static void dt__k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int
 
 static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng };
 static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_kernels; }
+/* the kernel table of a device the caller has checked exists */
+static const dt__kernels *dt__kern(int device) { return dt__device_of(device)->kernels(); }
 
 /* >>ops -------------------------------------------------------------------
    Each public op fills a dt__call (inputs, static args, scalars) and hands
