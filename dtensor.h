@@ -1130,20 +1130,6 @@ static float dt__bf16_to_f32(uint16_t h) {
     return f;
 }
 
-/* F16/BF16 buffers are reduced in F32: widen before, narrow after. */
-static void dt__half_to_f32(dt_dtype t, const void *src, float *dst, size_t n) {
-    const uint16_t *s = (const uint16_t *)src;
-    size_t i;
-    if (t == DT_F16) for (i = 0; i < n; i++) dst[i] = dt__f16_to_f32(s[i]);
-    else for (i = 0; i < n; i++) dst[i] = dt__bf16_to_f32(s[i]);
-}
-static void dt__f32_to_half(dt_dtype t, const float *src, void *dst, size_t n) {
-    uint16_t *d = (uint16_t *)dst;
-    size_t i;
-    if (t == DT_F16) for (i = 0; i < n; i++) d[i] = dt__f32_to_f16(src[i]);
-    else for (i = 0; i < n; i++) d[i] = dt__f32_to_bf16(src[i]);
-}
-
 #define DT__REDUCE_LOOP(T)                                                       \
     do {                                                                         \
         T *a = (T *)acc;                                                         \
@@ -1154,6 +1140,20 @@ static void dt__f32_to_half(dt_dtype t, const float *src, void *dst, size_t n) {
     } while (0)
 
 /* acc[i] = op(acc[i], x[i]) for the dtypes the backends reduce */
+/* F16/BF16 pairs combined in F32 and rounded back (a backend that set
+   native_half but lacks the collective, emulated over sendrecv) */
+static void dt__reduce_half(dt_dtype t, dt_reduce op, void *acc, const void *x, size_t n) {
+    uint16_t *a = (uint16_t *)acc;
+    const uint16_t *b = (const uint16_t *)x;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        float u = t == DT_F16 ? dt__f16_to_f32(a[i]) : dt__bf16_to_f32(a[i]);
+        float v = t == DT_F16 ? dt__f16_to_f32(b[i]) : dt__bf16_to_f32(b[i]);
+        float r = op == DT_MAX ? (u > v || u != u ? u : v) : op == DT_MIN ? (u < v || u != u ? u : v) : u + v;
+        a[i] = t == DT_F16 ? dt__f32_to_f16(r) : dt__f32_to_bf16(r);
+    }
+}
+
 static void dt__reduce_elems(dt_dtype t, dt_reduce op, void *acc, const void *x, size_t n) {
     size_t i;
     switch (t) {
@@ -1162,7 +1162,7 @@ static void dt__reduce_elems(dt_dtype t, dt_reduce op, void *acc, const void *x,
     case DT_I32: DT__REDUCE_LOOP(int32_t); break;
     case DT_I64: DT__REDUCE_LOOP(int64_t); break;
     case DT_U8: DT__REDUCE_LOOP(uint8_t); break;
-    default: DT_ASSERT(0 && "half dtypes are reduced in f32"); break;
+    default: dt__reduce_half(t, op, acc, x, n); break;
     }
 }
 
@@ -1440,6 +1440,18 @@ DT__MAYBE_UNUSED static const dt__device *dt__device_of(int id) {
 
 DT__MAYBE_UNUSED static int dt__on_host(const dt__device *d) { return d == &dt__host_device; }
 
+static dt_status dt__pack_on(const dt__device *dev, const dt__array *a, const dt__box *piece, void *buf) {
+    dt__array b;
+    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece;
+    return dev->copy_box("dt_tensor_redistribute (pack)", a, &b, piece);
+}
+
+static dt_status dt__unpack_on(const dt__device *dev, const void *buf, const dt__box *piece, dt__array *a) {
+    dt__array b;
+    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece;
+    return dev->copy_box("dt_tensor_redistribute (unpack)", &b, a, piece);
+}
+
 /* >>backend ---------------------------------------------------------------
    A dt_comm is a backend vtable (dt_comm_desc) plus a rank and a size. The
    library talks to it only through the dt__comm_* wrappers below, which
@@ -1620,56 +1632,140 @@ static size_t dt__sum_except(const size_t *v, int n, int skip) {
     return s;
 }
 
+/* A device-only backend (NCCL: dt_comm_desc.device > 0) takes only its
+   device's memory. Host buffers handed to it (control traffic: agreement
+   hashes, split colours) are staged through device copies; its one-rank
+   short cuts copy with the device; and the sendrecv emulations, which
+   combine data on the host, are not available to it. */
+static const dt__device *dt__comm_device(const dt_comm *c) {
+    int d = c->root->be.device;
+    return d > 0 ? dt__device_of(d) : NULL;
+}
+
+/* a copy inside a one-rank collective: the buffers are in the backend's memory */
+static dt_status dt__comm_copy(const dt_comm *c, void *dst, const void *src, size_t bytes) {
+    const dt__device *d = dt__comm_device(c);
+    int any = c->root->be.device == DT_ANY_MEMORY;
+    if (!bytes || dst == src) return DT_OK;
+    if (!d && any) d = dt__device_of(DT_CUDA);
+    if (d) return d->copy("dt_comm", dst, src, bytes);
+    memcpy(dst, src, bytes);
+    return DT_OK;
+}
+
+static dt_status dt__comm_no_emulation(const dt_comm *c, const char *what) {
+    return dt__fail(DT_ERR_UNSUPPORTED, "dt_comm: backend '%s' has no %s and takes device memory only, so the "
+                    "library cannot emulate it over sendrecv", c->name, what);
+}
+
+/* host buffers over a device-only backend: dev copies of [send | recv] */
+typedef struct dt__stage {
+    const dt__device *dev;
+    char *buf;
+} dt__stage;
+
+static int dt__needs_stage(const dt_comm *c, const void *a, const void *b) {
+    const dt__device *d = dt__comm_device(c);
+    return d && ((a && !d->owns(a)) || (b && !d->owns(b)));
+}
+
+static dt_status dt__stage_in(const dt_comm *c, dt__stage *g, const void *src, size_t sbytes, size_t rbytes) {
+    dt_status st;
+    g->dev = dt__comm_device(c);
+    g->buf = NULL;
+    if ((st = g->dev->alloc("dt_comm (staging host buffers for a device backend)", sbytes + rbytes + 1,
+                            (void **)&g->buf)))
+        return st;
+    if (sbytes && (st = g->dev->copy("dt_comm", g->buf, src, sbytes))) { g->dev->free(g->buf); return st; }
+    return DT_OK;
+}
+
+static dt_status dt__stage_out(dt__stage *g, dt_status st, void *dst, size_t off, size_t rbytes) {
+    if (!st && rbytes) st = g->dev->copy("dt_comm", dst, g->buf + off, rbytes);
+    g->dev->free(g->buf);
+    return st;
+}
+
+static size_t dt__span(const size_t *counts, const size_t *displs, int n) {
+    size_t hi = 0;
+    int j;
+    for (j = 0; j < n; j++)
+        if (counts[j] && displs[j] + counts[j] > hi) hi = displs[j] + counts[j];
+    return hi;
+}
+
 /* bound: the same on every rank, >= every count and displacement of the call */
 static dt_status dt__comm_alltoallv(dt_comm *c, const void *sb, const size_t *sc, const size_t *sd,
                                     void *rb, const size_t *rc, const size_t *rd, size_t bound) {
-    if (c->size == 1) {
-        if (rc[0]) memcpy((char *)rb + rd[0], (const char *)sb + sd[0], rc[0]);
-        return DT_OK;
+    if (c->size == 1) return rc[0] ? dt__comm_copy(c, (char *)rb + rd[0], (const char *)sb + sd[0], rc[0]) : DT_OK;
+    if (dt__needs_stage(c, sb, rb)) {
+        size_t ns = dt__span(sc, sd, c->size), nr = dt__span(rc, rd, c->size);
+        dt__stage g;
+        dt_status st = dt__stage_in(c, &g, sb, ns, nr);
+        if (st) return st;
+        st = dt__comm_alltoallv(c, g.buf, sc, sd, g.buf + ns, rc, rd, bound);
+        return dt__stage_out(&g, st, rb, ns, nr);
     }
     dt__count(c, dt__sum_except(sc, c->size, c->rank), dt__sum_except(rc, c->size, c->rank));
-    if (dt__native(c) && c->be.alltoallv && bound <= DT__COUNT_MAX) {
+    if (dt__native(c) && c->be.alltoallv && (bound <= DT__COUNT_MAX || dt__comm_device(c))) {
         dt_status st = c->be.alltoallv(c->be.user, sb, sc, sd, rb, rc, rd);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "alltoallv");
     }
+    if (dt__comm_device(c)) return dt__comm_no_emulation(c, "alltoallv");
     return dt__emu_alltoallv(c, sb, sc, sd, rb, rc, rd);
 }
 
 static dt_status dt__comm_allgatherv(dt_comm *c, const void *sb, size_t sn, void *rb,
                                      const size_t *rc, const size_t *rd) {
-    if (c->size == 1) {
-        if (sn && (const char *)sb != (char *)rb + rd[0]) memcpy((char *)rb + rd[0], sb, sn);
-        return DT_OK;
+    if (c->size == 1) return sn ? dt__comm_copy(c, (char *)rb + rd[0], sb, sn) : DT_OK;
+    if (dt__needs_stage(c, sn ? sb : NULL, rb)) {
+        size_t nr = dt__span(rc, rd, c->size);
+        dt__stage g;
+        dt_status st = dt__stage_in(c, &g, sb, sn, nr);
+        if (st) return st;
+        st = dt__comm_allgatherv(c, g.buf, sn, g.buf + sn, rc, rd);
+        return dt__stage_out(&g, st, rb, sn, nr);
     }
     dt__count(c, sn * (uint64_t)(c->size - 1), dt__sum_except(rc, c->size, c->rank));
     if (dt__native(c) && c->be.allgatherv) {
         dt_status st = c->be.allgatherv(c->be.user, sb, sn, rb, rc, rd);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "allgatherv");
     }
+    if (dt__comm_device(c)) return dt__comm_no_emulation(c, "allgatherv");
     return dt__emu_allgatherv(c, sb, sn, rb, rc, rd);
 }
 
 static dt_status dt__comm_allreduce(dt_comm *c, const void *sb, void *rb, size_t count, dt_dtype t,
                                     dt_reduce op) {
     size_t bytes = count * dt_dtype_size(t);
-    if (c->size == 1) {
-        if (bytes && sb != rb) memcpy(rb, sb, bytes);
-        return DT_OK;
+    if (c->size == 1) return dt__comm_copy(c, rb, sb, bytes);
+    if (bytes && dt__needs_stage(c, sb, rb)) {
+        dt__stage g;
+        dt_status st = dt__stage_in(c, &g, sb, bytes, 0);
+        if (st) return st;
+        st = dt__comm_allreduce(c, g.buf, g.buf, count, t, op);
+        return dt__stage_out(&g, st, rb, 0, bytes);
     }
     dt__count(c, bytes * (uint64_t)(c->size - 1), bytes * (uint64_t)(c->size - 1));
     if (dt__native(c) && c->be.allreduce) {
         dt_status st = c->be.allreduce(c->be.user, sb, rb, count, t, op);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "allreduce");
     }
+    if (dt__comm_device(c)) return dt__comm_no_emulation(c, "allreduce");
     return dt__emu_allreduce(c, sb, rb, count, t, op);
 }
 
 static dt_status dt__comm_reduce_scatter(dt_comm *c, const void *sb, void *rb, const size_t *counts,
                                          dt_dtype t, dt_reduce op) {
     size_t es = dt_dtype_size(t);
-    if (c->size == 1) {
-        if (counts[0] && sb != rb) memcpy(rb, sb, counts[0] * es);
-        return DT_OK;
+    if (c->size == 1) return dt__comm_copy(c, rb, sb, counts[0] * es);
+    if (dt__needs_stage(c, sb, rb)) {
+        size_t ns = (dt__sum_except(counts, c->size, c->rank) + counts[c->rank]) * es, nr = counts[c->rank] * es;
+        dt__stage g;
+        dt_status st = dt__stage_in(c, &g, sb, ns, nr);
+        if (st) return st;
+        st = dt__comm_reduce_scatter(c, g.buf, g.buf + ns, counts, t, op);
+        return dt__stage_out(&g, st, rb, ns, nr);
     }
     dt__count(c, dt__sum_except(counts, c->size, c->rank) * es,
               counts[c->rank] * es * (uint64_t)(c->size - 1));
@@ -1677,16 +1773,25 @@ static dt_status dt__comm_reduce_scatter(dt_comm *c, const void *sb, void *rb, c
         dt_status st = c->be.reduce_scatter(c->be.user, sb, rb, counts, t, op);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "reduce_scatter");
     }
+    if (dt__comm_device(c)) return dt__comm_no_emulation(c, "reduce_scatter");
     return dt__emu_reduce_scatter(c, sb, rb, counts, t, op);
 }
 
 static dt_status dt__comm_broadcast(dt_comm *c, void *buf, size_t bytes, int root) {
     if (c->size == 1) return DT_OK;
+    if (bytes && dt__needs_stage(c, buf, NULL)) {
+        dt__stage g;
+        dt_status st = dt__stage_in(c, &g, buf, bytes, 0);
+        if (st) return st;
+        st = dt__comm_broadcast(c, g.buf, bytes, root);
+        return dt__stage_out(&g, st, buf, 0, bytes);
+    }
     dt__count(c, c->rank == root ? bytes * (uint64_t)(c->size - 1) : 0, c->rank == root ? 0 : bytes);
     if (dt__native(c) && c->be.broadcast) {
         dt_status st = c->be.broadcast(c->be.user, buf, bytes, root);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "broadcast");
     }
+    if (dt__comm_device(c)) return dt__comm_no_emulation(c, "broadcast");
     return dt__emu_broadcast(c, buf, bytes, root);
 }
 
@@ -1697,6 +1802,7 @@ static dt_status dt__comm_barrier(dt_comm *c) {
         dt_status st = c->be.barrier(c->be.user);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "barrier");
     }
+    if (dt__comm_device(c)) return dt__comm_no_emulation(c, "barrier");
     return dt__emu_barrier(c);
 }
 
@@ -2178,6 +2284,8 @@ static int dt__comm_mpi_handle(const dt_comm *c, MPI_Comm *out) {
 #define DT__NAME_MAX 32
 enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1, /* redistribution */
        DT__SCRATCH_IN0, DT__SCRATCH_IN1, DT__SCRATCH_IN2, DT__SCRATCH_TMP,         /* op inputs, temps */
+       DT__SCRATCH_F32, DT__SCRATCH_F32B, DT__SCRATCH_SCALAR,                    /* reductions in F32 */
+       DT__SCRATCH_STAGE0, DT__SCRATCH_STAGE1,                                  /* staging of devices */
        DT__SCRATCH_SLOTS };
 
 struct dt_mesh {
@@ -2194,6 +2302,12 @@ struct dt_mesh {
     void *scratch[DT__SCRATCH_SLOTS];      /* grow-only work buffers, reused so   */
     size_t scratch_cap[DT__SCRATCH_SLOTS]; /* that a time loop allocates (and page-
                                               faults) nothing after its first step */
+    void *dscratch[DT__SCRATCH_SLOTS];     /* the same in device memory, and the */
+    size_t dscratch_cap[DT__SCRATCH_SLOTS]; /* device each slot belongs to       */
+    const dt__device *dscratch_dev[DT__SCRATCH_SLOTS];
+    void *pinned[2];                       /* host staging of device shards      */
+    size_t pinned_cap[2];
+    const dt__device *pinned_dev[2];
     struct dt__entry *ops;                 /* the strategy cache (>>propagate)    */
     int ops_count;
     FILE *explain;                         /* dt_explain                          */
@@ -2214,6 +2328,22 @@ static dt_status dt__scratch(dt_mesh *m, int k, size_t bytes, void **out) {
     return DT_OK;
 }
 
+/* slot `k` in `dev`'s memory (the host slots for host) */
+static dt_status dt__scratch_on(dt_mesh *m, const dt__device *dev, int k, size_t bytes, void **out) {
+    if (dt__on_host(dev)) return dt__scratch(m, k, bytes, out);
+    if (m->dscratch_cap[k] < bytes || !m->dscratch[k] || m->dscratch_dev[k] != dev) {
+        void *p = NULL;
+        dt_status st = dev->alloc("dt_tensor_redistribute", bytes ? bytes : 1, &p);
+        if (st) return st;
+        if (m->dscratch[k]) m->dscratch_dev[k]->free(m->dscratch[k]);
+        m->dscratch[k] = p;
+        m->dscratch_cap[k] = bytes;
+        m->dscratch_dev[k] = dev;
+    }
+    *out = m->dscratch[k];
+    return DT_OK;
+}
+
 static void dt__mesh_coord_of(const dt_mesh *m, int r, int *coord) {
     int i;
     for (i = m->ndim - 1; i >= 0; i--) { coord[i] = r % m->shape[i]; r /= m->shape[i]; }
@@ -2229,7 +2359,12 @@ static void dt__mesh_free(dt_mesh *m) {
     int i;
     if (!m) return;
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) dt__comm_free(m->dim[i]);
-    for (i = 0; i < DT__SCRATCH_SLOTS; i++) DT_FREE(m->scratch[i]);
+    for (i = 0; i < DT__SCRATCH_SLOTS; i++) {
+        DT_FREE(m->scratch[i]);
+        if (m->dscratch[i]) m->dscratch_dev[i]->free(m->dscratch[i]);
+    }
+    for (i = 0; i < 2; i++)
+        if (m->pinned[i]) m->pinned_dev[i]->free_host(m->pinned[i]);
     DT_FREE(m->ops);
     dt__comm_free(m->comm);
     DT_FREE(m->ranks);
@@ -2508,8 +2643,9 @@ struct dt_tensor {
     dt_tensor_desc desc;  /* shard dims >= 0, unused placements zero, local_shape NULL */
     dt__box box;          /* this rank's part in global coordinates; empty outside the mesh */
     size_t numel, bytes;
-    void *data;
+    void *data;           /* in the memory of `dev` */
     int owns;
+    const dt__device *dev; /* desc.device's table */
     struct dt__halo *halo; /* ghost cells and their exchange plan (>>halo), or NULL */
 };
 
@@ -2561,9 +2697,9 @@ static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tenso
     if (!dt__dtype_valid(d->dtype)) return dt__fail(DT_ERR_DTYPE, "%s: desc->dtype = %d is not a dt_dtype", fn, (int)d->dtype);
     if (d->ndim < 0 || d->ndim > DT_MAX_DIMS)
         return dt__fail(DT_ERR_SHAPE, "%s: desc->ndim = %d, must be 0..%d", fn, d->ndim, DT_MAX_DIMS);
-    if (d->device != 0)
-        return dt__fail(DT_ERR_DEVICE, "%s: desc->device = %d; dtensor.h alone has host tensors only (device 0)", fn,
-                        d->device);
+    if (!dt__device_of(d->device))
+        return dt__fail(DT_ERR_DEVICE, "%s: desc->device = %d is not in this build (DT_HOST = 0; DT_CUDA = 1 "
+                        "needs dtensor_cuda.h in the file that defines DTENSOR_IMPLEMENTATION)", fn, d->device);
     es = dt_dtype_size(d->dtype);
     n = es;
     for (i = 0; i < d->ndim; i++) {
@@ -2577,6 +2713,7 @@ static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tenso
     memset(norm, 0, sizeof *norm);
     norm->dtype = d->dtype;
     norm->ndim = d->ndim;
+    norm->device = d->device;
     memcpy(norm->shape, d->shape, (size_t)d->ndim * sizeof(int64_t));
     return dt__check_placements(fn, m, d->ndim, d->placements, DT_MAX_MESH_DIMS, norm->placements);
 }
@@ -2594,6 +2731,7 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
     memset(t, 0, sizeof *t);
     t->mesh = m;
     t->desc = *norm;
+    t->dev = dt__device_of(norm->device);
     if (m->rank >= 0) {
         dt__tensor_box(m, norm, m->coord, &t->box);
         t->numel = dt__box_numel(norm->ndim, &t->box);
@@ -2605,9 +2743,9 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
     if (data) {
         t->data = data;
     } else if (t->bytes) {
-        if ((st = dt__alloc(fn, t->bytes, &t->data))) { DT_FREE(t); return st; }
-        if (zero) memset(t->data, 0, t->bytes);
+        if ((st = t->dev->alloc(fn, t->bytes, &t->data))) { DT_FREE(t); return st; }
         t->owns = 1;
+        if (zero && (st = t->dev->zero(fn, t->data, t->bytes))) { dt_tensor_destroy(t); return st; }
     }
     *out = t;
     return DT_OK;
@@ -2672,12 +2810,15 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     if (!st && (flags & ~(DT_COPY | DT_VERIFY)))
         st = dt__fail(DT_ERR_ARG, "%s: flags = 0x%x has unknown bits", fn, flags);
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
-    if (!st && !local && m->rank >= 0) {
+    if (!st && m->rank >= 0) {
         dt__box b;
         dt__tensor_box(m, &norm, m->coord, &b);
-        if (dt__box_numel(norm.ndim, &b))
+        if (!local && dt__box_numel(norm.ndim, &b))
             st = dt__fail(DT_ERR_ARG, "%s: local is NULL but mesh rank %d holds %zu elements", fn, m->rank,
                           dt__box_numel(norm.ndim, &b));
+        else if (local && !(flags & DT_COPY) && !dt__device_of(norm.device)->owns(local))
+            st = dt__fail(DT_ERR_DEVICE, "%s: desc->device = %d (%s) but local = %p is not that device's memory "
+                          "(DT_COPY copies from any memory)", fn, norm.device, dt__device_of(norm.device)->name, local);
     }
     /* DT_VERIFY is collective: every member takes part even after a local
        error, so a bad rank makes all ranks fail instead of the others hanging */
@@ -2693,7 +2834,10 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     }
     if (st) return st;
     if ((st = dt__tensor_make(fn, m, &norm, (flags & DT_COPY) ? NULL : local, 0, &t))) return st;
-    if ((flags & DT_COPY) && t->bytes) memcpy(t->data, local, t->bytes);
+    if ((flags & DT_COPY) && t->bytes && (st = t->dev->copy(fn, t->data, local, t->bytes))) {
+        dt_tensor_destroy(t);
+        return st;
+    }
     *out = t;
     return DT_OK;
 }
@@ -2711,7 +2855,7 @@ DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
 
 DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
-    if (t->owns) DT_FREE(t->data);
+    if (t->owns) t->dev->free(t->data);
     dt__halo_free(t->halo);
     DT_FREE(t);
 }
@@ -2780,6 +2924,7 @@ typedef struct dt__plan {
 
 typedef struct dt__ctx {                     /* the tensor being moved        */
     dt_mesh *m;
+    const dt__device *dev;                   /* the memory its buffers are in */
     int ndim;
     const int64_t *gshape;
     dt_dtype dtype;
@@ -2902,8 +3047,8 @@ static void dt__array_at(const dt__ctx *x, const dt_placement *pl, void *data, d
    from it; recv[me] is a local copy. gather: every member sends its whole
    `in`, so one allgatherv carries it (send is unused). Pieces that are
    contiguous in their buffer travel in place; the rest are packed. */
-static dt_status dt__exchange(dt_mesh *m, dt_comm *g, const dt__array *in, dt__array *out, const dt__box *send,
-                              const dt__box *recv, int gather, size_t bound) {
+static dt_status dt__exchange(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in, dt__array *out,
+                              const dt__box *send, const dt__box *recv, int gather, size_t bound) {
     int n = g->size, me = g->rank, j, nd = in->ndim, direct_s = 1, direct_r = 1;
     size_t es = in->es, *v = NULL, *sc, *sd, *rc, *rd, off;
     char *sbuf = NULL, *rbuf = NULL;
@@ -2920,23 +3065,24 @@ static dt_status dt__exchange(dt_mesh *m, dt_comm *g, const dt__array *in, dt__a
     }
     if (!direct_r) {
         for (j = 0, off = 0; j < n; j++) { rd[j] = off; off += rc[j]; }
-        if ((st = dt__scratch(m, DT__SCRATCH_RECV, off, (void **)&rbuf))) goto done;
+        if ((st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, off, (void **)&rbuf))) goto done;
     }
     if (!direct_s) {
         for (j = 0, off = 0; j < n; j++) { sd[j] = off; off += sc[j]; }
-        if ((st = dt__scratch(m, DT__SCRATCH_SEND, off, (void **)&sbuf))) goto done;
-        for (j = 0; j < n; j++)
-            if (sc[j]) dt__pack(in, &send[j], sbuf + sd[j]);
+        if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, off, (void **)&sbuf))) goto done;
+        for (j = 0; j < n && !st; j++)
+            if (sc[j]) st = dt__pack_on(dev, in, &send[j], sbuf + sd[j]);
+        if (st) goto done;
     }
     if (gather)
         st = dt__comm_allgatherv(g, in->data, dt__box_numel(nd, &in->box) * es, direct_r ? out->data : rbuf, rc, rd);
     else
         st = dt__comm_alltoallv(g, direct_s ? in->data : sbuf, sc, sd, direct_r ? out->data : rbuf, rc, rd, bound);
     if (st) goto done;
-    if (!gather) dt__copy_box(in, out, &recv[me]);
+    if (!gather && (st = dev->copy_box("dt_tensor_redistribute", in, out, &recv[me]))) goto done;
     if (!direct_r)
-        for (j = 0; j < n; j++)
-            if (rc[j]) dt__unpack(rbuf + rd[j], &recv[j], out);
+        for (j = 0; j < n && !st; j++)
+            if (rc[j]) st = dt__unpack_on(dev, rbuf + rd[j], &recv[j], out);
 done:
     DT_FREE(v);
     return st;
@@ -2984,7 +3130,7 @@ static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__ar
         dt__box_at(x, s->from, c, &b);
         dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
     }
-    st = dt__exchange(x->m, g, in, out, send, recv, s->kind == DT__GATHER, dt__step_bound(x, s));
+    st = dt__exchange(x->m, x->dev, g, in, out, send, recv, s->kind == DT__GATHER, dt__step_bound(x, s));
     DT_FREE(send);
     return st;
 }
@@ -3013,12 +3159,52 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
         dt__box_at(x, s->from, c, &b);
         dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
     }
-    st = dt__exchange(m, m->comm, in, out, send, recv, 0, dt__step_bound(x, s));
+    st = dt__exchange(m, x->dev, m->comm, in, out, send, recv, 0, dt__step_bound(x, s));
     DT_FREE(send);
     return st;
 }
 
 static dt_reduce dt__backend_op(dt_reduce op) { return op == DT_AVG ? DT_SUM : op; }
+
+/* kernel calls the redistribution needs (>>kernels has the tables) */
+static void dt__dev_cast(const dt__device *dev, dt_dtype from, const void *src, dt_dtype to, void *dst, size_t n);
+static void dt__dev_divide(const dt__device *dev, dt_dtype t, void *buf, size_t n, const void *divisor);
+
+/* AVG's division, in the buffers' memory. On a device the divisor is put in
+   device memory as a dtype-t scalar and divided in by the binary kernel:
+   the same correctly rounded quotient as the host loop. */
+static dt_status dt__divide_on(const dt__ctx *x, dt_dtype t, void *buf, size_t n, int k) {
+    const char *fn = "dt_tensor_redistribute";
+    double dk = (double)k;
+    char kv[16];
+    void *kd = NULL;
+    dt_status st;
+    if (dt__on_host(x->dev) && (t == DT_F32 || t == DT_F64)) { dt__divide_elems(t, buf, n, k); return DT_OK; }
+    if (!n) return DT_OK;
+    dt__dev_cast(&dt__host_device, DT_F64, &dk, t, kv, 1);
+    kd = kv;
+    if (!dt__on_host(x->dev) && ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_SCALAR, sizeof kv, &kd)) ||
+                                 (st = x->dev->copy(fn, kd, kv, dt_dtype_size(t)))))
+        return st;
+    dt__dev_divide(x->dev, t, buf, n, kd);
+    return DT_OK;
+}
+
+/* F16/BF16 are reduced in F32 unless the backend reduces them itself */
+static int dt__reduce_in_f32(const dt__ctx *x, dt_comm *g) {
+    return dt__dtype_is_half(x->dtype) && !g->root->be.native_half;
+}
+
+static dt_status dt__cast_on(const dt__ctx *x, dt_dtype from, const void *src, dt_dtype to, void *dst, size_t n) {
+    dt__dev_cast(x->dev, from, src, to, dst, n);
+    return DT_OK;
+}
+
+static dt_status dt__no_int_avg_on_device(const dt__ctx *x) {
+    return dt__fail(DT_ERR_UNSUPPORTED, "dt_tensor_redistribute: Partial(avg) of %s on %s memory over a device "
+                    "backend (integer averages are combined on the host: use a host backend)",
+                    dt_dtype_name(x->dtype), x->dev->name);
+}
 
 static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_comm *g = x->m->dim[s->mdim];
@@ -3028,6 +3214,7 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
     dt_status st;
     if (dt__int_avg(x->dtype, op)) {
         int64_t *qr = NULL;
+        if (!dt__on_host(x->dev)) return dt__no_int_avg_on_device(x);
         if ((st = dt__alloc("dt_tensor_redistribute", 2 * n * sizeof(int64_t), (void **)&qr))) return st;
         dt__avg_split(x->dtype, in->data, n, g->size, qr, qr + n);
         st = dt__comm_allreduce(g, qr, qr, 2 * n, DT_I64, DT_SUM);
@@ -3035,17 +3222,16 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
         DT_FREE(qr);
         return st;
     }
-    if (!dt__dtype_is_half(x->dtype)) {
+    if (!dt__reduce_in_f32(x, g)) {
         st = dt__comm_allreduce(g, in->data, out->data, n, x->dtype, dt__backend_op(op));
-        if (!st && op == DT_AVG) dt__divide_elems(x->dtype, out->data, n, g->size);
+        if (!st && op == DT_AVG) st = dt__divide_on(x, x->dtype, out->data, n, g->size);
         return st;
     }
-    if ((st = dt__alloc("dt_tensor_redistribute", n * sizeof(float), (void **)&f))) return st;
-    dt__half_to_f32(x->dtype, in->data, f, n);
+    if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, n * sizeof(float), (void **)&f))) return st;
+    dt__cast_on(x, x->dtype, in->data, DT_F32, f, n);
     st = dt__comm_allreduce(g, f, f, n, DT_F32, dt__backend_op(op));
-    if (!st && op == DT_AVG) dt__divide_elems(DT_F32, f, n, g->size);
-    if (!st) dt__f32_to_half(x->dtype, f, out->data, n);
-    DT_FREE(f);
+    if (!st && op == DT_AVG) st = dt__divide_on(x, DT_F32, f, n, g->size);
+    if (!st) dt__cast_on(x, DT_F32, f, x->dtype, out->data, n);
     return st;
 }
 
@@ -3054,7 +3240,7 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
 static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_comm *g = x->m->dim[s->mdim];
     dt_reduce op = (dt_reduce)s->from[s->mdim].reduce;
-    int n = g->size, j, c[DT_MAX_MESH_DIMS], half = dt__dtype_is_half(x->dtype), direct = !half;
+    int n = g->size, j, c[DT_MAX_MESH_DIMS], half = dt__reduce_in_f32(x, g), direct = !half;
     size_t *counts = NULL, total = 0, off, mine;
     dt__box *pieces = NULL, *unused;
     char *sbuf = NULL;
@@ -3074,12 +3260,17 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     mine = counts[g->rank];
     send = in->data;
     if (!direct) {
-        if ((st = dt__scratch(x->m, DT__SCRATCH_SEND, total * x->es, (void **)&sbuf))) goto done;
-        for (j = 0, off = 0; j < n; j++) { dt__pack(in, &pieces[j], sbuf + off); off += counts[j] * x->es; }
+        if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_SEND, total * x->es, (void **)&sbuf))) goto done;
+        for (j = 0, off = 0; j < n && !st; j++) {
+            st = dt__pack_on(x->dev, in, &pieces[j], sbuf + off);
+            off += counts[j] * x->es;
+        }
+        if (st) goto done;
         send = sbuf;
     }
     if (dt__int_avg(x->dtype, op)) { /* each member's block becomes [q..., r...] in i64 */
         int64_t *qs = NULL, *qr = NULL;
+        if (!dt__on_host(x->dev)) { st = dt__no_int_avg_on_device(x); goto done; }
         if ((st = dt__alloc("dt_tensor_redistribute", 2 * total * sizeof(int64_t), (void **)&qs))) goto done;
         if ((st = dt__alloc("dt_tensor_redistribute", 2 * mine * sizeof(int64_t), (void **)&qr))) { DT_FREE(qs); goto done; }
         for (j = 0, off = 0; j < n; j++) {
@@ -3092,19 +3283,17 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
         DT_FREE(qr);
         DT_FREE(qs);
     } else if (half) {
-        if ((st = dt__alloc("dt_tensor_redistribute", total * sizeof(float), (void **)&fsend))) goto done;
-        if ((st = dt__alloc("dt_tensor_redistribute", mine * sizeof(float), (void **)&frecv))) goto done;
-        dt__half_to_f32(x->dtype, send, fsend, total);
+        if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, total * sizeof(float), (void **)&fsend))) goto done;
+        if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32B, mine * sizeof(float), (void **)&frecv))) goto done;
+        dt__cast_on(x, x->dtype, send, DT_F32, fsend, total);
         st = dt__comm_reduce_scatter(g, fsend, frecv, counts, DT_F32, dt__backend_op(op));
-        if (!st && op == DT_AVG) dt__divide_elems(DT_F32, frecv, mine, n);
-        if (!st) dt__f32_to_half(x->dtype, frecv, out->data, mine);
+        if (!st && op == DT_AVG) st = dt__divide_on(x, DT_F32, frecv, mine, n);
+        if (!st) dt__cast_on(x, DT_F32, frecv, x->dtype, out->data, mine);
     } else {
         st = dt__comm_reduce_scatter(g, send, out->data, counts, x->dtype, dt__backend_op(op));
-        if (!st && op == DT_AVG) dt__divide_elems(x->dtype, out->data, mine, n);
+        if (!st && op == DT_AVG) st = dt__divide_on(x, x->dtype, out->data, mine, n);
     }
 done:
-    DT_FREE(frecv);
-    DT_FREE(fsend);
     DT_FREE(pieces);
     DT_FREE(counts);
     return st;
@@ -3112,13 +3301,16 @@ done:
 
 /* Replicate -> Partial(SUM): only coordinate 0 keeps the value (exact for
    every dtype, unlike dividing by n); AVG/MAX/MIN keep it everywhere */
-static void dt__to_partial(const dt_mesh *m, int i, dt_placement p, void *data, size_t bytes) {
-    if (dt__is(p, DT_PARTIAL) && p.reduce == DT_SUM && m->coord[i] != 0 && bytes) memset(data, 0, bytes);
+static dt_status dt__to_partial(const dt_mesh *m, const dt__device *dev, int i, dt_placement p, void *data,
+                                size_t bytes) {
+    if (dt__is(p, DT_PARTIAL) && p.reduce == DT_SUM && m->coord[i] != 0 && bytes)
+        return dev->zero("dt_tensor_redistribute", data, bytes);
+    return DT_OK;
 }
 
 static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     switch (s->kind) {
-    case DT__SLICE: dt__copy_box(in, out, &out->box); return DT_OK;
+    case DT__SLICE: return x->dev->copy_box("dt_tensor_redistribute", in, out, &out->box);
     case DT__GATHER: case DT__ALLTOALL: return dt__run_along(x, s, in, out);
     case DT__EXCHANGE: return dt__run_exchange(x, s, in, out);
     case DT__ALLREDUCE: return dt__run_allreduce(x, s, in, out);
@@ -3143,35 +3335,99 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
         void *buf = dst;
         dt__array_at(x, plan->s[k].to, NULL, &next);
         if (k < last_move &&
-            (st = dt__scratch(x->m, k % 2 ? DT__SCRATCH_STEP1 : DT__SCRATCH_STEP0,
-                              dt__box_numel(x->ndim, &next.box) * x->es, &buf)))
+            (st = dt__scratch_on(x->m, x->dev, k % 2 ? DT__SCRATCH_STEP1 : DT__SCRATCH_STEP0,
+                                 dt__box_numel(x->ndim, &next.box) * x->es, &buf)))
             return st;
         next.data = (char *)buf;
         if ((st = dt__step_run(x, &plan->s[k], &cur, &next))) return st;
         cur = next;
     }
     bytes = dt__box_numel(x->ndim, &cur.box) * x->es;
-    if (last_move < 0 && bytes && dst != src) memcpy(dst, src, bytes);
-    for (k = last_move + 1; k < plan->n; k++) dt__to_partial(x->m, plan->s[k].mdim, plan->s[k].to[plan->s[k].mdim], dst, bytes);
+    if (last_move < 0 && (st = x->dev->copy("dt_tensor_redistribute", dst, src, bytes))) return st;
+    for (k = last_move + 1; k < plan->n; k++)
+        if ((st = dt__to_partial(x->m, x->dev, plan->s[k].mdim, plan->s[k].to[plan->s[k].mdim], dst, bytes)))
+            return st;
     return DT_OK;
 }
 
 static void dt__ctx_of(const dt_tensor *t, dt__ctx *x) {
     x->m = t->mesh;
+    x->dev = t->dev;
     x->ndim = t->desc.ndim;
     x->gshape = t->desc.shape;
     x->dtype = t->desc.dtype;
     x->es = dt_dtype_size(t->desc.dtype);
 }
 
+/* The memory a redistribution runs in: the tensor's own when the backend
+   takes it, else the backend's (host buffers for plain MPI and a device
+   tensor: the shard is staged through pinned host memory). */
+static const dt__device *dt__engine(const dt_tensor *t) {
+    int cd = t->mesh->comm->root->be.device;
+    if (cd == DT_ANY_MEMORY || cd == t->desc.device) return t->dev;
+    return cd == DT_HOST ? &dt__host_device : dt__device_of(cd);
+}
+
+/* does p lie in e's memory? `other` is the device the pointer may be in instead */
+static int dt__in_memory(const dt__device *e, const dt__device *other, const void *p) {
+    if (!dt__on_host(e)) return e->owns(p);
+    return dt__on_host(other) ? 1 : !other->owns(p);
+}
+
+/* a copy between e's memory and t's: the device that is not the host does it */
+static dt_status dt__copy_across(const dt__device *e, const dt__device *other, void *dst, const void *src,
+                                 size_t bytes) {
+    return (dt__on_host(e) ? other : e)->copy("dt_tensor_redistribute", dst, src, bytes);
+}
+
+/* host staging buffer `k` (pinned by `dev`), or e's scratch */
+static dt_status dt__stage_buf(dt_mesh *m, const dt__device *e, const dt__device *dev, int k, size_t bytes,
+                               void **out) {
+    int i = k - DT__SCRATCH_STAGE0;
+    if (!dt__on_host(e) || dt__on_host(dev)) return dt__scratch_on(m, e, k, bytes, out);
+    if (m->pinned_cap[i] < bytes || !m->pinned[i] || m->pinned_dev[i] != dev) {
+        void *p = NULL;
+        dt_status st = dev->alloc_host("dt_tensor_redistribute (staging)", bytes ? bytes : 1, &p);
+        if (st) return st;
+        if (m->pinned[i]) m->pinned_dev[i]->free_host(m->pinned[i]);
+        m->pinned[i] = p;
+        m->pinned_cap[i] = bytes;
+        m->pinned_dev[i] = dev;
+    }
+    *out = m->pinned[i];
+    return DT_OK;
+}
+
 static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *dst_pl, void *dst) {
     dt__ctx x;
     dt__plan plan;
+    dt__box b;
+    const dt__device *e;
+    const void *src = t->data;
+    void *out = dst;
+    size_t obytes;
+    dt_status st;
     if (t->mesh->rank < 0) return DT_OK;
     dt__ctx_of(t, &x);
+    x.dev = e = dt__engine(t);
+    if (!e) return dt__fail(DT_ERR_DEVICE, "dt_tensor_redistribute: the mesh's backend takes device %d's memory, "
+                            "which is not in this build", t->mesh->comm->root->be.device);
     dt__plan_build(t->mesh->ndim, t->desc.placements, dst_pl, &plan);
     if (t->mesh->rank == 0 && dt__log_plans()) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
-    return dt__plan_run(&x, &plan, t->desc.placements, t->data, dst);
+    dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
+    obytes = dt__box_numel(x.ndim, &b) * x.es;
+    if (e != t->dev && t->bytes) {
+        void *buf = NULL;
+        if ((st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE0, t->bytes, &buf)) ||
+            (st = dt__copy_across(e, t->dev, buf, t->data, t->bytes)))
+            return st;
+        src = buf;
+    }
+    if (obytes && !dt__in_memory(e, t->dev, dst) &&
+        (st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE1, obytes, &out)))
+        return st;
+    if ((st = dt__plan_run(&x, &plan, t->desc.placements, src, out))) return st;
+    return out == dst ? DT_OK : dt__copy_across(e, t->dev, dst, out, obytes);
 }
 
 static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
@@ -3182,6 +3438,9 @@ static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
 static dt_status dt__check_out(const char *fn, const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
     char a[160], b[160];
     if (o->mesh != m) return dt__fail(DT_ERR_MESH, "%s: *out lives on another mesh than the input", fn);
+    if (o->desc.device != want->device)
+        return dt__fail(DT_ERR_DEVICE, "%s: *out is on device %d, the result is on device %d", fn, o->desc.device,
+                        want->device);
     if (o->desc.dtype != want->dtype)
         return dt__fail(DT_ERR_DTYPE, "%s: *out is %s, the result is %s", fn, dt_dtype_name(o->desc.dtype),
                         dt_dtype_name(want->dtype));
@@ -3238,6 +3497,9 @@ DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full) {
     return dt__redistribute_into(t, rep, full);
 }
 
+static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
+                                       dt_tensor **out);
+
 /* From a full array on mesh rank `src` (or on every rank): each rank gets
    its own box, replicas included, in one alltoallv in which only `src`
    sends. Partial targets then follow Replicate -> Partial. */
@@ -3254,6 +3516,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     dt_status st;
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+    if (d && d->device != DT_HOST && dt__device_of(d->device)) return dt__distribute_device(m, d, full, src_rank, out);
     st = dt__check_desc(fn, m, d, &norm);
     if (!st && (src_rank < DT_SRC_ALL || src_rank >= m->size))
         st = dt__fail(DT_ERR_ARG, "%s: src_rank = %d, must be DT_SRC_ALL (-1) or a mesh rank 0..%d", fn, src_rank,
@@ -3292,11 +3555,44 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
             if (j == src_rank) recv[j] = mine.box;
             else dt__box_empty(x.ndim, &recv[j]);
         }
-        st = dt__exchange(m, m->comm, &in, &mine, send, recv, 0, dt__box_numel(x.ndim, &in.box) * x.es);
+        st = dt__exchange(m, x.dev, m->comm, &in, &mine, send, recv, 0, dt__box_numel(x.ndim, &in.box) * x.es);
         DT_FREE(send);
         if (st) { dt_tensor_destroy(t); return st; }
     }
-    for (i = 0; i < m->ndim; i++) dt__to_partial(m, i, norm.placements[i], t->data, t->bytes);
+    for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], t->data, t->bytes);
+    *out = t;
+    return DT_OK;
+}
+
+/* Device tensors are distributed through host memory (a set-up step, not a
+   hot path): `full` may be host or device memory. */
+static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
+                                       dt_tensor **out) {
+    const char *fn = "dt_tensor_distribute";
+    const dt__device *dev = dt__device_of(d->device);
+    dt_tensor_desc hd = *d, norm;
+    dt_tensor *h = NULL, *t = NULL;
+    void *staged = NULL;
+    size_t bytes;
+    int i;
+    dt_status st = dt__check_desc(fn, m, d, &norm);
+    if (st) return st;
+    for (i = 0, bytes = dt_dtype_size(norm.dtype); i < norm.ndim; i++) bytes *= (size_t)norm.shape[i];
+    if (full && bytes && dev->owns(full) && (src_rank == DT_SRC_ALL || src_rank == m->rank)) {
+        if ((st = dt__alloc(fn, bytes, &staged))) return st;
+        if ((st = dev->copy(fn, staged, full, bytes))) { DT_FREE(staged); return st; }
+        full = staged;
+    }
+    hd.device = DT_HOST;
+    st = dt_tensor_distribute(m, &hd, full, src_rank, &h);
+    DT_FREE(staged);
+    if (st) return st;
+    if ((st = dt__tensor_make(fn, m, &norm, NULL, 0, &t)) || (st = dev->copy(fn, t->data, h->data, h->bytes))) {
+        dt_tensor_destroy(t);
+        dt_tensor_destroy(h);
+        return st;
+    }
+    dt_tensor_destroy(h);
     *out = t;
     return DT_OK;
 }
@@ -3524,6 +3820,7 @@ typedef struct dt__call {
     dt_placement want[DT__MAX_IN][DT_MAX_MESH_DIMS]; /* the chosen input placements      */
     double cost;
     int cached;
+    const dt__device *dev;         /* where every input and the result live              */
 } dt__call;
 
 #define DT__KEY_WORDS 48
@@ -6129,8 +6426,16 @@ static void dt__k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int
 
 static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng };
 static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_kernels; }
-/* the kernel table of a device the caller has checked exists */
-static const dt__kernels *dt__kern(int device) { return dt__device_of(device)->kernels(); }
+
+static void dt__dev_cast(const dt__device *dev, dt_dtype from, const void *src, dt_dtype to, void *dst, size_t n) {
+    dev->kernels()->cast(from, src, to, dst, n);
+}
+
+/* buf[i] /= *divisor (a dtype-t value in dev's memory) */
+static void dt__dev_divide(const dt__device *dev, dt_dtype t, void *buf, size_t n, const void *divisor) {
+    int64_t len = (int64_t)n, one = 1, zero = 0;
+    dev->kernels()->binary(DT__B_DIV, t, 1, &len, buf, &one, divisor, &zero, buf, 0);
+}
 
 /* >>ops -------------------------------------------------------------------
    Each public op fills a dt__call (inputs, static args, scalars) and hands
@@ -6170,9 +6475,14 @@ static dt_status dt__call_mesh(dt__call *c) {
     for (i = 0; i < c->nin && first < 0; i++)
         if (c->in[i].t) first = i;
     c->m = c->in[first].t->mesh;
+    c->dev = c->in[first].t->dev;
     for (i = 0; i < c->nin; i++) {
         dt__in *in = &c->in[i];
         int k;
+        if (in->t && in->t->dev != c->dev)
+            return dt__fail(DT_ERR_DEVICE, "%s: %s is on device %d (%s) but %s is on device %d (%s); move one with "
+                            "dt_tensor_from_local(DT_COPY) or dt_tensor_gather", c->fn, c->in[first].name,
+                            c->in[first].t->desc.device, c->dev->name, in->name, in->t->desc.device, in->t->dev->name);
         if (!in->t || in->t->mesh == c->m) continue;
         if (in->t->desc.ndim != 0)
             return dt__fail(DT_ERR_MESH, "%s: %s and %s live on different meshes (only a 0-d tensor may come from "
@@ -6204,6 +6514,9 @@ static dt_status dt__call_check(dt__call *c) {
     dt_status st;
     int i;
     if ((st = dt__call_mesh(c))) return st;
+    if (!dt__on_host(c->dev) && (c->def->family == DT__F_EMBED || c->def->family == DT__F_XENT))
+        return dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors (its indices are checked on the host)",
+                        c->fn, c->dev->name);
     for (i = 1; i < c->nin; i++)
         if (c->def->family != DT__F_EMBED && c->def->family != DT__F_XENT && (st = dt__same_dtype(c, 0, i))) return st;
     if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
@@ -6559,11 +6872,13 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
             for (k = 0; k < m->ndim; k++)
                 if (c->want[i][k].kind == DT_PARTIAL) {
                     if (loc[i].data == t->data) {
-                        if ((st = dt__scratch(m, i < 3 ? DT__SCRATCH_IN0 + i : DT__SCRATCH_TMP, t->bytes, &buf))) return st;
-                        memcpy(buf, t->data, t->bytes);
+                        if ((st = dt__scratch_on(m, c->dev, i < 3 ? DT__SCRATCH_IN0 + i : DT__SCRATCH_TMP, t->bytes,
+                                                 &buf)) ||
+                            (st = c->dev->copy(c->fn, buf, t->data, t->bytes)))
+                            return st;
                         loc[i].data = buf;
                     }
-                    dt__to_partial(m, k, c->want[i][k], (void *)loc[i].data, t->bytes);
+                    if ((st = dt__to_partial(m, c->dev, k, c->want[i][k], (void *)loc[i].data, t->bytes))) return st;
                 }
             continue;
         }
@@ -6575,8 +6890,8 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         dt__layout_box(t->desc.ndim, t->desc.shape, m->ndim, m->shape, m->coord, c->want[i], &loc[i].box);
         bytes = dt__box_numel(t->desc.ndim, &loc[i].box) * dt_dtype_size(t->desc.dtype);
         buf = NULL;
-        if (i < 3) st = dt__scratch(m, DT__SCRATCH_IN0 + i, bytes, &buf);
-        else st = dt__alloc(c->fn, bytes ? bytes : 1, &buf), extra[i] = buf;
+        if (i < 3) st = dt__scratch_on(m, c->dev, DT__SCRATCH_IN0 + i, bytes, &buf);
+        else st = c->dev->alloc(c->fn, bytes ? bytes : 1, &buf), extra[i] = buf;
         if (st) return st;
         if ((st = dt__redistribute_into(t, c->want[i], buf))) return st;
         loc[i].data = buf;
@@ -6592,7 +6907,7 @@ static size_t dt__prod(const int64_t *e, int from, int to) {
 }
 
 static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor *o) {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = c->dev->kernels();
     if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
     else k->unary((dt__uop)c->def->kernel, o->desc.dtype, x->data, o->data, o->numel, c->a);
     return DT_OK;
@@ -6614,13 +6929,13 @@ static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tenso
     int n = o->desc.ndim;
     if (!o->numel) return DT_OK;
     if (n == 0) {
-        dt__kern(0)->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &one, in[0].data, &zero, in[1].data, &zero,
+        c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &one, in[0].data, &zero, in[1].data, &zero,
                             o->data, c->a);
         return DT_OK;
     }
     dt__bcast_strides(&in[0], o->box.ext, n, sa);
     dt__bcast_strides(&in[1], o->box.ext, n, sb);
-    dt__kern(0)->binary((dt__bop)c->def->kernel, o->desc.dtype, n, o->box.ext, in[0].data, sa, in[1].data, sb, o->data,
+    c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, n, o->box.ext, in[0].data, sa, in[1].data, sb, o->data,
                         c->a);
     return DT_OK;
 }
@@ -6637,7 +6952,7 @@ static double dt__reduced_count(const dt__call *c) {
 /* norm2: sums of squares, Partial where a reduced dim was sharded, are
    reduced into the result, then the square root */
 static dt_status dt__run_reduce(const dt__call *c, const dt__local *x, dt_tensor *o) {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = c->dev->kernels();
     dt_tensor part;
     dt_status st;
     void *buf;
@@ -6650,7 +6965,7 @@ static dt_status dt__run_reduce(const dt__call *c, const dt__local *x, dt_tensor
     }
     part = *o;
     part.desc = c->out;
-    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, o->bytes, &buf))) return st;
+    if ((st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_TMP, o->bytes, &buf))) return st;
     part.data = buf;
     part.owns = 0;
     k->reduce(DT__R_SUMSQ, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, buf, 1.0);
@@ -6660,10 +6975,20 @@ static dt_status dt__run_reduce(const dt__call *c, const dt__local *x, dt_tensor
 }
 
 /* a value of dtype t from a double (addmm's beta), through the kernel cast */
-static void dt__scalar_of(dt_dtype t, double v, void *out) { dt__kern(0)->cast(DT_F64, &v, t, out, 1); }
+static void dt__scalar_of(dt_dtype t, double v, void *out) { dt__host_kernels.cast(DT_F64, &v, t, out, 1); }
+
+/* the same in the call's memory: a kernel operand (device: the scalar slot) */
+static dt_status dt__scalar_on(const dt__call *c, dt_dtype t, double v, char *host, void **out) {
+    dt_status st;
+    dt__scalar_of(t, v, host);
+    *out = host;
+    if (dt__on_host(c->dev)) return DT_OK;
+    if ((st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_SCALAR, 16, out))) return st;
+    return c->dev->copy(c->fn, *out, host, dt_dtype_size(t));
+}
 
 static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = c->dev->kernels();
     const dt__local *a = &in[0], *b = &in[1];
     dt_dtype t = o->desc.dtype;
     size_t es = dt_dtype_size(t);
@@ -6688,12 +7013,13 @@ static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tenso
     if (c->nin > 2 && in[2].data) { /* start from the bias / beta*c, then accumulate */
         int64_t oe[2], sc[2], zero[2] = {0, 0}, rows = (int64_t)(o->numel / (size_t)(M * N));
         char bs[16];
+        void *beta_v = NULL;
         dt__local cv = in[2];
         oe[0] = M; oe[1] = N;
         dt__bcast_strides(&cv, oe, 2, sc);
-        dt__scalar_of(t, c->op == DT__OP_ADDMM ? c->b : 1.0, bs);
+        if ((st = dt__scalar_on(c, t, c->op == DT__OP_ADDMM ? c->b : 1.0, bs, &beta_v))) return st;
         for (e = 0; e < (size_t)rows; e++)
-            k->binary(DT__B_MUL, t, 2, oe, cv.data, sc, bs, zero, (char *)o->data + e * (size_t)(M * N) * es, 0);
+            k->binary(DT__B_MUL, t, 2, oe, cv.data, sc, beta_v, zero, (char *)o->data + e * (size_t)(M * N) * es, 0);
         beta = 1;
     }
     nb_out = dt__prod(o->box.ext, 0, nbatch);
@@ -6715,7 +7041,7 @@ static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tenso
 
 static dt_status dt__run_softmax(const dt__call *c, const dt__local *x, dt_tensor *o) {
     int d = (int)c->arg[0];
-    dt__kern(0)->softmax(o->desc.dtype, x->data, o->data, dt__prod(x->box.ext, 0, d), (size_t)x->box.ext[d],
+    c->dev->kernels()->softmax(o->desc.dtype, x->data, o->data, dt__prod(x->box.ext, 0, d), (size_t)x->box.ext[d],
                          dt__prod(x->box.ext, d + 1, x->ndim), c->def->kernel);
     return DT_OK;
 }
@@ -6723,7 +7049,7 @@ static dt_status dt__run_softmax(const dt__call *c, const dt__local *x, dt_tenso
 static dt_status dt__run_norm(const dt__call *c, const dt__local *in, dt_tensor *o) {
     size_t n = (size_t)in[0].box.ext[in[0].ndim - 1];
     if (!o->numel) return DT_OK;
-    dt__kern(0)->norm(o->desc.dtype, in[0].data, in[1].data, c->nin > 2 ? in[2].data : NULL, o->data, o->numel / n, n,
+    c->dev->kernels()->norm(o->desc.dtype, in[0].data, in[1].data, c->nin > 2 ? in[2].data : NULL, o->data, o->numel / n, n,
                       c->a, c->def->kernel);
     return DT_OK;
 }
@@ -6734,42 +7060,66 @@ static dt_status dt__run_view(const dt__call *c, const dt__local *in, dt_tensor 
     if (!o->numel) return DT_OK;
     if (c->def->family == DT__F_PERMUTE && c->def->kernel == 0) {
         for (j = 0; j < in[0].ndim; j++) perm[j] = (int)c->arg[j];
-        dt__kern(0)->permute(es, in[0].ndim, in[0].box.ext, perm, in[0].data, o->data);
+        c->dev->kernels()->permute(es, in[0].ndim, in[0].box.ext, perm, in[0].data, o->data);
     } else if (o->data != in[0].data) {
-        memcpy(o->data, in[0].data, o->bytes);
+        return c->dev->copy(c->fn, o->data, in[0].data, o->bytes);
     }
     return DT_OK;
 }
 
-/* narrow, cat, stack: runs of `inner` bytes copied per outer index */
+/* narrow, cat, stack: box copies between local blocks, in local coordinates */
+static void dt__local_array(const dt__local *x, size_t es, dt__array *a) {
+    int d;
+    a->data = (char *)x->data;
+    a->ndim = x->ndim;
+    a->es = es;
+    for (d = 0; d < x->ndim; d++) { a->box.lo[d] = 0; a->box.ext[d] = x->box.ext[d]; }
+}
+
 static dt_status dt__run_narrow(const dt__call *c, const dt__local *x, dt_tensor *o) {
     int d = (int)c->arg[0];
-    size_t es = dt_dtype_size(o->desc.dtype), outer = dt__prod(x->box.ext, 0, d), i;
-    size_t inner = dt__prod(x->box.ext, d + 1, x->ndim) * es, len = (size_t)c->arg[2] * inner;
-    const char *src = (const char *)x->data + (size_t)c->arg[1] * inner;
+    dt__array src, dst;
+    dt__box p;
     if (!o->numel) return DT_OK;
-    for (i = 0; i < outer; i++) memcpy((char *)o->data + i * len, src + i * (size_t)x->box.ext[d] * inner, len);
-    return DT_OK;
+    dt__local_array(x, dt_dtype_size(o->desc.dtype), &src);
+    p = src.box;
+    p.lo[d] = c->arg[1];
+    p.ext[d] = c->arg[2];
+    dst = src;
+    dst.data = (char *)o->data;
+    dst.box = p;
+    return c->dev->copy_box(c->fn, &src, &dst, &p);
 }
 
 static dt_status dt__run_cat(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    int d = (int)c->arg[0], i;
-    size_t es = dt_dtype_size(o->desc.dtype), outer = dt__prod(in[0].box.ext, 0, d), r;
-    char *dst = (char *)o->data;
+    int d = (int)c->arg[0], i, k;
+    size_t es = dt_dtype_size(o->desc.dtype);
+    int64_t at = 0;
+    dt__array src, dst;
+    dt_status st;
     if (!o->numel) return DT_OK;
-    for (r = 0; r < outer; r++)
-        for (i = 0; i < c->nin; i++) {
-            size_t run = dt__prod(in[i].box.ext, d, in[i].ndim) * es; /* cat: this input's part of the dim */
-            if (!run) continue;
-            memcpy(dst, (const char *)in[i].data + r * run, run);
-            dst += run;
+    dst.data = (char *)o->data;
+    dst.ndim = o->desc.ndim;
+    dst.es = es;
+    for (k = 0; k < dst.ndim; k++) { dst.box.lo[k] = 0; dst.box.ext[k] = o->box.ext[k]; }
+    for (i = 0; i < c->nin; i++) { /* stack: the inputs lack dim d; viewed with extent 1 there */
+        dt__local v = in[i];
+        if (v.ndim < dst.ndim) {
+            for (k = dst.ndim - 1; k > d; k--) v.box.ext[k] = v.box.ext[k - 1];
+            v.box.ext[d] = 1;
+            v.ndim = dst.ndim;
         }
+        dt__local_array(&v, es, &src);
+        src.box.lo[d] = at;
+        at += src.box.ext[d];
+        if (dt__box_numel(src.ndim, &src.box) && (st = c->dev->copy_box(c->fn, &src, &dst, &src.box))) return st;
+    }
     return DT_OK;
 }
 
 static dt_status dt__run_embed(const dt__call *c, const dt__local *in, dt_tensor *o) {
     if (!o->numel) return DT_OK;
-    dt__kern(0)->embedding(o->desc.dtype, in[0].data, in[0].box.lo[0], in[0].box.ext[0], in[0].box.ext[1],
+    c->dev->kernels()->embedding(o->desc.dtype, in[0].data, in[0].box.lo[0], in[0].box.ext[0], in[0].box.ext[1],
                            c->in[1].d->dtype, in[1].data, dt__box_numel(in[1].ndim, &in[1].box), o->data);
     return DT_OK;
 }
@@ -6784,13 +7134,13 @@ static dt_status dt__run_xent(const dt__call *c, const dt__local *in, dt_tensor 
     dt_status st;
     int i;
     if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, 3 * rows * sizeof(double) + 1, (void **)&buf))) return st;
-    dt__kern(0)->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1],
+    c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1],
                       c->in[1].d->dtype, in[1].data, NULL, buf, NULL, NULL);
     for (i = 0; i < c->m->ndim; i++)
         if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
             (st = dt__comm_allreduce(c->m->dim[i], buf, buf, rows, DT_F64, DT_MAX)))
             return st;
-    dt__kern(0)->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1], c->in[1].d->dtype,
+    c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1], c->in[1].d->dtype,
                       in[1].data, buf, NULL, buf + rows, buf + 2 * rows);
     for (i = 0; i < c->m->ndim; i++)
         if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
@@ -6822,7 +7172,8 @@ static dt_status dt__run(const dt__call *c, dt_tensor *o) {
         case DT__F_EMBED: st = dt__run_embed(c, loc, o); break;
         default: st = dt__run_xent(c, loc, o); break;
     }
-    for (i = 0; i < DT__MAX_IN; i++) DT_FREE(extra[i]);
+    for (i = 0; i < DT__MAX_IN; i++)
+        if (extra[i]) c->dev->free(extra[i]);
     return st;
 }
 
@@ -6846,6 +7197,7 @@ static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_te
     dt_status st;
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn);
     if ((st = dt__propagate(c, check))) return st;
+    c->out.device = c->out_public.device = c->in[0].d->device;
     if ((st = dt__out_prepare(c, out, &o))) return st;
     if ((st = dt__run(c, o))) {
         if (o != *out) dt_tensor_destroy(o);
@@ -7355,7 +7707,7 @@ static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, vo
     if (m->rank == 0 && dt__log_ops()) dt__rng_explain(fn, t, m, stderr);
     op->seed = m->rng_seed;
     op->offset = m->rng_offset;
-    if (t->numel) dt__kern(0)->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
+    if (t->numel) t->dev->kernels()->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
     m->rng_offset += dt__rng_words(&t->desc, op->w);
 }
 
@@ -8777,7 +9129,7 @@ DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path) {
             if (m->rank == 0 && dt__io_writer(m, pl, c)) dt__box_at(&x, pl, c, &recv[j]);
             else dt__box_empty(x.ndim, &recv[j]);
         }
-        st = dt__exchange(m, m->comm, &in, &outa, send, recv, 0, total_data);
+        st = dt__exchange(m, &dt__host_device, m->comm, &in, &outa, send, recv, 0, total_data);
         DT_FREE(send);
         if (!st && m->rank == 0) st = dt__io_stdio_write(fn, tmp, hdr, hlen, full, total_data);
     }
@@ -8932,7 +9284,7 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
             if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && !st) st = dt__io_mpi_fail(fn, rc, "MPI_File_close", path);
         }
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
-        for (i = 0; i < m->ndim; i++) dt__to_partial(m, i, norm.placements[i], dst, bytes);
+        for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], dst, bytes);
         if (*out) { if (bytes) memcpy((*out)->data, dst, bytes); }
         else *out = t;
         return DT_OK;
