@@ -3416,22 +3416,30 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
     if (t->mesh->rank == 0 && dt__log_plans()) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
     dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
     obytes = dt__box_numel(x.ndim, &b) * x.es;
-    if (e != t->dev && t->bytes) {
+    if (e != t->dev) { /* (empty shards too: every pointer a step sees is in e's memory) */
         void *buf = NULL;
         if ((st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE0, t->bytes, &buf)) ||
             (st = dt__copy_across(e, t->dev, buf, t->data, t->bytes)))
             return st;
         src = buf;
     }
-    if (obytes && !dt__in_memory(e, t->dev, dst) &&
+    if ((!dst || !dt__in_memory(e, t->dev, dst)) &&
         (st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE1, obytes, &out)))
         return st;
     if ((st = dt__plan_run(&x, &plan, t->desc.placements, src, out))) return st;
-    return out == dst ? DT_OK : dt__copy_across(e, t->dev, dst, out, obytes);
+    return out == dst || !obytes ? DT_OK : dt__copy_across(e, t->dev, dst, out, obytes);
 }
 
 static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
     return t ? DT_OK : dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+}
+
+/* halos, convolution and .npy files work on host tensors only */
+static dt_status dt__host_only(const char *fn, const char *what, const dt_tensor *t) {
+    if (!t || dt__on_host(t->dev)) return DT_OK;
+    return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s is a %s tensor (device %d); this call takes host tensors: copy it "
+                    "with dt_tensor_gather or a DT_HOST redistribution target first", fn, what, t->dev->name,
+                    t->desc.device);
 }
 
 /* does *out already have the spec `want`? (dtype, shape, mesh, placements) */
@@ -8341,6 +8349,7 @@ DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc) {
     dt_status st;
     int d;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if ((st = dt__host_only(fn, "t", t))) return st;
     if (t->halo && t->halo->begun)
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
     if (t->mesh->rank < 0) return DT_OK;
@@ -8499,6 +8508,8 @@ static dt_status dt__conv_check(const char *fn, int nsp, const dt_tensor *x, con
     char a[160], b[160];
     int i;
     if (!x || !w) return dt__fail(DT_ERR_ARG, "%s: %s is NULL", fn, x ? "w" : "x");
+    if (dt__host_only(fn, "x", x) || dt__host_only(fn, "w", w) || dt__host_only(fn, "bias", bias))
+        return DT_ERR_UNSUPPORTED;
     if (w->mesh != x->mesh || (bias && bias->mesh != x->mesh))
         return dt__fail(DT_ERR_MESH, "%s: %s lives on another mesh than x", fn, w->mesh != x->mesh ? "w" : "bias");
     if (x->desc.dtype != DT_F32 && x->desc.dtype != DT_F64)
@@ -9066,7 +9077,7 @@ DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path) {
 #ifndef DTENSOR_NO_MPI
     MPI_Comm mc;
 #endif
-    if ((st = dt__check_tensor(fn, t))) return st;
+    if ((st = dt__check_tensor(fn, t)) || (st = dt__host_only(fn, "t", t))) return st;
     if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     m = t->mesh;
     if (m->rank < 0) return DT_OK;
@@ -9220,6 +9231,7 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
     if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     if (!placements) return dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (*out && (st = dt__host_only(fn, "*out", *out))) return st;
     memset(&info, 0, sizeof info);
     if (m->rank <= 0) st = dt__io_read_header(fn, path, &info);
     if (m->rank >= 0 && m->comm->size > 1) { /* rank 0's verdict, fields and message to all */

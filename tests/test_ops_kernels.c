@@ -1,5 +1,5 @@
 /* test_ops_kernels.c -- the host compute kernels (src/kernels.inc) called
-   directly through dt__kern(0), each against a naive double-precision (or
+   directly through (&dt__host_kernels), each against a naive double-precision (or
    exact integer) reference written independently here: every op, every
    dtype the op is defined for, odd sizes (0, 1, 7, 300), broadcast and
    non-contiguous strides, GEMM with transposed and gapped strides, NaN/inf
@@ -257,7 +257,7 @@ static int64_t ref_unary_i(dt_dtype t, int op, int64_t x, int64_t a)
 
 static void test_unary(dtt_rng *rng)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     int ti, op, si, inplace;
     for (ti = 0; ti < NT; ti++) {
         dt_dtype t = g_all[ti];
@@ -315,7 +315,7 @@ static void test_unary(dtt_rng *rng)
 
 static void test_cast(dtt_rng *rng)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     /* specials for float sources: rounding ties, saturation, NaN, values that
        round twice through float */
     static const double fspecial[] = { NAN, HUGE_VAL, -HUGE_VAL, -0.0, 0.5, -0.5, 1.5, 2.5, -2.7, 255.9, 256.0, -1.0,
@@ -380,7 +380,7 @@ static void test_cast(dtt_rng *rng)
    and its neighbours, against the harness's own conversions */
 static void test_half_conversions(dtt_rng *rng)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     uint16_t *h = (uint16_t *)dtt_malloc(65536 * 2), *h2 = (uint16_t *)dtt_malloc(3 * 65536 * 2);
     float *f = (float *)dtt_malloc(3 * 65536 * 4);
     uint32_t u;
@@ -425,7 +425,7 @@ static void test_half_conversions(dtt_rng *rng)
 /* exp (and what is built on it) over its whole range, subnormal results included */
 static void test_exp_range(void)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     int n = 0, i, bad = 0;
     float *x = (float *)dtt_malloc(40000 * 4), *y = (float *)dtt_malloc(40000 * 4);
     double v;
@@ -513,7 +513,7 @@ static void make_operand(int ndim, const int64_t *shape, int mode, dtt_rng *r, o
 
 static void test_binary(dtt_rng *rng)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     int ti, op, c, ncase = dtt_quick ? 12 : 40;
     for (ti = 0; ti < NT; ti++) {
         dt_dtype t = g_all[ti];
@@ -609,7 +609,7 @@ static const char *rop_name(int op)
 static void test_reduce_case(dt_dtype t, int op, int ndim, const int64_t *shape, unsigned mask, double scale,
                              dtt_rng *rng, int with_nan)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     size_t es = dt_dtype_size(t), oes = op == DT__R_ARGMAX ? 8 : es;
     int64_t n = dtt_numel(ndim, shape), nout = 1, nred = 1, o;
     int64_t oshape[DT_MAX_DIMS];
@@ -742,7 +742,7 @@ static void test_reduce(dtt_rng *rng)
     }
     /* the identities of an empty reduction, spelled out */
     {
-        const dt__kernels *k = dt__kern(0);
+        const dt__kernels *k = (&dt__host_kernels);
         int64_t sh[1] = { 0 };
         float f;
         int32_t i32;
@@ -768,7 +768,7 @@ static void test_softmax(dtt_rng *rng)
 {
     static const size_t cases[][3] = { { 1, 0, 1 }, { 2, 1, 1 }, { 3, 7, 1 }, { 2, 300, 1 }, { 2, 7, 3 },
                                        { 1, 5, 300 }, { 3, 3, 257 }, { 0, 4, 4 }, { 2, 1, 5 } };
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     int ti, ci, lg, inplace;
     for (ti = 0; ti < 4; ti++) {
         dt_dtype t = g_floats[ti];
@@ -817,7 +817,7 @@ static void test_softmax(dtt_rng *rng)
 static void test_norm(dtt_rng *rng)
 {
     static const size_t cases[][2] = { { 1, 1 }, { 3, 7 }, { 2, 300 }, { 0, 5 }, { 4, 0 }, { 5, 2 } };
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     int ti, ci, rms, wb, inplace;
     for (ti = 0; ti < 4; ti++) {
         dt_dtype t = g_floats[ti];
@@ -893,7 +893,7 @@ static void mat_layout(int layout, int64_t rows, int64_t cols, int64_t *rs, int6
 static void test_gemm_case(dt_dtype t, int64_t m, int64_t n, int64_t kk, int la, int lb, int lc, double alpha,
                            double beta, dtt_rng *rng)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     size_t es = dt_dtype_size(t);
     int64_t rsa, csa, rsb, csb, rsc, csc, na, nb, nc, i, j, p;
     unsigned char *a, *b, *c, *c0;
@@ -985,7 +985,7 @@ static void test_gemm(dtt_rng *rng)
     /* strides BLIS would reject: zero and equal strides on extent-1 dims,
        a broadcast (stride 0) B, negative strides */
     {
-        const dt__kernels *k = dt__kern(0);
+        const dt__kernels *k = (&dt__host_kernels);
         float a[6] = { 1, 2, 3, 4, 5, 6 }, b[3] = { 1, -1, 2 }, cc[2], bb[1] = { 2 }, c6[6];
         double ad[4] = { 1, 2, 3, 4 }, cd[4];
         dtt_ctx("gemm odd strides");
@@ -1011,7 +1011,7 @@ static void test_gemm(dtt_rng *rng)
 
 static void test_permute(dtt_rng *rng)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     static const size_t ess[5] = { 1, 2, 4, 8, 3 };
     int c, ncase = dtt_quick ? 60 : 200;
     for (c = 0; c < ncase; c++) {
@@ -1079,7 +1079,7 @@ static void test_permute(dtt_rng *rng)
 
 static void test_embedding(dtt_rng *rng)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     static const int64_t dimsz[4] = { 0, 1, 7, 300 };
     int ti, di, it;
     for (ti = 0; ti < NT; ti++)
@@ -1121,7 +1121,7 @@ static void test_embedding(dtt_rng *rng)
 
 static void test_xent(dtt_rng *rng)
 {
-    const dt__kernels *k = dt__kern(0);
+    const dt__kernels *k = (&dt__host_kernels);
     static const size_t ncs[4] = { 0, 1, 7, 300 };
     int ti, ni, it;
     for (ti = 0; ti < 4; ti++)
@@ -1179,7 +1179,7 @@ int main(int argc, char **argv)
     dtt_rng rng;
     dtt_init(&argc, &argv, "ops_kernels");
     rng.s = 0x5EEDull + (uint64_t)dtt_rank; /* each rank its own cases */
-    CHECK(dt__kern(0) != NULL, "no host kernels");
+    CHECK((&dt__host_kernels) != NULL, "no host kernels");
     test_unary(&rng);
     test_cast(&rng);
     test_half_conversions(&rng);

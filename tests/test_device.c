@@ -1,0 +1,667 @@
+/* test_device.c -- device tensors through the whole library.
+
+   Built two ways:
+   - plain (mpicc, every CI run): against "sim", a device registered here
+     whose memory is host memory handed out at NON-CANONICAL addresses (bit
+     62 set). Any host code in dtensor.h that touches a device shard
+     directly faults at once; only the device's own callbacks can decode the
+     pointers. Its kernels are the host kernels behind that decoding, so
+     device results must equal host results bit for bit. Allocations are
+     counted (leaks, and allocation-free steady state).
+   - with -DDT_TEST_CUDA (nvcc -x cu, `make cuda` / `make test-cuda` on a
+     GPU machine): the same checks on DT_CUDA memory, allocations counted
+     through dt_cuda_set_allocator; float results compared with a tolerance
+     (different kernels), random numbers still bit for bit.
+
+   Backends: the MPI backend (device shards staged through host buffers)
+   and a backend that takes device memory itself -- for sim, the MPI
+   backend behind pointer decoding; for CUDA at one rank, NCCL
+   (DT_TEST_BACKEND=nccl). Every value is checked against the same
+   computation on host tensors, and gathered results against closed forms. */
+#define DTENSOR_IMPLEMENTATION
+#ifdef DT_TEST_CUDA
+#include "dtensor_cuda.h"
+#else
+#include "dtensor.h"
+#endif
+#include "dt_test.h"
+
+static long dev_live = 0, dev_allocs = 0; /* live device allocations, all allocations */
+
+/* ------------------------------------------------------------ the device under test */
+#ifdef DT_TEST_CUDA
+#define DEV DT_CUDA
+static void *cu_alloc(size_t n, void *u) {
+    void *p = NULL;
+    (void)u;
+    if (cudaMalloc(&p, n) != cudaSuccess) return NULL;
+    dev_live++, dev_allocs++;
+    return p;
+}
+static void cu_free(void *p, void *u) {
+    (void)u;
+    if (p) { cudaFree(p); dev_live--; }
+}
+static void dev_setup(void) {
+    dt_cuda_allocator a = {cu_alloc, cu_free, NULL};
+    cudaSetDevice(0);
+    dt_cuda_set_allocator(&a);
+}
+static void *dev_alloc(size_t n) { void *p = NULL; cudaMalloc(&p, n ? n : 1); return p; }
+static void dev_free(void *p) { cudaFree(p); }
+static void dev_put(void *d, const void *h, size_t n) { cudaMemcpy(d, h, n, cudaMemcpyHostToDevice); }
+static void dev_get(void *h, const void *d, size_t n) { cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost); }
+#define EXACT_FLOATS 0
+#else
+#define DEV 2
+#define SIM_BIT ((uintptr_t)1 << 62)
+static void *sim_enc(void *p) { return (void *)((uintptr_t)p | SIM_BIT); }
+static void *sim_dec(const void *p) { return (void *)((uintptr_t)p & ~SIM_BIT); }
+static int sim_owns(const void *p) { return ((uintptr_t)p & SIM_BIT) != 0; }
+static void *sim_any(const void *p) { return sim_owns(p) ? sim_dec(p) : (void *)p; }
+
+static dt_status sim_alloc(const char *fn, size_t n, void **p) {
+    void *r = malloc(n ? n : 1);
+    if (!r) return dt__fail(DT_ERR_NOMEM, "%s: sim: out of memory (%zu bytes)", fn, n);
+    dev_live++, dev_allocs++;
+    *p = sim_enc(r);
+    return DT_OK;
+}
+static void sim_free(void *p) {
+    if (!p) return;
+    free(sim_dec(p));
+    dev_live--;
+}
+static dt_status sim_copy(const char *fn, void *d, const void *s, size_t n) {
+    (void)fn;
+    if (n) memmove(sim_any(d), sim_any(s), n);
+    return DT_OK;
+}
+static dt_status sim_zero(const char *fn, void *p, size_t n) {
+    (void)fn;
+    if (n) memset(sim_dec(p), 0, n);
+    return DT_OK;
+}
+static dt_status sim_copy_box(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p) {
+    dt__array a = *s, b = *d;
+    (void)fn;
+    if (dt__box_numel(s->ndim, p) == 0) return DT_OK;
+    if (!sim_owns(s->data) || !sim_owns(d->data))
+        return dt__fail(DT_ERR_DEVICE, "sim copy_box: an array is not device memory");
+    a.data = (char *)sim_dec(a.data);
+    b.data = (char *)sim_dec(b.data);
+    dt__copy_box(&a, &b, p);
+    return DT_OK;
+}
+static dt_status sim_sync(const char *fn) { (void)fn; return DT_OK; }
+
+/* the host kernels behind decoding; every pointer argument must be device memory */
+static int sim_bad_ptrs = 0;
+static void *D(const void *p) {
+    if (p && !sim_owns(p)) sim_bad_ptrs++;
+    return p ? sim_dec(p) : NULL;
+}
+static void k_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a) {
+    dt__host_kernels.unary(op, t, D(x), D(y), n, a);
+}
+static void k_cast(dt_dtype f, const void *x, dt_dtype t, void *y, size_t n) { dt__host_kernels.cast(f, D(x), t, D(y), n); }
+static void k_binary(dt__bop op, dt_dtype t, int nd, const int64_t *sh, const void *a, const int64_t *sa, const void *b,
+                     const int64_t *sb, void *o, double al) {
+    dt__host_kernels.binary(op, t, nd, sh, D(a), sa, D(b), sb, D(o), al);
+}
+static void k_reduce(dt__rop op, dt_dtype t, int nd, const int64_t *sh, unsigned m, const void *x, void *o, double sc) {
+    dt__host_kernels.reduce(op, t, nd, sh, m, D(x), D(o), sc);
+}
+static void k_softmax(dt_dtype t, const void *x, void *y, size_t a, size_t n, size_t b, int l) {
+    dt__host_kernels.softmax(t, D(x), D(y), a, n, b, l);
+}
+static void k_norm(dt_dtype t, const void *x, const void *w, const void *b, void *y, size_t r, size_t n, double e, int rms) {
+    dt__host_kernels.norm(t, D(x), D(w), D(b), D(y), r, n, e, rms);
+}
+static dt_status k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double al, const void *a, int64_t rsa, int64_t csa,
+                        const void *b, int64_t rsb, int64_t csb, double be, void *c, int64_t rsc, int64_t csc) {
+    return dt__host_kernels.gemm(t, m, n, k, al, D(a), rsa, csa, D(b), rsb, csb, be, D(c), rsc, csc);
+}
+static void k_permute(size_t es, int nd, const int64_t *sh, const int *perm, const void *x, void *y) {
+    dt__host_kernels.permute(es, nd, sh, perm, D(x), D(y));
+}
+static void k_embedding(dt_dtype t, const void *tb, int64_t r0, int64_t nr, int64_t dim, dt_dtype it, const void *idx,
+                        size_t ni, void *o) {
+    dt__host_kernels.embedding(t, D(tb), r0, nr, dim, it, D(idx), ni, D(o));
+}
+static void k_xent(dt_dtype t, const void *x, size_t r, size_t nc, int64_t c0, dt_dtype tt, const void *tg,
+                   const double *M, double *rm, double *se, double *tl) {
+    dt__host_kernels.xent(t, D(x), r, nc, c0, tt, D(tg), (const double *)D(M), (double *)D(rm), (double *)D(se),
+                          (double *)D(tl));
+}
+static void k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int64_t *lo, const int64_t *ext, void *y) {
+    dt__rng_op o = *op;
+    o.x = op->x ? D(op->x) : NULL;
+    o.mask = op->mask ? D(op->mask) : NULL;
+    dt__host_kernels.rng(&o, nd, gs, lo, ext, D(y));
+}
+static const dt__kernels sim_kernels = {k_unary, k_cast, k_binary, k_reduce, k_softmax, k_norm,
+                                        k_gemm, k_permute, k_embedding, k_xent, k_rng};
+static const dt__kernels *sim_kernels_get(void) { return &sim_kernels; }
+static long pinned_live = 0;
+static dt_status sim_alloc_host(const char *fn, size_t n, void **p) {
+    dt_status st = dt__alloc(fn, n, p);
+    if (!st) pinned_live++;
+    return st;
+}
+static void sim_free_host(void *p) {
+    if (p) pinned_live--;
+    DT_FREE(p);
+}
+static const dt__device sim_device = {"sim", sim_alloc, sim_free, sim_copy, sim_zero, sim_copy_box,
+                                      sim_alloc_host, sim_free_host, sim_owns, sim_sync, sim_kernels_get};
+
+static void dev_setup(void) { dt__device_register(DEV, &sim_device); }
+static void *dev_alloc(size_t n) { void *p = NULL; sim_alloc("test", n, &p); return p; }
+static void dev_free(void *p) { sim_free(p); }
+static void dev_put(void *d, const void *h, size_t n) { memcpy(sim_dec(d), h, n); }
+static void dev_get(void *h, const void *d, size_t n) { memcpy(h, sim_dec(d), n); }
+#define EXACT_FLOATS 1
+
+/* ---- a backend that takes sim memory: the MPI backend behind decoding */
+typedef struct simbe { dt_comm_desc in; } simbe;
+static dt_status sb_wrap(const dt_comm_desc *in, void **out);
+static dt_status sb_sendrecv(void *u, const void *sb, size_t sn, int d, void *rb, size_t rn, int s, int tag) {
+    simbe *b = (simbe *)u;
+    return b->in.sendrecv(b->in.user, sim_any(sb), sn, d, sim_any(rb), rn, s, tag);
+}
+static dt_status sb_split(void *u, int color, int key, void **nu, int *nr, int *ns) {
+    simbe *b = (simbe *)u;
+    void *child = NULL;
+    dt_status st = b->in.split(b->in.user, color, key, &child, nr, ns);
+    *nu = NULL;
+    if (st || !child) return st;
+    {
+        dt_comm_desc d = b->in;
+        d.user = child;
+        if ((st = sb_wrap(&d, nu))) { if (b->in.destroy) b->in.destroy(child); }
+    }
+    return st;
+}
+static dt_status sb_allgatherv(void *u, const void *sb, size_t sn, void *rb, const size_t *rc, const size_t *rd) {
+    simbe *b = (simbe *)u;
+    return b->in.allgatherv(b->in.user, sim_any(sb), sn, sim_any(rb), rc, rd);
+}
+static dt_status sb_alltoallv(void *u, const void *sb, const size_t *sc, const size_t *sd, void *rb, const size_t *rc,
+                              const size_t *rd) {
+    simbe *b = (simbe *)u;
+    return b->in.alltoallv(b->in.user, sim_any(sb), sc, sd, sim_any(rb), rc, rd);
+}
+static dt_status sb_allreduce(void *u, const void *sb, void *rb, size_t n, dt_dtype t, dt_reduce op) {
+    simbe *b = (simbe *)u;
+    return b->in.allreduce(b->in.user, sim_any(sb), sim_any(rb), n, t, op);
+}
+static dt_status sb_reduce_scatter(void *u, const void *sb, void *rb, const size_t *c, dt_dtype t, dt_reduce op) {
+    simbe *b = (simbe *)u;
+    return b->in.reduce_scatter(b->in.user, sim_any(sb), sim_any(rb), c, t, op);
+}
+static dt_status sb_broadcast(void *u, void *buf, size_t n, int root) {
+    simbe *b = (simbe *)u;
+    return b->in.broadcast(b->in.user, sim_any(buf), n, root);
+}
+static dt_status sb_barrier(void *u) { simbe *b = (simbe *)u; return b->in.barrier(b->in.user); }
+static void sb_destroy(void *u) {
+    simbe *b = (simbe *)u;
+    if (b->in.destroy) b->in.destroy(b->in.user);
+    free(b);
+}
+static dt_status sb_wrap(const dt_comm_desc *in, void **out) {
+    simbe *b = (simbe *)malloc(sizeof *b);
+    if (!b) return DT_ERR_NOMEM;
+    b->in = *in;
+    *out = b;
+    return DT_OK;
+}
+/* the world's MPI backend, re-wrapped so that it takes device memory only */
+static dt_status device_backend(dt_comm **out) {
+    dt_comm *mpi = NULL;
+    dt_comm_desc d;
+    void *u = NULL;
+    dt_status st;
+    if ((st = dt_comm_mpi(MPI_COMM_WORLD, &mpi))) return st;
+    memset(&d, 0, sizeof d);
+    if ((st = sb_wrap(&mpi->be, &u))) { dt_comm_destroy(mpi); return st; }
+    mpi->be.destroy = NULL; /* the wrapper owns the MPI user data now */
+    dt_comm_destroy(mpi);
+    d.name = "sim-mpi";
+    d.rank = dtt_rank;
+    d.size = dtt_np;
+    d.user = u;
+    d.sendrecv = sb_sendrecv;
+    d.split = sb_split;
+    d.allgatherv = sb_allgatherv;
+    d.alltoallv = sb_alltoallv;
+    d.allreduce = sb_allreduce;
+    d.reduce_scatter = sb_reduce_scatter;
+    d.broadcast = sb_broadcast;
+    d.barrier = sb_barrier;
+    d.destroy = sb_destroy;
+    d.device = DEV;
+    return dt_comm_custom(&d, out);
+}
+#endif
+
+#ifdef DT_TEST_CUDA
+static dt_status device_backend(dt_comm **out) {
+    ncclComm_t nc;
+    int dev0 = 0;
+    if (dtt_np != 1) return DT_ERR_UNSUPPORTED; /* NCCL needs a GPU per rank */
+    if (ncclCommInitAll(&nc, 1, &dev0) != ncclSuccess) return DT_ERR_COMM;
+    return dt_comm_nccl(nc, 0, out);
+}
+#endif
+
+/* ------------------------------------------------------------ helpers */
+
+static int dtt_ok(dt_status st) {
+    CHECK(st == DT_OK, "%s", dt_last_error());
+    return st == DT_OK;
+}
+
+static double val_at(int64_t g, int salt) { return (double)((g * 7 + salt * 3) % 23 - 11) / 4.0; }
+
+static void fill_full(dt_dtype t, void *buf, int64_t n, int salt) {
+    int64_t g;
+    for (g = 0; g < n; g++) {
+        double v = val_at(g, salt);
+        dt__host_kernels.cast(DT_F64, &v, t, (char *)buf + (size_t)g * dt_dtype_size(t), 1);
+    }
+}
+
+static dt_tensor_desc mkdesc(dt_dtype t, int nd, const int64_t *shape, const dt_placement *pl, int mnd, int device) {
+    dt_tensor_desc d;
+    int i;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = nd;
+    for (i = 0; i < nd; i++) d.shape[i] = shape[i];
+    for (i = 0; i < mnd; i++) d.placements[i] = pl[i];
+    d.device = device;
+    return d;
+}
+
+static int64_t numel_of(const dt_tensor *t) {
+    const dt_tensor_desc *d = dt_tensor_get_desc(t);
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < d->ndim; i++) n *= d->shape[i];
+    return n;
+}
+
+/* gather a tensor (host or device) into a fresh host buffer */
+static void *gathered(const dt_tensor *t) {
+    size_t bytes = (size_t)numel_of(t) * dt_dtype_size(dt_tensor_get_desc(t)->dtype);
+    void *h = malloc(bytes ? bytes : 1);
+    CHECK_OK(dt_tensor_gather(t, h));
+    return h;
+}
+
+/* host and device results of the same computation */
+static void same_values(const char *what, const dt_tensor *h, const dt_tensor *d, int exact) {
+    dt_dtype t = dt_tensor_get_desc(h)->dtype;
+    int64_t n = numel_of(h), i, bad = 0;
+    char *a = (char *)gathered(h), *b = (char *)gathered(d);
+    size_t es = dt_dtype_size(t);
+    for (i = 0; i < n; i++) {
+        double x, y;
+        if (exact || !(t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16)) {
+            if (memcmp(a + (size_t)i * es, b + (size_t)i * es, es)) bad++;
+            continue;
+        }
+        dt__host_kernels.cast(t, a + (size_t)i * es, DT_F64, &x, 1);
+        dt__host_kernels.cast(t, b + (size_t)i * es, DT_F64, &y, 1);
+        if (fabs(x - y) > (t == DT_F64 ? 1e-12 : t == DT_F32 ? 1e-5 : 1e-2) * (1 + fabs(x))) bad++;
+    }
+    CHECK(bad == 0, "%s: %lld of %lld elements differ between host and device", what, (long long)bad, (long long)n);
+    free(a);
+    free(b);
+}
+
+/* ------------------------------------------------------------ redistribution */
+
+static const dt_dtype dtypes[] = {DT_F32, DT_F64, DT_F16, DT_I64};
+
+static dt_placement random_placement(dtt_rng *r, int nd, int allow_partial) {
+    int k = dtt_randint(r, allow_partial ? 4 : 3);
+    if (k == 0) return dt_replicate();
+    if (k == 3) { static const dt_reduce ops[] = {DT_SUM, DT_AVG, DT_MAX}; return dt_partial(ops[dtt_randint(r, 3)]); }
+    return dt_shard(dtt_randint(r, nd));
+}
+
+static void redistribution_sweep(dt_comm *comm, const char *bname, int device_backend_used) {
+    int shapes[2][2] = {{dtt_np, 1}, {1, dtt_np}}, s, trial, fac[16][4], nf, f;
+    dtt_rng r = {0x5eed + (uint64_t)device_backend_used};
+    nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8);
+    (void)shapes;
+    for (f = 0; f < nf; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        for (trial = 0; trial < (dtt_quick ? 12 : 40); trial++) {
+            int64_t shape[3] = {7, 5, 3};
+            int nd = 1 + dtt_randint(&r, 3);
+            dt_dtype t = dtypes[dtt_randint(&r, 4)];
+            dt_placement src[2], dst[2];
+            dt_tensor_desc hd, dd;
+            dt_tensor *hs = NULL, *ds = NULL, *ho = NULL, *dout = NULL;
+            dt_comm_stats a, b;
+            int64_t n = 1;
+            void *full;
+            for (s = 0; s < nd; s++) n *= shape[s];
+            for (s = 0; s < 2; s++) { src[s] = random_placement(&r, nd, 1); dst[s] = random_placement(&r, nd, 1); }
+            for (s = 0; s < 2; s++) /* Shard -> Partial is not a redistribution */
+                if (dst[s].kind == DT_PARTIAL && src[s].kind == DT_SHARD) dst[s] = dt_replicate();
+            if (t == DT_I64) /* integer Partial(avg) is combined on the host: refused on device backends */
+                for (s = 0; s < 2; s++) {
+                    if (src[s].kind == DT_PARTIAL && src[s].reduce == DT_AVG) src[s] = dt_partial(DT_SUM);
+                    if (dst[s].kind == DT_PARTIAL && dst[s].reduce == DT_AVG) dst[s] = dt_partial(DT_SUM);
+                }
+            dtt_ctx("%s mesh %dx%d trial %d %s nd=%d", bname, md.shape[0], md.shape[1], trial, dt_dtype_name(t), nd);
+            full = malloc((size_t)n * dt_dtype_size(t));
+            fill_full(t, full, n, trial);
+            hd = mkdesc(t, nd, shape, src, 2, DT_HOST);
+            dd = mkdesc(t, nd, shape, src, 2, DEV);
+            CHECK_OK(dt_tensor_distribute(m, &hd, full, 0, &hs));
+            CHECK_OK(dt_tensor_distribute(m, &dd, full, 0, &ds));
+            if (hs && ds) {
+                dt_comm_reset_stats(comm);
+                CHECK_OK(dt_tensor_redistribute(hs, dst, &ho));
+                dt_comm_get_stats(comm, &a);
+                dt_comm_reset_stats(comm);
+                CHECK_OK(dt_tensor_redistribute(ds, dst, &dout));
+                dt_comm_get_stats(comm, &b);
+                if (ho && dout) {
+                    CHECK(dt_tensor_get_desc(dout)->device == DEV, "result device %d", dt_tensor_get_desc(dout)->device);
+                    same_values("redistribute", ho, dout, 1);
+                    CHECK(a.bytes_sent == b.bytes_sent && a.bytes_recv == b.bytes_recv,
+                          "device redistribution moved %llu/%llu bytes, host %llu/%llu",
+                          (unsigned long long)b.bytes_sent, (unsigned long long)b.bytes_recv,
+                          (unsigned long long)a.bytes_sent, (unsigned long long)a.bytes_recv);
+                    /* again into the same *out: no new device memory */
+                    {
+                        long before = dev_allocs;
+                        CHECK_OK(dt_tensor_redistribute(ds, dst, &dout));
+                        CHECK(dev_allocs == before, "a repeated redistribution allocated %ld device buffers",
+                              dev_allocs - before);
+                    }
+                }
+            }
+            dt_tensor_destroy(hs);
+            dt_tensor_destroy(ds);
+            dt_tensor_destroy(ho);
+            dt_tensor_destroy(dout);
+            free(full);
+        }
+        dtt_ctx("");
+        dt_mesh_destroy(m);
+    }
+}
+
+/* gather into device memory, distribute from device memory */
+static void device_full_buffers(dt_comm *comm) {
+    int64_t shape[2] = {9, 4}, n = 36, i;
+    dt_placement pl[1] = {{DT_SHARD, 1, 0}};
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    dt_tensor_desc dd;
+    dt_tensor *t = NULL;
+    double full[36], back[36];
+    void *dfull = dev_alloc(sizeof full);
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) { dev_free(dfull); return; }
+    for (i = 0; i < n; i++) full[i] = val_at(i, 5);
+    dev_put(dfull, full, sizeof full);
+    dd = mkdesc(DT_F64, 2, shape, pl, 1, DEV);
+    CHECK_OK(dt_tensor_distribute(m, &dd, dfull, DT_SRC_ALL, &t));
+    dev_put(dfull, back, 0);
+    memset(back, 0, sizeof back);
+    dev_put(dfull, back, sizeof back);
+    if (t) CHECK_OK(dt_tensor_gather(t, dfull));
+    dev_get(back, dfull, sizeof back);
+    CHECK(memcmp(back, full, sizeof full) == 0, "gather into device memory differs");
+    dt_tensor_destroy(t);
+    dt_mesh_destroy(m);
+    dev_free(dfull);
+}
+
+/* ------------------------------------------------------------ ops and RNG */
+
+typedef struct pair { dt_tensor *h, *d; } pair;
+
+static pair make_pair(dt_mesh *m, dt_dtype t, int nd, const int64_t *shape, const dt_placement *pl, int mnd, int salt) {
+    pair p = {NULL, NULL};
+    int64_t n = 1;
+    int i;
+    dt_tensor_desc hd = mkdesc(t, nd, shape, pl, mnd, DT_HOST), dd = mkdesc(t, nd, shape, pl, mnd, DEV);
+    void *full;
+    for (i = 0; i < nd; i++) n *= shape[i];
+    full = malloc((size_t)n * dt_dtype_size(t) + 1);
+    fill_full(t, full, n, salt);
+    CHECK_OK(dt_tensor_distribute(m, &hd, full, DT_SRC_ALL, &p.h));
+    CHECK_OK(dt_tensor_distribute(m, &dd, full, DT_SRC_ALL, &p.d));
+    free(full);
+    return p;
+}
+
+static void drop(pair *p) {
+    dt_tensor_destroy(p->h);
+    dt_tensor_destroy(p->d);
+    p->h = p->d = NULL;
+}
+
+#define BOTH(call_h, call_d, what, exact)                         \
+    do {                                                          \
+        dt_tensor *rh_ = NULL, *rd_ = NULL;                       \
+        dt_status sh_ = call_h, sd_ = call_d;                     \
+        CHECK(sh_ == DT_OK && sd_ == DT_OK, "%s: host %s, device %s (%s)", what, dt_status_string(sh_), \
+              dt_status_string(sd_), dt_last_error());            \
+        if (!sh_ && !sd_) same_values(what, rh_, rd_, exact);     \
+        dt_tensor_destroy(rh_);                                   \
+        dt_tensor_destroy(rd_);                                   \
+    } while (0)
+
+static void ops_sweep(dt_comm *comm) {
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k;
+    for (f = 0; f < nf; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        int64_t s2[2] = {6, 10}, s1[1] = {10}, sk[2] = {10, 7};
+        dt_placement p_row[2] = {{DT_SHARD, 0, 0}, {DT_SHARD, 1, 0}}, p_col[2] = {{DT_SHARD, 1, 0}, {DT_REPLICATE, 0, 0}};
+        dt_placement p_rep[2] = {{DT_REPLICATE, 0, 0}, {DT_REPLICATE, 0, 0}};
+        pair a, b, v, w;
+        int ex = EXACT_FLOATS;
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        dtt_ctx("ops mesh %dx%d", md.shape[0], md.shape[1]);
+        for (k = 0; k < 2; k++) {
+            dt_dtype t = k ? DT_F64 : DT_F32;
+            a = make_pair(m, t, 2, s2, p_row, 2, 1);
+            b = make_pair(m, t, 2, s2, p_col, 2, 2);
+            v = make_pair(m, t, 1, s1, p_rep, 2, 3);
+            w = make_pair(m, t, 2, sk, p_col, 2, 4);
+            BOTH(dt_add(a.h, b.h, &rh_), dt_add(a.d, b.d, &rd_), "add", 1);
+            BOTH(dt_mul(a.h, v.h, &rh_), dt_mul(a.d, v.d, &rd_), "mul (broadcast)", 1);
+            BOTH(dt_exp(a.h, &rh_), dt_exp(a.d, &rd_), "exp", ex);
+            BOTH(dt_scale(b.h, -2.5, &rh_), dt_scale(b.d, -2.5, &rd_), "scale", 1);
+            BOTH(dt_cast(a.h, DT_F16, &rh_), dt_cast(a.d, DT_F16, &rd_), "cast f16", 1);
+            {
+                int dims[1] = {1};
+                BOTH(dt_sum(a.h, 1, dims, 0, &rh_), dt_sum(a.d, 1, dims, 0, &rd_), "sum dim 1 (sharded)", ex);
+                BOTH(dt_mean(b.h, 1, dims, 1, &rh_), dt_mean(b.d, 1, dims, 1, &rd_), "mean dim 1", ex);
+                BOTH(dt_max(a.h, 1, dims, 0, &rh_), dt_max(a.d, 1, dims, 0, &rd_), "max dim 1", 1);
+            }
+            BOTH(dt_matmul(a.h, w.h, &rh_), dt_matmul(a.d, w.d, &rd_), "matmul", ex);
+            BOTH(dt_softmax(a.h, 1, &rh_), dt_softmax(a.d, 1, &rd_), "softmax", ex);
+            BOTH(dt_layer_norm(a.h, v.h, v.h, 1e-5, &rh_), dt_layer_norm(a.d, v.d, v.d, 1e-5, &rd_), "layer_norm", ex);
+            BOTH(dt_transpose(a.h, 0, 1, &rh_), dt_transpose(a.d, 0, 1, &rd_), "transpose", 1);
+            BOTH(dt_narrow(b.h, 1, 3, 5, &rh_), dt_narrow(b.d, 1, 3, 5, &rd_), "narrow", 1);
+            {
+                const dt_tensor *hs[2], *ds[2];
+                hs[0] = a.h; hs[1] = b.h; ds[0] = a.d; ds[1] = b.d;
+                BOTH(dt_cat(2, hs, 1, &rh_), dt_cat(2, ds, 1, &rd_), "cat", 1);
+                BOTH(dt_stack(2, hs, 1, &rh_), dt_stack(2, ds, 1, &rd_), "stack", 1);
+            }
+            drop(&a); drop(&b); drop(&v); drop(&w);
+        }
+        dtt_ctx("");
+        dt_mesh_destroy(m);
+    }
+}
+
+/* the random values of device tensors equal the host's bit for bit, for every placement */
+static void rng_sweep(dt_comm *comm) {
+    static const dt_dtype ts[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64};
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    int i, kind;
+    int64_t shape[2] = {11, 6};
+    dt_placement pls[3][1] = {{{DT_SHARD, 0, 0}}, {{DT_SHARD, 1, 0}}, {{DT_REPLICATE, 0, 0}}};
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    for (i = 0; i < 6; i++)
+        for (kind = 0; kind < 5; kind++) {
+            dt_dtype t = ts[i];
+            int pi;
+            if ((kind < 2 || kind == 4) && (t == DT_I32 || t == DT_I64)) continue;
+            for (pi = 0; pi < 3; pi++) {
+                dt_tensor_desc hd = mkdesc(t, 2, shape, pls[pi], 1, DT_HOST), dd = mkdesc(t, 2, shape, pls[pi], 1, DEV);
+                dt_tensor *h = NULL, *d = NULL, *ho = NULL, *dout = NULL, *hm = NULL, *dm = NULL;
+                dtt_ctx("rng %s kind %d placement %d", dt_dtype_name(t), kind, pi);
+                CHECK_OK(dt_tensor_zeros(m, &hd, &h));
+                CHECK_OK(dt_tensor_zeros(m, &dd, &d));
+                if (!h || !d) { dt_tensor_destroy(h); dt_tensor_destroy(d); continue; }
+                CHECK_OK(dt_manual_seed(m, 1234 + (uint64_t)kind));
+                switch (kind) {
+                case 0: CHECK_OK(dt_uniform_(h, -1, 3)); break;
+                case 1: CHECK_OK(dt_normal_(h, 0.5, 2)); break;
+                case 2: CHECK_OK(dt_bernoulli_(h, 0.3)); break;
+                case 3: CHECK_OK(dt_randint_(h, 0, 100)); break;
+                default: CHECK_OK(dt_fill(h, 2.0, &h)); CHECK_OK(dt_dropout(h, 0.25, &ho, &hm)); break;
+                }
+                CHECK_OK(dt_manual_seed(m, 1234 + (uint64_t)kind));
+                switch (kind) {
+                case 0: CHECK_OK(dt_uniform_(d, -1, 3)); break;
+                case 1: CHECK_OK(dt_normal_(d, 0.5, 2)); break;
+                case 2: CHECK_OK(dt_bernoulli_(d, 0.3)); break;
+                case 3: CHECK_OK(dt_randint_(d, 0, 100)); break;
+                default: CHECK_OK(dt_fill(d, 2.0, &d)); CHECK_OK(dt_dropout(d, 0.25, &dout, &dm)); break;
+                }
+                same_values("rng", h, d, 1);
+                if (ho && dout) same_values("dropout", ho, dout, 1);
+                if (hm && dm) same_values("dropout mask", hm, dm, 1);
+                dt_tensor_destroy(h); dt_tensor_destroy(d); dt_tensor_destroy(ho); dt_tensor_destroy(dout);
+                dt_tensor_destroy(hm); dt_tensor_destroy(dm);
+            }
+        }
+    dtt_ctx("");
+    dt_mesh_destroy(m);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void bad_input(dt_comm *comm) {
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    int64_t shape[1] = {8};
+    dt_placement rep[1] = {{DT_REPLICATE, 0, 0}};
+    dt_tensor_desc hd = mkdesc(DT_F32, 1, shape, rep, 1, DT_HOST), dd = mkdesc(DT_F32, 1, shape, rep, 1, DEV);
+    dt_tensor *h = NULL, *d = NULL, *o = NULL, *keep;
+    float host_buf[8] = {0};
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    CHECK_OK(dt_tensor_zeros(m, &hd, &h));
+    CHECK_OK(dt_tensor_zeros(m, &dd, &d));
+    /* a host pointer borrowed as device data */
+    o = (dt_tensor *)&o;
+    keep = o;
+    CHECK_ST(dt_tensor_from_local(m, &dd, host_buf, DT_BORROW, &o), DT_ERR_DEVICE);
+    CHECK_ERRMSG("dt_tensor_from_local");
+    CHECK(o == keep, "*out changed on failure");
+    o = NULL;
+    /* but copied from: fine */
+    CHECK_OK(dt_tensor_from_local(m, &dd, host_buf, DT_COPY, &o));
+    dt_tensor_destroy(o);
+    o = NULL;
+    /* an unknown device */
+    dd.device = 3;
+    CHECK_ST(dt_tensor_empty(m, &dd, &o), DT_ERR_DEVICE);
+    CHECK_ERRMSG("dt_tensor_empty");
+    dd.device = DEV;
+    /* host and device tensors in one op; *out on the wrong device */
+    CHECK_ST(dt_add(h, d, &o), DT_ERR_DEVICE);
+    CHECK_ERRMSG("dt_add");
+    CHECK(o == NULL, "*out set on failure");
+    o = h;
+    CHECK_ST(dt_add(d, d, &o), DT_ERR_DEVICE);
+    CHECK(o == h, "*out changed on failure");
+    o = NULL;
+    /* host-only calls say so */
+    {
+        dt_halo_desc hdsc;
+        memset(&hdsc, 0, sizeof hdsc);
+        hdsc.width[0] = 1;
+        CHECK_ST(dt_tensor_set_halo(d, &hdsc), DT_ERR_UNSUPPORTED);
+        CHECK_ERRMSG("dt_tensor_set_halo");
+        CHECK_ST(dt_tensor_save_npy(d, "/nonexistent/x.npy"), DT_ERR_UNSUPPORTED);
+        CHECK_ERRMSG("dt_tensor_save_npy");
+    }
+    dt_tensor_destroy(h);
+    dt_tensor_destroy(d);
+    dt_mesh_destroy(m);
+}
+
+static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
+    dtt_ctx("%s", name);
+    redistribution_sweep(comm, name, device_backend_used);
+    device_full_buffers(comm);
+    ops_sweep(comm);
+    rng_sweep(comm);
+    bad_input(comm);
+    dtt_ctx("");
+}
+
+int main(int argc, char **argv) {
+    dt_comm *comm = NULL;
+    const char *be = getenv("DT_TEST_BACKEND");
+    dtt_init(&argc, &argv, "device");
+    dev_setup();
+    if (!be || strcmp(be, "device") != 0) { /* host backend: device shards staged */
+        CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+        if (comm) run_all(comm, "mpi (staged)", 0);
+        dt_comm_destroy(comm);
+        comm = NULL;
+    }
+    if (!be || strcmp(be, "mpi") != 0) { /* a backend that takes device memory */
+        dt_status st = device_backend(&comm);
+        if (st == DT_OK) run_all(comm, "device backend", 1);
+#ifdef DT_TEST_CUDA
+        else if (dtt_np > 1) st = DT_OK; /* NCCL runs at one rank here (one GPU) */
+#endif
+        CHECK(st == DT_OK, "device backend: %s", dt_last_error());
+        dt_comm_destroy(comm);
+    }
+    CHECK(dev_live == 0, "%ld device allocations leaked", dev_live);
+#ifndef DT_TEST_CUDA
+    CHECK(pinned_live == 0, "%ld staging buffers leaked", pinned_live);
+    CHECK(sim_bad_ptrs == 0, "%d kernel arguments were host pointers", sim_bad_ptrs);
+#endif
+    return dtt_finish();
+}
