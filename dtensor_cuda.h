@@ -363,8 +363,9 @@ static dt_status dt__nccl_alltoallv(void *user, const void *sb, const size_t *sc
 
 static dt_status dt__nccl_allreduce(void *user, const void *sb, void *rb, size_t count, dt_dtype t, dt_reduce op) {
     const dt__nccl *b = (const dt__nccl *)user;
-    ncclDataType_t ty;
-    ncclRedOp_t o;
+    /* set by dt__nccl_reduction; initialised for GCC -O2's -Wmaybe-uninitialized */
+    ncclDataType_t ty = ncclUint8;
+    ncclRedOp_t o = ncclSum;
     dt_status st;
     if ((st = dt__nccl_reduction("allreduce", count, t, op, &ty, &o))) return st;
     if (!count) return DT_OK; /* the same on every rank */
@@ -404,8 +405,9 @@ static dt_status dt__nccl_reduce_scatter_padded(const dt__nccl *b, const void *s
 static dt_status dt__nccl_reduce_scatter(void *user, const void *sb, void *rb, const size_t *counts, dt_dtype t,
                                          dt_reduce op) {
     const dt__nccl *b = (const dt__nccl *)user;
-    ncclDataType_t ty;
-    ncclRedOp_t o;
+    /* set by dt__nccl_reduction; initialised for GCC -O2's -Wmaybe-uninitialized */
+    ncclDataType_t ty = ncclUint8;
+    ncclRedOp_t o = ncclSum;
     size_t m = 0, total = 0;
     int j;
     dt_status st;
