@@ -307,7 +307,7 @@ cuda-strict: | cuda-nvcc
 # one GPU; bench_cuda once). Exit 77 ("no device, SKIPPED") is a failure
 # here. Last line: N passed, N failed.
 test-cuda: cuda
-	bash tests/run_cuda.sh $(MPI)
+	CUDABENCHARGS='$(CUDABENCHARGS)' bash tests/run_cuda.sh $(MPI)
 
 bench-cuda: cuda-nvcc
 	@if [ ! -e bench/cuda.cu ]; then echo "bench-cuda: bench/cuda.cu does not exist yet"; exit 1; fi
