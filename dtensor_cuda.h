@@ -167,15 +167,15 @@ static ncclResult_t dt__nccl_settle(ncclComm_t comm, ncclResult_t rc) {
     return rc;
 }
 
-static dt_status dt__nccl_fail(ncclResult_t rc, const char *what) {
-    const char *last = ncclGetLastError(NULL); /* the comm argument is unused by NCCL */
+static dt_status dt__nccl_fail(ncclComm_t comm, ncclResult_t rc, const char *what) {
+    const char *last = ncclGetLastError(comm); /* NCCL keeps it per thread; comm may be NULL */
     return dt__fail(DT_ERR_COMM, "dt_comm_nccl: %s failed: %s%s%s%s", what, ncclGetErrorString(rc),
                     last && last[0] ? " (" : "", last ? last : "", last && last[0] ? ")" : "");
 }
 
 static dt_status dt__nccl_check(ncclComm_t comm, ncclResult_t rc, const char *what) {
     rc = dt__nccl_settle(comm, rc);
-    return rc == ncclSuccess ? DT_OK : dt__nccl_fail(rc, what);
+    return rc == ncclSuccess ? DT_OK : dt__nccl_fail(comm, rc, what);
 }
 
 static dt_status dt__nccl_cuda(cudaError_t e, const char *what) {
@@ -186,8 +186,8 @@ static dt_status dt__nccl_cuda(cudaError_t e, const char *what) {
 /* errors found while earlier work ran (checked after synchronising) */
 static dt_status dt__nccl_async_error(const dt__nccl *b, const char *what) {
     ncclResult_t ae = ncclSuccess, rc = ncclCommGetAsyncError(b->comm, &ae);
-    if (rc != ncclSuccess) return dt__nccl_fail(rc, "ncclCommGetAsyncError");
-    if (ae != ncclSuccess && ae != ncclInProgress) return dt__nccl_fail(ae, what);
+    if (rc != ncclSuccess) return dt__nccl_fail(b->comm, rc, "ncclCommGetAsyncError");
+    if (ae != ncclSuccess && ae != ncclInProgress) return dt__nccl_fail(b->comm, ae, what);
     return DT_OK;
 }
 
