@@ -13,9 +13,14 @@
 #   make bench-halo           halo exchange / stencil step vs hand-written MPI: bench/results/halo-<mpi>-np2.txt
 #   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
+#   make cuda                 dtensor_cuda.h: every CUDA program into build/cuda/ with nvcc, warnings
+#                             as errors, and dtensor_cuda.h's own strictness builds (no GPU needed)
+#   make test-cuda            on a GPU machine: the CUDA tests (tests/run_cuda.sh) and bench/cuda once
+#   make bench-cuda           build/cuda/bench_cuda (GPU)
 #
 # Variables: MPI (mpich|openmpi), NP (ranks), ARGS (run-NAME's), CFLAGS, TESTARGS (passed to
 # tests/run.sh), BENCHARGS (passed to the benchmark, e.g. "--max-mib 16 --reps 5"),
+# CUDA_HOME (/usr/local/cuda), CUDA_ARCH (sm_90), CUDABENCHARGS (passed to bench_cuda),
 # MATMULARGS / DISPATCHARGS / RNGARGS (passed to bench_matmul / bench_dispatch /
 # bench_rng in bench-ops and bench-smoke, e.g. "--quick").
 #
@@ -33,7 +38,10 @@ MATMULARGS ?=
 DISPATCHARGS ?=
 RNGARGS ?=
 ARGS     ?=
-NVCC     ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+CUDA_HOME ?= /usr/local/cuda
+CUDA_ARCH ?= sm_90
+CUDABENCHARGS ?=
+NVCC     ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
 
 MPICC   = mpicc.$(MPI)
 MPIEXEC = mpiexec.$(MPI)
@@ -66,7 +74,8 @@ EXFLAGS_pencil = -DHAVE_FFTW_MPI
 EXLIBS_pencil  = -lfftw3_mpi -lfftw3
 endif
 
-.PHONY: all deps examples demo test bench bench-ops bench-rng bench-halo bench-smoke bench-results strict clean
+.PHONY: all deps examples demo test bench bench-ops bench-rng bench-halo bench-smoke bench-results strict clean \
+        cuda cuda-nvcc cuda-strict test-cuda bench-cuda
 all: examples
 
 # Idempotent: does nothing (quickly) when every package is already installed.
@@ -212,6 +221,98 @@ strict:
 	  g++ -std=c++17 $(STRICT) -c -o $(SB)/cu_mpi.o $(SB)/cu_mpi.ii; \
 	fi
 	@echo "strict: OK"
+
+# ---------------------------------------------------------------- CUDA
+# dtensor_cuda.h (CUDA tensors, the NCCL backend). `make cuda` needs nvcc
+# and the libraries, not a GPU: it builds every CUDA program into
+# build/cuda/ and runs dtensor_cuda.h's strictness builds. test-cuda and
+# bench-cuda run them, on a GPU. Everything is compiled with NVFLAGS:
+# nvcc's own warnings and the host compiler's -Wall -Wextra are errors
+# (NVSTRICT, as in `strict`), for CUDA_ARCH. The programs are built against
+# $(MPI) (the -I, -L and -l flags of `mpicc.$(MPI) -show`; its -Wl flags are
+# gcc's, not nvcc's) and link NCCL, cuBLAS, cuRAND and the CUDA runtime,
+# with an rpath to $(CUDA_HOME)/lib64 so that they run without
+# LD_LIBRARY_PATH. build/cuda/ holds one MPI's builds: `make clean` when
+# switching MPI.
+# Programs built when their source exists (others write them):
+#   tests/test_nccl.cu                  -> build/cuda/test_nccl
+#   tests/test_cuda_host.cu             -> build/cuda/test_cuda_host
+#   tests/test_device.c (-x cu -DDT_TEST_CUDA) -> build/cuda/test_device
+#   bench/cuda.cu                       -> build/cuda/bench_cuda
+#   examples/NAME.cu                    -> build/cuda/NAME
+NVFLAGS    = $(NVSTRICT) -arch=$(CUDA_ARCH) -O2 -g
+CUDA_LIBS  = -L$(CUDA_HOME)/lib64 -Xlinker -rpath=$(CUDA_HOME)/lib64 -lnccl -lcublas -lcurand -lcudart
+MPI_SHOW   = $(shell mpicc.$(MPI) -show 2>/dev/null)
+CU_MPI_INC = $(filter -I%,$(MPI_SHOW))
+CU_MPI_LIB = $(filter -L% -l%,$(MPI_SHOW))
+CB         = build/cuda
+CUDA_HDR   = dtensor.h dtensor_cuda.h
+CU_BUILD   = $(NVCC) $(NVFLAGS) -I. $(CU_MPI_INC)
+CU_LINK    = $(CUDA_LIBS) $(CU_MPI_LIB) $(LDLIBS)
+CUDA_PROGS = $(CB)/test_nccl \
+             $(if $(wildcard tests/test_cuda_host.cu),$(CB)/test_cuda_host) \
+             $(if $(wildcard tests/test_device.c),$(CB)/test_device) \
+             $(if $(wildcard bench/cuda.cu),$(CB)/bench_cuda) \
+             $(patsubst examples/%.cu,$(CB)/%,$(wildcard examples/*.cu))
+
+cuda: cuda-nvcc cuda-strict $(CUDA_PROGS)
+	@echo "cuda: OK ($(notdir $(CUDA_PROGS)))"
+
+# the toolkit is promised wherever this runs: no nvcc is an error, not a skip
+cuda-nvcc:
+	@if [ -z "$(NVCC)" ]; then echo "cuda: nvcc not found (CUDA_HOME=$(CUDA_HOME), PATH)"; exit 1; fi
+
+$(CB)/%: tests/%.cu tests/dt_test.h $(CUDA_HDR) | cuda-nvcc
+	@mkdir -p $(CB)
+	$(CU_BUILD) -o $@ $< $(CU_LINK)
+
+# the lead's device test: the C test compiled as CUDA
+$(CB)/test_device: tests/test_device.c tests/dt_test.h $(CUDA_HDR) | cuda-nvcc
+	@mkdir -p $(CB)
+	$(CU_BUILD) -x cu -DDT_TEST_CUDA -o $@ $< $(CU_LINK)
+
+$(CB)/bench_cuda: bench/cuda.cu bench/bench.h $(CUDA_HDR) | cuda-nvcc
+	@mkdir -p $(CB)
+	$(CU_BUILD) -o $@ $< $(CU_LINK)
+
+$(CB)/%: examples/%.cu $(CUDA_HDR) | cuda-nvcc
+	@mkdir -p $(CB)
+	$(CU_BUILD) -o $@ $< $(CU_LINK)
+
+# dtensor_cuda.h as `strict` checks dtensor.h: one translation unit with the
+# implementation (without MPI: linked and run; with MPICH: compiled), one
+# with the declarations only, then nvcc's preprocessed host code (-cuda)
+# through g++ -pedantic (see `strict` for why -pedantic cannot go through
+# -Xcompiler). Kernels become host-side launch stubs in that output, so the
+# pedantic pass sees the host half of the device code too.
+cuda-strict: | cuda-nvcc
+	@mkdir -p $(CB)/strict
+	@printf '#define DTENSOR_IMPLEMENTATION\n#include "dtensor_cuda.h"\nint main(void) { return dt_status_string(DT_OK) == NULL; }\n' > $(CB)/strict/impl.cu
+	@printf '#include "dtensor_cuda.h"\nint dt_strict_decl_only(void);\nint dt_strict_decl_only(void) { return dt_comm_nccl(NULL, dt_cuda_stream(), NULL) == DT_OK; }\n' > $(CB)/strict/decl.cu
+	$(NVCC) $(NVFLAGS) -DDTENSOR_NO_MPI -I. -o $(CB)/strict/nompi $(CB)/strict/impl.cu $(CUDA_LIBS) $(LDLIBS)
+	./$(CB)/strict/nompi
+	$(NVCC) $(NVFLAGS) $(MPICH_INC) -I. -c -o $(CB)/strict/mpi.o $(CB)/strict/impl.cu
+	$(NVCC) $(NVFLAGS) $(MPICH_INC) -I. -c -o $(CB)/strict/decl.o $(CB)/strict/decl.cu
+	$(NVCC) $(NVFLAGS) -DDTENSOR_NO_MPI -I. -cuda -o $(CB)/strict/nompi.ii $(CB)/strict/impl.cu
+	g++ -std=c++17 $(STRICT) -c -o $(CB)/strict/nompi_ii.o $(CB)/strict/nompi.ii
+	$(NVCC) $(NVFLAGS) $(MPICH_INC) -I. -cuda -o $(CB)/strict/mpi.ii $(CB)/strict/impl.cu
+	g++ -std=c++17 $(STRICT) -c -o $(CB)/strict/mpi_ii.o $(CB)/strict/mpi.ii
+	$(NVCC) $(NVFLAGS) $(MPICH_INC) -I. -cuda -o $(CB)/strict/decl.ii $(CB)/strict/decl.cu
+	g++ -std=c++17 $(STRICT) -c -o $(CB)/strict/decl_ii.o $(CB)/strict/decl.ii
+	@echo "cuda-strict: OK"
+
+# on a GPU machine: tests/run_cuda.sh runs what `make cuda` built (test_nccl
+# at 1 rank and, with 2+ GPUs, one rank per GPU up to 4; test_cuda_host;
+# test_device at 1 rank over NCCL and at 2 3 4 ranks over $(MPI) staging on
+# one GPU; bench_cuda once). Exit 77 ("no device, SKIPPED") is a failure
+# here. Last line: N passed, N failed.
+test-cuda: cuda
+	CUDABENCHARGS='$(CUDABENCHARGS)' bash tests/run_cuda.sh $(MPI)
+
+bench-cuda: cuda-nvcc
+	@if [ ! -e bench/cuda.cu ]; then echo "bench-cuda: bench/cuda.cu does not exist yet"; exit 1; fi
+	$(MAKE) $(CB)/bench_cuda
+	./$(CB)/bench_cuda $(CUDABENCHARGS)
 
 clean:
 	rm -rf build
