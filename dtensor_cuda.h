@@ -1491,13 +1491,23 @@ static void dt__cu_k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, i
    k == 0) take a plain kernel, one thread per element of C. */
 
 /* rows x cols with strides (rs, cs) as column-major: *trans 0 (ld = cs) or
-   1 (stored transposed, ld = rs); 0 if neither fits. An extent-1 dim's
-   stride is free, so it is set to what the packed layout would have. */
+   1 (stored transposed, ld = rs); 0 if neither fits. The stride of an
+   extent-1 dim is free: a column vector is column-major with any rs == 1,
+   or its transpose (a row of stride rs) otherwise. */
 static int dt__cu_colmajor(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int *trans, int64_t *ld) {
-    if (cols == 1) cs = rows > 1 ? rows * rs : 1;
-    if (rows == 1) rs = cols > 1 ? cols * cs : 1;
-    if (rs == 1 && cs >= (rows > 1 ? rows : 1)) { *trans = 0; *ld = cs; return 1; }
-    if (cs == 1 && rs >= (cols > 1 ? cols : 1)) { *trans = 1; *ld = rs; return 1; }
+    if (rows <= 1 && cols <= 1) { *trans = 0; *ld = 1; return 1; }
+    if (cols == 1) {
+        if (rs == 1) { *trans = 0; *ld = rows; return 1; }
+        if (rs >= 1) { *trans = 1; *ld = rs; return 1; }
+        return 0;
+    }
+    if (rows == 1) {
+        if (cs == 1) { *trans = 1; *ld = cols; return 1; }
+        if (cs >= 1) { *trans = 0; *ld = cs; return 1; }
+        return 0;
+    }
+    if (rs == 1 && cs >= rows) { *trans = 0; *ld = cs; return 1; }
+    if (cs == 1 && rs >= cols) { *trans = 1; *ld = rs; return 1; }
     return 0;
 }
 
@@ -1573,23 +1583,41 @@ __global__ void dt__cu_gemm_plain_kernel(dt_dtype t, int64_t m, int64_t n, int64
     }
 }
 
+/* one cuBLAS call for a gemm: C' [m x n] (ldc) = op(A') op(B'), column-major */
+typedef struct dt__cu_gemmplan {
+    int m, n, k;
+    const void *a, *b;   /* A', B' (swapped when C is row-major)         */
+    int ta, tb;
+    int64_t lda, ldb, ldc;
+} dt__cu_gemmplan;
+
+/* host side: 0 when cuBLAS cannot take the strides (or the dtype, or k == 0) */
+static int dt__cu_gemm_plan(dt_dtype t, int64_t m, int64_t n, int64_t k, const void *a, int64_t rsa, int64_t csa,
+                            const void *b, int64_t rsb, int64_t csb, int64_t rsc, int64_t csc, dt__cu_gemmplan *p) {
+    int tc;
+    if (dt__cu_is_int(t) || k <= 0 || m >= INT_MAX || n >= INT_MAX || k >= INT_MAX) return 0;
+    if (!dt__cu_colmajor(m, n, rsc, csc, &tc, &p->ldc)) return 0;
+    p->k = (int)k;
+    if (!tc) { /* C column-major: C = op(A) op(B) */
+        if (!dt__cu_colmajor(m, k, rsa, csa, &p->ta, &p->lda) || !dt__cu_colmajor(k, n, rsb, csb, &p->tb, &p->ldb))
+            return 0;
+        p->m = (int)m; p->n = (int)n; p->a = a; p->b = b;
+    } else {   /* C row-major: C^T [n x m] = B^T A^T, B^T [n x k] has strides (csb, rsb) */
+        if (!dt__cu_colmajor(n, k, csb, rsb, &p->ta, &p->lda) || !dt__cu_colmajor(k, m, csa, rsa, &p->tb, &p->ldb))
+            return 0;
+        p->m = (int)n; p->n = (int)m; p->a = b; p->b = a;
+    }
+    return p->lda < INT_MAX && p->ldb < INT_MAX && p->ldc < INT_MAX;
+}
+
 static dt_status dt__cu_k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
                                int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
                                int64_t csc) {
-    int tc, ta, tb;
-    int64_t ldc, lda, ldb;
+    dt__cu_gemmplan p;
     if (m <= 0 || n <= 0) return DT_OK;
-    if (k <= 0) alpha = 0.0;
-    if (!dt__cu_is_int(t) && k > 0 && m < INT_MAX && n < INT_MAX && k < INT_MAX &&
-        dt__cu_colmajor(m, n, rsc, csc, &tc, &ldc) && ldc < INT_MAX) {
-        if (!tc && dt__cu_colmajor(m, k, rsa, csa, &ta, &lda) && dt__cu_colmajor(k, n, rsb, csb, &tb, &ldb) &&
-            lda < INT_MAX && ldb < INT_MAX)
-            return dt__cu_gemm_call(t, (int)m, (int)n, (int)k, alpha, a, ta, lda, b, tb, ldb, beta, c, ldc);
-        /* C row-major: C^T [n x m] = B^T A^T; B^T is [n x k] with strides (csb, rsb) */
-        if (tc && dt__cu_colmajor(n, k, csb, rsb, &tb, &ldb) && dt__cu_colmajor(k, m, csa, rsa, &ta, &lda) &&
-            lda < INT_MAX && ldb < INT_MAX)
-            return dt__cu_gemm_call(t, (int)n, (int)m, (int)k, alpha, b, tb, ldb, a, ta, lda, beta, c, ldc);
-    }
+    if (k <= 0) alpha = 0.0; /* C = beta C (the plain kernel: no products) */
+    if (dt__cu_gemm_plan(t, m, n, k, a, rsa, csa, b, rsb, csb, rsc, csc, &p))
+        return dt__cu_gemm_call(t, p.m, p.n, p.k, alpha, p.a, p.ta, p.lda, p.b, p.tb, p.ldb, beta, c, p.ldc);
     DT__CU_LAUNCH(dt__cu_gemm_plain_kernel, m * n, t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
     return DT_OK;
 }
