@@ -358,7 +358,8 @@ static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
    casts, +-*, / and max/min, the integer ops, dt__expf's polynomial, the
    random values bit for bit); libm functions (log, sin, erf, ...) are
    CUDA's, within their documented ulps of the host's; sums run in another
-   order (a tree), still in double. */
+   order (a tree), still in double. Which NaN a two-NaN operation returns
+   is not specified (the GPU gives its canonical NaN). */
 
 /* ---- bits, and arithmetic nvcc must not contract ----
    nvcc fuses a*b+c into one fma in device code by default; the host rounds
@@ -748,13 +749,11 @@ DT__CU_HD uint16_t dt__cu_down_half(uint16_t h) {
     return (uint16_t)((h & 0x7fffu) == 0 ? 0x8001u : (h >> 15) ? h + 1u : h - 1u);
 }
 
-/* Box-Muller's logarithm and sine/cosine for the F32 kind. The host calls
-   glibc's logf/sinf/cosf; CUDA's differ from them in the last bit, so the
-   device computes these in double with +, *, / only (rounded the same on
-   both sides) and rounds to float: that is the correctly rounded value
-   except within ~2^-50 of a rounding boundary. The arguments take 2^24
-   values each (1 - u1 and 2pi*u2 in float), and tests/test_cuda_host.cu
-   checks all of them against glibc's results. */
+/* Box-Muller's log and sin/cos: dtensor.h's dt__bm_log / dt__bm_sincos
+   (the host's; libm's differ between C libraries and from CUDA's in the
+   last bit), operation for operation, in double with +, *, / only; the
+   products and sums through DT__CU_DMUL/DADD so nvcc fuses none of them.
+   tests/test_cuda_host.cu checks them bit for bit against the host's. */
 DT__CU_HD double dt__cu_log_d(double x) { /* x > 0, normal */
     uint64_t u = dt__cu_dbits(x);
     int e = (int)((u >> 52) & 0x7ff) - 1023;
@@ -826,13 +825,13 @@ DT__CU_HD void dt__cu_normal_f(uint32_t w0, uint32_t w1, float *z0, float *z1) {
     *z1 = r * (float)s;
 }
 
-/* F64: the host's log/sin/cos are glibc's double functions; CUDA's are
-   within 1-2 ulp of them, not bit-equal (see the report in the test) */
+/* the F64 Box-Muller (dt__rng_normal_d) */
 DT__CU_HD void dt__cu_normal_d(uint64_t x1, uint64_t x2, double *z0, double *z1) {
-    double u1 = dt__cu_u53(x1), u2 = dt__cu_u53(x2);
-    double r = sqrt(-2.0 * log(1.0 - u1)), th = 6.28318530717958647692 * u2;
-    *z0 = r * cos(th);
-    *z1 = r * sin(th);
+    double u1 = dt__cu_u53(x1), u2 = dt__cu_u53(x2), s, c;
+    double r = sqrt(-2.0 * dt__cu_log_d(1.0 - u1)), th = 6.28318530717958647692 * u2;
+    dt__cu_sincos_d(th, &s, &c);
+    *z0 = r * c;
+    *z1 = r * s;
 }
 
 /* Lemire's bounded draw with redraws (dt__rng_bounded); pos: the element's first word */
