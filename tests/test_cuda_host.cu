@@ -84,12 +84,13 @@ static void test_halves(void) {
 
 /* ------------------------------------------------------ special values */
 
-#define NSPEC 40
+#define NSPEC 44
 /* special values as doubles; stored per dtype (ints saturate, halves round) */
 static int specials(dt_dtype t, void *buf) {
     static const double fv[] = {0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-40, -1e-45, 1.17549435e-38, 6e-8, 65504.0,
                                 65520.0, 1e30, -1e30, 3.4028234663852886e38, 1e300, -1e-310, 1e-320, 0.1, 0.7,
-                                -0.7, 88.7, -104.5, 200.0, 2.0, 1e-8, 1.5, 2.5, -3.5};
+                                -0.7, 88.7, -104.5, 9223372036854775808.0, -9223372036854775808.0, 2147483648.0,
+                                4294967296.0, 255.5, 256.0, -0.5, 1.5, 2.5, -3.5};
     static const int64_t iv[] = {0, 1, -1, 2, -2, 7, 127, 128, 255, 256, -128, 32767, 65535, INT32_MAX, INT32_MIN,
                                  (int64_t)INT32_MAX + 1, (int64_t)INT32_MIN - 1, INT64_MAX, INT64_MIN, INT64_MIN + 1,
                                  INT64_MAX - 1, 1000000007, -99, 3, 12345678901234ll, -4096, 5, 6, 9, 10};
@@ -97,7 +98,7 @@ static int specials(dt_dtype t, void *buf) {
     if (dt__is_int(t)) {
         for (i = 0; i < 30; i++) dt__cu_st_i64(t, buf, n++, iv[i]);
     } else {
-        for (i = 0; i < 30; i++) dt__cu_st_f64(t, buf, n++, fv[i]);
+        for (i = 0; i < (int)(sizeof fv / sizeof fv[0]); i++) dt__cu_st_f64(t, buf, n++, fv[i]);
         dt__cu_st_f64(t, buf, n++, HUGE_VAL);
         dt__cu_st_f64(t, buf, n++, -HUGE_VAL);
         dt__cu_st_f64(t, buf, n++, NAN);
@@ -151,6 +152,21 @@ static void test_unary(void) {
                     hexs(x + i * es, es, hx); hexs(yh + i * es, es, hh); hexs(yd + i * es, es, hd);
                     CHECK(0, "unary op %d %s a=%g x=%s: host %s device %s", op, dt_dtype_name(t), a, hx, hh, hd);
                 }
+            }
+        }
+    }
+    /* and random values of every magnitude, where the polynomials' last bits show */
+    {
+        dtt_rng r = {99};
+        static float x[4096], yh[4096], yd[4096];
+        int i;
+        for (i = 0; i < 4096; i++) x[i] = (float)((double)(int64_t)dtt_next(&r) * 0x1p-63 * ldexp(1.0, dtt_randint(&r, 14) - 6));
+        for (op = 0; op < DT__U_NUM; op++) {
+            dt__k_unary((dt__uop)op, DT_F32, x, yh, 4096, 1.75);
+            for (i = 0; i < 4096; i++) dt__cu_unary_elem((dt__uop)op, DT_F32, x, yd, i, 1.75, 1);
+            for (i = 0; i < 4096; i++) {
+                checked++;
+                CHECK(same_elem(DT_F32, yh, yd, i), "unary op %d f32 x=%a: host %a device %a", op, x[i], yh[i], yd[i]);
             }
         }
     }
@@ -383,7 +399,10 @@ static void test_rng(dtt_rng *rng) {
         case DT__RK_UNIFORM:
             if (dtt_randint(rng, 2)) { op.a = 0; op.b = 1; }
             else { op.a = -3.0 + dtt_randint(rng, 5) * 0.7; op.b = op.a + 0.001 + dtt_randint(rng, 100) * 0.37; }
-            if (dtt_randint(rng, 5) == 0) { op.a = 1.0; op.b = 1.0009765625; } /* a span where rounding hits hi */
+            if (dtt_randint(rng, 3) == 0) { /* two ulps of the dtype above 1: rounding often reaches hi */
+                op.a = 1.0;
+                op.b = 1.0 + ldexp(1.0, op.t == DT_F64 ? -51 : op.t == DT_F32 ? -22 : op.t == DT_F16 ? -9 : -6);
+            }
             break;
         case DT__RK_NORMAL: op.a = dtt_randint(rng, 3) - 1.0; op.b = 0.5 + dtt_randint(rng, 3); break;
         case DT__RK_BERNOULLI: op.thr = (uint64_t)ceil((dtt_randint(rng, 101) / 100.0) * (op.w == 1 ? 16777216.0 : 9007199254740992.0)); break;
@@ -444,6 +463,11 @@ static void test_copy_box(dtt_rng *rng) {
             p.ext[d] = dtt_randint(rng, 3) == 0 ? dd.box.lo[d] + dd.box.ext[d] - p.lo[d]
                                                  : dtt_randint(rng, (int)(dd.box.lo[d] + dd.box.ext[d] - p.lo[d]) + 1);
             if (dtt_randint(rng, 3) == 0) { p.lo[d] = dd.box.lo[d]; p.ext[d] = dd.box.ext[d]; }
+        }
+        if (dtt_randint(rng, 2)) { /* unpack direction: the smaller array is the source */
+            dt__box tmp = s.box;
+            s.box = dd.box;
+            dd.box = tmp;
         }
         ns = dt__box_numel(nd, &s.box) * es;
         nd_ = dt__box_numel(nd, &dd.box) * es;
