@@ -1021,27 +1021,44 @@ DT__CU_HD uint64_t dt__cu_rng_run_start(const dt__cu_rngplan *pl, uint64_t r) {
     return g;
 }
 
-/* work item t: one Philox block's elements */
+/* the hot case, F32 uniform [0, 1) with a whole aligned block of 4
+   elements: one 16-byte store instead of four */
+DT__CU_HD int dt__cu_rng_store4(const dt__rng_op *op, const uint32_t *wv, void *y, int64_t i) {
+    float *o = (float *)y + i;
+    if (op->kind != DT__RK_UNIFORM || op->t != DT_F32 || op->a != 0 || op->b != 1 || ((uintptr_t)o & 15u)) return 0;
+#ifdef __CUDA_ARCH__
+    *(float4 *)(void *)o = make_float4(dt__cu_u24(wv[0]), dt__cu_u24(wv[1]), dt__cu_u24(wv[2]), dt__cu_u24(wv[3]));
+#else
+    o[0] = dt__cu_u24(wv[0]); o[1] = dt__cu_u24(wv[1]); o[2] = dt__cu_u24(wv[2]); o[3] = dt__cu_u24(wv[3]);
+#endif
+    return 1;
+}
+
+/* work item t: one Philox block's elements. Units are 1, 2 or 4 words
+   (an element of w words, or a normal pair of 2w), so the divisions by the
+   unit are shifts. */
 DT__CU_HD void dt__cu_rng_item(const dt__rng_op *op, const dt__cu_rngplan *pl, uint64_t t, void *y) {
     uint32_t k0 = (uint32_t)op->seed, k1 = (uint32_t)(op->seed >> 32), wv[8];
-    uint64_t r = t / pl->bpr, j = t - r * pl->bpr, g0 = pl->nd ? dt__cu_rng_run_start(pl, r) : 0;
-    uint64_t w = (uint64_t)op->w, unit = pl->pair ? 2 * w : w;   /* words per unit            */
+    uint64_t r = pl->nruns == 1 ? 0 : t / pl->bpr, j = t - r * pl->bpr;
+    uint64_t g0 = pl->nd && pl->nruns > 1 ? dt__cu_rng_run_start(pl, r) : pl->nd ? dt__cu_rng_run_start(pl, 0) : 0;
+    uint64_t w = (uint64_t)op->w, unit = pl->pair ? 2 * w : w;     /* words per unit                 */
+    int sh = unit == 1 ? 0 : unit == 2 ? 1 : 2;
     uint64_t u0 = pl->pair ? g0 & ~(uint64_t)1 : g0;                /* the run's first unit's element */
     uint64_t nunits = pl->pair ? (g0 + pl->run - u0 + 1) / 2 : pl->run;
     uint64_t p0 = op->offset + w * u0, q0 = p0 & 3u;                /* its first word, place in block */
-    uint64_t blk = (p0 >> 2) + j, lo_rel, hi_rel, ua, ub, u;
+    uint64_t blk = (p0 >> 2) + j, lo_rel, hi_rel, ua, ub, u, base = r * pl->run;
     int have_next = 0;
-    /* units whose first word (relative to p0, unit * k) is in [4j - q0, 4j - q0 + 4) */
+    /* units whose first word (relative to p0: unit * u) is in [4j - q0, 4j - q0 + 4) */
     lo_rel = 4 * j >= q0 ? 4 * j - q0 : 0;
     hi_rel = 4 * j + 4 - q0;
-    if (4 * j + 4 <= q0) return;
-    ua = (lo_rel + unit - 1) / unit;
-    ub = (hi_rel + unit - 1) / unit;
+    ua = (lo_rel + unit - 1) >> sh;
+    ub = (hi_rel + unit - 1) >> sh;
     if (ub > nunits) ub = nunits;
     if (ua >= ub) return;
     dt__cu_philox(blk, 0, k0, k1, wv);
+    if (unit == 1 && ub - ua == 4 && dt__cu_rng_store4(op, wv, y, (int64_t)(base + ua))) return;
     for (u = ua; u < ub; u++) {
-        uint64_t rel = unit * u, pos = p0 + rel;
+        uint64_t rel = u << sh, pos = p0 + rel;
         size_t k = (size_t)(rel + q0 - 4 * j); /* the unit's first word in wv */
         if (k + unit > 4 && !have_next) {
             dt__cu_philox(blk + 1, 0, k0, k1, wv + 4);
@@ -1049,11 +1066,11 @@ DT__CU_HD void dt__cu_rng_item(const dt__rng_op *op, const dt__cu_rngplan *pl, u
         }
         if (pl->pair) {
             uint64_t ge = u0 + 2 * u; /* the pair's first element (global) */
-            int64_t i0 = ge >= g0 ? (int64_t)(r * pl->run + (ge - g0)) : -1;
-            int64_t i1 = ge + 1 < g0 + pl->run ? (int64_t)(r * pl->run + (ge + 1 - g0)) : -1;
+            int64_t i0 = ge >= g0 ? (int64_t)(base + (ge - g0)) : -1;
+            int64_t i1 = ge + 1 < g0 + pl->run ? (int64_t)(base + (ge + 1 - g0)) : -1;
             dt__cu_normal_pair(op, wv + k, y, i0, i1);
         } else {
-            dt__cu_rng_elem(op, wv + k, pos, y, (int64_t)(r * pl->run + u));
+            dt__cu_rng_elem(op, wv + k, pos, y, (int64_t)(base + u));
         }
     }
 }

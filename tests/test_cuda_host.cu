@@ -432,6 +432,22 @@ static void test_rng(dtt_rng *rng) {
         }
         rng_case(&op, nd, gs, lo, ext);
     }
+    /* the 16-byte store path of F32 uniform [0, 1): 1-D and 2-D boxes, every offset mod 4 */
+    for (iter = 0; iter < 400; iter++) {
+        dt__rng_op op;
+        int64_t gs[2], lo[2], ext[2];
+        int nd = 1 + (iter & 1), d;
+        memset(&op, 0, sizeof op);
+        op.kind = DT__RK_UNIFORM; op.t = DT_F32; op.w = 1; op.a = 0; op.b = 1;
+        op.seed = dtt_next(rng);
+        op.offset = (uint64_t)(iter % 16) + ((uint64_t)dtt_randint(rng, 1000) << 4);
+        for (d = 0; d < nd; d++) {
+            gs[d] = 1 + dtt_randint(rng, d == nd - 1 ? 300 : 9);
+            ext[d] = 1 + dtt_randint(rng, (int)gs[d]);
+            lo[d] = dtt_randint(rng, (int)(gs[d] - ext[d] + 1));
+        }
+        rng_case(&op, nd, gs, lo, ext);
+    }
     section_end("rng");
 }
 
