@@ -100,10 +100,10 @@ DT_API void dt_cuda_set_allocator(const dt_cuda_allocator *a) {
 
 /* Kernels return void: a launch failure is kept (the first one) and
    reported by the next sync, as the asynchronous faults are. */
-static void dt__cu_check_launch(void) {
-    cudaError_t e = cudaGetLastError();
+static void dt__cu_note(cudaError_t e) {
     if (e != cudaSuccess && dt__cu_pending == cudaSuccess) dt__cu_pending = e;
 }
+static void dt__cu_check_launch(void) { dt__cu_note(cudaGetLastError()); }
 
 /* blocks for a grid-stride loop over n items: enough to fill the GPU a few
    times over, no more (each thread then loops) */
@@ -194,6 +194,15 @@ static dt_status dt__cu_copy(const char *fn, void *dst, const void *src, size_t 
         if (e != cudaSuccess) return dt__cu_err(fn, "cudaStreamSynchronize after a host copy", e);
     }
     return DT_OK;
+}
+
+/* both sides device memory (the kernels' and copy_box's contract): no
+   pointer queries, never a wait */
+static dt_status dt__cu_d2d(const char *fn, void *dst, const void *src, size_t bytes) {
+    cudaError_t e;
+    if (!bytes || dst == src) return DT_OK;
+    e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, dt__cu_stream_v);
+    return e == cudaSuccess ? DT_OK : dt__cu_err(fn, "cudaMemcpyAsync", e);
 }
 
 static dt_status dt__cu_zero(const char *fn, void *p, size_t bytes) {
@@ -336,7 +345,7 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
     dt__cu_boxplan pl;
     if (!dt__cu_boxplan_make(s, d, p, &pl)) return DT_OK;
     if (pl.rows == 1) /* one contiguous run: the copy engine's job */
-        return dt__cu_copy(fn, pl.dst, pl.src, (size_t)(pl.nunit * pl.vec));
+        return dt__cu_d2d(fn, pl.dst, pl.src, (size_t)(pl.nunit * pl.vec));
     dt__cu_copy_box_kernel<<<dt__cu_blocks(pl.rows * pl.nunit), DT__CU_THREADS, 0, dt__cu_stream_v>>>(pl);
     dt__cu_check_launch();
     return DT_OK;
@@ -1214,7 +1223,7 @@ __global__ void dt__cu_cast_kernel(dt_dtype from, const void *x, dt_dtype to, vo
 static void dt__cu_k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_t n) {
     if (!n) return;
     if (from == to) { /* a plain copy: the host's memmove */
-        if (x != y) (void)dt__cu_copy("dt cast", y, x, n * dt_dtype_size(from));
+        if (x != y) dt__cu_note(cudaMemcpyAsync(y, x, n * dt_dtype_size(from), cudaMemcpyDeviceToDevice, dt__cu_stream_v));
         return;
     }
     DT__CU_LAUNCH(dt__cu_cast_kernel, n, from, x, to, y, (int64_t)n);
@@ -1334,7 +1343,7 @@ static void dt__cu_k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *sha
                             void *out, double scale) {
     dt__cu_rplan p;
     int64_t nout = 1, nred = 1;
-    int d;
+    int d, use_blocks;
     for (d = 0; d < ndim; d++) {
         if ((mask >> d) & 1u) nred *= shape[d];
         else nout *= shape[d];
@@ -1347,7 +1356,15 @@ static void dt__cu_k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *sha
         p.nout = nout;
         scale = 1.0;
     }
-    if (p.nred >= 64 || p.nout < 1024) {
+    /* Coalescing decides: when x's innermost dim is kept, neighbouring
+       outputs are neighbouring elements, so a thread per output reads a
+       warp's worth of a row at once; when it is reduced, a block's threads
+       read one output's run together. Few outputs: blocks either way. */
+    {
+        int inner_kept = p.nk > 0 && p.kst[p.nk - 1] == 1;
+        use_blocks = inner_kept ? p.nout < 2048 : (p.nred >= 32 || p.nout < 1024);
+    }
+    if (use_blocks) {
         unsigned blocks = (unsigned)(p.nout < 65535 ? p.nout : 65535);
         dt__cu_reduce_block_kernel<<<blocks, DT__CU_THREADS, 0, dt__cu_stream_v>>>(op, t, p, x, out, scale);
         dt__cu_check_launch();
@@ -1678,7 +1695,7 @@ static void dt__cu_k_permute(size_t es, int ndim, const int64_t *xshape, const i
         p.xst[p.nd - 1] = s;
     }
     if (p.nd <= 1) { /* no reordering left */
-        (void)dt__cu_copy("dt permute", y, x, (size_t)total * es);
+        if (x != y) dt__cu_note(cudaMemcpyAsync(y, x, (size_t)total * es, cudaMemcpyDeviceToDevice, dt__cu_stream_v));
         return;
     }
     DT__CU_LAUNCH(dt__cu_permute_kernel, total, es, p, total, (const char *)x, (char *)y);
