@@ -299,16 +299,9 @@ DT__CU_HD void dt__cu_boxplan_row(const dt__cu_boxplan *pl, uint64_t r, int64_t 
     *doff = b;
 }
 
-/* move unit u (vec bytes) */
-DT__CU_HD void dt__cu_boxplan_unit(const dt__cu_boxplan *pl, uint64_t u) {
-    uint64_t r = u / pl->nunit, c = u - r * pl->nunit;
-    int64_t so, doff;
-    const char *s;
-    char *d;
-    dt__cu_boxplan_row(pl, r, &so, &doff);
-    s = pl->src + so + (int64_t)(c * pl->vec);
-    d = pl->dst + doff + (int64_t)(c * pl->vec);
-    switch (pl->vec) {
+/* vec bytes from s to d, one move */
+DT__CU_HD void dt__cu_move_vec(unsigned vec, char *d, const char *s) {
+    switch (vec) {
     case 16: *(uint4 *)(void *)d = *(const uint4 *)(const void *)s; break;
     case 8: *(uint2 *)(void *)d = *(const uint2 *)(const void *)s; break;
     case 4: *(uint32_t *)(void *)d = *(const uint32_t *)(const void *)s; break;
@@ -317,25 +310,30 @@ DT__CU_HD void dt__cu_boxplan_unit(const dt__cu_boxplan *pl, uint64_t u) {
     }
 }
 
-/* the common cases without a 64-bit division per unit: one row, or one
-   outer dim with a 32-bit unit count */
+/* move unit u, any number of outer dims */
+DT__CU_HD void dt__cu_boxplan_unit(const dt__cu_boxplan *pl, uint64_t u) {
+    uint64_t r = u / pl->nunit, c = u - r * pl->nunit;
+    int64_t so, doff;
+    dt__cu_boxplan_row(pl, r, &so, &doff);
+    dt__cu_move_vec(pl->vec, pl->dst + doff + (int64_t)(c * pl->vec), pl->src + so + (int64_t)(c * pl->vec));
+}
+
+/* the common case: one outer dim and fewer than 2^32 units, so a 32-bit
+   division finds the row (a 64-bit one is a long software sequence) */
+DT__CU_HD int dt__cu_boxplan_is_1d(const dt__cu_boxplan *pl) {
+    return pl->nd == 1 && pl->rows * pl->nunit <= 0xffffffffu;
+}
+DT__CU_HD void dt__cu_boxplan_unit_1d(const dt__cu_boxplan *pl, uint32_t u) {
+    uint32_t nu = (uint32_t)pl->nunit, r = u / nu, c = u - r * nu;
+    dt__cu_move_vec(pl->vec, pl->dst + (int64_t)r * pl->ds[0] + (int64_t)c * pl->vec,
+                    pl->src + (int64_t)r * pl->ss[0] + (int64_t)c * pl->vec);
+}
+
 __global__ void dt__cu_copy_box_kernel(dt__cu_boxplan pl) {
     uint64_t n = pl.rows * pl.nunit, u = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     uint64_t step = (uint64_t)gridDim.x * blockDim.x;
-    if (pl.nd == 1 && n <= 0xffffffffu) {
-        uint32_t nu = (uint32_t)pl.nunit;
-        for (; u < n; u += step) {
-            uint32_t r = (uint32_t)u / nu, c = (uint32_t)u - r * nu;
-            const char *s = pl.src + (int64_t)r * pl.ss[0] + (int64_t)c * pl.vec;
-            char *d = pl.dst + (int64_t)r * pl.ds[0] + (int64_t)c * pl.vec;
-            switch (pl.vec) {
-            case 16: *(uint4 *)(void *)d = *(const uint4 *)(const void *)s; break;
-            case 8: *(uint2 *)(void *)d = *(const uint2 *)(const void *)s; break;
-            case 4: *(uint32_t *)(void *)d = *(const uint32_t *)(const void *)s; break;
-            case 2: *(uint16_t *)(void *)d = *(const uint16_t *)(const void *)s; break;
-            default: *d = *s; break;
-            }
-        }
+    if (dt__cu_boxplan_is_1d(&pl)) {
+        for (; u < n; u += step) dt__cu_boxplan_unit_1d(&pl, (uint32_t)u);
         return;
     }
     for (; u < n; u += step) dt__cu_boxplan_unit(&pl, u);
@@ -1587,33 +1585,38 @@ static dt_status dt__cu_gemm_call(dt_dtype t, int m, int n, int k, double alpha,
     }
 }
 
-/* C[i, j] by the definition, any strides; integers wrap in int64 */
+/* C[i, j] by the definition, any strides; integers wrap in int64, floats
+   accumulate in the working type as the host's loops do */
+DT__CU_HD void dt__cu_gemm_elem(dt_dtype t, int64_t i, int64_t j, int64_t k, double alpha, const void *a, int64_t rsa,
+                                int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                                int64_t csc) {
+    int64_t p, co = i * rsc + j * csc;
+    if (dt__cu_is_int(t)) {
+        int64_t s = 0, al = dt__cu_sat_i64(alpha, INT64_MIN, INT64_MAX), be = dt__cu_sat_i64(beta, INT64_MIN, INT64_MAX);
+        for (p = 0; p < k; p++)
+            s = dt__cu_iadd(s, dt__cu_imul(dt__cu_ld_i64(t, a, i * rsa + p * csa), dt__cu_ld_i64(t, b, p * rsb + j * csb)));
+        s = dt__cu_imul(al, s);
+        if (beta != 0.0) s = dt__cu_iadd(s, dt__cu_imul(be, dt__cu_ld_i64(t, c, co)));
+        dt__cu_st_i64(t, c, co, s);
+    } else if (t == DT_F64) {
+        double s = 0.0;
+        for (p = 0; p < k; p++) s += ((const double *)a)[i * rsa + p * csa] * ((const double *)b)[p * rsb + j * csb];
+        s *= alpha;
+        if (beta != 0.0) s += beta * ((const double *)c)[co]; /* beta == 0: C is not read */
+        ((double *)c)[co] = s;
+    } else {
+        float s = 0.0f;
+        for (p = 0; p < k; p++) s += dt__cu_ld_f32(t, a, i * rsa + p * csa) * dt__cu_ld_f32(t, b, p * rsb + j * csb);
+        s *= (float)alpha;
+        if (beta != 0.0) s += (float)beta * dt__cu_ld_f32(t, c, co);
+        dt__cu_st_f32(t, c, co, s);
+    }
+}
+
 __global__ void dt__cu_gemm_plain_kernel(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
                                          int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb,
                                          double beta, void *c, int64_t rsc, int64_t csc) {
-    DT__CU_FOR(e, m * n) {
-        int64_t i = e / n, j = e % n, p, co = i * rsc + j * csc;
-        if (dt__cu_is_int(t)) {
-            int64_t s = 0, al = dt__cu_sat_i64(alpha, INT64_MIN, INT64_MAX), be = dt__cu_sat_i64(beta, INT64_MIN, INT64_MAX);
-            for (p = 0; p < k; p++)
-                s = dt__cu_iadd(s, dt__cu_imul(dt__cu_ld_i64(t, a, i * rsa + p * csa), dt__cu_ld_i64(t, b, p * rsb + j * csb)));
-            s = dt__cu_imul(al, s);
-            if (beta != 0.0) s = dt__cu_iadd(s, dt__cu_imul(be, dt__cu_ld_i64(t, c, co)));
-            dt__cu_st_i64(t, c, co, s);
-        } else if (t == DT_F64) {
-            double s = 0.0;
-            for (p = 0; p < k; p++) s += ((const double *)a)[i * rsa + p * csa] * ((const double *)b)[p * rsb + j * csb];
-            s *= alpha;
-            if (beta != 0.0) s += beta * ((const double *)c)[co]; /* beta == 0: C is not read */
-            ((double *)c)[co] = s;
-        } else {
-            float s = 0.0f;
-            for (p = 0; p < k; p++) s += dt__cu_ld_f32(t, a, i * rsa + p * csa) * dt__cu_ld_f32(t, b, p * rsb + j * csb);
-            s *= (float)alpha;
-            if (beta != 0.0) s += (float)beta * dt__cu_ld_f32(t, c, co);
-            dt__cu_st_f32(t, c, co, s);
-        }
-    }
+    DT__CU_FOR(e, m * n) dt__cu_gemm_elem(t, e / n, e % n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
 }
 
 /* one cuBLAS call for a gemm: C' [m x n] (ldc) = op(A') op(B'), column-major */
