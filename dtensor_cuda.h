@@ -1028,17 +1028,22 @@ DT__CU_HD uint64_t dt__cu_rng_run_start(const dt__cu_rngplan *pl, uint64_t r) {
     return g;
 }
 
-/* the hot case, F32 uniform [0, 1) with a whole aligned block of 4
-   elements: one 16-byte store instead of four */
-DT__CU_HD int dt__cu_rng_store4(const dt__rng_op *op, const uint32_t *wv, void *y, int64_t i) {
+/* the hot case, F32 uniform [0, 1) with a whole 16-byte-aligned block of
+   4 elements: its own registers (the general path indexes its words at run
+   time, which puts them in local memory) and one 16-byte store */
+DT__CU_HD int dt__cu_rng_fast4(const dt__rng_op *op, const void *y, int64_t i) {
+    return op->kind == DT__RK_UNIFORM && op->t == DT_F32 && op->a == 0 && op->b == 1 &&
+           ((uintptr_t)((const float *)y + i) & 15u) == 0;
+}
+DT__CU_HD void dt__cu_rng_store4(uint64_t blk, uint32_t k0, uint32_t k1, void *y, int64_t i) {
+    uint32_t w[4];
     float *o = (float *)y + i;
-    if (op->kind != DT__RK_UNIFORM || op->t != DT_F32 || op->a != 0 || op->b != 1 || ((uintptr_t)o & 15u)) return 0;
+    dt__cu_philox(blk, 0, k0, k1, w);
 #ifdef __CUDA_ARCH__
-    *(float4 *)(void *)o = make_float4(dt__cu_u24(wv[0]), dt__cu_u24(wv[1]), dt__cu_u24(wv[2]), dt__cu_u24(wv[3]));
+    *(float4 *)(void *)o = make_float4(dt__cu_u24(w[0]), dt__cu_u24(w[1]), dt__cu_u24(w[2]), dt__cu_u24(w[3]));
 #else
-    o[0] = dt__cu_u24(wv[0]); o[1] = dt__cu_u24(wv[1]); o[2] = dt__cu_u24(wv[2]); o[3] = dt__cu_u24(wv[3]);
+    o[0] = dt__cu_u24(w[0]); o[1] = dt__cu_u24(w[1]); o[2] = dt__cu_u24(w[2]); o[3] = dt__cu_u24(w[3]);
 #endif
-    return 1;
 }
 
 /* work item t: one Philox block's elements. Units are 1, 2 or 4 words
@@ -1062,8 +1067,11 @@ DT__CU_HD void dt__cu_rng_item(const dt__rng_op *op, const dt__cu_rngplan *pl, u
     ub = (hi_rel + unit - 1) >> sh;
     if (ub > nunits) ub = nunits;
     if (ua >= ub) return;
+    if (unit == 1 && ub - ua == 4 && dt__cu_rng_fast4(op, y, (int64_t)(base + ua))) {
+        dt__cu_rng_store4(blk, k0, k1, y, (int64_t)(base + ua));
+        return;
+    }
     dt__cu_philox(blk, 0, k0, k1, wv);
-    if (unit == 1 && ub - ua == 4 && dt__cu_rng_store4(op, wv, y, (int64_t)(base + ua))) return;
     for (u = ua; u < ub; u++) {
         uint64_t rel = u << sh, pos = p0 + rel;
         size_t k = (size_t)(rel + q0 - 4 * j); /* the unit's first word in wv */
