@@ -1678,35 +1678,130 @@ DT__CU_HD void dt__cu_move(size_t es, void *dst, const void *src) {
     }
 }
 
-/* y's dims (extent 1 dropped, neighbours adjacent in x merged) with x's strides */
+/* y's dims (extent 1 dropped, neighbours adjacent in x merged) with x's
+   strides. When y's innermost dim is not x's innermost (a transpose), the
+   copy goes by 32 x 32 tiles of the plane (q: the dim contiguous in x,
+   last: contiguous in y) through shared memory, so that both the reads and
+   the writes of a warp are contiguous; the other dims index the tiles'
+   planes (ost: their x and y strides). */
+#define DT__CU_TILE 32
 typedef struct dt__cu_pplan {
     int nd;
     int64_t ext[DT_MAX_DIMS], xst[DT_MAX_DIMS];
+    /* the tiled form */
+    int q, no;
+    int64_t yq, xl;                                          /* y stride of q, x stride of last */
+    int64_t eq, el, ntq, ntl;                                /* extents, tiles along q and last */
+    int64_t oext[DT_MAX_DIMS], oxs[DT_MAX_DIMS], oys[DT_MAX_DIMS], nout;
 } dt__cu_pplan;
+
+/* host side: 0 when y's innermost dim is x's too (rows copy as they are) */
+static int dt__cu_pplan_tiled(dt__cu_pplan *p) {
+    int64_t yst[DT_MAX_DIMS];
+    int d, last = p->nd - 1;
+    if (p->xst[last] == 1) return 0;
+    yst[last] = 1;
+    for (d = last - 1; d >= 0; d--) yst[d] = yst[d + 1] * p->ext[d + 1];
+    p->q = -1;
+    for (d = 0; d < p->nd; d++)
+        if (p->xst[d] == 1) p->q = d;
+    if (p->q < 0) return 0; /* (x's innermost non-1 dim always has stride 1) */
+    p->no = 0;
+    p->nout = 1;
+    for (d = 0; d < p->nd; d++)
+        if (d != p->q && d != last) {
+            p->oext[p->no] = p->ext[d];
+            p->oxs[p->no] = p->xst[d];
+            p->oys[p->no] = yst[d];
+            p->nout *= p->ext[d];
+            p->no++;
+        }
+    p->yq = yst[p->q];
+    p->xl = p->xst[last];
+    p->eq = p->ext[p->q];
+    p->el = p->ext[last];
+    p->ntq = (p->eq + DT__CU_TILE - 1) / DT__CU_TILE;
+    p->ntl = (p->el + DT__CU_TILE - 1) / DT__CU_TILE;
+    return 1;
+}
+
+/* tile t (plane, tile along q, tile along last): element offsets of its
+   corner in x and y, and its first indices along q and last */
+DT__CU_HD void dt__cu_pplan_tile(const dt__cu_pplan *p, int64_t t, int64_t *xo, int64_t *yo, int64_t *q0, int64_t *l0) {
+    int64_t per = p->ntq * p->ntl, o = t / per, r = t - o * per, xb = 0, yb = 0;
+    int d;
+    *q0 = (r / p->ntl) * DT__CU_TILE;
+    *l0 = (r % p->ntl) * DT__CU_TILE;
+    for (d = p->no - 1; d >= 0; d--) {
+        int64_t i = o % p->oext[d];
+        o /= p->oext[d];
+        xb += i * p->oxs[d];
+        yb += i * p->oys[d];
+    }
+    *xo = xb + *q0 + *l0 * p->xl;
+    *yo = yb + *q0 * p->yq + *l0;
+}
 
 __global__ void dt__cu_permute_kernel(size_t es, dt__cu_pplan p, int64_t total, const char *x, char *y) {
     DT__CU_FOR(o, total) dt__cu_move(es, y + o * (int64_t)es, x + dt__cu_unravel(p.nd, p.ext, p.xst, o) * (int64_t)es);
 }
 
-static void dt__cu_k_permute(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y) {
+/* blockDim (32, 8): a tile is read along q (x contiguous) and written
+   along last (y contiguous); the padding column keeps the transposed
+   reads of shared memory free of bank conflicts */
+__global__ void dt__cu_permute_tiled_kernel(size_t es, dt__cu_pplan p, const char *x, char *y) {
+    __shared__ uint64_t tile[DT__CU_TILE * (DT__CU_TILE + 1)];
+    char *sm = (char *)tile;
+    int64_t t, ntiles = p.nout * p.ntq * p.ntl;
+    int tx = (int)threadIdx.x, ty;
+    for (t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        int64_t xo, yo, q0, l0;
+        dt__cu_pplan_tile(&p, t, &xo, &yo, &q0, &l0);
+        for (ty = (int)threadIdx.y; ty < DT__CU_TILE; ty += (int)blockDim.y) /* element (q0 + tx, l0 + ty) */
+            if (q0 + tx < p.eq && l0 + ty < p.el)
+                dt__cu_move(es, sm + (size_t)(ty * (DT__CU_TILE + 1) + tx) * es, x + (xo + tx + ty * p.xl) * (int64_t)es);
+        __syncthreads();
+        for (ty = (int)threadIdx.y; ty < DT__CU_TILE; ty += (int)blockDim.y) /* element (q0 + ty, l0 + tx) */
+            if (q0 + ty < p.eq && l0 + tx < p.el)
+                dt__cu_move(es, y + (yo + ty * p.yq + tx) * (int64_t)es, sm + (size_t)(tx * (DT__CU_TILE + 1) + ty) * es);
+        __syncthreads();
+    }
+}
+
+/* host side: the merged dims of y with their x strides */
+static int64_t dt__cu_pplan_make(int ndim, const int64_t *xshape, const int *perm, dt__cu_pplan *p) {
     int64_t xst[DT_MAX_DIMS], total = 1;
-    dt__cu_pplan p;
     int d;
     for (d = ndim - 1; d >= 0; d--) {
         xst[d] = total;
         total *= xshape[d];
     }
-    if (total == 0) return;
-    p.nd = 0;
+    p->nd = 0;
     for (d = 0; d < ndim; d++) {
         int64_t e = xshape[perm[d]], s = xst[perm[d]];
         if (e == 1) continue;
-        if (p.nd > 0 && p.xst[p.nd - 1] == s * e) p.ext[p.nd - 1] *= e;
-        else p.ext[p.nd++] = e;
-        p.xst[p.nd - 1] = s;
+        if (p->nd > 0 && p->xst[p->nd - 1] == s * e) p->ext[p->nd - 1] *= e;
+        else p->ext[p->nd++] = e;
+        p->xst[p->nd - 1] = s;
     }
+    return total;
+}
+
+static void dt__cu_k_permute(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y) {
+    dt__cu_pplan p;
+    int64_t total = dt__cu_pplan_make(ndim, xshape, perm, &p);
+    if (total == 0) return;
     if (p.nd <= 1) { /* no reordering left */
         if (x != y) dt__cu_note(cudaMemcpyAsync(y, x, (size_t)total * es, cudaMemcpyDeviceToDevice, dt__cu_stream_v));
+        return;
+    }
+    if ((es == 1 || es == 2 || es == 4 || es == 8) && dt__cu_pplan_tiled(&p)) {
+        int64_t ntiles = p.nout * p.ntq * p.ntl;
+        dim3 block(DT__CU_TILE, 8);
+        unsigned grid = (unsigned)(ntiles < (int64_t)dt__cu_blocks((uint64_t)ntiles * DT__CU_THREADS)
+                                       ? ntiles : (int64_t)dt__cu_blocks((uint64_t)ntiles * DT__CU_THREADS));
+        dt__cu_permute_tiled_kernel<<<grid, block, 0, dt__cu_stream_v>>>(es, p, (const char *)x, (char *)y);
+        dt__cu_check_launch();
         return;
     }
     DT__CU_LAUNCH(dt__cu_permute_kernel, total, es, p, total, (const char *)x, (char *)y);

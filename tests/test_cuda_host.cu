@@ -670,6 +670,46 @@ static void test_gemm_plan(dtt_rng *rng) {
     section_end("gemm");
 }
 
+/* ------------------------------------------------------------ permute */
+
+/* the tiled kernel's element mapping, tile by tile, against dt__k_permute */
+static void test_permute(dtt_rng *rng) {
+    int iter, tiled = 0;
+    section_begin();
+    for (iter = 0; iter < 1500; iter++) {
+        int nd = 1 + dtt_randint(rng, 5), perm[DT_MAX_DIMS], k, j;
+        int64_t xs[DT_MAX_DIMS], n = 1, t, i;
+        size_t es = (size_t)1 << dtt_randint(rng, 4);
+        char *x, *yh, *yd;
+        dt__cu_pplan p;
+        for (k = 0; k < nd; k++) { xs[k] = 1 + dtt_randint(rng, k == nd - 1 ? 70 : 9); n *= xs[k]; perm[k] = k; }
+        for (k = nd - 1; k > 0; k--) { int tmp; j = dtt_randint(rng, k + 1); tmp = perm[k]; perm[k] = perm[j]; perm[j] = tmp; }
+        x = (char *)malloc((size_t)n * es); yh = (char *)malloc((size_t)n * es); yd = (char *)malloc((size_t)n * es);
+        for (i = 0; i < (int64_t)((size_t)n * es); i++) x[i] = (char)dtt_next(rng);
+        memset(yd, 0x6b, (size_t)n * es);
+        dt__k_permute(es, nd, xs, perm, x, yh);
+        dt__cu_pplan_make(nd, xs, perm, &p);
+        if (p.nd >= 2 && dt__cu_pplan_tiled(&p)) {
+            tiled++;
+            for (t = 0; t < p.nout * p.ntq * p.ntl; t++) {
+                int64_t xo, yo, q0, l0, a, b;
+                dt__cu_pplan_tile(&p, t, &xo, &yo, &q0, &l0);
+                for (a = 0; a < DT__CU_TILE; a++)
+                    for (b = 0; b < DT__CU_TILE; b++)
+                        if (q0 + a < p.eq && l0 + b < p.el)
+                            dt__cu_move(es, yd + (yo + a * p.yq + b) * (int64_t)es, x + (xo + a + b * p.xl) * (int64_t)es);
+            }
+        } else {
+            for (i = 0; i < n; i++) dt__cu_move(es, yd + i * (int64_t)es, x + dt__cu_unravel(p.nd, p.ext, p.xst, i) * (int64_t)es);
+        }
+        checked += (long)n;
+        CHECK(same_bytes(yh, yd, (size_t)n * es), "permute iter %d nd %d es %zu", iter, nd, es);
+        free(x); free(yh); free(yd);
+    }
+    CHECK(tiled > 300, "only %d permutes were tiled", tiled);
+    section_end("permute");
+}
+
 int main(int argc, char **argv) {
     dtt_rng rng = {20261122};
     dtt_init(&argc, &argv, "cuda_host");
@@ -685,5 +725,6 @@ int main(int argc, char **argv) {
     test_copy_box(&rng);
     test_reduce(&rng);
     test_gemm_plan(&rng);
+    test_permute(&rng);
     return dtt_finish();
 }
