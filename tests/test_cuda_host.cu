@@ -18,7 +18,12 @@
    4. copy_box: the device plan's units against dt__copy_box on random boxes.
    5. reduce: the block kernel's strided accumulation and tree merge
       against dt__k_reduce; gemm: the cuBLAS layout plan, executed by a
-      column-major reference, against dt__k_gemm.
+      column-major reference, and the plain kernel's elements (every
+      dtype) against dt__k_gemm; permute: the tiled transpose's element
+      mapping, tile by tile, against dt__k_permute.
+   Each section prints "name: N checked, M failed"; the last line is
+   dt_test.h's "PASS cuda_host np=1" (exit 0) or "FAIL ..." (exit 1).
+   tests/test_cuda.cu runs the kernels themselves on a GPU.
 
    Build (no GPU needed to build or run):
      nvcc -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
