@@ -76,9 +76,1776 @@ DT_API dt_status dt_comm_nccl(ncclComm_t comm, cudaStream_t stream, dt_comm **ou
 
 /* >>cuda-device -------------------------------------------------------------
    memory, stream, allocator hook, errors: the dt__device of DT_CUDA */
+#include <cublas_v2.h>
+
+/* __host__ __device__ helpers: the element and index math of the kernels is
+   written once and runs on both sides, so tests/test_cuda_host.cu can check
+   it on a machine without a GPU against the host kernels of dtensor.h */
+#define DT__CU_HD static __host__ __device__ inline
+#define DT__CU_THREADS 256
+
+/* ---- stream, allocator, the first asynchronous error ---- */
+
+static cudaStream_t dt__cu_stream_v = 0;          /* dt_cuda_set_stream's; 0: legacy default */
+static dt_cuda_allocator dt__cu_allocator_v;       /* zero fields: cudaMalloc / cudaFree      */
+static cudaError_t dt__cu_pending = cudaSuccess;   /* a launch error no sync has reported yet */
+
+DT_API void dt_cuda_set_stream(cudaStream_t s) { dt__cu_stream_v = s; }
+DT_API cudaStream_t dt_cuda_stream(void) { return dt__cu_stream_v; }
+
+DT_API void dt_cuda_set_allocator(const dt_cuda_allocator *a) {
+    if (a && a->alloc && a->free) dt__cu_allocator_v = *a;
+    else memset(&dt__cu_allocator_v, 0, sizeof dt__cu_allocator_v);
+}
+
+/* Kernels return void: a launch failure is kept (the first one) and
+   reported by the next sync, as the asynchronous faults are. */
+static void dt__cu_note(cudaError_t e) {
+    if (e != cudaSuccess && dt__cu_pending == cudaSuccess) dt__cu_pending = e;
+}
+static void dt__cu_check_launch(void) { dt__cu_note(cudaGetLastError()); }
+
+/* blocks for a grid-stride loop over n items: enough to fill the GPU a few
+   times over, no more (each thread then loops) */
+static unsigned dt__cu_blocks(uint64_t n) {
+    static int cap = 0;
+    uint64_t b = (n + DT__CU_THREADS - 1) / DT__CU_THREADS;
+    if (!cap) {
+        int dev = 0, sms = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) {
+            (void)cudaGetLastError();
+            sms = 132;
+        }
+        cap = sms * 32;
+    }
+    if (b < 1) b = 1;
+    return (unsigned)(b < (uint64_t)cap ? b : (uint64_t)cap);
+}
+
+/* ---- memory ---- */
+
+static dt_status dt__cu_alloc(const char *fn, size_t bytes, void **p) {
+    cudaError_t e;
+    *p = NULL;
+    if (dt__cu_allocator_v.alloc) {
+        *p = dt__cu_allocator_v.alloc(bytes ? bytes : 1, dt__cu_allocator_v.user);
+        if (!*p) return dt__fail(DT_ERR_NOMEM, "%s: the dt_cuda_allocator failed to allocate %zu bytes", fn, bytes);
+        return DT_OK;
+    }
+    e = cudaMalloc(p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* an out-of-memory is not sticky: leave no error behind */
+        *p = NULL;
+        return dt__fail(e == cudaErrorMemoryAllocation ? DT_ERR_NOMEM : DT_ERR_DEVICE,
+                        "%s: cudaMalloc of %zu bytes: %s", fn, bytes, cudaGetErrorString(e));
+    }
+    return DT_OK;
+}
+
+static void dt__cu_free(void *p) {
+    if (!p) return;
+    if (dt__cu_allocator_v.free) dt__cu_allocator_v.free(p, dt__cu_allocator_v.user);
+    else (void)cudaFree(p);
+}
+
+static dt_status dt__cu_alloc_host(const char *fn, size_t bytes, void **p) {
+    cudaError_t e = cudaMallocHost(p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        *p = NULL;
+        return dt__fail(e == cudaErrorMemoryAllocation ? DT_ERR_NOMEM : DT_ERR_DEVICE,
+                        "%s: cudaMallocHost of %zu bytes: %s", fn, bytes, cudaGetErrorString(e));
+    }
+    return DT_OK;
+}
+
+static void dt__cu_free_host(void *p) {
+    if (p) (void)cudaFreeHost(p);
+}
+
+/* device or managed memory is ours; host, pinned host and unknown pointers
+   are host memory to the copies. A failed query leaves an error that the
+   next cudaGetLastError would report: clear it. */
+static int dt__cu_owns(const void *p) {
+    struct cudaPointerAttributes at;
+    if (!p) return 0;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return at.type == cudaMemoryTypeDevice || at.type == cudaMemoryTypeManaged;
+}
+
+static dt_status dt__cu_err(const char *fn, const char *what, cudaError_t e) {
+    (void)cudaGetLastError();
+    return dt__fail(DT_ERR_DEVICE, "%s: %s: %s", fn, what, cudaGetErrorString(e));
+}
+
+/* device-to-device stays asynchronous on the stream; a host side must be
+   safe to read or reuse on return, so then the stream is synchronised */
+static dt_status dt__cu_copy(const char *fn, void *dst, const void *src, size_t bytes) {
+    cudaError_t e;
+    if (!bytes || dst == src) return DT_OK;
+    e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, dt__cu_stream_v);
+    if (e != cudaSuccess) return dt__cu_err(fn, "cudaMemcpyAsync", e);
+    if (!dt__cu_owns(dst) || !dt__cu_owns(src)) {
+        e = cudaStreamSynchronize(dt__cu_stream_v);
+        if (e != cudaSuccess) return dt__cu_err(fn, "cudaStreamSynchronize after a host copy", e);
+    }
+    return DT_OK;
+}
+
+/* both sides device memory (the kernels' and copy_box's contract): no
+   pointer queries, never a wait */
+static dt_status dt__cu_d2d(const char *fn, void *dst, const void *src, size_t bytes) {
+    cudaError_t e;
+    if (!bytes || dst == src) return DT_OK;
+    e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, dt__cu_stream_v);
+    return e == cudaSuccess ? DT_OK : dt__cu_err(fn, "cudaMemcpyAsync", e);
+}
+
+static dt_status dt__cu_zero(const char *fn, void *p, size_t bytes) {
+    cudaError_t e;
+    if (!bytes) return DT_OK;
+    e = cudaMemsetAsync(p, 0, bytes, dt__cu_stream_v);
+    return e == cudaSuccess ? DT_OK : dt__cu_err(fn, "cudaMemsetAsync", e);
+}
+
+static dt_status dt__cu_sync(const char *fn) {
+    cudaError_t e = cudaStreamSynchronize(dt__cu_stream_v), late = cudaGetLastError();
+    if (e == cudaSuccess) e = dt__cu_pending;
+    if (e == cudaSuccess) e = late;
+    dt__cu_pending = cudaSuccess;
+    if (e != cudaSuccess) return dt__fail(DT_ERR_DEVICE, "%s: CUDA: %s", fn, cudaGetErrorString(e));
+    return DT_OK;
+}
+
+/* ---- strided box copy (pack / unpack) ----
+   The plan of dt__copy_box: the innermost dims whole in the box and in
+   both arrays fold into one contiguous run; the remaining outer dims are
+   merged where both sides step through them as one. The run moves in
+   units of `vec` bytes (16, 8, 4, 2 or 1: the widest that the run length,
+   both start addresses and every outer stride allow), so a thread moves
+   one uint4 where it can. Unit u of the copy is row u / nunit, unit
+   u % nunit of that row. */
+typedef struct dt__cu_boxplan {
+    const char *src;
+    char *dst;
+    int nd;                               /* outer dims after merging (0: one row) */
+    int64_t ext[DT_MAX_DIMS];
+    int64_t ss[DT_MAX_DIMS], ds[DT_MAX_DIMS]; /* byte strides of the outer dims */
+    uint64_t rows, nunit;                 /* rows, units per row                   */
+    unsigned vec;                         /* bytes per unit                        */
+} dt__cu_boxplan;
+
+/* host side: 0 when there is nothing to copy */
+static int dt__cu_boxplan_make(const dt__array *s, const dt__array *d, const dt__box *p, dt__cu_boxplan *pl) {
+    size_t ss[DT_MAX_DIMS], ds[DT_MAX_DIMS], run, so, doff, align;
+    int k = s->ndim - 1, j, n = 0;
+    unsigned v;
+    if (dt__box_numel(s->ndim, p) == 0) return 0;
+    if (s->ndim == 0) {
+        so = doff = 0;
+        run = s->es;
+        k = 0;
+    } else {
+        run = (size_t)p->ext[k];
+        while (k > 0 && p->ext[k] == s->box.ext[k] && p->ext[k] == d->box.ext[k]) { k--; run *= (size_t)p->ext[k]; }
+        run *= s->es;
+        dt__array_strides(s, ss);
+        dt__array_strides(d, ds);
+        so = dt__array_offset(s, ss, p);
+        doff = dt__array_offset(d, ds, p);
+    }
+    /* outer dims 0..k-1, extent 1 dropped, neighbours merged when both
+       strides nest (the pencil piece [N, N, N/p] of [N, N, N] is one dim) */
+    pl->rows = 1;
+    for (j = 0; j < k; j++) {
+        int64_t e = p->ext[j];
+        if (e == 1) continue;
+        if (n > 0 && pl->ss[n - 1] == (int64_t)ss[j] * e && pl->ds[n - 1] == (int64_t)ds[j] * e) {
+            pl->ext[n - 1] *= e;
+        } else {
+            pl->ext[n] = e;
+            n++;
+        }
+        pl->ss[n - 1] = (int64_t)ss[j];
+        pl->ds[n - 1] = (int64_t)ds[j];
+        pl->rows *= (uint64_t)e;
+    }
+    pl->nd = n;
+    pl->src = s->data + so;
+    pl->dst = d->data + doff;
+    align = (size_t)(uintptr_t)pl->src | (size_t)(uintptr_t)pl->dst | run;
+    for (j = 0; j < n; j++) align |= (size_t)pl->ss[j] | (size_t)pl->ds[j];
+    for (v = 16; v > 1 && (align & (v - 1)); v >>= 1) {}
+    pl->vec = v;
+    pl->nunit = run / v;
+    return 1;
+}
+
+/* byte offsets of row r in the source and the destination */
+DT__CU_HD void dt__cu_boxplan_row(const dt__cu_boxplan *pl, uint64_t r, int64_t *so, int64_t *doff) {
+    int64_t a = 0, b = 0;
+    int j;
+    for (j = pl->nd - 1; j >= 0; j--) {
+        uint64_t e = (uint64_t)pl->ext[j], i = r % e;
+        r /= e;
+        a += (int64_t)i * pl->ss[j];
+        b += (int64_t)i * pl->ds[j];
+    }
+    *so = a;
+    *doff = b;
+}
+
+/* vec bytes from s to d, one move */
+DT__CU_HD void dt__cu_move_vec(unsigned vec, char *d, const char *s) {
+    switch (vec) {
+    case 16: *(uint4 *)(void *)d = *(const uint4 *)(const void *)s; break;
+    case 8: *(uint2 *)(void *)d = *(const uint2 *)(const void *)s; break;
+    case 4: *(uint32_t *)(void *)d = *(const uint32_t *)(const void *)s; break;
+    case 2: *(uint16_t *)(void *)d = *(const uint16_t *)(const void *)s; break;
+    default: *d = *s; break;
+    }
+}
+
+/* move unit u, any number of outer dims */
+DT__CU_HD void dt__cu_boxplan_unit(const dt__cu_boxplan *pl, uint64_t u) {
+    uint64_t r = u / pl->nunit, c = u - r * pl->nunit;
+    int64_t so, doff;
+    dt__cu_boxplan_row(pl, r, &so, &doff);
+    dt__cu_move_vec(pl->vec, pl->dst + doff + (int64_t)(c * pl->vec), pl->src + so + (int64_t)(c * pl->vec));
+}
+
+/* the common case: one outer dim and fewer than 2^32 units, so a 32-bit
+   division finds the row (a 64-bit one is a long software sequence) */
+DT__CU_HD int dt__cu_boxplan_is_1d(const dt__cu_boxplan *pl) {
+    return pl->nd == 1 && pl->rows * pl->nunit <= 0xffffffffu;
+}
+DT__CU_HD void dt__cu_boxplan_unit_1d(const dt__cu_boxplan *pl, uint32_t u) {
+    uint32_t nu = (uint32_t)pl->nunit, r = u / nu, c = u - r * nu;
+    dt__cu_move_vec(pl->vec, pl->dst + (int64_t)r * pl->ds[0] + (int64_t)c * pl->vec,
+                    pl->src + (int64_t)r * pl->ss[0] + (int64_t)c * pl->vec);
+}
+
+__global__ void dt__cu_copy_box_kernel(dt__cu_boxplan pl) {
+    uint64_t n = pl.rows * pl.nunit, u = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint64_t step = (uint64_t)gridDim.x * blockDim.x;
+    if (dt__cu_boxplan_is_1d(&pl)) {
+        for (; u < n; u += step) dt__cu_boxplan_unit_1d(&pl, (uint32_t)u);
+        return;
+    }
+    for (; u < n; u += step) dt__cu_boxplan_unit(&pl, u);
+}
+
+static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p) {
+    dt__cu_boxplan pl;
+    if (!dt__cu_boxplan_make(s, d, p, &pl)) return DT_OK;
+    if (pl.rows == 1) /* one contiguous run: the copy engine's job */
+        return dt__cu_d2d(fn, pl.dst, pl.src, (size_t)(pl.nunit * pl.vec));
+    dt__cu_copy_box_kernel<<<dt__cu_blocks(pl.rows * pl.nunit), DT__CU_THREADS, 0, dt__cu_stream_v>>>(pl);
+    dt__cu_check_launch();
+    return DT_OK;
+}
+
+static const struct dt__kernels *dt__cu_kernels_get(void);
+
+static const dt__device dt__cu_device_v = { "cuda", dt__cu_alloc, dt__cu_free, dt__cu_copy, dt__cu_zero,
+                                            dt__cu_copy_box, dt__cu_alloc_host, dt__cu_free_host, dt__cu_owns,
+                                            dt__cu_sync, dt__cu_kernels_get };
+
+static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
 
 /* >>cuda-kernels ------------------------------------------------------------
-   the dt__kernels table on device memory */
+   the dt__kernels table on device memory. Same contract as the host table
+   (>>kernels); every kernel is enqueued on dt_cuda_stream() and returns at
+   once (gemm may fail on cuBLAS). The element math is __host__ __device__
+   and mirrors the host kernels': exact where those are exact (conversions,
+   casts, +-*, / and max/min, the integer ops, dt__expf's polynomial, the
+   random values bit for bit); libm functions (log, sin, erf, ...) are
+   CUDA's, within their documented ulps of the host's; sums run in another
+   order (a tree), still in double. Which NaN a two-NaN operation returns
+   is not specified (the GPU gives its canonical NaN). */
+
+/* ---- bits, and arithmetic nvcc must not contract ----
+   nvcc fuses a*b+c into one fma in device code by default; the host rounds
+   twice. Where the result must equal the host's bit for bit (random
+   values, dt__expf, axpy) the products and sums go through these. */
+DT__CU_HD uint32_t dt__cu_fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+DT__CU_HD float dt__cu_bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+DT__CU_HD uint64_t dt__cu_dbits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+DT__CU_HD double dt__cu_bitsd(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
+
+#ifdef __CUDA_ARCH__
+#define DT__CU_FMUL(a, b) __fmul_rn(a, b)
+#define DT__CU_FADD(a, b) __fadd_rn(a, b)
+#define DT__CU_DMUL(a, b) __dmul_rn(a, b)
+#define DT__CU_DADD(a, b) __dadd_rn(a, b)
+#else
+#define DT__CU_FMUL(a, b) ((a) * (b))
+#define DT__CU_FADD(a, b) ((a) + (b))
+#define DT__CU_DMUL(a, b) ((a) * (b))
+#define DT__CU_DADD(a, b) ((a) + (b))
+#endif
+
+/* ---- F16 / BF16 <-> float, round to nearest even (dt__f32_to_f16 & co.) ---- */
+
+DT__CU_HD uint16_t dt__cu_f2h(float f) {
+    uint32_t x = dt__cu_fbits(f), sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu, h, rem;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu)); /* quiet NaN, payload kept */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);                       /* inf, or rounds past 65504 */
+    if (a < 0x38800000u) {                                                         /* a half subnormal (or 0) */
+        uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift, half;
+        if (a < 0x33000000u) return (uint16_t)sign;                                /* below half the least */
+        shift = 126u - e;
+        h = m >> shift;
+        rem = m & ((1u << shift) - 1u);
+        half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (h & 1u))) h++;
+        return (uint16_t)(sign | h);
+    }
+    h = (a >> 13) - ((127u - 15u) << 10);
+    rem = a & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* a carry bumps the exponent, as it should */
+    return (uint16_t)(sign | h);
+}
+
+DT__CU_HD float dt__cu_h2f(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0) {
+        if (m == 0) return dt__cu_bitsf(sign);
+        e = 113;
+        while (!(m & 0x400u)) { m <<= 1; e--; }
+        return dt__cu_bitsf(sign | (e << 23) | ((m & 0x3ffu) << 13));
+    }
+    if (e == 31) return dt__cu_bitsf(sign | 0x7f800000u | (m << 13));
+    return dt__cu_bitsf(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+DT__CU_HD uint16_t dt__cu_f2b(float f) {
+    uint32_t x = dt__cu_fbits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+DT__CU_HD float dt__cu_b2f(uint16_t h) { return dt__cu_bitsf((uint32_t)h << 16); }
+
+/* ---- the host's careful conversions ---- */
+
+/* double -> float rounded to odd, so that a following half narrowing rounds once */
+DT__CU_HD float dt__cu_f64_to_f32_odd(double d) {
+    float f = (float)d;
+    uint32_t u;
+    if ((double)f == d || d != d) return f;
+    u = dt__cu_fbits(f);
+    if (fabs((double)f) > fabs(d)) u -= 1u;
+    return dt__cu_bitsf(u | 1u);
+}
+
+/* int64 -> double rounded to odd (bits past 53 folded into a sticky bit) */
+DT__CU_HD double dt__cu_i64_to_f64_odd(int64_t x) {
+    uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    int s = 0;
+    double d;
+    while ((m >> s) >> 53) s++;
+    /* (m >> s) has at most 53 bits: exact in double, and 2^s scales exactly */
+    d = s ? (double)((m >> s) | (uint64_t)((m & (((uint64_t)1 << s) - 1)) != 0)) * (double)((uint64_t)1 << s)
+          : (double)m;
+    return x < 0 ? -d : d;
+}
+
+/* float -> integer: truncation toward zero, saturating, NaN -> 0 */
+DT__CU_HD int64_t dt__cu_sat_i64(double v, int64_t lo, int64_t hi) {
+    int64_t r;
+    if (v != v) return 0;
+    if (v >= 9223372036854775808.0) return hi;
+    if (v < -9223372036854775808.0) return lo;
+    r = (int64_t)v;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+DT__CU_HD int dt__cu_is_int(dt_dtype t) { return t == DT_I32 || t == DT_I64 || t == DT_U8; }
+DT__CU_HD size_t dt__cu_es(dt_dtype t) {
+    return t == DT_F64 || t == DT_I64 ? 8 : t == DT_F32 || t == DT_I32 ? 4 : t == DT_U8 ? 1 : 2;
+}
+
+/* ---- element loads and stores, by dtype ----
+   ld_f32: F32/F16/BF16 as float. ld_f64: any dtype as double. ld_i64: the
+   integer dtypes as int64. st_f32: float to F32/F16/BF16. st_f64: double to
+   any dtype (halves via round-to-odd, integers saturate). st_i64: int64 to
+   an integer dtype keeping the low bits. */
+DT__CU_HD float dt__cu_ld_f32(dt_dtype t, const void *p, int64_t i) {
+    if (t == DT_F32) return ((const float *)p)[i];
+    if (t == DT_F16) return dt__cu_h2f(((const uint16_t *)p)[i]);
+    return dt__cu_b2f(((const uint16_t *)p)[i]);
+}
+
+DT__CU_HD void dt__cu_st_f32(dt_dtype t, void *p, int64_t i, float v) {
+    if (t == DT_F32) ((float *)p)[i] = v;
+    else if (t == DT_F16) ((uint16_t *)p)[i] = dt__cu_f2h(v);
+    else ((uint16_t *)p)[i] = dt__cu_f2b(v);
+}
+
+DT__CU_HD double dt__cu_ld_f64(dt_dtype t, const void *p, int64_t i) {
+    switch (t) {
+    case DT_F64: return ((const double *)p)[i];
+    case DT_F32: return (double)((const float *)p)[i];
+    case DT_F16: return (double)dt__cu_h2f(((const uint16_t *)p)[i]);
+    case DT_BF16: return (double)dt__cu_b2f(((const uint16_t *)p)[i]);
+    case DT_I32: return (double)((const int32_t *)p)[i];
+    case DT_I64: return (double)((const int64_t *)p)[i];
+    default: return (double)((const uint8_t *)p)[i];
+    }
+}
+
+DT__CU_HD void dt__cu_st_f64(dt_dtype t, void *p, int64_t i, double v) {
+    switch (t) {
+    case DT_F64: ((double *)p)[i] = v; break;
+    case DT_F32: ((float *)p)[i] = (float)v; break;
+    case DT_F16: ((uint16_t *)p)[i] = dt__cu_f2h(dt__cu_f64_to_f32_odd(v)); break;
+    case DT_BF16: ((uint16_t *)p)[i] = dt__cu_f2b(dt__cu_f64_to_f32_odd(v)); break;
+    case DT_I32: ((int32_t *)p)[i] = (int32_t)dt__cu_sat_i64(v, INT32_MIN, INT32_MAX); break;
+    case DT_I64: ((int64_t *)p)[i] = dt__cu_sat_i64(v, INT64_MIN, INT64_MAX); break;
+    default: ((uint8_t *)p)[i] = (uint8_t)dt__cu_sat_i64(v, 0, UINT8_MAX); break;
+    }
+}
+
+DT__CU_HD int64_t dt__cu_ld_i64(dt_dtype t, const void *p, int64_t i) {
+    if (t == DT_I32) return ((const int32_t *)p)[i];
+    if (t == DT_U8) return ((const uint8_t *)p)[i];
+    if (t == DT_I64) return ((const int64_t *)p)[i];
+    return dt__cu_sat_i64(dt__cu_ld_f64(t, p, i), INT64_MIN, INT64_MAX); /* never passed: the host saturates too */
+}
+
+DT__CU_HD void dt__cu_st_i64(dt_dtype t, void *p, int64_t i, int64_t v) {
+    if (t == DT_I32) ((int32_t *)p)[i] = (int32_t)v;
+    else if (t == DT_U8) ((uint8_t *)p)[i] = (uint8_t)v;
+    else if (t == DT_I64) ((int64_t *)p)[i] = v;
+    else dt__cu_st_f64(t, p, i, (double)v);
+}
+
+/* int64 -> a float dtype, rounded once */
+DT__CU_HD void dt__cu_st_i64_as_float(dt_dtype t, void *p, int64_t i, int64_t v) {
+    if (t == DT_F64) ((double *)p)[i] = (double)v;
+    else if (t == DT_F32) ((float *)p)[i] = (float)dt__cu_i64_to_f64_odd(v);
+    else if (t == DT_F16) ((uint16_t *)p)[i] = dt__cu_f2h(dt__cu_f64_to_f32_odd(dt__cu_i64_to_f64_odd(v)));
+    else ((uint16_t *)p)[i] = dt__cu_f2b(dt__cu_f64_to_f32_odd(dt__cu_i64_to_f64_odd(v)));
+}
+
+/* element i of a cast: the rules of dt__k_cast */
+DT__CU_HD void dt__cu_cast_elem(dt_dtype from, const void *x, dt_dtype to, void *y, int64_t i) {
+    int fi = dt__cu_is_int(from), ti = dt__cu_is_int(to);
+    int f32k = (from == DT_F32 || from == DT_F16 || from == DT_BF16) && (to == DT_F32 || to == DT_F16 || to == DT_BF16);
+    if (from == to) {
+        size_t es = dt__cu_es(from);
+        memcpy((char *)y + i * (int64_t)es, (const char *)x + i * (int64_t)es, es);
+    } else if (fi && ti) {
+        dt__cu_st_i64(to, y, i, dt__cu_ld_i64(from, x, i));
+    } else if (fi) {
+        dt__cu_st_i64_as_float(to, y, i, dt__cu_ld_i64(from, x, i));
+    } else if (f32k) {
+        dt__cu_st_f32(to, y, i, dt__cu_ld_f32(from, x, i));
+    } else {
+        dt__cu_st_f64(to, y, i, dt__cu_ld_f64(from, x, i));
+    }
+}
+
+/* ---- dt__expf, operation for operation ---- */
+DT__CU_HD float dt__cu_expf(float x) {
+    const float magic = 12582912.0f;
+    float xc = x > 104.0f ? 104.0f : x < -104.0f ? -104.0f : x;
+    float t = DT__CU_FADD(DT__CU_FMUL(xc, 1.44269504088896341f), magic), kf = t - magic, r, p;
+    int32_t k = (int32_t)(dt__cu_fbits(t) - dt__cu_fbits(magic)), k1;
+    r = DT__CU_FADD(DT__CU_FADD(xc, -DT__CU_FMUL(kf, 0.693145751953125f)), -DT__CU_FMUL(kf, 1.428606765330187045e-06f));
+    p = 1.0f / 5040.0f;
+    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f / 720.0f);
+    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f / 120.0f);
+    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f / 24.0f);
+    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f / 6.0f);
+    p = DT__CU_FADD(DT__CU_FMUL(p, r), 0.5f);
+    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f);
+    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f);
+    k1 = k / 2;
+    return DT__CU_FMUL(DT__CU_FMUL(p, dt__cu_bitsf((uint32_t)(k1 + 127) << 23)), dt__cu_bitsf((uint32_t)(k - k1 + 127) << 23));
+}
+
+/* ---- unary: one element in the working type ---- */
+#define DT__CU_INV_SQRT2 0.70710678118654752440
+
+DT__CU_HD float dt__cu_unary_f32(dt__uop op, float x, float a) {
+    switch (op) {
+    case DT__U_NEG: return -x;
+    case DT__U_ABS: return fabsf(x);
+    case DT__U_EXP: return dt__cu_expf(x);
+    case DT__U_LOG: return logf(x);
+    case DT__U_SQRT: return sqrtf(x);
+    case DT__U_RSQRT: return 1.0f / sqrtf(x);
+    case DT__U_SIN: return sinf(x);
+    case DT__U_COS: return cosf(x);
+    case DT__U_TANH: return tanhf(x);
+    case DT__U_SIGMOID: return 1.0f / (1.0f + dt__cu_expf(-x));
+    case DT__U_RELU: return x < 0.0f ? 0.0f : x; /* NaN stays */
+    case DT__U_GELU: return DT__CU_FMUL(DT__CU_FMUL(0.5f, x), 1.0f + erff(DT__CU_FMUL(x, (float)DT__CU_INV_SQRT2)));
+    case DT__U_SILU: return x / (1.0f + dt__cu_expf(-x));
+    case DT__U_SCALE: return x * a;
+    case DT__U_SHIFT: return x + a;
+    case DT__U_POW: return powf(x, a);
+    case DT__U_FILL: return a;
+    case DT__U_SQUARE: return x * x;
+    default: return x; /* COPY */
+    }
+}
+
+DT__CU_HD double dt__cu_unary_f64(dt__uop op, double x, double a) {
+    switch (op) {
+    case DT__U_NEG: return -x;
+    case DT__U_ABS: return fabs(x);
+    case DT__U_EXP: return exp(x);
+    case DT__U_LOG: return log(x);
+    case DT__U_SQRT: return sqrt(x);
+    case DT__U_RSQRT: return 1.0 / sqrt(x);
+    case DT__U_SIN: return sin(x);
+    case DT__U_COS: return cos(x);
+    case DT__U_TANH: return tanh(x);
+    case DT__U_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case DT__U_RELU: return x < 0.0 ? 0.0 : x;
+    case DT__U_GELU: return DT__CU_DMUL(DT__CU_DMUL(0.5, x), 1.0 + erf(DT__CU_DMUL(x, DT__CU_INV_SQRT2)));
+    case DT__U_SILU: return x / (1.0 + exp(-x));
+    case DT__U_SCALE: return x * a;
+    case DT__U_SHIFT: return x + a;
+    case DT__U_POW: return pow(x, a);
+    case DT__U_FILL: return a;
+    case DT__U_SQUARE: return x * x;
+    default: return x;
+    }
+}
+
+/* wrapping int64 arithmetic (signed overflow would be undefined) */
+DT__CU_HD int64_t dt__cu_iadd(int64_t p, int64_t q) { return (int64_t)((uint64_t)p + (uint64_t)q); }
+DT__CU_HD int64_t dt__cu_isub(int64_t p, int64_t q) { return (int64_t)((uint64_t)p - (uint64_t)q); }
+DT__CU_HD int64_t dt__cu_imul(int64_t p, int64_t q) { return (int64_t)((uint64_t)p * (uint64_t)q); }
+
+/* the float-only ops never reach integers; COPY and the rest copy */
+DT__CU_HD int64_t dt__cu_unary_i64(dt__uop op, int64_t x, int64_t a) {
+    switch (op) {
+    case DT__U_NEG: return dt__cu_isub(0, x);
+    case DT__U_ABS: return x < 0 ? dt__cu_isub(0, x) : x;
+    case DT__U_RELU: return x < 0 ? 0 : x;
+    case DT__U_SCALE: return dt__cu_imul(x, a);
+    case DT__U_SHIFT: return dt__cu_iadd(x, a);
+    case DT__U_FILL: return a;
+    case DT__U_SQUARE: return dt__cu_imul(x, x);
+    default: return x;
+    }
+}
+
+/* element i of a unary op: a is already (float)a / a / dt__i64_of(a) by kind */
+DT__CU_HD void dt__cu_unary_elem(dt__uop op, dt_dtype t, const void *x, void *y, int64_t i, double a, int64_t ia) {
+    if (t == DT_F64) ((double *)y)[i] = dt__cu_unary_f64(op, ((const double *)x)[i], a);
+    else if (dt__cu_is_int(t)) dt__cu_st_i64(t, y, i, dt__cu_unary_i64(op, dt__cu_ld_i64(t, x, i), ia));
+    else dt__cu_st_f32(t, y, i, dt__cu_unary_f32(op, dt__cu_ld_f32(t, x, i), (float)a));
+}
+
+/* ---- binary: one element in the working type ---- */
+#define DT__CU_FMAXOP(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q)) /* NaN p wins, NaN q survives */
+#define DT__CU_FMINOP(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
+
+DT__CU_HD float dt__cu_bop_f32(dt__bop op, float p, float q, float alpha) {
+    switch (op) {
+    case DT__B_ADD: return p + q;
+    case DT__B_SUB: return p - q;
+    case DT__B_MUL: return p * q;
+    case DT__B_DIV: return p / q;
+    case DT__B_MAX: return DT__CU_FMAXOP(p, q);
+    case DT__B_MIN: return DT__CU_FMINOP(p, q);
+    default: return DT__CU_FADD(DT__CU_FMUL(alpha, p), q); /* AXPY, two roundings as on the host */
+    }
+}
+
+DT__CU_HD double dt__cu_bop_f64(dt__bop op, double p, double q, double alpha) {
+    switch (op) {
+    case DT__B_ADD: return p + q;
+    case DT__B_SUB: return p - q;
+    case DT__B_MUL: return p * q;
+    case DT__B_DIV: return p / q;
+    case DT__B_MAX: return DT__CU_FMAXOP(p, q);
+    case DT__B_MIN: return DT__CU_FMINOP(p, q);
+    default: return DT__CU_DADD(DT__CU_DMUL(alpha, p), q);
+    }
+}
+
+DT__CU_HD int64_t dt__cu_bop_i64(dt__bop op, int64_t p, int64_t q, int64_t alpha) {
+    switch (op) {
+    case DT__B_ADD: return dt__cu_iadd(p, q);
+    case DT__B_SUB: return dt__cu_isub(p, q);
+    case DT__B_MUL: return dt__cu_imul(p, q);
+    case DT__B_DIV: return q == 0 ? 0 : q == -1 ? dt__cu_isub(0, p) : p / q; /* defined for every input */
+    case DT__B_MAX: return p > q ? p : q;
+    case DT__B_MIN: return p < q ? p : q;
+    default: return dt__cu_iadd(dt__cu_imul(alpha, p), q);
+    }
+}
+
+/* out[o] = op(a[ia], b[ib]) by dtype */
+DT__CU_HD void dt__cu_binary_at(dt__bop op, dt_dtype t, const void *a, int64_t ia, const void *b, int64_t ib,
+                                void *out, int64_t o, double alpha, int64_t ialpha) {
+    if (t == DT_F64) ((double *)out)[o] = dt__cu_bop_f64(op, ((const double *)a)[ia], ((const double *)b)[ib], alpha);
+    else if (dt__cu_is_int(t))
+        dt__cu_st_i64(t, out, o, dt__cu_bop_i64(op, dt__cu_ld_i64(t, a, ia), dt__cu_ld_i64(t, b, ib), ialpha));
+    else dt__cu_st_f32(t, out, o, dt__cu_bop_f32(op, dt__cu_ld_f32(t, a, ia), dt__cu_ld_f32(t, b, ib), (float)alpha));
+}
+
+/* the operands' element offsets of output element o (row-major over g) */
+DT__CU_HD void dt__cu_bgeom_offsets(const dt__bgeom *g, int64_t o, int64_t *ia, int64_t *ib) {
+    int64_t a = 0, b = 0;
+    int d;
+    for (d = g->nd - 1; d >= 0; d--) {
+        int64_t e = g->ext[d], i = o % e;
+        o /= e;
+        a += i * g->sa[d];
+        b += i * g->sb[d];
+    }
+    *ia = a;
+    *ib = b;
+}
+
+/* ---- Philox4x32-10 and the word -> value mapping (see dt_rand's comment) ---- */
+
+DT__CU_HD void dt__cu_philox(uint64_t block, uint32_t attempt, uint32_t k0, uint32_t k1, uint32_t out[4]) {
+    uint32_t x0 = (uint32_t)block, x1 = (uint32_t)(block >> 32), x2 = attempt, x3 = 0;
+    int r;
+    for (r = 0; r < 10; r++) {
+#ifdef __CUDA_ARCH__
+        uint32_t h0 = __umulhi(0xD2511F53u, x0), l0 = 0xD2511F53u * x0;
+        uint32_t h1 = __umulhi(0xCD9E8D57u, x2), l1 = 0xCD9E8D57u * x2;
+#else
+        uint64_t p0 = (uint64_t)0xD2511F53u * x0, p1 = (uint64_t)0xCD9E8D57u * x2;
+        uint32_t h0 = (uint32_t)(p0 >> 32), l0 = (uint32_t)p0, h1 = (uint32_t)(p1 >> 32), l1 = (uint32_t)p1;
+#endif
+        x0 = h1 ^ x1 ^ k0;
+        x1 = l1;
+        x2 = h0 ^ x3 ^ k1;
+        x3 = l0;
+        k0 += 0x9E3779B9u; /* the Weyl key increments */
+        k1 += 0xBB67AE85u;
+    }
+    out[0] = x0; out[1] = x1; out[2] = x2; out[3] = x3;
+}
+
+DT__CU_HD uint32_t dt__cu_px_word_at(uint32_t k0, uint32_t k1, uint64_t pos, uint32_t attempt) {
+    uint32_t o[4];
+    dt__cu_philox(pos >> 2, attempt, k0, k1, o);
+    return o[pos & 3u];
+}
+
+DT__CU_HD uint64_t dt__cu_w64(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
+DT__CU_HD float dt__cu_u24(uint32_t w) { return (float)(int32_t)(w >> 8) * 5.9604644775390625e-08f; }
+DT__CU_HD double dt__cu_u53(uint64_t x) { return (double)(int64_t)(x >> 11) * 1.1102230246251565e-16; }
+
+/* the next value toward -inf (finite x) */
+DT__CU_HD float dt__cu_down_f32(float x) {
+    uint32_t u = dt__cu_fbits(x);
+    return dt__cu_bitsf((u & 0x7fffffffu) == 0 ? 0x80000001u : (u >> 31) ? u + 1 : u - 1);
+}
+DT__CU_HD double dt__cu_down_f64(double x) {
+    uint64_t u = dt__cu_dbits(x);
+    return dt__cu_bitsd((u & 0x7fffffffffffffffull) == 0 ? 0x8000000000000001ull : (u >> 63) ? u + 1 : u - 1);
+}
+DT__CU_HD uint16_t dt__cu_down_half(uint16_t h) {
+    return (uint16_t)((h & 0x7fffu) == 0 ? 0x8001u : (h >> 15) ? h + 1u : h - 1u);
+}
+
+/* Box-Muller's log and sin/cos: dtensor.h's dt__bm_log / dt__bm_sincos
+   (the host's; libm's differ between C libraries and from CUDA's in the
+   last bit), operation for operation, in double with +, *, / only; the
+   products and sums through DT__CU_DMUL/DADD so nvcc fuses none of them.
+   tests/test_cuda_host.cu checks them bit for bit against the host's. */
+DT__CU_HD double dt__cu_log_d(double x) { /* x > 0, normal */
+    uint64_t u = dt__cu_dbits(x);
+    int e = (int)((u >> 52) & 0x7ff) - 1023;
+    double m = dt__cu_bitsd((u & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, z, p, lm;
+    if (m > 1.4142135623730951) { m = DT__CU_DMUL(m, 0.5); e++; }
+    /* log m = 2 atanh(s), s = (m-1)/(m+1), |s| < 0.1716: the series to s^23 */
+    s = (m - 1.0) / (m + 1.0);
+    z = DT__CU_DMUL(s, s);
+    p = 1.0 / 23;
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 21);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 19);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 17);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 15);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 13);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 11);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 9);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 7);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 5);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 3);
+    lm = DT__CU_DADD(DT__CU_DMUL(DT__CU_DMUL(DT__CU_DMUL(2.0, s), z), p), DT__CU_DMUL(2.0, s));
+    /* e * ln2 with ln2 split: the high part has 32 bits, so e * hi is exact */
+    return DT__CU_DADD(DT__CU_DADD(DT__CU_DMUL((double)e, 6.93147180369123816490e-01), DT__CU_DMUL((double)e, 1.90821492927058770002e-10)), lm);
+}
+
+/* sin and cos of th in [0, 8): Cody-Waite reduction by pi/2 (three parts
+   of 33 bits: k * part is exact), then Taylor polynomials on |r| <= pi/4 */
+DT__CU_HD void dt__cu_sincos_d(double th, double *sn, double *cs) {
+    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050650619224932e-11, p3 = 2.02226624879595063154e-21;
+    double k = (double)(int)DT__CU_DADD(DT__CU_DMUL(th, 0.63661977236758134308), 0.5), r, z, s, c;
+    int q = (int)k & 3;
+    r = DT__CU_DADD(DT__CU_DADD(DT__CU_DADD(th, -DT__CU_DMUL(k, p1)), -DT__CU_DMUL(k, p2)), -DT__CU_DMUL(k, p3));
+    z = DT__CU_DMUL(r, r);
+    s = -1.0 / 121645100408832000.0;                       /* -1/19! */
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 355687428096000.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 1307674368000.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 6227020800.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 39916800.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 362880.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 5040.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 120.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 6.0);
+    s = DT__CU_DADD(DT__CU_DMUL(DT__CU_DMUL(s, z), r), r);
+    c = 1.0 / 6402373705728000.0;                          /* 1/18! */
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 20922789888000.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 87178291200.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 479001600.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 3628800.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 40320.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 720.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 24.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), 0.5);
+    c = DT__CU_DADD(-DT__CU_DMUL(c, z), 1.0);
+    switch (q) {
+    case 0: *sn = s; *cs = c; break;
+    case 1: *sn = c; *cs = -s; break;
+    case 2: *sn = -s; *cs = -c; break;
+    default: *sn = -c; *cs = s; break;
+    }
+}
+
+/* the F32-kind Box-Muller of one pair of words, as dt__rng_normal_f */
+DT__CU_HD void dt__cu_normal_f(uint32_t w0, uint32_t w1, float *z0, float *z1) {
+    float u1 = dt__cu_u24(w0), u2 = dt__cu_u24(w1);
+    float r = sqrtf(-2.0f * (float)dt__cu_log_d((double)(1.0f - u1)));
+    float th = 6.28318530717958647692f * u2;
+    double s, c;
+    dt__cu_sincos_d((double)th, &s, &c);
+    *z0 = r * (float)c;
+    *z1 = r * (float)s;
+}
+
+/* the F64 Box-Muller (dt__rng_normal_d) */
+DT__CU_HD void dt__cu_normal_d(uint64_t x1, uint64_t x2, double *z0, double *z1) {
+    double u1 = dt__cu_u53(x1), u2 = dt__cu_u53(x2), s, c;
+    double r = sqrt(-2.0 * dt__cu_log_d(1.0 - u1)), th = 6.28318530717958647692 * u2;
+    dt__cu_sincos_d(th, &s, &c);
+    *z0 = r * c;
+    *z1 = r * s;
+}
+
+/* Lemire's bounded draw with redraws (dt__rng_bounded); pos: the element's first word */
+DT__CU_HD uint64_t dt__cu_bounded(uint32_t k0, uint32_t k1, int w, uint64_t R, uint64_t pos, uint64_t x) {
+    uint32_t attempt = 0;
+    if (w == 1) {
+        uint64_t m;
+        if (R == ((uint64_t)1 << 32)) return x;
+        m = x * R;
+        if ((uint32_t)m < (uint32_t)R) {
+            uint32_t t = (uint32_t)(0u - (uint32_t)R) % (uint32_t)R;
+            while ((uint32_t)m < t) {
+                x = dt__cu_px_word_at(k0, k1, pos, ++attempt);
+                m = x * R;
+            }
+        }
+        return m >> 32;
+    } else {
+        uint64_t lo, hi;
+#ifdef __CUDA_ARCH__
+        hi = __umul64hi(x, R); lo = x * R;
+#else
+        hi = dt__mul64(x, R, &lo);
+#endif
+        if (lo < R) {
+            uint64_t t = (0u - R) % R;
+            while (lo < t) {
+                ++attempt;
+                x = (uint64_t)dt__cu_px_word_at(k0, k1, pos + 1, attempt) << 32 | dt__cu_px_word_at(k0, k1, pos, attempt);
+#ifdef __CUDA_ARCH__
+                hi = __umul64hi(x, R); lo = x * R;
+#else
+                hi = dt__mul64(x, R, &lo);
+#endif
+            }
+        }
+        return hi;
+    }
+}
+
+/* 0/1 as t's 0 and 1 */
+DT__CU_HD void dt__cu_st_flag(dt_dtype t, void *y, int64_t i, int k) {
+    switch (t) {
+    case DT_F32: ((float *)y)[i] = (float)k; break;
+    case DT_F64: ((double *)y)[i] = (double)k; break;
+    case DT_F16: ((uint16_t *)y)[i] = (uint16_t)(k ? 0x3c00u : 0u); break;
+    case DT_BF16: ((uint16_t *)y)[i] = (uint16_t)(k ? 0x3f80u : 0u); break;
+    case DT_I32: ((int32_t *)y)[i] = k; break;
+    case DT_I64: ((int64_t *)y)[i] = k; break;
+    default: ((uint8_t *)y)[i] = (uint8_t)k; break;
+    }
+}
+
+/* randint's value in t (dt__rng_store_int) */
+DT__CU_HD void dt__cu_st_randint(dt_dtype t, void *y, int64_t i, int64_t v) {
+    switch (t) {
+    case DT_F32: ((float *)y)[i] = (float)v; break;
+    case DT_F64: ((double *)y)[i] = (double)v; break;
+    case DT_F16: ((uint16_t *)y)[i] = dt__cu_f2h((float)v); break;
+    case DT_BF16: ((uint16_t *)y)[i] = dt__cu_f2b((float)v); break;
+    case DT_I32: ((int32_t *)y)[i] = (int32_t)v; break;
+    case DT_I64: ((int64_t *)y)[i] = v; break;
+    default: ((uint8_t *)y)[i] = (uint8_t)v; break;
+    }
+}
+
+/* uniform [a, b) into y[i] from the element's words (w of them at wv) */
+DT__CU_HD void dt__cu_uniform_elem(const dt__rng_op *op, const uint32_t *wv, void *y, int64_t i) {
+    double lo = op->a, span = op->b - op->a;
+    if (op->t == DT_F64) {
+        double v = dt__cu_u53(dt__cu_w64(wv[0], wv[1]));
+        if (!(lo == 0 && span == 1)) {
+            v = DT__CU_DADD(lo, DT__CU_DMUL(span, v));
+            while (v >= op->b) v = dt__cu_down_f64(v);
+        }
+        ((double *)y)[i] = v;
+    } else if (op->t == DT_F32) {
+        float v = dt__cu_u24(wv[0]);
+        if (!(lo == 0 && span == 1)) {
+            v = (float)DT__CU_DADD(lo, DT__CU_DMUL(span, (double)v));
+            while ((double)v >= op->b) v = dt__cu_down_f32(v);
+        }
+        ((float *)y)[i] = v;
+    } else { /* F16 / BF16: the double result rounded to float, then to the dtype */
+        float v = (float)DT__CU_DADD(lo, DT__CU_DMUL(span, (double)dt__cu_u24(wv[0])));
+        uint16_t h = op->t == DT_F16 ? dt__cu_f2h(v) : dt__cu_f2b(v);
+        while ((double)(op->t == DT_F16 ? dt__cu_h2f(h) : dt__cu_b2f(h)) >= op->b) h = dt__cu_down_half(h);
+        ((uint16_t *)y)[i] = h;
+    }
+}
+
+/* bernoulli / dropout keep flag: u < p as an integer compare */
+DT__CU_HD int dt__cu_keep(const dt__rng_op *op, const uint32_t *wv) {
+    if (op->w == 1) return (wv[0] >> 8) < (uint32_t)op->thr;
+    return (dt__cu_w64(wv[0], wv[1]) >> 11) < op->thr;
+}
+
+/* one element of every kind but normal; pos: its first word's position */
+DT__CU_HD void dt__cu_rng_elem(const dt__rng_op *op, const uint32_t *wv, uint64_t pos, void *y, int64_t i) {
+    switch (op->kind) {
+    case DT__RK_UNIFORM: dt__cu_uniform_elem(op, wv, y, i); break;
+    case DT__RK_BERNOULLI: dt__cu_st_flag(op->t, y, i, dt__cu_keep(op, wv)); break;
+    case DT__RK_RANDINT: {
+        uint64_t x = op->w == 1 ? wv[0] : dt__cu_w64(wv[0], wv[1]);
+        uint64_t r = dt__cu_bounded((uint32_t)op->seed, (uint32_t)(op->seed >> 32), op->w, op->range, pos, x);
+        dt__cu_st_randint(op->t, y, i, (int64_t)((uint64_t)op->lo + r));
+        break;
+    }
+    case DT__RK_DROPOUT: {
+        int keep = dt__cu_keep(op, wv);
+        if (op->mask) ((uint8_t *)op->mask)[i] = (uint8_t)keep;
+        if (op->t == DT_F64) {
+            double sc = op->b > 0 ? 1.0 / op->b : 0.0;
+            ((double *)y)[i] = keep ? ((const double *)op->x)[i] * sc : 0.0;
+        } else {
+            float sc = op->b > 0 ? (float)(1.0 / op->b) : 0.0f;
+            dt__cu_st_f32(op->t, y, i, keep ? dt__cu_ld_f32(op->t, op->x, i) * sc : 0.0f);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+/* a normal pair's values z0, z1 (mean + std * z, in the working type) stored at y[i0], y[i1] (<0: skip) */
+DT__CU_HD void dt__cu_normal_pair(const dt__rng_op *op, const uint32_t *wv, void *y, int64_t i0, int64_t i1) {
+    if (op->t == DT_F64) {
+        double z0, z1;
+        dt__cu_normal_d(dt__cu_w64(wv[0], wv[1]), dt__cu_w64(wv[2], wv[3]), &z0, &z1);
+        if (i0 >= 0) ((double *)y)[i0] = DT__CU_DADD(op->a, DT__CU_DMUL(op->b, z0));
+        if (i1 >= 0) ((double *)y)[i1] = DT__CU_DADD(op->a, DT__CU_DMUL(op->b, z1));
+    } else {
+        float z0, z1, mean = (float)op->a, sd = (float)op->b;
+        dt__cu_normal_f(wv[0], wv[1], &z0, &z1);
+        if (i0 >= 0) dt__cu_st_f32(op->t, y, i0, DT__CU_FADD(mean, DT__CU_FMUL(sd, z0)));
+        if (i1 >= 0) dt__cu_st_f32(op->t, y, i1, DT__CU_FADD(mean, DT__CU_FMUL(sd, z1)));
+    }
+}
+
+/* ---- the random fill's work items ----
+   The local box is walked as runs contiguous in the global row-major order
+   (the trailing dims the box spans whole merge into one run, as dt__k_rng
+   does). Within a run, a work item is one Philox block: it writes the
+   elements (normal: the pairs) whose FIRST word lies in that block, reading
+   the next block too when an element's words cross into it (an offset not
+   a multiple of 4, or w = 2). Item t = run t / bpr, block t % bpr. */
+typedef struct dt__cu_rngplan {
+    int nd, d0;                      /* dims; runs are over dims >= d0         */
+    int64_t gs[DT_MAX_DIMS], lo[DT_MAX_DIMS], ext[DT_MAX_DIMS];
+    uint64_t run, nruns;             /* elements per run, runs                 */
+    uint64_t bpr;                    /* work items (blocks) per run            */
+    int pair;                        /* normal: units are pairs of elements    */
+} dt__cu_rngplan;
+
+/* host side: 0 when the box is empty */
+static int dt__cu_rngplan_make(const dt__rng_op *op, int nd, const int64_t *gs, const int64_t *lo, const int64_t *ext,
+                               dt__cu_rngplan *pl) {
+    int d;
+    uint64_t words;
+    for (d = 0; d < nd; d++)
+        if (!ext[d]) return 0;
+    pl->nd = nd;
+    for (d = 0; d < nd; d++) { pl->gs[d] = gs[d]; pl->lo[d] = lo[d]; pl->ext[d] = ext[d]; }
+    pl->d0 = nd > 0 ? nd - 1 : 0;
+    while (pl->d0 > 0 && lo[pl->d0] == 0 && ext[pl->d0] == gs[pl->d0]) pl->d0--;
+    pl->run = 1;
+    pl->nruns = 1;
+    for (d = pl->d0; d < nd; d++) pl->run *= (uint64_t)ext[d];
+    for (d = 0; d < pl->d0; d++) pl->nruns *= (uint64_t)ext[d];
+    pl->pair = op->kind == DT__RK_NORMAL;
+    /* the words from the run's first unit's first word, plus up to 3 before it in its block */
+    words = (uint64_t)op->w * (pl->run + (pl->pair ? 2 : 0)) + 3;
+    pl->bpr = words / 4 + 1;
+    return 1;
+}
+
+/* the global index of run r's first element */
+DT__CU_HD uint64_t dt__cu_rng_run_start(const dt__cu_rngplan *pl, uint64_t r) {
+    int64_t idx[DT_MAX_DIMS];
+    uint64_t g = 0;
+    int d;
+    for (d = pl->d0 - 1; d >= 0; d--) { /* r as a row-major counter over the dims before d0 */
+        idx[d] = (int64_t)(r % (uint64_t)pl->ext[d]);
+        r /= (uint64_t)pl->ext[d];
+    }
+    for (d = 0; d < pl->nd; d++) g = g * (uint64_t)pl->gs[d] + (uint64_t)(pl->lo[d] + (d < pl->d0 ? idx[d] : 0));
+    return g;
+}
+
+/* the hot case, F32 uniform [0, 1) with a whole 16-byte-aligned block of
+   4 elements: its own registers (the general path indexes its words at run
+   time, which puts them in local memory) and one 16-byte store */
+DT__CU_HD int dt__cu_rng_fast4(const dt__rng_op *op, const void *y, int64_t i) {
+    return op->kind == DT__RK_UNIFORM && op->t == DT_F32 && op->a == 0 && op->b == 1 &&
+           ((uintptr_t)((const float *)y + i) & 15u) == 0;
+}
+DT__CU_HD void dt__cu_rng_store4(uint64_t blk, uint32_t k0, uint32_t k1, void *y, int64_t i) {
+    uint32_t w[4];
+    float *o = (float *)y + i;
+    dt__cu_philox(blk, 0, k0, k1, w);
+#ifdef __CUDA_ARCH__
+    *(float4 *)(void *)o = make_float4(dt__cu_u24(w[0]), dt__cu_u24(w[1]), dt__cu_u24(w[2]), dt__cu_u24(w[3]));
+#else
+    o[0] = dt__cu_u24(w[0]); o[1] = dt__cu_u24(w[1]); o[2] = dt__cu_u24(w[2]); o[3] = dt__cu_u24(w[3]);
+#endif
+}
+
+/* work item t: one Philox block's elements. Units are 1, 2 or 4 words
+   (an element of w words, or a normal pair of 2w), so the divisions by the
+   unit are shifts. */
+DT__CU_HD void dt__cu_rng_item(const dt__rng_op *op, const dt__cu_rngplan *pl, uint64_t t, void *y) {
+    uint32_t k0 = (uint32_t)op->seed, k1 = (uint32_t)(op->seed >> 32), wv[8];
+    uint64_t r = pl->nruns == 1 ? 0 : t / pl->bpr, j = t - r * pl->bpr;
+    uint64_t g0 = pl->nd && pl->nruns > 1 ? dt__cu_rng_run_start(pl, r) : pl->nd ? dt__cu_rng_run_start(pl, 0) : 0;
+    uint64_t w = (uint64_t)op->w, unit = pl->pair ? 2 * w : w;     /* words per unit                 */
+    int sh = unit == 1 ? 0 : unit == 2 ? 1 : 2;
+    uint64_t u0 = pl->pair ? g0 & ~(uint64_t)1 : g0;                /* the run's first unit's element */
+    uint64_t nunits = pl->pair ? (g0 + pl->run - u0 + 1) / 2 : pl->run;
+    uint64_t p0 = op->offset + w * u0, q0 = p0 & 3u;                /* its first word, place in block */
+    uint64_t blk = (p0 >> 2) + j, lo_rel, hi_rel, ua, ub, u, base = r * pl->run;
+    int have_next = 0;
+    /* units whose first word (relative to p0: unit * u) is in [4j - q0, 4j - q0 + 4) */
+    lo_rel = 4 * j >= q0 ? 4 * j - q0 : 0;
+    hi_rel = 4 * j + 4 - q0;
+    ua = (lo_rel + unit - 1) >> sh;
+    ub = (hi_rel + unit - 1) >> sh;
+    if (ub > nunits) ub = nunits;
+    if (ua >= ub) return;
+    if (unit == 1 && ub - ua == 4 && dt__cu_rng_fast4(op, y, (int64_t)(base + ua))) {
+        dt__cu_rng_store4(blk, k0, k1, y, (int64_t)(base + ua));
+        return;
+    }
+    dt__cu_philox(blk, 0, k0, k1, wv);
+    for (u = ua; u < ub; u++) {
+        uint64_t rel = u << sh, pos = p0 + rel;
+        size_t k = (size_t)(rel + q0 - 4 * j); /* the unit's first word in wv */
+        if (k + unit > 4 && !have_next) {
+            dt__cu_philox(blk + 1, 0, k0, k1, wv + 4);
+            have_next = 1;
+        }
+        if (pl->pair) {
+            uint64_t ge = u0 + 2 * u; /* the pair's first element (global) */
+            int64_t i0 = ge >= g0 ? (int64_t)(base + (ge - g0)) : -1;
+            int64_t i1 = ge + 1 < g0 + pl->run ? (int64_t)(base + (ge + 1 - g0)) : -1;
+            dt__cu_normal_pair(op, wv + k, y, i0, i1);
+        } else {
+            dt__cu_rng_elem(op, wv + k, pos, y, (int64_t)(base + u));
+        }
+    }
+}
+
+/* ---- reductions: a running value of one output, and how two combine ----
+   Floats in double, integers in int64 (wrapping sums). ARGMAX keeps the
+   first maximum: a larger value wins, NaN beats any number, ties (and two
+   NaNs) go to the lower index; arg < 0 marks "no element yet". */
+typedef struct dt__cu_racc {
+    double v;
+    int64_t iv, arg;
+} dt__cu_racc;
+
+DT__CU_HD void dt__cu_racc_init(dt__rop op, dt_dtype t, dt__cu_racc *a) {
+    int64_t lo = t == DT_I32 ? INT32_MIN : t == DT_U8 ? 0 : INT64_MIN;
+    int64_t hi = t == DT_I32 ? INT32_MAX : t == DT_U8 ? UINT8_MAX : INT64_MAX;
+    a->arg = -1;
+    a->v = op == DT__R_MIN ? HUGE_VAL : (op == DT__R_MAX || op == DT__R_ARGMAX) ? -HUGE_VAL : 0.0;
+    a->iv = op == DT__R_MIN ? hi : op == DT__R_MAX ? lo : op == DT__R_ARGMAX ? INT64_MIN : 0;
+}
+
+/* does (v, i) beat the current argmax? */
+DT__CU_HD int dt__cu_arg_wins(int isint, const dt__cu_racc *b, const dt__cu_racc *a) {
+    if (b->arg < 0) return 0;
+    if (a->arg < 0) return 1;
+    if (isint) return b->iv > a->iv || (b->iv == a->iv && b->arg < a->arg);
+    if (b->v != b->v) return a->v == a->v || b->arg < a->arg;
+    if (a->v != a->v) return 0;
+    return b->v > a->v || (b->v == a->v && b->arg < a->arg);
+}
+
+/* a <- a (+) b */
+DT__CU_HD void dt__cu_racc_merge(dt__rop op, int isint, dt__cu_racc *a, const dt__cu_racc *b) {
+    switch (op) {
+    case DT__R_SUM: case DT__R_SUMSQ:
+        if (isint) a->iv = dt__cu_iadd(a->iv, b->iv);
+        else a->v += b->v;
+        break;
+    case DT__R_MAX:
+        if (isint) a->iv = b->iv > a->iv ? b->iv : a->iv;
+        else a->v = DT__CU_FMAXOP(b->v, a->v);
+        break;
+    case DT__R_MIN:
+        if (isint) a->iv = b->iv < a->iv ? b->iv : a->iv;
+        else a->v = DT__CU_FMINOP(b->v, a->v);
+        break;
+    default:
+        if (dt__cu_arg_wins(isint, b, a)) *a = *b;
+        break;
+    }
+}
+
+/* fold element x[off] (reduced index ri) into a */
+DT__CU_HD void dt__cu_racc_add(dt__rop op, dt_dtype t, dt__cu_racc *a, const void *x, int64_t off, int64_t ri) {
+    dt__cu_racc e;
+    int isint = dt__cu_is_int(t);
+    if (isint) {
+        e.iv = dt__cu_ld_i64(t, x, off);
+        if (op == DT__R_SUMSQ) e.iv = dt__cu_imul(e.iv, e.iv);
+        e.v = 0;
+    } else {
+        e.v = dt__cu_ld_f64(t, x, off);
+        if (op == DT__R_SUMSQ) e.v = e.v * e.v;
+        e.iv = 0;
+    }
+    e.arg = ri;
+    dt__cu_racc_merge(op, isint, a, &e);
+}
+
+/* the finished output o (dt__rstore's rules) */
+DT__CU_HD void dt__cu_rstore(dt__rop op, dt_dtype t, const dt__cu_racc *a, void *out, int64_t o, double scale) {
+    int scaled = (op == DT__R_SUM || op == DT__R_SUMSQ) && scale != 1.0;
+    if (op == DT__R_ARGMAX) ((int64_t *)out)[o] = a->arg < 0 ? 0 : a->arg;
+    else if (!dt__cu_is_int(t)) dt__cu_st_f64(t, out, o, scaled ? a->v * scale : a->v);
+    else if (scaled) dt__cu_st_f64(t, out, o, (double)a->iv * scale);
+    else dt__cu_st_i64(t, out, o, a->iv);
+}
+
+/* x's kept and reduced dims (after dt__rgeom_make's merging) with strides */
+typedef struct dt__cu_rplan {
+    int nk, nr;
+    int64_t kext[DT_MAX_DIMS], kst[DT_MAX_DIMS], rext[DT_MAX_DIMS], rst[DT_MAX_DIMS];
+    int64_t nout, nred;
+} dt__cu_rplan;
+
+/* offset of the row-major index i over (ext, st) dims */
+DT__CU_HD int64_t dt__cu_unravel(int n, const int64_t *ext, const int64_t *st, int64_t i) {
+    int64_t off = 0;
+    int d;
+    for (d = n - 1; d >= 0; d--) {
+        off += (i % ext[d]) * st[d];
+        i /= ext[d];
+    }
+    return off;
+}
+
+/* ---- the kernels ---- */
+
+#define DT__CU_FOR(i, n) \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (int64_t)(n); i += (int64_t)gridDim.x * blockDim.x)
+
+#define DT__CU_LAUNCH(kernel, n, ...)                                                                    \
+    do {                                                                                                 \
+        kernel<<<dt__cu_blocks((uint64_t)(n)), DT__CU_THREADS, 0, dt__cu_stream_v>>>(__VA_ARGS__);      \
+        dt__cu_check_launch();                                                                           \
+    } while (0)
+
+__global__ void dt__cu_unary_kernel(dt__uop op, dt_dtype t, const void *x, void *y, int64_t n, double a, int64_t ia) {
+    DT__CU_FOR(i, n) dt__cu_unary_elem(op, t, x, y, i, a, ia);
+}
+
+/* F32 contiguous, four at a time where the pointers allow: the common case at full bandwidth */
+__global__ void dt__cu_unary_f32x4_kernel(dt__uop op, const float4 *x, float4 *y, int64_t n4, float a) {
+    DT__CU_FOR(i, n4) {
+        float4 v = x[i];
+        v.x = dt__cu_unary_f32(op, v.x, a); v.y = dt__cu_unary_f32(op, v.y, a);
+        v.z = dt__cu_unary_f32(op, v.z, a); v.w = dt__cu_unary_f32(op, v.w, a);
+        y[i] = v;
+    }
+}
+
+static int dt__cu_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+static void dt__cu_k_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a) {
+    size_t n4 = 0;
+    if (!n) return;
+    if (t == DT_F32 && dt__cu_aligned16(x) && dt__cu_aligned16(y)) {
+        n4 = n / 4;
+        if (n4) DT__CU_LAUNCH(dt__cu_unary_f32x4_kernel, n4, op, (const float4 *)x, (float4 *)y, (int64_t)n4, (float)a);
+        n4 *= 4;
+    }
+    if (n > n4)
+        DT__CU_LAUNCH(dt__cu_unary_kernel, n - n4, op, t, (const char *)x + n4 * 4, (char *)y + n4 * 4,
+                      (int64_t)(n - n4), a, dt__i64_of(a));
+}
+
+__global__ void dt__cu_cast_kernel(dt_dtype from, const void *x, dt_dtype to, void *y, int64_t n) {
+    DT__CU_FOR(i, n) dt__cu_cast_elem(from, x, to, y, i);
+}
+
+static void dt__cu_k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_t n) {
+    if (!n) return;
+    if (from == to) { /* a plain copy: the host's memmove */
+        if (x != y) dt__cu_note(cudaMemcpyAsync(y, x, n * dt_dtype_size(from), cudaMemcpyDeviceToDevice, dt__cu_stream_v));
+        return;
+    }
+    DT__CU_LAUNCH(dt__cu_cast_kernel, n, from, x, to, y, (int64_t)n);
+}
+
+/* any geometry: output element o's operand offsets by division */
+__global__ void dt__cu_binary_kernel(dt__bop op, dt_dtype t, dt__bgeom g, int64_t n, const void *a, const void *b,
+                                     void *out, double alpha, int64_t ialpha) {
+    DT__CU_FOR(o, n) {
+        int64_t ia, ib;
+        dt__cu_bgeom_offsets(&g, o, &ia, &ib);
+        dt__cu_binary_at(op, t, a, ia, b, ib, out, o, alpha, ialpha);
+    }
+}
+
+/* one dim, each operand contiguous (stride 1) or a scalar (stride 0): no index math */
+__global__ void dt__cu_binary_flat_kernel(dt__bop op, dt_dtype t, int64_t n, const void *a, int64_t sa, const void *b,
+                                          int64_t sb, void *out, double alpha, int64_t ialpha) {
+    DT__CU_FOR(o, n) dt__cu_binary_at(op, t, a, o * sa, b, o * sb, out, o, alpha, ialpha);
+}
+
+/* F32, both contiguous and 16-byte aligned: float4 moves */
+__global__ void dt__cu_binary_f32x4_kernel(dt__bop op, int64_t n4, const float4 *a, const float4 *b, float4 *out,
+                                           float alpha) {
+    DT__CU_FOR(i, n4) {
+        float4 p = a[i], q = b[i], r;
+        r.x = dt__cu_bop_f32(op, p.x, q.x, alpha); r.y = dt__cu_bop_f32(op, p.y, q.y, alpha);
+        r.z = dt__cu_bop_f32(op, p.z, q.z, alpha); r.w = dt__cu_bop_f32(op, p.w, q.w, alpha);
+        out[i] = r;
+    }
+}
+
+/* out may alias a or b: every element is read by the thread that writes it */
+static void dt__cu_k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                            const void *b, const int64_t *sb, void *out, double alpha) {
+    dt__bgeom g;
+    int64_t n = 1, ialpha = dt__cu_is_int(t) ? dt__i64_of(alpha) : 0;
+    int d;
+    if (!dt__bgeom_make(ndim, shape, sa, sb, &g)) return;
+    for (d = 0; d < g.nd; d++) n *= g.ext[d];
+    if (g.nd == 1 && (g.sa[0] == 0 || g.sa[0] == 1) && (g.sb[0] == 0 || g.sb[0] == 1)) {
+        int64_t done = 0;
+        if (t == DT_F32 && g.sa[0] == 1 && g.sb[0] == 1 && dt__cu_aligned16(a) && dt__cu_aligned16(b) &&
+            dt__cu_aligned16(out) && n >= 4) {
+            done = n / 4 * 4;
+            DT__CU_LAUNCH(dt__cu_binary_f32x4_kernel, done / 4, op, done / 4, (const float4 *)a, (const float4 *)b,
+                          (float4 *)out, (float)alpha);
+        }
+        if (n > done)
+            DT__CU_LAUNCH(dt__cu_binary_flat_kernel, n - done, op, t, n - done, (const char *)a + done * 4 * g.sa[0],
+                          g.sa[0], (const char *)b + done * 4 * g.sb[0], g.sb[0], (char *)out + done * 4, alpha, ialpha);
+        return;
+    }
+    DT__CU_LAUNCH(dt__cu_binary_kernel, n, op, t, g, n, a, b, out, alpha, ialpha);
+}
+
+/* block-wide merge of the threads' accumulators; thread 0 gets the result */
+__device__ void dt__cu_block_merge(dt__rop op, int isint, dt__cu_racc *acc) {
+    __shared__ dt__cu_racc sh[DT__CU_THREADS];
+    unsigned s;
+    sh[threadIdx.x] = *acc;
+    __syncthreads();
+    for (s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) dt__cu_racc_merge(op, isint, &sh[threadIdx.x], &sh[threadIdx.x + s]);
+        __syncthreads();
+    }
+    *acc = sh[0];
+    __syncthreads(); /* sh is reused by the next call */
+}
+
+/* few, long reductions: a block per output, threads striding over the reduced elements */
+__global__ void dt__cu_reduce_block_kernel(dt__rop op, dt_dtype t, dt__cu_rplan p, const void *x, void *out,
+                                           double scale) {
+    int64_t o, r;
+    int isint = dt__cu_is_int(t);
+    for (o = blockIdx.x; o < p.nout; o += gridDim.x) {
+        int64_t base = dt__cu_unravel(p.nk, p.kext, p.kst, o);
+        dt__cu_racc acc;
+        dt__cu_racc_init(op, t, &acc);
+        for (r = threadIdx.x; r < p.nred; r += blockDim.x)
+            dt__cu_racc_add(op, t, &acc, x, base + dt__cu_unravel(p.nr, p.rext, p.rst, r), r);
+        dt__cu_block_merge(op, isint, &acc);
+        if (threadIdx.x == 0) dt__cu_rstore(op, t, &acc, out, o, scale);
+    }
+}
+
+/* many, short reductions: a thread per output */
+__global__ void dt__cu_reduce_thread_kernel(dt__rop op, dt_dtype t, dt__cu_rplan p, const void *x, void *out,
+                                            double scale) {
+    DT__CU_FOR(o, p.nout) {
+        int64_t base = dt__cu_unravel(p.nk, p.kext, p.kst, o), r;
+        dt__cu_racc acc;
+        dt__cu_racc_init(op, t, &acc);
+        for (r = 0; r < p.nred; r++) dt__cu_racc_add(op, t, &acc, x, base + dt__cu_unravel(p.nr, p.rext, p.rst, r), r);
+        dt__cu_rstore(op, t, &acc, out, o, scale);
+    }
+}
+
+static void dt__cu_rplan_make(int ndim, const int64_t *shape, unsigned mask, dt__cu_rplan *p) {
+    dt__rgeom g;
+    int d;
+    dt__rgeom_make(ndim, shape, mask, &g);
+    p->nk = p->nr = 0;
+    p->nout = p->nred = 1;
+    for (d = 0; d < g.nd; d++) {
+        if (g.red[d]) {
+            p->rext[p->nr] = g.ext[d]; p->rst[p->nr] = g.st[d]; p->nr++;
+            p->nred *= g.ext[d];
+        } else {
+            p->kext[p->nk] = g.ext[d]; p->kst[p->nk] = g.st[d]; p->nk++;
+            p->nout *= g.ext[d];
+        }
+    }
+}
+
+static void dt__cu_k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask, const void *x,
+                            void *out, double scale) {
+    dt__cu_rplan p;
+    int64_t nout = 1, nred = 1;
+    int d, use_blocks;
+    for (d = 0; d < ndim; d++) {
+        if ((mask >> d) & 1u) nred *= shape[d];
+        else nout *= shape[d];
+    }
+    if (nout == 0) return;
+    dt__cu_rplan_make(ndim, shape, mask, &p);
+    if (nred == 0) { /* the identity of op (the host writes it unscaled) */
+        p.nred = 0;
+        p.nk = 0;
+        p.nout = nout;
+        scale = 1.0;
+    }
+    /* Coalescing decides: when x's innermost dim is kept, neighbouring
+       outputs are neighbouring elements, so a thread per output reads a
+       warp's worth of a row at once; when it is reduced, a block's threads
+       read one output's run together. Few outputs: blocks either way. */
+    {
+        int inner_kept = p.nk > 0 && p.kst[p.nk - 1] == 1;
+        use_blocks = inner_kept ? p.nout < 2048 : (p.nred >= 32 || p.nout < 1024);
+    }
+    if (use_blocks) {
+        unsigned blocks = (unsigned)(p.nout < 65535 ? p.nout : 65535);
+        dt__cu_reduce_block_kernel<<<blocks, DT__CU_THREADS, 0, dt__cu_stream_v>>>(op, t, p, x, out, scale);
+        dt__cu_check_launch();
+    } else {
+        DT__CU_LAUNCH(dt__cu_reduce_thread_kernel, p.nout, op, t, p, x, out, scale);
+    }
+}
+
+/* ---- softmax / norm / xent: a block per row, two or three passes ---- */
+
+/* the block's NaN-propagating max / double sum of per-thread values */
+__device__ double dt__cu_block_max(double v) {
+    dt__cu_racc a;
+    a.v = v; a.iv = 0; a.arg = 0;
+    dt__cu_block_merge(DT__R_MAX, 0, &a);
+    return a.v;
+}
+__device__ double dt__cu_block_sum(double v) {
+    dt__cu_racc a;
+    a.v = v; a.iv = 0; a.arg = 0;
+    dt__cu_block_merge(DT__R_SUM, 0, &a);
+    return a.v;
+}
+
+/* row (o, c) of [outer, n, inner]: elements o*n*inner + i*inner + c */
+__global__ void dt__cu_softmax_kernel(dt_dtype t, const void *x, void *y, int64_t outer, int64_t n, int64_t inner,
+                                      int want_log) {
+    int64_t row, i;
+    for (row = blockIdx.x; row < outer * inner; row += gridDim.x) {
+        int64_t base = (row / inner) * n * inner + row % inner;
+        double m = -HUGE_VAL, s = 0.0;
+        for (i = threadIdx.x; i < n; i += blockDim.x) {
+            double v = t == DT_F64 ? ((const double *)x)[base + i * inner] : (double)dt__cu_ld_f32(t, x, base + i * inner);
+            m = DT__CU_FMAXOP(v, m);
+        }
+        m = dt__cu_block_max(m);
+        if (t == DT_F64) {
+            for (i = threadIdx.x; i < n; i += blockDim.x) s += exp(((const double *)x)[base + i * inner] - m);
+            s = dt__cu_block_sum(s);
+            {
+                double f = want_log ? log(s) : 1.0 / s;
+                for (i = threadIdx.x; i < n; i += blockDim.x) {
+                    double v = ((const double *)x)[base + i * inner] - m;
+                    ((double *)y)[base + i * inner] = want_log ? v - f : exp(v) * f;
+                }
+            }
+        } else {
+            float mf = (float)m, f;
+            for (i = threadIdx.x; i < n; i += blockDim.x) s += (double)dt__cu_expf(dt__cu_ld_f32(t, x, base + i * inner) - mf);
+            s = dt__cu_block_sum(s);
+            f = want_log ? logf((float)s) : (float)(1.0 / s);
+            for (i = threadIdx.x; i < n; i += blockDim.x) {
+                float v = dt__cu_ld_f32(t, x, base + i * inner) - mf;
+                dt__cu_st_f32(t, y, base + i * inner, want_log ? v - f : dt__cu_expf(v) * f);
+            }
+        }
+    }
+}
+
+static unsigned dt__cu_row_blocks(uint64_t rows) { return (unsigned)(rows < 65535 ? rows : 65535); }
+
+static void dt__cu_k_softmax(dt_dtype t, const void *x, void *y, size_t outer, size_t n, size_t inner, int want_log) {
+    if (!n || !inner || !outer) return;
+    dt__cu_softmax_kernel<<<dt__cu_row_blocks(outer * inner), DT__CU_THREADS, 0, dt__cu_stream_v>>>(
+        t, x, y, (int64_t)outer, (int64_t)n, (int64_t)inner, want_log);
+    dt__cu_check_launch();
+}
+
+__global__ void dt__cu_norm_kernel(dt_dtype t, const void *x, const void *w, const void *b, void *y, int64_t rows,
+                                   int64_t n, double eps, int rms) {
+    int64_t r, i;
+    for (r = blockIdx.x; r < rows; r += gridDim.x) {
+        int64_t off = r * n;
+        double mean = 0.0, sq = 0.0, scale;
+        if (!rms) {
+            double s = 0.0;
+            for (i = threadIdx.x; i < n; i += blockDim.x) s += dt__cu_ld_f64(t, x, off + i);
+            mean = dt__cu_block_sum(s) / (double)n;
+        }
+        for (i = threadIdx.x; i < n; i += blockDim.x) {
+            double d = dt__cu_ld_f64(t, x, off + i) - mean;
+            sq += d * d;
+        }
+        sq = dt__cu_block_sum(sq);
+        scale = 1.0 / sqrt(sq / (double)n + eps);
+        for (i = threadIdx.x; i < n; i += blockDim.x) {
+            if (t == DT_F64) {
+                double o = (((const double *)x)[off + i] - mean) * scale;
+                if (w) o *= ((const double *)w)[i];
+                if (b && !rms) o += ((const double *)b)[i];
+                ((double *)y)[off + i] = o;
+            } else {
+                float o = (dt__cu_ld_f32(t, x, off + i) - (float)mean) * (float)scale;
+                if (w) o *= dt__cu_ld_f32(t, w, i);
+                if (b && !rms) o += dt__cu_ld_f32(t, b, i);
+                dt__cu_st_f32(t, y, off + i, o);
+            }
+        }
+    }
+}
+
+static void dt__cu_k_norm(dt_dtype t, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
+                          double eps, int rms) {
+    if (!n || !rows) return;
+    dt__cu_norm_kernel<<<dt__cu_row_blocks(rows), DT__CU_THREADS, 0, dt__cu_stream_v>>>(t, x, w, b, y, (int64_t)rows,
+                                                                                          (int64_t)n, eps, rms);
+    dt__cu_check_launch();
+}
+
+/* M, rowmax, sumexp and tlogit are DEVICE memory in this table (the ops
+   layer allocates them on the tensor's device) */
+__global__ void dt__cu_xent_kernel(dt_dtype t, const void *x, int64_t rows, int64_t ncls, int64_t cls0,
+                                   dt_dtype target_t, const void *target, const double *M, double *rowmax,
+                                   double *sumexp, double *tlogit) {
+    int64_t r, c;
+    for (r = blockIdx.x; r < rows; r += gridDim.x) {
+        int64_t off = r * ncls;
+        if (!M) {
+            double m = -HUGE_VAL;
+            for (c = threadIdx.x; c < ncls; c += blockDim.x) m = DT__CU_FMAXOP(dt__cu_ld_f64(t, x, off + c), m);
+            m = dt__cu_block_max(m);
+            if (threadIdx.x == 0 && rowmax) rowmax[r] = m;
+            continue;
+        }
+        if (sumexp) {
+            double s = 0.0;
+            if (t == DT_F64)
+                for (c = threadIdx.x; c < ncls; c += blockDim.x) s += exp(((const double *)x)[off + c] - M[r]);
+            else
+                for (c = threadIdx.x; c < ncls; c += blockDim.x)
+                    s += (double)dt__cu_expf(dt__cu_ld_f32(t, x, off + c) - (float)M[r]);
+            s = dt__cu_block_sum(s);
+            if (threadIdx.x == 0) sumexp[r] = s;
+        }
+        if (tlogit && threadIdx.x == 0) {
+            int64_t k = target_t == DT_I32 ? (int64_t)((const int32_t *)target)[r] : ((const int64_t *)target)[r];
+            tlogit[r] = k >= cls0 && k - cls0 < ncls ? dt__cu_ld_f64(t, x, off + (k - cls0)) : 0.0;
+        }
+    }
+}
+
+static void dt__cu_k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
+                          const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit) {
+    if (!rows) return;
+    dt__cu_xent_kernel<<<dt__cu_row_blocks(rows), DT__CU_THREADS, 0, dt__cu_stream_v>>>(
+        t, x, (int64_t)rows, (int64_t)ncls, cls0, target_t, target, M, rowmax, sumexp, tlogit);
+    dt__cu_check_launch();
+}
+
+/* ---- gemm ----
+   cuBLAS is column-major. A row-major view with (row stride, col stride)
+   is a column-major matrix when its row stride is 1 (leading dimension:
+   the col stride) and the column-major transpose when its col stride is
+   1 (leading dimension: the row stride). C column-major: C = op(A) op(B);
+   C row-major: C^T = op(B^T) op(A^T), the same call with the operands
+   swapped. Matrices with neither stride 1 (and integer dtypes, and
+   k == 0) take a plain kernel, one thread per element of C. */
+
+/* rows x cols with strides (rs, cs) as column-major: *trans 0 (ld = cs) or
+   1 (stored transposed, ld = rs); 0 if neither fits. The stride of an
+   extent-1 dim is free: a column vector is column-major with any rs == 1,
+   or its transpose (a row of stride rs) otherwise. */
+static int dt__cu_colmajor(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int *trans, int64_t *ld) {
+    if (rows <= 1 && cols <= 1) { *trans = 0; *ld = 1; return 1; }
+    if (cols == 1) {
+        if (rs == 1) { *trans = 0; *ld = rows; return 1; }
+        if (rs >= 1) { *trans = 1; *ld = rs; return 1; }
+        return 0;
+    }
+    if (rows == 1) {
+        if (cs == 1) { *trans = 1; *ld = cols; return 1; }
+        if (cs >= 1) { *trans = 0; *ld = cs; return 1; }
+        return 0;
+    }
+    if (rs == 1 && cs >= rows) { *trans = 0; *ld = cs; return 1; }
+    if (cs == 1 && rs >= cols) { *trans = 1; *ld = rs; return 1; }
+    return 0;
+}
+
+static cublasHandle_t dt__cu_blas_h = NULL;
+
+static dt_status dt__cu_blas(const char *what, cublasStatus_t s) {
+    if (s == CUBLAS_STATUS_SUCCESS) return DT_OK;
+    return dt__fail(DT_ERR_DEVICE, "dt gemm: %s: %s", what, cublasGetStatusString(s));
+}
+
+/* the handle, made at first use, always bound to dt_cuda_stream() */
+static dt_status dt__cu_blas_handle(cublasHandle_t *h) {
+    dt_status st;
+    if (!dt__cu_blas_h && (st = dt__cu_blas("cublasCreate", cublasCreate(&dt__cu_blas_h)))) {
+        dt__cu_blas_h = NULL;
+        return st;
+    }
+    if ((st = dt__cu_blas("cublasSetStream", cublasSetStream(dt__cu_blas_h, dt__cu_stream_v)))) return st;
+    *h = dt__cu_blas_h;
+    return DT_OK;
+}
+
+/* one column-major call: C[m x n] (ldc) = alpha op(A) op(B) + beta C */
+static dt_status dt__cu_gemm_call(dt_dtype t, int m, int n, int k, double alpha, const void *a, int ta, int64_t lda,
+                                  const void *b, int tb, int64_t ldb, double beta, void *c, int64_t ldc) {
+    cublasHandle_t h;
+    cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    dt_status st = dt__cu_blas_handle(&h);
+    if (st) return st;
+    if (t == DT_F64)
+        return dt__cu_blas("cublasDgemm", cublasDgemm(h, oa, ob, m, n, k, &alpha, (const double *)a, (int)lda,
+                                                      (const double *)b, (int)ldb, &beta, (double *)c, (int)ldc));
+    {
+        float al = (float)alpha, be = (float)beta;
+        if (t == DT_F32)
+            return dt__cu_blas("cublasSgemm", cublasSgemm(h, oa, ob, m, n, k, &al, (const float *)a, (int)lda,
+                                                          (const float *)b, (int)ldb, &be, (float *)c, (int)ldc));
+        {
+            cudaDataType_t dty = t == DT_F16 ? CUDA_R_16F : CUDA_R_16BF; /* halves: F32 compute, as the host */
+            return dt__cu_blas("cublasGemmEx", cublasGemmEx(h, oa, ob, m, n, k, &al, a, dty, (int)lda, b, dty, (int)ldb,
+                                                            &be, c, dty, (int)ldc, CUBLAS_COMPUTE_32F,
+                                                            CUBLAS_GEMM_DEFAULT));
+        }
+    }
+}
+
+/* C[i, j] by the definition, any strides; integers wrap in int64, floats
+   accumulate in the working type as the host's loops do */
+DT__CU_HD void dt__cu_gemm_elem(dt_dtype t, int64_t i, int64_t j, int64_t k, double alpha, const void *a, int64_t rsa,
+                                int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                                int64_t csc) {
+    int64_t p, co = i * rsc + j * csc;
+    if (dt__cu_is_int(t)) {
+        int64_t s = 0, al = dt__cu_sat_i64(alpha, INT64_MIN, INT64_MAX), be = dt__cu_sat_i64(beta, INT64_MIN, INT64_MAX);
+        for (p = 0; p < k; p++)
+            s = dt__cu_iadd(s, dt__cu_imul(dt__cu_ld_i64(t, a, i * rsa + p * csa), dt__cu_ld_i64(t, b, p * rsb + j * csb)));
+        s = dt__cu_imul(al, s);
+        if (beta != 0.0) s = dt__cu_iadd(s, dt__cu_imul(be, dt__cu_ld_i64(t, c, co)));
+        dt__cu_st_i64(t, c, co, s);
+    } else if (t == DT_F64) {
+        double s = 0.0;
+        for (p = 0; p < k; p++) s += ((const double *)a)[i * rsa + p * csa] * ((const double *)b)[p * rsb + j * csb];
+        s *= alpha;
+        if (beta != 0.0) s += beta * ((const double *)c)[co]; /* beta == 0: C is not read */
+        ((double *)c)[co] = s;
+    } else {
+        float s = 0.0f;
+        for (p = 0; p < k; p++) s += dt__cu_ld_f32(t, a, i * rsa + p * csa) * dt__cu_ld_f32(t, b, p * rsb + j * csb);
+        s *= (float)alpha;
+        if (beta != 0.0) s += (float)beta * dt__cu_ld_f32(t, c, co);
+        dt__cu_st_f32(t, c, co, s);
+    }
+}
+
+__global__ void dt__cu_gemm_plain_kernel(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
+                                         int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb,
+                                         double beta, void *c, int64_t rsc, int64_t csc) {
+    DT__CU_FOR(e, m * n) dt__cu_gemm_elem(t, e / n, e % n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
+}
+
+/* one cuBLAS call for a gemm: C' [m x n] (ldc) = op(A') op(B'), column-major */
+typedef struct dt__cu_gemmplan {
+    int m, n, k;
+    const void *a, *b;   /* A', B' (swapped when C is row-major)         */
+    int ta, tb;
+    int64_t lda, ldb, ldc;
+} dt__cu_gemmplan;
+
+/* host side: 0 when cuBLAS cannot take the strides (or the dtype, or k == 0) */
+static int dt__cu_gemm_plan(dt_dtype t, int64_t m, int64_t n, int64_t k, const void *a, int64_t rsa, int64_t csa,
+                            const void *b, int64_t rsb, int64_t csb, int64_t rsc, int64_t csc, dt__cu_gemmplan *p) {
+    int tc;
+    if (dt__cu_is_int(t) || k <= 0 || m >= INT_MAX || n >= INT_MAX || k >= INT_MAX) return 0;
+    if (!dt__cu_colmajor(m, n, rsc, csc, &tc, &p->ldc)) return 0;
+    p->k = (int)k;
+    if (!tc) { /* C column-major: C = op(A) op(B) */
+        if (!dt__cu_colmajor(m, k, rsa, csa, &p->ta, &p->lda) || !dt__cu_colmajor(k, n, rsb, csb, &p->tb, &p->ldb))
+            return 0;
+        p->m = (int)m; p->n = (int)n; p->a = a; p->b = b;
+    } else {   /* C row-major: C^T [n x m] = B^T A^T, B^T [n x k] has strides (csb, rsb) */
+        if (!dt__cu_colmajor(n, k, csb, rsb, &p->ta, &p->lda) || !dt__cu_colmajor(k, m, csa, rsa, &p->tb, &p->ldb))
+            return 0;
+        p->m = (int)n; p->n = (int)m; p->a = b; p->b = a;
+    }
+    return p->lda < INT_MAX && p->ldb < INT_MAX && p->ldc < INT_MAX;
+}
+
+static dt_status dt__cu_k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                               int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                               int64_t csc) {
+    dt__cu_gemmplan p;
+    if (m <= 0 || n <= 0) return DT_OK;
+    if (k <= 0) alpha = 0.0; /* C = beta C (the plain kernel: no products) */
+    if (dt__cu_gemm_plan(t, m, n, k, a, rsa, csa, b, rsb, csb, rsc, csc, &p))
+        return dt__cu_gemm_call(t, p.m, p.n, p.k, alpha, p.a, p.ta, p.lda, p.b, p.tb, p.ldb, beta, c, p.ldc);
+    DT__CU_LAUNCH(dt__cu_gemm_plain_kernel, m * n, t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
+    return DT_OK;
+}
+
+/* ---- permute, embedding: element moves ---- */
+
+DT__CU_HD void dt__cu_move(size_t es, void *dst, const void *src) {
+    switch (es) {
+    case 1: *(uint8_t *)dst = *(const uint8_t *)src; break;
+    case 2: *(uint16_t *)dst = *(const uint16_t *)src; break;
+    case 4: *(uint32_t *)dst = *(const uint32_t *)src; break;
+    case 8: *(uint64_t *)dst = *(const uint64_t *)src; break;
+    default: memcpy(dst, src, es); break;
+    }
+}
+
+/* y's dims (extent 1 dropped, neighbours adjacent in x merged) with x's
+   strides. When y's innermost dim is not x's innermost (a transpose), the
+   copy goes by 32 x 32 tiles of the plane (q: the dim contiguous in x,
+   last: contiguous in y) through shared memory, so that both the reads and
+   the writes of a warp are contiguous; the other dims index the tiles'
+   planes (ost: their x and y strides). */
+#define DT__CU_TILE 32
+typedef struct dt__cu_pplan {
+    int nd;
+    int64_t ext[DT_MAX_DIMS], xst[DT_MAX_DIMS];
+    /* the tiled form */
+    int q, no;
+    int64_t yq, xl;                                          /* y stride of q, x stride of last */
+    int64_t eq, el, ntq, ntl;                                /* extents, tiles along q and last */
+    int64_t oext[DT_MAX_DIMS], oxs[DT_MAX_DIMS], oys[DT_MAX_DIMS], nout;
+} dt__cu_pplan;
+
+/* host side: 0 when y's innermost dim is x's too (rows copy as they are) */
+static int dt__cu_pplan_tiled(dt__cu_pplan *p) {
+    int64_t yst[DT_MAX_DIMS];
+    int d, last = p->nd - 1;
+    if (p->xst[last] == 1) return 0;
+    yst[last] = 1;
+    for (d = last - 1; d >= 0; d--) yst[d] = yst[d + 1] * p->ext[d + 1];
+    p->q = -1;
+    for (d = 0; d < p->nd; d++)
+        if (p->xst[d] == 1) p->q = d;
+    if (p->q < 0) return 0; /* (x's innermost non-1 dim always has stride 1) */
+    p->no = 0;
+    p->nout = 1;
+    for (d = 0; d < p->nd; d++)
+        if (d != p->q && d != last) {
+            p->oext[p->no] = p->ext[d];
+            p->oxs[p->no] = p->xst[d];
+            p->oys[p->no] = yst[d];
+            p->nout *= p->ext[d];
+            p->no++;
+        }
+    p->yq = yst[p->q];
+    p->xl = p->xst[last];
+    p->eq = p->ext[p->q];
+    p->el = p->ext[last];
+    p->ntq = (p->eq + DT__CU_TILE - 1) / DT__CU_TILE;
+    p->ntl = (p->el + DT__CU_TILE - 1) / DT__CU_TILE;
+    return 1;
+}
+
+/* tile t (plane, tile along q, tile along last): element offsets of its
+   corner in x and y, and its first indices along q and last */
+DT__CU_HD void dt__cu_pplan_tile(const dt__cu_pplan *p, int64_t t, int64_t *xo, int64_t *yo, int64_t *q0, int64_t *l0) {
+    int64_t per = p->ntq * p->ntl, o = t / per, r = t - o * per, xb = 0, yb = 0;
+    int d;
+    *q0 = (r / p->ntl) * DT__CU_TILE;
+    *l0 = (r % p->ntl) * DT__CU_TILE;
+    for (d = p->no - 1; d >= 0; d--) {
+        int64_t i = o % p->oext[d];
+        o /= p->oext[d];
+        xb += i * p->oxs[d];
+        yb += i * p->oys[d];
+    }
+    *xo = xb + *q0 + *l0 * p->xl;
+    *yo = yb + *q0 * p->yq + *l0;
+}
+
+__global__ void dt__cu_permute_kernel(size_t es, dt__cu_pplan p, int64_t total, const char *x, char *y) {
+    DT__CU_FOR(o, total) dt__cu_move(es, y + o * (int64_t)es, x + dt__cu_unravel(p.nd, p.ext, p.xst, o) * (int64_t)es);
+}
+
+/* blockDim (32, 8): a tile is read along q (x contiguous) and written
+   along last (y contiguous); the padding column keeps the transposed
+   reads of shared memory free of bank conflicts */
+__global__ void dt__cu_permute_tiled_kernel(size_t es, dt__cu_pplan p, const char *x, char *y) {
+    __shared__ uint64_t tile[DT__CU_TILE * (DT__CU_TILE + 1)];
+    char *sm = (char *)tile;
+    int64_t t, ntiles = p.nout * p.ntq * p.ntl;
+    int tx = (int)threadIdx.x, ty;
+    for (t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        int64_t xo, yo, q0, l0;
+        dt__cu_pplan_tile(&p, t, &xo, &yo, &q0, &l0);
+        for (ty = (int)threadIdx.y; ty < DT__CU_TILE; ty += (int)blockDim.y) /* element (q0 + tx, l0 + ty) */
+            if (q0 + tx < p.eq && l0 + ty < p.el)
+                dt__cu_move(es, sm + (size_t)(ty * (DT__CU_TILE + 1) + tx) * es, x + (xo + tx + ty * p.xl) * (int64_t)es);
+        __syncthreads();
+        for (ty = (int)threadIdx.y; ty < DT__CU_TILE; ty += (int)blockDim.y) /* element (q0 + ty, l0 + tx) */
+            if (q0 + ty < p.eq && l0 + tx < p.el)
+                dt__cu_move(es, y + (yo + ty * p.yq + tx) * (int64_t)es, sm + (size_t)(tx * (DT__CU_TILE + 1) + ty) * es);
+        __syncthreads();
+    }
+}
+
+/* host side: the merged dims of y with their x strides */
+static int64_t dt__cu_pplan_make(int ndim, const int64_t *xshape, const int *perm, dt__cu_pplan *p) {
+    int64_t xst[DT_MAX_DIMS], total = 1;
+    int d;
+    for (d = ndim - 1; d >= 0; d--) {
+        xst[d] = total;
+        total *= xshape[d];
+    }
+    p->nd = 0;
+    for (d = 0; d < ndim; d++) {
+        int64_t e = xshape[perm[d]], s = xst[perm[d]];
+        if (e == 1) continue;
+        if (p->nd > 0 && p->xst[p->nd - 1] == s * e) p->ext[p->nd - 1] *= e;
+        else p->ext[p->nd++] = e;
+        p->xst[p->nd - 1] = s;
+    }
+    return total;
+}
+
+static void dt__cu_k_permute(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y) {
+    dt__cu_pplan p;
+    int64_t total = dt__cu_pplan_make(ndim, xshape, perm, &p);
+    if (total == 0) return;
+    if (p.nd <= 1) { /* no reordering left */
+        if (x != y) dt__cu_note(cudaMemcpyAsync(y, x, (size_t)total * es, cudaMemcpyDeviceToDevice, dt__cu_stream_v));
+        return;
+    }
+    if ((es == 1 || es == 2 || es == 4 || es == 8) && dt__cu_pplan_tiled(&p)) {
+        int64_t ntiles = p.nout * p.ntq * p.ntl;
+        dim3 block(DT__CU_TILE, 8);
+        unsigned grid = (unsigned)(ntiles < (int64_t)dt__cu_blocks((uint64_t)ntiles * DT__CU_THREADS)
+                                       ? ntiles : (int64_t)dt__cu_blocks((uint64_t)ntiles * DT__CU_THREADS));
+        dt__cu_permute_tiled_kernel<<<grid, block, 0, dt__cu_stream_v>>>(es, p, (const char *)x, (char *)y);
+        dt__cu_check_launch();
+        return;
+    }
+    DT__CU_LAUNCH(dt__cu_permute_kernel, total, es, p, total, (const char *)x, (char *)y);
+}
+
+__global__ void dt__cu_embedding_kernel(size_t es, const char *table, int64_t row0, int64_t nrows, int64_t dim,
+                                        dt_dtype idx_t, const void *idx, int64_t nidx, char *out) {
+    DT__CU_FOR(e, nidx * dim) {
+        int64_t i = e / dim, j = e % dim;
+        int64_t v = idx_t == DT_I32 ? (int64_t)((const int32_t *)idx)[i] : ((const int64_t *)idx)[i];
+        if (v >= row0 && v - row0 < nrows) dt__cu_move(es, out + e * (int64_t)es, table + ((v - row0) * dim + j) * (int64_t)es);
+        else memset(out + e * (int64_t)es, 0, es);
+    }
+}
+
+static void dt__cu_k_embedding(dt_dtype t, const void *table, int64_t row0, int64_t nrows, int64_t dim, dt_dtype idx_t,
+                               const void *idx, size_t nidx, void *out) {
+    if (!nidx || dim <= 0) return;
+    DT__CU_LAUNCH(dt__cu_embedding_kernel, (int64_t)nidx * dim, dt_dtype_size(t), (const char *)table, row0, nrows, dim,
+                  idx_t, idx, (int64_t)nidx, (char *)out);
+}
+
+/* ---- rng: one Philox block per work item ---- */
+
+__global__ void dt__cu_rng_kernel(dt__rng_op op, dt__cu_rngplan pl, uint64_t items, void *y) {
+    uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, step = (uint64_t)gridDim.x * blockDim.x;
+    for (; t < items; t += step) dt__cu_rng_item(&op, &pl, t, y);
+}
+
+/* op->x (dropout) and op->mask are device pointers, like y */
+static void dt__cu_k_rng(const dt__rng_op *op, int ndim, const int64_t *gs, const int64_t *lo, const int64_t *ext,
+                         void *y) {
+    dt__cu_rngplan pl;
+    uint64_t items;
+    if (!dt__cu_rngplan_make(op, ndim, gs, lo, ext, &pl)) return;
+    items = pl.nruns * pl.bpr;
+    dt__cu_rng_kernel<<<dt__cu_blocks(items), DT__CU_THREADS, 0, dt__cu_stream_v>>>(*op, pl, items, y);
+    dt__cu_check_launch();
+}
+
+static const dt__kernels dt__cu_kernels_v = { dt__cu_k_unary, dt__cu_k_cast, dt__cu_k_binary, dt__cu_k_reduce,
+                                              dt__cu_k_softmax, dt__cu_k_norm, dt__cu_k_gemm, dt__cu_k_permute,
+                                              dt__cu_k_embedding, dt__cu_k_xent, dt__cu_k_rng };
+static const struct dt__kernels *dt__cu_kernels_get(void) { return &dt__cu_kernels_v; }
 
 /* >>nccl --------------------------------------------------------------------
    dt_comm_nccl: an NCCL communicator as a dt_comm backend (device = DT_CUDA:
