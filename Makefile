@@ -251,6 +251,7 @@ CU_BUILD   = $(NVCC) $(NVFLAGS) -I. $(CU_MPI_INC)
 CU_LINK    = $(CUDA_LIBS) $(CU_MPI_LIB) $(LDLIBS)
 CUDA_PROGS = $(CB)/test_nccl \
              $(if $(wildcard tests/test_cuda_host.cu),$(CB)/test_cuda_host) \
+             $(if $(wildcard tests/test_cuda.cu),$(CB)/test_cuda) \
              $(if $(wildcard tests/test_device.c),$(CB)/test_device) \
              $(if $(wildcard bench/cuda.cu),$(CB)/bench_cuda) \
              $(patsubst examples/%.cu,$(CB)/%,$(wildcard examples/*.cu))

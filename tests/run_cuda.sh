@@ -72,6 +72,10 @@ if have tests/test_cuda_host.cu test_cuda_host; then
     run_one cuda_host "$LOGS/test_cuda_host.log" test "$B/test_cuda_host"
 fi
 
+if have tests/test_cuda.cu test_cuda; then
+    run_one cuda_kernels "$LOGS/test_cuda.log" test "$B/test_cuda"
+fi
+
 if have tests/test_nccl.cu test_nccl; then
     run_one "nccl np=1" "$LOGS/test_nccl.np1.log" test "${RUN[@]}" -n 1 "$B/test_nccl"
     if [ "$ngpu" -ge 2 ]; then

@@ -334,10 +334,9 @@ static dt_placement random_placement(dtt_rng *r, int nd, int allow_partial) {
 }
 
 static void redistribution_sweep(dt_comm *comm, const char *bname, int device_backend_used) {
-    int shapes[2][2] = {{dtt_np, 1}, {1, dtt_np}}, s, trial, fac[16][4], nf, f;
+    int s, trial, fac[16][4], nf, f;
     dtt_rng r = {0x5eed + (uint64_t)device_backend_used};
     nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8);
-    (void)shapes;
     for (f = 0; f < nf; f++) {
         dt_mesh_desc md;
         dt_mesh *m = NULL;
