@@ -361,12 +361,15 @@ static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
    the dt__kernels table on device memory. Same contract as the host table
    (>>kernels); every kernel is enqueued on dt_cuda_stream() and returns at
    once (gemm may fail on cuBLAS). The element math is __host__ __device__
-   and mirrors the host kernels': exact where those are exact (conversions,
-   casts, +-*, / and max/min, the integer ops, dt__expf's polynomial, the
-   random values bit for bit); libm functions (log, sin, erf, ...) are
-   CUDA's, within their documented ulps of the host's; sums run in another
-   order (a tree), still in double. Which NaN a two-NaN operation returns
-   is not specified (the GPU gives its canonical NaN). */
+   and mirrors the host kernels': the same bits where the host's are
+   exactly defined (conversions, casts, + - * / max min axpy, the integer
+   ops, dt__expf's polynomial, every random value: Box-Muller uses
+   dtensor.h's own log/sin/cos polynomials, not libm); the unary ops' libm
+   functions (log, sin, tanh, erf, pow, and exp for F64) are CUDA's,
+   within their documented ulps of the host's; sums (reduce, softmax,
+   norm, xent) run in another order (a tree), still in double; gemm is
+   cuBLAS's. Which NaN a two-NaN operation returns is not specified (the
+   GPU gives its canonical NaN). */
 
 /* ---- bits, and arithmetic nvcc must not contract ----
    nvcc fuses a*b+c into one fma in device code by default; the host rounds
