@@ -510,9 +510,10 @@ DT_API int dt_mesh_op_cache_count(const dt_mesh *m);
               2k's words) and u2 (element 2k+1's): r = sqrt(-2 log(1-u1)),
               z(2k) = r cos(2 pi u2), z(2k+1) = r sin(2 pi u2); float math
               for F32/F16/BF16 (u24), double for F64 (u53); then mean + std*z.
-              log, sin and cos are the library's own double polynomials
-              (dt__bm_log, dt__bm_sincos), not libm's, so the bits do not
-              depend on the C library or the device (F32: rounded to float).
+              log, sin and cos are the library's own polynomials evaluated
+              in double (dt__bm_logf/sincosf for the float kinds, rounded to
+              float; dt__bm_log/sincos for F64), not libm's, so the bits do
+              not depend on the C library or the device.
               An odd N's last element still reads its pair's second word.
      bernoulli 1 if u < p else 0 (u: u24, or u53 for F64/I64)
      randint  lo + floor(x * R / 2^32) (R = hi - lo; x the element's word;
@@ -6241,8 +6242,7 @@ static void dt__rng_uniform(const dt__rng_op *op, const uint32_t *wv, void *y, s
    rounded once (C99 does not contract them into fma unless asked).
    log x, x > 0 normal: x = m 2^e, m in (sqrt(1/2), sqrt(2)], log m =
    2 atanh(s), s = (m-1)/(m+1), |s| < 0.1716, the series to s^23; ln 2 split
-   so that e * its high part is exact. Within a few ulp of log (F32: the
-   correctly rounded float on every argument the generator produces). */
+   so that e * its high part is exact. Within a few ulp of log. */
 static double dt__bm_log(double x) {
     uint64_t u;
     int e;
@@ -6271,7 +6271,7 @@ static double dt__bm_log(double x) {
 /* sin and cos of th in [0, 8): th - k pi/2 with pi/2 in three 33-bit parts
    (k * part exact), Taylor polynomials on |r| <= pi/4, the quadrant k & 3 */
 static void dt__bm_sincos(double th, double *sn, double *cs) {
-    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050650619224932e-11, p3 = 2.02226624879595063154e-21;
+    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050630396597660e-11, p3 = 2.02226624879595063154e-21;
     double k = (double)(int)(th * 0.63661977236758134308 + 0.5), r, z, s, c;
     int q = (int)k & 3;
     r = ((th - k * p1) - k * p2) - k * p3;
@@ -6304,16 +6304,69 @@ static void dt__bm_sincos(double th, double *sn, double *cs) {
     }
 }
 
+/* The F32 kind's: the same method with the series cut where float no
+   longer sees them (errors below 2^-38 relative), and the quadrant picked
+   by selects rather than a switch, so the loop over pairs can vectorise.
+   x in (0, 1] and th in [0, 8), floats. */
+static float dt__bm_logf(float x) {
+    uint32_t u, mb;
+    float mf;
+    int e, big;
+    double m, s, z, p;
+    memcpy(&u, &x, 4);
+    e = (int)(u >> 23) - 127;
+    mb = (u & 0x7fffffu) | 0x3f800000u;
+    memcpy(&mf, &mb, 4);
+    m = (double)mf;
+    big = m > 1.4142135623730951;
+    m = big ? m * 0.5 : m;
+    e += big;
+    s = (m - 1.0) / (m + 1.0);
+    z = s * s;
+    p = 1.0 / 13;
+    p = p * z + 1.0 / 11;
+    p = p * z + 1.0 / 9;
+    p = p * z + 1.0 / 7;
+    p = p * z + 1.0 / 5;
+    p = p * z + 1.0 / 3;
+    return (float)((double)e * 0.69314718055994530942 + ((2.0 * s) * z * p + 2.0 * s));
+}
+
+static void dt__bm_sincosf(float thf, float *sn, float *cs) {
+    double th = (double)thf, k = (double)(int)(th * 0.63661977236758134308 + 0.5), r, z, s, c, ss, cc;
+    int q = (int)k & 3;
+    r = (th - k * 1.57079632673412561417e+00) - k * 6.07710050650619224932e-11;
+    z = r * r;
+    s = 1.0 / 6227020800.0;
+    s = s * z + -1.0 / 39916800.0;
+    s = s * z + 1.0 / 362880.0;
+    s = s * z + -1.0 / 5040.0;
+    s = s * z + 1.0 / 120.0;
+    s = s * z + -1.0 / 6.0;
+    s = s * z * r + r;
+    c = 1.0 / 87178291200.0;
+    c = c * z + -1.0 / 479001600.0;
+    c = c * z + 1.0 / 3628800.0;
+    c = c * z + -1.0 / 40320.0;
+    c = c * z + 1.0 / 720.0;
+    c = c * z + -1.0 / 24.0;
+    c = c * z + 0.5;
+    c = 1.0 - c * z;
+    ss = (q & 1) ? c : s; /* quadrants 0..3: (s, c), (c, -s), (-s, -c), (-c, s) */
+    cc = (q & 1) ? s : c;
+    *sn = (float)((q & 2) ? -ss : ss);
+    *cs = (float)(((q + 1) & 2) ? -cc : cc);
+}
+
 /* Box-Muller over npairs pairs into z[2k], z[2k+1] (working precision) */
 static void dt__rng_normal_f(const uint32_t *wv, float *z, size_t npairs) {
     size_t k;
     for (k = 0; k < npairs; k++) {
-        float u1 = dt__u24(wv[2 * k]), u2 = dt__u24(wv[2 * k + 1]);
-        float r = sqrtf(-2.0f * (float)dt__bm_log((double)(1.0f - u1))), th = 6.28318530717958647692f * u2;
-        double s, c;
-        dt__bm_sincos((double)th, &s, &c);
-        z[2 * k] = r * (float)c;
-        z[2 * k + 1] = r * (float)s;
+        float u1 = dt__u24(wv[2 * k]), u2 = dt__u24(wv[2 * k + 1]), s, c;
+        float r = sqrtf(-2.0f * dt__bm_logf(1.0f - u1)), th = 6.28318530717958647692f * u2;
+        dt__bm_sincosf(th, &s, &c);
+        z[2 * k] = r * c;
+        z[2 * k + 1] = r * s;
     }
 }
 static void dt__rng_normal_d(const uint32_t *wv, double *z, size_t npairs) {

@@ -361,12 +361,15 @@ static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
    the dt__kernels table on device memory. Same contract as the host table
    (>>kernels); every kernel is enqueued on dt_cuda_stream() and returns at
    once (gemm may fail on cuBLAS). The element math is __host__ __device__
-   and mirrors the host kernels': exact where those are exact (conversions,
-   casts, +-*, / and max/min, the integer ops, dt__expf's polynomial, the
-   random values bit for bit); libm functions (log, sin, erf, ...) are
-   CUDA's, within their documented ulps of the host's; sums run in another
-   order (a tree), still in double. Which NaN a two-NaN operation returns
-   is not specified (the GPU gives its canonical NaN). */
+   and mirrors the host kernels': the same bits where the host's are
+   exactly defined (conversions, casts, + - * / max min axpy, the integer
+   ops, dt__expf's polynomial, every random value: Box-Muller uses
+   dtensor.h's own log/sin/cos polynomials, not libm); the unary ops' libm
+   functions (log, sin, tanh, erf, pow, and exp for F64) are CUDA's,
+   within their documented ulps of the host's; sums (reduce, softmax,
+   norm, xent) run in another order (a tree), still in double; gemm is
+   cuBLAS's. Which NaN a two-NaN operation returns is not specified (the
+   GPU gives its canonical NaN). */
 
 /* ---- bits, and arithmetic nvcc must not contract ----
    nvcc fuses a*b+c into one fma in device code by default; the host rounds
@@ -757,9 +760,10 @@ DT__CU_HD uint16_t dt__cu_down_half(uint16_t h) {
 }
 
 /* Box-Muller's log and sin/cos: dtensor.h's dt__bm_log / dt__bm_sincos
-   (the host's; libm's differ between C libraries and from CUDA's in the
-   last bit), operation for operation, in double with +, *, / only; the
-   products and sums through DT__CU_DMUL/DADD so nvcc fuses none of them.
+   (F64) and dt__bm_logf / dt__bm_sincosf (float kinds), the host's own
+   (libm's differ between C libraries and from CUDA's in the last bit),
+   operation for operation, in double with +, *, / only; the products and
+   sums through DT__CU_DMUL/DADD so nvcc fuses none of them.
    tests/test_cuda_host.cu checks them bit for bit against the host's. */
 DT__CU_HD double dt__cu_log_d(double x) { /* x > 0, normal */
     uint64_t u = dt__cu_dbits(x);
@@ -788,7 +792,7 @@ DT__CU_HD double dt__cu_log_d(double x) { /* x > 0, normal */
 /* sin and cos of th in [0, 8): Cody-Waite reduction by pi/2 (three parts
    of 33 bits: k * part is exact), then Taylor polynomials on |r| <= pi/4 */
 DT__CU_HD void dt__cu_sincos_d(double th, double *sn, double *cs) {
-    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050650619224932e-11, p3 = 2.02226624879595063154e-21;
+    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050630396597660e-11, p3 = 2.02226624879595063154e-21;
     double k = (double)(int)DT__CU_DADD(DT__CU_DMUL(th, 0.63661977236758134308), 0.5), r, z, s, c;
     int q = (int)k & 3;
     r = DT__CU_DADD(DT__CU_DADD(DT__CU_DADD(th, -DT__CU_DMUL(k, p1)), -DT__CU_DMUL(k, p2)), -DT__CU_DMUL(k, p3));
@@ -821,15 +825,60 @@ DT__CU_HD void dt__cu_sincos_d(double th, double *sn, double *cs) {
     }
 }
 
+/* the float kinds' log and sin/cos: dtensor.h's dt__bm_logf / dt__bm_sincosf */
+DT__CU_HD float dt__cu_logf(float x) {
+    uint32_t u = dt__cu_fbits(x);
+    int e = (int)(u >> 23) - 127, big;
+    double m = (double)dt__cu_bitsf((u & 0x7fffffu) | 0x3f800000u), s, z, p;
+    big = m > 1.4142135623730951;
+    m = big ? DT__CU_DMUL(m, 0.5) : m;
+    e += big;
+    s = (m - 1.0) / (m + 1.0);
+    z = DT__CU_DMUL(s, s);
+    p = 1.0 / 13;
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 11);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 9);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 7);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 5);
+    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 3);
+    return (float)DT__CU_DADD(DT__CU_DMUL((double)e, 0.69314718055994530942),
+                              DT__CU_DADD(DT__CU_DMUL(DT__CU_DMUL(DT__CU_DMUL(2.0, s), z), p), DT__CU_DMUL(2.0, s)));
+}
+
+DT__CU_HD void dt__cu_sincosf(float thf, float *sn, float *cs) {
+    double th = (double)thf, k = (double)(int)DT__CU_DADD(DT__CU_DMUL(th, 0.63661977236758134308), 0.5), r, z, s, c, ss, cc;
+    int q = (int)k & 3;
+    r = DT__CU_DADD(DT__CU_DADD(th, -DT__CU_DMUL(k, 1.57079632673412561417e+00)), -DT__CU_DMUL(k, 6.07710050650619224932e-11));
+    z = DT__CU_DMUL(r, r);
+    s = 1.0 / 6227020800.0;
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 39916800.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 362880.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 5040.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 120.0);
+    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 6.0);
+    s = DT__CU_DADD(DT__CU_DMUL(DT__CU_DMUL(s, z), r), r);
+    c = 1.0 / 87178291200.0;
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 479001600.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 3628800.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 40320.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 720.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 24.0);
+    c = DT__CU_DADD(DT__CU_DMUL(c, z), 0.5);
+    c = DT__CU_DADD(-DT__CU_DMUL(c, z), 1.0);
+    ss = (q & 1) ? c : s;
+    cc = (q & 1) ? s : c;
+    *sn = (float)((q & 2) ? -ss : ss);
+    *cs = (float)(((q + 1) & 2) ? -cc : cc);
+}
+
 /* the F32-kind Box-Muller of one pair of words, as dt__rng_normal_f */
 DT__CU_HD void dt__cu_normal_f(uint32_t w0, uint32_t w1, float *z0, float *z1) {
-    float u1 = dt__cu_u24(w0), u2 = dt__cu_u24(w1);
-    float r = sqrtf(-2.0f * (float)dt__cu_log_d((double)(1.0f - u1)));
+    float u1 = dt__cu_u24(w0), u2 = dt__cu_u24(w1), s, c;
+    float r = sqrtf(-2.0f * dt__cu_logf(1.0f - u1));
     float th = 6.28318530717958647692f * u2;
-    double s, c;
-    dt__cu_sincos_d((double)th, &s, &c);
-    *z0 = r * (float)c;
-    *z1 = r * (float)s;
+    dt__cu_sincosf(th, &s, &c);
+    *z0 = r * c;
+    *z1 = r * s;
 }
 
 /* the F64 Box-Muller (dt__rng_normal_d) */

@@ -309,25 +309,28 @@ static void test_cast(void) {
 
 /* Box-Muller's log and sin/cos: the device's against dtensor.h's, on every
    F32 argument the generator produces and on random F64 ones; and, for
-   the record, how often glibc's logf/sinf/cosf differ from them */
+   the record, how often the float ones and glibc's logf/sinf/cosf are
+   not the correctly rounded value */
 static void test_boxmuller_math(dtt_rng *rng) {
     uint32_t k;
-    long bad = 0, glibc_log = 0, glibc_trig = 0, cr = 0;
+    long bad = 0, glibc_log = 0, glibc_trig = 0, ours_log = 0, ours_trig = 0;
     int i;
     section_begin();
     for (k = 0; k < (1u << 24); k++) {
         float u = (float)(int32_t)k * 5.9604644775390625e-08f; /* u24 of word k << 8 */
-        float x = 1.0f - u, th = 6.28318530717958647692f * u;
-        double s, c, hs, hc, l = dt__cu_log_d((double)x);
-        dt__cu_sincos_d((double)th, &s, &c);
-        dt__bm_sincos((double)th, &hs, &hc);
-        bad += dt__cu_dbits(l) != dt__cu_dbits(dt__bm_log((double)x));
-        bad += dt__cu_dbits(s) != dt__cu_dbits(hs) || dt__cu_dbits(c) != dt__cu_dbits(hc);
-        /* rounded to float: correctly rounded (glibc's double functions are, to float precision) */
-        cr += f2u((float)l) != f2u((float)log((double)x)) || f2u((float)s) != f2u((float)sin((double)th)) ||
-              f2u((float)c) != f2u((float)cos((double)th));
-        glibc_log += f2u((float)l) != f2u(logf(x));
-        glibc_trig += f2u((float)s) != f2u(sinf(th)) || f2u((float)c) != f2u(cosf(th));
+        float x = 1.0f - u, th = 6.28318530717958647692f * u, s, c, hs, hc, l = dt__cu_logf(x);
+        float crl = (float)log((double)x), crs = (float)sin((double)th), crc = (float)cos((double)th);
+        dt__cu_sincosf(th, &s, &c);
+        dt__bm_sincosf(th, &hs, &hc);
+        bad += f2u(l) != f2u(dt__bm_logf(x));
+        bad += f2u(s) != f2u(hs) || f2u(c) != f2u(hc);
+        /* to float, glibc's double functions are correctly rounded: the yardstick */
+        ours_log += f2u(l) != f2u(crl);
+        ours_trig += f2u(s) != f2u(crs) || f2u(c) != f2u(crc);
+        glibc_log += f2u(logf(x)) != f2u(crl);
+        glibc_trig += f2u(sinf(th)) != f2u(crs) || f2u(cosf(th)) != f2u(crc);
+        /* and never more than one ulp off */
+        if ((f2u(l) > f2u(crl) ? f2u(l) - f2u(crl) : f2u(crl) - f2u(l)) > 1) CHECK(0, "logf(%a) %a vs %a", x, l, crl);
     }
     for (i = 0; i < 4000000; i++) {
         double u1 = dt__cu_u53(dtt_next(rng)), th = 6.28318530717958647692 * dt__cu_u53(dtt_next(rng)), s, c, hs, hc;
@@ -336,15 +339,15 @@ static void test_boxmuller_math(dtt_rng *rng) {
         dt__bm_sincos(th, &hs, &hc);
         bad += dt__cu_dbits(dt__cu_log_d(1.0 - u1)) != dt__cu_dbits(dt__bm_log(1.0 - u1));
         bad += dt__cu_dbits(s) != dt__cu_dbits(hs) || dt__cu_dbits(c) != dt__cu_dbits(hc);
-        /* and accurate: within 4 ulp-ish of libm's double functions */
+        /* and accurate: within a few ulp of libm's double functions */
         CHECK(fabs(dt__cu_log_d(1.0 - u1) - log(1.0 - u1)) <= 1e-15 * fabs(log(1.0 - u1)) + 1e-300 &&
-              fabs(s - sin(th)) <= 1e-15 && fabs(c - cos(th)) <= 1e-15, "log/sincos accuracy at u1 %a th %a", u1, th);
+              fabs(s - sin(th)) <= 1e-15 * fabs(sin(th)) + 1e-30 && fabs(c - cos(th)) <= 1e-15 * fabs(cos(th)) + 1e-30,
+              "log/sincos accuracy at u1 %a th %a", u1, th);
     }
     checked = (2l << 24) + 8000000;
     CHECK(bad == 0, "%ld device log/sincos results differ from dtensor.h's", bad);
-    CHECK(cr == 0, "%ld of 2^24 F32 arguments are not correctly rounded", cr);
-    printf("(boxmuller: glibc logf differs on %ld, sinf/cosf on %ld of the 2^24 F32 arguments; the library's own "
-           "functions are correctly rounded on all)\n", glibc_log, glibc_trig);
+    printf("(boxmuller, of the 2^24 F32 arguments, not correctly rounded: ours log %ld, sin/cos %ld; glibc logf %ld, "
+           "sinf/cosf %ld)\n", ours_log, ours_trig, glibc_log, glibc_trig);
     section_end("boxmuller");
 }
 
