@@ -168,7 +168,7 @@ def main():
 
     fc = None
     if rank == 0:
-        lib = MPI.Get_library_version().split("\n")[0].strip()
+        lib = MPI.Get_library_version().replace("\x00", "").split("\n")[0].strip()
         print("# mpi4py %s + numpy %s redistribution peer: %d rank(s), 1-D, f32" % (
             __import__("mpi4py").__version__, np.__version__, n))
         print("# MPI: %s" % lib)

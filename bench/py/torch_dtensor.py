@@ -182,7 +182,8 @@ def run_dispatch(mesh, rank, n, k, loops, warmup):
         for _ in range(k):
             c = a + b
         per.append((time.perf_counter() - t0) / k)
-    exp = torch.chunk(av + bv, n)[rank] if rank < len(torch.chunk(av + bv, n)) else torch.empty(0)
+    chunks = torch.chunk(av + bv, n)  # Shard(0)'s layout: ceil(8 / n) a rank, the last ones short or empty
+    exp = chunks[rank] if rank < len(chunks) else torch.empty(0)
     ok = (isinstance(c, DTensor) and tuple(c.placements) == (Shard(0),) and tuple(c.shape) == (8,)
           and torch.equal(c.to_local(), exp))
     if not all_true(ok):
