@@ -1995,8 +1995,16 @@ DT_API void dt_comm_reset_stats(dt_comm *c) {
 #define DT__MPI_PIECE ((size_t)1 << 30)
 #endif
 
+/* reduce_scatter blocks at least this big go round a ring (smaller: MPI's
+   own reduce_scatter); overridable for the tests, like DT__MPI_PIECE */
+#ifndef DT__RING_MIN
+#define DT__RING_MIN ((size_t)64 << 10)
+#endif
+
 typedef struct dt__mpi {
     MPI_Comm comm;
+    char *ring;        /* the ring reduce-scatter's scratch, kept between calls */
+    size_t ring_bytes;
 } dt__mpi;
 
 static dt_status dt__mpi_check(int rc, const char *what) {
@@ -2124,14 +2132,69 @@ static dt_status dt__mpi_allreduce(void *user, const void *sb, void *rb, size_t 
     return DT_OK;
 }
 
+/* a scratch of at least `bytes` in the backend, grown and kept */
+static dt_status dt__mpi_ring_scratch(dt__mpi *m, size_t bytes, char **out) {
+    if (m->ring_bytes < bytes) {
+        char *p = NULL;
+        dt_status st = dt__alloc("dt_comm_mpi reduce_scatter", bytes, (void **)&p);
+        if (st) return st;
+        DT_FREE(m->ring);
+        m->ring = p;
+        m->ring_bytes = bytes;
+    }
+    *out = m->ring;
+    return DT_OK;
+}
+
+/* Ring reduce-scatter: in step k (1..n-1) each rank receives from its left
+   neighbour the partial result of block me-1-k, adds its own copy and passes
+   it right in the next step; after n-1 steps block `me` is complete on rank
+   me. It moves the bandwidth-optimal (n-1)/n of the input per rank, and
+   keeps one block of scratch (two where this rank's block is smaller than
+   the largest), so the call holds at most about twice the destination
+   shard. Open MPI 4.1's Reduce_scatter_block holds two copies of the whole
+   input (8x the shard at 4 ranks, measured by bench/redistribute.c --mem),
+   and is slower on shared memory. Each block is reduced in a fixed order
+   (ranks j+1, j+2, ..., j), whatever the message timing. */
+static dt_status dt__mpi_ring_reduce_scatter(dt__mpi *m, int n, int me, const char *sb, char *rb,
+                                             const size_t *counts, dt_dtype t, dt_reduce op) {
+    size_t es = dt_dtype_size(t), big = 0, *off, need;
+    char *scratch, *buf[2];
+    int j, k, right = (me + 1) % n, left = (me - 1 + n) % n;
+    dt_status st;
+    for (j = 0; j < n; j++) big = counts[j] > big ? counts[j] : big;
+    need = (size_t)n * sizeof(size_t) + big * es * (counts[me] < big ? 2 : 1);
+    if ((st = dt__mpi_ring_scratch(m, need, &scratch))) return st;
+    off = (size_t *)(void *)scratch; /* dt__alloc's blocks are max-aligned */
+    for (j = 0, off[0] = 0; j + 1 < n; j++) off[j + 1] = off[j] + counts[j] * es;
+    buf[0] = scratch + (size_t)n * sizeof(size_t);
+    buf[1] = counts[me] < big ? buf[0] + big * es : rb;
+    for (k = 1; k < n; k++) {
+        int sblk = ((me - k) % n + n) % n, rblk = ((me - 1 - k) % n + n) % n;
+        /* the buffers alternate so that the last step receives into rb */
+        char *into = k == n - 1 ? rb : buf[1 - (n - 1 - k) % 2];
+        const char *from = k == 1 ? sb + off[sblk] : buf[1 - (n - k) % 2];
+        st = dt__mpi_sendrecv(m, from, counts[sblk] * es, right, into, counts[rblk] * es, left, DT__TAG + 2);
+        if (st) return st;
+        dt__reduce_elems(t, op, into, sb + off[rblk], counts[rblk]);
+    }
+    return DT_OK;
+}
+
 static dt_status dt__mpi_reduce_scatter(void *user, const void *sb, void *rb, const size_t *counts, dt_dtype t,
                                         dt_reduce op) {
     MPI_Comm comm = dt__mpi_comm(user);
     MPI_Datatype ty;
-    int n, rcode, *v = NULL;
+    int n, me, j, rcode, *v = NULL;
+    size_t big = 0;
     dt_status st;
     MPI_Comm_size(comm, &n);
-    if (!dt__mpi_reduces(t, op, &ty) || !dt__fits_int(counts, n)) return DT_ERR_UNSUPPORTED;
+    MPI_Comm_rank(comm, &me);
+    if (!dt__mpi_reduces(t, op, &ty)) return DT_ERR_UNSUPPORTED;
+    for (j = 0; j < n; j++) big = counts[j] > big ? counts[j] : big;
+    if (n > 1 && big * dt_dtype_size(t) >= DT__RING_MIN)
+        return dt__mpi_ring_reduce_scatter((dt__mpi *)user, n, me, (const char *)sb, (char *)rb, counts, t, op);
+    if (!dt__fits_int(counts, n)) return DT_ERR_UNSUPPORTED;
     if (dt__uniform(counts, NULL, n))
         return dt__mpi_check(MPI_Reduce_scatter_block(sb, rb, (int)counts[0], ty, dt__mpi_op(op), comm),
                              "MPI_Reduce_scatter_block");
@@ -2207,6 +2270,8 @@ static dt_status dt__mpi_wrap(MPI_Comm comm, void **out) {
     dt_status st = dt__alloc("dt_comm_mpi", sizeof *m, (void **)&m);
     if (st) return st;
     m->comm = comm;
+    m->ring = NULL;
+    m->ring_bytes = 0;
     *out = m;
     return DT_OK;
 }
@@ -2231,6 +2296,7 @@ static void dt__mpi_destroy(void *user) {
     if (!m) return;
     MPI_Finalized(&fin);
     if (!fin) MPI_Comm_free(&m->comm); /* after MPI_Finalize there is nothing left to free */
+    DT_FREE(m->ring);
     DT_FREE(m);
 }
 

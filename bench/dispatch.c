@@ -6,6 +6,7 @@
 
        make bench-ops NP=2                  (with bench/matmul.c)
        mpiexec -n 2 ./build/mpich/bench_dispatch [--iters N] [--batches N] [--quick]
+                                                 [--csv FILE]
        bench/run.sh                         (also the instruction counts, see below)
 
    Ops (F32; *out is passed back every call, so the output is reused):
@@ -27,6 +28,9 @@
    per call (0 means the time loop allocates nothing).
    Result checks: each op's output is compared with the expected values once
    after the timing; the bench exits 1 on a wrong value or a failed call.
+
+   --csv FILE appends the harness's raw rows (bench/bench.sh): family
+   dispatch, case "OP R|S", size = the global numel, value = us per call.
 
    Instructions (with --callgrind, run under valgrind --tool=callgrind):
    each op's loop of --iters calls is bracketed by CALLGRIND_ZERO_STATS and
@@ -51,6 +55,7 @@ static void *count_malloc(size_t n) { g_allocs++; return malloc(n); }
 #include <valgrind/callgrind.h>
 
 static int failures, use_callgrind;
+static FILE *csv; /* --csv: the harness's raw rows (bench/bench.sh) */
 
 #define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
     fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
@@ -182,6 +187,8 @@ static void run(int op, int sharded, dt_mesh *mesh, int iters, int batches) {
                dt_mesh_size(mesh), op_call[op], pl, mx * 1e9, med * 1e9, mn * 1e9, q1 * 1e9, q3 * 1e9, allocs,
                all_ok ? "ok" : "WRONG RESULT (or *out not reused)");
         fflush(stdout);
+        if (csv) fprintf(csv, "dispatch,%s %s,%lld,ours,%.4f,us\n", op_name[op], sharded ? "S" : "R",
+                         (long long)dt_tensor_get_desc(a)->shape[0] * (op == OP_MM ? 2 : 1), mx * 1e6);
     }
     free(per);
     dt_tensor_destroy(out);
@@ -199,8 +206,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--batches") && i + 1 < argc) batches = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--callgrind")) use_callgrind = 1;
         else if (!strcmp(argv[i], "--quick")) { iters = 1000; batches = 11; }
-        else {
-            if (rank == 0) fprintf(stderr, "usage: %s [--iters N] [--batches N] [--callgrind] [--quick]\n", argv[0]);
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
+            if (rank == 0 && !(csv = fopen(argv[i + 1], "a"))) fprintf(stderr, "cannot open %s\n", argv[i + 1]);
+            i++;
+        } else {
+            if (rank == 0) fprintf(stderr, "usage: %s [--iters N] [--batches N] [--callgrind] [--quick] [--csv FILE]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
@@ -237,6 +247,7 @@ int main(int argc, char **argv) {
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("# %s\n", all ? "FAILED: a call failed or a result was wrong" : "all results correct");
+    if (csv) fclose(csv);
     dt_mesh_destroy(mw);
     dt_mesh_destroy(m1);
     dt_comm_destroy(self);

@@ -1,9 +1,9 @@
 /* bench/redistribute.c -- dt_tensor_redistribute against the raw MPI
    collective that moves the same bytes, on a 1-D mesh of all ranks.
 
-       make bench NP=2 BENCHARGS="--max-mib 64 --reps 10 --csv out.csv"
+       make bench-redistribute NP=2 BENCHARGS="--max-mib 64 --reps 10"
        mpiexec -n 2 ./build/mpich/bench_redistribute [--max-mib N] [--min-kib N]
-                                                     [--reps N] [--csv FILE]
+                                                     [--reps N] [--csv FILE] [--mem]
 
    Transitions (F32, 2-D global shape rows x cols, both divisible by the
    number of ranks n, total bytes 1 KiB .. --max-mib MiB, x4 per step):
@@ -20,7 +20,22 @@
    then --reps repetitions alternating ours and raw; each timing is preceded
    by a barrier, taken with MPI_Wtime and reduced to the max over ranks; the
    table shows the median of each side and ratio = ours / raw. The output
-   tensor is reused across repetitions (the same *out is passed back). */
+   tensor is reused across repetitions (the same *out is passed back).
+
+   --csv FILE appends the harness's raw rows (bench/bench.sh, bench/report.py):
+   family,case,size,side,value,unit with family raw-mpi (ours vs the raw
+   collective), hand-mpi (S(0)->S(1) vs pack + MPI_Alltoall) and local
+   (R->S(0), ours only); size = the tensor's bytes, value = median ms.
+
+   --mem: instead of the timings, the peak memory per rank of one cold
+   redistribution (a new mesh, so no cached scratch; the output allocated by
+   the call) for every transition at sizes >= 1 MiB, and of the raw
+   collective (its receive buffer untouched before the call): writing "5" to
+   /proc/self/clear_refs resets the peak resident set (VmHWM) just before
+   the call; the peak minus the resident set before it (VmRSS), max over
+   ranks, divided by the rank's destination shard bytes, is the reported
+   multiple (family memory, unit x). It counts everything the call makes
+   resident: the output, scratch, and MPI's own buffers. */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
@@ -28,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <malloc.h>
 
 enum { S0_R, S0_S1, P_R, P_S0, R_S0, NTRANS };
 static const char *trans_name[NTRANS] = { "S(0)->R", "S(0)->S(1)", "P(sum)->R",
@@ -65,6 +81,25 @@ static int check(const dt_tensor *t, int64_t cols, float mul, float add) {
     return 1;
 }
 
+/* a square-ish rows x cols with both divisible by nranks, close to nominal bytes */
+static void shape_for(size_t nominal, int64_t *rows, int64_t *cols) {
+    int64_t numel = (int64_t)(nominal / 4), n = nranks;
+    *rows = (int64_t)llround(sqrt((double)numel) / (double)n) * n;
+    if (*rows < n) *rows = n;
+    *cols = (int64_t)llround((double)numel / (double)*rows / (double)n) * n;
+    if (*cols < n) *cols = n;
+}
+
+static void placements_for(int trans, dt_tensor_desc *td, dt_placement *dst) {
+    switch (trans) {
+    case S0_R:  td->placements[0] = dt_shard(0);        dst[0] = dt_replicate(); break;
+    case S0_S1: td->placements[0] = dt_shard(0);        dst[0] = dt_shard(1);    break;
+    case P_R:   td->placements[0] = dt_partial(DT_SUM); dst[0] = dt_replicate(); break;
+    case P_S0:  td->placements[0] = dt_partial(DT_SUM); dst[0] = dt_shard(0);    break;
+    default:    td->placements[0] = dt_replicate();     dst[0] = dt_shard(0);    break;
+    }
+}
+
 typedef struct result { int trans; size_t bytes; int64_t rows, cols; double ours, raw, hand; } result;
 
 /* the hand-written S(0) -> S(1): pack my rows' n column blocks, then alltoall */
@@ -77,12 +112,8 @@ static void hand_transpose(const float *local, int64_t lrows, int64_t cols, floa
 }
 
 static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
-    /* a square-ish rows x cols with both divisible by nranks, close to nominal bytes */
-    int64_t numel = (int64_t)(nominal / 4), n = nranks;
-    int64_t rows = (int64_t)llround(sqrt((double)numel) / (double)n) * n;
-    if (rows < n) rows = n;
-    int64_t cols = (int64_t)llround((double)numel / (double)rows / (double)n) * n;
-    if (cols < n) cols = n;
+    int64_t rows, cols, n = nranks;
+    shape_for(nominal, &rows, &cols);
     size_t total = (size_t)(rows * cols), shard = total / (size_t)n;
     result r = { trans, total * 4, rows, cols, 0, -1, -1 };
 
@@ -90,13 +121,7 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     td.dtype = DT_F32;  td.ndim = 2;  td.shape[0] = rows;  td.shape[1] = cols;
     dt_placement dst[1];
     float add = 0, mul = 1, sum_ranks = (float)(n * (n - 1) / 2);
-    switch (trans) {
-    case S0_R:  td.placements[0] = dt_shard(0);          dst[0] = dt_replicate(); break;
-    case S0_S1: td.placements[0] = dt_shard(0);          dst[0] = dt_shard(1);    break;
-    case P_R:   td.placements[0] = dt_partial(DT_SUM);   dst[0] = dt_replicate(); break;
-    case P_S0:  td.placements[0] = dt_partial(DT_SUM);   dst[0] = dt_shard(0);    break;
-    default:    td.placements[0] = dt_replicate();       dst[0] = dt_shard(0);    break;
-    }
+    placements_for(trans, &td, dst);
     dt_tensor *in, *out = NULL;
     CHECK(dt_tensor_empty(mesh, &td, &in));
     if (td.placements[0].kind == DT_PARTIAL) {  /* rank r holds val + r: sum = n*val + n(n-1)/2 */
@@ -178,24 +203,138 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     return r;
 }
 
+/* the harness's raw rows (see the top comment) */
+static void csv_rows(FILE *fc, const result *r) {
+    const char *c = trans_name[r->trans];
+    if (r->raw < 0) {
+        fprintf(fc, "local,%s,%zu,ours,%.6f,ms\n", c, r->bytes, r->ours * 1e3);
+        return;
+    }
+    fprintf(fc, "raw-mpi,%s,%zu,ours,%.6f,ms\nraw-mpi,%s,%zu,peer,%.6f,ms\n", c, r->bytes, r->ours * 1e3, c,
+            r->bytes, r->raw * 1e3);
+    if (r->hand >= 0)
+        fprintf(fc, "hand-mpi,%s,%zu,ours,%.6f,ms\nhand-mpi,%s,%zu,peer,%.6f,ms\n", c, r->bytes, r->ours * 1e3,
+                c, r->bytes, r->hand * 1e3);
+}
+
+/* a field of /proc/self/status in bytes (VmRSS, VmHWM); -1 if unreadable */
+static double proc_status_bytes(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double v = -1;
+    size_t n = strlen(field);
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n) && line[n] == ':') { v = atof(line + n + 1) * 1024.0; break; }
+    fclose(f);
+    return v;
+}
+
+static int reset_peak_rss(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return 0;
+    int ok = fputs("5", f) >= 0;
+    return (fclose(f) == 0) && ok;
+}
+
+/* one cold redistribution on a new mesh: the peak resident bytes it adds,
+   as a multiple of this rank's destination shard, max over ranks */
+/* the same for the raw collective, its receive buffer untouched before the call */
+static double raw_peak_multiple(int trans, const dt_tensor *in, int64_t rows, int64_t cols, double dst_bytes) {
+    size_t total = (size_t)(rows * cols), shard = total / (size_t)nranks, sbytes = dt_tensor_local_numel(in) * 4;
+    size_t rbytes = trans == S0_R || trans == P_R ? total * 4 : shard * 4;
+    int cnt = (int)(trans == S0_S1 ? shard / (size_t)nranks : shard);
+    float *sbuf = (float *)xmalloc(sbytes), *rbuf = (float *)xmalloc(rbytes);
+    memcpy(sbuf, dt_tensor_data(in), sbytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double before = proc_status_bytes("VmRSS");
+    int ok = before >= 0 && reset_peak_rss();
+    switch (trans) {
+    case S0_R:  MPI_Allgather(sbuf, cnt, MPI_FLOAT, rbuf, cnt, MPI_FLOAT, MPI_COMM_WORLD); break;
+    case S0_S1: MPI_Alltoall(sbuf, cnt, MPI_FLOAT, rbuf, cnt, MPI_FLOAT, MPI_COMM_WORLD); break;
+    case P_R:   MPI_Allreduce(sbuf, rbuf, (int)total, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+    default:    MPI_Reduce_scatter_block(sbuf, rbuf, cnt, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+    }
+    double peak = proc_status_bytes("VmHWM");
+    double m = ok && peak >= 0 ? (peak - before) / dst_bytes : -1;
+    if (m < 0 && ok) m = 0;
+    free(sbuf);
+    free(rbuf);
+    return max_over_ranks(ok ? m : 1e300);
+}
+
+static void peak_multiples(dt_comm *comm, const dt_mesh_desc *md, int trans, size_t nominal, size_t *bytes,
+                           double *ours, double *raw) {
+    int64_t rows, cols;
+    shape_for(nominal, &rows, &cols);
+    *bytes = (size_t)(rows * cols) * 4;
+    dt_mesh *mesh;
+    CHECK(dt_mesh_create(comm, md, &mesh));
+    dt_tensor_desc td = {0};
+    td.dtype = DT_F32;  td.ndim = 2;  td.shape[0] = rows;  td.shape[1] = cols;
+    dt_placement dst[1];
+    placements_for(trans, &td, dst);
+    dt_tensor *in, *out = NULL;
+    CHECK(dt_tensor_empty(mesh, &td, &in));
+    fill(in, cols, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double before = proc_status_bytes("VmRSS");
+    int ok = before >= 0 && reset_peak_rss();
+    CHECK(dt_tensor_redistribute(in, dst, &out));
+    double peak = proc_status_bytes("VmHWM");
+    double shard = (double)dt_tensor_local_numel(out) * 4.0;
+    double m = ok && peak >= 0 && shard > 0 ? (peak - before) / shard : -1;
+    if (m < 0 && ok) m = 0;
+    *ours = max_over_ranks(ok ? m : 1e300);
+    dt_tensor_destroy(out);
+    *raw = trans == R_S0 ? -1 : raw_peak_multiple(trans, in, rows, cols, shard);
+    dt_tensor_destroy(in);
+    dt_mesh_destroy(mesh);
+}
+
+static void memory_pass(dt_comm *comm, const dt_mesh_desc *md, double min_kib, double max_mib, FILE *fc) {
+    if (rank == 0) printf("# peak memory of one cold call, per rank, x its destination shard (max over ranks)\n"
+                          "%-13s %12s %10s %10s\n", "transition", "bytes", "ours", "raw MPI");
+    for (int trans = 0; trans < NTRANS; trans++) {
+        for (double b = min_kib * 1024; b <= max_mib * 1048576 + 0.5; b *= 4) {
+            if (b < 1048576) continue;  /* below a MiB the page-granular peak is mostly noise */
+            size_t bytes;
+            double m, raw;
+            peak_multiples(comm, md, trans, (size_t)b, &bytes, &m, &raw);
+            if (rank != 0) continue;
+            if (m > 1e299) { printf("%-13s %12zu %10s\n", trans_name[trans], bytes, "n/a"); continue; }
+            printf("%-13s %12zu %10.2f %10.2f\n", trans_name[trans], bytes, m, raw);
+            if (fc) fprintf(fc, "memory,%s,%zu,ours,%.4f,x\n", trans_name[trans], bytes, m);
+            if (fc && raw >= 0) fprintf(fc, "memory,%s,%zu,peer,%.4f,x\n", trans_name[trans], bytes, raw);
+        }
+    }
+    fflush(stdout);
+}
+
 static void usage(void) {
     if (rank == 0)
         fprintf(stderr, "usage: bench_redistribute [--max-mib N (256)] [--min-kib N (1)] "
-                        "[--reps N (auto: 30 up to 4 MiB, 10 up to 64 MiB, else 5)] [--csv FILE]\n");
+                        "[--reps N (auto: 30 up to 4 MiB, 10 up to 64 MiB, else 5)] [--csv FILE] [--mem]\n");
 }
 
 int main(int argc, char **argv) {
+    /* fixed thresholds: big blocks are mmapped and unmapped on free, the heap
+       is trimmed, so freed memory does not stay resident and hide a later
+       call's peak (glibc otherwise raises the mmap threshold on the fly) */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     double max_mib = 256, min_kib = 1;
-    int reps_arg = 0;
+    int reps_arg = 0, mem = 0;
     const char *csv = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-mib") && i + 1 < argc) max_mib = atof(argv[++i]);
         else if (!strcmp(argv[i], "--min-kib") && i + 1 < argc) min_kib = atof(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps_arg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+        else if (!strcmp(argv[i], "--mem")) mem = 1;
         else { usage(); MPI_Finalize(); return 2; }
     }
     if (max_mib <= 0 || min_kib <= 0 || reps_arg < 0) { usage(); MPI_Finalize(); return 2; }
@@ -219,11 +358,10 @@ int main(int argc, char **argv) {
                "vs hand = ours / (pack + MPI_Alltoall)\n");
         printf("%-13s %12s %13s %5s %11s %11s %7s %11s %7s\n", "transition", "bytes", "shape", "reps",
                "ours ms", "raw ms", "ratio", "hand ms", "vs hand");
-        if (csv && !(fc = fopen(csv, "w"))) fprintf(stderr, "cannot open %s\n", csv);
-        if (fc) fprintf(fc, "transition,ranks,bytes,rows,cols,reps,ours_ms,raw_ms,ratio,hand_ms,ratio_hand\n");
+        if (csv && !(fc = fopen(csv, "a"))) fprintf(stderr, "cannot open %s\n", csv);
         fflush(stdout);
     }
-    for (int trans = 0; trans < NTRANS; trans++) {
+    for (int trans = 0; trans < NTRANS && !mem; trans++) {
         for (double b = min_kib * 1024; b <= max_mib * 1048576 + 0.5; b *= 4) {
             size_t bytes = (size_t)b;
             int reps = reps_arg ? reps_arg : bytes <= (4u << 20) ? 30 : bytes <= (64u << 20) ? 10 : 5;
@@ -242,13 +380,11 @@ int main(int argc, char **argv) {
                 printf("%-13s %12zu %13s %5d %11.5f %11s %7s %11s %7s\n", trans_name[trans], r.bytes, shape,
                        reps, r.ours * 1e3, raw, ratio, hand, rhand);
                 fflush(stdout);
-                if (fc) fprintf(fc, "%s,%d,%zu,%lld,%lld,%d,%.6f,%s,%s,%s,%s\n", trans_name[trans], nranks,
-                                r.bytes, (long long)r.rows, (long long)r.cols, reps, r.ours * 1e3,
-                                r.raw >= 0 ? raw : "", r.raw >= 0 ? ratio : "", r.hand >= 0 ? hand : "",
-                                r.hand >= 0 ? rhand : "");
+                if (fc) csv_rows(fc, &r);
             }
         }
     }
+    if (mem) memory_pass(comm, &md, min_kib, max_mib, fc);
     if (fc) fclose(fc);
     dt_mesh_destroy(mesh);
     dt_comm_destroy(comm);
