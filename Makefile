@@ -7,7 +7,11 @@
 #   make run-NAME NP=4        build and run one example, e.g. make run-pencil NP=4 MPI=openmpi
 #                             ARGS="--n 192" (its arguments; see the top of examples/NAME.c)
 #   make test MPI=openmpi     the same suite under Open MPI (default: MPICH)
-#   make bench NP=2           redistribution vs raw MPI collectives
+#   make bench-deps bench     every benchmark against its peer (raw MPI, ScaLAPACK, FFTW-MPI,
+#                             mpi4py, torch DTensor, a 65,536-rank planner simulation), 4 ranks,
+#                             Open MPI: table + bench/results/latest.{csv,md} + PNG plots
+#   make bench-quick          the same at small sizes (< 5 min)
+#   make bench-redistribute NP=2   redistribution vs raw MPI collectives only
 #   make bench-ops            dt_matmul vs ScaLAPACK pdgemm and bare BLIS; op dispatch overhead (NP=2)
 #   make bench-results        the op benchmarks via bench/run.sh: bench/results/*.txt (NP=2)
 #   make bench-halo           halo exchange / stencil step vs hand-written MPI: bench/results/halo-<mpi>-np2.txt
@@ -74,7 +78,7 @@ EXFLAGS_pencil = -DHAVE_FFTW_MPI
 EXLIBS_pencil  = -lfftw3_mpi -lfftw3
 endif
 
-.PHONY: all deps examples demo test bench bench-ops bench-rng bench-halo bench-smoke bench-results strict clean \
+.PHONY: all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-smoke bench-results strict clean \
         cuda cuda-nvcc cuda-strict test-cuda bench-cuda
 all: examples
 
@@ -115,8 +119,33 @@ $(BUILD)/bench_redistribute: bench/redistribute.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -I. -o $@ $< $(LDLIBS)
 
-bench: $(BUILD)/bench_redistribute
+bench-redistribute: $(BUILD)/bench_redistribute
 	$(MPIEXEC) -n $(NP) ./$(BUILD)/bench_redistribute $(BENCHARGS)
+
+# the harness (bench/bench.sh -h): every benchmark against its peer under
+# Open MPI at BENCH_NP ranks (default 4), whatever MPI= says; it builds what
+# it runs. bench-deps installs the peers: Debian packages as root, and torch
+# from PyPI into build/pyenv (a venv over Debian's python3, so it sees
+# Debian's numpy and mpi4py); if torch does not install, make bench says so
+# and carries on without it.
+BENCH_NP ?= 4
+TORCH ?= torch==2.15.0
+BENCH_PKGS = $(sort $(DEPS_PKGS) python3-mpi4py python3-venv gnuplot-nox)
+bench:
+	bash bench/bench.sh --np $(BENCH_NP) $(BENCHARGS)
+
+bench-quick:
+	bash bench/bench.sh --quick --np $(BENCH_NP) $(BENCHARGS)
+
+bench-deps:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(BENCH_PKGS)"
+	@if build/pyenv/bin/python -c "import torch" 2>/dev/null; then \
+	  echo "bench-deps: torch $$(build/pyenv/bin/python -c 'import torch; print(torch.__version__)') in build/pyenv"; \
+	else \
+	  /usr/bin/python3 -m venv --system-site-packages build/pyenv && \
+	  build/pyenv/bin/pip install -q "$(TORCH)" || \
+	  echo "bench-deps: torch did not install; make bench will run without it"; \
+	fi
 
 # bench_matmul links -lblis before ScaLAPACK's own libblas.so.3 dependency, so
 # the dgemm_ that pdgemm calls binds to libblis.so (the bench prints where

@@ -321,7 +321,7 @@ case " $ONLY " in *" redistribute "*)
     f=$OUT/$MPI-np$NP.txt
     echo "=== $f"
     {
-        echo "\$ make bench MPI=$MPI NP=$NP   # via bench/run.sh --only redistribute"
+        echo "\$ make bench-redistribute MPI=$MPI NP=$NP   # via bench/run.sh --only redistribute"
         machine
         "${TRUN[@]}" -n "$NP" "$B/bench_redistribute" 2>&1 || echo "# exit status $?"
         echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
