@@ -125,6 +125,18 @@ $(BUILD)/bench_matmul: bench/matmul.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(SCALAPACK) $(LDLIBS)
 
+# ScaLAPACK pdgemr2d vs dt_tensor_redistribute (rows / cols / 2-D blocks of one
+# F64 matrix on one mesh); --csv FILE appends the harness's raw rows
+$(BUILD)/bench_pdgemr2d: bench/pdgemr2d.c bench/bench.h $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(SCALAPACK) $(LDLIBS)
+
+# FFTW-MPI's transpose vs S(0) -> S(1): always Open MPI (Debian builds
+# libfftw3-mpi-dev against Open MPI only), whatever MPI is
+build/openmpi/bench_fftw_transpose: bench/fftw_transpose.c bench/bench.h $(HDR)
+	@mkdir -p build/openmpi
+	mpicc.openmpi -std=c99 $(WARN) -O2 -g -I. -o $@ $< -lfftw3_mpi -lfftw3 $(LDLIBS)
+
 $(BUILD)/bench_dispatch: bench/dispatch.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
