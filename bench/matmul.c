@@ -517,7 +517,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else {
             if (rank == 0) fprintf(stderr, "usage: %s [--sizes \"256 512\"] [--reps N] [--dtype f64|f32|both] "
-                                           "[--cases \"1d 2d s0r local\"] [--quick] [--callgrind] [--csv FILE]\n", argv[0]);
+                                           "[--cases \"1d 2d s0r local\"] [--quick] [--callgrind] "
+                                           "[--csv FILE]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
