@@ -12,6 +12,9 @@
 #   make bench-results        the op benchmarks via bench/run.sh: bench/results/*.txt (NP=2)
 #   make bench-halo           halo exchange / stencil step vs hand-written MPI: bench/results/halo-<mpi>-np2.txt
 #   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
+#   make build/$(MPI)/bench_pdgemr2d, make build/openmpi/bench_fftw_transpose
+#                             the peer benchmarks (ScaLAPACK pdgemr2d, FFTW-MPI transpose): each takes
+#                             --quick and --csv FILE (raw rows family,case,size,side,value,unit)
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #   make cuda                 dtensor_cuda.h: every CUDA program into build/cuda/ with nvcc, warnings
 #                             as errors, and dtensor_cuda.h's own strictness builds (no GPU needed)
