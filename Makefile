@@ -16,6 +16,9 @@
 #   make bench-results        the op benchmarks via bench/run.sh: bench/results/*.txt (NP=2)
 #   make bench-halo           halo exchange / stencil step vs hand-written MPI: bench/results/halo-<mpi>-np2.txt
 #   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
+#   make build/$(MPI)/bench_pdgemr2d, make build/openmpi/bench_fftw_transpose
+#                             the peer benchmarks (ScaLAPACK pdgemr2d, FFTW-MPI transpose): each takes
+#                             --quick and --csv FILE (raw rows family,case,size,side,value,unit)
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #   make cuda                 dtensor_cuda.h: every CUDA program into build/cuda/ with nvcc, warnings
 #                             as errors, and dtensor_cuda.h's own strictness builds (no GPU needed)
@@ -153,6 +156,18 @@ bench-deps:
 $(BUILD)/bench_matmul: bench/matmul.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(SCALAPACK) $(LDLIBS)
+
+# ScaLAPACK pdgemr2d vs dt_tensor_redistribute (rows / cols / 2-D blocks of one
+# F64 matrix on one mesh); --csv FILE appends the harness's raw rows
+$(BUILD)/bench_pdgemr2d: bench/pdgemr2d.c bench/bench.h $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(SCALAPACK) $(LDLIBS)
+
+# FFTW-MPI's transpose vs S(0) -> S(1): always Open MPI (Debian builds
+# libfftw3-mpi-dev against Open MPI only), whatever MPI is
+build/openmpi/bench_fftw_transpose: bench/fftw_transpose.c bench/bench.h $(HDR)
+	@mkdir -p build/openmpi
+	mpicc.openmpi -std=c99 $(WARN) -O2 -g -I. -o $@ $< -lfftw3_mpi -lfftw3 $(LDLIBS)
 
 $(BUILD)/bench_dispatch: bench/dispatch.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)

@@ -30,4 +30,29 @@ static inline double max_over_ranks(double x) {
     MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return y;
 }
+
+/* --csv FILE of the `make bench` harness: raw rows, no header, appended by
+   rank 0, one per measured (case, size, side):
+       family,case,size,side,value,unit
+   side "ours" (dtensor.h) or "peer"; value a median in ms. Collective: every
+   rank returns 0 if rank 0 cannot open the file (then the caller exits),
+   1 otherwise; *f is the open file on rank 0 and NULL elsewhere. */
+static inline int bench_csv_open(const char *path, FILE **f) {
+    int ok = 1;
+    *f = NULL;
+    if (path && rank == 0) {
+        *f = fopen(path, "a");
+        if (!*f) { fprintf(stderr, "cannot open %s for appending\n", path); ok = 0; }
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return ok;
+}
+
+/* one row (rank 0; f may be NULL). No field may contain a comma. */
+static inline void bench_csv_row(FILE *f, const char *family, const char *cs, long long size, const char *side,
+                                 double ms) {
+    if (!f) return;
+    fprintf(f, "%s,%s,%lld,%s,%.6f,ms\n", family, cs, size, side, ms);
+    fflush(f);
+}
 #endif

@@ -5,7 +5,7 @@
        make bench-ops NP=2                     (this bench and bench/dispatch.c)
        mpiexec -n 2 ./build/mpich/bench_matmul [--sizes "256 512 1024 2048"]
                [--reps N] [--dtype f64|f32|both] [--cases "1d 2d s0r local"] [--quick]
-               [--callgrind]
+               [--callgrind] [--csv FILE]
 
    Cases (M = N = K = size; p ranks):
 
@@ -58,7 +58,13 @@
 
    Method: two untimed warm-ups of each side, then --reps repetitions
    alternating the sides; each timing is preceded by a barrier, taken with
-   MPI_Wtime and reduced to the max over ranks; tables show medians. */
+   MPI_Wtime and reduced to the max over ranks; tables show medians.
+
+   --csv FILE appends the raw rows of the `make bench` harness (bench.h),
+   for the 1d and 2d cases in f64 whose results agree:
+       pdgemm,1d|2d,<n>,ours,<dt median>,ms
+       pdgemm,1d|2d,<n>,peer,<the faster of the pdgemm-T / pdgemm-N medians>,ms
+   With --csv every case runs at least 5 repetitions (--quick's 3 become 5). */
 #define _GNU_SOURCE 1
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
@@ -263,6 +269,7 @@ static double spot_check(const dt_tensor *c, int64_t K) {
 }
 
 static int g_reps, g_warm = 2, g_callgrind;
+static FILE *g_csv;
 
 static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *self) {
     int64_t M = n, N = n, K = n;
@@ -458,6 +465,10 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
     }
     r.diff = max_over_ranks(d);
     if (!(r.diff == 0)) failures++;
+    if (scal && ty == DT_F64 && r.diff == 0) {
+        bench_csv_row(g_csv, "pdgemm", case_name[cs], (long long)n, "ours", r.dt * 1e3);
+        bench_csv_row(g_csv, "pdgemm", case_name[cs], (long long)n, "peer", fmin(r.pT, r.pN) * 1e3);
+    }
 
     if (rank == 0) {
         double flops = 2.0 * (double)M * (double)N * (double)K;
@@ -494,7 +505,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *sizes = "256 512 1024 2048", *cases = "1d 2d s0r local", *dts = "both";
+    const char *sizes = "256 512 1024 2048", *cases = "1d 2d s0r local", *dts = "both", *csv = NULL;
     int reps = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
@@ -503,13 +514,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--cases") && i + 1 < argc) cases = argv[++i];
         else if (!strcmp(argv[i], "--quick")) { sizes = "64 129"; reps = 3; }
         else if (!strcmp(argv[i], "--callgrind")) { g_callgrind = 1; reps = 1; g_warm = 1; }
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else {
             if (rank == 0) fprintf(stderr, "usage: %s [--sizes \"256 512\"] [--reps N] [--dtype f64|f32|both] "
-                                           "[--cases \"1d 2d s0r local\"] [--quick] [--callgrind]\n", argv[0]);
+                                           "[--cases \"1d 2d s0r local\"] [--quick] [--callgrind] "
+                                           "[--csv FILE]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
     }
+    if (!bench_csv_open(csv, &g_csv)) { MPI_Finalize(); return 2; }
     int bm, bn;
     Cblacs_pinfo(&bm, &bn);
 
@@ -558,6 +572,7 @@ int main(int argc, char **argv) {
             char *end;
             for (long n = strtol(p, &end, 10); end != p; p = end, n = strtol(p, &end, 10)) {
                 g_reps = reps > 0 ? reps : n >= 2048 ? 5 : n >= 1024 ? 7 : 11;
+                if (csv && g_reps < 5) g_reps = 5;
                 run_case(cs, types[ti], (int64_t)n, world, self);
             }
         }
@@ -565,6 +580,7 @@ int main(int argc, char **argv) {
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("# %s\n", all ? "FAILED: results differ or a call failed" : "all results agree exactly");
+    if (g_csv) fclose(g_csv);
     dt_comm_destroy(self);
     dt_comm_destroy(world);
     Cblacs_exit(1);
