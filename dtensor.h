@@ -1995,10 +1995,14 @@ DT_API void dt_comm_reset_stats(dt_comm *c) {
 #define DT__MPI_PIECE ((size_t)1 << 30)
 #endif
 
-/* reduce_scatter blocks at least this big go round a ring (smaller: MPI's
-   own reduce_scatter); overridable for the tests, like DT__MPI_PIECE */
+/* reduce_scatter blocks at least DT__RING_MIN bytes go round a ring, in
+   pieces of DT__RING_PIECE (smaller: MPI's own reduce_scatter); both
+   overridable for the tests, like DT__MPI_PIECE */
 #ifndef DT__RING_MIN
 #define DT__RING_MIN ((size_t)64 << 10)
+#endif
+#ifndef DT__RING_PIECE
+#define DT__RING_PIECE ((size_t)128 << 10)
 #endif
 
 typedef struct dt__mpi {
@@ -2146,37 +2150,50 @@ static dt_status dt__mpi_ring_scratch(dt__mpi *m, size_t bytes, char **out) {
     return DT_OK;
 }
 
+/* elements [lo, lo + piece) of a block of `count`, clipped to it */
+static size_t dt__piece_len(size_t count, size_t lo, size_t piece) {
+    return count > lo ? (count - lo < piece ? count - lo : piece) : 0;
+}
+
 /* Ring reduce-scatter: in step k (1..n-1) each rank receives from its left
    neighbour the partial result of block me-1-k, adds its own copy and passes
    it right in the next step; after n-1 steps block `me` is complete on rank
-   me. It moves the bandwidth-optimal (n-1)/n of the input per rank, and
-   keeps one block of scratch (two where this rank's block is smaller than
-   the largest), so the call holds at most about twice the destination
-   shard. Open MPI 4.1's Reduce_scatter_block holds two copies of the whole
-   input (8x the shard at 4 ranks, measured by bench/redistribute.c --mem),
-   and is slower on shared memory. Each block is reduced in a fixed order
-   (ranks j+1, j+2, ..., j), whatever the message timing. */
+   me. It moves the bandwidth-optimal (n-1)/n of the input per rank. The
+   blocks go round in pieces of DT__RING_PIECE bytes, one ring per piece, the
+   piece of the output block serving as one of the two receive buffers, so
+   the call holds the output plus one piece (two where this rank's block is
+   shorter than the longest). Open MPI 4.1's Reduce_scatter_block holds two
+   copies of the whole input (8x the shard at 4 ranks, measured by
+   bench/redistribute.c --mem), and both MPIs' are slower on shared memory.
+   Each block is reduced in a fixed order (ranks j+1, ..., j), whatever the
+   message timing. */
 static dt_status dt__mpi_ring_reduce_scatter(dt__mpi *m, int n, int me, const char *sb, char *rb,
                                              const size_t *counts, dt_dtype t, dt_reduce op) {
-    size_t es = dt_dtype_size(t), big = 0, *off, need;
+    size_t es = dt_dtype_size(t), big = 0, piece = DT__RING_PIECE / dt_dtype_size(t), lo, *off;
     char *scratch, *buf[2];
     int j, k, right = (me + 1) % n, left = (me - 1 + n) % n;
     dt_status st;
     for (j = 0; j < n; j++) big = counts[j] > big ? counts[j] : big;
-    need = (size_t)n * sizeof(size_t) + big * es * (counts[me] < big ? 2 : 1);
-    if ((st = dt__mpi_ring_scratch(m, need, &scratch))) return st;
+    if (piece == 0) piece = 1;
+    if (piece > big) piece = big;
+    st = dt__mpi_ring_scratch(m, (size_t)n * sizeof(size_t) + piece * es * (counts[me] < big ? 2 : 1), &scratch);
+    if (st) return st;
     off = (size_t *)(void *)scratch; /* dt__alloc's blocks are max-aligned */
     for (j = 0, off[0] = 0; j + 1 < n; j++) off[j + 1] = off[j] + counts[j] * es;
     buf[0] = scratch + (size_t)n * sizeof(size_t);
-    buf[1] = counts[me] < big ? buf[0] + big * es : rb;
-    for (k = 1; k < n; k++) {
-        int sblk = ((me - k) % n + n) % n, rblk = ((me - 1 - k) % n + n) % n;
-        /* the buffers alternate so that the last step receives into rb */
-        char *into = k == n - 1 ? rb : buf[1 - (n - 1 - k) % 2];
-        const char *from = k == 1 ? sb + off[sblk] : buf[1 - (n - k) % 2];
-        st = dt__mpi_sendrecv(m, from, counts[sblk] * es, right, into, counts[rblk] * es, left, DT__TAG + 2);
-        if (st) return st;
-        dt__reduce_elems(t, op, into, sb + off[rblk], counts[rblk]);
+    for (lo = 0; lo < big; lo += piece) {
+        /* my output's piece is the second buffer where it is as long as any */
+        buf[1] = counts[me] >= lo + dt__piece_len(big, lo, piece) ? rb + lo * es : buf[0] + piece * es;
+        for (k = 1; k < n; k++) {
+            int sblk = ((me - k) % n + n) % n, rblk = ((me - 1 - k) % n + n) % n;
+            size_t sn = dt__piece_len(counts[sblk], lo, piece), rn = dt__piece_len(counts[rblk], lo, piece);
+            /* the buffers alternate so that the last step receives into rb */
+            char *into = k == n - 1 ? rb + lo * es : buf[1 - (n - 1 - k) % 2];
+            const char *from = k == 1 ? sb + off[sblk] + lo * es : buf[1 - (n - k) % 2];
+            st = dt__mpi_sendrecv(m, from, sn * es, right, into, rn * es, left, DT__TAG + 2);
+            if (st) return st;
+            dt__reduce_elems(t, op, into, sb + off[rblk] + lo * es, rn);
+        }
     }
     return DT_OK;
 }

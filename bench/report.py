@@ -200,6 +200,34 @@ def table_lines(recs, md):
     return [line(head)] + [line(x) for x in rows]
 
 
+def summary(recs, md):
+    """per family and rank count: the range of the ratio (or of ours), the
+    value at the largest size, and how many rows meet the target"""
+    groups = collections.OrderedDict()
+    for r in recs:
+        groups.setdefault((r["family"], r["ranks"]), []).append(r)
+    head = ["family", "peer", "ranks", "rows", "ratio range", "at the largest size", "target", "met"]
+    rows = []
+    for (fam, ranks), rs in groups.items():
+        kind = FAMILIES.get(fam, (None, None))[1]
+        key = "ours" if kind == "ours" or all(r["ratio"] is None for r in rs) else "ratio"
+        vals = [r[key] for r in rs if r[key] is not None]
+        if not vals:
+            continue
+        big = max(r["size"] for r in rs)
+        at_big = sorted("%s %s" % (r["case"], fmt(r[key])) for r in rs if r["size"] == big and r[key] is not None)
+        met = [r["met"] for r in rs if r["met"] in ("yes", "NO")]
+        label = "ratio" if key == "ratio" else "ours (%s)" % rs[0]["unit"]
+        rows.append([fam, FAMILIES.get(fam, ("?",))[0], str(ranks), str(len(rs)),
+                     "%s %s .. %s" % (label, fmt(min(vals)), fmt(max(vals))),
+                     "%s: %s" % (human(big, fam), "; ".join(at_big)), rs[0]["target"],
+                     "%d/%d" % (met.count("yes"), len(met)) if met else "-"])
+    if md:
+        return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + \
+               ["| " + " | ".join(x) + " |" for x in rows]
+    return ["  ".join(x) for x in [head] + rows]
+
+
 def growth_lines(recs):
     """planning time: the exponent of its growth between successive rank counts"""
     out = []
@@ -297,9 +325,12 @@ def main():
     plots = plot(recs, a.out, os.path.join(os.path.dirname(a.raw) or ".", "plot"))
     with open(os.path.join(a.out, "latest.md"), "w") as f:
         f.write("\n".join(["- " + x for x in info + grow]) + "\n\n")
+        f.write("\n".join(summary(recs, True)) + "\n\n")
         f.write("\n".join(table_lines(recs, True)) + "\n")
     print("\n".join("# " + x for x in info))
     print("\n".join(table_lines(recs, False)))
+    print("# summary")
+    print("\n".join(summary(recs, False)))
     for g in grow:
         print("# " + g)
     n_no = sum(1 for r in recs if r["met"] == "NO")

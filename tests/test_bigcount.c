@@ -1,10 +1,11 @@
 /* test_bigcount.c -- the MPI backend's paths for messages past an int count.
 
    A real 2 GiB message per rank does not fit a test run, so this test lowers
-   the three limits (DT__COUNT_MAX: the largest count or displacement one
+   the limits (DT__COUNT_MAX: the largest count or displacement one
    MPI call takes, DT__MPI_PIECE: the piece size of long point-to-point
    messages, DT__RING_MIN: the block size from which reduce_scatter goes
-   round the backend's ring) to a few hundred bytes or less. Then every collective past the limit is
+   round the backend's ring, DT__RING_PIECE: the ring's piece) to a few
+   hundred bytes or less. Then every collective past the limit is
    declined by the backend and done by the library over sendrecv, each
    sendrecv is cut into pieces, and allreduce/broadcast run in chunks --
    the same code paths a >2 GiB tensor takes. Values, layouts and the byte
@@ -12,6 +13,7 @@
 #define DT__COUNT_MAX ((size_t)300)
 #define DT__MPI_PIECE ((size_t)200)
 #define DT__RING_MIN ((size_t)64)
+#define DT__RING_PIECE ((size_t)40)
 #define DTENSOR_IMPLEMENTATION
 #include "dt_test.h"
 
