@@ -7636,7 +7636,8 @@ static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_te
         st = dt__out_prepare(c, out, &o);
     }
     /* consistency checks: once per public op, before anything moves */
-    if (dt__checks_on() && (st = dt__consistent(c->m, c->fn, st, st ? 0 : dt__call_hash(c), dt__describe_call, c))) {
+    if (dt__checks_on() && c->m->size > 1 && c->m->rank >= 0 &&
+        (st = dt__consistent(c->m, c->fn, st, st ? 0 : dt__call_hash(c), dt__describe_call, c))) {
         if (o && o != *out) dt_tensor_destroy(o);
         return st;
     }
