@@ -60,6 +60,10 @@
 
    ENVIRONMENT
    ===========
+   DTENSOR_CHECK=1         cross-rank consistency checks: ranks that pass
+                           different arguments to a collective call all get
+                           DT_ERR_MISMATCH instead of hanging or computing
+                           garbage (read once; see dt_set_checks)
    DTENSOR_LOG=ops         print every op's chosen strategy (see dt_explain)
    DTENSOR_LOG=plan        print every redistribution plan (its steps, the mesh
                            dim and placements of each) on mesh rank 0, to stderr
@@ -294,6 +298,29 @@ typedef struct dt_tensor_desc {
 DT_API const char *dt_status_string(dt_status s);
 DT_API const char *dt_last_error(void);       /* thread-local; "" after success-only runs */
 DT_API void dt_clear_error(void);
+
+/* Cross-rank consistency checks (off by default). On: before every public
+   call that communicates or must be collective (redistribute, gather,
+   distribute, from_local, every op, halo exchange and stencils, random
+   fills, I/O), the mesh ranks compare a hash of (the call, its input specs:
+   dtype, global shape, placements, mesh, and its static and scalar args:
+   dims, flags, destination placements). Ranks that disagree, or a rank that
+   rejected its arguments while others accepted theirs, make the call fail
+   with DT_ERR_MISMATCH on every rank before any byte moves (outputs and
+   inputs untouched); the message names the call, the disagreeing mesh
+   ranks, and rank 0's and the first disagreeing rank's arguments:
+     "dt_tensor_redistribute: consistency check: ranks 2, 3 passed different
+      arguments than rank 0 (rank 0: f32[8, 6] [S(0)] -> [R]; rank 2:
+      f32[8, 6] [S(0)] -> [S(1)])"
+   Cost: one small allgather per call (a few microseconds; measured in the
+   README), so it is a debugging mode. Turn it on with DTENSOR_CHECK=1 in the
+   environment (read once, at the first check or dt_get_checks) or with
+   dt_set_checks(1), which overrides the environment. Not collective, but
+   every rank must have the same setting whenever it makes a collective call
+   (set it on all ranks between calls): a rank checking alone waits for the
+   others. */
+DT_API void dt_set_checks(int on);            /* 1: on, 0: off */
+DT_API int dt_get_checks(void);               /* 1 if on */
 
 /* dtypes and placements */
 DT_API size_t dt_dtype_size(dt_dtype t);      /* 0 for an unknown dtype */
@@ -2555,29 +2582,122 @@ static uint64_t dt__mesh_desc_hash(const dt_mesh_desc *d, int count) {
     return h;
 }
 
+/* "rank 2" / "ranks 2, 3, 5" (the first 12, then "... (N in all)") */
+static void dt__ranks_str(const int *r, int n, char *buf, size_t cap) {
+    size_t len = (size_t)snprintf(buf, cap, "rank%s ", n == 1 ? "" : "s");
+    int i;
+    for (i = 0; i < n && i < 12 && len < cap; i++) len += (size_t)snprintf(buf + len, cap - len, "%s%d", i ? ", " : "", r[i]);
+    if (n > 12 && len < cap) snprintf(buf + len, cap - len, ", ... (%d in all)", n);
+}
+
+/* a short description of one rank's arguments, for mismatch messages */
+typedef void (*dt__describe_fn)(const void *ctx, char *buf, size_t cap);
+#define DT__FN_CHARS 32   /* the call's name in the gathered descriptions */
+#define DT__DESC_CHARS 160 /* the call's name, then its arguments           */
+
 /* Every rank reports (its local status, its desc hash); if any rank failed
-   or disagrees, all fail together instead of some hanging in a split. */
-static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t hash) {
-    int64_t mine[2], *all = NULL;
-    int j;
+   or disagrees, all fail together instead of some hanging in a split. When
+   the hashes differ (and every rank accepted its arguments), a second
+   allgather brings each rank's description (empty without `describe`), so
+   the message can show rank 0's arguments and a disagreeing rank's. The
+   message names every rank that failed or differs from rank 0. `checked`
+   (consistency checks): a rank whose own arguments failed while another
+   rank's passed returns DT_ERR_MISMATCH too (its error inside the message). */
+static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint64_t hash, dt__describe_fn describe,
+                              const void *ctx, int checked) {
+    int64_t mine[2], *all = NULL, *desc = NULL;
+    int j, nrej = 0, nbad = 0, *rej = NULL, *bad = NULL;
     dt_status st;
-    char saved[sizeof dt__errbuf];
+    char saved[sizeof dt__errbuf], list[160];
+    const char *pre = checked ? "consistency check: " : "";
     memcpy(saved, dt__errbuf, sizeof saved);
     mine[0] = local;
     mine[1] = (int64_t)hash;
-    if ((st = dt__alloc(fn, 2 * (size_t)c->size * sizeof(int64_t), (void **)&all))) return st;
+    if ((st = dt__alloc(fn, 2 * (size_t)c->size * sizeof(int64_t) + 2 * (size_t)c->size * sizeof(int), (void **)&all)))
+        return st;
+    rej = (int *)(all + 2 * c->size);
+    bad = rej + c->size;
     if ((st = dt__comm_allgather_ctl(c, mine, 2, all))) { DT_FREE(all); return st; }
     memcpy(dt__errbuf, saved, sizeof saved);
+    for (j = 0; j < c->size; j++) {
+        if (all[2 * j] != DT_OK) rej[nrej++] = j;
+        else if (all[2 * j + 1] != all[1]) bad[nbad++] = j;
+    }
     st = local;
-    for (j = 0; j < c->size && !st; j++) {
-        if (all[2 * j] != DT_OK)
-            st = dt__fail(DT_ERR_MISMATCH, "%s: rank %d rejected its arguments (%s)", fn, j,
-                          dt_status_string((dt_status)all[2 * j]));
-        else if (all[2 * j + 1] != all[1])
-            st = dt__fail(DT_ERR_MISMATCH, "%s: rank %d passed different arguments than rank 0", fn, j);
+    if (nrej) {
+        if (!local) {
+            char what[96];
+            size_t len = 0;
+            for (j = 0; j < nrej && j < 4; j++)
+                if (len < sizeof what)
+                    len += (size_t)snprintf(what + len, sizeof what - len, "%s%s", j ? ", " : "",
+                                            dt_status_string((dt_status)all[2 * rej[j]]));
+            dt__ranks_str(rej, nrej, list, sizeof list);
+            st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s)", fn, pre, list,
+                          nrej == 1 ? "its" : "their", what);
+        } else if (checked && nrej < c->size) {
+            char why[sizeof dt__errbuf];
+            memcpy(why, dt__errbuf, sizeof why);
+            st = dt__fail(DT_ERR_MISMATCH, "%s: %sthis rank (%d) rejected its arguments, %d of %d ranks accepted "
+                          "theirs: %s", fn, pre, c->rank, c->size - nrej, c->size, why);
+        }
+    } else if (nbad) {
+        char d0[DT__DESC_CHARS], db[DT__DESC_CHARS];
+        dt__ranks_str(bad, nbad, list, sizeof list);
+        /* every rank saw the same hashes, so every rank takes this branch */
+        if ((st = dt__alloc(fn, (size_t)c->size * DT__DESC_CHARS + DT__DESC_CHARS, (void **)&desc))) {
+            DT_FREE(all);
+            return st;
+        }
+        {
+            int64_t *me = desc + (size_t)c->size * (DT__DESC_CHARS / 8);
+            char *m8 = (char *)me;
+            memset(m8, 0, DT__DESC_CHARS);
+            snprintf(m8, DT__FN_CHARS, "%s", fn);
+            if (describe) describe(ctx, m8 + DT__FN_CHARS, DT__DESC_CHARS - DT__FN_CHARS);
+            st = dt__comm_allgather_ctl(c, me, DT__DESC_CHARS / 8, desc);
+        }
+        memcpy(dt__errbuf, saved, sizeof saved);
+        if (!st) {
+            const char *r0 = (const char *)desc, *rb = (const char *)(desc + (size_t)bad[0] * (DT__DESC_CHARS / 8));
+            snprintf(d0, sizeof d0, "%s%s%s", strcmp(r0, fn) ? r0 : "", strcmp(r0, fn) ? " " : "", r0 + DT__FN_CHARS);
+            snprintf(db, sizeof db, "%s%s%s", strcmp(rb, fn) ? rb : "", strcmp(rb, fn) ? " " : "", rb + DT__FN_CHARS);
+            if (d0[0] || db[0])
+                st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s passed different arguments than rank 0 (rank 0: %s; rank %d: "
+                              "%s)", fn, pre, list, d0, bad[0], db);
+            else
+                st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s passed different arguments than rank 0", fn, pre, list);
+        }
+        DT_FREE(desc);
     }
     DT_FREE(all);
     return st;
+}
+
+static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t hash) {
+    return dt__agree_ex(c, fn, local, hash, NULL, NULL, 0);
+}
+
+/* ---- consistency checks (dt_set_checks, DTENSOR_CHECK) ---- */
+static int dt__checks_state = -1; /* -1: not read yet */
+
+static int dt__checks_on(void) {
+    if (dt__checks_state < 0) {
+        const char *s = getenv("DTENSOR_CHECK");
+        dt__checks_state = s && *s && strcmp(s, "0") != 0;
+    }
+    return dt__checks_state;
+}
+
+DT_API void dt_set_checks(int on) { dt__checks_state = on != 0; }
+DT_API int dt_get_checks(void) { return dt__checks_on(); }
+
+/* With checks on, the mesh ranks agree on (fn, hash) and on their local
+   status before a collective call moves anything; `local` otherwise. */
+static dt_status dt__consistent(const dt_mesh *m, const char *fn, dt_status local, uint64_t hash,
+                                dt__describe_fn describe, const void *ctx) {
+    if (!dt__checks_on() || m->rank < 0 || m->size == 1) return local;
+    return dt__agree_ex(m->comm, fn, local, local ? 0 : dt__hash(hash, fn, strlen(fn)), describe, ctx, 1);
 }
 
 DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out) {
@@ -2870,6 +2990,41 @@ static uint64_t dt__desc_hash(const dt_tensor_desc *d) {
     return dt__hash(h, d->shape, (size_t)d->ndim * sizeof(int64_t));
 }
 
+/* consistency checks (dt__consistent) of the calls that take one tensor
+   spec: the spec, the mesh's shape, optional destination placements and a
+   few static args; described as "f32[8, 6] [S(0)] -> [R] (args)" */
+typedef struct dt__spec_ctx {
+    const dt_tensor_desc *d;
+    int mndim;
+    const dt_placement *dst;   /* optional */
+    const char *args;          /* optional, already formatted */
+} dt__spec_ctx;
+
+static void dt__describe_spec(const void *ctx, char *buf, size_t cap) {
+    const dt__spec_ctx *x = (const dt__spec_ctx *)ctx;
+    char sh[96], a[64], b[64];
+    if (!x->d) { snprintf(buf, cap, "%s", x->args ? x->args : ""); return; }
+    snprintf(buf, cap, "%s%s %s%s%s%s%s", dt_dtype_name(x->d->dtype), dt__shape_str(x->d->shape, x->d->ndim, sh, sizeof sh),
+             dt__placements_str(x->d->placements, x->mndim, a, sizeof a), x->dst ? " -> " : "",
+             x->dst ? dt__placements_str(x->dst, x->mndim, b, sizeof b) : "", x->args ? " " : "", x->args ? x->args : "");
+}
+
+static dt_status dt__consistent_spec(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
+                                     const dt_placement *dst, const int64_t *args, int nargs, const char *args_str) {
+    dt__spec_ctx x;
+    uint64_t h;
+    if (!dt__checks_on() || m->rank < 0 || m->size == 1) return local; /* (the cheap way out first) */
+    h = d && !local ? dt__desc_hash(d) : 0;
+    h = dt__hash(h, m->shape, (size_t)m->ndim * sizeof(int));
+    if (dst) h = dt__hash(h, dst, (size_t)m->ndim * sizeof *dst);
+    if (nargs) h = dt__hash(h, args, (size_t)nargs * sizeof *args);
+    x.d = local ? NULL : d;
+    x.mndim = m->ndim;
+    x.dst = dst;
+    x.args = args_str;
+    return dt__consistent(m, fn, local, h, dt__describe_spec, &x);
+}
+
 /* the caller's claimed local shape must be the shape the placements imply */
 static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls) {
     dt__box b;
@@ -2918,6 +3073,8 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
         } else {
             st = vs;
         }
+    } else if (!(flags & DT_VERIFY)) {
+        st = dt__consistent_spec(m, fn, st, &norm, NULL, NULL, 0, NULL);
     }
     if (st) return st;
     if ((st = dt__tensor_make(fn, m, &norm, (flags & DT_COPY) ? NULL : local, 0, &t))) return st;
@@ -3557,17 +3714,19 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
     dt_status st;
     int i;
     if ((st = dt__check_tensor(fn, t))) return st;
-    if (!placements) return dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     want = t->desc;
-    if ((st = dt__check_placements(fn, t->mesh, t->desc.ndim, placements, t->mesh->ndim, want.placements))) return st;
-    for (i = 0; i < t->mesh->ndim; i++)
+    if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
+    else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    else st = dt__check_placements(fn, t->mesh, t->desc.ndim, placements, t->mesh->ndim, want.placements);
+    for (i = 0; i < t->mesh->ndim && !st; i++)
         if (dt__is(t->desc.placements[i], DT_SHARD) && dt__is(want.placements[i], DT_PARTIAL))
-            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d]: Shard(%d) -> Partial(%s) is not a redistribution "
-                            "(a shard cannot become a partial sum without changing the value)", fn, i,
-                            (int)t->desc.placements[i].dim, dt__reduce_name(want.placements[i].reduce));
+            st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d]: Shard(%d) -> Partial(%s) is not a redistribution "
+                          "(a shard cannot become a partial sum without changing the value)", fn, i,
+                          (int)t->desc.placements[i].dim, dt__reduce_name(want.placements[i].reduce));
+    if (!st && *out) st = dt__check_out(fn, *out, t->mesh, &want);
+    /* consistency checks: local errors take part, so every rank fails together */
+    if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, NULL, 0, NULL))) return st;
     if (*out) {
-        if ((st = dt__check_out(fn, *out, t->mesh, &want))) return st;
         if (*out == t) return DT_OK; /* same spec: nothing to do */
         return dt__redistribute_into(t, want.placements, (*out)->data);
     }
@@ -3587,7 +3746,8 @@ DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full) {
     int i;
     if ((st = dt__check_tensor("dt_tensor_gather", t))) return st;
     for (i = 0; i < t->desc.ndim; i++) n *= (size_t)t->desc.shape[i];
-    if (!full && n && t->mesh->rank >= 0) return dt__fail(DT_ERR_ARG, "dt_tensor_gather: full is NULL");
+    if (!full && n && t->mesh->rank >= 0) st = dt__fail(DT_ERR_ARG, "dt_tensor_gather: full is NULL");
+    if ((st = dt__consistent_spec(t->mesh, "dt_tensor_gather", st, &t->desc, NULL, NULL, 0, NULL))) return st;
     memset(rep, 0, sizeof rep);
     return dt__redistribute_into(t, rep, full);
 }
@@ -3621,7 +3781,12 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
         for (i = 0; i < norm.ndim; i++) n *= (size_t)norm.shape[i];
         if (n) st = dt__fail(DT_ERR_ARG, "%s: full is NULL on the source rank %d", fn, m->rank);
     }
-    if (src_rank != DT_SRC_ALL && m->rank >= 0) { /* all ranks enter the scatter, or none */
+    if (dt__checks_on()) { /* consistency checks: the same agreement, with descriptions */
+        int64_t a = src_rank;
+        char as[32];
+        snprintf(as, sizeof as, "src_rank %d", src_rank);
+        if ((st = dt__consistent_spec(m, fn, st, &norm, NULL, &a, 1, as))) return st;
+    } else if (src_rank != DT_SRC_ALL && m->rank >= 0) { /* all ranks enter the scatter, or none */
         uint64_t h = st ? 0 : dt__desc_hash(&norm) ^ (uint64_t)(int64_t)src_rank;
         if ((st = dt__agree(m->comm, fn, st, h))) return st;
     }
@@ -6730,19 +6895,68 @@ static dt_status dt__same_dtype(const dt__call *c, int i, int j) {
 
 static int dt__is_float(dt_dtype t) { return t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16; }
 
+/* consistency checks of an op (dt__consistent): the op, its static and
+   scalar args, each input's spec, the mesh */
+static uint64_t dt__call_hash(const dt__call *c) {
+    uint64_t h = 14695981039346656037ull, dh;
+    int64_t v[3];
+    int i;
+    v[0] = c->op;
+    v[1] = c->nin;
+    v[2] = c->narg;
+    h = dt__hash(h, v, sizeof v);
+    h = dt__hash(h, c->arg, (size_t)c->narg * sizeof c->arg[0]);
+    h = dt__hash(h, &c->a, sizeof c->a);
+    h = dt__hash(h, &c->b, sizeof c->b);
+    h = dt__hash(h, c->m->shape, (size_t)c->m->ndim * sizeof(int));
+    for (i = 0; i < c->nin; i++) {
+        dh = c->in[i].d ? dt__desc_hash(c->in[i].d) : 0xffu;
+        h = dt__hash(h, &dh, sizeof dh);
+    }
+    return h;
+}
+
+static void dt__describe_call(const void *ctx, char *buf, size_t cap) {
+    const dt__call *c = (const dt__call *)ctx;
+    size_t len = 0;
+    int i;
+    buf[0] = 0;
+    for (i = 0; i < c->nin && len < cap; i++) {
+        dt__spec_ctx x;
+        char one[96];
+        x.d = c->in[i].d;
+        x.mndim = c->m->ndim;
+        x.dst = NULL;
+        x.args = x.d ? NULL : "none";
+        dt__describe_spec(&x, one, sizeof one);
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", one);
+    }
+    for (i = 0; i < c->narg && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "; args ", (long long)c->arg[i]);
+    if (len < cap && (c->a != 0 || c->b != 0)) snprintf(buf + len, cap - len, "; a %g, b %g", c->a, c->b);
+}
+
+/* with checks on: a rank whose inputs were refused before dispatch still
+   takes part in the check, so the others fail with it instead of waiting */
+static dt_status dt__call_refused(const dt__call *c, dt_status st) {
+    if (!c->m) return st;
+    return dt__consistent(c->m, c->fn, st, 0, NULL, NULL);
+}
+
 /* inputs present, on one mesh, one dtype, allowed by the op */
 static dt_status dt__call_check(dt__call *c) {
     dt_status st;
     int i;
-    if ((st = dt__call_mesh(c))) return st;
+    if ((st = dt__call_mesh(c))) return dt__call_refused(c, st);
     if (!dt__on_host(c->dev) && (c->def->family == DT__F_EMBED || c->def->family == DT__F_XENT))
-        return dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors (its indices are checked on the host)",
-                        c->fn, c->dev->name);
+        return dt__call_refused(c, dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors (its indices are "
+                                            "checked on the host)", c->fn, c->dev->name));
     for (i = 1; i < c->nin; i++)
-        if (c->def->family != DT__F_EMBED && c->def->family != DT__F_XENT && (st = dt__same_dtype(c, 0, i))) return st;
+        if (c->def->family != DT__F_EMBED && c->def->family != DT__F_XENT && (st = dt__same_dtype(c, 0, i)))
+            return dt__call_refused(c, st);
     if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
-        return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is defined for floating-point tensors", c->fn,
-                        c->in[0].name, dt_dtype_name(c->in[0].d->dtype));
+        return dt__call_refused(c, dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is defined for floating-point "
+                                            "tensors", c->fn, c->in[0].name, dt_dtype_name(c->in[0].d->dtype)));
     return DT_OK;
 }
 
@@ -7416,10 +7630,18 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
 static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_tensor **out) {
     dt_tensor *o = NULL;
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn);
-    if ((st = dt__propagate(c, check))) return st;
-    c->out.device = c->out_public.device = c->in[0].d->device;
-    if ((st = dt__out_prepare(c, out, &o))) return st;
+    if (!out) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn));
+    if (!(st = dt__propagate(c, check))) {
+        c->out.device = c->out_public.device = c->in[0].d->device;
+        st = dt__out_prepare(c, out, &o);
+    }
+    /* consistency checks: once per public op, before anything moves */
+    if (dt__checks_on() && c->m->size > 1 && c->m->rank >= 0 &&
+        (st = dt__consistent(c->m, c->fn, st, st ? 0 : dt__call_hash(c), dt__describe_call, c))) {
+        if (o && o != *out) dt_tensor_destroy(o);
+        return st;
+    }
+    if (st) return st;
     if ((st = dt__run(c, o))) {
         if (o != *out) dt_tensor_destroy(o);
         return st;
@@ -7935,9 +8157,14 @@ static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, vo
 /* checks shared by the in-place ops: t present, not Partial, room in the stream */
 static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w) {
     dt_status st;
+    int64_t state[2];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    if ((st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements))) return st;
-    return dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
+    if (!(st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements)))
+        st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
+    /* consistency checks: the tensor's spec and the stream state */
+    state[0] = (int64_t)t->mesh->rng_seed;
+    state[1] = (int64_t)t->mesh->rng_offset;
+    return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, state, 2, NULL);
 }
 
 static int dt__finite(double x) { return x - x == 0; } /* false for NaN and +-inf */
@@ -7987,13 +8214,17 @@ static dt_status dt__normal_into(const char *fn, const dt_tensor *t, double mean
 static dt_status dt__rng_new(const char *fn, dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out, dt_tensor **t) {
     dt_tensor_desc norm;
     dt_status st;
+    int64_t state[2];
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if ((st = dt__check_desc(fn, m, d, &norm))) return st;
-    if ((st = dt__rng_float_only(fn, norm.dtype))) return st;
-    if ((st = dt__rng_no_partial(fn, "desc->placements", m, norm.placements))) return st;
-    if ((st = dt__rng_room(fn, m, dt__rng_words(&norm, dt__rng_w(norm.dtype))))) return st;
+    if (!m) return dt__check_desc(fn, m, d, &norm);
+    if (!(st = dt__check_desc(fn, m, d, &norm)) && !(st = dt__rng_float_only(fn, norm.dtype)) &&
+        !(st = dt__rng_no_partial(fn, "desc->placements", m, norm.placements)) &&
+        !(st = dt__rng_room(fn, m, dt__rng_words(&norm, dt__rng_w(norm.dtype)))) && *out)
+        st = dt__check_out(fn, *out, m, &norm);
+    state[0] = (int64_t)m->rng_seed; /* consistency checks: the spec and the stream state */
+    state[1] = (int64_t)m->rng_offset;
+    if ((st = dt__consistent_spec(m, fn, st, &norm, NULL, state, 2, NULL))) return st;
     if (*out) {
-        if ((st = dt__check_out(fn, *out, m, &norm))) return st;
         *t = *out;
         return DT_OK;
     }
@@ -8595,11 +8826,19 @@ static dt_status dt__halo_check_tensor(const char *fn, const dt_tensor *t) {
     return DT_OK;
 }
 
+/* consistency checks: the tensor's spec and its halo */
+static dt_status dt__halo_consistent(const char *fn, const dt_tensor *t, dt_status st) {
+    int64_t h;
+    if (!t || !dt__checks_on()) return st;
+    h = t->halo ? (int64_t)dt__halo_desc_hash(&t->halo->desc) : 0;
+    return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, &h, 1, NULL);
+}
+
 DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
     const char *fn = "dt_halo_exchange_begin";
     dt__array in;
     dt_status st;
-    if ((st = dt__halo_check_tensor(fn, t)) || !t->halo) return st;
+    if ((st = dt__halo_consistent(fn, t, dt__halo_check_tensor(fn, t))) || !t->halo) return st;
     dt__tensor_array(t, &in);
     return dt__halo_begin(fn, t->halo, &in);
 }
@@ -8615,7 +8854,7 @@ DT_API dt_status dt_halo_exchange(dt_tensor *t) {
     const char *fn = "dt_halo_exchange";
     dt__array in;
     dt_status st;
-    if ((st = dt__halo_check_tensor(fn, t)) || !t->halo) return st;
+    if ((st = dt__halo_consistent(fn, t, dt__halo_check_tensor(fn, t))) || !t->halo) return st;
     dt__tensor_array(t, &in);
     if ((st = dt__halo_begin(fn, t->halo, &in))) return st;
     return dt__halo_end(fn, t->halo);
@@ -8673,6 +8912,7 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
     if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) return st;
     if (x->halo && x->halo->begun)
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
+    if ((st = dt__halo_consistent(fn_name, x, DT_OK))) return st;
     if (!*out && (st = dt__tensor_make(fn_name, x->mesh, &x->desc, NULL, 0, &o))) return st;
     if (!o) o = *out;
     if (x->mesh->rank >= 0) {
