@@ -967,6 +967,16 @@ static dt_status dt__fail(dt_status st, const char *fmt, ...) {
     return st;
 }
 
+/* an error from an inner call (a nested public call, the backend, an
+   allocation): make the message name the public call fn too */
+static dt_status dt__within(const char *fn, dt_status st) {
+    char inner[sizeof dt__errbuf];
+    if (st == DT_OK || strstr(dt__errbuf, fn)) return st;
+    memcpy(inner, dt__errbuf, sizeof inner);
+    snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %s", fn, inner);
+    return st;
+}
+
 DT_API const char *dt_last_error(void) { return dt__errbuf; }
 DT_API void dt_clear_error(void) { dt__errbuf[0] = 0; }
 
@@ -2566,7 +2576,7 @@ static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t
     mine[0] = local;
     mine[1] = (int64_t)hash;
     if ((st = dt__alloc(fn, 2 * (size_t)c->size * sizeof(int64_t), (void **)&all))) return st;
-    if ((st = dt__comm_allgather_ctl(c, mine, 2, all))) { DT_FREE(all); return st; }
+    if ((st = dt__comm_allgather_ctl(c, mine, 2, all))) { DT_FREE(all); return dt__within(fn, st); }
     memcpy(dt__errbuf, saved, sizeof saved);
     st = local;
     for (j = 0; j < c->size && !st; j++) {
@@ -2577,7 +2587,7 @@ static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t
             st = dt__fail(DT_ERR_MISMATCH, "%s: rank %d passed different arguments than rank 0", fn, j);
     }
     DT_FREE(all);
-    return st;
+    return dt__within(fn, st);
 }
 
 DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out) {
@@ -3569,12 +3579,12 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
     if (*out) {
         if ((st = dt__check_out(fn, *out, t->mesh, &want))) return st;
         if (*out == t) return DT_OK; /* same spec: nothing to do */
-        return dt__redistribute_into(t, want.placements, (*out)->data);
+        return dt__within(fn, dt__redistribute_into(t, want.placements, (*out)->data));
     }
     if ((st = dt__tensor_make(fn, t->mesh, &want, NULL, 0, &o))) return st;
     if ((st = dt__redistribute_into(t, want.placements, o->data))) {
         dt_tensor_destroy(o);
-        return st;
+        return dt__within(fn, st);
     }
     *out = o;
     return DT_OK;
@@ -3589,7 +3599,7 @@ DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full) {
     for (i = 0; i < t->desc.ndim; i++) n *= (size_t)t->desc.shape[i];
     if (!full && n && t->mesh->rank >= 0) return dt__fail(DT_ERR_ARG, "dt_tensor_gather: full is NULL");
     memset(rep, 0, sizeof rep);
-    return dt__redistribute_into(t, rep, full);
+    return dt__within("dt_tensor_gather", dt__redistribute_into(t, rep, full));
 }
 
 static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
@@ -7417,12 +7427,12 @@ static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_te
     dt_tensor *o = NULL;
     dt_status st;
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn);
-    if ((st = dt__propagate(c, check))) return st;
+    if ((st = dt__propagate(c, check))) return dt__within(c->fn, st);
     c->out.device = c->out_public.device = c->in[0].d->device;
-    if ((st = dt__out_prepare(c, out, &o))) return st;
+    if ((st = dt__out_prepare(c, out, &o))) return dt__within(c->fn, st);
     if ((st = dt__run(c, o))) {
         if (o != *out) dt_tensor_destroy(o);
-        return st;
+        return dt__within(c->fn, st);
     }
     *out = o;
     return DT_OK;
@@ -7742,6 +7752,7 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
     dt_placement pl[DT_MAX_MESH_DIMS];
     const dt_tensor *src = x;
     dt_tensor *moved = NULL;
+    unsigned char *made = NULL; /* outs[i] was NULL on entry */
     int64_t off = 0;
     int i, d, sharded = 0;
     if ((st = dt__view_call(DT__OP_NARROW, "dt_split", x, &c))) return st;
@@ -7763,18 +7774,24 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
         if ((st = dt_tensor_redistribute(x, pl, &moved))) return st;
         src = moved;
     }
+    if ((st = dt__alloc("dt_split", (size_t)n, (void **)&made))) { dt_tensor_destroy(moved); return st; }
+    for (i = 0; i < n; i++) made[i] = outs[i] == NULL;
     for (i = 0, off = 0; i < n && !st; i++) {
         st = dt_narrow(src, d, off, sizes[i], &outs[i]);
         off += sizes[i];
     }
+    if (st) /* the pieces this call made are freed: the caller's outs are as they were */
+        for (i = 0; i < n; i++)
+            if (made[i] && outs[i]) { dt_tensor_destroy(outs[i]); outs[i] = NULL; }
+    DT_FREE(made);
     dt_tensor_destroy(moved);
-    return st;
+    return dt__within("dt_split", st);
 }
 
 /* out-of-range indices are refused on every rank before anything moves */
 static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64_t limit, const char *what) {
     size_t i;
-    dt_status st = DT_OK;
+    dt_status st = DT_OK, ag;
     for (i = 0; i < ix->numel && !st; i++) {
         int64_t v = ix->desc.dtype == DT_I32 ? ((const int32_t *)ix->data)[i] : ((const int64_t *)ix->data)[i];
         if (v < 0 || v >= limit)
@@ -7782,7 +7799,9 @@ static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64
                           (long long)v, i, (long long)limit - 1);
     }
     if (c->m->rank < 0) return st;
-    if (dt__agree(c->m->comm, c->fn, st, 0) && !st) /* every rank reports the bad argument, not a mismatch */
+    ag = dt__agree(c->m->comm, c->fn, st, 0);
+    if (ag && !st && ag != DT_ERR_MISMATCH) return ag; /* the check itself failed (memory, backend) */
+    if (ag && !st) /* every rank reports the bad argument, not a mismatch */
         st = dt__fail(DT_ERR_ARG, "%s: %s holds an index outside 0..%lld on another rank", c->fn, what,
                       (long long)limit - 1);
     return st;
