@@ -970,10 +970,14 @@ static dt_status dt__fail(dt_status st, const char *fmt, ...) {
 /* an error from an inner call (a nested public call, the backend, an
    allocation): make the message name the public call fn too */
 static dt_status dt__within(const char *fn, dt_status st) {
-    char inner[sizeof dt__errbuf];
-    if (st == DT_OK || strstr(dt__errbuf, fn)) return st;
-    memcpy(inner, dt__errbuf, sizeof inner);
-    snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %s", fn, inner);
+    size_t n = strlen(fn), len = strlen(dt__errbuf);
+    if (st == DT_OK || strstr(dt__errbuf, fn) || n + 2 >= sizeof dt__errbuf) return st;
+    if (len > sizeof dt__errbuf - n - 3) len = sizeof dt__errbuf - n - 3; /* keep the end's NUL */
+    memmove(dt__errbuf + n + 2, dt__errbuf, len);
+    dt__errbuf[n + 2 + len] = 0;
+    memcpy(dt__errbuf, fn, n);
+    dt__errbuf[n] = ':';
+    dt__errbuf[n + 1] = ' ';
     return st;
 }
 

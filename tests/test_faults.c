@@ -30,7 +30,8 @@
    - "self": dt_comm_self(), a one-rank mesh (the local kernels, planners,
      one-rank short cuts);
    - "mirror": dt_comm_custom of size N = 4 with this process as rank
-     r = (MPI rank) % 4 and only a `sendrecv` callback that "mirrors": what
+     r = (MPI rank) % 4 (rank 0 for the rooted calls: distribute from rank 0,
+     npy save/load) and only a `sendrecv` callback that "mirrors": what
      I receive from a peer is what I send (min of the two sizes; the rest is
      zeroed and counted as an asymmetry). The library emulates every
      collective (allgather, all-to-all, allreduce, reduce-scatter, halo
@@ -100,6 +101,9 @@ static dt_status mirror_sendrecv(void *user, const void *sb, size_t sn, int dest
 }
 
 #define NMIRROR 4
+/* rooted calls (distribute from rank 0, npy I/O through mesh rank 0) run as
+   simulated rank 0: a mirrored peer cannot play the root for a non-root rank */
+static int g_rooted = 0;
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -125,7 +129,7 @@ static dt_status make_comm(int backend, dt_comm **c)
         memset(&d, 0, sizeof d);
         d.name = "mirror";
         d.size = NMIRROR;
-        d.rank = dtt_rank % NMIRROR;
+        d.rank = g_rooted ? 0 : dtt_rank % NMIRROR;
         d.user = &g_mirror;
         d.sendrecv = mirror_sendrecv;
         return dt_comm_custom(&d, c);
@@ -832,6 +836,7 @@ static void sweep(const fcase *c, int backend, int reuse, int mode)
     dt_status st;
     dtt_ctx("%s: %s backend, %s%s", c->name, backend ? "mirror" : "self", mode ? "backend faults" : "allocation faults",
             reuse ? ", existing *out" : "");
+    g_rooted = c->call == c_distribute_0 || c->call == c_save_npy || c->call == c_load_npy;
     /* fault-free: the count, and the closed form */
     memset(&ref, 0, sizeof ref);
     st = run_one(c, backend, reuse, mode, 0, &total, &ref);
