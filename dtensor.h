@@ -994,6 +994,20 @@ static dt_status dt__fail(dt_status st, const char *fmt, ...) {
     return st;
 }
 
+/* an error from an inner call (a nested public call, the backend, an
+   allocation): make the message name the public call fn too */
+static dt_status dt__within(const char *fn, dt_status st) {
+    size_t n = strlen(fn), len = strlen(dt__errbuf);
+    if (st == DT_OK || strstr(dt__errbuf, fn) || n + 2 >= sizeof dt__errbuf) return st;
+    if (len > sizeof dt__errbuf - n - 3) len = sizeof dt__errbuf - n - 3; /* keep the end's NUL */
+    memmove(dt__errbuf + n + 2, dt__errbuf, len);
+    dt__errbuf[n + 2 + len] = 0;
+    memcpy(dt__errbuf, fn, n);
+    dt__errbuf[n] = ':';
+    dt__errbuf[n + 1] = ' ';
+    return st;
+}
+
 DT_API const char *dt_last_error(void) { return dt__errbuf; }
 DT_API void dt_clear_error(void) { dt__errbuf[0] = 0; }
 
@@ -2617,7 +2631,7 @@ static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint6
         return st;
     rej = (int *)(all + 2 * c->size);
     bad = rej + c->size;
-    if ((st = dt__comm_allgather_ctl(c, mine, 2, all))) { DT_FREE(all); return st; }
+    if ((st = dt__comm_allgather_ctl(c, mine, 2, all))) { DT_FREE(all); return dt__within(fn, st); }
     memcpy(dt__errbuf, saved, sizeof saved);
     for (j = 0; j < c->size; j++) {
         if (all[2 * j] != DT_OK) rej[nrej++] = j;
@@ -2671,7 +2685,7 @@ static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint6
         DT_FREE(desc);
     }
     DT_FREE(all);
-    return st;
+    return dt__within(fn, st);
 }
 
 static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t hash) {
@@ -3728,12 +3742,12 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, NULL, 0, NULL))) return st;
     if (*out) {
         if (*out == t) return DT_OK; /* same spec: nothing to do */
-        return dt__redistribute_into(t, want.placements, (*out)->data);
+        return dt__within(fn, dt__redistribute_into(t, want.placements, (*out)->data));
     }
     if ((st = dt__tensor_make(fn, t->mesh, &want, NULL, 0, &o))) return st;
     if ((st = dt__redistribute_into(t, want.placements, o->data))) {
         dt_tensor_destroy(o);
-        return st;
+        return dt__within(fn, st);
     }
     *out = o;
     return DT_OK;
@@ -3749,7 +3763,7 @@ DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full) {
     if (!full && n && t->mesh->rank >= 0) st = dt__fail(DT_ERR_ARG, "dt_tensor_gather: full is NULL");
     if ((st = dt__consistent_spec(t->mesh, "dt_tensor_gather", st, &t->desc, NULL, NULL, 0, NULL))) return st;
     memset(rep, 0, sizeof rep);
-    return dt__redistribute_into(t, rep, full);
+    return dt__within("dt_tensor_gather", dt__redistribute_into(t, rep, full));
 }
 
 static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
@@ -7635,6 +7649,7 @@ static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_te
         c->out.device = c->out_public.device = c->in[0].d->device;
         st = dt__out_prepare(c, out, &o);
     }
+    if (st) st = dt__within(c->fn, st);
     /* consistency checks: once per public op, before anything moves */
     if (dt__checks_on() && c->m->size > 1 && c->m->rank >= 0 &&
         (st = dt__consistent(c->m, c->fn, st, st ? 0 : dt__call_hash(c), dt__describe_call, c))) {
@@ -7644,7 +7659,7 @@ static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_te
     if (st) return st;
     if ((st = dt__run(c, o))) {
         if (o != *out) dt_tensor_destroy(o);
-        return st;
+        return dt__within(c->fn, st);
     }
     *out = o;
     return DT_OK;
@@ -7964,6 +7979,7 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
     dt_placement pl[DT_MAX_MESH_DIMS];
     const dt_tensor *src = x;
     dt_tensor *moved = NULL;
+    unsigned char *made = NULL; /* outs[i] was NULL on entry */
     int64_t off = 0;
     int i, d, sharded = 0;
     if ((st = dt__view_call(DT__OP_NARROW, "dt_split", x, &c))) return st;
@@ -7985,18 +8001,24 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
         if ((st = dt_tensor_redistribute(x, pl, &moved))) return st;
         src = moved;
     }
+    if ((st = dt__alloc("dt_split", (size_t)n, (void **)&made))) { dt_tensor_destroy(moved); return st; }
+    for (i = 0; i < n; i++) made[i] = outs[i] == NULL;
     for (i = 0, off = 0; i < n && !st; i++) {
         st = dt_narrow(src, d, off, sizes[i], &outs[i]);
         off += sizes[i];
     }
+    if (st) /* the pieces this call made are freed: the caller's outs are as they were */
+        for (i = 0; i < n; i++)
+            if (made[i] && outs[i]) { dt_tensor_destroy(outs[i]); outs[i] = NULL; }
+    DT_FREE(made);
     dt_tensor_destroy(moved);
-    return st;
+    return dt__within("dt_split", st);
 }
 
 /* out-of-range indices are refused on every rank before anything moves */
 static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64_t limit, const char *what) {
     size_t i;
-    dt_status st = DT_OK;
+    dt_status st = DT_OK, ag;
     for (i = 0; i < ix->numel && !st; i++) {
         int64_t v = ix->desc.dtype == DT_I32 ? ((const int32_t *)ix->data)[i] : ((const int64_t *)ix->data)[i];
         if (v < 0 || v >= limit)
@@ -8004,7 +8026,9 @@ static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64
                           (long long)v, i, (long long)limit - 1);
     }
     if (c->m->rank < 0) return st;
-    if (dt__agree(c->m->comm, c->fn, st, 0) && !st) /* every rank reports the bad argument, not a mismatch */
+    ag = dt__agree(c->m->comm, c->fn, st, 0);
+    if (ag && !st && ag != DT_ERR_MISMATCH) return ag; /* the check itself failed (memory, backend) */
+    if (ag && !st) /* every rank reports the bad argument, not a mismatch */
         st = dt__fail(DT_ERR_ARG, "%s: %s holds an index outside 0..%lld on another rank", c->fn, what,
                       (long long)limit - 1);
     return st;
