@@ -63,7 +63,8 @@ WARN    = -Wall -Wextra -pedantic
 STRICT  = -Wall -Wextra -Werror -pedantic
 DEPS_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev libblis-dev valgrind \
             libscalapack-mpich-dev libscalapack-openmpi-dev librandom123-dev python3-numpy \
-            libfftw3-dev libfftw3-mpi-dev python3-mpi4py gnuplot-nox
+            libfftw3-dev libfftw3-mpi-dev python3-mpi4py gnuplot-nox \
+            clang libclang-rt-14-dev clang-tidy cppcheck
 # ScaLAPACK for bench/matmul.c, built for the same MPI as the bench
 SCALAPACK = -lscalapack-$(MPI)
 # one core per rank: BLIS (Debian installs its OpenMP build first) and OpenMP single-threaded
