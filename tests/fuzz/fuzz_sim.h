@@ -36,15 +36,23 @@ static int fz_below(fz *f, int k) { return k <= 1 ? 0 : (int)(fz_u16(f) % (unsig
 typedef struct sim_world {
     uint64_t calls, sent, recv;
     int queue[DT_MAX_MESH_DIMS + 1], nq, iq;
+    unsigned char pat[8]; /* what the peers hold where I hold nothing: pat_n-byte */
+    size_t pat_n;         /* elements repeated (0: zeros)                          */
 } sim_world;
 
 typedef struct sim_comm { sim_world *w; int rank, size; } sim_comm;
 
+static sim_world *sim_cur; /* the world of the comm the callback runs for */
 static void sim_mirror(void *dst, size_t n, const void *src, size_t have) {
-    size_t k = have < n ? have : n;
+    size_t k = have < n ? have : n, i;
     if (!n || !dst) return;
     if (k && dst != src) memmove(dst, src, k);
-    if (n > k) memset((char *)dst + k, 0, n - k);
+    if (n > k) {
+        if (sim_cur && sim_cur->pat_n)
+            for (i = k; i < n; i++) ((unsigned char *)dst)[i] = sim_cur->pat[i % sim_cur->pat_n];
+        else
+            memset((char *)dst + k, 0, n - k);
+    }
 }
 
 static void sim_times_p(void *buf, size_t count, dt_dtype t, dt_reduce op, int p) {
@@ -62,6 +70,7 @@ static void sim_times_p(void *buf, size_t count, dt_dtype t, dt_reduce op, int p
 
 static dt_status sim_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn, int src, int tag) {
     sim_comm *c = (sim_comm *)user;
+    sim_cur = c->w;
     (void)tag;
     c->w->calls++;
     c->w->sent += dest >= 0 ? sn : 0;
@@ -89,6 +98,7 @@ static dt_status sim_split(void *user, int color, int key, void **new_user, int 
 
 static dt_status sim_allgatherv(void *user, const void *sb, size_t sn, void *rb, const size_t *rc, const size_t *rd) {
     sim_comm *c = (sim_comm *)user;
+    sim_cur = c->w;
     int j;
     c->w->calls++;
     for (j = 0; j < c->size; j++) {
@@ -101,6 +111,7 @@ static dt_status sim_allgatherv(void *user, const void *sb, size_t sn, void *rb,
 static dt_status sim_alltoallv(void *user, const void *sb, const size_t *sc, const size_t *sd, void *rb,
                                const size_t *rc, const size_t *rd) {
     sim_comm *c = (sim_comm *)user;
+    sim_cur = c->w;
     int j;
     c->w->calls++;
     for (j = 0; j < c->size; j++) {
@@ -112,6 +123,7 @@ static dt_status sim_alltoallv(void *user, const void *sb, const size_t *sc, con
 
 static dt_status sim_allreduce(void *user, const void *sb, void *rb, size_t count, dt_dtype t, dt_reduce op) {
     sim_comm *c = (sim_comm *)user;
+    sim_cur = c->w;
     size_t bytes = count * dt_dtype_size(t);
     uint64_t p = (uint64_t)c->size;
     c->w->calls++;
@@ -125,6 +137,7 @@ static dt_status sim_allreduce(void *user, const void *sb, void *rb, size_t coun
 static dt_status sim_reduce_scatter(void *user, const void *sb, void *rb, const size_t *counts, dt_dtype t,
                                     dt_reduce op) {
     sim_comm *c = (sim_comm *)user;
+    sim_cur = c->w;
     size_t es = dt_dtype_size(t), off = 0, total = 0;
     int j;
     c->w->calls++;
