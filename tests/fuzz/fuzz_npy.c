@@ -14,7 +14,9 @@
    - odd: the rest written to a file and read with dt_rng_load_state:
      DT_OK or DT_ERR_IO, the state unchanged on error. */
 #define _GNU_SOURCE
+#ifndef DTENSOR_NO_MPI
 #define DTENSOR_NO_MPI
+#endif
 #define DTENSOR_IMPLEMENTATION
 #include "../../dtensor.h"
 #include "fuzz_sim.h"

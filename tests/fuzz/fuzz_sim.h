@@ -181,10 +181,14 @@ static dt_status sim_comm_make(sim_world *w, int r, int n, dt_comm **comm) {
 
 /* queue the splits dt_mesh_create(comm, md) makes, then make it */
 static dt_status sim_mesh_make(sim_world *w, dt_comm *comm, const dt_mesh_desc *md, dt_mesh **mesh) {
-    int i, prod = 1;
+    int i;
+    long long prod = 1;
     w->nq = w->iq = 0;
-    for (i = 0; i < md->ndim && i < DT_MAX_MESH_DIMS; i++) prod *= md->shape[i] > 0 ? md->shape[i] : 1;
-    w->queue[w->nq++] = prod;
+    for (i = 0; i < md->ndim && i < DT_MAX_MESH_DIMS; i++) {
+        prod *= md->shape[i] > 0 ? md->shape[i] : 1;
+        if (prod > INT32_MAX) prod = INT32_MAX; /* refused by the validation anyway */
+    }
+    w->queue[w->nq++] = (int)prod;
     for (i = 0; i < md->ndim && i < DT_MAX_MESH_DIMS; i++) w->queue[w->nq++] = md->shape[i];
     return dt_mesh_create(comm, md, mesh);
 }
