@@ -103,7 +103,7 @@ static dt_status sim_allgatherv(void *user, const void *sb, size_t sn, void *rb,
     c->w->calls++;
     for (j = 0; j < c->size; j++) {
         if (j != c->rank) { c->w->sent += rc[j]; c->w->recv += rc[j]; }
-        if ((const char *)rb + rd[j] != (const char *)sb) sim_mirror((char *)rb + rd[j], rc[j], sb, sn);
+        if (rc[j] && (const char *)rb + rd[j] != (const char *)sb) sim_mirror((char *)rb + rd[j], rc[j], sb, sn);
     }
     return DT_OK;
 }
@@ -116,7 +116,7 @@ static dt_status sim_alltoallv(void *user, const void *sb, const size_t *sc, con
     c->w->calls++;
     for (j = 0; j < c->size; j++) {
         if (j != c->rank) { c->w->sent += sc[j]; c->w->recv += rc[j]; }
-        if (rc[j]) sim_mirror((char *)rb + rd[j], rc[j], (const char *)sb + sd[j], sc[j]);
+        if (rc[j]) sim_mirror((char *)rb + rd[j], rc[j], sc[j] ? (const char *)sb + sd[j] : NULL, sc[j]);
     }
     return DT_OK;
 }
@@ -144,7 +144,7 @@ static dt_status sim_reduce_scatter(void *user, const void *sb, void *rb, const 
     for (j = 0; j < c->size; j++) { if (j < c->rank) off += counts[j]; total += counts[j]; }
     c->w->sent += (total - counts[c->rank]) * es;
     c->w->recv += (total - counts[c->rank]) * es;
-    sim_mirror(rb, counts[c->rank] * es, (const char *)sb + off * es, counts[c->rank] * es);
+    if (counts[c->rank]) sim_mirror(rb, counts[c->rank] * es, (const char *)sb + off * es, counts[c->rank] * es);
     sim_times_p(rb, counts[c->rank], t, op, c->size);
     return DT_OK;
 }
