@@ -26,6 +26,10 @@
 #                             as errors, and dtensor_cuda.h's own strictness builds (no GPU needed)
 #   make test-cuda            on a GPU machine: the CUDA tests (tests/run_cuda.sh) and bench/cuda once
 #   make bench-cuda           build/cuda/bench_cuda (GPU)
+#   make fuzz                 the libFuzzer targets tests/fuzz/*.c (clang, ASan + UBSan), each for
+#                             FUZZ_SECONDS (default 60) from its corpus tests/fuzz/corpus/<target>/;
+#                             crash artifacts in build/fuzz/; ends "N passed, N failed"
+#   make fuzz-build           build them only (build/fuzz/fuzz_*)
 #
 # Variables: MPI (mpich|openmpi), NP (ranks), ARGS (run-NAME's), CFLAGS, TESTARGS (passed to
 # tests/run.sh), BENCHARGS (passed to the benchmark, e.g. "--max-mib 16 --reps 5"),
@@ -84,7 +88,7 @@ EXFLAGS_pencil = -DHAVE_FFTW_MPI
 EXLIBS_pencil  = -lfftw3_mpi -lfftw3
 endif
 
-.PHONY: all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-smoke bench-results strict lint clean \
+.PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-smoke bench-results strict lint clean \
         cuda cuda-nvcc cuda-strict test-cuda bench-cuda
 all: examples
 
@@ -385,6 +389,22 @@ bench-cuda: cuda-nvcc
 	@if [ ! -e bench/cuda.cu ]; then echo "bench-cuda: bench/cuda.cu does not exist yet"; exit 1; fi
 	$(MAKE) $(CB)/bench_cuda
 	./$(CB)/bench_cuda $(CUDABENCHARGS)
+
+# libFuzzer targets (no MPI, no BLIS: one process simulates rank r of N)
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   ?= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+                -DDTENSOR_NO_MPI -DDTENSOR_NO_BLIS
+FUZZ_TARGETS  = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_sim.h $(HDR)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) $< -o $@ -lm
+
+fuzz-build: $(FUZZ_TARGETS)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
 clean:
 	rm -rf build

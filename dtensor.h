@@ -3546,10 +3546,12 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     if (dt__int_avg(x->dtype, op)) { /* each member's block becomes [q..., r...] in i64 */
         int64_t *qs = NULL, *qr = NULL;
         if (!dt__on_host(x->dev)) { st = dt__no_int_avg_on_device(x); goto done; }
-        if ((st = dt__alloc("dt_tensor_redistribute", 2 * total * sizeof(int64_t), (void **)&qs))) goto done;
-        if ((st = dt__alloc("dt_tensor_redistribute", 2 * mine * sizeof(int64_t), (void **)&qr))) { DT_FREE(qs); goto done; }
+        /* + 1: never a NULL buffer for empty blocks (qs + 0 on NULL is undefined) */
+        if ((st = dt__alloc("dt_tensor_redistribute", (2 * total + 1) * sizeof(int64_t), (void **)&qs))) goto done;
+        if ((st = dt__alloc("dt_tensor_redistribute", (2 * mine + 1) * sizeof(int64_t), (void **)&qr))) { DT_FREE(qs); goto done; }
         for (j = 0, off = 0; j < n; j++) {
-            dt__avg_split(x->dtype, (const char *)send + off * x->es, counts[j], n, qs + 2 * off, qs + 2 * off + counts[j]);
+            if (counts[j]) /* an empty block: send may be NULL */
+                dt__avg_split(x->dtype, (const char *)send + off * x->es, counts[j], n, qs + 2 * off, qs + 2 * off + counts[j]);
             off += counts[j];
             counts[j] *= 2;
         }
@@ -7498,9 +7500,10 @@ static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tenso
     for (e = 0; e < nb_out; e++) {
         int64_t oa = 0, ob = 0;
         for (j = 0; j < nbatch; j++) { oa += idx[j] * sa[j]; ob += idx[j] * sb[j]; }
-        st = k->gemm(t, M, N, K, c->op == DT__OP_ADDMM ? c->a : 1.0, (const char *)a->data + (size_t)oa * es, K, 1,
-                     (const char *)b->data + (size_t)ob * es, rsb, csb, beta, (char *)o->data + e * (size_t)(M * N) * es,
-                     N, 1);
+        /* K == 0: a and b are empty (data may be NULL; no offset on NULL) */
+        st = k->gemm(t, M, N, K, c->op == DT__OP_ADDMM ? c->a : 1.0, K ? (const char *)a->data + (size_t)oa * es : a->data,
+                     K, 1, K ? (const char *)b->data + (size_t)ob * es : b->data, rsb, csb, beta,
+                     (char *)o->data + e * (size_t)(M * N) * es, N, 1);
         if (st) return st;
         for (j = nbatch - 1; j >= 0; j--) {
             if (++idx[j] < bext[j]) break;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# tests/fuzz/run.sh -- run each libFuzzer target (built by make fuzz-build)
+# for FUZZ_SECONDS (default 60) from its committed corpus tests/fuzz/corpus/<t>/
+# (read first: every seed, crashers included, is a regression test), with new
+# inputs kept in build/fuzz/work/<t>/ and crash artifacts in build/fuzz/<t>-*.
+# Prints per target exec/s and coverage, then "N passed, N failed" (also
+# appended to $DT_TEST_LOG when set). Usage: tests/fuzz/run.sh [target...]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+secs=${FUZZ_SECONDS:-60}
+targets=${*:-fuzz_layout fuzz_plan fuzz_npy}
+pass=0; fail=0
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+for t in $targets; do
+    bin=build/fuzz/$t corpus=tests/fuzz/corpus/$t work=build/fuzz/work/$t log=build/fuzz/$t.log
+    mkdir -p "$work" "$corpus"
+    if [ ! -x "$bin" ]; then echo "$t: $bin not built (make fuzz-build)"; fail=$((fail + 1)); continue; fi
+    t0=$(date +%s)
+    if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+            -artifact_prefix="build/fuzz/$t-" "$work" "$corpus" >"$log" 2>&1; then
+        res=ok; pass=$((pass + 1))
+    else
+        res=FAILED; fail=$((fail + 1))
+    fi
+    eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1)
+    printf '%-12s %-6s %4ss  %s runs, %s exec/s, %s\n' "$t" "$res" "$(( $(date +%s) - t0 ))" "${runs:-?}" "${eps:-?}" "${cov:-?}"
+    if [ "$res" = FAILED ]; then
+        grep -m1 -B2 -A12 'FUZZ CHECK FAILED\|ERROR: \(Address\|libFuzzer\|UndefinedBehavior\)\|runtime error' "$log" | head -30
+        ls build/fuzz/"$t"-* 2>/dev/null | sed 's/^/  artifact: /'
+        echo "  full log: $log"
+    fi
+done
+echo "fuzz: $pass passed, $fail failed"
+if [ -n "${DT_TEST_LOG:-}" ]; then echo "fuzz: $pass passed, $fail failed" >>"$DT_TEST_LOG"; fi
+[ "$fail" -eq 0 ]
