@@ -10228,7 +10228,7 @@ static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_line
     }
     if (st) {
         dt_tp_linear_destroy(l);
-        return st;
+        return dt__within(fn, st); /* the inner dt_tensor_zeros / dt_uniform_ names only itself */
     }
     *out = l;
     return DT_OK;
