@@ -701,7 +701,8 @@ int main(int argc, char **argv)
         a2 = fixture(g_mesh2, DT_F32, 2, s, dt_shard(0), 5);
         s[0] = 3; s[1] = 4;
         m3 = fixture(g_mesh, DT_F32, 2, s, dt_replicate(), 6);
-        al = fixture(g_mesh, DT_F32, 2, s + 1, dt_replicate(), 7); /* [4, ...]: see below */
+        s[0] = 4; s[1] = 3; /* a linear weight [out 4, in 3] */
+        al = fixture(g_mesh, DT_F32, 2, s, dt_replicate(), 7);
         s[0] = 3;
         v = fixture(g_mesh, DT_F32, 1, s, dt_replicate(), 8);
         s[0] = 4;
