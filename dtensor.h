@@ -7088,13 +7088,13 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
     int i, d;
     dt__call_init(c, op, fn);
     if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
-    if (ndims < 0) return dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims);
+    if (ndims < 0) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims));
     if (!dims) ndims = 0; /* documented: NULL dims means all dims */
     if (op == DT__OP_ARGMAX && ndims > 1)
-        return dt__fail(DT_ERR_ARG, "dt_argmax: ndims = %d; argmax takes one dim or all (0)", ndims);
+        return dt__call_refused(c, dt__fail(DT_ERR_ARG, "dt_argmax: ndims = %d; argmax takes one dim or all (0)", ndims));
     for (i = 0; i < ndims; i++) {
-        if ((st = dt__norm_dim(c, "dims[i]", dims[i], x->desc.ndim, &d))) return st;
-        if (mask >> d & 1u) return dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn, dims[i]);
+        if ((st = dt__norm_dim(c, "dims[i]", dims[i], x->desc.ndim, &d))) return dt__call_refused(c, st);
+        if (mask >> d & 1u) return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn, dims[i]));
         mask |= 1u << d;
     }
     if (ndims == 0 || !dims) mask = (1u << x->desc.ndim) - 1u;
@@ -7703,7 +7703,8 @@ static dt_status dt__unary(int op, const char *fn, const dt_tensor *x, double a,
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
     if (!dt__is_float(x->desc.dtype) && (op == DT__OP_SCALE || op == DT__OP_SCALE_NEG || op == DT__OP_SHIFT ||
                                          op == DT__OP_FILL) && a != (double)(int64_t)a)
-        return dt__fail(DT_ERR_ARG, "%s: a = %g is not an integer, and x is %s", fn, a, dt_dtype_name(x->desc.dtype));
+        return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "%s: a = %g is not an integer, and x is %s", fn, a,
+                                             dt_dtype_name(x->desc.dtype)));
     return dt__dispatch(&c, dt__check_unary, out);
 }
 
@@ -7737,7 +7738,7 @@ DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out) {
     dt_status st;
     dt__call_init(&c, DT__OP_CAST, "dt_cast");
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
-    if (!dt__dtype_valid(to)) return dt__fail(DT_ERR_DTYPE, "dt_cast: to = %d is not a dt_dtype", (int)to);
+    if (!dt__dtype_valid(to)) return dt__call_refused(&c, dt__fail(DT_ERR_DTYPE, "dt_cast: to = %d is not a dt_dtype", (int)to));
     dt__call_arg(&c, (int64_t)to);
     return dt__dispatch(&c, dt__check_unary, out);
 }
@@ -7769,9 +7770,10 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y) {
     c.a = a;
     c.keep = 1;
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_in(&c, y, "y", 0)) || (st = dt__call_check(&c))) return st;
-    if (y->mesh != c.m) return dt__fail(DT_ERR_MESH, "dt_axpy: y must live on x's mesh (it is written)");
+    if (y->mesh != c.m) return dt__call_refused(&c, dt__fail(DT_ERR_MESH, "dt_axpy: y must live on x's mesh (it is written)"));
     if (!dt__is_float(y->desc.dtype) && a != (double)(int64_t)a)
-        return dt__fail(DT_ERR_ARG, "dt_axpy: a = %g is not an integer, and y is %s", a, dt_dtype_name(y->desc.dtype));
+        return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_axpy: a = %g is not an integer, and y is %s", a,
+                                             dt_dtype_name(y->desc.dtype)));
     return dt__dispatch(&c, dt__check_binary, &o);
 }
 
@@ -7800,12 +7802,14 @@ static dt_status dt__matmul(int op, const char *fn, const dt_tensor *a, const dt
     if (op == DT__OP_LINEAR && (st = dt__call_in(c, e, "bias", 1))) return st;
     if ((st = dt__call_check(c))) return st;
     if (op == DT__OP_MM && (a->desc.ndim != 2 || b->desc.ndim != 2))
-        return dt__fail(DT_ERR_SHAPE, "dt_mm: a is %d-d and b is %d-d; both must be 2-D", a->desc.ndim, b->desc.ndim);
+        return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "dt_mm: a is %d-d and b is %d-d; both must be 2-D",
+                                            a->desc.ndim, b->desc.ndim));
     if (op == DT__OP_BMM && (a->desc.ndim != 3 || b->desc.ndim != 3 || a->desc.shape[0] != b->desc.shape[0]))
-        return dt__fail(DT_ERR_SHAPE, "dt_bmm: a and b must be 3-D with equal batch (got %d-d and %d-d)", a->desc.ndim,
-                        b->desc.ndim);
+        return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "dt_bmm: a and b must be 3-D with equal batch (got %d-d "
+                                            "and %d-d)", a->desc.ndim, b->desc.ndim));
     if (op == DT__OP_DOT && (a->desc.ndim != 1 || b->desc.ndim != 1))
-        return dt__fail(DT_ERR_SHAPE, "dt_dot: a is %d-d and b is %d-d; both must be 1-D", a->desc.ndim, b->desc.ndim);
+        return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "dt_dot: a is %d-d and b is %d-d; both must be 1-D",
+                                            a->desc.ndim, b->desc.ndim));
     dt__call_arg(c, weight);
     return dt__dispatch(c, dt__check_matmul, out);
 }
@@ -7836,10 +7840,11 @@ DT_API dt_status dt_addmm(const dt_tensor *cm, const dt_tensor *a, const dt_tens
         (st = dt__call_check(&c)))
         return st;
     if (a->desc.ndim != 2 || b->desc.ndim != 2)
-        return dt__fail(DT_ERR_SHAPE, "dt_addmm: a is %d-d and b is %d-d; both must be 2-D", a->desc.ndim, b->desc.ndim);
+        return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_addmm: a is %d-d and b is %d-d; both must be 2-D",
+                                             a->desc.ndim, b->desc.ndim));
     if (!dt__is_float(a->desc.dtype) && (alpha != (double)(int64_t)alpha || beta != (double)(int64_t)beta))
-        return dt__fail(DT_ERR_ARG, "dt_addmm: alpha = %g, beta = %g must be integers for %s tensors", alpha, beta,
-                        dt_dtype_name(a->desc.dtype));
+        return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_addmm: alpha = %g, beta = %g must be integers for %s "
+                                             "tensors", alpha, beta, dt_dtype_name(a->desc.dtype)));
     dt__call_arg(&c, 0);
     return dt__dispatch(&c, dt__check_matmul, out);
 }
@@ -7850,7 +7855,7 @@ static dt_status dt__softmax(int op, const char *fn, const dt_tensor *x, int dim
     int d;
     dt__call_init(&c, op, fn);
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
-    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return st;
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return dt__call_refused(&c, st);
     dt__call_arg(&c, d);
     return dt__dispatch(&c, dt__check_softmax, out);
 }
@@ -7892,10 +7897,10 @@ DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out
     unsigned seen = 0;
     int j, d;
     if ((st = dt__view_call(DT__OP_PERMUTE, "dt_permute", x, &c))) return st;
-    if (!perm && x->desc.ndim) return dt__fail(DT_ERR_ARG, "dt_permute: perm is NULL");
+    if (!perm && x->desc.ndim) return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_permute: perm is NULL"));
     for (j = 0; j < x->desc.ndim; j++) {
-        if ((st = dt__norm_dim(&c, "perm[j]", perm[j], x->desc.ndim, &d))) return st;
-        if (seen >> d & 1u) return dt__fail(DT_ERR_SHAPE, "dt_permute: perm lists dim %d twice", d);
+        if ((st = dt__norm_dim(&c, "perm[j]", perm[j], x->desc.ndim, &d))) return dt__call_refused(&c, st);
+        if (seen >> d & 1u) return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_permute: perm lists dim %d twice", d));
         seen |= 1u << d;
         dt__call_arg(&c, d);
     }
@@ -7907,7 +7912,8 @@ DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **ou
     dt_status st;
     int a, b, j;
     if ((st = dt__view_call(DT__OP_TRANSPOSE, "dt_transpose", x, &c))) return st;
-    if ((st = dt__norm_dim(&c, "d0", d0, x->desc.ndim, &a)) || (st = dt__norm_dim(&c, "d1", d1, x->desc.ndim, &b))) return st;
+    if ((st = dt__norm_dim(&c, "d0", d0, x->desc.ndim, &a)) || (st = dt__norm_dim(&c, "d1", d1, x->desc.ndim, &b)))
+        return dt__call_refused(&c, st);
     for (j = 0; j < x->desc.ndim; j++) dt__call_arg(&c, j == a ? b : j == b ? a : j);
     return dt__dispatch(&c, dt__check_permute, out);
 }
@@ -7917,7 +7923,7 @@ DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
     dt_status st;
     int d;
     if ((st = dt__view_call(DT__OP_SQUEEZE, "dt_squeeze", x, &c))) return st;
-    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return st;
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return dt__call_refused(&c, st);
     dt__call_arg(&c, x->desc.shape[d] == 1 ? d : -1);
     return dt__dispatch(&c, dt__check_permute, out);
 }
@@ -7928,8 +7934,8 @@ DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
     int d;
     if ((st = dt__view_call(DT__OP_UNSQUEEZE, "dt_unsqueeze", x, &c))) return st;
     if (x->desc.ndim >= DT_MAX_DIMS)
-        return dt__fail(DT_ERR_SHAPE, "dt_unsqueeze: x already has DT_MAX_DIMS = %d dims", DT_MAX_DIMS);
-    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim + 1, &d))) return st;
+        return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_unsqueeze: x already has DT_MAX_DIMS = %d dims", DT_MAX_DIMS));
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim + 1, &d))) return dt__call_refused(&c, st);
     dt__call_arg(&c, d);
     return dt__dispatch(&c, dt__check_permute, out);
 }
@@ -7941,23 +7947,25 @@ DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, 
     int64_t known = 1, total = 1;
     char s1[160], s2[160];
     if ((st = dt__view_call(DT__OP_RESHAPE, "dt_reshape", x, &c))) return st;
-    if (ndim < 0 || ndim > DT_MAX_DIMS) return dt__fail(DT_ERR_SHAPE, "dt_reshape: ndim = %d, must be 0..%d", ndim, DT_MAX_DIMS);
-    if (ndim && !shape) return dt__fail(DT_ERR_ARG, "dt_reshape: shape is NULL");
+    if (ndim < 0 || ndim > DT_MAX_DIMS)
+        return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_reshape: ndim = %d, must be 0..%d", ndim, DT_MAX_DIMS));
+    if (ndim && !shape) return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_reshape: shape is NULL"));
     for (j = 0; j < x->desc.ndim; j++) total *= x->desc.shape[j];
     for (j = 0; j < ndim; j++) {
         if (shape[j] == -1 && infer < 0) { infer = j; continue; }
         if (shape[j] < 0)
-            return dt__fail(DT_ERR_SHAPE, "dt_reshape: shape[%d] = %lld (only one -1 is allowed)", j, (long long)shape[j]);
+            return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_reshape: shape[%d] = %lld (only one -1 is allowed)",
+                                                 j, (long long)shape[j]));
         if (shape[j] && known > INT64_MAX / shape[j])
-            return dt__fail(DT_ERR_SHAPE, "dt_reshape: the new shape overflows int64");
+            return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_reshape: the new shape overflows int64"));
         known *= shape[j];
     }
     for (j = 0; j < ndim; j++)
         dt__call_arg(&c, j == infer ? (known ? total / known : 0) : shape[j]);
     if ((infer >= 0 ? (known == 0 || total % known) : known != total))
-        return dt__fail(DT_ERR_SHAPE, "dt_reshape: x %s has %lld elements, the shape %s cannot hold them", 
-                        dt__shape_str(x->desc.shape, x->desc.ndim, s1, sizeof s1), (long long)total,
-                        dt__shape_str(shape, ndim, s2, sizeof s2));
+        return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_reshape: x %s has %lld elements, the shape %s cannot "
+                                             "hold them", dt__shape_str(x->desc.shape, x->desc.ndim, s1, sizeof s1),
+                                             (long long)total, dt__shape_str(shape, ndim, s2, sizeof s2)));
     return dt__dispatch(&c, dt__check_reshape, out);
 }
 
@@ -7966,10 +7974,11 @@ DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t l
     dt_status st;
     int d;
     if ((st = dt__view_call(DT__OP_NARROW, "dt_narrow", x, &c))) return st;
-    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return st;
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return dt__call_refused(&c, st);
     if (start < 0 || length < 0 || start > x->desc.shape[d] - length)
-        return dt__fail(DT_ERR_SHAPE, "dt_narrow: [%lld, %lld + %lld) is outside dim %d of size %lld", (long long)start,
-                        (long long)start, (long long)length, d, (long long)x->desc.shape[d]);
+        return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_narrow: [%lld, %lld + %lld) is outside dim %d of size "
+                                             "%lld", (long long)start, (long long)start, (long long)length, d,
+                                             (long long)x->desc.shape[d]));
     dt__call_arg(&c, d);
     dt__call_arg(&c, start);
     dt__call_arg(&c, length);
@@ -7988,10 +7997,11 @@ static dt_status dt__cat(int op, const char *fn, int n, const dt_tensor *const *
         if ((st = dt__call_in(&c, xs[i], names[i], 0))) return st;
     if ((st = dt__call_check(&c))) return st;
     for (i = 0; i < n; i++)
-        if (xs[i]->mesh != c.m) return dt__fail(DT_ERR_MESH, "%s: %s lives on another mesh than xs[0]", fn, names[i]);
+        if (xs[i]->mesh != c.m)
+            return dt__call_refused(&c, dt__fail(DT_ERR_MESH, "%s: %s lives on another mesh than xs[0]", fn, names[i]));
     if (op == DT__OP_STACK && xs[0]->desc.ndim >= DT_MAX_DIMS)
-        return dt__fail(DT_ERR_SHAPE, "dt_stack: the result would have more than DT_MAX_DIMS dims");
-    if ((st = dt__norm_dim(&c, "dim", dim, xs[0]->desc.ndim + (op == DT__OP_STACK), &d))) return st;
+        return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_stack: the result would have more than DT_MAX_DIMS dims"));
+    if ((st = dt__norm_dim(&c, "dim", dim, xs[0]->desc.ndim + (op == DT__OP_STACK), &d))) return dt__call_refused(&c, st);
     dt__call_arg(&c, d);
     return dt__dispatch(&c, dt__check_cat, out);
 }
@@ -8011,17 +8021,18 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
     int64_t off = 0;
     int i, d, sharded = 0;
     if ((st = dt__view_call(DT__OP_NARROW, "dt_split", x, &c))) return st;
-    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return st;
-    if (n < 1 || !sizes || !outs) return dt__fail(DT_ERR_ARG, "dt_split: n = %d, sizes and outs must be given", n);
+    if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return dt__call_refused(&c, st);
+    if (n < 1 || !sizes || !outs)
+        return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_split: n = %d, sizes and outs must be given", n));
     for (i = 0; i < n; i++) {
         if (sizes[i] < 0 || sizes[i] > x->desc.shape[d] - off)
-            return dt__fail(DT_ERR_SHAPE, "dt_split: sizes[%d] = %lld does not fit dim %d of size %lld", i,
-                            (long long)sizes[i], d, (long long)x->desc.shape[d]);
+            return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_split: sizes[%d] = %lld does not fit dim %d of "
+                                                 "size %lld", i, (long long)sizes[i], d, (long long)x->desc.shape[d]));
         off += sizes[i];
     }
     if (off != x->desc.shape[d])
-        return dt__fail(DT_ERR_SHAPE, "dt_split: sizes add up to %lld, dim %d has %lld", (long long)off, d,
-                        (long long)x->desc.shape[d]);
+        return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_split: sizes add up to %lld, dim %d has %lld",
+                                             (long long)off, d, (long long)x->desc.shape[d]));
     memcpy(pl, x->desc.placements, sizeof pl);
     for (i = 0; i < x->mesh->ndim; i++)
         if (pl[i].kind == DT_SHARD && pl[i].dim == d) { pl[i] = dt_replicate(); sharded = 1; }
@@ -8043,10 +8054,13 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
     return dt__within("dt_split", st);
 }
 
-/* out-of-range indices are refused on every rank before anything moves */
-static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64_t limit, const char *what) {
+/* out-of-range indices are refused on every rank before anything moves.
+   `pre`: this rank's earlier argument error (it takes part in the same
+   agreement, so the other ranks fail with it instead of waiting here) */
+static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64_t limit, const char *what,
+                                   dt_status pre) {
     size_t i;
-    dt_status st = DT_OK, ag;
+    dt_status st = pre, ag;
     for (i = 0; i < ix->numel && !st; i++) {
         int64_t v = ix->desc.dtype == DT_I32 ? ((const int32_t *)ix->data)[i] : ((const int64_t *)ix->data)[i];
         if (v < 0 || v >= limit)
@@ -8054,11 +8068,15 @@ static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64
                           (long long)v, i, (long long)limit - 1);
     }
     if (c->m->rank < 0) return st;
-    ag = dt__agree(c->m->comm, c->fn, st, 0);
-    if (ag && !st && ag != DT_ERR_MISMATCH) return ag; /* the check itself failed (memory, backend) */
-    if (ag && !st) /* every rank reports the bad argument, not a mismatch */
-        st = dt__fail(DT_ERR_ARG, "%s: %s holds an index outside 0..%lld on another rank", c->fn, what,
-                      (long long)limit - 1);
+    /* with consistency checks on, the ranks that accepted theirs get DT_ERR_MISMATCH (dt__agree_ex) */
+    ag = dt__agree_ex(c->m->comm, c->fn, st, 0, NULL, NULL, dt__checks_on());
+    if (ag && ((!st && ag != DT_ERR_MISMATCH) || dt__checks_on())) return ag;
+    if (ag && !st) { /* every rank reports the bad argument, not a mismatch */
+        char why[sizeof dt__errbuf];
+        memcpy(why, dt__errbuf, sizeof why);
+        st = dt__fail(DT_ERR_ARG, "%s: %s holds an index outside 0..%lld on another rank, or another rank's "
+                      "arguments were refused (%s)", c->fn, what, (long long)limit - 1, why);
+    }
     return st;
 }
 
@@ -8072,12 +8090,13 @@ DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_t
     dt__call c;
     dt_status st;
     dt__call_init(&c, DT__OP_EMBEDDING, "dt_embedding");
-    if ((st = dt__call_in(&c, table, "table", 0)) || (st = dt__call_in(&c, idx, "idx", 0)) || (st = dt__call_check(&c)) ||
-        (st = dt__int_index(&c, 1)))
+    if ((st = dt__call_in(&c, table, "table", 0)) || (st = dt__call_in(&c, idx, "idx", 0)) || (st = dt__call_check(&c)))
         return st;
-    if (table->desc.ndim != 2) return dt__fail(DT_ERR_SHAPE, "dt_embedding: table is %d-d, must be 2-D [V, D]", table->desc.ndim);
-    if (idx->mesh != c.m) return dt__fail(DT_ERR_MESH, "dt_embedding: idx lives on another mesh than table");
-    if ((st = dt__check_indices(&c, idx, table->desc.shape[0], "idx"))) return st;
+    st = dt__int_index(&c, 1);
+    if (!st && table->desc.ndim != 2)
+        st = dt__fail(DT_ERR_SHAPE, "dt_embedding: table is %d-d, must be 2-D [V, D]", table->desc.ndim);
+    if (!st && idx->mesh != c.m) st = dt__fail(DT_ERR_MESH, "dt_embedding: idx lives on another mesh than table");
+    if ((st = dt__check_indices(&c, idx, table->desc.ndim == 2 ? table->desc.shape[0] : 0, "idx", st))) return st;
     return dt__dispatch(&c, dt__check_embed, out);
 }
 
@@ -8086,13 +8105,18 @@ DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *targ
     dt_status st;
     dt__call_init(&c, DT__OP_CROSS_ENTROPY, "dt_cross_entropy");
     if ((st = dt__call_in(&c, logits, "logits", 0)) || (st = dt__call_in(&c, target, "target", 0)) ||
-        (st = dt__call_check(&c)) || (st = dt__int_index(&c, 1)))
+        (st = dt__call_check(&c)))
         return st;
-    if (!dt__is_float(logits->desc.dtype))
-        return dt__fail(DT_ERR_DTYPE, "dt_cross_entropy: logits are %s; they must be floating point",
-                        dt_dtype_name(logits->desc.dtype));
-    if (target->mesh != c.m) return dt__fail(DT_ERR_MESH, "dt_cross_entropy: target lives on another mesh than logits");
-    if (logits->desc.ndim == 2 && (st = dt__check_indices(&c, target, logits->desc.shape[1], "target"))) return st;
+    st = dt__int_index(&c, 1);
+    if (!st && !dt__is_float(logits->desc.dtype))
+        st = dt__fail(DT_ERR_DTYPE, "dt_cross_entropy: logits are %s; they must be floating point",
+                      dt_dtype_name(logits->desc.dtype));
+    if (!st && target->mesh != c.m)
+        st = dt__fail(DT_ERR_MESH, "dt_cross_entropy: target lives on another mesh than logits");
+    if (logits->desc.ndim == 2) {
+        if ((st = dt__check_indices(&c, target, logits->desc.shape[1], "target", st))) return st;
+    } else if (st)
+        return dt__call_refused(&c, st);
     return dt__dispatch(&c, dt__check_xent, out);
 }
 
@@ -10210,7 +10234,7 @@ static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_line
     }
     if (st) {
         dt_tp_linear_destroy(l);
-        return st;
+        return dt__within(fn, st); /* the inner dt_tensor_zeros / dt_uniform_ names only itself */
     }
     *out = l;
     return DT_OK;

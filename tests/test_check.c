@@ -10,7 +10,13 @@
      message names the call and exactly the disagreeing ranks, *out stays
      NULL, the inputs keep their values and no payload byte moves.
    - The agreeing calls work, with checks on and off, and give the closed
-     form: x[i][j] = 10 i + j (8 x 6), gathered; column sums 280 + 8 j. */
+     form: x[i][j] = 10 i + j (8 x 6), gathered; column sums 280 + 8 j.
+   - Late argument errors (refused after the inputs were accepted: a dim out
+     of range, a repeated perm entry, a reshape that does not fit, a narrow
+     past the end, mm/dot/addmm ranks, a bad cast target, a fractional
+     scalar for an integer tensor, split sizes, embedding/cross-entropy
+     index dtypes) on the bad ranks only: every rank returns DT_ERR_MISMATCH
+     promptly (the refusal takes part in the one agreement exchange). */
 #define _POSIX_C_SOURCE 200112L /* setenv */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
@@ -249,6 +255,99 @@ static void disagreeing_calls(int odd)
     dtt_ctx("");
 }
 
+/* a tensor of zeros (checks off while it is made) */
+static dt_tensor *zeros(dt_dtype t, int ndim, int64_t s0, int64_t s1, dt_placement p0)
+{
+    dt_tensor_desc d;
+    dt_tensor *z = NULL;
+    int was = dt_get_checks();
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = ndim;
+    d.shape[0] = s0;
+    d.shape[1] = s1;
+    d.placements[0] = p0;
+    dt_set_checks(0);
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &z));
+    dt_set_checks(was);
+    return z;
+}
+
+/* late argument errors: the bad ranks pass an argument that the op refuses
+   after its inputs were accepted (a dim, a perm, a shape, a scalar). Every
+   rank returns promptly with DT_ERR_MISMATCH (the bad ranks' message tells
+   their own error), *out stays NULL, the input keeps its values. */
+static void late_refusals(int odd)
+{
+    dt_tensor *x = make_x(R, C, DT_F64), *o = NULL, *outs[2] = { NULL, NULL };
+    dt_tensor *v = zeros(DT_F64, 1, C, 0, dt_replicate()), *w = zeros(DT_F64, 2, C, 4, dt_replicate());
+    dt_tensor *cm = zeros(DT_F64, 2, R, 4, dt_replicate()), *xi = zeros(DT_I32, 2, R, C, dt_shard(0));
+    dt_tensor *yi = zeros(DT_I32, 2, R, C, dt_shard(0)), *idx = zeros(DT_I64, 1, 4, 0, dt_replicate());
+    dt_tensor *tgt = zeros(DT_I64, 1, R, 0, dt_replicate());
+    const dt_tensor *xs[2];
+    int me_bad = is_bad(dtt_rank, odd), dim, perm[2], k;
+    int64_t shp[2], sizes[2];
+    dt_status st;
+    dtt_ctx("late refusals, odd %d", odd);
+    xs[0] = xs[1] = x;
+#define LATE(fname, call)                                                          \
+    do {                                                                           \
+        o = NULL;                                                                  \
+        st = (call);                                                               \
+        expect_mismatch(st, fname, odd, 1);                                        \
+        CHECK(o == NULL, "%s: *out set on a refusal", fname);                      \
+        if (o) { dt_tensor_destroy(o); o = NULL; }                                 \
+    } while (0)
+    LATE("dt_softmax", dt_softmax(x, me_bad ? 2 : 1, &o));
+    LATE("dt_log_softmax", dt_log_softmax(x, me_bad ? -3 : -1, &o));
+    dim = me_bad ? -3 : 0;
+    LATE("dt_sum", dt_sum(x, 1, &dim, 0, &o));
+    LATE("dt_mean", dt_mean(x, me_bad ? -1 : 1, &dim, 0, &o));
+    LATE("dt_transpose", dt_transpose(x, 0, me_bad ? 2 : 1, &o));
+    perm[0] = me_bad ? 0 : 1;
+    perm[1] = 0;
+    LATE("dt_permute", dt_permute(x, perm, &o));
+    LATE("dt_squeeze", dt_squeeze(x, me_bad ? 5 : 0, &o));
+    LATE("dt_unsqueeze", dt_unsqueeze(x, me_bad ? 4 : 0, &o));
+    shp[0] = me_bad ? 7 : C;
+    shp[1] = R;
+    LATE("dt_reshape", dt_reshape(x, 2, shp, &o));
+    LATE("dt_narrow", dt_narrow(x, 1, 0, me_bad ? C + 1 : 2, &o));
+    LATE("dt_cat", dt_cat(2, xs, me_bad ? 2 : 0, &o));
+    LATE("dt_stack", dt_stack(2, xs, me_bad ? 3 : 0, &o));
+    LATE("dt_mm", dt_mm(x, me_bad ? v : w, &o));
+    LATE("dt_dot", dt_dot(v, me_bad ? w : v, &o));
+    LATE("dt_addmm", dt_addmm(cm, x, me_bad ? v : w, 1.0, 1.0, &o));
+    LATE("dt_cast", dt_cast(x, me_bad ? (dt_dtype)99 : DT_F32, &o));
+    LATE("dt_scale", dt_scale(xi, me_bad ? 2.5 : 2.0, &o));
+    LATE("dt_embedding", dt_embedding(me_bad ? v : x, idx, &o));
+    LATE("dt_cross_entropy", dt_cross_entropy(x, me_bad ? x : tgt, &o));
+    st = dt_axpy(me_bad ? 0.5 : 1.0, xi, yi);
+    expect_mismatch(st, "dt_axpy", odd, 1);
+    sizes[0] = 3;
+    sizes[1] = me_bad ? 4 : 3;
+    st = dt_split(x, 1, 2, sizes, outs); /* the good ranks meet the refusal in the first inner call's check */
+    CHECK(st == DT_ERR_MISMATCH, "dt_split returned %s: %s", dt_status_string(st), dt_last_error());
+    CHECK(strncmp(dt_last_error(), "dt_split: ", 10) == 0 && strstr(dt_last_error(), "rejected") != NULL,
+          "dt_split's message: %s", dt_last_error());
+    CHECK(outs[0] == NULL && outs[1] == NULL, "dt_split: outs set on a refusal");
+    for (k = 0; k < 2; k++) dt_tensor_destroy(outs[k]);
+#undef LATE
+    /* and the same calls still work afterwards (nobody is left in an exchange) */
+    CHECK_OK(dt_softmax(x, 1, &o));
+    dt_tensor_destroy(o);
+    check_unchanged(x);
+    dt_tensor_destroy(tgt);
+    dt_tensor_destroy(idx);
+    dt_tensor_destroy(yi);
+    dt_tensor_destroy(xi);
+    dt_tensor_destroy(cm);
+    dt_tensor_destroy(w);
+    dt_tensor_destroy(v);
+    dt_tensor_destroy(x);
+    dtt_ctx("");
+}
+
 int main(int argc, char **argv)
 {
     dt_mesh_desc md;
@@ -270,7 +369,8 @@ int main(int argc, char **argv)
         agreeing_calls();
         if (dtt_np > 1) {
             disagreeing_calls(0);
-            if (dtt_np > 2) disagreeing_calls(1);
+            late_refusals(0);
+            if (dtt_np > 2) { disagreeing_calls(1); late_refusals(1); }
         }
         dt_set_checks(0);
         dtt_ctx("checks off");
