@@ -12,6 +12,10 @@
 #   make bench-results        the op benchmarks via bench/run.sh: bench/results/*.txt (NP=2)
 #   make bench-halo           halo exchange / stencil step vs hand-written MPI: bench/results/halo-<mpi>-np2.txt
 #   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
+#   make bench-planner        the planner at scale, simulated in one process (no MPI): meshes of 64 to
+#                             65,536 ranks, bytes per rank vs the lower bound, planning time per call
+#                             (PLANNERARGS="--quick" up to 4096 ranks; "--csv FILE" appends raw rows)
+#   make bench-planner-callgrind  the same loops' instructions per call under callgrind
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #   make cuda                 dtensor_cuda.h: every CUDA program into build/cuda/ with nvcc, warnings
 #                             as errors, and dtensor_cuda.h's own strictness builds (no GPU needed)
@@ -22,7 +26,7 @@
 # tests/run.sh), BENCHARGS (passed to the benchmark, e.g. "--max-mib 16 --reps 5"),
 # CUDA_HOME (/usr/local/cuda), CUDA_ARCH (sm_90), CUDABENCHARGS (passed to bench_cuda),
 # MATMULARGS / DISPATCHARGS / RNGARGS (passed to bench_matmul / bench_dispatch /
-# bench_rng in bench-ops and bench-smoke, e.g. "--quick").
+# bench_rng in bench-ops and bench-smoke, e.g. "--quick"), PLANNERARGS (bench_planner).
 #
 # Local GEMM: dtensor.h calls BLIS (bli_sgemm/bli_dgemm from <blis.h>, -lblis)
 # unless DTENSOR_NO_BLIS is defined. blis.h's inline helpers call round() etc.,
@@ -37,6 +41,7 @@ BENCHARGS ?=
 MATMULARGS ?=
 DISPATCHARGS ?=
 RNGARGS ?=
+PLANNERARGS ?=
 ARGS     ?=
 CUDA_HOME ?= /usr/local/cuda
 CUDA_ARCH ?= sm_90
@@ -75,6 +80,7 @@ EXLIBS_pencil  = -lfftw3_mpi -lfftw3
 endif
 
 .PHONY: all deps examples demo test bench bench-ops bench-rng bench-halo bench-smoke bench-results strict clean \
+        bench-planner bench-planner-callgrind \
         cuda cuda-nvcc cuda-strict test-cuda bench-cuda
 all: examples
 
@@ -138,6 +144,22 @@ $(BUILD)/bench_rng: bench/rng.c bench/bench.h $(HDR)
 $(BUILD)/bench_halo: bench/halo.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
+
+# the planner at scale (bench/planner.c): one process plays one rank of a
+# simulated mesh through a counting dt_comm_custom backend, so it needs no
+# MPI (DTENSOR_NO_MPI, gcc) and is built with the strict flags; it exits
+# non-zero when a transition without Partial does not receive exactly its
+# lower bound or the simulated ranks choose different op strategies
+build/bench_planner: bench/planner.c $(HDR)
+	@mkdir -p build
+	gcc -std=c99 $(STRICT) -O2 -g -I. -o $@ $< $(LDLIBS)
+
+bench-planner: build/bench_planner
+	./build/bench_planner $(PLANNERARGS)
+
+# instructions per call of the same loops (valgrind): machine-independent scaling
+bench-planner-callgrind: build/bench_planner
+	bash bench/planner_callgrind.sh build/bench_planner $(PLANNERARGS)
 
 # LD_PRELOAD shim forcing BLIS's kernel set (DT_BLIS_ARCH=skx ...); see the file
 build/libblis_arch.so: bench/blis_arch.c
