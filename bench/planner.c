@@ -92,8 +92,9 @@
             all-to-all / reductions, 1 for local steps)
      exp    scaling exponent from the previous size: ln(call2/call1) /
             ln(involved2/involved1) ("-" when the ranks involved did not change)
-     mesh   dt_comm_custom + dt_mesh_create (the (status, hash) agreement is
-            an allgather of N entries; the splits are the backend's)
+     mesh   dt_comm_custom + dt_mesh_create minus the backend's time, median of
+            5 (the (status, hash) agreement is an allgather of N entries; the
+            splits are the backend's)
    Each time is the max over the simulated ranks of the median.
 
    MESHES: N = 64, 256, 1024, 4096, 16384, 65536 ranks; 1-D (N), 2-D, 3-D
@@ -827,10 +828,17 @@ int main(int argc, char **argv) {
                 sim_world w;
                 dt_comm *comm = NULL;
                 dt_mesh *m = NULL;
-                double t0 = now(), mu;
-                sim_mesh(&w, r, n, mnd, shape, &comm, &m);
-                mu = (now() - t0) * 1e6;
-                if (mu > mesh_us[mnd - 1][si]) mesh_us[mnd - 1][si] = mu;
+                double mu[5];
+                int k;
+                for (k = 0; k < 5; k++) { /* the comm and the mesh, minus the backend's time; median of 5 */
+                    double t0;
+                    if (m) { dt_mesh_destroy(m); dt_comm_destroy(comm); }
+                    t0 = now();
+                    sim_mesh(&w, r, n, mnd, shape, &comm, &m);
+                    mu[k] = (now() - t0 - w.t_backend) * 1e6;
+                }
+                mu[0] = median(mu, 5);
+                if (mu[0] > mesh_us[mnd - 1][si]) mesh_us[mnd - 1][si] = mu[0];
                 for (ci = 0; cases[mnd - 1][ci].src; ci++) {
                     char name[160];
                     result *rr = &res[mnd - 1][si][ci];
@@ -883,7 +891,10 @@ int main(int argc, char **argv) {
                 else snprintf(e, sizeof e, "%.2f", x);
                 printf("  %-6d %6d %14s %9s %6s %7.0f %7.3f %9.1f %6s%s\n", sizes[si], r->involved, bb, l, ratio, r->msgs,
                        r->plan_us, r->call_us, e, r->exact ? "" : "  NOT EXACT");
-                if (!isnan(x) && r->call_us >= 5 && x > worst_exp) {
+                /* the summary: steps where the bytes a rank receives grow no faster than
+                   the ranks involved (else the data, not the rank count, drives the time) */
+                if (!isnan(x) && r->call_us >= 5 && x > worst_exp &&
+                    r->ours <= 1.01 * res[mnd - 1][si - 1][ci].ours * r->involved / res[mnd - 1][si - 1][ci].involved) {
                     worst_exp = x;
                     snprintf(worst, sizeof worst, "%s at %d ranks", name, sizes[si]);
                 }
@@ -922,7 +933,8 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     if (!use_callgrind && worst[0])
-        printf("\nlargest call-time exponent (calls of 5 us or more): %.2f (%s)\n", worst_exp, worst);
+        printf("\nlargest call-time exponent (calls of 5 us or more, bytes a rank receives growing no faster than the ranks\n"
+               "involved): %.2f (%s)\n", worst_exp, worst);
     printf("total %.1f s, %d failure(s)\n", now() - t_start, failures);
     if (csv) fclose(csv);
     return failures ? 1 : 0;
