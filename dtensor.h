@@ -2910,7 +2910,13 @@ DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int 
 
    Data moves between row-major local buffers. A piece that is one
    contiguous run of its buffer (e.g. Shard(0) blocks) goes to the backend in
-   place; only non-contiguous pieces are packed/unpacked. */
+   place; only non-contiguous pieces are packed/unpacked.
+
+   Cost at scale. The plan is O(mesh dims). A step over p ranks lists only
+   the pieces that move (dt__walk_pieces: O(mesh dims x pieces), however
+   large the mesh) and fills the p-entry count and displacement arrays an
+   alltoallv / allgatherv takes, its one O(p) part. bench/planner.c checks
+   this on simulated meshes of up to 65,536 ranks. */
 
 enum { DT__SLICE, DT__GATHER, DT__ALLTOALL, DT__EXCHANGE, DT__ALLREDUCE, DT__REDUCE_SCATTER, DT__TO_PARTIAL };
 
