@@ -2290,6 +2290,7 @@ enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1,
        DT__SCRATCH_IN0, DT__SCRATCH_IN1, DT__SCRATCH_IN2, DT__SCRATCH_TMP,         /* op inputs, temps */
        DT__SCRATCH_F32, DT__SCRATCH_F32B, DT__SCRATCH_SCALAR,                    /* reductions in F32 */
        DT__SCRATCH_STAGE0, DT__SCRATCH_STAGE1,                                  /* staging of devices */
+       DT__SCRATCH_PIECES0, DT__SCRATCH_PIECES1, DT__SCRATCH_COUNTS,            /* exchange lists, counts */
        DT__SCRATCH_SLOTS };
 
 struct dt_mesh {
@@ -3062,29 +3063,36 @@ static void dt__array_at(const dt__ctx *x, const dt_placement *pl, void *data, d
 typedef struct dt__pieces {
     int nd, n, cap;
     int64_t *w;
+    int owned;  /* w is this list's own allocation, not a mesh scratch slot */
 } dt__pieces;
 
-static void dt__pieces_init(dt__pieces *p, int nd) { p->nd = nd; p->n = p->cap = 0; p->w = NULL; }
-static void dt__pieces_free(dt__pieces *p) { DT_FREE(p->w); p->w = NULL; p->n = p->cap = 0; }
+static void dt__pieces_init(dt__pieces *p, int nd) { p->nd = nd; p->n = p->cap = 0; p->w = NULL; p->owned = 0; }
+static void dt__pieces_free(dt__pieces *p) {
+    if (p->owned) DT_FREE(p->w);
+    dt__pieces_init(p, p->nd);
+}
 
-static dt_status dt__pieces_add(dt__pieces *p, int peer, const dt__box *b) {
-    size_t stride = 1 + 2 * (size_t)p->nd;
+/* room for `cap` pieces: in the mesh's scratch slot `slot` (grow-only and
+   reused, so that a loop of redistributions allocates nothing after its
+   first call), or, with m NULL, an allocation of its own */
+static dt_status dt__pieces_reserve(dt__pieces *p, dt_mesh *m, int slot, size_t cap) {
+    size_t bytes = (cap ? cap : 1) * (1 + 2 * (size_t)p->nd) * sizeof(int64_t);
+    dt_status st;
+    if (m) st = dt__scratch(m, slot, bytes, (void **)&p->w);
+    else if (!(st = dt__alloc("dt_tensor_redistribute", bytes, (void **)&p->w))) p->owned = 1;
+    if (st) return st;
+    p->n = 0;
+    p->cap = (int)cap;
+    return DT_OK;
+}
+
+static void dt__pieces_add(dt__pieces *p, int peer, const dt__box *b) {
     int64_t *w;
     int d;
-    if (p->n == p->cap) {
-        int cap = p->cap ? 2 * p->cap : 16;
-        int64_t *nw = NULL;
-        dt_status st = dt__alloc("dt_tensor_redistribute", (size_t)cap * stride * sizeof(int64_t), (void **)&nw);
-        if (st) return st;
-        if (p->n) memcpy(nw, p->w, (size_t)p->n * stride * sizeof(int64_t));
-        DT_FREE(p->w);
-        p->w = nw;
-        p->cap = cap;
-    }
-    w = p->w + (size_t)p->n++ * stride;
+    DT_ASSERT(p->n < p->cap);
+    w = p->w + (size_t)p->n++ * (1 + 2 * (size_t)p->nd);
     w[0] = peer;
     for (d = 0; d < p->nd; d++) { w[1 + d] = b->lo[d]; w[1 + p->nd + d] = b->ext[d]; }
-    return DT_OK;
 }
 
 static int dt__piece_get(const dt__pieces *p, int k, dt__box *b) {
@@ -3099,8 +3107,9 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
     int j;
     dt_status st;
     dt__pieces_init(p, nd);
+    if ((st = dt__pieces_reserve(p, NULL, 0, (size_t)n))) return st;
     for (j = 0; j < n; j++)
-        if (dt__box_numel(nd, &boxes[j]) && (st = dt__pieces_add(p, j, &boxes[j]))) return st;
+        if (dt__box_numel(nd, &boxes[j])) dt__pieces_add(p, j, &boxes[j]);
     return DT_OK;
 }
 
@@ -3118,7 +3127,7 @@ static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm 
     char *sbuf = NULL, *rbuf = NULL;
     dt__box b;
     dt_status st;
-    if ((st = dt__alloc("dt_tensor_redistribute", 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
     memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
     for (k = 0; k < recv->n; k++) {
@@ -3162,7 +3171,6 @@ static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm 
             if (rc[j]) st = dt__unpack_on(dev, rbuf + rd[j], &b, out);
         }
 done:
-    DT_FREE(v);
     return st;
 }
 
@@ -3231,8 +3239,9 @@ static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
     dt_status st;
     if (i == m->ndim) {
         dt__box piece;
-        if (!dt__box_intersect(w->x->ndim, b, w->target, &piece)) return DT_OK;
-        return dt__pieces_add(w->out, w->member >= 0 ? w->c[w->member] : dt__mesh_rank_of(m, w->c), &piece);
+        if (dt__box_intersect(w->x->ndim, b, w->target, &piece))
+            dt__pieces_add(w->out, w->member >= 0 ? w->c[w->member] : dt__mesh_rank_of(m, w->c), &piece);
+        return DT_OK;
     }
     if (w->fixed >> i & 1u) { r0 = m->coord[i]; r1 = r0 + 1; }
     if (w->pl[i].kind == DT_SHARD) { /* the parts [lo + r*c, lo + min(n, (r+1)*c)) that meet the target */
@@ -3265,10 +3274,15 @@ static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
 }
 
 static dt_status dt__walk_pieces(const dt__ctx *x, const dt_placement *pl, const dt__box *target, unsigned fixed,
-                                 int member, dt__pieces *out) {
+                                 int member, int slot, dt__pieces *out) {
     dt__walk w;
     dt__box b;
+    size_t bound = 1;
     int d;
+    dt_status st;
+    for (d = 0; d < x->m->ndim; d++) /* at most one piece per coordinate the walk can visit */
+        if (!(fixed >> d & 1u)) bound *= (size_t)x->m->shape[d];
+    if ((st = dt__pieces_reserve(out, x->m, slot, bound))) return st;
     w.x = x;
     w.pl = pl;
     w.target = target;
@@ -3292,8 +3306,8 @@ static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__ar
     dt_status st;
     dt__pieces_init(&send, x->ndim);
     dt__pieces_init(&recv, x->ndim);
-    st = dt__walk_pieces(x, s->from, &out->box, others, s->mdim, &recv);
-    if (!st && !gather) st = dt__walk_pieces(x, s->to, &in->box, others, s->mdim, &send);
+    st = dt__walk_pieces(x, s->from, &out->box, others, s->mdim, DT__SCRATCH_PIECES0, &recv);
+    if (!st && !gather) st = dt__walk_pieces(x, s->to, &in->box, others, s->mdim, DT__SCRATCH_PIECES1, &send);
     if (!st) st = dt__exchange_pieces(x->m, x->dev, g, in, out, &send, &recv, gather, dt__step_bound(x, s));
     dt__pieces_free(&send);
     dt__pieces_free(&recv);
@@ -3313,8 +3327,8 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
         if (!dt__is(s->from[i], DT_SHARD)) fixed |= 1u << i;
     dt__pieces_init(&send, x->ndim);
     dt__pieces_init(&recv, x->ndim);
-    st = dt__walk_pieces(x, s->from, &out->box, fixed, -1, &recv);
-    if (!st) st = dt__walk_pieces(x, s->to, &in->box, fixed, -1, &send);
+    st = dt__walk_pieces(x, s->from, &out->box, fixed, -1, DT__SCRATCH_PIECES0, &recv);
+    if (!st) st = dt__walk_pieces(x, s->to, &in->box, fixed, -1, DT__SCRATCH_PIECES1, &send);
     if (!st) st = dt__exchange_pieces(m, x->dev, m->comm, in, out, &send, &recv, 0, dt__step_bound(x, s));
     dt__pieces_free(&send);
     dt__pieces_free(&recv);

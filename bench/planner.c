@@ -78,7 +78,10 @@
                   cases this is the cost of the best reduce-scatter-then-move
                   two-phase scheme, a reference rather than a proof.)
 
-   TIMES (CLOCK_MONOTONIC; the machine may be shared: medians):
+   TIMES (CLOCK_MONOTONIC). The machine may be shared, and a process may get
+   a fraction of a core: a sample is a batch of calls (>= ~200 us) and is
+   kept only if the thread's CPU-time clock advanced >= 90% of the wall time
+   (it was not descheduled); each time is the median of 9 kept samples:
      plan   dt__plan_build (the step list from the placements alone: every
             rank builds the same plan without talking), median of batches
      call   dt_tensor_redistribute into a reused output, minus the time
@@ -91,10 +94,12 @@
             (whole mesh for a box exchange, one mesh dim for allgather /
             all-to-all / reductions, 1 for local steps)
      exp    scaling exponent from the previous size: ln(call2/call1) /
-            ln(involved2/involved1) ("-" when the ranks involved did not change)
+            ln(involved2/involved1) ("-" when the ranks involved did not change;
+            "d": data-bound, the bytes a rank receives grew faster than the
+            ranks involved, so the data drives the time, not the rank count)
      mesh   dt_comm_custom + dt_mesh_create minus the backend's time, median of
-            5 (the (status, hash) agreement is an allgather of N entries; the
-            splits are the backend's)
+            5 runs (the (status, hash) agreement is an allgather of N entries;
+            the splits are the backend's)
    Each time is the max over the simulated ranks of the median.
 
    MESHES: N = 64, 256, 1024, 4096, 16384, 65536 ranks; 1-D (N), 2-D, 3-D
@@ -512,34 +517,73 @@ static FILE *csv;
 
 /* ------------------------------------------------------------ timing helpers */
 
+/* What one timed call runs. The machine is shared (the process may get a
+   fraction of a core), so a sample is a batch of k calls (>= ~200 us) timed
+   by CLOCK_MONOTONIC and kept only if this thread ran for nearly all of it
+   (its CPU-time clock advanced >= 90% of the wall time); the backend's
+   callbacks are timed inside (CLOCK_MONOTONIC, cheap) and subtracted. The
+   result is the median of the kept samples, per call. */
+enum { B_PLAN, B_REDIST, B_OP_PLAN, B_OP_CACHED, B_OP_CALL };
+static dt_status op_run(int op, dt_tensor *const *in, dt_tensor **out);
+typedef struct body {
+    int kind, mnd, op;
+    const dt_placement *src, *dst;
+    dt_tensor *t, **o, **in;
+    const dt__call *c0;
+    dt_status (*check)(dt__call *);
+} body;
+
 static volatile int sink;
 
-static void cg_begin(void) { if (use_callgrind) CALLGRIND_ZERO_STATS; }
-static void cg_end(const char *name, int n, const char *what, int iters) {
-    char s[200];
-    if (!use_callgrind) return;
-    snprintf(s, sizeof s, "planner %s|%d|%s|%d", name, n, what, iters);
-    CALLGRIND_DUMP_STATS_AT(s);
+static void body_run(const body *b) {
+    dt__plan plan;
+    dt__call c;
+    switch (b->kind) {
+    case B_PLAN: dt__plan_build(b->mnd, b->src, b->dst, &plan); sink += plan.n; break;
+    case B_REDIST: CHECK(dt_tensor_redistribute(b->t, b->dst, b->o)); break;
+    case B_OP_PLAN: c = *b->c0; CHECK(b->check(&c)); dt__choose(&c); sink += c.out.ndim; break;
+    case B_OP_CACHED: c = *b->c0; CHECK(dt__propagate(&c, b->check)); sink += c.cached; break;
+    default: CHECK(op_run(b->op, b->in, b->o)); break;
+    }
 }
 
-/* median us per dt__plan_build call */
-static double time_plan(int mnd, const dt_placement *src, const dt_placement *dst, const char *name, int n) {
-    enum { BATCHES = 15, PER = 2000 };
-    double v[BATCHES];
-    int b, k;
-    dt__plan plan;
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* median us per call of body, minus the backend's time (w may be NULL); under
+   --callgrind: `iters` calls, one dump named "planner name|n|what|iters" */
+static double time_body(const body *b, sim_world *w, const char *name, int n, const char *what, int iters) {
+    enum { KEEP = 9, TRIES = 80 };
+    double v[TRIES], all[TRIES], t0, c0, b0, wall, first;
+    int k, i, kept = 0, tries = 0;
     if (use_callgrind) {
-        cg_begin();
-        for (k = 0; k < PER; k++) { dt__plan_build(mnd, src, dst, &plan); sink += plan.n; }
-        cg_end(name, n, "plan", PER);
+        char s[200];
+        CALLGRIND_ZERO_STATS;
+        for (i = 0; i < iters; i++) body_run(b);
+        snprintf(s, sizeof s, "planner %s|%d|%s|%d", name, n, what, iters);
+        CALLGRIND_DUMP_STATS_AT(s);
         return 0;
     }
-    for (b = 0; b < BATCHES; b++) {
-        double t0 = now();
-        for (k = 0; k < PER; k++) { dt__plan_build(mnd, src, dst, &plan); sink += plan.n; }
-        v[b] = (now() - t0) / PER * 1e6;
+    t0 = now();
+    body_run(b);
+    first = now() - t0;
+    k = first > 0 ? (int)(2e-4 / first) : 1000;
+    if (k < 1) k = 1;
+    if (k > 5000) k = 5000;
+    while (kept < KEEP && tries < TRIES) {
+        b0 = w ? w->t_backend : 0;
+        c0 = cpu_now();
+        t0 = now();
+        for (i = 0; i < k; i++) body_run(b);
+        wall = now() - t0;
+        all[tries] = (wall - (w ? w->t_backend - b0 : 0)) / k * 1e6;
+        if (cpu_now() - c0 >= 0.9 * wall) v[kept++] = all[tries];
+        tries++;
     }
-    return median(v, BATCHES);
+    return kept >= 3 ? median(v, kept) : median(all, tries);
 }
 
 /* ------------------------------------------------------------ one redistribution */
@@ -563,13 +607,13 @@ static void plan_desc(const dt_mesh *m, const dt__plan *p, char *buf, size_t cap
 
 static void run_case(sim_world *w, dt_comm *comm, dt_mesh *m, const tcase *tc, int si, int sim, result *r,
                      const char *name) {
-    int mnd = m->ndim, base = 0, i, reps, k, coord[DT_MAX_MESH_DIMS];
+    int mnd = m->ndim, base = 0, i, coord[DT_MAX_MESH_DIMS];
     dt_tensor_desc d;
     dt_placement dst[DT_MAX_MESH_DIMS];
     dt_tensor *t = NULL, *o = NULL;
     dt_comm_stats cs;
     dt__plan plan;
-    double lb, t0, b0, first, *v;
+    double lb;
     uint64_t recv;
     int partial = 0;
     for (i = 0; i < mnd; i++) if (m->shape[i] > base) base = m->shape[i];
@@ -603,31 +647,22 @@ static void run_case(sim_world *w, dt_comm *comm, dt_mesh *m, const tcase *tc, i
     dt__plan_build(mnd, d.placements, dst, &plan);
     plan_desc(m, &plan, r->plan, sizeof r->plan, &r->involved);
     r->steps = plan.n;
-    /* timing: only where it is asked for (callgrind: the middle simulated rank) */
+    /* timing: every simulated rank (callgrind: the middle one only) */
     if (!use_callgrind || sim == 1) {
-        double pu = time_plan(mnd, d.placements, dst, name, m->size);
-        if (pu > r->plan_us) r->plan_us = pu;
-        t0 = now();
-        CHECK(dt_tensor_redistribute(t, dst, &o));
-        first = now() - t0;
-        reps = first > 0 ? (int)(0.02 / first) : 200;
-        if (reps < 5) reps = 5;
-        if (reps > 200) reps = 200;
-        if (use_callgrind) reps = 3;
-        v = (double *)xcalloc((size_t)reps * sizeof *v);
-        cg_begin();
-        for (k = 0; k < reps; k++) {
-            b0 = w->t_backend;
-            t0 = now();
-            CHECK(dt_tensor_redistribute(t, dst, &o));
-            v[k] = (now() - t0 - (w->t_backend - b0)) * 1e6;
-        }
-        cg_end(name, m->size, "call", reps);
-        if (!use_callgrind) {
-            double cu = median(v, reps);
-            if (cu > r->call_us) r->call_us = cu;
-        }
-        free(v);
+        body bd;
+        double us;
+        memset(&bd, 0, sizeof bd);
+        bd.kind = B_PLAN;
+        bd.mnd = mnd;
+        bd.src = d.placements;
+        bd.dst = dst;
+        us = time_body(&bd, NULL, name, m->size, "plan", 2000);
+        if (us > r->plan_us) r->plan_us = us;
+        bd.kind = B_REDIST;
+        bd.t = t;
+        bd.o = &o;
+        us = time_body(&bd, w, name, m->size, "call", 3);
+        if (us > r->call_us) r->call_us = us;
     }
     (void)si;
     dt_tensor_destroy(o);
@@ -692,11 +727,9 @@ static dt_status op_run(int op, dt_tensor *const *in, dt_tensor **out) {
 }
 
 static void run_op(sim_world *w, dt_mesh *m, int op, int sim, op_result *r) {
-    enum { BATCHES = 15, PER = 500 };
     dt_tensor *in[3] = {NULL, NULL, NULL}, *out = NULL;
     int64_t n = 0;
-    int i, b, k, reps;
-    double v[BATCHES], *cv, t0, b0, first;
+    int i;
     dt__call c0, c;
     dt_status (*check)(dt__call *) = NULL;
     char s[256], a[96], name[96];
@@ -732,50 +765,23 @@ static void run_op(sim_world *w, dt_mesh *m, int op, int sim, op_result *r) {
     CHECK(op_run(op, in, &out));
     if ((double)w->recv > r->recv) r->recv = (double)w->recv;
     if (!use_callgrind || sim == 1) {
-        if (use_callgrind) {
-            cg_begin();
-            for (k = 0; k < PER; k++) { c = c0; check(&c); dt__choose(&c); sink += c.out.ndim; }
-            cg_end(name, m->size, "plan", PER);
-            cg_begin();
-            for (k = 0; k < PER; k++) { c = c0; dt__propagate(&c, check); sink += c.cached; }
-            cg_end(name, m->size, "cached", PER);
-        } else {
-            for (b = 0; b < BATCHES; b++) {
-                t0 = now();
-                for (k = 0; k < PER; k++) { c = c0; check(&c); dt__choose(&c); sink += c.out.ndim; }
-                v[b] = (now() - t0) / PER * 1e6;
-            }
-            t0 = median(v, BATCHES);
-            if (t0 > r->plan_us) r->plan_us = t0;
-            for (b = 0; b < BATCHES; b++) {
-                t0 = now();
-                for (k = 0; k < PER; k++) { c = c0; dt__propagate(&c, check); sink += c.cached; }
-                v[b] = (now() - t0) / PER * 1e6;
-            }
-            t0 = median(v, BATCHES);
-            if (t0 > r->cached_us) r->cached_us = t0;
-        }
-        t0 = now();
-        CHECK(op_run(op, in, &out));
-        first = now() - t0;
-        reps = first > 0 ? (int)(0.02 / first) : 200;
-        if (reps < 5) reps = 5;
-        if (reps > 200) reps = 200;
-        if (use_callgrind) reps = 3;
-        cv = (double *)xcalloc((size_t)reps * sizeof *cv);
-        cg_begin();
-        for (k = 0; k < reps; k++) {
-            b0 = w->t_backend;
-            t0 = now();
-            CHECK(op_run(op, in, &out));
-            cv[k] = (now() - t0 - (w->t_backend - b0)) * 1e6;
-        }
-        cg_end(name, m->size, "call", reps);
-        if (!use_callgrind) {
-            t0 = median(cv, reps);
-            if (t0 > r->call_us) r->call_us = t0;
-        }
-        free(cv);
+        body bd;
+        double us;
+        memset(&bd, 0, sizeof bd);
+        bd.c0 = &c0;
+        bd.check = check;
+        bd.op = op;
+        bd.in = in;
+        bd.o = &out;
+        bd.kind = B_OP_PLAN;
+        us = time_body(&bd, NULL, name, m->size, "plan", 500);
+        if (us > r->plan_us) r->plan_us = us;
+        bd.kind = B_OP_CACHED;
+        us = time_body(&bd, NULL, name, m->size, "cached", 500);
+        if (us > r->cached_us) r->cached_us = us;
+        bd.kind = B_OP_CALL;
+        us = time_body(&bd, w, name, m->size, "call", 3);
+        if (us > r->call_us) r->call_us = us;
     }
     dt_tensor_destroy(out);
     for (i = 0; i < 3; i++) dt_tensor_destroy(in[i]);
@@ -797,8 +803,9 @@ static void fmt_bytes(double b, char *buf, size_t cap) {
 int main(int argc, char **argv) {
     int max_ranks = 65536, mnd, si, ci, sim, i;
     const char *csv_path = NULL, *dims = "1234";
-    double t_start = now(), worst_exp = -1e9;
-    char worst[200] = "";
+    double t_start = now(), worst_exp = -1e9, range_exp = -1e9, plan_max = 0, op_plan_max = 0, op_cached_max = 0;
+    char worst[200] = "", range[200] = "";
+    int plan_max_at = 0;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) max_ranks = 4096;
         else if (!strcmp(argv[i], "--max-ranks") && i + 1 < argc) max_ranks = atoi(argv[++i]);
@@ -814,7 +821,7 @@ int main(int argc, char **argv) {
     printf("# dtensor.h %d.%d.%d planner at scale, simulated: one process plays ranks 0, a middle one, N-1 of N through a\n"
            "# counting dt_comm_custom backend. B = bytes received by a rank (max over the simulated ranks; sent in\n"
            "# parentheses where it differs), LB = lower bound, plan = dt__plan_build us, call =\n"
-           "# dt_tensor_redistribute us minus the backend's callbacks, exp = d ln(call) / d ln(involved).\n",
+           "# dt_tensor_redistribute us minus the backend's callbacks, exp = d ln(call) / d ln(involved) (d: data-bound).\n",
            DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH);
     for (mnd = 1; mnd <= 4; mnd++) {
         int nsz = 0;
@@ -828,17 +835,20 @@ int main(int argc, char **argv) {
                 sim_world w;
                 dt_comm *comm = NULL;
                 dt_mesh *m = NULL;
-                double mu[5];
-                int k;
-                for (k = 0; k < 5; k++) { /* the comm and the mesh, minus the backend's time; median of 5 */
-                    double t0;
+                double mu[20], mesh;
+                int k, kept = 0;
+                for (k = 0; k < 20 && kept < 5; k++) { /* the comm and the mesh, minus the backend's time:
+                                                          median of 5 runs this thread was not descheduled in */
+                    double t0, c0, wall;
                     if (m) { dt_mesh_destroy(m); dt_comm_destroy(comm); }
+                    c0 = cpu_now();
                     t0 = now();
                     sim_mesh(&w, r, n, mnd, shape, &comm, &m);
-                    mu[k] = (now() - t0 - w.t_backend) * 1e6;
+                    wall = now() - t0;
+                    if (cpu_now() - c0 >= 0.9 * wall || k >= 15) mu[kept++] = (wall - w.t_backend) * 1e6;
                 }
-                mu[0] = median(mu, 5);
-                if (mu[0] > mesh_us[mnd - 1][si]) mesh_us[mnd - 1][si] = mu[0];
+                mesh = median(mu, kept);
+                if (mesh > mesh_us[mnd - 1][si]) mesh_us[mnd - 1][si] = mesh;
                 for (ci = 0; cases[mnd - 1][ci].src; ci++) {
                     char name[160];
                     result *rr = &res[mnd - 1][si][ci];
@@ -877,6 +887,7 @@ int main(int argc, char **argv) {
             for (si = 0; si < nsz; si++) {
                 result *r = &res[mnd - 1][si][ci];
                 char b[24], s[24], bb[64], l[24], ratio[16], e[16];
+                int databound;
                 double x = si ? expo(res[mnd - 1][si - 1][ci].call_us, r->call_us, res[mnd - 1][si - 1][ci].involved,
                                      r->involved)
                               : NAN;
@@ -887,16 +898,28 @@ int main(int argc, char **argv) {
                 else snprintf(bb, sizeof bb, "%s", b);
                 if (r->lb > 0) snprintf(ratio, sizeof ratio, "%.3f", r->ours / r->lb);
                 else snprintf(ratio, sizeof ratio, r->ours > 0 ? "inf" : "-");
+                /* data-bound ("d"): the bytes a rank receives grew faster than the ranks
+                   involved, so the data, not the rank count, drives the time */
+                databound = si && r->ours > 1.01 * res[mnd - 1][si - 1][ci].ours * r->involved /
+                                                (double)res[mnd - 1][si - 1][ci].involved;
                 if (isnan(x)) snprintf(e, sizeof e, "-");
-                else snprintf(e, sizeof e, "%.2f", x);
+                else snprintf(e, sizeof e, "%.2f%s", x, databound ? "d" : "");
                 printf("  %-6d %6d %14s %9s %6s %7.0f %7.3f %9.1f %6s%s\n", sizes[si], r->involved, bb, l, ratio, r->msgs,
                        r->plan_us, r->call_us, e, r->exact ? "" : "  NOT EXACT");
-                /* the summary: steps where the bytes a rank receives grow no faster than
-                   the ranks involved (else the data, not the rank count, drives the time) */
-                if (!isnan(x) && r->call_us >= 5 && x > worst_exp &&
-                    r->ours <= 1.01 * res[mnd - 1][si - 1][ci].ours * r->involved / res[mnd - 1][si - 1][ci].involved) {
+                if (!isnan(x) && !databound && r->call_us >= 5 && x > worst_exp) {
                     worst_exp = x;
                     snprintf(worst, sizeof worst, "%s at %d ranks", name, sizes[si]);
+                }
+                if (!plan_max_at || r->plan_us > plan_max) { plan_max = r->plan_us; plan_max_at = sizes[si]; }
+                /* over the whole range from 1024 ranks (the cache sizes make single steps noisy) */
+                if (si == nsz - 1 && nsz > 2 && sizes[si] > 1024) {
+                    const result *r0 = &res[mnd - 1][2][ci];
+                    double y = expo(r0->call_us, r->call_us, r0->involved, r->involved);
+                    if (!isnan(y) && r0->call_us >= 1 && r->ours <= 1.01 * r0->ours * r->involved / (double)r0->involved &&
+                        y > range_exp) {
+                        range_exp = y;
+                        snprintf(range, sizeof range, "%s", name);
+                    }
                 }
                 if (csv) {
                     fprintf(csv, "planner,%s,%d,ours,%.0f,B\nplanner,%s,%d,peer,%.0f,B\n", cname, sizes[si], r->ours,
@@ -919,6 +942,8 @@ int main(int argc, char **argv) {
                     fmt_bytes(r->recv, b, sizeof b);
                     if (isnan(x)) snprintf(e, sizeof e, "-");
                     else snprintf(e, sizeof e, "%.2f", x);
+                    if (r->plan_us > op_plan_max) op_plan_max = r->plan_us;
+                    if (r->cached_us > op_cached_max) op_cached_max = r->cached_us;
                     printf("  %-6d %12s %9.3f %9.3f %9.1f %6s%s\n", sizes[si], b, r->plan_us, r->cached_us, r->call_us, e,
                            strcmp(r->strategy, ores[mnd - 1][nsz - 1][ci].strategy) ? "  (other strategy)" : "");
                     if (csv)
@@ -932,9 +957,16 @@ int main(int argc, char **argv) {
         }
         fflush(stdout);
     }
-    if (!use_callgrind && worst[0])
-        printf("\nlargest call-time exponent (calls of 5 us or more, bytes a rank receives growing no faster than the ranks\n"
-               "involved): %.2f (%s)\n", worst_exp, worst);
+    if (!use_callgrind) {
+        printf("\nsummary: a redistribution plan takes at most %.3f us (at %d ranks); an op's uncached strategy choice at\n"
+               "most %.3f us, a cached one %.3f us\n", plan_max, plan_max_at, op_plan_max, op_cached_max);
+        if (worst[0])
+            printf("largest call-time exponent between successive sizes (calls of 5 us or more, not data-bound): %.2f\n"
+                   "  (%s)\n", worst_exp, worst);
+        if (range[0])
+            printf("largest call-time exponent from 1024 ranks to the largest size (not data-bound): %.2f\n  (%s)\n",
+                   range_exp, range);
+    }
     printf("total %.1f s, %d failure(s)\n", now() - t_start, failures);
     if (csv) fclose(csv);
     return failures ? 1 : 0;
