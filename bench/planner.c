@@ -95,8 +95,9 @@
             all-to-all / reductions, 1 for local steps)
      exp    scaling exponent from the previous size: ln(call2/call1) /
             ln(involved2/involved1) ("-" when the ranks involved did not change;
-            "d": data-bound, the bytes a rank receives grew faster than the
-            ranks involved, so the data drives the time, not the rank count)
+            "d": data-bound, the bytes a rank receives grew more than 1.25x
+            faster than the ranks involved, so the data drives the time, not
+            the rank count)
      mesh   dt_comm_custom + dt_mesh_create minus the backend's time, median of
             5 runs (the (status, hash) agreement is an allgather of N entries;
             the splits are the backend's)
@@ -898,9 +899,9 @@ int main(int argc, char **argv) {
                 else snprintf(bb, sizeof bb, "%s", b);
                 if (r->lb > 0) snprintf(ratio, sizeof ratio, "%.3f", r->ours / r->lb);
                 else snprintf(ratio, sizeof ratio, r->ours > 0 ? "inf" : "-");
-                /* data-bound ("d"): the bytes a rank receives grew faster than the ranks
-                   involved, so the data, not the rank count, drives the time */
-                databound = si && r->ours > 1.01 * res[mnd - 1][si - 1][ci].ours * r->involved /
+                /* data-bound ("d"): the bytes a rank receives grew (1.25x) faster than the
+                   ranks involved, so the data, not the rank count, drives the time */
+                databound = si && r->ours > 1.25 * res[mnd - 1][si - 1][ci].ours * r->involved /
                                                 (double)res[mnd - 1][si - 1][ci].involved;
                 if (isnan(x)) snprintf(e, sizeof e, "-");
                 else snprintf(e, sizeof e, "%.2f%s", x, databound ? "d" : "");
@@ -915,7 +916,7 @@ int main(int argc, char **argv) {
                 if (si == nsz - 1 && nsz > 2 && sizes[si] > 1024) {
                     const result *r0 = &res[mnd - 1][2][ci];
                     double y = expo(r0->call_us, r->call_us, r0->involved, r->involved);
-                    if (!isnan(y) && r0->call_us >= 1 && r->ours <= 1.01 * r0->ours * r->involved / (double)r0->involved &&
+                    if (!isnan(y) && r0->call_us >= 1 && r->ours <= 1.25 * r0->ours * r->involved / (double)r0->involved &&
                         y > range_exp) {
                         range_exp = y;
                         snprintf(range, sizeof range, "%s", name);
