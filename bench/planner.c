@@ -80,8 +80,8 @@
 
    TIMES (CLOCK_MONOTONIC). The machine may be shared, and a process may get
    a fraction of a core: a sample is a batch of calls (>= ~200 us) and is
-   kept only if the thread's CPU-time clock advanced >= 90% of the wall time
-   (it was not descheduled); each time is the median of 9 kept samples:
+   kept only if the thread's CPU-time clock advanced >= 95% of the wall time
+   (it was not descheduled); each time is the median of 15 kept samples:
      plan   dt__plan_build (the step list from the placements alone: every
             rank builds the same plan without talking), median of batches
      call   dt_tensor_redistribute into a reused output, minus the time
@@ -521,7 +521,7 @@ static FILE *csv;
 /* What one timed call runs. The machine is shared (the process may get a
    fraction of a core), so a sample is a batch of k calls (>= ~200 us) timed
    by CLOCK_MONOTONIC and kept only if this thread ran for nearly all of it
-   (its CPU-time clock advanced >= 90% of the wall time); the backend's
+   (its CPU-time clock advanced >= 95% of the wall time); the backend's
    callbacks are timed inside (CLOCK_MONOTONIC, cheap) and subtracted. The
    result is the median of the kept samples, per call. */
 enum { B_PLAN, B_REDIST, B_OP_PLAN, B_OP_CACHED, B_OP_CALL };
@@ -557,7 +557,7 @@ static double cpu_now(void) {
 /* median us per call of body, minus the backend's time (w may be NULL); under
    --callgrind: `iters` calls, one dump named "planner name|n|what|iters" */
 static double time_body(const body *b, sim_world *w, const char *name, int n, const char *what, int iters) {
-    enum { KEEP = 9, TRIES = 80 };
+    enum { KEEP = 15, TRIES = 120 };
     double v[TRIES], all[TRIES], t0, c0, b0, wall, first;
     int k, i, kept = 0, tries = 0;
     if (use_callgrind) {
@@ -581,7 +581,7 @@ static double time_body(const body *b, sim_world *w, const char *name, int n, co
         for (i = 0; i < k; i++) body_run(b);
         wall = now() - t0;
         all[tries] = (wall - (w ? w->t_backend - b0 : 0)) / k * 1e6;
-        if (cpu_now() - c0 >= 0.9 * wall) v[kept++] = all[tries];
+        if (cpu_now() - c0 >= 0.95 * wall) v[kept++] = all[tries];
         tries++;
     }
     return kept >= 3 ? median(v, kept) : median(all, tries);
