@@ -186,7 +186,7 @@ static void sim_count(sim_comm *c, uint64_t msgs, uint64_t sent, uint64_t recv) 
 }
 
 /* dst gets n bytes: the first `have` from src, zeros after */
-static void mirror(void *dst, size_t n, const void *src, size_t have) {
+static void sim_mirror(void *dst, size_t n, const void *src, size_t have) {
     size_t k = have < n ? have : n;
     if (!n || !dst) return;
     if (k && dst != src) memmove(dst, src, k);
@@ -194,7 +194,7 @@ static void mirror(void *dst, size_t n, const void *src, size_t have) {
 }
 
 /* SUM over p ranks that all hold x: p * x */
-static void times_p(void *buf, size_t count, dt_dtype t, dt_reduce op, int p) {
+static void sim_times_p(void *buf, size_t count, dt_dtype t, dt_reduce op, int p) {
     size_t i;
     if (op != DT_SUM) return;
     for (i = 0; i < count; i++) switch (t) {
@@ -213,7 +213,7 @@ static dt_status sim_sendrecv(void *user, const void *sb, size_t sn, int dest, v
     double t0 = now();
     (void)tag;
     sim_count(c, (uint64_t)(dest >= 0) + (uint64_t)(src >= 0), dest >= 0 ? sn : 0, src >= 0 ? rn : 0);
-    if (src >= 0) mirror(rb, rn, sb, dest >= 0 ? sn : 0);
+    if (src >= 0) sim_mirror(rb, rn, sb, dest >= 0 ? sn : 0);
     c->w->t_backend += now() - t0;
     return DT_OK;
 }
@@ -244,7 +244,7 @@ static dt_status sim_allgatherv(void *user, const void *sb, size_t sn, void *rb,
     int j;
     for (j = 0; j < c->size; j++) {
         if (j != c->rank) others += rc[j];
-        if ((const char *)rb + rd[j] != (const char *)sb) mirror((char *)rb + rd[j], rc[j], sb, sn);
+        if ((const char *)rb + rd[j] != (const char *)sb) sim_mirror((char *)rb + rd[j], rc[j], sb, sn);
     }
     sim_count(c, (uint64_t)(c->size - 1), others, others);
     c->w->t_backend += now() - t0;
@@ -259,7 +259,7 @@ static dt_status sim_alltoallv(void *user, const void *sb, const size_t *sc, con
     int j;
     for (j = 0; j < c->size; j++) {
         if (j != c->rank) { sent += sc[j]; recv += rc[j]; msgs += sc[j] > 0; }
-        if (rc[j]) mirror((char *)rb + rd[j], rc[j], (const char *)sb + sd[j], sc[j]);
+        if (rc[j]) sim_mirror((char *)rb + rd[j], rc[j], (const char *)sb + sd[j], sc[j]);
     }
     sim_count(c, msgs, sent, recv);
     c->w->t_backend += now() - t0;
@@ -271,8 +271,8 @@ static dt_status sim_allreduce(void *user, const void *sb, void *rb, size_t coun
     double t0 = now();
     uint64_t bytes = (uint64_t)count * dt_dtype_size(t), p = (uint64_t)c->size;
     sim_count(c, 2 * (p - 1), 2 * (p - 1) * bytes / p, 2 * (p - 1) * bytes / p);
-    mirror(rb, (size_t)bytes, sb, (size_t)bytes);
-    times_p(rb, count, t, op, c->size);
+    sim_mirror(rb, (size_t)bytes, sb, (size_t)bytes);
+    sim_times_p(rb, count, t, op, c->size);
     c->w->t_backend += now() - t0;
     return DT_OK;
 }
@@ -288,8 +288,8 @@ static dt_status sim_reduce_scatter(void *user, const void *sb, void *rb, const 
         total += counts[j];
     }
     sim_count(c, (uint64_t)(c->size - 1), (total - counts[c->rank]) * es, (total - counts[c->rank]) * es);
-    mirror(rb, counts[c->rank] * es, (const char *)sb + off * es, counts[c->rank] * es);
-    times_p(rb, counts[c->rank], t, op, c->size);
+    sim_mirror(rb, counts[c->rank] * es, (const char *)sb + off * es, counts[c->rank] * es);
+    sim_times_p(rb, counts[c->rank], t, op, c->size);
     c->w->t_backend += now() - t0;
     return DT_OK;
 }

@@ -9,8 +9,10 @@
 # middle simulated rank is one dump named "planner <case>|<ranks>|<what>|<iters>"
 # (what: plan, call, cached); this prints, per case and size, instructions per
 # call of the library: the dump's total minus the counting backend's callbacks
-# (the inclusive cost of the bench's sim_* functions, which loop over their
-# count arrays and write the mirrored data), divided by iters; and the
+# (the bench's sim_* functions, which loop over their count arrays and write
+# the mirrored data: their self cost plus their calls out of sim_*, so that a
+# cost callgrind attributes to a helper's self -- memcpy's tail jumps -- is
+# subtracted too), divided by iters; and the
 # exponent from the previous size: ln(Ir2/Ir1) / ln(ranks2/ranks1) (ranks of
 # the mesh, not the ranks involved: for a step along one mesh dim those grow
 # more slowly; and where the bytes a rank moves grow faster than the ranks,
@@ -27,7 +29,9 @@ for f in $(ls "$tmp"/cg.* | sort -V); do
     awk '/^desc: Trigger: Client Request: planner / { sub(/^desc: Trigger: Client Request: planner /, ""); name = $0 }
          /^(totals|summary):/ { tot = $2 }
          /^fn=/ { be = substr($0, 4) ~ /^sim_/ }
-         /^[0-9]/ { if (be) back += $2 }
+         /^cfn=/ { tosim = substr($0, 5) ~ /^sim_/ }
+         /^calls=/ { incall = 1; next }
+         /^[0-9]/ { if (be && !(incall && tosim)) back += $2; incall = 0 }
          END { if (name != "") print name "|" tot - back }' "$f"
 done | awk -F'|' '
     { key = $1 " [" $3 "]"; n = $2 + 0; ir = $5 / $4
