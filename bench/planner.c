@@ -20,11 +20,11 @@
                   <case> is e.g. "1d S(0)->S(1)" or "2d [S(0);S(1)]->[R;S(0)]"; the
                   mesh shape is left out of it so that one case is one line across
                   sizes (the shape follows from the size: see "Meshes").
-   --callgrind    run under valgrind --tool=callgrind: every timed loop is one
-                  dump named "planner <case> <ranks> <what> <iters>" (CALLGRIND_ZERO_STATS
-                  before, CALLGRIND_DUMP_STATS_AT after), so instructions per call
-                  are read from the dumps' "totals:" lines: see
-                  `make bench-planner-callgrind` (bench/planner_callgrind.sh).
+   --callgrind    run under valgrind --tool=callgrind: every timed loop of the
+                  middle simulated rank is one dump named
+                  "planner <case>|<ranks>|<what>|<iters>" (CALLGRIND_ZERO_STATS
+                  before, CALLGRIND_DUMP_STATS_AT after), read by
+                  bench/planner_callgrind.sh (`make bench-planner-callgrind`)
 
    THE COUNTING BACKEND (dt_comm_custom, no data moves between processes).
    The process is rank r of N. Every callback counts messages and bytes,
@@ -85,8 +85,8 @@
      plan   dt__plan_build (the step list from the placements alone: every
             rank builds the same plan without talking), median of batches
      call   dt_tensor_redistribute into a reused output, minus the time
-            spent inside the backend's callbacks: planning plus building
-            the per-peer boxes and count arrays, packing/unpacking, local
+            spent inside the backend's callbacks: planning, listing the
+            pieces that move, the count arrays, packing/unpacking, local
             copies. An alltoallv over p ranks takes count and displacement
             arrays of p entries, so a call is inherently O(ranks involved);
             the plan is O(mesh dims).
@@ -107,11 +107,13 @@
    and 4-D with the factorisation of N = 2^e as square as possible, larger
    dims first (64: 8x8, 4x4x4, 4x4x2x2; 65536: 256x256, 64x32x32, 16^4).
    Simulated ranks: 0, a middle rank (coordinate i at (i+1)/(ndim+1) of mesh
-   dim i: N/2 on 1-D, (5, 10) on 16x16) and N-1. Tensors are F32 with global dims a small
-   multiple of the mesh dims (b = the largest mesh dim: (2b, 2b, ...)), so a
-   rank's data is a few KiB at most (1 MiB at most at 65,536 ranks) and data
-   movement does not hide the planning; one uneven case per mesh rank has
-   dims that do not divide (torch.chunk: some shards are smaller or empty).
+   dim i: N/2 on 1-D, (5, 10) on 16x16) and N-1. Tensors are F32 with global
+   dims a small multiple of the mesh dims (b = the largest mesh dim: (2b,
+   2b, ...); 1-D: N or 2N), so the box exchanges move a few KiB a rank and
+   data movement does not hide the planning (a gather to Replicate holds
+   what a real rank would: up to 8 MiB at 65,536 ranks); one uneven case per
+   mesh rank has dims that do not divide (torch.chunk: some shards are
+   smaller or empty).
 
    OPS on the 2-D..4-D meshes ((2b, 2b) F32 operands; mesh dims past the
    second Replicate): the strategy dt_matmul / dt_linear / dt_add / dt_sum
