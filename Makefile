@@ -182,15 +182,18 @@ bench-halo: $(BUILD)/bench_halo
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only halo --bin $(BUILD)
 
 # CI: both op benchmarks at small sizes, 2 ranks, and the random fills at
-# small sizes on one rank, and the halo bench at small sizes, 2 ranks; they
-# exit non-zero on a wrong result (bench_halo: ghosts or stencil outputs not
-# equal to the hand-written MPI code's; bench_rng:
-# values not identical to Random123's; bench_matmul also if ScaLAPACK's BLAS
-# is not dt_matmul's BLIS)
-bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo
+# small sizes on one rank, and the halo bench at small sizes, 2 ranks, and the
+# simulated planner up to 4096 ranks (about 2 s); they exit non-zero on a
+# wrong result (bench_halo: ghosts or stencil outputs not equal to the
+# hand-written MPI code's; bench_rng: values not identical to Random123's;
+# bench_matmul also if ScaLAPACK's BLAS is not dt_matmul's BLIS;
+# bench_planner: a transition without Partial not receiving exactly its
+# lower bound, or simulated ranks choosing different strategies)
+bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo build/bench_planner
 	$(MAKE) bench-ops NP=2 MATMULARGS=--quick DISPATCHARGS=--quick
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_halo --quick
+	./build/bench_planner --quick
 
 # every benchmark, results files with the command at the top (bench/run.sh -h)
 bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo build/libblis_arch.so
