@@ -19,6 +19,10 @@
 #   make build/$(MPI)/bench_pdgemr2d, make build/openmpi/bench_fftw_transpose
 #                             the peer benchmarks (ScaLAPACK pdgemr2d, FFTW-MPI transpose): each takes
 #                             --quick and --csv FILE (raw rows family,case,size,side,value,unit)
+#   make bench-planner        the planner at scale, simulated in one process (no MPI): meshes of 64 to
+#                             65,536 ranks, bytes per rank vs the lower bound, planning time per call
+#                             (PLANNERARGS="--quick" up to 4096 ranks; "--csv FILE" appends raw rows)
+#   make bench-planner-callgrind  the same loops' instructions per call under callgrind
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #   make lint                 cppcheck and clang-tidy (.clang-tidy, tests/lint/cppcheck.supp) on
 #                             dtensor.h's implementation, with and without MPI; fails on any finding
@@ -35,7 +39,7 @@
 # tests/run.sh), BENCHARGS (passed to the benchmark, e.g. "--max-mib 16 --reps 5"),
 # CUDA_HOME (/usr/local/cuda), CUDA_ARCH (sm_90), CUDABENCHARGS (passed to bench_cuda),
 # MATMULARGS / DISPATCHARGS / RNGARGS (passed to bench_matmul / bench_dispatch /
-# bench_rng in bench-ops and bench-smoke, e.g. "--quick").
+# bench_rng in bench-ops and bench-smoke, e.g. "--quick"), PLANNERARGS (bench_planner).
 #
 # Local GEMM: dtensor.h calls BLIS (bli_sgemm/bli_dgemm from <blis.h>, -lblis)
 # unless DTENSOR_NO_BLIS is defined. blis.h's inline helpers call round() etc.,
@@ -50,6 +54,7 @@ BENCHARGS ?=
 MATMULARGS ?=
 DISPATCHARGS ?=
 RNGARGS ?=
+PLANNERARGS ?=
 ARGS     ?=
 CUDA_HOME ?= /usr/local/cuda
 CUDA_ARCH ?= sm_90
@@ -89,6 +94,7 @@ EXLIBS_pencil  = -lfftw3_mpi -lfftw3
 endif
 
 .PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-smoke bench-results strict lint clean \
+        bench-planner bench-planner-callgrind \
         cuda cuda-nvcc cuda-strict test-cuda bench-cuda
 all: examples
 
@@ -190,6 +196,22 @@ $(BUILD)/bench_halo: bench/halo.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
+# the planner at scale (bench/planner.c): one process plays one rank of a
+# simulated mesh through a counting dt_comm_custom backend, so it needs no
+# MPI (DTENSOR_NO_MPI, gcc) and is built with the strict flags; it exits
+# non-zero when a transition without Partial does not receive exactly its
+# lower bound or the simulated ranks choose different op strategies
+build/bench_planner: bench/planner.c $(HDR)
+	@mkdir -p build
+	gcc -std=c99 $(STRICT) -O2 -g -I. -o $@ $< $(LDLIBS)
+
+bench-planner: build/bench_planner
+	./build/bench_planner $(PLANNERARGS)
+
+# instructions per call of the same loops (valgrind): machine-independent scaling
+bench-planner-callgrind: build/bench_planner
+	bash bench/planner_callgrind.sh build/bench_planner $(PLANNERARGS)
+
 # LD_PRELOAD shim forcing BLIS's kernel set (DT_BLIS_ARCH=skx ...); see the file
 build/libblis_arch.so: bench/blis_arch.c
 	@mkdir -p build
@@ -211,15 +233,18 @@ bench-halo: $(BUILD)/bench_halo
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only halo --bin $(BUILD)
 
 # CI: both op benchmarks at small sizes, 2 ranks, and the random fills at
-# small sizes on one rank, and the halo bench at small sizes, 2 ranks; they
-# exit non-zero on a wrong result (bench_halo: ghosts or stencil outputs not
-# equal to the hand-written MPI code's; bench_rng:
-# values not identical to Random123's; bench_matmul also if ScaLAPACK's BLAS
-# is not dt_matmul's BLIS)
-bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo
+# small sizes on one rank, and the halo bench at small sizes, 2 ranks, and the
+# simulated planner up to 4096 ranks (about 2 s); they exit non-zero on a
+# wrong result (bench_halo: ghosts or stencil outputs not equal to the
+# hand-written MPI code's; bench_rng: values not identical to Random123's;
+# bench_matmul also if ScaLAPACK's BLAS is not dt_matmul's BLIS;
+# bench_planner: a transition without Partial not receiving exactly its
+# lower bound, or simulated ranks choosing different strategies)
+bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo build/bench_planner
 	$(MAKE) bench-ops NP=2 MATMULARGS=--quick DISPATCHARGS=--quick
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_halo --quick
+	./build/bench_planner --quick
 
 # every benchmark, results files with the command at the top (bench/run.sh -h)
 bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo build/libblis_arch.so

@@ -2426,6 +2426,7 @@ enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1,
        DT__SCRATCH_IN0, DT__SCRATCH_IN1, DT__SCRATCH_IN2, DT__SCRATCH_TMP,         /* op inputs, temps */
        DT__SCRATCH_F32, DT__SCRATCH_F32B, DT__SCRATCH_SCALAR,                    /* reductions in F32 */
        DT__SCRATCH_STAGE0, DT__SCRATCH_STAGE1,                                  /* staging of devices */
+       DT__SCRATCH_PIECES0, DT__SCRATCH_PIECES1, DT__SCRATCH_COUNTS,            /* exchange lists, counts */
        DT__SCRATCH_SLOTS };
 
 struct dt_mesh {
@@ -3183,7 +3184,13 @@ DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int 
 
    Data moves between row-major local buffers. A piece that is one
    contiguous run of its buffer (e.g. Shard(0) blocks) goes to the backend in
-   place; only non-contiguous pieces are packed/unpacked. */
+   place; only non-contiguous pieces are packed/unpacked.
+
+   Cost at scale. The plan is O(mesh dims). A step over p ranks lists only
+   the pieces that move (dt__walk_pieces: O(mesh dims x pieces), however
+   large the mesh) and fills the p-entry count and displacement arrays an
+   alltoallv / allgatherv takes, its one O(p) part. bench/planner.c checks
+   this on simulated meshes of up to 65,536 ranks. */
 
 enum { DT__SLICE, DT__GATHER, DT__ALLTOALL, DT__EXCHANGE, DT__ALLREDUCE, DT__REDUCE_SCATTER, DT__TO_PARTIAL };
 
@@ -3319,26 +3326,95 @@ static void dt__array_at(const dt__ctx *x, const dt_placement *pl, void *data, d
     dt__box_at(x, pl, x->m->coord, &a->box);
 }
 
-/* The one data-movement engine. Over group g, this rank sends send[j] (a
-   box inside `in`) to member j and receives recv[j] (a box inside `out`)
-   from it; recv[me] is a local copy. gather: every member sends its whole
-   `in`, so one allgatherv carries it (send is unused). Pieces that are
-   contiguous in their buffer travel in place; the rest are packed. */
-static dt_status dt__exchange(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in, dt__array *out,
-                              const dt__box *send, const dt__box *recv, int gather, size_t bound) {
-    int n = g->size, me = g->rank, j, nd = in->ndim, direct_s = 1, direct_r = 1;
+/* The pieces of one exchange on one side: for each member of the group
+   this rank sends to (or receives from), in increasing member order, the
+   box, non-empty pieces only. Each piece is 1 + 2*nd int64 words: the
+   member, lo[nd], ext[nd]. Listing only what moves keeps the work of an
+   exchange over p ranks at O(pieces) plus its count arrays (an alltoallv
+   takes p counts and displacements each way: the one O(p) part), not
+   O(p) boxes. */
+typedef struct dt__pieces {
+    int nd, n, cap;
+    int64_t *w;
+    int owned;  /* w is this list's own allocation, not a mesh scratch slot */
+} dt__pieces;
+
+static void dt__pieces_init(dt__pieces *p, int nd) { p->nd = nd; p->n = p->cap = 0; p->w = NULL; p->owned = 0; }
+static void dt__pieces_free(dt__pieces *p) {
+    if (p->owned) DT_FREE(p->w);
+    dt__pieces_init(p, p->nd);
+}
+
+/* room for `cap` pieces: in the mesh's scratch slot `slot` (grow-only and
+   reused, so that a loop of redistributions allocates nothing after its
+   first call), or, with m NULL, an allocation of its own */
+static dt_status dt__pieces_reserve(dt__pieces *p, dt_mesh *m, int slot, size_t cap) {
+    size_t bytes = (cap ? cap : 1) * (1 + 2 * (size_t)p->nd) * sizeof(int64_t);
+    dt_status st;
+    if (m) st = dt__scratch(m, slot, bytes, (void **)&p->w);
+    else if (!(st = dt__alloc("dt_tensor_redistribute", bytes, (void **)&p->w))) p->owned = 1;
+    if (st) return st;
+    p->n = 0;
+    p->cap = (int)cap;
+    return DT_OK;
+}
+
+static void dt__pieces_add(dt__pieces *p, int peer, const dt__box *b) {
+    int64_t *w;
+    int d;
+    DT_ASSERT(p->n < p->cap);
+    w = p->w + (size_t)p->n++ * (1 + 2 * (size_t)p->nd);
+    w[0] = peer;
+    for (d = 0; d < p->nd; d++) { w[1 + d] = b->lo[d]; w[1 + p->nd + d] = b->ext[d]; }
+}
+
+static int dt__piece_get(const dt__pieces *p, int k, dt__box *b) {
+    const int64_t *w = p->w + (size_t)k * (1 + 2 * (size_t)p->nd);
+    int d;
+    for (d = 0; d < p->nd; d++) { b->lo[d] = w[1 + d]; b->ext[d] = w[1 + p->nd + d]; }
+    return (int)w[0];
+}
+
+/* boxes as arrays (send[j], recv[j] for every member j) -> piece lists */
+static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *p) {
+    int j;
+    dt_status st;
+    dt__pieces_init(p, nd);
+    if ((st = dt__pieces_reserve(p, NULL, 0, (size_t)n))) return st;
+    for (j = 0; j < n; j++)
+        if (dt__box_numel(nd, &boxes[j])) dt__pieces_add(p, j, &boxes[j]);
+    return DT_OK;
+}
+
+/* The one data-movement engine. Over group g, this rank sends each piece of
+   `send` (a box inside `in`) to its member and receives each piece of
+   `recv` (a box inside `out`) from its member; its own piece of recv is a
+   local copy. gather: every member sends its whole `in`, so one allgatherv
+   carries it (send is unused). Pieces that are contiguous in their buffer
+   travel in place; the rest are packed. */
+static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+                                     dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
+                                     size_t bound) {
+    int n = g->size, me = g->rank, j, k, nd = in->ndim, direct_s = 1, direct_r = 1, mine = -1;
     size_t es = in->es, *v = NULL, *sc, *sd, *rc, *rd, off;
     char *sbuf = NULL, *rbuf = NULL;
+    dt__box b;
     dt_status st;
-    if ((st = dt__alloc("dt_tensor_redistribute", 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
+    memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
-    for (j = 0; j < n; j++) {
-        rc[j] = (gather || j != me) ? dt__box_numel(nd, &recv[j]) * es : 0;
-        rd[j] = 0;
-        if (rc[j] && direct_r && !dt__piece_contiguous(out, &recv[j], &rd[j])) direct_r = 0;
-        sc[j] = (!gather && j != me) ? dt__box_numel(nd, &send[j]) * es : 0;
-        sd[j] = 0;
-        if (sc[j] && direct_s && !dt__piece_contiguous(in, &send[j], &sd[j])) direct_s = 0;
+    for (k = 0; k < recv->n; k++) {
+        j = dt__piece_get(recv, k, &b);
+        if (j == me) mine = k;
+        if (j == me && !gather) continue;
+        rc[j] = dt__box_numel(nd, &b) * es;
+        if (direct_r && !dt__piece_contiguous(out, &b, &rd[j])) direct_r = 0;
+    }
+    for (k = 0; !gather && k < send->n; k++) {
+        j = dt__piece_get(send, k, &b);
+        if (j == me) continue;
+        sc[j] = dt__box_numel(nd, &b) * es;
+        if (direct_s && !dt__piece_contiguous(in, &b, &sd[j])) direct_s = 0;
     }
     if (!direct_r) {
         for (j = 0, off = 0; j < n; j++) { rd[j] = off; off += rc[j]; }
@@ -3347,8 +3423,10 @@ static dt_status dt__exchange(dt_mesh *m, const dt__device *dev, dt_comm *g, con
     if (!direct_s) {
         for (j = 0, off = 0; j < n; j++) { sd[j] = off; off += sc[j]; }
         if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, off, (void **)&sbuf))) goto done;
-        for (j = 0; j < n && !st; j++)
-            if (sc[j]) st = dt__pack_on(dev, in, &send[j], sbuf + sd[j]);
+        for (k = 0; k < send->n && !st; k++) {
+            j = dt__piece_get(send, k, &b);
+            if (sc[j] && j != me) st = dt__pack_on(dev, in, &b, sbuf + sd[j]);
+        }
         if (st) goto done;
     }
     if (gather)
@@ -3356,12 +3434,29 @@ static dt_status dt__exchange(dt_mesh *m, const dt__device *dev, dt_comm *g, con
     else
         st = dt__comm_alltoallv(g, direct_s ? in->data : sbuf, sc, sd, direct_r ? out->data : rbuf, rc, rd, bound);
     if (st) goto done;
-    if (!gather && (st = dev->copy_box("dt_tensor_redistribute", in, out, &recv[me]))) goto done;
+    if (!gather && mine >= 0) {
+        dt__piece_get(recv, mine, &b);
+        if ((st = dev->copy_box("dt_tensor_redistribute", in, out, &b))) goto done;
+    }
     if (!direct_r)
-        for (j = 0; j < n && !st; j++)
-            if (rc[j]) st = dt__unpack_on(dev, rbuf + rd[j], &recv[j], out);
+        for (k = 0; k < recv->n && !st; k++) {
+            j = dt__piece_get(recv, k, &b);
+            if (rc[j]) st = dt__unpack_on(dev, rbuf + rd[j], &b, out);
+        }
 done:
-    DT_FREE(v);
+    return st;
+}
+
+/* the same with a box per member: send[j], recv[j] (empty where nothing moves) */
+static dt_status dt__exchange(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in, dt__array *out,
+                              const dt__box *send, const dt__box *recv, int gather, size_t bound) {
+    dt__pieces ps, pr;
+    dt_status st = dt__pieces_of(g->size, in->ndim, recv, &pr);
+    dt__pieces_init(&ps, in->ndim);
+    if (!st && !gather) st = dt__pieces_of(g->size, in->ndim, send, &ps);
+    if (!st) st = dt__exchange_pieces(m, dev, g, in, out, &ps, &pr, gather, bound);
+    dt__pieces_free(&ps);
+    dt__pieces_free(&pr);
     return st;
 }
 
@@ -3389,26 +3484,106 @@ static size_t dt__step_bound(const dt__ctx *x, const dt__step *s) {
     return (na > nb ? na : nb) * x->es;
 }
 
+/* The pieces of one side of a step: every mesh coordinate c, equal to this
+   rank's on the mesh dims in `fixed`, whose box under `pl` meets `target`,
+   with the intersection. The walk goes through the mesh dims in order, as
+   the layout nests the splits; on a mesh dim that shards a tensor dim only
+   the parts that meet the target's extent are visited (their range is
+   computed, not searched), and each part it keeps holds at least one piece
+   (the parts tile their parent). So the cost is O(mesh dims x pieces), not
+   O(ranks): a box exchange on a mesh of 65,536 ranks whose pieces come from
+   a handful of ranks builds a handful of pieces. `member`: the member
+   index of c in the group (its coordinate on that mesh dim), or -1 for the
+   mesh rank. */
+typedef struct dt__walk {
+    const dt__ctx *x;
+    const dt_placement *pl;
+    const dt__box *target;
+    unsigned fixed;
+    int member;
+    int c[DT_MAX_MESH_DIMS];
+    dt__pieces *out;
+} dt__walk;
+
+static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
+    const dt_mesh *m = w->x->m;
+    int r0 = 0, r1 = m->shape[i], r, d = -1;
+    int64_t c = 0, n = 0;
+    dt_status st;
+    if (i == m->ndim) {
+        dt__box piece;
+        if (dt__box_intersect(w->x->ndim, b, w->target, &piece))
+            dt__pieces_add(w->out, w->member >= 0 ? w->c[w->member] : dt__mesh_rank_of(m, w->c), &piece);
+        return DT_OK;
+    }
+    if (w->fixed >> i & 1u) { r0 = m->coord[i]; r1 = r0 + 1; }
+    if (w->pl[i].kind == DT_SHARD) { /* the parts [lo + r*c, lo + min(n, (r+1)*c)) that meet the target */
+        int64_t a, e, k0, k1;
+        d = w->pl[i].dim;
+        n = b->ext[d];
+        a = w->target->lo[d] - b->lo[d];
+        e = w->target->ext[d];
+        if (a + e > n) e = n - a;                /* the target's part inside the parent */
+        if (a < 0) { e += a; a = 0; }
+        if (e <= 0) return DT_OK;               /* (an empty parent or target: nothing) */
+        c = (n + m->shape[i] - 1) / m->shape[i];
+        k0 = a / c;
+        k1 = (a + e + c - 1) / c;
+        if (k0 > r0) r0 = (int)(k0 < r1 ? k0 : r1);
+        if (k1 < r1) r1 = (int)(k1 > r0 ? k1 : r0);
+    }
+    for (r = r0; r < r1; r++) {
+        dt__box nb = *b;
+        if (d >= 0) {
+            int64_t lo = (int64_t)r * c, hi = lo + c;
+            if (hi > n) hi = n;
+            nb.lo[d] = b->lo[d] + lo;
+            nb.ext[d] = hi - lo;
+        }
+        w->c[i] = r;
+        if ((st = dt__walk_dim(w, i + 1, &nb))) return st;
+    }
+    return DT_OK;
+}
+
+static dt_status dt__walk_pieces(const dt__ctx *x, const dt_placement *pl, const dt__box *target, unsigned fixed,
+                                 int member, int slot, dt__pieces *out) {
+    dt__walk w;
+    dt__box b;
+    size_t bound = 1;
+    int d;
+    dt_status st;
+    for (d = 0; d < x->m->ndim; d++) /* at most one piece per coordinate the walk can visit */
+        if (!(fixed >> d & 1u)) bound *= (size_t)x->m->shape[d];
+    if ((st = dt__pieces_reserve(out, x->m, slot, bound))) return st;
+    w.x = x;
+    w.pl = pl;
+    w.target = target;
+    w.fixed = fixed;
+    w.member = member;
+    w.out = out;
+    memset(w.c, 0, sizeof w.c);
+    for (d = 0; d < x->ndim; d++) { b.lo[d] = 0; b.ext[d] = x->gshape[d]; }
+    return dt__walk_dim(&w, 0, &b);
+}
+
 /* One mesh dim, S -> R (allgather) or S(i) -> S(j) (all-to-all): member j
    is sent my box's share of its destination box and sends me its box's
    share of mine. For a gather that share is the whole box, as allgather
    needs. */
 static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_comm *g = x->m->dim[s->mdim];
-    dt__box *send, *recv, b;
-    int c[DT_MAX_MESH_DIMS], j;
-    dt_status st = dt__boxes(g->size, &send, &recv);
-    if (st) return st;
-    memcpy(c, x->m->coord, sizeof c);
-    for (j = 0; j < g->size; j++) {
-        c[s->mdim] = j;
-        dt__box_at(x, s->to, c, &b);
-        dt__box_intersect(x->ndim, &in->box, &b, &send[j]);
-        dt__box_at(x, s->from, c, &b);
-        dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
-    }
-    st = dt__exchange(x->m, x->dev, g, in, out, send, recv, s->kind == DT__GATHER, dt__step_bound(x, s));
-    DT_FREE(send);
+    unsigned others = ((1u << x->m->ndim) - 1u) & ~(1u << s->mdim);
+    int gather = s->kind == DT__GATHER;
+    dt__pieces send, recv;
+    dt_status st;
+    dt__pieces_init(&send, x->ndim);
+    dt__pieces_init(&recv, x->ndim);
+    st = dt__walk_pieces(x, s->from, &out->box, others, s->mdim, DT__SCRATCH_PIECES0, &recv);
+    if (!st && !gather) st = dt__walk_pieces(x, s->to, &in->box, others, s->mdim, DT__SCRATCH_PIECES1, &send);
+    if (!st) st = dt__exchange_pieces(x->m, x->dev, g, in, out, &send, &recv, gather, dt__step_bound(x, s));
+    dt__pieces_free(&send);
+    dt__pieces_free(&recv);
     return st;
 }
 
@@ -3417,27 +3592,19 @@ static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__ar
    destination piece has exactly one sender */
 static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_mesh *m = x->m;
-    dt__box *send, *recv, b;
-    int c[DT_MAX_MESH_DIMS], j, i;
-    dt_status st = dt__boxes(m->size, &send, &recv);
-    if (st) return st;
-    for (j = 0; j < m->size; j++) {
-        int peer = 1;
-        dt__mesh_coord_of(m, j, c);
-        for (i = 0; i < m->ndim; i++)
-            if (!dt__is(s->from[i], DT_SHARD) && c[i] != m->coord[i]) peer = 0;
-        if (!peer) {
-            dt__box_empty(x->ndim, &send[j]);
-            dt__box_empty(x->ndim, &recv[j]);
-            continue;
-        }
-        dt__box_at(x, s->to, c, &b);
-        dt__box_intersect(x->ndim, &in->box, &b, &send[j]);
-        dt__box_at(x, s->from, c, &b);
-        dt__box_intersect(x->ndim, &b, &out->box, &recv[j]);
-    }
-    st = dt__exchange(m, x->dev, m->comm, in, out, send, recv, 0, dt__step_bound(x, s));
-    DT_FREE(send);
+    dt__pieces send, recv;
+    unsigned fixed = 0;
+    int i;
+    dt_status st;
+    for (i = 0; i < m->ndim; i++)
+        if (!dt__is(s->from[i], DT_SHARD)) fixed |= 1u << i;
+    dt__pieces_init(&send, x->ndim);
+    dt__pieces_init(&recv, x->ndim);
+    st = dt__walk_pieces(x, s->from, &out->box, fixed, -1, DT__SCRATCH_PIECES0, &recv);
+    if (!st) st = dt__walk_pieces(x, s->to, &in->box, fixed, -1, DT__SCRATCH_PIECES1, &send);
+    if (!st) st = dt__exchange_pieces(m, x->dev, m->comm, in, out, &send, &recv, 0, dt__step_bound(x, s));
+    dt__pieces_free(&send);
+    dt__pieces_free(&recv);
     return st;
 }
 
@@ -3519,19 +3686,18 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     dt_reduce op = (dt_reduce)s->from[s->mdim].reduce;
     int n = g->size, j, c[DT_MAX_MESH_DIMS], half = dt__reduce_in_f32(x, g), direct = !half;
     size_t *counts = NULL, total = 0, off, mine;
-    dt__box *pieces = NULL, *unused;
+    dt__box piece;
     char *sbuf = NULL;
     float *fsend = NULL, *frecv = NULL;
     const void *send;
     dt_status st;
     if ((st = dt__alloc("dt_tensor_redistribute", (size_t)n * sizeof(size_t), (void **)&counts))) return st;
-    if ((st = dt__boxes(n, &pieces, &unused))) { DT_FREE(counts); return st; }
     memcpy(c, x->m->coord, sizeof c);
-    for (j = 0; j < n; j++) {
+    for (j = 0; j < n; j++) { /* (the pieces' boxes are recomputed to pack: no array of n boxes) */
         c[s->mdim] = j;
-        dt__box_at(x, s->to, c, &pieces[j]);
-        counts[j] = dt__box_numel(x->ndim, &pieces[j]);
-        if (direct && (!dt__piece_contiguous(in, &pieces[j], &off) || off != total * x->es)) direct = 0;
+        dt__box_at(x, s->to, c, &piece);
+        counts[j] = dt__box_numel(x->ndim, &piece);
+        if (direct && (!dt__piece_contiguous(in, &piece, &off) || off != total * x->es)) direct = 0;
         total += counts[j];
     }
     mine = counts[g->rank];
@@ -3539,7 +3705,9 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     if (!direct) {
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_SEND, total * x->es, (void **)&sbuf))) goto done;
         for (j = 0, off = 0; j < n && !st; j++) {
-            st = dt__pack_on(x->dev, in, &pieces[j], sbuf + off);
+            c[s->mdim] = j;
+            dt__box_at(x, s->to, c, &piece);
+            st = dt__pack_on(x->dev, in, &piece, sbuf + off);
             off += counts[j] * x->es;
         }
         if (st) goto done;
@@ -3573,7 +3741,6 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
         if (!st && op == DT_AVG) st = dt__divide_on(x, x->dtype, out->data, mine, n);
     }
 done:
-    DT_FREE(pieces);
     DT_FREE(counts);
     return st;
 }

@@ -113,7 +113,7 @@ TARGETS=("$B/bench_redistribute" "$B/bench_dispatch")
 want pdgemr2d && TARGETS+=("$B/bench_pdgemr2d")
 want pdgemm && TARGETS+=("$B/bench_matmul")
 want fftw && TARGETS+=("$B/bench_fftw_transpose")
-want planner && TARGETS+=("$B/bench_planner")
+want planner && TARGETS+=(build/bench_planner)
 if ! make -s MPI=$MPI "${TARGETS[@]}" >> "$LOG" 2>&1; then
     echo "bench.sh: building ${TARGETS[*]} failed (make bench-deps installs what they need); see $LOG" >&2
     tail -20 "$LOG" >&2
@@ -162,7 +162,7 @@ if want pdgemm; then
     for np in "$NP" 1; do run_prog bench_matmul "$np" "${RUN[@]}" -n "$np" "$B/bench_matmul" "${MATMUL[@]}"; done
 fi
 want fftw && run_prog bench_fftw_transpose "$NP" "${RUN[@]}" -n "$NP" "$B/bench_fftw_transpose" "${QARG[@]}"
-want planner && run_prog bench_planner 1 "$B/bench_planner" "${QARG[@]}"
+want planner && run_prog bench_planner 1 build/bench_planner "${QARG[@]}"
 
 ELAPSED=$(( $(date +%s) - START ))
 CMD="bench/bench.sh$([ $QUICK = 1 ] && echo ' --quick') --np $NP --rounds $ROUNDS"
