@@ -3164,7 +3164,10 @@ DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int 
    1. Reduce.  Each mesh dim that is Partial and does not stay the same
       Partial is reduced along its mesh-dim communicator: reduce-scatter when
       the target is Shard(d) and no later mesh dim shards d (the result nests
-      in mesh-dim order), allreduce otherwise. F16/BF16 are reduced in F32;
+      in mesh-dim order); also a reduce-scatter, into the longest tensor dim
+      that nests, when more follows (another mesh dim's reduction, or a
+      target Shard that does not nest), the move below gathering it back;
+      allreduce otherwise. F16/BF16 are reduced in F32;
       AVG is a SUM followed by a division.
    2. Move.  What is left changes only Replicate/Shard (a Partial that stays
       the same Partial is carried along). In order of preference:
@@ -3275,9 +3278,44 @@ static void dt__plan_move(int mndim, const dt_placement *from, const dt_placemen
         dt__plan_push(plan, DT__EXCHANGE, -1, cur, to[0], to, mndim);
 }
 
-static void dt__plan_build(int mndim, const dt_placement *src, const dt_placement *dst, dt__plan *plan) {
+/* Instead of an allreduce on mesh dim i, when more has to happen after it:
+   the tensor dim a reduce-scatter there can shard (the result nests: no
+   later mesh dim shards it), the longest one (at least 2 elements left on
+   this rank's box); -1 if none. A reduce-scatter moves half an
+   allreduce's bytes, and what follows (another mesh dim's reduction, an
+   exchange) then moves 1/parts of the data; the gather back costs what the
+   allreduce saved, so the total is never more. */
+static int dt__scatter_dim(const dt_placement *cur, int mndim, const int *mshape, int i, int ndim,
+                           const int64_t *gshape) { /* mshape[i] = parts */
+    int d, j, best = -1;
+    int64_t best_len = 0;
+    for (d = 0; d < ndim; d++) {
+        int64_t len = gshape[d];
+        if (dt__later_shards(cur, mndim, i, d)) continue;
+        for (j = 0; j < i; j++)
+            if (cur[j].kind == DT_SHARD && cur[j].dim == d) len = (len + mshape[j] - 1) / mshape[j];
+        if (len >= 2 && len > best_len) { best = d; best_len = len; } /* shorter than parts: empty blocks, still fewer bytes */
+    }
+    return best;
+}
+
+/* does a reduction on mesh dim i leave more to do: another mesh dim's
+   reduction, or a target Shard that cannot be reduced into directly */
+static int dt__more_after_reduce(const dt_placement *cur, const dt_placement *dst, int mndim, int i) {
+    int j;
+    if (dt__is(dst[i], DT_SHARD)) return 1;
+    for (j = i + 1; j < mndim; j++)
+        if (dt__is(cur[j], DT_PARTIAL) && !dt__placement_eq(cur[j], dst[j])) return 1;
+    return 0;
+}
+
+/* The plan from the placements and the global shape (every rank builds the
+   same one); ndim 0 (no shape): allreduce wherever a reduce-scatter into
+   the target does not nest. */
+static void dt__plan_build_shaped(int mndim, const int *mshape, int ndim, const int64_t *gshape,
+                                  const dt_placement *src, const dt_placement *dst, dt__plan *plan) {
     dt_placement cur[DT_MAX_MESH_DIMS], target[DT_MAX_MESH_DIMS];
-    int i;
+    int i, k;
     plan->n = 0;
     memset(target, 0, sizeof target); /* the compiler cannot see that mndim entries suffice */
     memcpy(cur, src, (size_t)mndim * sizeof *cur);
@@ -3285,6 +3323,9 @@ static void dt__plan_build(int mndim, const dt_placement *src, const dt_placemen
         if (!dt__is(cur[i], DT_PARTIAL) || dt__placement_eq(cur[i], dst[i])) continue;
         if (dt__is(dst[i], DT_SHARD) && !dt__later_shards(cur, mndim, i, dst[i].dim))
             dt__plan_push(plan, DT__REDUCE_SCATTER, i, cur, dst[i], dst, mndim);
+        else if (mshape && mshape[i] > 1 && dt__more_after_reduce(cur, dst, mndim, i) &&
+                 (k = dt__scatter_dim(cur, mndim, mshape, i, ndim, gshape)) >= 0)
+            dt__plan_push(plan, DT__REDUCE_SCATTER, i, cur, dt_shard(k), dst, mndim);
         else
             dt__plan_push(plan, DT__ALLREDUCE, i, cur, dt_replicate(), dst, mndim);
     }
@@ -3507,15 +3548,16 @@ typedef struct dt__walk {
 
 static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
     const dt_mesh *m = w->x->m;
-    int r0 = 0, r1 = m->shape[i], r, d = -1;
+    int r0 = 0, r1, r, d = -1;
     int64_t c = 0, n = 0;
     dt_status st;
-    if (i == m->ndim) {
+    if (i == m->ndim) { /* (m->shape[i] is past the array here when ndim is DT_MAX_MESH_DIMS) */
         dt__box piece;
         if (dt__box_intersect(w->x->ndim, b, w->target, &piece))
             dt__pieces_add(w->out, w->member >= 0 ? w->c[w->member] : dt__mesh_rank_of(m, w->c), &piece);
         return DT_OK;
     }
+    r1 = m->shape[i];
     if (w->fixed >> i & 1u) { r0 = m->coord[i]; r1 = r0 + 1; }
     if (w->pl[i].kind == DT_SHARD) { /* the parts [lo + r*c, lo + min(n, (r+1)*c)) that meet the target */
         int64_t a, e, k0, k1;
@@ -3858,7 +3900,7 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
     x.dev = e = dt__engine(t);
     if (!e) return dt__fail(DT_ERR_DEVICE, "dt_tensor_redistribute: the mesh's backend takes device %d's memory, "
                             "which is not in this build", t->mesh->comm->root->be.device);
-    dt__plan_build(t->mesh->ndim, t->desc.placements, dst_pl, &plan);
+    dt__plan_build_shaped(t->mesh->ndim, t->mesh->shape, x.ndim, x.gshape, t->desc.placements, dst_pl, &plan);
     if (t->mesh->rank == 0 && dt__log_plans()) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
     dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
     obytes = dt__box_numel(x.ndim, &b) * x.es;

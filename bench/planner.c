@@ -82,7 +82,7 @@
    a fraction of a core: a sample is a batch of calls (>= ~200 us) and is
    kept only if the thread's CPU-time clock advanced >= 95% of the wall time
    (it was not descheduled); each time is the median of 15 kept samples:
-     plan   dt__plan_build (the step list from the placements alone: every
+     plan   dt__plan_build_shaped (the step list from the placements and the global shape: every
             rank builds the same plan without talking), median of batches
      call   dt_tensor_redistribute into a reused output, minus the time
             spent inside the backend's callbacks: planning, listing the
@@ -542,7 +542,10 @@ static void body_run(const body *b) {
     dt__plan plan;
     dt__call c;
     switch (b->kind) {
-    case B_PLAN: dt__plan_build(b->mnd, b->src, b->dst, &plan); sink += plan.n; break;
+    case B_PLAN:
+        dt__plan_build_shaped(b->mnd, b->t->mesh->shape, b->t->desc.ndim, b->t->desc.shape, b->src, b->dst, &plan);
+        sink += plan.n;
+        break;
     case B_REDIST: CHECK(dt_tensor_redistribute(b->t, b->dst, b->o)); break;
     case B_OP_PLAN: c = *b->c0; CHECK(b->check(&c)); dt__choose(&c); sink += c.out.ndim; break;
     case B_OP_CACHED: c = *b->c0; CHECK(dt__propagate(&c, b->check)); sink += c.cached; break;
@@ -647,7 +650,7 @@ static void run_case(sim_world *w, dt_comm *comm, dt_mesh *m, const tcase *tc, i
     if ((double)w->sent > r->sent) r->sent = (double)w->sent;
     if ((double)w->msgs > r->msgs) r->msgs = (double)w->msgs;
     if (lb > r->lb) r->lb = lb;
-    dt__plan_build(mnd, d.placements, dst, &plan);
+    dt__plan_build_shaped(mnd, m->shape, d.ndim, d.shape, d.placements, dst, &plan);
     plan_desc(m, &plan, r->plan, sizeof r->plan, &r->involved);
     r->steps = plan.n;
     /* timing: every simulated rank (callgrind: the middle one only) */
@@ -659,6 +662,7 @@ static void run_case(sim_world *w, dt_comm *comm, dt_mesh *m, const tcase *tc, i
         bd.mnd = mnd;
         bd.src = d.placements;
         bd.dst = dst;
+        bd.t = t;
         us = time_body(&bd, NULL, name, m->size, "plan", 2000);
         if (us > r->plan_us) r->plan_us = us;
         bd.kind = B_REDIST;
@@ -823,7 +827,7 @@ int main(int argc, char **argv) {
     if (csv_path && !(csv = fopen(csv_path, "a"))) { fprintf(stderr, "cannot open %s\n", csv_path); return 2; }
     printf("# dtensor.h %d.%d.%d planner at scale, simulated: one process plays ranks 0, a middle one, N-1 of N through a\n"
            "# counting dt_comm_custom backend. B = bytes received by a rank (max over the simulated ranks; sent in\n"
-           "# parentheses where it differs), LB = lower bound, plan = dt__plan_build us, call =\n"
+           "# parentheses where it differs), LB = lower bound, plan = dt__plan_build_shaped us, call =\n"
            "# dt_tensor_redistribute us minus the backend's callbacks, exp = d ln(call) / d ln(involved) (d: data-bound).\n",
            DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH);
     for (mnd = 1; mnd <= 4; mnd++) {
