@@ -10261,6 +10261,7 @@ static void dt__tp_pl_copy(dt_placement *dst, const dt_placement *src, int nd) {
 static int dt__tp_pl_same(const dt_placement *a, const dt_placement *b, int nd) {
     int k;
     for (k = 0; k < nd; k++)
+        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): both are placement arrays of live descs */
         if (!dt__placement_eq(a[k], b[k])) return 0;
     return 1;
 }
