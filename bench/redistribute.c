@@ -318,11 +318,6 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
-    /* fixed thresholds: big blocks are mmapped and unmapped on free, the heap
-       is trimmed, so freed memory does not stay resident and hide a later
-       call's peak (glibc otherwise raises the mmap threshold on the fly) */
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -338,6 +333,15 @@ int main(int argc, char **argv) {
         else { usage(); MPI_Finalize(); return 2; }
     }
     if (max_mib <= 0 || min_kib <= 0 || reps_arg < 0) { usage(); MPI_Finalize(); return 2; }
+    /* --mem: fixed thresholds, so big blocks are mmapped and unmapped on free
+       and the heap is trimmed: freed memory does not stay resident and hide
+       a later call's peak (glibc otherwise raises the mmap threshold on the
+       fly). Only for --mem: it makes every large temporary a fresh mmap, which
+       would slow the timed runs (MPI's own temporaries included). */
+    if (mem) {
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+    }
 
     dt_comm *comm;  dt_mesh *mesh;
     CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
