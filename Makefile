@@ -166,13 +166,13 @@ bench-deps:
 # bench_matmul links -lblis before ScaLAPACK's own libblas.so.3 dependency, so
 # the dgemm_ that pdgemm calls binds to libblis.so (the bench prints where
 # dgemm_ and bli_dgemm come from and fails if they differ).
-$(BUILD)/bench_matmul: bench/matmul.c bench/bench.h $(HDR)
+$(BUILD)/bench_matmul: bench/matmul.c bench/bench.h bench/scalapack.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(SCALAPACK) $(LDLIBS)
 
 # ScaLAPACK pdgemr2d vs dt_tensor_redistribute (rows / cols / 2-D blocks of one
 # F64 matrix on one mesh); --csv FILE appends the harness's raw rows
-$(BUILD)/bench_pdgemr2d: bench/pdgemr2d.c bench/bench.h $(HDR)
+$(BUILD)/bench_pdgemr2d: bench/pdgemr2d.c bench/bench.h bench/scalapack.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(SCALAPACK) $(LDLIBS)
 

@@ -78,15 +78,7 @@
 #include <string.h>
 
 /* ScaLAPACK / BLACS (C interfaces; PBLAS's p?gemm_ are written in C) */
-void Cblacs_pinfo(int *mypnum, int *nprocs);
-void Cblacs_get(int ctxt, int what, int *val);
-void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctxt);
-void Cblacs_exit(int not_done);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
-void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc,
-               const int *icsrc, const int *ictxt, const int *lld, int *info);
+#include "bench/scalapack.h"
 void pdgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
              const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
              const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,

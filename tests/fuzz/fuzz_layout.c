@@ -23,8 +23,6 @@
 #include "../../dtensor.h"
 #include "fuzz_sim.h"
 
-const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
 #define MAX_MESH_RANKS 1024
 #define MAX_PAIRWISE 256

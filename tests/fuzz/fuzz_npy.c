@@ -22,8 +22,6 @@
 #include "fuzz_sim.h"
 #include <unistd.h>
 
-const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
 static char path[64], path2[64];
 static dt_comm *comm;

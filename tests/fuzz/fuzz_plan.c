@@ -32,8 +32,6 @@
 #include "fuzz_sim.h"
 #include <math.h>
 
-const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
 #define MAX_RANKS 64
 
