@@ -51,7 +51,6 @@
 # Exit status: 0 ok; 1 a wrong result; 2 bad arguments; 3 torch (or
 # torch.distributed.tensor) cannot be imported: "peer unavailable".
 import argparse
-import math
 import os
 import statistics
 import sys
@@ -72,29 +71,9 @@ try:
 except Exception:
     AsyncCollectiveTensor = None
 
+from sizes import nominal_sizes, shape_for  # bench/py/sizes.py: the C bench's size rule
+
 CASES = ["S(0)->R", "S(0)->S(1)", "P(sum)->R", "P(sum)->S(0)"]
-
-
-def llround(x):
-    """C's llround for x >= 0: round half away from zero (x - floor(x) is exact)."""
-    f = math.floor(x)
-    return int(f + 1 if x - f >= 0.5 else f)
-
-
-def shape_for(nominal, n):
-    numel = nominal // 4
-    rows = max(llround(math.sqrt(float(numel)) / float(n)) * n, n)
-    cols = max(llround(float(numel) / float(rows) / float(n)) * n, n)
-    return rows, cols
-
-
-def nominal_sizes(min_kib, max_mib):
-    """bench/redistribute.c's loop: for (double b = min_kib*1024; b <= max_mib*1048576 + 0.5; b *= 4)."""
-    out, b = [], min_kib * 1024.0
-    while b <= max_mib * 1048576.0 + 0.5:
-        out.append(int(b))
-        b *= 4
-    return out
 
 
 def values(row0, nrows, cols):
