@@ -63,6 +63,9 @@ mkdir -p "$LOGS"
 TESTS="test_mesh test_distribute test_redistribute test_badinput test_badinput_ops test_check test_faults test_custom_backend test_bigcount test_rng test_io test_halo test_layers test_device"
 # the op tests (issue 3): every file tests/test_ops_*.c
 for f in tests/test_ops_*.c; do [ -e "$f" ] && TESTS="$TESTS $(basename "$f" .c)"; done
+# DT_TESTS="test_check test_io" runs just those (and skips test_nompi unless named)
+ONLY=${DT_TESTS:-}
+[ -n "$ONLY" ] && TESTS=${ONLY//test_nompi/}
 LIBS=(-lblis -lm)
 passed=0
 failed=0
@@ -82,7 +85,9 @@ for t in $TESTS; do
     fi
 done
 nompi_ok=0
-if gcc -DDTENSOR_NO_MPI "${FLAGS[@]}" "${EXTRA[@]}" tests/test_nompi.c -o "$OUT/test_nompi" "${LIBS[@]}" >"$LOGS/test_nompi.build.log" 2>&1; then
+if [ -n "$ONLY" ] && [[ " $ONLY " != *" test_nompi "* ]]; then
+    nompi_ok=0
+elif gcc -DDTENSOR_NO_MPI "${FLAGS[@]}" "${EXTRA[@]}" tests/test_nompi.c -o "$OUT/test_nompi" "${LIBS[@]}" >"$LOGS/test_nompi.build.log" 2>&1; then
     nompi_ok=1
 else
     fail "FAIL build test_nompi (gcc -DDTENSOR_NO_MPI): see $LOGS/test_nompi.build.log"
