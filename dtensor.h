@@ -152,7 +152,14 @@ typedef enum dt_dtype { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8 }
 
 /* Partial(op): the global value is op over the local values along the mesh
    dim. AVG of integers is the exact mean truncated toward zero, computed
-   without overflow (quotients and remainders are reduced separately). */
+   without overflow (quotients and remainders are reduced separately).
+   Several Partial mesh dims with different ops (e.g. [P(max), P(sum)]) are
+   reduced in mesh-dim order, dim 0 first: [P(max), P(sum)] -> [R, R] is
+   sum over dim 1 of (max over dim 0). A redistribution that keeps one of
+   them Partial reduces the others first, which changes the order ([P(max),
+   P(sum)] -> [P(max), R] leaves max over dim 0 of (sum over dim 1)); SUM and
+   AVG commute with each other, MAX and MIN with nothing else, so mix those
+   only where the order is the one you mean. */
 typedef enum dt_reduce { DT_SUM, DT_AVG, DT_MAX, DT_MIN } dt_reduce;
 
 /* A placement per mesh dim. kind 0 is Replicate, so a zero-initialised
@@ -712,7 +719,13 @@ DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tens
    self) the shards are gathered to mesh rank 0, which writes with stdio;
    loading, mesh rank 0 reads the file with stdio and scatters it as
    dt_tensor_distribute does. Without MPI (DTENSOR_NO_MPI) stdio only.
-   All ranks of the mesh must see the same file system path. */
+   All ranks of the mesh must see the same file system path. A path may
+   contain ':' (e.g. an ISO timestamp): under MPICH, whose MPI-IO (ROMIO)
+   reads a "name:" prefix as a file-system driver, such a path is opened as
+   "ufs:<path>" (ROMIO's plain POSIX driver, right on every file system).
+   Threads: MPICH's MPI-IO takes a process-wide lock, so two threads that
+   save or load at once deadlock even on separate comms and meshes: make
+   one process's checkpoint calls one at a time. */
 
 /* collective over t's mesh (ranks outside it return DT_OK and do nothing).
    A Partial tensor is reduced first (the saved value is the global value;
@@ -9770,6 +9783,32 @@ static dt_status dt__io_mpi_fail(const char *fn, int rc, const char *what, const
     return dt__fail(DT_ERR_IO, "%s: %s('%s') failed: %s", fn, what, path, msg);
 }
 
+/* ROMIO (MPICH and its derivatives) reads the text before a ':' in a file
+   name as a file-system driver ("lustre:/scratch/x"), so a plain name such
+   as "ckpt_10:00:00.npy" is refused as an unknown file system. A name with a
+   ':' goes to ROMIO behind the explicit "ufs:" prefix (plain POSIX I/O, right
+   on every file system; ROMIO strips the prefix). A name too long for the
+   buffer is passed as it is (longer than PATH_MAX, it fails anyway). */
+#if defined(MPICH) || defined(MPICH_VERSION) || defined(ROMIO_VERSION)
+#define DT__ROMIO 1
+#else
+#define DT__ROMIO 0
+#endif
+#define DT__IO_NAME_MAX 4104
+
+static const char *dt__io_mpi_name(const char *path, char *buf, size_t cap) {
+    size_t n = strlen(path);
+    if (!DT__ROMIO || !strchr(path, ':') || n + 5 > cap) return path;
+    memcpy(buf, "ufs:", 4);
+    memcpy(buf + 4, path, n + 1);
+    return buf;
+}
+
+static int dt__io_mpi_open(MPI_Comm mc, const char *path, int amode, MPI_File *fh) {
+    char name[DT__IO_NAME_MAX];
+    return MPI_File_open(mc, dt__io_mpi_name(path, name, sizeof name), amode, MPI_INFO_NULL, fh);
+}
+
 /* collective over mc: write header (mesh rank 0) and this rank's box (if it
    is a writer: b non-NULL) into a file of `total` bytes at `tmp` */
 static dt_status dt__io_mpi_write(const char *fn, MPI_Comm mc, const char *tmp, int root, const char *hdr,
@@ -9777,7 +9816,7 @@ static dt_status dt__io_mpi_write(const char *fn, MPI_Comm mc, const char *tmp, 
                                   size_t es, char *data) {
     MPI_File fh;
     dt_status st = DT_OK;
-    int rc = MPI_File_open(mc, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    int rc = dt__io_mpi_open(mc, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, &fh);
     if (rc != MPI_SUCCESS) return dt__io_mpi_fail(fn, rc, "MPI_File_open", tmp);
     MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
     if ((rc = MPI_File_set_size(fh, (MPI_Offset)total)) != MPI_SUCCESS)
@@ -10033,7 +10072,7 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
         if (*out) st = dt__scratch(m, DT__SCRATCH_TMP, bytes, &dst);
         else if (!(st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) dst = t->data;
         if ((st = dt__io_agree(m->comm, fn, st))) return st;
-        rc = MPI_File_open(mc, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+        rc = dt__io_mpi_open(mc, path, MPI_MODE_RDONLY, &fh);
         if (rc != MPI_SUCCESS) {
             st = dt__io_mpi_fail(fn, rc, "MPI_File_open", path);
         } else {

@@ -24,6 +24,9 @@
      into a missing directory fails with no file; a save whose final rename
      fails (the target is a directory) fails, removes its temporary and
      leaves the target as it was;
+   - names with ':' (ROMIO's file-system prefix syntax) save and load under
+     MPICH and Open MPI and land under exactly that name, also in a
+     directory with a ':' and through dt_comm_self;
    - RNG state files (dt_rng_save_state / dt_rng_load_state): save, draw,
      load, draw again gives bit-identical numbers; the exact text, which
      Python's json reads; hand-written variants load; malformed, truncated,
@@ -182,6 +185,69 @@ static void round_trip(const dtt_mesh *a, const dt_placement *pa, const dtt_mesh
     }
     dt_tensor_destroy(y);
     dt_tensor_destroy(x);
+    barrier();
+}
+
+/* names with ':' (ISO timestamps): ROMIO (MPICH) would read "ckpt_2024-01-01T10"
+   as a file-system driver; the file must land under exactly its name, on
+   the MPI-IO route, the dt_comm_self route and in a directory with a ':' */
+static void test_colon_paths(void)
+{
+    static const int64_t shape[2] = { 13, 3 };
+    static const char *const names[2] = { "ckpt_2024-01-01T10:00:00.npy", "dir:x/ckpt:1.npy" };
+    dt_placement s0[1], s1[1];
+    dtt_mesh m;
+    int one[1], k;
+    char path[512], dir[512];
+    one[0] = dtt_np;
+    s0[0] = dt_shard(0);
+    s1[0] = dt_shard(1);
+    path_of(dir, sizeof dir, "dir:x");
+    if (dtt_rank == 0) CHECK(mkdir(dir, 0755) == 0, "cannot make %s", dir);
+    barrier();
+    if (dtt_mesh_open(&m, g_comm, 1, one)) {
+        for (k = 0; k < 2; k++) {
+            dt_tensor *x, *y = NULL;
+            path_of(path, sizeof path, names[k]);
+            dtt_ctx("colon path %s", names[k]);
+            x = make(m.mesh, 1, DT_F64, 2, shape, s0);
+            CHECK_OK(dt_tensor_save_npy(x, path));
+            barrier();
+            check_file(path, DT_F64, 2, shape);
+            CHECK_OK(dt_tensor_load_npy(m.mesh, path, s1, &y));
+            if (y) check_loaded(y, 1, s1, "loaded from a name with ':'");
+            dt_tensor_destroy(y);
+            dt_tensor_destroy(x);
+            barrier();
+            if (dtt_rank == 0) CHECK(remove(path) == 0, "%s is not where it was saved", path);
+        }
+        dtt_mesh_close(&m);
+    }
+    if (dtt_rank == 0) { /* one rank on dt_comm_self: the stdio route */
+        dt_comm *self = NULL;
+        dt_mesh *ms = NULL;
+        dt_mesh_desc md;
+        memset(&md, 0, sizeof md);
+        md.ndim = 1;
+        md.shape[0] = 1;
+        CHECK_OK(dt_comm_self(&self));
+        if (self) CHECK_OK(dt_mesh_create(self, &md, &ms));
+        if (ms) {
+            dt_tensor *x, *y = NULL;
+            path_of(path, sizeof path, names[1]);
+            x = make(ms, 1, DT_F64, 2, shape, s0);
+            CHECK_OK(dt_tensor_save_npy(x, path));
+            check_file(path, DT_F64, 2, shape);
+            CHECK_OK(dt_tensor_load_npy(ms, path, s1, &y));
+            if (y) check_loaded(y, 1, s1, "loaded from a name with ':' (self)");
+            dt_tensor_destroy(y);
+            dt_tensor_destroy(x);
+            CHECK(remove(path) == 0, "%s is not where it was saved (self)", path);
+        }
+        dt_mesh_destroy(ms);
+        dt_comm_destroy(self);
+        CHECK(rmdir(dir) == 0, "%s not empty", dir);
+    }
     barrier();
 }
 
@@ -805,6 +871,7 @@ int main(int argc, char **argv)
     if (g_comm) {
         test_parser();
         test_round_trips();
+        test_colon_paths();
         test_fallback();
         test_reference_files();
         test_malformed();

@@ -14,7 +14,8 @@
    Then: the Shard->Partial refusal, named multi-dim changes (and 5-D/8-D
    tensors), all dtypes, Partial SUM/AVG/MAX/MIN -> Replicate/Shard with exact
    values, Replicate -> Partial semantics, integer AVG near the dtype's range,
-   reuse of *out, Partial(op1) -> Partial(op2), and seeded random chains
+   mixed Partials ([P(max), P(sum)]) reduced in the documented mesh-dim
+   order, reuse of *out, Partial(op1) -> Partial(op2), and seeded random chains
    (random mesh, shape, dtype, placements incl. Partial) that must come back
    bit-identical.
 
@@ -550,6 +551,62 @@ static void test_avg_overflow(void)
     dtt_mesh_close(&m);
 }
 
+/* ------------------------------------------------------------ mixed Partials: the reduction order */
+
+/* x local on mesh coordinate (i, j): v(i, j) = (i + 1) * (j % 2 ? -1 : 1) + 3 j, on [P(max), P(sum)].
+   Documented: -> [R, R] is sum_j max_i v; -> [P(max), R] -> [R, R] is max_i sum_j v (another number
+   whenever the mesh has 2+ ranks on both dims). */
+static double mixed_v(int i, int j) { return (double)(i + 1) * (j % 2 ? -1.0 : 1.0) + 3.0 * j; }
+
+static void test_mixed_partial_order(void)
+{
+    int fac[64 * DT_MAX_MESH_DIMS], f, nf;
+    for (f = 0, nf = dtt_factorizations(dtt_np, 2, fac, 64); f < nf; f++) {
+        dtt_mesh m;
+        dt_tensor_desc d;
+        dt_tensor *x = NULL, *y = NULL, *z = NULL, *w = NULL;
+        dt_placement src[DT_MAX_MESH_DIMS], mid[DT_MAX_MESH_DIMS], rep[DT_MAX_MESH_DIMS];
+        double local, want_sm = 0.0, want_ms = -1e300;
+        int i, j;
+        if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
+        for (j = 0; j < m.shape[1]; j++) { /* sum over dim 1 of max over dim 0 */
+            double mx = -1e300;
+            for (i = 0; i < m.shape[0]; i++) mx = mixed_v(i, j) > mx ? mixed_v(i, j) : mx;
+            want_sm += mx;
+        }
+        for (i = 0; i < m.shape[0]; i++) { /* max over dim 0 of sum over dim 1 */
+            double sm = 0.0;
+            for (j = 0; j < m.shape[1]; j++) sm += mixed_v(i, j);
+            want_ms = sm > want_ms ? sm : want_ms;
+        }
+        local = mixed_v(m.coord[0], m.coord[1]);
+        memset(&d, 0, sizeof d);
+        d.dtype = DT_F64;
+        memset(src, 0, sizeof src);
+        memset(mid, 0, sizeof mid);
+        memset(rep, 0, sizeof rep);
+        src[0] = dt_partial(DT_MAX);
+        src[1] = dt_partial(DT_SUM);
+        mid[0] = dt_partial(DT_MAX);
+        memcpy(d.placements, src, sizeof src);
+        dtt_ctx("[P(max), P(sum)] on %s", m.name);
+        CHECK_OK(dt_tensor_from_local(m.mesh, &d, &local, DT_COPY, &x));
+        if (x) CHECK_OK(dt_tensor_redistribute(x, rep, &y));
+        if (y) CHECK(*(const double *)dt_tensor_data(y) == want_sm, "-> [R, R]: %g, want sum_j max_i = %g",
+                     *(const double *)dt_tensor_data(y), want_sm);
+        if (x) CHECK_OK(dt_tensor_redistribute(x, mid, &z));
+        if (z) CHECK_OK(dt_tensor_redistribute(z, rep, &w));
+        if (w) CHECK(*(const double *)dt_tensor_data(w) == want_ms,
+                     "-> [P(max), R] -> [R, R]: %g, want max_i sum_j = %g", *(const double *)dt_tensor_data(w),
+                     want_ms);
+        dt_tensor_destroy(w);
+        dt_tensor_destroy(z);
+        dt_tensor_destroy(y);
+        dt_tensor_destroy(x);
+        dtt_mesh_close(&m);
+    }
+}
+
 /* ------------------------------------------------------------ reuse of *out */
 
 static void test_reuse(void)
@@ -784,6 +841,7 @@ int main(int argc, char **argv)
         test_partial_ops();
         test_rep_to_partial();
         test_avg_overflow();
+        test_mixed_partial_order();
         test_reuse();
         test_partial_to_partial();
         test_random_chains();
