@@ -1632,6 +1632,44 @@ static dt_status dt__emu_reduce_scatter(dt_comm *c, const void *sb, void *rb, co
     return st;
 }
 
+static size_t dt__span(const size_t *counts, const size_t *displs, int n);
+
+/* The emulations fill the caller's receive buffer only once every message
+   has arrived: a sendrecv that fails part-way leaves it as it was (a
+   redistribution into an existing *out keeps *out). The messages land in a
+   buffer of the call's own, then the received ranges are copied over: one
+   copy of the received bytes, paid only by backends without the collective.
+   (emu_reduce_scatter already writes rb last, from its own buffer.) */
+static void dt__copy_ranges(char *dst, const char *src, const size_t *counts, const size_t *displs, int n) {
+    int j;
+    for (j = 0; j < n; j++)
+        if (counts[j]) memcpy(dst + displs[j], src + displs[j], counts[j]);
+}
+
+static dt_status dt__emu_alltoallv_kept(dt_comm *c, const void *sb, const size_t *sc, const size_t *sd, void *rb,
+                                        const size_t *rc, const size_t *rd) {
+    size_t span = dt__span(rc, rd, c->size);
+    char *tmp = NULL;
+    dt_status st;
+    if (!span) return dt__emu_alltoallv(c, sb, sc, sd, rb, rc, rd);
+    if ((st = dt__alloc("dt_comm alltoallv", span, (void **)&tmp))) return st;
+    if (!(st = dt__emu_alltoallv(c, sb, sc, sd, tmp, rc, rd))) dt__copy_ranges((char *)rb, tmp, rc, rd, c->size);
+    DT_FREE(tmp);
+    return st;
+}
+
+static dt_status dt__emu_allgatherv_kept(dt_comm *c, const void *sb, size_t sn, void *rb, const size_t *rc,
+                                         const size_t *rd) {
+    size_t span = dt__span(rc, rd, c->size);
+    char *tmp = NULL;
+    dt_status st;
+    if (!span) return dt__emu_allgatherv(c, sb, sn, rb, rc, rd);
+    if ((st = dt__alloc("dt_comm allgatherv", span, (void **)&tmp))) return st;
+    if (!(st = dt__emu_allgatherv(c, sb, sn, tmp, rc, rd))) dt__copy_ranges((char *)rb, tmp, rc, rd, c->size);
+    DT_FREE(tmp);
+    return st;
+}
+
 static dt_status dt__emu_allreduce(dt_comm *c, const void *sb, void *rb, size_t count, dt_dtype t,
                                    dt_reduce op) {
     int n = c->size, j;
@@ -1650,7 +1688,7 @@ static dt_status dt__emu_allreduce(dt_comm *c, const void *sb, void *rb, size_t 
     }
     if ((st = dt__alloc("dt_comm allreduce", v[c->rank] * es, (void **)&part))) { DT_FREE(v); return st; }
     st = dt__emu_reduce_scatter(c, sb, part, v, t, op);
-    if (!st) st = dt__emu_allgatherv(c, part, v[n + c->rank], rb, v + n, v + 2 * n);
+    if (!st) st = dt__emu_allgatherv_kept(c, part, v[n + c->rank], rb, v + n, v + 2 * n);
     DT_FREE(part);
     DT_FREE(v);
     return st;
@@ -1768,7 +1806,7 @@ static dt_status dt__comm_alltoallv(dt_comm *c, const void *sb, const size_t *sc
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "alltoallv");
     }
     if (dt__comm_device(c)) return dt__comm_no_emulation(c, "alltoallv");
-    return dt__emu_alltoallv(c, sb, sc, sd, rb, rc, rd);
+    return dt__emu_alltoallv_kept(c, sb, sc, sd, rb, rc, rd);
 }
 
 static dt_status dt__comm_allgatherv(dt_comm *c, const void *sb, size_t sn, void *rb,
@@ -1788,7 +1826,7 @@ static dt_status dt__comm_allgatherv(dt_comm *c, const void *sb, size_t sn, void
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "allgatherv");
     }
     if (dt__comm_device(c)) return dt__comm_no_emulation(c, "allgatherv");
-    return dt__emu_allgatherv(c, sb, sn, rb, rc, rd);
+    return dt__emu_allgatherv_kept(c, sb, sn, rb, rc, rd);
 }
 
 static dt_status dt__comm_allreduce(dt_comm *c, const void *sb, void *rb, size_t count, dt_dtype t,
@@ -3658,22 +3696,30 @@ static void dt__dev_divide(const dt__device *dev, dt_dtype t, void *buf, size_t 
 
 /* AVG's division, in the buffers' memory. On a device the divisor is put in
    device memory as a dtype-t scalar and divided in by the binary kernel:
-   the same correctly rounded quotient as the host loop. */
-static dt_status dt__divide_on(const dt__ctx *x, dt_dtype t, void *buf, size_t n, int k) {
-    const char *fn = "dt_tensor_redistribute";
+   the same correctly rounded quotient as the host loop. The divisor is made
+   before the collective (dt__divisor_on), so that nothing can fail between
+   the collective writing the output and the division. */
+typedef struct dt__divisor {
+    int k;
+    char v[16];  /* k as a dtype-t scalar (host) */
+    void *d;     /* where the kernel reads it: v, or a device scratch copy */
+} dt__divisor;
+
+static dt_status dt__divisor_on(const dt__ctx *x, dt_dtype t, int k, dt__divisor *dv) {
     double dk = (double)k;
-    char kv[16];
-    void *kd = NULL;
     dt_status st;
-    if (dt__on_host(x->dev) && (t == DT_F32 || t == DT_F64)) { dt__divide_elems(t, buf, n, k); return DT_OK; }
-    if (!n) return DT_OK;
-    dt__dev_cast(&dt__host_device, DT_F64, &dk, t, kv, 1);
-    kd = kv;
-    if (!dt__on_host(x->dev) && ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_SCALAR, sizeof kv, &kd)) ||
-                                 (st = x->dev->copy(fn, kd, kv, dt_dtype_size(t)))))
+    dv->k = k;
+    dt__dev_cast(&dt__host_device, DT_F64, &dk, t, dv->v, 1);
+    dv->d = dv->v;
+    if (!dt__on_host(x->dev) && ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_SCALAR, sizeof dv->v, &dv->d)) ||
+                                 (st = x->dev->copy("dt_tensor_redistribute", dv->d, dv->v, dt_dtype_size(t)))))
         return st;
-    dt__dev_divide(x->dev, t, buf, n, kd);
     return DT_OK;
+}
+
+static void dt__divide_on(const dt__ctx *x, dt_dtype t, void *buf, size_t n, const dt__divisor *dv) {
+    if (dt__on_host(x->dev) && (t == DT_F32 || t == DT_F64)) { dt__divide_elems(t, buf, n, dv->k); return; }
+    if (n) dt__dev_divide(x->dev, t, buf, n, dv->d);
 }
 
 /* F16/BF16 are reduced in F32 unless the backend reduces them itself */
@@ -3697,6 +3743,7 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
     dt_reduce op = (dt_reduce)s->from[s->mdim].reduce;
     size_t n = dt__box_numel(x->ndim, &in->box);
     float *f = NULL;
+    dt__divisor dv;
     dt_status st;
     if (dt__int_avg(x->dtype, op)) {
         int64_t *qr = NULL;
@@ -3709,14 +3756,16 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
         return st;
     }
     if (!dt__reduce_in_f32(x, g)) {
+        if (op == DT_AVG && (st = dt__divisor_on(x, x->dtype, g->size, &dv))) return st;
         st = dt__comm_allreduce(g, in->data, out->data, n, x->dtype, dt__backend_op(op));
-        if (!st && op == DT_AVG) st = dt__divide_on(x, x->dtype, out->data, n, g->size);
+        if (!st && op == DT_AVG) dt__divide_on(x, x->dtype, out->data, n, &dv);
         return st;
     }
     if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, n * sizeof(float), (void **)&f))) return st;
+    if (op == DT_AVG && (st = dt__divisor_on(x, DT_F32, g->size, &dv))) return st;
     dt__cast_on(x, x->dtype, in->data, DT_F32, f, n);
     st = dt__comm_allreduce(g, f, f, n, DT_F32, dt__backend_op(op));
-    if (!st && op == DT_AVG) st = dt__divide_on(x, DT_F32, f, n, g->size);
+    if (!st && op == DT_AVG) dt__divide_on(x, DT_F32, f, n, &dv);
     if (!st) dt__cast_on(x, DT_F32, f, x->dtype, out->data, n);
     return st;
 }
@@ -3732,6 +3781,7 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     char *sbuf = NULL;
     float *fsend = NULL, *frecv = NULL;
     const void *send;
+    dt__divisor dv;
     dt_status st;
     if ((st = dt__alloc("dt_tensor_redistribute", (size_t)n * sizeof(size_t), (void **)&counts))) return st;
     memcpy(c, x->m->coord, sizeof c);
@@ -3774,13 +3824,15 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     } else if (half) {
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, total * sizeof(float), (void **)&fsend))) goto done;
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32B, mine * sizeof(float), (void **)&frecv))) goto done;
+        if (op == DT_AVG && (st = dt__divisor_on(x, DT_F32, n, &dv))) goto done;
         dt__cast_on(x, x->dtype, send, DT_F32, fsend, total);
         st = dt__comm_reduce_scatter(g, fsend, frecv, counts, DT_F32, dt__backend_op(op));
-        if (!st && op == DT_AVG) st = dt__divide_on(x, DT_F32, frecv, mine, n);
+        if (!st && op == DT_AVG) dt__divide_on(x, DT_F32, frecv, mine, &dv);
         if (!st) dt__cast_on(x, DT_F32, frecv, x->dtype, out->data, mine);
     } else {
+        if (op == DT_AVG && (st = dt__divisor_on(x, x->dtype, n, &dv))) goto done;
         st = dt__comm_reduce_scatter(g, send, out->data, counts, x->dtype, dt__backend_op(op));
-        if (!st && op == DT_AVG) st = dt__divide_on(x, x->dtype, out->data, mine, n);
+        if (!st && op == DT_AVG) dt__divide_on(x, x->dtype, out->data, mine, &dv);
     }
 done:
     DT_FREE(counts);
