@@ -2497,7 +2497,7 @@ struct dt_mesh {
 static dt_status dt__scratch(dt_mesh *m, int k, size_t bytes, void **out) {
     if (m->scratch_cap[k] < bytes || !m->scratch[k]) {
         void *p = NULL;
-        dt_status st = dt__alloc("dt_tensor_redistribute", bytes, &p);
+        dt_status st = dt__alloc("work buffer", bytes, &p); /* (the public call prefixes its name) */
         if (st) return st;
         DT_FREE(m->scratch[k]);
         m->scratch[k] = p;
@@ -2788,7 +2788,10 @@ DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh
         if (m->ranks[i] == comm->rank) me = i;
     }
     m->root = comm->root;
-    if ((st = dt__mesh_build_comms(m, comm, me >= 0 ? 0 : -1, me))) { dt__mesh_free(m); return st; }
+    if ((st = dt__mesh_build_comms(m, comm, me >= 0 ? 0 : -1, me))) {
+        dt__mesh_free(m);
+        return dt__within("dt_mesh_create", st);
+    }
     *out = m;
     return DT_OK;
 }
@@ -2858,7 +2861,10 @@ DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names
         for (i = 0; i < m->ndim; i++)
             if (!keep[i]) color = color * m->shape[i] + m->coord[i];
         for (i = 0; i < n; i++) key = key * shape[i] + m->coord[idx[i]];
-        if ((st = dt__mesh_build_comms(s, m->comm, color, key))) { dt__mesh_free(s); return st; }
+        if ((st = dt__mesh_build_comms(s, m->comm, color, key))) {
+            dt__mesh_free(s);
+            return dt__within("dt_mesh_slice", st);
+        }
     } else {
         for (r = 0; r < size; r++) s->ranks[r] = -1;
     }
@@ -2907,7 +2913,10 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
                 return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name \"%s\" is already a dim of the mesh", name);
             }
     }
-    if (m->rank >= 0 && (st = dt__mesh_build_comms(f, m->comm, 0, m->rank))) { dt__mesh_free(f); return st; }
+    if (m->rank >= 0 && (st = dt__mesh_build_comms(f, m->comm, 0, m->rank))) {
+        dt__mesh_free(f);
+        return dt__within("dt_mesh_flatten", st);
+    }
     *out = f;
     return DT_OK;
 }
@@ -3431,7 +3440,7 @@ static dt_status dt__pieces_reserve(dt__pieces *p, dt_mesh *m, int slot, size_t 
     size_t bytes = (cap ? cap : 1) * (1 + 2 * (size_t)p->nd) * sizeof(int64_t);
     dt_status st;
     if (m) st = dt__scratch(m, slot, bytes, (void **)&p->w);
-    else if (!(st = dt__alloc("dt_tensor_redistribute", bytes, (void **)&p->w))) p->owned = 1;
+    else if (!(st = dt__alloc("piece list", bytes, (void **)&p->w))) p->owned = 1;
     if (st) return st;
     p->n = 0;
     p->cap = (int)cap;
@@ -3541,7 +3550,7 @@ static dt_status dt__exchange(dt_mesh *m, const dt__device *dev, dt_comm *g, con
 
 static dt_status dt__boxes(int n, dt__box **send, dt__box **recv) {
     dt__box *b = NULL;
-    dt_status st = dt__alloc("dt_tensor_redistribute", 2 * (size_t)n * sizeof(dt__box), (void **)&b);
+    dt_status st = dt__alloc("exchange boxes", 2 * (size_t)n * sizeof(dt__box), (void **)&b);
     if (st || !b) return st ? st : DT_ERR_NOMEM;
     memset(b, 0, 2 * (size_t)n * sizeof(dt__box));
     *send = b;
@@ -4102,9 +4111,12 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     } else if (j) { /* everyone gets everything: a broadcast */
         /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): full is non-NULL on the source rank whenever the tensor is non-empty (checked above, collectively) */
         if (m->rank == src_rank && t->bytes) memcpy(t->data, full, t->bytes);
-        if ((st = dt__comm_broadcast(m->comm, t->data, t->bytes, src_rank))) { dt_tensor_destroy(t); return st; }
+        if ((st = dt__comm_broadcast(m->comm, t->data, t->bytes, src_rank))) {
+            dt_tensor_destroy(t);
+            return dt__within(fn, st);
+        }
     } else {
-        if ((st = dt__boxes(m->size, &send, &recv))) { dt_tensor_destroy(t); return st; }
+        if ((st = dt__boxes(m->size, &send, &recv))) { dt_tensor_destroy(t); return dt__within(fn, st); }
         for (j = 0; j < m->size; j++) {
             dt__mesh_coord_of(m, j, c);
             if (m->rank == src_rank) dt__box_at(&x, rep, c, &send[j]);
@@ -4114,7 +4126,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
         }
         st = dt__exchange(m, x.dev, m->comm, &in, &mine, send, recv, 0, dt__box_numel(x.ndim, &in.box) * x.es);
         DT_FREE(send);
-        if (st) { dt_tensor_destroy(t); return st; }
+        if (st) { dt_tensor_destroy(t); return dt__within(fn, st); }
     }
     for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], t->data, t->bytes);
     *out = t;
@@ -8432,7 +8444,7 @@ static dt_status dt__rng_agree(dt_mesh *m, const char *fn, uint64_t seed, uint64
 static dt_status dt__rng_set(const char *fn, dt_mesh *m, uint64_t seed, uint64_t offset) {
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if ((st = dt__rng_agree(m, fn, seed, offset))) return st;
+    if ((st = dt__rng_agree(m, fn, seed, offset))) return dt__within(fn, st); /* (a backend failure names no call) */
     m->rng_seed = seed;
     m->rng_offset = offset;
     return DT_OK;
@@ -9042,9 +9054,9 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     if (h->nmsgs) dt__count(h->comm, h->sbytes, h->rbytes);
     if (h->nmsgs && h->native->be.start && h->native->be.wait) {
         st = h->native->be.start(h->native->be.user, h->nmsgs, h->msgs, &h->request);
-        if (st) { h->request = NULL; return dt__backend_result(h->native, st, "start"); }
+        if (st) { h->request = NULL; return dt__within(fn, dt__backend_result(h->native, st, "start")); }
     } else if (h->nmsgs && (st = dt__halo_sendrecv_rounds(h))) {
-        return st;
+        return dt__within(fn, st);
     }
     h->begun = 1;
     return DT_OK;
@@ -9059,7 +9071,8 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
     if (h->request) {
         void *rq = h->request;
         h->request = NULL;
-        if ((st = h->native->be.wait(h->native->be.user, rq))) return dt__backend_result(h->native, st, "wait");
+        if ((st = h->native->be.wait(h->native->be.user, rq)))
+            return dt__within(fn, dt__backend_result(h->native, st, "wait"));
     }
     for (i = h->nsend; i < h->nsend + h->nrecv; i++) {
         const char *b = h->buf + h->links[i].off;
@@ -9861,7 +9874,13 @@ static dt_status dt__io_stdio_write(const char *fn, const char *path, const char
     return DT_OK;
 }
 
+static dt_status dt__save_npy(const dt_tensor *t, const char *path);
+/* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path) {
+    return dt__within("dt_tensor_save_npy", dt__save_npy(t, path));
+}
+
+static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     const char *fn = "dt_tensor_save_npy";
     dt_mesh *m;
     dt_tensor *red = NULL;
@@ -10016,7 +10035,13 @@ static dt_status dt__io_read_data(const char *fn, const char *path, const dt__np
     return DT_OK;
 }
 
+static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out);
+/* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out) {
+    return dt__within("dt_tensor_load_npy", dt__load_npy(m, path, placements, out));
+}
+
+static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out) {
     const char *fn = "dt_tensor_load_npy";
     dt__npy_info info;
     dt_tensor_desc d, norm;
@@ -10204,7 +10229,13 @@ static dt_status dt__rng_read_state(const char *fn, const char *path, uint64_t *
     return DT_OK;
 }
 
+static dt_status dt__rng_save_state(const dt_mesh *m, const char *path);
+/* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
+    return dt__within("dt_rng_save_state", dt__rng_save_state(m, path));
+}
+
+static dt_status dt__rng_save_state(const dt_mesh *m, const char *path) {
     const char *fn = "dt_rng_save_state";
     char *tmp = NULL;
     uint64_t tok = 0;
@@ -10246,7 +10277,13 @@ DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
     return st2;
 }
 
+static dt_status dt__rng_load_state(dt_mesh *m, const char *path);
+/* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_rng_load_state(dt_mesh *m, const char *path) {
+    return dt__within("dt_rng_load_state", dt__rng_load_state(m, path));
+}
+
+static dt_status dt__rng_load_state(dt_mesh *m, const char *path) {
     const char *fn = "dt_rng_load_state";
     uint64_t seed = 0, offset = 0;
     dt_status st = DT_OK;
@@ -10560,9 +10597,9 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     if (!st) st = dt_linear(xu, l->w, l->b, &r);
     dt_tensor_destroy(xt);
     /* rowwise: Partial -> Replicate (allreduce) or Shard(seq) (reduce-scatter) */
-    if (!st) return dt__tp_finish(r, ypl, l->nd, y);
+    if (!st) return dt__within(fn, dt__tp_finish(r, ypl, l->nd, y));
     dt_tensor_destroy(r);
-    return st;
+    return dt__within(fn, st); /* the inner calls name only themselves */
 }
 
 DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
@@ -10625,7 +10662,7 @@ DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, cons
     dt_tensor_destroy(xr);
     dt_tensor_destroy(dyt);
     dt_tensor_destroy(xt);
-    return st;
+    return dt__within(fn, st);
 }
 
 DT_API dt_status dt_tp_linear_zero_grad(dt_tp_linear *l) {
@@ -10638,8 +10675,8 @@ DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr) {
     dt_status st;
     if (!l) return dt__fail(DT_ERR_ARG, "dt_tp_linear_sgd: layer is NULL");
     if (!(lr == lr) || lr - lr != 0.0) return dt__fail(DT_ERR_ARG, "dt_tp_linear_sgd: lr = %g is not finite", lr);
-    if ((st = dt_axpy(-lr, l->gw, l->w))) return st;
-    return l->b ? dt_axpy(-lr, l->gb, l->b) : DT_OK;
+    if (!(st = dt_axpy(-lr, l->gw, l->w)) && l->b) st = dt_axpy(-lr, l->gb, l->b);
+    return dt__within("dt_tp_linear_sgd", st);
 }
 
 /* ---- the MLP block */
@@ -10737,7 +10774,7 @@ DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int train
     if (!st) st = dt_tp_linear_forward(mlp->fc2, drop ? mlp->d : mlp->a, y);
     if (st) {
         dt__tp_mlp_drop_saved(mlp);
-        return st;
+        return dt__within(fn, st);
     }
     mlp->xd = *dt_tensor_get_desc(x);
     mlp->xd.local_shape = NULL;
@@ -10797,7 +10834,7 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
     (void)gu;
     dt_tensor_destroy(gt);
     dt_tensor_destroy(g);
-    return st;
+    return dt__within(fn, st);
 }
 
 DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp) {
@@ -10809,8 +10846,8 @@ DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp) {
 DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr) {
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "dt_tp_mlp_sgd: mlp is NULL");
-    if ((st = dt_tp_linear_sgd(mlp->fc1, lr))) return st;
-    return dt_tp_linear_sgd(mlp->fc2, lr);
+    if (!(st = dt_tp_linear_sgd(mlp->fc1, lr))) st = dt_tp_linear_sgd(mlp->fc2, lr);
+    return dt__within("dt_tp_mlp_sgd", st);
 }
 
 /* >>debug -----------------------------------------------------------------

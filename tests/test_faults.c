@@ -676,7 +676,7 @@ static const fcase g_cases[] = {
     { "dropout", "dt_dropout", su_s0, c_dropout, NULL, NULL, 0 },
     { "set_halo", "dt_tensor_set_halo", su_s0, c_set_halo, NULL, NULL, 0 },
     { "halo_exchange", "dt_halo_exchange", su_halo, c_halo_exchange, NULL, NULL, 0 },
-    { "stencil_apply", "dt_stencil_apply", su_halo, c_stencil, NULL, NULL, 0 },
+    { "stencil_apply", "dt_stencil_apply", su_halo, c_stencil, NULL, NULL, 1 },
     { "save_npy", "dt_tensor_save_npy", su_s0, c_save_npy, NULL, NULL, 0 },
     { "load_npy", "dt_tensor_load_npy", su_npy, c_load_npy, chk_same, NULL, 1 },
     { "tp_linear_create", "dt_tp_linear_create", su_none, c_tp_linear, NULL, done_tp_linear, 0 },
