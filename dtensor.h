@@ -77,8 +77,9 @@
    mesh keeps the tensor-sized work buffers redistribution needed (pack,
    unpack, the steps of multi-step plans; at most ~1 local shard each) and
    reuses them, so a time loop allocates and page-faults no data buffer
-   after its first step (small per-call bookkeeping, O(ranks), and the F32
-   staging of F16/BF16 reductions are still allocated); dt_mesh_destroy
+   after its first step (small per-call bookkeeping, O(ranks), the F32
+   staging of F16/BF16 reductions and the receive buffers of collectives the
+   library emulates over sendrecv are still allocated); dt_mesh_destroy
    frees them.
    Use a mesh from one thread at a time (its collectives share communicators,
    which MPI requires anyway); dt_last_error() is per thread. A
@@ -203,7 +204,11 @@ typedef struct dt_message {
    return DT_ERR_UNSUPPORTED for a call it does not take, and the library then
    does that collective itself over sendrecv (alltoallv by pairwise exchange,
    allgatherv by a ring, allreduce as reduce-scatter + allgather, broadcast
-   linear, barrier by dissemination). A callback that declines must decline
+   linear, barrier by dissemination), receiving into a buffer of its own
+   that is copied to the caller's only once every message has arrived (a
+   failed sendrecv leaves the caller's buffer, e.g. a reused *out, as it
+   was; the cost is that copy and a per-call allocation of the received
+   bytes). A callback that declines must decline
    on every rank of the call alike (decide from what all ranks share: the
    counts of allgatherv/reduce_scatter and reduction sizes are the same on
    every rank, alltoallv's are not); otherwise ranks meet in different
@@ -370,7 +375,21 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
 DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const void *full,
                                       int src_rank, dt_tensor **out);
 /* one entry per mesh dim. *out NULL: a new tensor; *out non-NULL with the
-   target spec (same mesh, dtype, shape, placements): its buffer is reused */
+   target spec (same mesh, dtype, shape, placements): its buffer is reused
+   (same address, DT_BORROW buffers included).
+   On failure (any status) a new *out is not made and an existing *out keeps
+   every byte: the library writes *out's buffer only in the plan's last
+   step, after everything on its side that can fail (checks, allocations,
+   earlier steps), and the collectives it builds over sendrecv for backends
+   without them (dt_comm_desc) receive into a buffer of their own, copied
+   into *out once every message has arrived. Exceptions, where the data is
+   written in place to spare a copy of the result on every call: (1) on the
+   zero-copy paths *out's buffer is the receive buffer of a collective the
+   backend implements itself (dt_comm_desc.allgatherv / alltoallv /
+   allreduce / reduce_scatter; MPI's and NCCL's), and one that fails
+   part-way may have written part of it (MPI leaves a failed collective's
+   receive buffer undefined); (2) device tensors: a device copy into *out
+   that fails. The same holds for dt_tensor_gather's `full`. */
 DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements,
                                         dt_tensor **out);
 /* the full global tensor into `full` on every mesh rank (collective; ranks
@@ -674,7 +693,10 @@ typedef void (*dt_stencil_fn)(const dt_stencil_block *b, void *user);
    exchange is begun, fn runs on the cells more than `width` from every face
    (they need no ghosts), the exchange ends, fn runs on the rim (at most 2 per
    dim). x needs a halo (dt_tensor_set_halo); out gets x's spec (*out as for
-   ops; it must not be x). Collective. */
+   ops; it must not be x). Collective. On failure a new *out is not made; an
+   existing *out is untouched unless the exchange fails in its end (a
+   backend's dt_comm_desc.wait, e.g. MPI's, failing), after the inner cells
+   were written to it: the price of the overlap. */
 DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out);
 
 /* Convolution (PyTorch's conv1d/2d/3d: cross-correlation, stride 1, no
