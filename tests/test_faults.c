@@ -12,7 +12,8 @@
       - the inputs are intact (each input's desc and local bytes compared
         with a copy taken before the call);
       - *out is unchanged: NULL stays NULL; for the "reuse" variant an
-        existing *out keeps its identity and its contents;
+        existing *out, filled with a sentinel no case can produce, keeps its
+        identity and every byte (gather's caller buffer likewise);
       - after the fixture is destroyed, the live-block count is back to zero
         (nothing leaked; also run under valgrind --leak-check=full / LSan).
       The fault-free run's result is checked against closed-form values where
@@ -22,7 +23,11 @@
    2. Backend faults. The same cases on the simulated backend (below) whose
       k-th callback (sendrecv) returns DT_ERR_COMM, k = 1..K (K: the callbacks
       of a fault-free call): the call returns DT_ERR_COMM, names itself, leaks
-      nothing, leaves its inputs and *out alone.
+      nothing, leaves its inputs and *out alone (the reuse variant too: a
+      collective emulated over sendrecv that fails part-way must not have
+      written the existing *out).
+   Every failure's dt_last_error() must name the public call the test made
+   (not only an inner call or "dt_comm"): no exceptions.
 
    Multi-rank design. A failure injected on one MPI rank inside a collective
    would leave its peers blocked in MPI, so no sweep here talks to another
