@@ -2086,7 +2086,7 @@ DT_API int dt_comm_size(const dt_comm *c) { return c ? c->size : 0; }
 
 DT_API dt_status dt_comm_barrier(dt_comm *c) {
     if (!c) return dt__fail(DT_ERR_ARG, "dt_comm_barrier: comm is NULL");
-    return dt__comm_barrier(c);
+    return dt__within("dt_comm_barrier", dt__comm_barrier(c));
 }
 
 DT_API void dt_comm_get_stats(const dt_comm *c, dt_comm_stats *s) {
