@@ -77,8 +77,9 @@
    mesh keeps the tensor-sized work buffers redistribution needed (pack,
    unpack, the steps of multi-step plans; at most ~1 local shard each) and
    reuses them, so a time loop allocates and page-faults no data buffer
-   after its first step (small per-call bookkeeping, O(ranks), and the F32
-   staging of F16/BF16 reductions are still allocated); dt_mesh_destroy
+   after its first step (small per-call bookkeeping, O(ranks), the F32
+   staging of F16/BF16 reductions and the receive buffers of collectives the
+   library emulates over sendrecv are still allocated); dt_mesh_destroy
    frees them.
    Use a mesh from one thread at a time (its collectives share communicators,
    which MPI requires anyway); dt_last_error() is per thread. A
@@ -210,7 +211,11 @@ typedef struct dt_message {
    return DT_ERR_UNSUPPORTED for a call it does not take, and the library then
    does that collective itself over sendrecv (alltoallv by pairwise exchange,
    allgatherv by a ring, allreduce as reduce-scatter + allgather, broadcast
-   linear, barrier by dissemination). A callback that declines must decline
+   linear, barrier by dissemination), receiving into a buffer of its own
+   that is copied to the caller's only once every message has arrived (a
+   failed sendrecv leaves the caller's buffer, e.g. a reused *out, as it
+   was; the cost is that copy and a per-call allocation of the received
+   bytes). A callback that declines must decline
    on every rank of the call alike (decide from what all ranks share: the
    counts of allgatherv/reduce_scatter and reduction sizes are the same on
    every rank, alltoallv's are not); otherwise ranks meet in different
@@ -377,7 +382,21 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
 DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const void *full,
                                       int src_rank, dt_tensor **out);
 /* one entry per mesh dim. *out NULL: a new tensor; *out non-NULL with the
-   target spec (same mesh, dtype, shape, placements): its buffer is reused */
+   target spec (same mesh, dtype, shape, placements): its buffer is reused
+   (same address, DT_BORROW buffers included).
+   On failure (any status) a new *out is not made and an existing *out keeps
+   every byte: the library writes *out's buffer only in the plan's last
+   step, after everything on its side that can fail (checks, allocations,
+   earlier steps), and the collectives it builds over sendrecv for backends
+   without them (dt_comm_desc) receive into a buffer of their own, copied
+   into *out once every message has arrived. Exceptions, where the data is
+   written in place to spare a copy of the result on every call: (1) on the
+   zero-copy paths *out's buffer is the receive buffer of a collective the
+   backend implements itself (dt_comm_desc.allgatherv / alltoallv /
+   allreduce / reduce_scatter; MPI's and NCCL's), and one that fails
+   part-way may have written part of it (MPI leaves a failed collective's
+   receive buffer undefined); (2) device tensors: a device copy into *out
+   that fails. The same holds for dt_tensor_gather's `full`. */
 DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements,
                                         dt_tensor **out);
 /* the full global tensor into `full` on every mesh rank (collective; ranks
@@ -681,7 +700,10 @@ typedef void (*dt_stencil_fn)(const dt_stencil_block *b, void *user);
    exchange is begun, fn runs on the cells more than `width` from every face
    (they need no ghosts), the exchange ends, fn runs on the rim (at most 2 per
    dim). x needs a halo (dt_tensor_set_halo); out gets x's spec (*out as for
-   ops; it must not be x). Collective. */
+   ops; it must not be x). Collective. On failure a new *out is not made; an
+   existing *out is untouched unless the exchange fails in its end (a
+   backend's dt_comm_desc.wait, e.g. MPI's, failing), after the inner cells
+   were written to it: the price of the overlap. */
 DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out);
 
 /* Convolution (PyTorch's conv1d/2d/3d: cross-correlation, stride 1, no
@@ -1645,6 +1667,44 @@ static dt_status dt__emu_reduce_scatter(dt_comm *c, const void *sb, void *rb, co
     return st;
 }
 
+static size_t dt__span(const size_t *counts, const size_t *displs, int n);
+
+/* The emulations fill the caller's receive buffer only once every message
+   has arrived: a sendrecv that fails part-way leaves it as it was (a
+   redistribution into an existing *out keeps *out). The messages land in a
+   buffer of the call's own, then the received ranges are copied over: one
+   copy of the received bytes, paid only by backends without the collective.
+   (emu_reduce_scatter already writes rb last, from its own buffer.) */
+static void dt__copy_ranges(char *dst, const char *src, const size_t *counts, const size_t *displs, int n) {
+    int j;
+    for (j = 0; j < n; j++)
+        if (counts[j]) memcpy(dst + displs[j], src + displs[j], counts[j]);
+}
+
+static dt_status dt__emu_alltoallv_kept(dt_comm *c, const void *sb, const size_t *sc, const size_t *sd, void *rb,
+                                        const size_t *rc, const size_t *rd) {
+    size_t span = dt__span(rc, rd, c->size);
+    char *tmp = NULL;
+    dt_status st;
+    if (!span) return dt__emu_alltoallv(c, sb, sc, sd, rb, rc, rd);
+    if ((st = dt__alloc("dt_comm alltoallv", span, (void **)&tmp))) return st;
+    if (!(st = dt__emu_alltoallv(c, sb, sc, sd, tmp, rc, rd))) dt__copy_ranges((char *)rb, tmp, rc, rd, c->size);
+    DT_FREE(tmp);
+    return st;
+}
+
+static dt_status dt__emu_allgatherv_kept(dt_comm *c, const void *sb, size_t sn, void *rb, const size_t *rc,
+                                         const size_t *rd) {
+    size_t span = dt__span(rc, rd, c->size);
+    char *tmp = NULL;
+    dt_status st;
+    if (!span) return dt__emu_allgatherv(c, sb, sn, rb, rc, rd);
+    if ((st = dt__alloc("dt_comm allgatherv", span, (void **)&tmp))) return st;
+    if (!(st = dt__emu_allgatherv(c, sb, sn, tmp, rc, rd))) dt__copy_ranges((char *)rb, tmp, rc, rd, c->size);
+    DT_FREE(tmp);
+    return st;
+}
+
 static dt_status dt__emu_allreduce(dt_comm *c, const void *sb, void *rb, size_t count, dt_dtype t,
                                    dt_reduce op) {
     int n = c->size, j;
@@ -1663,7 +1723,7 @@ static dt_status dt__emu_allreduce(dt_comm *c, const void *sb, void *rb, size_t 
     }
     if ((st = dt__alloc("dt_comm allreduce", v[c->rank] * es, (void **)&part))) { DT_FREE(v); return st; }
     st = dt__emu_reduce_scatter(c, sb, part, v, t, op);
-    if (!st) st = dt__emu_allgatherv(c, part, v[n + c->rank], rb, v + n, v + 2 * n);
+    if (!st) st = dt__emu_allgatherv_kept(c, part, v[n + c->rank], rb, v + n, v + 2 * n);
     DT_FREE(part);
     DT_FREE(v);
     return st;
@@ -1781,7 +1841,7 @@ static dt_status dt__comm_alltoallv(dt_comm *c, const void *sb, const size_t *sc
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "alltoallv");
     }
     if (dt__comm_device(c)) return dt__comm_no_emulation(c, "alltoallv");
-    return dt__emu_alltoallv(c, sb, sc, sd, rb, rc, rd);
+    return dt__emu_alltoallv_kept(c, sb, sc, sd, rb, rc, rd);
 }
 
 static dt_status dt__comm_allgatherv(dt_comm *c, const void *sb, size_t sn, void *rb,
@@ -1801,7 +1861,7 @@ static dt_status dt__comm_allgatherv(dt_comm *c, const void *sb, size_t sn, void
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "allgatherv");
     }
     if (dt__comm_device(c)) return dt__comm_no_emulation(c, "allgatherv");
-    return dt__emu_allgatherv(c, sb, sn, rb, rc, rd);
+    return dt__emu_allgatherv_kept(c, sb, sn, rb, rc, rd);
 }
 
 static dt_status dt__comm_allreduce(dt_comm *c, const void *sb, void *rb, size_t count, dt_dtype t,
@@ -2039,7 +2099,7 @@ DT_API int dt_comm_size(const dt_comm *c) { return c ? c->size : 0; }
 
 DT_API dt_status dt_comm_barrier(dt_comm *c) {
     if (!c) return dt__fail(DT_ERR_ARG, "dt_comm_barrier: comm is NULL");
-    return dt__comm_barrier(c);
+    return dt__within("dt_comm_barrier", dt__comm_barrier(c));
 }
 
 DT_API void dt_comm_get_stats(const dt_comm *c, dt_comm_stats *s) {
@@ -2472,7 +2532,7 @@ struct dt_mesh {
 static dt_status dt__scratch(dt_mesh *m, int k, size_t bytes, void **out) {
     if (m->scratch_cap[k] < bytes || !m->scratch[k]) {
         void *p = NULL;
-        dt_status st = dt__alloc("dt_tensor_redistribute", bytes, &p);
+        dt_status st = dt__alloc("work buffer", bytes, &p); /* (the public call prefixes its name) */
         if (st) return st;
         DT_FREE(m->scratch[k]);
         m->scratch[k] = p;
@@ -2763,7 +2823,10 @@ DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh
         if (m->ranks[i] == comm->rank) me = i;
     }
     m->root = comm->root;
-    if ((st = dt__mesh_build_comms(m, comm, me >= 0 ? 0 : -1, me))) { dt__mesh_free(m); return st; }
+    if ((st = dt__mesh_build_comms(m, comm, me >= 0 ? 0 : -1, me))) {
+        dt__mesh_free(m);
+        return dt__within("dt_mesh_create", st);
+    }
     *out = m;
     return DT_OK;
 }
@@ -2833,7 +2896,10 @@ DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names
         for (i = 0; i < m->ndim; i++)
             if (!keep[i]) color = color * m->shape[i] + m->coord[i];
         for (i = 0; i < n; i++) key = key * shape[i] + m->coord[idx[i]];
-        if ((st = dt__mesh_build_comms(s, m->comm, color, key))) { dt__mesh_free(s); return st; }
+        if ((st = dt__mesh_build_comms(s, m->comm, color, key))) {
+            dt__mesh_free(s);
+            return dt__within("dt_mesh_slice", st);
+        }
     } else {
         for (r = 0; r < size; r++) s->ranks[r] = -1;
     }
@@ -2882,7 +2948,10 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
                 return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name \"%s\" is already a dim of the mesh", name);
             }
     }
-    if (m->rank >= 0 && (st = dt__mesh_build_comms(f, m->comm, 0, m->rank))) { dt__mesh_free(f); return st; }
+    if (m->rank >= 0 && (st = dt__mesh_build_comms(f, m->comm, 0, m->rank))) {
+        dt__mesh_free(f);
+        return dt__within("dt_mesh_flatten", st);
+    }
     *out = f;
     return DT_OK;
 }
@@ -3406,7 +3475,7 @@ static dt_status dt__pieces_reserve(dt__pieces *p, dt_mesh *m, int slot, size_t 
     size_t bytes = (cap ? cap : 1) * (1 + 2 * (size_t)p->nd) * sizeof(int64_t);
     dt_status st;
     if (m) st = dt__scratch(m, slot, bytes, (void **)&p->w);
-    else if (!(st = dt__alloc("dt_tensor_redistribute", bytes, (void **)&p->w))) p->owned = 1;
+    else if (!(st = dt__alloc("piece list", bytes, (void **)&p->w))) p->owned = 1;
     if (st) return st;
     p->n = 0;
     p->cap = (int)cap;
@@ -3516,7 +3585,7 @@ static dt_status dt__exchange(dt_mesh *m, const dt__device *dev, dt_comm *g, con
 
 static dt_status dt__boxes(int n, dt__box **send, dt__box **recv) {
     dt__box *b = NULL;
-    dt_status st = dt__alloc("dt_tensor_redistribute", 2 * (size_t)n * sizeof(dt__box), (void **)&b);
+    dt_status st = dt__alloc("exchange boxes", 2 * (size_t)n * sizeof(dt__box), (void **)&b);
     if (st || !b) return st ? st : DT_ERR_NOMEM;
     memset(b, 0, 2 * (size_t)n * sizeof(dt__box));
     *send = b;
@@ -3671,22 +3740,30 @@ static void dt__dev_divide(const dt__device *dev, dt_dtype t, void *buf, size_t 
 
 /* AVG's division, in the buffers' memory. On a device the divisor is put in
    device memory as a dtype-t scalar and divided in by the binary kernel:
-   the same correctly rounded quotient as the host loop. */
-static dt_status dt__divide_on(const dt__ctx *x, dt_dtype t, void *buf, size_t n, int k) {
-    const char *fn = "dt_tensor_redistribute";
+   the same correctly rounded quotient as the host loop. The divisor is made
+   before the collective (dt__divisor_on), so that nothing can fail between
+   the collective writing the output and the division. */
+typedef struct dt__divisor {
+    int k;
+    char v[16];  /* k as a dtype-t scalar (host) */
+    void *d;     /* where the kernel reads it: v, or a device scratch copy */
+} dt__divisor;
+
+static dt_status dt__divisor_on(const dt__ctx *x, dt_dtype t, int k, dt__divisor *dv) {
     double dk = (double)k;
-    char kv[16];
-    void *kd = NULL;
     dt_status st;
-    if (dt__on_host(x->dev) && (t == DT_F32 || t == DT_F64)) { dt__divide_elems(t, buf, n, k); return DT_OK; }
-    if (!n) return DT_OK;
-    dt__dev_cast(&dt__host_device, DT_F64, &dk, t, kv, 1);
-    kd = kv;
-    if (!dt__on_host(x->dev) && ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_SCALAR, sizeof kv, &kd)) ||
-                                 (st = x->dev->copy(fn, kd, kv, dt_dtype_size(t)))))
+    dv->k = k;
+    dt__dev_cast(&dt__host_device, DT_F64, &dk, t, dv->v, 1);
+    dv->d = dv->v;
+    if (!dt__on_host(x->dev) && ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_SCALAR, sizeof dv->v, &dv->d)) ||
+                                 (st = x->dev->copy("dt_tensor_redistribute", dv->d, dv->v, dt_dtype_size(t)))))
         return st;
-    dt__dev_divide(x->dev, t, buf, n, kd);
     return DT_OK;
+}
+
+static void dt__divide_on(const dt__ctx *x, dt_dtype t, void *buf, size_t n, const dt__divisor *dv) {
+    if (dt__on_host(x->dev) && (t == DT_F32 || t == DT_F64)) { dt__divide_elems(t, buf, n, dv->k); return; }
+    if (n) dt__dev_divide(x->dev, t, buf, n, dv->d);
 }
 
 /* F16/BF16 are reduced in F32 unless the backend reduces them itself */
@@ -3710,6 +3787,7 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
     dt_reduce op = (dt_reduce)s->from[s->mdim].reduce;
     size_t n = dt__box_numel(x->ndim, &in->box);
     float *f = NULL;
+    dt__divisor dv;
     dt_status st;
     if (dt__int_avg(x->dtype, op)) {
         int64_t *qr = NULL;
@@ -3722,14 +3800,16 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
         return st;
     }
     if (!dt__reduce_in_f32(x, g)) {
+        if (op == DT_AVG && (st = dt__divisor_on(x, x->dtype, g->size, &dv))) return st;
         st = dt__comm_allreduce(g, in->data, out->data, n, x->dtype, dt__backend_op(op));
-        if (!st && op == DT_AVG) st = dt__divide_on(x, x->dtype, out->data, n, g->size);
+        if (!st && op == DT_AVG) dt__divide_on(x, x->dtype, out->data, n, &dv);
         return st;
     }
     if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, n * sizeof(float), (void **)&f))) return st;
+    if (op == DT_AVG && (st = dt__divisor_on(x, DT_F32, g->size, &dv))) return st;
     dt__cast_on(x, x->dtype, in->data, DT_F32, f, n);
     st = dt__comm_allreduce(g, f, f, n, DT_F32, dt__backend_op(op));
-    if (!st && op == DT_AVG) st = dt__divide_on(x, DT_F32, f, n, g->size);
+    if (!st && op == DT_AVG) dt__divide_on(x, DT_F32, f, n, &dv);
     if (!st) dt__cast_on(x, DT_F32, f, x->dtype, out->data, n);
     return st;
 }
@@ -3745,6 +3825,7 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     char *sbuf = NULL;
     float *fsend = NULL, *frecv = NULL;
     const void *send;
+    dt__divisor dv;
     dt_status st;
     if ((st = dt__alloc("dt_tensor_redistribute", (size_t)n * sizeof(size_t), (void **)&counts))) return st;
     memcpy(c, x->m->coord, sizeof c);
@@ -3787,13 +3868,15 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
     } else if (half) {
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, total * sizeof(float), (void **)&fsend))) goto done;
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32B, mine * sizeof(float), (void **)&frecv))) goto done;
+        if (op == DT_AVG && (st = dt__divisor_on(x, DT_F32, n, &dv))) goto done;
         dt__cast_on(x, x->dtype, send, DT_F32, fsend, total);
         st = dt__comm_reduce_scatter(g, fsend, frecv, counts, DT_F32, dt__backend_op(op));
-        if (!st && op == DT_AVG) st = dt__divide_on(x, DT_F32, frecv, mine, n);
+        if (!st && op == DT_AVG) dt__divide_on(x, DT_F32, frecv, mine, &dv);
         if (!st) dt__cast_on(x, DT_F32, frecv, x->dtype, out->data, mine);
     } else {
+        if (op == DT_AVG && (st = dt__divisor_on(x, x->dtype, n, &dv))) goto done;
         st = dt__comm_reduce_scatter(g, send, out->data, counts, x->dtype, dt__backend_op(op));
-        if (!st && op == DT_AVG) st = dt__divide_on(x, x->dtype, out->data, mine, n);
+        if (!st && op == DT_AVG) dt__divide_on(x, x->dtype, out->data, mine, &dv);
     }
 done:
     DT_FREE(counts);
@@ -4063,9 +4146,12 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     } else if (j) { /* everyone gets everything: a broadcast */
         /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): full is non-NULL on the source rank whenever the tensor is non-empty (checked above, collectively) */
         if (m->rank == src_rank && t->bytes) memcpy(t->data, full, t->bytes);
-        if ((st = dt__comm_broadcast(m->comm, t->data, t->bytes, src_rank))) { dt_tensor_destroy(t); return st; }
+        if ((st = dt__comm_broadcast(m->comm, t->data, t->bytes, src_rank))) {
+            dt_tensor_destroy(t);
+            return dt__within(fn, st);
+        }
     } else {
-        if ((st = dt__boxes(m->size, &send, &recv))) { dt_tensor_destroy(t); return st; }
+        if ((st = dt__boxes(m->size, &send, &recv))) { dt_tensor_destroy(t); return dt__within(fn, st); }
         for (j = 0; j < m->size; j++) {
             dt__mesh_coord_of(m, j, c);
             if (m->rank == src_rank) dt__box_at(&x, rep, c, &send[j]);
@@ -4075,7 +4161,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
         }
         st = dt__exchange(m, x.dev, m->comm, &in, &mine, send, recv, 0, dt__box_numel(x.ndim, &in.box) * x.es);
         DT_FREE(send);
-        if (st) { dt_tensor_destroy(t); return st; }
+        if (st) { dt_tensor_destroy(t); return dt__within(fn, st); }
     }
     for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], t->data, t->bytes);
     *out = t;
@@ -8393,7 +8479,7 @@ static dt_status dt__rng_agree(dt_mesh *m, const char *fn, uint64_t seed, uint64
 static dt_status dt__rng_set(const char *fn, dt_mesh *m, uint64_t seed, uint64_t offset) {
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if ((st = dt__rng_agree(m, fn, seed, offset))) return st;
+    if ((st = dt__rng_agree(m, fn, seed, offset))) return dt__within(fn, st); /* (a backend failure names no call) */
     m->rng_seed = seed;
     m->rng_offset = offset;
     return DT_OK;
@@ -9003,9 +9089,9 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     if (h->nmsgs) dt__count(h->comm, h->sbytes, h->rbytes);
     if (h->nmsgs && h->native->be.start && h->native->be.wait) {
         st = h->native->be.start(h->native->be.user, h->nmsgs, h->msgs, &h->request);
-        if (st) { h->request = NULL; return dt__backend_result(h->native, st, "start"); }
+        if (st) { h->request = NULL; return dt__within(fn, dt__backend_result(h->native, st, "start")); }
     } else if (h->nmsgs && (st = dt__halo_sendrecv_rounds(h))) {
-        return st;
+        return dt__within(fn, st);
     }
     h->begun = 1;
     return DT_OK;
@@ -9020,7 +9106,8 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
     if (h->request) {
         void *rq = h->request;
         h->request = NULL;
-        if ((st = h->native->be.wait(h->native->be.user, rq))) return dt__backend_result(h->native, st, "wait");
+        if ((st = h->native->be.wait(h->native->be.user, rq)))
+            return dt__within(fn, dt__backend_result(h->native, st, "wait"));
     }
     for (i = h->nsend; i < h->nsend + h->nrecv; i++) {
         const char *b = h->buf + h->links[i].off;
@@ -9848,7 +9935,13 @@ static dt_status dt__io_stdio_write(const char *fn, const char *path, const char
     return DT_OK;
 }
 
+static dt_status dt__save_npy(const dt_tensor *t, const char *path);
+/* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path) {
+    return dt__within("dt_tensor_save_npy", dt__save_npy(t, path));
+}
+
+static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     const char *fn = "dt_tensor_save_npy";
     dt_mesh *m;
     dt_tensor *red = NULL;
@@ -10003,7 +10096,13 @@ static dt_status dt__io_read_data(const char *fn, const char *path, const dt__np
     return DT_OK;
 }
 
+static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out);
+/* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out) {
+    return dt__within("dt_tensor_load_npy", dt__load_npy(m, path, placements, out));
+}
+
+static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out) {
     const char *fn = "dt_tensor_load_npy";
     dt__npy_info info;
     dt_tensor_desc d, norm;
@@ -10191,7 +10290,13 @@ static dt_status dt__rng_read_state(const char *fn, const char *path, uint64_t *
     return DT_OK;
 }
 
+static dt_status dt__rng_save_state(const dt_mesh *m, const char *path);
+/* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
+    return dt__within("dt_rng_save_state", dt__rng_save_state(m, path));
+}
+
+static dt_status dt__rng_save_state(const dt_mesh *m, const char *path) {
     const char *fn = "dt_rng_save_state";
     char *tmp = NULL;
     uint64_t tok = 0;
@@ -10233,7 +10338,13 @@ DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
     return st2;
 }
 
+static dt_status dt__rng_load_state(dt_mesh *m, const char *path);
+/* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_rng_load_state(dt_mesh *m, const char *path) {
+    return dt__within("dt_rng_load_state", dt__rng_load_state(m, path));
+}
+
+static dt_status dt__rng_load_state(dt_mesh *m, const char *path) {
     const char *fn = "dt_rng_load_state";
     uint64_t seed = 0, offset = 0;
     dt_status st = DT_OK;
@@ -10547,9 +10658,9 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     if (!st) st = dt_linear(xu, l->w, l->b, &r);
     dt_tensor_destroy(xt);
     /* rowwise: Partial -> Replicate (allreduce) or Shard(seq) (reduce-scatter) */
-    if (!st) return dt__tp_finish(r, ypl, l->nd, y);
+    if (!st) return dt__within(fn, dt__tp_finish(r, ypl, l->nd, y));
     dt_tensor_destroy(r);
-    return st;
+    return dt__within(fn, st); /* the inner calls name only themselves */
 }
 
 DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
@@ -10612,7 +10723,7 @@ DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, cons
     dt_tensor_destroy(xr);
     dt_tensor_destroy(dyt);
     dt_tensor_destroy(xt);
-    return st;
+    return dt__within(fn, st);
 }
 
 DT_API dt_status dt_tp_linear_zero_grad(dt_tp_linear *l) {
@@ -10625,8 +10736,8 @@ DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr) {
     dt_status st;
     if (!l) return dt__fail(DT_ERR_ARG, "dt_tp_linear_sgd: layer is NULL");
     if (!(lr == lr) || lr - lr != 0.0) return dt__fail(DT_ERR_ARG, "dt_tp_linear_sgd: lr = %g is not finite", lr);
-    if ((st = dt_axpy(-lr, l->gw, l->w))) return st;
-    return l->b ? dt_axpy(-lr, l->gb, l->b) : DT_OK;
+    if (!(st = dt_axpy(-lr, l->gw, l->w)) && l->b) st = dt_axpy(-lr, l->gb, l->b);
+    return dt__within("dt_tp_linear_sgd", st);
 }
 
 /* ---- the MLP block */
@@ -10724,7 +10835,7 @@ DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int train
     if (!st) st = dt_tp_linear_forward(mlp->fc2, drop ? mlp->d : mlp->a, y);
     if (st) {
         dt__tp_mlp_drop_saved(mlp);
-        return st;
+        return dt__within(fn, st);
     }
     mlp->xd = *dt_tensor_get_desc(x);
     mlp->xd.local_shape = NULL;
@@ -10784,7 +10895,7 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
     (void)gu;
     dt_tensor_destroy(gt);
     dt_tensor_destroy(g);
-    return st;
+    return dt__within(fn, st);
 }
 
 DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp) {
@@ -10796,8 +10907,8 @@ DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp) {
 DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr) {
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "dt_tp_mlp_sgd: mlp is NULL");
-    if ((st = dt_tp_linear_sgd(mlp->fc1, lr))) return st;
-    return dt_tp_linear_sgd(mlp->fc2, lr);
+    if (!(st = dt_tp_linear_sgd(mlp->fc1, lr))) st = dt_tp_linear_sgd(mlp->fc2, lr);
+    return dt__within("dt_tp_mlp_sgd", st);
 }
 
 /* >>debug -----------------------------------------------------------------

@@ -15,7 +15,14 @@
    the same call, on a transition where every rank makes the same calls):
    the library returns DT_ERR_COMM, no crash, no hang. Also a failing
    allgatherv callback (with split over MPI_Comm_split, so that the mesh
-   dims are native sub-communicators that call it).
+   dims are native sub-communicators that call it), also into an existing
+   *out, which keeps its sentinel bytes.
+
+   *out on failure (issue 16): with only sendrecv, S(0)->R and P(sum)->R
+   into an existing *out filled with a sentinel, the k-th sendrecv of the
+   call failing on every rank, for every k the call makes: DT_ERR_COMM
+   naming dt_tensor_redistribute, *out byte-identical; then a fault-free
+   call into the same *out gives the closed form.
    --quick (or DT_TEST_QUICK=1): one 2-D mesh shape. */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
@@ -341,6 +348,18 @@ static void test_p2p(dt_comm *mpi)
 
 /* ------------------------------------------------------------ failures */
 
+#define SENTINEL 0xA5 /* no result here has these bytes (F32 -2.9e-16) */
+
+static int all_sentinel(const dt_tensor *t)
+{
+    const unsigned char *p = (const unsigned char *)dt_tensor_data(t);
+    size_t i, n = dt_tensor_local_numel(t) * sizeof(float);
+    for (i = 0; i < n; i++)
+        if (p[i] != SENTINEL) return 0;
+    return 1;
+}
+
+
 static void test_failing(void)
 {
     p2p b;
@@ -421,8 +440,113 @@ static void test_failing(void)
         }
         dt_tensor_destroy(o);
         cl.coll_fail = 0;
+        /* the same into an existing *out: the callback fails before writing,
+           and the library writes nothing either */
+        o = NULL;
+        CHECK_OK(dt_tensor_redistribute(a, rep, &o));
+        if (o && dtt_np > 1) {
+            dt_tensor *same = o;
+            memset(dt_tensor_data(o), SENTINEL, dt_tensor_local_numel(o) * sizeof(float));
+            cl.coll_fail = 1;
+            st = dt_tensor_redistribute(a, rep, &o);
+            cl.coll_fail = 0;
+            CHECK(st == DT_ERR_COMM, "failing allgatherv into *out: %s", dt_status_string(st));
+            CHECK_ERRMSG("dt_tensor_redistribute");
+            CHECK(o == same && all_sentinel(o), "*out replaced or written on failure");
+        }
+        dt_tensor_destroy(o);
     }
     dt_tensor_destroy(a);
+    dt_mesh_destroy(mesh);
+    dt_comm_destroy(c);
+    MPI_Comm_free(&b.comm);
+}
+
+/* out[i] = scale * (i + 1) for the whole replicated tensor */
+static int replicated_ramp(const dt_tensor *t, float scale)
+{
+    const float *p = (const float *)dt_tensor_data(t);
+    size_t i, n = dt_tensor_local_numel(t);
+    for (i = 0; i < n; i++)
+        if (p[i] != scale * (float)(i + 1)) return 0;
+    return n == 840;
+}
+
+/* S(0) -> R (the emulated ring allgather) and P(sum) -> R (the emulated
+   reduce-scatter + allgather) with only sendrecv, into an existing *out,
+   with the k-th sendrecv of the call failing for every k the call makes
+   (every rank fails at its k-th: the calls are symmetric, so no rank waits
+   for one that gave up): DT_ERR_COMM naming dt_tensor_redistribute, and
+   *out keeps its sentinel bytes. Then a fault-free call into the same *out
+   gives the closed form (x[i] = i + 1; the partial sum np * (i + 1)). */
+static void test_failing_into_out(void)
+{
+    p2p b;
+    ctl cl;
+    dt_comm *c;
+    dt_mesh_desc md;
+    dt_mesh *mesh = NULL;
+    dt_placement rep[DT_MAX_MESH_DIMS];
+    int tr;
+    p2p_init(&b, &cl);
+    c = make_comm(&b, 0);
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (c) CHECK_OK(dt_mesh_create(c, &md, &mesh));
+    memset(rep, 0, sizeof rep);
+    for (tr = 0; tr < 2 && mesh; tr++) {
+        dt_tensor_desc d;
+        dt_tensor *x = NULL, *o = NULL;
+        float *local = NULL;
+        int64_t lo[1] = { 0 }, ls[1] = { 0 };
+        long k, total = 0;
+        size_t i;
+        float scale = tr ? (float)dtt_np : 1.0f;
+        dtt_ctx("sendrecv-only backend failing into an existing *out: %s", tr ? "P(sum) -> R" : "S(0) -> R");
+        memset(&d, 0, sizeof d);
+        d.dtype = DT_F32;
+        d.ndim = 1;
+        d.shape[0] = 840; /* divisible by 1..8: every rank makes the same calls */
+        d.placements[0] = tr ? dt_partial(DT_SUM) : dt_shard(0);
+        {
+            int coord[DT_MAX_MESH_DIMS] = { 0 };
+            dt_mesh_coordinate(mesh, coord);
+            CHECK_OK(dt_layout(mesh, &d, coord, ls, lo));
+        }
+        local = (float *)dtt_malloc((size_t)ls[0] * sizeof(float) + 1);
+        for (i = 0; i < (size_t)ls[0]; i++) local[i] = (float)(lo[0] + (int64_t)i + 1);
+        CHECK_OK(dt_tensor_from_local(mesh, &d, local, DT_BORROW, &x));
+        if (x) {
+            long before = cl.calls;
+            CHECK_OK(dt_tensor_redistribute(x, rep, &o));
+            total = cl.calls - before;
+            CHECK(o && replicated_ramp(o, scale), "the fault-free result is wrong");
+        }
+        CHECK(dtt_np == 1 || total >= 1, "no sendrecv calls: nothing can fail");
+        for (k = 1; o && k <= total; k++) {
+            dt_tensor *same = o;
+            dt_status st;
+            memset(dt_tensor_data(o), SENTINEL, dt_tensor_local_numel(o) * sizeof(float));
+            dt_clear_error();
+            cl.fail_from = cl.calls + k;
+            st = dt_tensor_redistribute(x, rep, &o);
+            cl.fail_from = 0;
+            dtt_ctx("sendrecv-only backend failing into an existing *out: %s, sendrecv %ld of %ld",
+                    tr ? "P(sum) -> R" : "S(0) -> R", k, total);
+            CHECK(st == DT_ERR_COMM, "%s: %s", dt_status_string(st), dt_last_error());
+            CHECK_ERRMSG("dt_tensor_redistribute");
+            CHECK(o == same, "*out replaced on failure");
+            CHECK(all_sentinel(o), "*out written on failure");
+        }
+        if (o && total) {
+            CHECK_OK(dt_tensor_redistribute(x, rep, &o));
+            CHECK(replicated_ramp(o, scale), "after the failures, a fault-free call into *out is wrong");
+        }
+        dt_tensor_destroy(o);
+        dt_tensor_destroy(x);
+        free(local);
+    }
     dt_mesh_destroy(mesh);
     dt_comm_destroy(c);
     MPI_Comm_free(&b.comm);
@@ -436,6 +560,7 @@ int main(int argc, char **argv)
     if (mpi) {
         test_p2p(mpi);
         test_failing();
+        test_failing_into_out();
         dt_comm_destroy(mpi);
     }
     return dtt_finish();
