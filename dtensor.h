@@ -4524,10 +4524,12 @@ static void dt__opts_groups(const dt__call *c, dt__opts *o) {
     }
 }
 
-/* may Partial(AVG) pass through this call? Not for integers, unless the
-   op commutes with the truncation of their mean (see the table's notes) */
-static int dt__avg_passes(const dt__call *c) {
-    return !dt__int_avg(c->in[0].d->dtype, DT_AVG) || (c->def->flags & (DT__PASS_ALL | DT__TRUNC_OK));
+/* may Partial(AVG) pass through this call on mesh dim mdim? Not for
+   integers, unless the op commutes with the truncation of their mean (see
+   the table's notes) or the mesh dim has one rank (the mean of one value) */
+static int dt__avg_passes(const dt__call *c, int mdim) {
+    return !dt__int_avg(c->in[0].d->dtype, DT_AVG) || (c->def->flags & (DT__PASS_ALL | DT__TRUNC_OK)) ||
+           c->m->shape[mdim] == 1;
 }
 
 /* does Partial rule r involve AVG? */
@@ -4535,10 +4537,10 @@ static int dt__prule_avg(const dt__prule *r) {
     return r->out == DT_AVG || r->in[0] == DT_AVG || r->in[1] == DT_AVG || r->in[2] == DT_AVG;
 }
 
-static void dt__opts_partial(const dt__call *c, dt__opts *o) {
+static void dt__opts_partial(const dt__call *c, int mdim, dt__opts *o) {
     dt_placement in[DT__MAX_IN];
     const dt__opdef *f = c->def;
-    int i, k, r, avg = dt__avg_passes(c);
+    int i, k, r, avg = dt__avg_passes(c, mdim);
     if (f->family == DT__F_UNARY) {
         for (k = 0; k < 4; k++) {
             in[0] = dt_partial((dt_reduce)k);
@@ -4577,7 +4579,7 @@ static void dt__opts_build(const dt__call *c, int mdim, dt__opts *o) {
         in[0] = dt_shard(1);
         dt__opts_add(o, c, in, dt_replicate());
     }
-    dt__opts_partial(c, o);
+    dt__opts_partial(c, mdim, o);
     for (i = 0; i < c->nin; i++) /* absent inputs take no part */
         if (!c->in[i].d) { int k; for (k = 0; k < o->n; k++) o->in[k][i] = dt_replicate(); }
 }
@@ -8018,12 +8020,14 @@ DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **
     return dt__binary(DT__OP_MINIMUM, "dt_minimum", a, b, out);
 }
 
-/* y keeps its spec, but an integer Partial(AVG) y cannot take a*x + y
-   exactly part by part (the mean is truncated): refused, not rounded twice */
+/* y keeps its spec, but an integer Partial(AVG) y (over more than one
+   rank) cannot take a*x + y exactly part by part (the mean is truncated):
+   refused, not rounded twice */
 static dt_status dt__axpy_int_avg(const dt_tensor *y) {
     int i;
     for (i = 0; i < y->mesh->ndim; i++)
-        if (y->desc.placements[i].kind == DT_PARTIAL && dt__int_avg(y->desc.dtype, (dt_reduce)y->desc.placements[i].reduce))
+        if (y->desc.placements[i].kind == DT_PARTIAL && y->mesh->shape[i] > 1 &&
+            dt__int_avg(y->desc.dtype, (dt_reduce)y->desc.placements[i].reduce))
             return dt__fail(DT_ERR_PLACEMENT, "dt_axpy: y is %s and Partial(avg) on mesh dim %d; an integer average "
                             "is truncated, so y = a*x + y cannot be updated in place exactly (redistribute y to "
                             "Replicate first)", dt_dtype_name(y->desc.dtype), i);
