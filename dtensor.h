@@ -152,7 +152,11 @@ typedef enum dt_dtype { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8 }
 
 /* Partial(op): the global value is op over the local values along the mesh
    dim. AVG of integers is the exact mean truncated toward zero, computed
-   without overflow (quotients and remainders are reduced separately). */
+   without overflow (quotients and remainders are reduced separately). An op
+   on an integer Partial(AVG) input reduces it first (over a mesh dim of
+   more than one rank), unless the op only moves data or negates (views,
+   cat, copy, neg): trunc(mean(3x)) is not 3 trunc(mean(x)), so no other op
+   may carry the parts through and truncate at the end. */
 typedef enum dt_reduce { DT_SUM, DT_AVG, DT_MAX, DT_MIN } dt_reduce;
 
 /* A placement per mesh dim. kind 0 is Replicate, so a zero-initialised
@@ -358,7 +362,10 @@ DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names
 DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *names,
                                  const char *name, dt_mesh **out);
 
-/* tensors */
+/* tensors. A shape is accepted when its dims, a 0 counted as 1, times the
+   dtype's size fit in int64: [0, 2^62] f64 has no elements but is
+   DT_ERR_SHAPE (no index arithmetic over it could be exact). Every op
+   refuses a result that breaks the rule (DT_ERR_SHAPE, nothing written). */
 DT_API dt_status dt_tensor_empty(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
 DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local,
@@ -415,7 +422,8 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);
 
 /* pointwise unary: out = f(x), same shape, dtype and placements where the
    math allows (Partial passes through where f commutes with the reduction:
-   neg, scale; max/min through monotone f) */
+   neg, scale; max/min through monotone f; an integer Partial(AVG) only
+   through neg and copy, see dt_reduce) */
 DT_API dt_status dt_neg(const dt_tensor *x, dt_tensor **out);
 DT_API dt_status dt_abs(const dt_tensor *x, dt_tensor **out);
 DT_API dt_status dt_exp(const dt_tensor *x, dt_tensor **out);
@@ -445,7 +453,9 @@ DT_API dt_status dt_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out)
 DT_API dt_status dt_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* floats */
 DT_API dt_status dt_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
 DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
-/* y <- a*x + y in place: y keeps its spec, x is brought to it */
+/* y <- a*x + y in place: y keeps its spec, x is brought to it. An integer y
+   that is Partial(AVG) on a mesh dim of more than one rank is refused
+   (DT_ERR_PLACEMENT): its truncated mean cannot be updated part by part */
 DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);
 
 /* reductions over `ndims` dims (negative counts from the end; ndims == 0 or
@@ -453,7 +463,9 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);
    sharded dim gives Partial (sum, mean: SUM; max: MAX; min: MIN) and moves
    nothing; norm2 and argmax finish with the collective they need. mean is
    for floats; argmax gives I64 indices (first maximum), over one dim (or
-   all dims: the flat index) */
+   all dims: the flat index). max, min and argmax of nothing (a reduced dim
+   of size 0, or all dims of a tensor without elements) are DT_ERR_SHAPE,
+   as in torch; the sum of nothing is 0 */
 DT_API dt_status dt_sum(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
 DT_API dt_status dt_mean(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
 DT_API dt_status dt_max(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
@@ -4148,7 +4160,8 @@ static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, cons
         first. An integer Partial(AVG) is the mean truncated toward zero,
         and truncation commutes with almost nothing (trunc(mean(3x)) is
         not 3 trunc(mean(x))): it passes only through data movement and
-        negation (DT__TRUNC_OK), and every other op reduces it first.
+        negation (DT__TRUNC_OK), and every other op reduces it first
+        (on mesh dims of one rank the mean is the value: it passes).
 
    Propagation (>>propagate) picks one combination per mesh dim. Combining
    across mesh dims needs no extra rule: a tensor dim sharded on several
