@@ -3326,7 +3326,7 @@ static int dt__scatter_dim(const dt_placement *cur, int mndim, const int *mshape
         int64_t len = gshape[d];
         if (dt__later_shards(cur, mndim, i, d)) continue;
         for (j = 0; j < i; j++)
-            if (cur[j].kind == DT_SHARD && cur[j].dim == d) len = (len + mshape[j] - 1) / mshape[j];
+            if (cur[j].kind == DT_SHARD && cur[j].dim == d) len = dt__ceil_div(len, mshape[j]);
         if (len >= 2 && len > best_len) { best = d; best_len = len; } /* shorter than parts: empty blocks, still fewer bytes */
     }
     return best;

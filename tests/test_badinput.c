@@ -290,7 +290,17 @@ static void check_huge_redistribute(dt_mesh *m, int big_dim, const dt_placement 
 static void test_huge_extents(void)
 {
     dt_placement s0[DT_MAX_MESH_DIMS], s1[DT_MAX_MESH_DIMS], rep[DT_MAX_MESH_DIMS], s00[DT_MAX_MESH_DIMS];
+    dt_placement s0p[DT_MAX_MESH_DIMS], s01[DT_MAX_MESH_DIMS], pp[DT_MAX_MESH_DIMS];
     dt_mesh *m22 = NULL;
+    memset(s0p, 0, sizeof s0p);
+    memset(s01, 0, sizeof s01);
+    memset(pp, 0, sizeof pp);
+    s0p[0] = dt_shard(0);
+    s0p[1] = dt_partial(DT_SUM);
+    s01[0] = dt_shard(0);
+    s01[1] = dt_shard(1);
+    pp[0] = dt_partial(DT_SUM);
+    pp[1] = dt_partial(DT_SUM);
     memset(s0, 0, sizeof s0);
     memset(s1, 0, sizeof s1);
     memset(rep, 0, sizeof rep);
@@ -306,6 +316,8 @@ static void test_huge_extents(void)
     check_huge_redistribute(g_mesh, 0, s0, s1, "[INT64_MAX, 0] S(0) -> S(1)");
     check_huge_redistribute(g_mesh, 1, s1, s0, "[0, INT64_MAX] S(1) -> S(0)");
     check_huge_redistribute(g_mesh2, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [np, 1]");
+    check_huge_redistribute(g_mesh, 0, pp, s0, "[INT64_MAX, 0] P(sum) -> S(0)");
+    check_huge_redistribute(g_mesh2, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [np, 1]");
     if (dtt_np % 2 == 0 && dtt_np > 2) { /* two real splits of one dim: [2, np/2] */
         dt_mesh_desc md;
         memset(&md, 0, sizeof md);
@@ -318,7 +330,28 @@ static void test_huge_extents(void)
             check_huge_redistribute(m22, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [2, np/2]");
             check_huge_redistribute(m22, 0, rep, s00, "[INT64_MAX, 0] R,R -> S(0),S(0) on [2, np/2]");
             check_huge_redistribute(m22, 0, s0, s00, "[INT64_MAX, 0] S(0),R -> S(0),S(0) on [2, np/2]");
+            /* reductions: the planner sizes the blocks a reduce-scatter would leave */
+            check_huge_redistribute(m22, 0, s0p, s00, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(0) on [2, np/2]");
+            check_huge_redistribute(m22, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [2, np/2]");
+            check_huge_redistribute(m22, 0, s0p, rep, "[INT64_MAX, 0] S(0),P(sum) -> R,R on [2, np/2]");
+            check_huge_redistribute(m22, 0, pp, s01, "[INT64_MAX, 0] P(sum),P(sum) -> S(0),S(1) on [2, np/2]");
         }
+        dt_mesh_destroy(m22);
+    }
+    if (dtt_np % 4 == 0) { /* a reduction with another after it: the planner's reduce-scatter into a sharded dim */
+        dt_mesh_desc md;
+        dt_placement spp[DT_MAX_MESH_DIMS], srr[DT_MAX_MESH_DIMS];
+        memset(&md, 0, sizeof md);
+        memset(spp, 0, sizeof spp);
+        memset(srr, 0, sizeof srr);
+        md.ndim = 3;
+        md.shape[0] = 2;
+        md.shape[1] = 2;
+        md.shape[2] = dtt_np / 4;
+        spp[0] = srr[0] = dt_shard(0);
+        spp[1] = spp[2] = dt_partial(DT_SUM);
+        CHECK_OK(dt_mesh_create(g_comm, &md, &m22));
+        if (m22) check_huge_redistribute(m22, 0, spp, srr, "[INT64_MAX, 0] S(0),P(sum),P(sum) -> S(0),R,R on [2, 2, np/4]");
         dt_mesh_destroy(m22);
     }
 }
