@@ -153,14 +153,19 @@ typedef enum dt_dtype { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8 }
 
 /* Partial(op): the global value is op over the local values along the mesh
    dim. AVG of integers is the exact mean truncated toward zero, computed
-   without overflow (quotients and remainders are reduced separately).
+   without overflow (quotients and remainders are reduced separately). An op
+   on an integer Partial(AVG) input reduces it first (over a mesh dim of
+   more than one rank), unless the op only moves data or negates (views,
+   cat, copy, neg): trunc(mean(3x)) is not 3 trunc(mean(x)), so no other op
+   may carry the parts through and truncate at the end.
    Several Partial mesh dims with different ops (e.g. [P(max), P(sum)]) are
    reduced in mesh-dim order, dim 0 first: [P(max), P(sum)] -> [R, R] is
    sum over dim 1 of (max over dim 0). A redistribution that keeps one of
    them Partial reduces the others first, which changes the order ([P(max),
    P(sum)] -> [P(max), R] leaves max over dim 0 of (sum over dim 1)); SUM and
-   AVG commute with each other, MAX and MIN with nothing else, so mix those
-   only where the order is the one you mean. */
+   floating AVG commute with each other (integer AVG truncates at each
+   reduction), MAX and MIN with nothing else, so mix those only where the
+   order is the one you mean. */
 typedef enum dt_reduce { DT_SUM, DT_AVG, DT_MAX, DT_MIN } dt_reduce;
 
 /* A placement per mesh dim. kind 0 is Replicate, so a zero-initialised
@@ -370,7 +375,10 @@ DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names
 DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *names,
                                  const char *name, dt_mesh **out);
 
-/* tensors */
+/* tensors. A shape is accepted when its dims, a 0 counted as 1, times the
+   dtype's size fit in int64: [0, 2^62] f64 has no elements but is
+   DT_ERR_SHAPE (no index arithmetic over it could be exact). Every op
+   refuses a result that breaks the rule (DT_ERR_SHAPE, nothing written). */
 DT_API dt_status dt_tensor_empty(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
 DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local,
@@ -441,7 +449,8 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);
 
 /* pointwise unary: out = f(x), same shape, dtype and placements where the
    math allows (Partial passes through where f commutes with the reduction:
-   neg, scale; max/min through monotone f) */
+   neg, scale; max/min through monotone f; an integer Partial(AVG) only
+   through neg and copy, see dt_reduce) */
 DT_API dt_status dt_neg(const dt_tensor *x, dt_tensor **out);
 DT_API dt_status dt_abs(const dt_tensor *x, dt_tensor **out);
 DT_API dt_status dt_exp(const dt_tensor *x, dt_tensor **out);
@@ -471,7 +480,9 @@ DT_API dt_status dt_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out)
 DT_API dt_status dt_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* floats */
 DT_API dt_status dt_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
 DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
-/* y <- a*x + y in place: y keeps its spec, x is brought to it */
+/* y <- a*x + y in place: y keeps its spec, x is brought to it. An integer y
+   that is Partial(AVG) on a mesh dim of more than one rank is refused
+   (DT_ERR_PLACEMENT): its truncated mean cannot be updated part by part */
 DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);
 
 /* reductions over `ndims` dims (negative counts from the end; ndims == 0 or
@@ -479,7 +490,9 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);
    sharded dim gives Partial (sum, mean: SUM; max: MAX; min: MIN) and moves
    nothing; norm2 and argmax finish with the collective they need. mean is
    for floats; argmax gives I64 indices (first maximum), over one dim (or
-   all dims: the flat index) */
+   all dims: the flat index). max, min and argmax of nothing (a reduced dim
+   of size 0, or all dims of a tensor without elements) are DT_ERR_SHAPE,
+   as in torch; the sum of nothing is 0 */
 DT_API dt_status dt_sum(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
 DT_API dt_status dt_mean(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
 DT_API dt_status dt_max(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
@@ -1321,15 +1334,21 @@ typedef struct dt__array { /* a local row-major buffer covering `box` */
     dt__box box;
 } dt__array;
 
+/* ceil(n / k) for n >= 0, k > 0, without the overflow of n + k - 1 */
+static int64_t dt__ceil_div(int64_t n, int64_t k) { return n / k + (n % k != 0); }
+
+/* min(lo + c, n) for 0 <= lo <= n, c >= 0, without computing an
+   overflowing lo + c (n may be near INT64_MAX for u8 tensors) */
+static int64_t dt__end_clamped(int64_t lo, int64_t c, int64_t n) { return c > n - lo ? n : lo + c; }
+
 /* torch.chunk: c = ceil(n/k); part r is [r*c, min(n,(r+1)*c)). An empty part
    is placed at the end of its parent (offset n), so boxes never leave the
-   global index space. */
+   global index space. Overflow-free for every n up to INT64_MAX: r*c is
+   formed only when it is <= n. */
 static void dt__chunk(int64_t n, int k, int r, int64_t *off, int64_t *len) {
-    int64_t c = (n + k - 1) / k, lo = (int64_t)r * c, hi = lo + c;
-    if (lo > n) lo = n;
-    if (hi > n) hi = n;
+    int64_t c = dt__ceil_div(n, k), lo = r && c > n / r ? n : (int64_t)r * c;
     *off = lo;
-    *len = hi - lo;
+    *len = dt__end_clamped(lo, c, n) - lo;
 }
 
 /* The box of mesh coordinate `coord`: mesh dims split in mesh-dim order, so a
@@ -3011,9 +3030,30 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
     return DT_OK;
 }
 
+/* The size rule every tensor (and every op's result) obeys: the product of
+   its dims, a 0 counted as 1, times the element size fits in int64 (and
+   size_t). So no product of any of its extents -- a numel, a stride, a
+   flat index, an empty tensor's included -- can overflow. shape >= 0. */
+static dt_status dt__shape_fits(const char *fn, const char *what, dt_dtype t, int ndim, const int64_t *shape) {
+    const int64_t lim = (uint64_t)SIZE_MAX < (uint64_t)INT64_MAX ? (int64_t)SIZE_MAX : INT64_MAX;
+    int64_t n = (int64_t)dt_dtype_size(t);
+    int i;
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] <= 1) continue;
+        if (n > lim / shape[i]) {
+            char sh[160];
+            return dt__fail(DT_ERR_SHAPE, "%s: %s %s of %s: its dims (0 counted as 1) times %zu bytes overflow "
+                            "int64", fn, what, dt__shape_str(shape, ndim, sh, sizeof sh), dt_dtype_name(t),
+                            dt_dtype_size(t));
+        }
+        n *= shape[i];
+    }
+    return DT_OK;
+}
+
 /* validate a desc and write its normalised copy */
 static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tensor_desc *d, dt_tensor_desc *norm) {
-    size_t n, es;
+    dt_status st;
     int i;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     if (!d) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
@@ -3023,16 +3063,10 @@ static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tenso
     if (!dt__device_of(d->device))
         return dt__fail(DT_ERR_DEVICE, "%s: desc->device = %d is not in this build (DT_HOST = 0; DT_CUDA = 1 "
                         "needs dtensor_cuda.h in the file that defines DTENSOR_IMPLEMENTATION)", fn, d->device);
-    es = dt_dtype_size(d->dtype);
-    n = es;
-    for (i = 0; i < d->ndim; i++) {
+    for (i = 0; i < d->ndim; i++)
         if (d->shape[i] < 0)
             return dt__fail(DT_ERR_SHAPE, "%s: desc->shape[%d] = %lld is negative", fn, i, (long long)d->shape[i]);
-        if ((uint64_t)d->shape[i] > (uint64_t)SIZE_MAX || !dt__mul_ok(n, (size_t)d->shape[i], &n) ||
-            n > (size_t)INT64_MAX)
-            return dt__fail(DT_ERR_SHAPE, "%s: desc->shape[0..%d] times %zu-byte %s overflows size_t", fn, i, es,
-                            dt_dtype_name(d->dtype));
-    }
+    if ((st = dt__shape_fits(fn, "desc->shape", d->dtype, d->ndim, d->shape))) return st;
     memset(norm, 0, sizeof *norm);
     norm->dtype = d->dtype;
     norm->ndim = d->ndim;
@@ -3375,7 +3409,7 @@ static int dt__scatter_dim(const dt_placement *cur, int mndim, const int *mshape
         int64_t len = gshape[d];
         if (dt__later_shards(cur, mndim, i, d)) continue;
         for (j = 0; j < i; j++)
-            if (cur[j].kind == DT_SHARD && cur[j].dim == d) len = (len + mshape[j] - 1) / mshape[j];
+            if (cur[j].kind == DT_SHARD && cur[j].dim == d) len = dt__ceil_div(len, mshape[j]);
         if (len >= 2 && len > best_len) { best = d; best_len = len; } /* shorter than parts: empty blocks, still fewer bytes */
     }
     return best;
@@ -3650,19 +3684,18 @@ static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
         if (a + e > n) e = n - a;                /* the target's part inside the parent */
         if (a < 0) { e += a; a = 0; }
         if (e <= 0) return DT_OK;               /* (an empty parent or target: nothing) */
-        c = (n + m->shape[i] - 1) / m->shape[i];
+        c = dt__ceil_div(n, m->shape[i]);
         k0 = a / c;
-        k1 = (a + e + c - 1) / c;
+        k1 = dt__ceil_div(a + e, c);
         if (k0 > r0) r0 = (int)(k0 < r1 ? k0 : r1);
         if (k1 < r1) r1 = (int)(k1 > r0 ? k1 : r0);
     }
     for (r = r0; r < r1; r++) {
         dt__box nb = *b;
-        if (d >= 0) {
-            int64_t lo = (int64_t)r * c, hi = lo + c;
-            if (hi > n) hi = n;
+        if (d >= 0) { /* r < k1 <= ceil(n / c): lo < n */
+            int64_t lo = (int64_t)r * c;
             nb.lo[d] = b->lo[d] + lo;
-            nb.ext[d] = hi - lo;
+            nb.ext[d] = dt__end_clamped(lo, c, n) - lo;
         }
         w->c[i] = r;
         if ((st = dt__walk_dim(w, i + 1, &nb))) return st;
@@ -4224,7 +4257,11 @@ static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, cons
         coordinate 0, zeros elsewhere), so the replicated value is added
         once (pytorch #163193); max/min pass only through monotone maps
         and only as MAX/MIN (#159856, #165962); everything else reduces
-        first.
+        first. An integer Partial(AVG) is the mean truncated toward zero,
+        and truncation commutes with almost nothing (trunc(mean(3x)) is
+        not 3 trunc(mean(x))): it passes only through data movement and
+        negation (DT__TRUNC_OK), and every other op reduces it first
+        (on mesh dims of one rank the mean is the value: it passes).
 
    Propagation (>>propagate) picks one combination per mesh dim. Combining
    across mesh dims needs no extra rule: a tensor dim sharded on several
@@ -4261,7 +4298,9 @@ enum { /* op flags */
     DT__FLOAT_ONLY = 1, /* integer inputs are DT_ERR_DTYPE                        */
     DT__PASS_ALL = 2,   /* data movement only: every input Partial(k) -> Partial(k) */
     DT__TO_REP = 4,     /* a Partial input gives a Replicate output (fill)         */
-    DT__ELEMENTWISE = 8 /* *out may alias an input                                 */
+    DT__ELEMENTWISE = 8, /* *out may alias an input                                */
+    DT__TRUNC_OK = 16   /* commutes with truncation toward zero: an integer
+                           Partial(AVG) passes through (DT__PASS_ALL ops too)    */
 };
 /* Partial rule codes: a reduce kind 0..3 (DT_SUM, DT_AVG, DT_MAX, DT_MIN), R: Replicate */
 #define R_ (-1)
@@ -4331,7 +4370,7 @@ enum { /* rows of dt__op_table */
 
 #define DT__UN(name, k, fl, pm) {name, DT__F_UNARY, 1, k, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), pm, DT__NOPR}
 static const dt__opdef dt__op_table[DT__OP_COUNT] = {
-    DT__UN("dt_neg", DT__U_NEG, 0, DT__PM_ALL_NEG),
+    DT__UN("dt_neg", DT__U_NEG, DT__TRUNC_OK, DT__PM_ALL_NEG),
     DT__UN("dt_abs", DT__U_ABS, 0, DT__PM_NONE),
     DT__UN("dt_exp", DT__U_EXP, DT__FLOAT_ONLY, DT__PM_MONO),
     DT__UN("dt_log", DT__U_LOG, DT__FLOAT_ONLY, DT__PM_MONO),
@@ -4349,7 +4388,7 @@ static const dt__opdef dt__op_table[DT__OP_COUNT] = {
     DT__UN("dt_shift", DT__U_SHIFT, 0, DT__PM_SHIFT),
     DT__UN("dt_pow", DT__U_POW, DT__FLOAT_ONLY, DT__PM_NONE),
     DT__UN("dt_cast", DT__U_COPY, 0, DT__PM_MONO),
-    DT__UN("dt_copy", DT__U_COPY, 0, DT__PM_ALL),
+    DT__UN("dt_copy", DT__U_COPY, DT__TRUNC_OK, DT__PM_ALL),
     DT__UN("dt_fill", DT__U_FILL, DT__TO_REP, DT__PM_NONE),
     {"dt_add", DT__F_BINARY, 2, DT__B_ADD, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_add)},
     {"dt_sub", DT__F_BINARY, 2, DT__B_SUB, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_sub)},
@@ -4598,15 +4637,29 @@ static void dt__opts_groups(const dt__call *c, dt__opts *o) {
     }
 }
 
-static void dt__opts_partial(const dt__call *c, dt__opts *o) {
+/* may Partial(AVG) pass through this call on mesh dim mdim? Not for
+   integers, unless the op commutes with the truncation of their mean (see
+   the table's notes) or the mesh dim has one rank (the mean of one value) */
+static int dt__avg_passes(const dt__call *c, int mdim) {
+    return !dt__int_avg(c->in[0].d->dtype, DT_AVG) || (c->def->flags & (DT__PASS_ALL | DT__TRUNC_OK)) ||
+           c->m->shape[mdim] == 1;
+}
+
+/* does Partial rule r involve AVG? */
+static int dt__prule_avg(const dt__prule *r) {
+    return r->out == DT_AVG || r->in[0] == DT_AVG || r->in[1] == DT_AVG || r->in[2] == DT_AVG;
+}
+
+static void dt__opts_partial(const dt__call *c, int mdim, dt__opts *o) {
     dt_placement in[DT__MAX_IN];
     const dt__opdef *f = c->def;
-    int i, k, r;
+    int i, k, r, avg = dt__avg_passes(c, mdim);
     if (f->family == DT__F_UNARY) {
         for (k = 0; k < 4; k++) {
             in[0] = dt_partial((dt_reduce)k);
             if (f->flags & DT__TO_REP) dt__opts_add(o, c, in, dt_replicate());
-            else if (f->pmap[k] >= 0) dt__opts_add(o, c, in, dt_partial((dt_reduce)f->pmap[k]));
+            else if (f->pmap[k] >= 0 && (avg || (k != DT_AVG && f->pmap[k] != DT_AVG)))
+                dt__opts_add(o, c, in, dt_partial((dt_reduce)f->pmap[k]));
         }
         return;
     }
@@ -4618,6 +4671,7 @@ static void dt__opts_partial(const dt__call *c, dt__opts *o) {
         return;
     }
     for (r = 0; r < f->nprules; r++) {
+        if (!avg && dt__prule_avg(&f->prules[r])) continue;
         for (i = 0; i < c->nin && i < DT__MAX_IN; i++) { /* (the bound quiets GCC -O3's -Wstringop-overflow) */
             int8_t v = i < 3 ? f->prules[r].in[i] : -1;
             in[i] = v < 0 ? dt_replicate() : dt_partial((dt_reduce)v);
@@ -4638,7 +4692,7 @@ static void dt__opts_build(const dt__call *c, int mdim, dt__opts *o) {
         in[0] = dt_shard(1);
         dt__opts_add(o, c, in, dt_replicate());
     }
-    dt__opts_partial(c, o);
+    dt__opts_partial(c, mdim, o);
     for (i = 0; i < c->nin; i++) /* absent inputs take no part */
         if (!c->in[i].d) { int k; for (k = 0; k < o->n; k++) o->in[k][i] = dt_replicate(); }
 }
@@ -4786,7 +4840,8 @@ static dt_status dt__propagate(dt__call *c, dt_status (*check)(dt__call *)) {
         memcpy(c->want, e->want, sizeof c->want);
         c->cost = e->cost;
     } else {
-        if ((st = check(c))) return st;
+        if ((st = check(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))
+            return st;
         dt__choose(c);
         dt__public_out(c);
         if (e) {
@@ -7380,12 +7435,14 @@ static dt_status dt__check_reduce(dt__call *c) {
         }
     }
     c->out.ndim = j;
-    if (c->op == DT__OP_ARGMAX && x->ndim) {
-        size_t n = 1;
+    if (c->op == DT__OP_ARGMAX || c->op == DT__OP_MAX || c->op == DT__OP_MIN)
         for (d = 0; d < x->ndim; d++)
-            if (mask >> d & 1u) n *= (size_t)x->shape[d];
-        if (!n) return dt__fail(DT_ERR_SHAPE, "dt_argmax: the reduced dims of x are empty");
-    }
+            if ((mask >> d & 1u) && !x->shape[d]) {
+                char sh[160];
+                return dt__fail(DT_ERR_SHAPE, "%s: x %s: reduced dim %d has size 0 (the %s of nothing is undefined)",
+                                c->fn, dt__shape_str(x->shape, x->ndim, sh, sizeof sh), d,
+                                c->op == DT__OP_MIN ? "min" : "max");
+            }
     return DT_OK;
 }
 
@@ -7583,7 +7640,13 @@ static dt_status dt__check_cat(dt__call *c) {
     }
     if (!stack) {
         c->out.shape[dim] = 0;
-        for (i = 0; i < c->nin; i++) c->out.shape[dim] += c->in[i].d->shape[dim];
+        for (i = 0; i < c->nin; i++) {
+            int64_t e = c->in[i].d->shape[dim];
+            if (e > INT64_MAX - c->out.shape[dim])
+                return dt__fail(DT_ERR_SHAPE, "%s: dim %d of xs[0..%d] adds up to more than INT64_MAX (%lld + %lld)",
+                                c->fn, dim, i, (long long)c->out.shape[dim], (long long)e);
+            c->out.shape[dim] += e;
+        }
     }
     for (i = 0; i < c->nin; i++)
         for (d = 0; d < x->ndim; d++)
@@ -8070,6 +8133,20 @@ DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **
     return dt__binary(DT__OP_MINIMUM, "dt_minimum", a, b, out);
 }
 
+/* y keeps its spec, but an integer Partial(AVG) y (over more than one
+   rank) cannot take a*x + y exactly part by part (the mean is truncated):
+   refused, not rounded twice */
+static dt_status dt__axpy_int_avg(const dt_tensor *y) {
+    int i;
+    for (i = 0; i < y->mesh->ndim; i++)
+        if (y->desc.placements[i].kind == DT_PARTIAL && y->mesh->shape[i] > 1 &&
+            dt__int_avg(y->desc.dtype, (dt_reduce)y->desc.placements[i].reduce))
+            return dt__fail(DT_ERR_PLACEMENT, "dt_axpy: y is %s and Partial(avg) on mesh dim %d; an integer average "
+                            "is truncated, so y = a*x + y cannot be updated in place exactly (redistribute y to "
+                            "Replicate first)", dt_dtype_name(y->desc.dtype), i);
+    return DT_OK;
+}
+
 DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y) {
     dt__call c;
     dt_status st;
@@ -8082,6 +8159,7 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y) {
     if (!dt__is_float(y->desc.dtype) && a != (double)(int64_t)a)
         return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_axpy: a = %g is not an integer, and y is %s", a,
                                              dt_dtype_name(y->desc.dtype)));
+    if ((st = dt__axpy_int_avg(y))) return dt__call_refused(&c, st);
     return dt__dispatch(&c, dt__check_binary, &o);
 }
 
@@ -8270,6 +8348,9 @@ DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, 
     }
     for (j = 0; j < ndim; j++)
         dt__call_arg(&c, j == infer ? (known ? total / known : 0) : shape[j]);
+    /* (before the checker, whose grouping multiplies runs of these dims) */
+    if ((st = dt__shape_fits("dt_reshape", "the new shape", x->desc.dtype, ndim, c.arg)))
+        return dt__call_refused(&c, st);
     if ((infer >= 0 ? (known == 0 || total % known) : known != total))
         return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_reshape: x %s has %lld elements, the shape %s cannot "
                                              "hold them", dt__shape_str(x->desc.shape, x->desc.ndim, s1, sizeof s1),
@@ -9399,7 +9480,7 @@ static dt_status dt__conv_check(const char *fn, int nsp, const dt_tensor *x, con
                             (long long)x->desc.shape[2 + i], (long long)p, (long long)d, (long long)cv->k[i],
                             (long long)od->shape[2 + i]);
     }
-    return DT_OK;
+    return dt__shape_fits(fn, "the result", od->dtype, od->ndim, od->shape);
 }
 
 /* the ghost widths every rank's output box needs, maximised over ranks */

@@ -205,6 +205,157 @@ static void test_mesh_args(void)
     free(ranks);
 }
 
+/* ------------------------------------------------------------ huge extents
+
+   The largest shapes the size rule admits (u8, or a 0 beside dims whose
+   product times the element size fits in int64) through the layout and the
+   redistribution planner, whose chunk arithmetic (ceil(n/k), r*c + c) must
+   not overflow: every part against a torch.chunk reference in uint64. */
+
+/* torch.chunk part r of k of [lo0, lo0 + n), in uint64 (n < 2^63, so nothing wraps) */
+static void ref_chunk(uint64_t lo0, uint64_t n, int k, int r, uint64_t *lo, uint64_t *len)
+{
+    uint64_t c = n / (uint64_t)k + (n % (uint64_t)k != 0), a = (uint64_t)r * c < n ? (uint64_t)r * c : n;
+    *lo = lo0 + a;
+    *len = n - a < c ? n - a : c;
+}
+
+/* the layout of u8 [INT64_MAX] with dim 0 split by every mesh dim of m (nested) */
+static void check_huge_layout(dt_mesh *m, const char *what)
+{
+    dt_tensor_desc d;
+    int nd = dt_mesh_ndim(m), k, r, coord[DT_MAX_MESH_DIMS] = { 0, 0, 0, 0 };
+    int size = dt_mesh_size(m);
+    uint64_t next = 0;
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_U8;
+    d.ndim = 1;
+    d.shape[0] = INT64_MAX;
+    for (k = 0; k < nd; k++) d.placements[k] = dt_shard(0);
+    for (r = 0; r < size; r++) { /* row-major coordinates: the parts in index order */
+        int64_t ls[DT_MAX_DIMS] = { -1 }, lo[DT_MAX_DIMS] = { -1 };
+        uint64_t wlo = 0, wlen = (uint64_t)INT64_MAX;
+        int rest = r;
+        for (k = nd - 1; k >= 0; k--) { coord[k] = rest % dt_mesh_dim_size(m, k); rest /= dt_mesh_dim_size(m, k); }
+        for (k = 0; k < nd; k++) ref_chunk(wlo, wlen, dt_mesh_dim_size(m, k), coord[k], &wlo, &wlen);
+        dtt_ctx("huge layout %s, mesh rank %d", what, r);
+        CHECK_OK(dt_layout(m, &d, coord, ls, lo));
+        CHECK(ls[0] >= 0 && lo[0] >= 0 && (uint64_t)ls[0] == wlen && (uint64_t)lo[0] == wlo,
+              "u8 [INT64_MAX]: part [%lld +%lld), want [%llu +%llu)", (long long)lo[0], (long long)ls[0],
+              (unsigned long long)wlo, (unsigned long long)wlen);
+        CHECK(wlo == next || wlen == 0, "parts not contiguous at %llu", (unsigned long long)wlo);
+        if (wlen) next = wlo + wlen;
+    }
+    CHECK(next == (uint64_t)INT64_MAX, "the parts end at %llu, not INT64_MAX", (unsigned long long)next);
+}
+
+/* a zero-size u8 tensor with an INT64_MAX extent, redistributed between
+   placements that split that extent: every rank's part as the reference */
+static void check_huge_redistribute(dt_mesh *m, int big_dim, const dt_placement *from, const dt_placement *to,
+                                    const char *what)
+{
+    dt_tensor_desc d;
+    dt_tensor *x = NULL, *y = NULL;
+    int nd = dt_mesh_ndim(m), coord[DT_MAX_MESH_DIMS] = { 0, 0, 0, 0 }, k;
+    dtt_ctx("huge redistribute %s", what);
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_U8;
+    d.ndim = 2;
+    d.shape[big_dim] = INT64_MAX;
+    d.shape[1 - big_dim] = 0;
+    memcpy(d.placements, from, (size_t)nd * sizeof *from);
+    CHECK_OK(dt_tensor_zeros(m, &d, &x));
+    if (x) CHECK_OK(dt_tensor_redistribute(x, to, &y));
+    dt_mesh_coordinate(m, coord);
+    if (y) {
+        int64_t ls[2], lo[2];
+        uint64_t wlo[2] = { 0, 0 }, wlen[2];
+        wlen[big_dim] = (uint64_t)INT64_MAX;
+        wlen[1 - big_dim] = 0;
+        for (k = 0; k < nd; k++)
+            if (to[k].kind == DT_SHARD) {
+                int td = to[k].dim;
+                ref_chunk(wlo[td], wlen[td], dt_mesh_dim_size(m, k), coord[k], &wlo[td], &wlen[td]);
+            }
+        dt_tensor_local_shape(y, ls);
+        dt_tensor_local_offset(y, lo);
+        for (k = 0; k < 2; k++)
+            CHECK((uint64_t)ls[k] == wlen[k] && (uint64_t)lo[k] == wlo[k], "dim %d: part [%lld +%lld), want [%llu +%llu)",
+                  k, (long long)lo[k], (long long)ls[k], (unsigned long long)wlo[k], (unsigned long long)wlen[k]);
+    }
+    dt_tensor_destroy(y);
+    dt_tensor_destroy(x);
+}
+
+static void test_huge_extents(void)
+{
+    dt_placement s0[DT_MAX_MESH_DIMS], s1[DT_MAX_MESH_DIMS], rep[DT_MAX_MESH_DIMS], s00[DT_MAX_MESH_DIMS];
+    dt_placement s0p[DT_MAX_MESH_DIMS], s01[DT_MAX_MESH_DIMS], pp[DT_MAX_MESH_DIMS];
+    dt_mesh *m22 = NULL;
+    memset(s0p, 0, sizeof s0p);
+    memset(s01, 0, sizeof s01);
+    memset(pp, 0, sizeof pp);
+    s0p[0] = dt_shard(0);
+    s0p[1] = dt_partial(DT_SUM);
+    s01[0] = dt_shard(0);
+    s01[1] = dt_shard(1);
+    pp[0] = dt_partial(DT_SUM);
+    pp[1] = dt_partial(DT_SUM);
+    memset(s0, 0, sizeof s0);
+    memset(s1, 0, sizeof s1);
+    memset(rep, 0, sizeof rep);
+    memset(s00, 0, sizeof s00);
+    s0[0] = dt_shard(0);
+    s1[0] = dt_shard(1);
+    s00[0] = dt_shard(0);
+    s00[1] = dt_shard(0);
+    check_huge_layout(g_mesh, "1-D mesh");
+    check_huge_layout(g_mesh2, "[np, 1] mesh");
+    check_huge_redistribute(g_mesh, 0, s0, rep, "[INT64_MAX, 0] S(0) -> R");
+    check_huge_redistribute(g_mesh, 0, rep, s0, "[INT64_MAX, 0] R -> S(0)");
+    check_huge_redistribute(g_mesh, 0, s0, s1, "[INT64_MAX, 0] S(0) -> S(1)");
+    check_huge_redistribute(g_mesh, 1, s1, s0, "[0, INT64_MAX] S(1) -> S(0)");
+    check_huge_redistribute(g_mesh2, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [np, 1]");
+    check_huge_redistribute(g_mesh, 0, pp, s0, "[INT64_MAX, 0] P(sum) -> S(0)");
+    check_huge_redistribute(g_mesh2, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [np, 1]");
+    if (dtt_np % 2 == 0 && dtt_np > 2) { /* two real splits of one dim: [2, np/2] */
+        dt_mesh_desc md;
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = 2;
+        md.shape[1] = dtt_np / 2;
+        CHECK_OK(dt_mesh_create(g_comm, &md, &m22));
+        if (m22) {
+            check_huge_layout(m22, "[2, np/2] mesh");
+            check_huge_redistribute(m22, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [2, np/2]");
+            check_huge_redistribute(m22, 0, rep, s00, "[INT64_MAX, 0] R,R -> S(0),S(0) on [2, np/2]");
+            check_huge_redistribute(m22, 0, s0, s00, "[INT64_MAX, 0] S(0),R -> S(0),S(0) on [2, np/2]");
+            /* reductions: the planner sizes the blocks a reduce-scatter would leave */
+            check_huge_redistribute(m22, 0, s0p, s00, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(0) on [2, np/2]");
+            check_huge_redistribute(m22, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [2, np/2]");
+            check_huge_redistribute(m22, 0, s0p, rep, "[INT64_MAX, 0] S(0),P(sum) -> R,R on [2, np/2]");
+            check_huge_redistribute(m22, 0, pp, s01, "[INT64_MAX, 0] P(sum),P(sum) -> S(0),S(1) on [2, np/2]");
+        }
+        dt_mesh_destroy(m22);
+    }
+    if (dtt_np % 4 == 0) { /* a reduction with another after it: the planner's reduce-scatter into a sharded dim */
+        dt_mesh_desc md;
+        dt_placement spp[DT_MAX_MESH_DIMS], srr[DT_MAX_MESH_DIMS];
+        memset(&md, 0, sizeof md);
+        memset(spp, 0, sizeof spp);
+        memset(srr, 0, sizeof srr);
+        md.ndim = 3;
+        md.shape[0] = 2;
+        md.shape[1] = 2;
+        md.shape[2] = dtt_np / 4;
+        spp[0] = srr[0] = dt_shard(0);
+        spp[1] = spp[2] = dt_partial(DT_SUM);
+        CHECK_OK(dt_mesh_create(g_comm, &md, &m22));
+        if (m22) check_huge_redistribute(m22, 0, spp, srr, "[INT64_MAX, 0] S(0),P(sum),P(sum) -> S(0),R,R on [2, 2, np/4]");
+        dt_mesh_destroy(m22);
+    }
+}
+
 /* ------------------------------------------------------------ tensor descs */
 
 typedef struct badcase { dt_tensor_desc d; dt_status want; const char *what; } badcase;
@@ -228,6 +379,10 @@ static int bad_descs(badcase *b)
     ADD((d->shape[0] = INT64_MAX, d->placements[0] = dt_replicate()), DT_ERR_SHAPE, "INT64_MAX elements");
     ADD((d->ndim = 3, d->shape[0] = (int64_t)1 << 22, d->shape[1] = (int64_t)1 << 22, d->shape[2] = (int64_t)1 << 19),
         DT_ERR_SHAPE, "2^63 bytes");
+    ADD((d->dtype = DT_F64, d->shape[0] = 0, d->shape[1] = (int64_t)1 << 62), DT_ERR_SHAPE,
+        "f64 [0, 2^62]: no elements, but 2^62 x 8 bytes of extents");
+    ADD((d->dtype = DT_U8, d->ndim = 3, d->shape[0] = 0, d->shape[1] = (int64_t)1 << 32, d->shape[2] = (int64_t)1 << 32),
+        DT_ERR_SHAPE, "u8 [0, 2^32, 2^32]: no elements, but 2^64 of extents");
     ADD(d->dtype = (dt_dtype)99, DT_ERR_DTYPE, "dtype 99");
     ADD(d->dtype = (dt_dtype)-1, DT_ERR_DTYPE, "dtype -1");
     ADD(d->placements[0] = dt_shard(2), DT_ERR_PLACEMENT, "Shard(2) of a 2-D tensor");
@@ -473,6 +628,7 @@ int main(int argc, char **argv)
             test_mesh_args();
             test_tensor_descs();
             test_tensor_args();
+            test_huge_extents();
             test_error_state();
         }
         dt_mesh_destroy(g_mesh2);

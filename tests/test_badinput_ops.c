@@ -20,7 +20,11 @@
      dt_add sub mul div maximum minimum   N, T, M, S (no broadcast)
      dt_axpy                   N, T, M (y on another mesh), S, E (a = 0.5, i32)
      dt_sum mean max min norm2 argmax     N, D (2, -3, INT_MIN), dim twice,
-                               ndims -1, argmax ndims 2
+                               ndims -1, argmax ndims 2; max min argmax
+                               over a 0-size dim or all dims of no elements
+     dt_cat stack add matmul reshape conv1d   O: results whose dims (0
+                               counted as 1) overflow int64 from inputs
+                               without elements
      dt_matmul                 N, S (k), T, M
      dt_mm bmm dot             N, S (ranks)
      dt_addmm                  N (c, a, b, out), S
@@ -241,6 +245,121 @@ static void test_reduce(void)
         BAD(DT_ERR_SHAPE, rd[i].n, rd[i].f(a, 1, &dmin, 0, &o));
         BAD(i == 5 ? DT_ERR_ARG : DT_ERR_SHAPE, rd[i].n, rd[i].f(a, 2, twice, 0, &o));
     }
+}
+
+/* ------------------------------------------------------------ empty extents, huge shapes */
+
+/* a tensor with no elements (nothing allocated) on g_mesh */
+static dt_tensor *no_elements(dt_dtype t, int ndim, int64_t s0, int64_t s1, int64_t s2, dt_placement p0)
+{
+    dt_tensor_desc d;
+    dt_tensor *x = NULL;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = ndim;
+    d.shape[0] = s0;
+    d.shape[1] = s1;
+    d.shape[2] = s2;
+    d.placements[0] = p0;
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &x));
+    return x;
+}
+
+/* max / min / argmax of nothing: DT_ERR_SHAPE naming the call and the shape
+   (torch: "Expected reduction dim ... to have non-zero size"); over a
+   non-empty dim of an empty tensor they give an empty result, and sums of
+   nothing stay 0 */
+static void test_empty_extents(void)
+{
+    static const struct { red_fn f; const char *n; } rd[] = {
+        { dt_max, "dt_max" }, { dt_min, "dt_min" }, { dt_argmax, "dt_argmax" } };
+    dt_tensor *e0 = no_elements(DT_F32, 2, 0, 3, 0, dt_shard(0)), *e1 = no_elements(DT_I64, 2, 4, 0, 0, dt_shard(0));
+    int d0 = 0, d1 = 1, dm1 = -1;
+    size_t i;
+    dtt_ctx("empty extents");
+    if (!e0 || !e1) goto done;
+    for (i = 0; i < 3; i++) {
+        BADV(DT_ERR_SHAPE, rd[i].n, "[0, 3]", rd[i].f(e0, 1, &d0, 0, &o));
+        BADV(DT_ERR_SHAPE, rd[i].n, "[0, 3]", rd[i].f(e0, 1, &d0, 1, &o));
+        BADV(DT_ERR_SHAPE, rd[i].n, "[0, 3]", rd[i].f(e0, 0, NULL, 0, &o)); /* all dims of no elements */
+        BADV(DT_ERR_SHAPE, rd[i].n, "[4, 0]", rd[i].f(e1, 1, &dm1, 0, &o));
+        BADV(DT_ERR_SHAPE, rd[i].n, "[4, 0]", rd[i].f(e1, 0, NULL, 1, &o));
+    }
+    for (i = 0; i < 3; i++) {
+        dt_tensor *o = NULL;
+        const dt_tensor_desc *od;
+        CHECK_OK(rd[i].f(e0, 1, &d1, 0, &o));
+        od = o ? dt_tensor_get_desc(o) : NULL;
+        CHECK(od && od->ndim == 1 && od->shape[0] == 0, "%s over dim 1 of [0, 3]: want an empty [0]", rd[i].n);
+        dt_tensor_destroy(o);
+    }
+    {
+        dt_tensor *o = NULL;
+        int64_t got[4] = { 7, 7, 7, 7 }, k;
+        CHECK_OK(dt_sum(e1, 1, &d1, 0, &o));
+        if (o) CHECK_OK(dt_tensor_gather(o, got));
+        for (k = 0; k < 4; k++) CHECK(got[k] == 0, "dt_sum over the empty dim of [4, 0]: element %lld = %lld", (long long)k,
+                                      (long long)got[k]);
+        dt_tensor_destroy(o);
+    }
+done:
+    dt_tensor_destroy(e0);
+    dt_tensor_destroy(e1);
+}
+
+/* results whose extents overflow int64 (the size rule: dims, 0 counted
+   as 1, times the element size) from inputs that obey it: refused before
+   anything moves, *out untouched */
+static void test_huge_shapes(void)
+{
+    const int64_t g62 = (int64_t)1 << 62, g40 = (int64_t)1 << 40, g31 = (int64_t)1 << 31, g30 = (int64_t)1 << 30;
+    dt_tensor *u = no_elements(DT_U8, 2, 0, g62, 0, dt_replicate());
+    dt_tensor *us = no_elements(DT_U8, 2, 0, g62, 0, dt_shard(1));
+    dt_tensor *u1 = no_elements(DT_U8, 2, 0, g62 - 1, 0, dt_shard(1));
+    dt_tensor *ba = no_elements(DT_U8, 3, 0, g40, 1, dt_replicate());
+    dt_tensor *bb = no_elements(DT_U8, 3, 0, 1, g40, dt_replicate());
+    dt_tensor *ma = no_elements(DT_F32, 2, g31, 0, 0, dt_shard(0));
+    dt_tensor *mb = no_elements(DT_F32, 2, 0, g31, 0, dt_replicate());
+    dt_tensor *r4 = no_elements(DT_U8, 2, 0, 4, 0, dt_shard(1));
+    dt_tensor *cx = no_elements(DT_F32, 3, g30, 0, g30, dt_replicate());
+    dt_tensor *cw = no_elements(DT_F32, 3, g30, 0, 1, dt_replicate());
+    const dt_tensor *xs[2];
+    int64_t shp[3];
+    dt_conv_desc cd;
+    dtt_ctx("huge shapes");
+    if (!u || !us || !u1 || !ba || !bb || !ma || !mb || !r4 || !cx || !cw) goto done;
+    xs[0] = u;
+    xs[1] = u;
+    BADV(DT_ERR_SHAPE, "dt_cat", "INT64_MAX", dt_cat(2, xs, 1, &o));       /* 2^62 + 2^62 */
+    BADV(DT_ERR_SHAPE, "dt_stack", "overflow", dt_stack(2, xs, 0, &o));    /* [2, 0, 2^62] */
+    xs[0] = us;
+    xs[1] = us;
+    BADV(DT_ERR_SHAPE, "dt_cat", "INT64_MAX", dt_cat(2, xs, -1, &o));
+    BADV(DT_ERR_SHAPE, "dt_add", "overflow", dt_add(ba, bb, &o));          /* broadcast [0, 2^40, 2^40] */
+    BADV(DT_ERR_SHAPE, "dt_matmul", "overflow", dt_matmul(ma, mb, &o));    /* f32 [2^31, 2^31] */
+    shp[0] = 0; shp[1] = g62; shp[2] = 4;
+    BADV(DT_ERR_SHAPE, "dt_reshape", "overflow", dt_reshape(r4, 3, shp, &o));
+    memset(&cd, 0, sizeof cd);
+    BADV(DT_ERR_SHAPE, "dt_conv1d", "overflow", dt_conv1d(cx, cw, NULL, &cd, &o)); /* [2^30, 2^30, 2^30] */
+    { /* right at the limit: 2^62 + (2^62 - 1) = INT64_MAX fits */
+        dt_tensor *o = NULL;
+        xs[0] = us;
+        xs[1] = u1;
+        CHECK_OK(dt_cat(2, xs, 1, &o));
+        CHECK(o && dt_tensor_get_desc(o)->shape[1] == INT64_MAX, "cat to [0, INT64_MAX]");
+        dt_tensor_destroy(o);
+    }
+done:
+    dt_tensor_destroy(u);
+    dt_tensor_destroy(us);
+    dt_tensor_destroy(u1);
+    dt_tensor_destroy(ba);
+    dt_tensor_destroy(bb);
+    dt_tensor_destroy(ma);
+    dt_tensor_destroy(mb);
+    dt_tensor_destroy(r4);
+    dt_tensor_destroy(cx);
+    dt_tensor_destroy(cw);
 }
 
 /* ------------------------------------------------------------ matmul, norms */
@@ -724,6 +843,8 @@ int main(int argc, char **argv)
         if (keep && g_nfix == 11) {
             test_pointwise();
             test_reduce();
+            test_empty_extents();
+            test_huge_shapes();
             test_matmul();
             test_views();
             test_index_ops();

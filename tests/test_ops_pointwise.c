@@ -199,11 +199,13 @@ static double ref_unary(const uop_t *op, dt_dtype t, dt_dtype to, double x)
     return 0;
 }
 
-/* the documented output placement of a unary op on one mesh dim */
-static dt_placement unary_expect(const uop_t *op, dt_placement in)
+/* the documented output placement of a unary op on one mesh dim (an integer
+   Partial(avg) passes only through neg and copy: dt_reduce) */
+static dt_placement unary_expect(const uop_t *op, dt_dtype t, dt_placement in)
 {
     int r;
     if (in.kind != DT_PARTIAL) return in;
+    if (!dtt_is_float(t) && in.reduce == DT_AVG && op->id != U_NEG && op->id != U_COPY) return dtt_pl_notp();
     r = op->pmap[in.reduce];
     if (r == -2) return dt_replicate();
     if (r < 0) return dtt_pl_notp();
@@ -243,7 +245,7 @@ static void run_unary(const dtt_mesh *m, const uop_t *op, dt_dtype t, dt_dtype t
     if (out) {
         const dt_tensor_desc *d = dt_tensor_get_desc(out);
         memset(ex, 0, sizeof ex);
-        for (k = 0; k < m->nd; k++) ex[k] = unary_expect(op, pl[k]);
+        for (k = 0; k < m->nd; k++) ex[k] = unary_expect(op, t, pl[k]);
         if (n > 0) dtt_expect_pl(m, out, ex, "output placements"); /* empty: every choice costs nothing */
         dtt_check_own_layout(m, out, "output layout");
         CHECK(d->dtype == ot && d->ndim == ndim, "output dtype %s ndim %d, want %s %d", dtt_dtname(d->dtype), d->ndim,
@@ -455,15 +457,18 @@ static int partial_rule(int op, int ra, int rb)
     return -1;
 }
 
-/* expected output placement on one mesh dim; DTT_ANYPL where the table leaves a choice */
-static dt_placement binary_expect(int op, int na, const int64_t *sa, dt_placement pa, int nb, const int64_t *sb,
-                                  dt_placement pb, int no, const int64_t *so)
+/* expected output placement on one mesh dim; DTT_ANYPL where the table leaves a choice
+   (an integer Partial(avg) input is reduced first: any placement may follow) */
+static dt_placement binary_expect(int op, dt_dtype t, int na, const int64_t *sa, dt_placement pa, int nb,
+                                  const int64_t *sb, dt_placement pb, int no, const int64_t *so)
 {
     int oa = pa.kind == DT_SHARD ? pa.dim + (no - na) : -1, ob = pb.kind == DT_SHARD ? pb.dim + (no - nb) : -1;
     if (pa.kind == DT_REPLICATE && pb.kind == DT_REPLICATE) return dt_replicate();
     if (pa.kind == DT_PARTIAL || pb.kind == DT_PARTIAL) {
         int r;
         if (pa.kind == DT_SHARD || pb.kind == DT_SHARD) return dtt_pl_any();
+        if (!dtt_is_float(t) && ((pa.kind == DT_PARTIAL && pa.reduce == DT_AVG) || (pb.kind == DT_PARTIAL && pb.reduce == DT_AVG)))
+            return dtt_pl_any();
         r = partial_rule(op, pa.kind == DT_PARTIAL ? pa.reduce : -1, pb.kind == DT_PARTIAL ? pb.reduce : -1);
         return r < 0 ? dtt_pl_any() : dt_partial((dt_reduce)r);
     }
@@ -560,7 +565,7 @@ static void run_binary(const dtt_mesh *m, int op, dt_dtype t, int na, const int6
             dt_placement rb = dt_replicate();
             memset(ex, 0, sizeof ex);
             for (k = 0; k < m->nd; k++)
-                ex[k] = binary_expect(op, na, sa, pa[k], nb, sb, bmesh ? rb : pb[k], no, so);
+                ex[k] = binary_expect(op, t, na, sa, pa[k], nb, sb, bmesh ? rb : pb[k], no, so);
             if (nA > 0 && nB > 0) dtt_expect_pl(m, out, ex, "output placements");
             dtt_check_own_layout(m, out, "output layout");
             CHECK(d->dtype == t && d->ndim == no, "output dtype %s ndim %d", dtt_dtname(d->dtype), d->ndim);
@@ -765,6 +770,7 @@ static void run_axpy(const dtt_mesh *m, dt_dtype t, double a, int ndim, const in
     double *fx = dtt_alloc_d(n), *fy = dtt_alloc_d(n), *want = dtt_alloc_d(n), *got = dtt_alloc_d(n);
     dt_tensor *x, *y;
     char s1[64], s2[64], s3[64];
+    int refused = 0;
     g_cases++;
     dtt_ctx("dt_axpy a=%g %s mesh %s %s x%s y%s", a, dtt_dtname(t), m->name, dtt_shape_str(ndim, shape, s1, sizeof s1),
             dtt_pl_str(px, m->nd, s2, sizeof s2), dtt_pl_str(py, m->nd, s3, sizeof s3));
@@ -774,7 +780,15 @@ static void run_axpy(const dtt_mesh *m, dt_dtype t, double a, int ndim, const in
     }
     x = dtt_from_full(m, t, ndim, shape, px, fx, unit_of(t));
     y = dtt_from_full(m, t, ndim, shape, py, fy, unit_of(t));
-    if (x && y) {
+    for (i = 0; i < m->nd; i++) /* an integer Partial(avg) y over more than one rank is refused */
+        refused |= !dtt_is_float(t) && py[i].kind == DT_PARTIAL && py[i].reduce == DT_AVG && m->shape[i] > 1;
+    if (x && y && refused) {
+        void *sy = dtt_save_local(y);
+        CHECK_ST(dt_axpy(a, x, y), DT_ERR_PLACEMENT);
+        CHECK_ERRMSG("dt_axpy");
+        CHECK(dtt_same_local(y, sy), "a refused axpy changed y");
+        free(sy);
+    } else if (x && y) {
         void *sx = dtt_save_local(x), *p0 = dt_tensor_data(y);
         CHECK_OK(dt_axpy(a, x, y));
         CHECK(dt_tensor_data(y) == p0 || dt_tensor_local_numel(y) == 0, "y's buffer must stay");
@@ -941,7 +955,7 @@ static void test_in_place(void)
                 /* unary in place: where the spec is kept it works, else DT_ERR_PLACEMENT and x untouched */
                 for (oi = 0; oi < NELEM(uops); oi++) {
                     const uop_t *op = &uops[oi];
-                    dt_placement ex = unary_expect(op, p0);
+                    dt_placement ex = unary_expect(op, DT_F64, p0);
                     dt_tensor *x, *o;
                     double want[35];
                     int keeps = ex.kind == p0.kind && ex.dim == p0.dim && (ex.kind != DT_PARTIAL || ex.reduce == p0.reduce);

@@ -161,8 +161,8 @@ static void red_ref(int op, int ndim, const int64_t *shape, unsigned mask, const
     free(ab);
 }
 
-/* documented output placement on one mesh dim */
-static dt_placement red_expect(int op, dt_placement in, unsigned mask, int keepdim)
+/* documented output placement on one mesh dim (an integer Partial(avg) is reduced first) */
+static dt_placement red_expect(int op, dt_dtype t, dt_placement in, unsigned mask, int keepdim)
 {
     if (in.kind == DT_REPLICATE) return in;
     if (in.kind == DT_SHARD) {
@@ -182,7 +182,7 @@ static dt_placement red_expect(int op, dt_placement in, unsigned mask, int keepd
         return dt_shard(nd);
     }
     /* Partial input */
-    if ((op == R_SUM || op == R_MEAN) && (in.reduce == DT_SUM || in.reduce == DT_AVG)) return in;
+    if ((op == R_SUM || op == R_MEAN) && (in.reduce == DT_SUM || (in.reduce == DT_AVG && dtt_is_float(t)))) return in;
     if (op == R_NORM2 || op == R_ARGMAX) return dtt_pl_notp();
     return dtt_pl_any();
 }
@@ -216,7 +216,7 @@ static void run_red(const dtt_mesh *m, int op, dt_dtype t, int ndim, const int64
             const dt_tensor_desc *d = dt_tensor_get_desc(out);
             dt_placement ex[DT_MAX_MESH_DIMS];
             memset(ex, 0, sizeof ex);
-            for (k = 0; k < m->nd; k++) ex[k] = red_expect(op, pl[k], mask, keepdim);
+            for (k = 0; k < m->nd; k++) ex[k] = red_expect(op, t, pl[k], mask, keepdim);
             if (n > 0) dtt_expect_pl(m, out, ex, "output placements");
             dtt_check_own_layout(m, out, "output layout");
             CHECK(d->dtype == ot && d->ndim == no, "output dtype %s ndim %d, want %s %d", dtt_dtname(d->dtype), d->ndim,

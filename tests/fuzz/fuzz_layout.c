@@ -1,7 +1,8 @@
 /* tests/fuzz/fuzz_layout.c -- libFuzzer target: where every shard sits.
 
    Input bytes -> a mesh (1-4 dims, 1..16 ranks each, at most 1024 ranks), a
-   global shape (0-8 dims, zero-size, uneven, sometimes large) and placements
+   global shape (0-8 dims, zero-size, uneven, sometimes large, sometimes near
+   INT64_MAX: u8, or beside a 0, whose chunk arithmetic must not overflow) and placements
    (Shard(d) with negative d, the same dim sharded on several mesh dims,
    Replicate, Partial). Checks, for every mesh coordinate:
    - dt_layout equals an independent torch.chunk layout (ceil-div chunks,
@@ -31,7 +32,8 @@ static int64_t fz_dim(fz *f) {
     unsigned k = fz_u8(f);
     if (k < 200) return (int64_t)(k % 24);           /* small, incl. 0        */
     if (k < 250) return (int64_t)(fz_u16(f) % 1000); /* medium                */
-    return (int64_t)fz_u16(f) << (fz_u8(f) % 24);    /* large (no allocation) */
+    if (k < 255) return (int64_t)fz_u16(f) << (fz_u8(f) % 24); /* large (no allocation) */
+    return INT64_MAX - (int64_t)(fz_u8(f) % 4);      /* huge                  */
 }
 
 static void check_layout(fz *f) {
@@ -43,7 +45,7 @@ static void check_layout(fz *f) {
     sim_world w;
     int mnd, ms[DT_MAX_MESH_DIMS], nranks = 1, i, d, r, sharded[DT_MAX_MESH_DIMS];
     int coord[DT_MAX_MESH_DIMS];
-    int64_t gnumel = 1, sum = 0;
+    int64_t gnumel = 1, sum = 0, nz = 1;
     int big = 0;
     ref_box *boxes;
     int *shard_ids, nshard = 0;
@@ -72,10 +74,11 @@ static void check_layout(fz *f) {
             td.placements[i] = dt_partial((dt_reduce)fz_below(f, 4));
         }
     }
-    for (d = 0; d < td.ndim; d++) {
-        if (td.shape[d] && gnumel > INT64_MAX / 64 / td.shape[d]) big = 1;
-        else gnumel *= td.shape[d];
+    for (d = 0; d < td.ndim; d++) { /* big: the dims (0 counted as 1) may break the library's size rule */
+        if (td.shape[d] > 1 && nz > INT64_MAX / 64 / td.shape[d]) big = 1;
+        else if (td.shape[d] > 1) nz *= td.shape[d];
     }
+    for (d = 0; d < td.ndim && !big; d++) gnumel *= td.shape[d];
 
     r = fz_below(f, nranks);
     if ((st = sim_comm_make(&w, r, nranks, &comm))) FZ_FAIL("sim comm: %s", dt_last_error());

@@ -212,11 +212,13 @@ static void ref_layout(int nd, const int64_t *g, int mnd, const int *ms, const i
     for (i = 0; i < mnd; i++)
         if (pl[i].kind == DT_SHARD) {
             int td = pl[i].dim < 0 ? pl[i].dim + nd : pl[i].dim;
-            int64_t n = b->ext[td], c = (n + ms[i] - 1) / ms[i], a = c * coord[i], e = a + c;
+            /* in uint64: n < 2^63, so c * coord and a + c (< n + ms) do not wrap */
+            uint64_t n = (uint64_t)b->ext[td], k = (uint64_t)ms[i], c = n / k + (n % k != 0);
+            uint64_t a = c * (uint64_t)coord[i], e = a + c;
             if (a > n) a = n;
             if (e > n) e = n;
-            b->lo[td] += a;
-            b->ext[td] = e - a;
+            b->lo[td] += (int64_t)a;
+            b->ext[td] = (int64_t)(e - a);
         }
 }
 
