@@ -9794,12 +9794,15 @@ static dt_status dt__npy_parse_header(const char *buf, size_t len, dt__npy_info 
     if (fortran)
         return dt__fail(DT_ERR_IO, "%s: fortran_order is True; only C-order files are read (numpy: save "
                         "np.ascontiguousarray(a))", fn);
+    /* the tensors' size rule (dt__shape_fits: a 0 counted as 1), so that a
+       file the parser accepts is one dt_tensor_load_npy can make */
     bytes = dt_dtype_size(r.dtype);
     for (d = 0; d < r.ndim; d++)
-        if ((uint64_t)r.shape[d] > (uint64_t)SIZE_MAX || !dt__mul_ok(bytes, (size_t)r.shape[d], &bytes) ||
-            bytes > (size_t)INT64_MAX)
-            return dt__fail(DT_ERR_IO, "%s: shape[0..%d] times %zu-byte %s overflows", fn, d,
+        if ((uint64_t)r.shape[d] > (uint64_t)SIZE_MAX ||
+            !dt__mul_ok(bytes, r.shape[d] ? (size_t)r.shape[d] : 1u, &bytes) || bytes > (size_t)INT64_MAX)
+            return dt__fail(DT_ERR_IO, "%s: shape[0..%d] (0 counted as 1) times %zu-byte %s overflows", fn, d,
                             dt_dtype_size(r.dtype), dt_dtype_name(r.dtype));
+    for (d = 0; d < r.ndim; d++) bytes = r.shape[d] ? bytes : 0;
     r.data_offset = pre + hlen;
     r.data_bytes = bytes;
     *info = r;

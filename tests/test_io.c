@@ -546,6 +546,9 @@ static void test_malformed(void)
     bad_file(&m, "huge shape", buf,
              npy_bytes(buf, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999)}\n", v,
                        sizeof v), "overflows");
+    bad_file(&m, "empty but huge", buf, /* no data, but (0 counted as 1) 2^62 f64s overflow: the size rule */
+             npy_bytes(buf, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4611686018427387904)}\n", v,
+                       0), "overflows");
     bad_file(&m, "int64 overflow", buf,
              npy_bytes(buf, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,)}\n", v,
                        sizeof v), "overflows int64");
