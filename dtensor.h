@@ -1863,12 +1863,11 @@ static dt_status dt__comm_barrier(dt_comm *c) {
 }
 
 /* Control traffic (mesh set-up, DT_VERIFY) is not what a user measures with
-   dt_comm_stats, so it runs muted. Each rank contributes `n` int64 words. */
-static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, int64_t *all) {
-    size_t *v = NULL;
+   dt_comm_stats, so it runs muted. Each rank contributes `n` int64 words;
+   v: 2 * c->size counts, the caller's scratch (so this allocates nothing). */
+static dt_status dt__comm_allgather_ctl_into(dt_comm *c, const int64_t *mine, int n, int64_t *all, size_t *v) {
     int j;
     dt_status st;
-    if ((st = dt__alloc("dt_comm", 2 * (size_t)c->size * sizeof(size_t), (void **)&v))) return st;
     for (j = 0; j < c->size; j++) {
         v[j] = (size_t)n * sizeof(int64_t);
         v[c->size + j] = (size_t)j * (size_t)n * sizeof(int64_t);
@@ -1876,7 +1875,61 @@ static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, 
     c->root->muted++;
     st = dt__comm_allgatherv(c, mine, (size_t)n * sizeof(int64_t), all, v, v + c->size);
     c->root->muted--;
+    return st;
+}
+
+static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, int64_t *all) {
+    size_t *v = NULL;
+    dt_status st;
+    if ((st = dt__alloc("dt_comm", 2 * (size_t)c->size * sizeof(size_t), (void **)&v))) return st;
+    st = dt__comm_allgather_ctl_into(c, mine, n, all, v);
     DT_FREE(v);
+    return st;
+}
+
+#define DT__CTL_MAX 8 /* words of dt__comm_allmax_ctl */
+
+/* a 64-bit value as 4 words whose maximum over the ranks tells whether all
+   ranks hold the same value (its halves and their negations: max and -min) */
+static void dt__ctl_words(uint64_t h, int64_t *v) {
+    v[0] = (int64_t)(h >> 32);
+    v[1] = (int64_t)(h & 0xffffffffu);
+    v[2] = -v[0];
+    v[3] = -v[1];
+}
+static int dt__ctl_same(const int64_t *v) { return v[0] == -v[2] && v[1] == -v[3]; }
+
+/* Control traffic that allocates nothing: v[0..n) becomes the element-wise
+   maximum over the ranks (n <= DT__CTL_MAX). Agreement steps start with it,
+   so a rank that could not allocate still takes part and its peers learn of
+   it instead of waiting. The backend's allreduce where it has one (MPI);
+   otherwise dissemination over sendrecv (round d: to rank + d, from
+   rank - d; max is idempotent, so the overlapping windows do no harm).
+   Device-only backends stage host buffers, which allocates. */
+static dt_status dt__comm_allmax_ctl(dt_comm *c, int64_t *v, int n) {
+    int64_t mine[DT__CTL_MAX], in[DT__CTL_MAX];
+    dt_status st = DT_ERR_UNSUPPORTED;
+    int d, i;
+    if (c->size == 1) return DT_OK;
+    c->root->muted++;
+    if (dt__comm_device(c)) {
+        st = dt__comm_allreduce(c, v, v, (size_t)n, DT_I64, DT_MAX);
+    } else {
+        if (dt__native(c) && c->be.allreduce) {
+            memcpy(mine, v, (size_t)n * sizeof *v);
+            st = c->be.allreduce(c->be.user, mine, v, (size_t)n, DT_I64, DT_MAX);
+            if (st != DT_ERR_UNSUPPORTED) st = dt__backend_result(c, st, "allreduce");
+        }
+        if (st == DT_ERR_UNSUPPORTED)
+            for (st = DT_OK, d = 1; d < c->size && !st; d *= 2) {
+                memcpy(mine, v, (size_t)n * sizeof *v);
+                st = dt__sendrecv(c, mine, (size_t)n * sizeof *v, (c->rank + d) % c->size, in,
+                                  (size_t)n * sizeof *v, (c->rank - d + c->size) % c->size);
+                for (i = 0; i < n && !st; i++)
+                    if (in[i] > v[i]) v[i] = in[i];
+            }
+    }
+    c->root->muted--;
     return st;
 }
 
@@ -2622,31 +2675,41 @@ typedef void (*dt__describe_fn)(const void *ctx, char *buf, size_t cap);
 #define DT__FN_CHARS 32   /* the call's name in the gathered descriptions */
 #define DT__DESC_CHARS 160 /* the call's name, then its arguments           */
 
-/* Every rank reports (its local status, its desc hash); if any rank failed
-   or disagrees, all fail together instead of some hanging in a split. When
-   the hashes differ (and every rank accepted its arguments), a second
-   allgather brings each rank's description (empty without `describe`), so
-   the message can show rank 0's arguments and a disagreeing rank's. The
-   message names every rank that failed or differs from rank 0. `checked`
-   (consistency checks): a rank whose own arguments failed while another
-   rank's passed returns DT_ERR_MISMATCH too (its error inside the message). */
-static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint64_t hash, dt__describe_fn describe,
-                              const void *ctx, int checked) {
-    int64_t mine[2], *all = NULL, *desc = NULL;
-    int j, nrej = 0, nbad = 0, *rej = NULL, *bad = NULL;
-    dt_status st;
+/* The slow path of dt__agree_ex (some rank failed, or the hashes differ):
+   every rank's (status, hash), then, when the hashes differ, every rank's
+   description. Its buffers are allocated first and the ranks agree on that
+   allocation's outcome before anything else moves, so a rank out of memory
+   fails every rank (DT_ERR_NOMEM naming it) instead of leaving them waiting. */
+static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, uint64_t hash,
+                                  dt__describe_fn describe, const void *ctx, int checked) {
+    int64_t mine[2], *all = NULL, *desc, ok[2];
+    size_t *cnt;
+    int j, nrej = 0, nbad = 0, *rej, *bad, n = c->size;
+    dt_status st, ast;
     char saved[sizeof dt__errbuf], list[160];
     const char *pre = checked ? "consistency check: " : "";
     memcpy(saved, dt__errbuf, sizeof saved);
+    ast = dt__alloc(fn, 2 * (size_t)n * sizeof(int64_t) + ((size_t)n + 1) * DT__DESC_CHARS +
+                    2 * (size_t)n * sizeof(size_t) + 2 * (size_t)n * sizeof(int), (void **)&all);
+    ok[0] = ast != DT_OK;
+    ok[1] = ast != DT_OK ? c->rank : -1;
+    if ((st = dt__comm_allmax_ctl(c, ok, 2))) { DT_FREE(all); return dt__within(fn, st); }
+    if (ok[0]) {
+        DT_FREE(all);
+        if (ast) return ast;
+        return dt__fail(DT_ERR_NOMEM, "%s: rank %d ran out of memory while the ranks compared their arguments", fn,
+                        (int)ok[1]);
+    }
+    memcpy(dt__errbuf, saved, sizeof saved);
+    desc = all + 2 * n;
+    cnt = (size_t *)(desc + ((size_t)n + 1) * (DT__DESC_CHARS / 8));
+    rej = (int *)(cnt + 2 * n);
+    bad = rej + n;
     mine[0] = local;
     mine[1] = (int64_t)hash;
-    if ((st = dt__alloc(fn, 2 * (size_t)c->size * sizeof(int64_t) + 2 * (size_t)c->size * sizeof(int), (void **)&all)))
-        return st;
-    rej = (int *)(all + 2 * c->size);
-    bad = rej + c->size;
-    if ((st = dt__comm_allgather_ctl(c, mine, 2, all))) { DT_FREE(all); return dt__within(fn, st); }
+    if ((st = dt__comm_allgather_ctl_into(c, mine, 2, all, cnt))) { DT_FREE(all); return dt__within(fn, st); }
     memcpy(dt__errbuf, saved, sizeof saved);
-    for (j = 0; j < c->size; j++) {
+    for (j = 0; j < n; j++) {
         /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): the allgather fills 2 words for every rank of c */
         if (all[2 * j] != DT_OK) rej[nrej++] = j;
         else if (all[2 * j + 1] != all[1]) bad[nbad++] = j;
@@ -2663,28 +2726,22 @@ static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint6
             dt__ranks_str(rej, nrej, list, sizeof list);
             st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s)", fn, pre, list,
                           nrej == 1 ? "its" : "their", what);
-        } else if (checked && nrej < c->size) {
+        } else if (checked && nrej < n) {
             char why[sizeof dt__errbuf];
             memcpy(why, dt__errbuf, sizeof why);
             st = dt__fail(DT_ERR_MISMATCH, "%s: %sthis rank (%d) rejected its arguments, %d of %d ranks accepted "
-                          "theirs: %s", fn, pre, c->rank, c->size - nrej, c->size, why);
+                          "theirs: %s", fn, pre, c->rank, n - nrej, n, why);
         }
     } else if (nbad) {
         char d0[DT__DESC_CHARS], db[DT__DESC_CHARS];
+        int64_t *me = desc + (size_t)n * (DT__DESC_CHARS / 8);
+        char *m8 = (char *)me;
         dt__ranks_str(bad, nbad, list, sizeof list);
         /* every rank saw the same hashes, so every rank takes this branch */
-        if ((st = dt__alloc(fn, (size_t)c->size * DT__DESC_CHARS + DT__DESC_CHARS, (void **)&desc))) {
-            DT_FREE(all);
-            return st;
-        }
-        {
-            int64_t *me = desc + (size_t)c->size * (DT__DESC_CHARS / 8);
-            char *m8 = (char *)me;
-            memset(m8, 0, DT__DESC_CHARS);
-            snprintf(m8, DT__FN_CHARS, "%s", fn);
-            if (describe) describe(ctx, m8 + DT__FN_CHARS, DT__DESC_CHARS - DT__FN_CHARS);
-            st = dt__comm_allgather_ctl(c, me, DT__DESC_CHARS / 8, desc);
-        }
+        memset(m8, 0, DT__DESC_CHARS);
+        snprintf(m8, DT__FN_CHARS, "%s", fn);
+        if (describe) describe(ctx, m8 + DT__FN_CHARS, DT__DESC_CHARS - DT__FN_CHARS);
+        st = dt__comm_allgather_ctl_into(c, me, DT__DESC_CHARS / 8, desc, cnt);
         memcpy(dt__errbuf, saved, sizeof saved);
         if (!st) {
             const char *r0 = (const char *)desc, *rb = (const char *)(desc + (size_t)bad[0] * (DT__DESC_CHARS / 8));
@@ -2696,14 +2753,32 @@ static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint6
             else
                 st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s passed different arguments than rank 0", fn, pre, list);
         }
-        DT_FREE(desc);
     }
     DT_FREE(all);
     return dt__within(fn, st);
 }
 
-static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t hash) {
-    return dt__agree_ex(c, fn, local, hash, NULL, NULL, 0);
+/* Every rank reports (its local status, its desc hash); if any rank failed
+   or disagrees, all fail together instead of some hanging in a split. The
+   common case (all accepted, one hash) costs one small max-reduction that
+   allocates nothing; otherwise dt__agree_detail gathers who failed or
+   differs, so the message can show rank 0's arguments and a disagreeing
+   rank's (empty without `describe`) and names every rank that failed or
+   differs from rank 0. `checked` (consistency checks): a rank whose own
+   arguments failed while another rank's passed returns DT_ERR_MISMATCH too
+   (its error inside the message). */
+static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint64_t hash, dt__describe_fn describe,
+                              const void *ctx, int checked) {
+    int64_t v[5]; /* failed?, then the hash (dt__ctl_words) */
+    dt_status st;
+    char saved[sizeof dt__errbuf];
+    memcpy(saved, dt__errbuf, sizeof saved);
+    v[0] = local != DT_OK;
+    dt__ctl_words(hash, v + 1);
+    if ((st = dt__comm_allmax_ctl(c, v, 5))) return dt__within(fn, st);
+    memcpy(dt__errbuf, saved, sizeof saved);
+    if (!v[0] && dt__ctl_same(v + 1)) return local;
+    return dt__agree_detail(c, fn, local, hash, describe, ctx, checked);
 }
 
 /* ---- consistency checks (dt_set_checks, DTENSOR_CHECK) ---- */
@@ -2715,6 +2790,13 @@ static int dt__checks_on(void) {
         dt__checks_state = s && *s && strcmp(s, "0") != 0;
     }
     return dt__checks_state;
+}
+
+/* The agreement a collective call always makes (mesh set-up, I/O, halos):
+   with checks on, a rank that rejected its own arguments returns
+   DT_ERR_MISMATCH like the others, so every rank has one verdict. */
+static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t hash) {
+    return dt__agree_ex(c, fn, local, hash, NULL, NULL, dt__checks_on());
 }
 
 DT_API void dt_set_checks(int on) { dt__checks_state = on != 0; }
@@ -2795,15 +2877,46 @@ static dt_status dt__mesh_lookup(const char *fn, const dt_mesh *m, int n, const 
     return DT_OK;
 }
 
+/* what the ranks of a slice / flatten must agree on: the dims, the new name */
+static uint64_t dt__mesh_dims_hash(int n, const int *idx, const char *name) {
+    uint64_t h = dt__hash(14695981039346656037ull, &n, sizeof n);
+    h = dt__hash(h, idx, (size_t)n * sizeof *idx);
+    return name ? dt__hash(h, name, strlen(name) + 1) : h;
+}
+
+static dt_status dt__flatten_check(const dt_mesh *m, int n, const char *const *names, const char *name, int *idx) {
+    int i;
+    dt_status st;
+    if ((st = dt__mesh_lookup("dt_mesh_flatten", m, n, names, idx))) return st;
+    for (i = 1; i < n; i++)
+        if (idx[i] != idx[0] + i)
+            return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: dims to flatten must be adjacent and in mesh order; "
+                            "\"%s\" is dim %d, \"%s\" is dim %d", names[i - 1], idx[i - 1], names[i], idx[i]);
+    if (name && strlen(name) >= DT__NAME_MAX)
+        return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name is longer than %d characters", DT__NAME_MAX - 1);
+    for (i = 0; name && name[0] && i < m->ndim; i++) /* the kept dims' names stay */
+        if ((i < idx[0] || i >= idx[0] + n) && !strcmp(m->names[i], name))
+            return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name \"%s\" is already a dim of the mesh", name);
+    return DT_OK;
+}
+
 DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names, dt_mesh **out) {
     int idx[DT_MAX_MESH_DIMS], shape[DT_MAX_MESH_DIMS], keep[DT_MAX_MESH_DIMS] = {0};
     int i, r, size = 1, color = 0, key = 0;
     dt_mesh *s = NULL;
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "dt_mesh_slice: out is NULL");
-    if ((st = dt__mesh_lookup("dt_mesh_slice", m, n, names, idx))) return st;
-    for (i = 0; i < n; i++) { shape[i] = m->shape[idx[i]]; size *= shape[i]; keep[idx[i]] = 1; }
-    if ((st = dt__mesh_alloc("dt_mesh_slice", n, shape, size, &s))) return st;
+    st = out ? dt__mesh_lookup("dt_mesh_slice", m, n, names, idx) : dt__fail(DT_ERR_ARG, "dt_mesh_slice: out is NULL");
+    if (!m) return st;
+    if (!st) {
+        for (i = 0; i < n; i++) { shape[i] = m->shape[idx[i]]; size *= shape[i]; keep[idx[i]] = 1; }
+        st = dt__mesh_alloc("dt_mesh_slice", n, shape, size, &s);
+    }
+    /* a bad name or a failed allocation on one rank fails them all (not a split that waits) */
+    if (m->rank >= 0 && (st = dt__agree(m->comm, "dt_mesh_slice", st, st ? 0 : dt__mesh_dims_hash(n, idx, NULL)))) {
+        dt__mesh_free(s);
+        return st;
+    }
+    if (st) return st;
     s->root = m->root;
     s->rng_seed = m->rng_seed;
     s->rng_offset = m->rng_offset;
@@ -2833,15 +2946,9 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
     int idx[DT_MAX_MESH_DIMS], shape[DT_MAX_MESH_DIMS], i, k = 0, merged = 1;
     dt_mesh *f = NULL;
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "dt_mesh_flatten: out is NULL");
-    if ((st = dt__mesh_lookup("dt_mesh_flatten", m, n, names, idx))) return st;
-    for (i = 1; i < n; i++)
-        if (idx[i] != idx[0] + i)
-            return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: dims to flatten must be adjacent and in mesh order; "
-                            "\"%s\" is dim %d, \"%s\" is dim %d", names[i - 1], idx[i - 1], names[i], idx[i]);
-    if (name && strlen(name) >= DT__NAME_MAX)
-        return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name is longer than %d characters", DT__NAME_MAX - 1);
-    for (i = 0; i < m->ndim; i++) {
+    st = out ? dt__flatten_check(m, n, names, name, idx) : dt__fail(DT_ERR_ARG, "dt_mesh_flatten: out is NULL");
+    if (!m) return st;
+    for (i = 0; i < m->ndim && !st; i++) {
         if (i > idx[0] && i < idx[0] + n) continue;
         if (i == idx[0]) {
             int j;
@@ -2850,7 +2957,13 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
         } else shape[k++] = m->shape[i];
     }
     /* row-major order is unchanged by merging adjacent dims: same mesh ranks */
-    if ((st = dt__mesh_alloc("dt_mesh_flatten", k, shape, m->size, &f))) return st;
+    if (!st) st = dt__mesh_alloc("dt_mesh_flatten", k, shape, m->size, &f);
+    /* a bad name or a failed allocation on one rank fails them all (not a split that waits) */
+    if (m->rank >= 0 && (st = dt__agree(m->comm, "dt_mesh_flatten", st, st ? 0 : dt__mesh_dims_hash(n, idx, name)))) {
+        dt__mesh_free(f);
+        return st;
+    }
+    if (st) return st;
     f->root = m->root;
     f->rng_seed = m->rng_seed;
     f->rng_offset = m->rng_offset;
@@ -2860,14 +2973,6 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
         if (i == idx[0]) { if (name) snprintf(f->names[k], DT__NAME_MAX, "%s", name); }
         else memcpy(f->names[k], m->names[i], DT__NAME_MAX);
         k++;
-    }
-    for (i = 0; i < f->ndim; i++) {
-        int j;
-        for (j = 0; j < i; j++)
-            if (f->names[i][0] && !strcmp(f->names[i], f->names[j])) {
-                dt__mesh_free(f);
-                return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name \"%s\" is already a dim of the mesh", name);
-            }
     }
     if (m->rank >= 0 && (st = dt__mesh_build_comms(f, m->comm, 0, m->rank))) { dt__mesh_free(f); return st; }
     *out = f;
@@ -8357,14 +8462,30 @@ static dt_status dt__rng_room(const char *fn, const dt_mesh *m, uint64_t words) 
 
 /* collective: every mesh rank must pass the same (seed, offset) */
 static dt_status dt__rng_agree(dt_mesh *m, const char *fn, uint64_t seed, uint64_t offset) {
-    int64_t mine[2], *all = NULL;
+    int64_t mine[2], *all = NULL, v[8], nomem;
     int j, bad = 0, first = -1;
-    dt_status st;
+    dt_status st, ast;
     if (m->rank < 0 || m->size == 1) return DT_OK;
+    /* one reduction that allocates nothing tells whether all agree (the common case) */
+    dt__ctl_words(seed, v);
+    dt__ctl_words(offset, v + 4);
+    if ((st = dt__comm_allmax_ctl(m->comm, v, 8))) return dt__within(fn, st);
+    if (dt__ctl_same(v) && dt__ctl_same(v + 4)) return DT_OK;
+    /* they differ: gather who passed what, after agreeing that every rank has the room */
+    ast = dt__alloc(fn, 2 * (size_t)m->size * (sizeof(int64_t) + sizeof(size_t)), (void **)&all);
+    nomem = ast != DT_OK;
+    if ((st = dt__comm_allmax_ctl(m->comm, &nomem, 1))) { DT_FREE(all); return dt__within(fn, st); }
+    if (nomem) {
+        DT_FREE(all);
+        return ast ? ast : dt__fail(DT_ERR_NOMEM, "%s: a mesh rank ran out of memory comparing the states; state "
+                                    "unchanged", fn);
+    }
     mine[0] = (int64_t)seed;
     mine[1] = (int64_t)offset;
-    if ((st = dt__alloc(fn, 2 * (size_t)m->size * sizeof(int64_t), (void **)&all))) return st;
-    if ((st = dt__comm_allgather_ctl(m->comm, mine, 2, all))) { DT_FREE(all); return st; }
+    if ((st = dt__comm_allgather_ctl_into(m->comm, mine, 2, all, (size_t *)(all + 2 * m->size)))) {
+        DT_FREE(all);
+        return dt__within(fn, st);
+    }
     for (j = 1; j < m->size; j++)
         if (all[2 * j] != all[0] || all[2 * j + 1] != all[1]) { bad++; if (first < 0) first = j; }
     if (bad)
@@ -8439,17 +8560,27 @@ static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, vo
     m->rng_offset += dt__rng_words(&t->desc, op->w);
 }
 
-/* checks shared by the in-place ops: t present, not Partial, room in the stream */
-static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w) {
-    dt_status st;
-    int64_t state[2];
-    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    if (!(st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements)))
-        st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
-    /* consistency checks: the tensor's spec and the stream state */
+/* checks shared by the in-place ops, t non-NULL: `st` (the op's own checks
+   of its scalars, made first), not Partial, room in the stream; with
+   consistency checks on, the ranks compare the tensor's spec, the stream
+   state and the scalars (their bits: lo, hi, p, ...), so a scalar one rank
+   refused or passed differently fails every rank before any draw */
+static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_status st, const double *sc, int nsc) {
+    int64_t state[4];
+    char args[96];
+    int i;
+    if (!st) st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements);
+    if (!st) st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
     state[0] = (int64_t)t->mesh->rng_seed;
     state[1] = (int64_t)t->mesh->rng_offset;
-    return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, state, 2, NULL);
+    state[2] = state[3] = 0;
+    args[0] = 0;
+    for (i = 0; i < nsc && i < 2; i++) {
+        size_t len = strlen(args);
+        memcpy(&state[2 + i], &sc[i], sizeof sc[i]);
+        snprintf(args + len, sizeof args - len, "%s%.17g", i ? ", " : "args ", sc[i]);
+    }
+    return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, state, 4, args[0] ? args : NULL);
 }
 
 static int dt__finite(double x) { return x - x == 0; } /* false for NaN and +-inf */
@@ -8463,11 +8594,17 @@ static dt_status dt__rng_bounds(const char *fn, const char *a_name, double a, co
 static dt_status dt__uniform_into(const char *fn, const dt_tensor *t, double lo, double hi) {
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, t, t ? dt__rng_w(t->desc.dtype) : 1))) return st;
-    if ((st = dt__rng_float_only(fn, t->desc.dtype))) return st;
-    if ((st = dt__rng_bounds(fn, "lo", lo, "hi", hi))) return st;
-    if (!(lo < hi)) return dt__fail(DT_ERR_ARG, "%s: lo = %g must be less than hi = %g", fn, lo, hi);
-    if (!dt__finite(hi - lo)) return dt__fail(DT_ERR_ARG, "%s: hi - lo overflows (lo = %g, hi = %g)", fn, lo, hi);
+    double sc[2];
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    sc[0] = lo;
+    sc[1] = hi;
+    if ((st = dt__rng_float_only(fn, t->desc.dtype)) || (st = dt__rng_bounds(fn, "lo", lo, "hi", hi))) {
+    } else if (!(lo < hi)) {
+        st = dt__fail(DT_ERR_ARG, "%s: lo = %g must be less than hi = %g", fn, lo, hi);
+    } else if (!dt__finite(hi - lo)) {
+        st = dt__fail(DT_ERR_ARG, "%s: hi - lo overflows (lo = %g, hi = %g)", fn, lo, hi);
+    }
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, sc, 2))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_UNIFORM;
     op.t = t->desc.dtype;
@@ -8481,10 +8618,15 @@ static dt_status dt__uniform_into(const char *fn, const dt_tensor *t, double lo,
 static dt_status dt__normal_into(const char *fn, const dt_tensor *t, double mean, double sd) {
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, t, t ? dt__rng_w(t->desc.dtype) : 1))) return st;
-    if ((st = dt__rng_float_only(fn, t->desc.dtype))) return st;
-    if ((st = dt__rng_bounds(fn, "mean", mean, "std", sd))) return st;
-    if (sd < 0) return dt__fail(DT_ERR_ARG, "%s: std = %g is negative", fn, sd);
+    double sc[2];
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    sc[0] = mean;
+    sc[1] = sd;
+    if ((st = dt__rng_float_only(fn, t->desc.dtype)) || (st = dt__rng_bounds(fn, "mean", mean, "std", sd))) {
+    } else if (sd < 0) {
+        st = dt__fail(DT_ERR_ARG, "%s: std = %g is negative", fn, sd);
+    }
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, sc, 2))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_NORMAL;
     op.t = t->desc.dtype;
@@ -8549,8 +8691,8 @@ DT_API dt_status dt_bernoulli_(dt_tensor *t, double p) {
     const char *fn = "dt_bernoulli_";
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, t, t ? dt__rng_w(t->desc.dtype) : 1))) return st;
-    if ((st = dt__rng_prob(fn, "p", p))) return st;
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), dt__rng_prob(fn, "p", p), &p, 1))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_BERNOULLI;
     op.t = t->desc.dtype;
@@ -8583,8 +8725,12 @@ DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi) {
     const char *fn = "dt_randint_";
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, t, t ? dt__rng_w(t->desc.dtype) : 1))) return st;
-    if ((st = dt__randint_range(fn, t->desc.dtype, lo, hi))) return st;
+    double sc[2];
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    sc[0] = (double)lo; /* (the bounds' bits: a difference below 2^-52 of them goes unseen) */
+    sc[1] = (double)hi;
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), dt__randint_range(fn, t->desc.dtype, lo, hi), sc, 2)))
+        return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_RANDINT;
     op.t = t->desc.dtype;
@@ -8601,19 +8747,18 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     dt_tensor_desc md;
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, x, x ? dt__rng_w(x->desc.dtype) : 1))) return st;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if ((st = dt__rng_float_only(fn, x->desc.dtype))) return st;
-    if ((st = dt__rng_prob(fn, "p", p))) return st;
+    if (!x) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
     md = x->desc;
     md.dtype = DT_U8;
-    if (*out && (st = dt__check_out(fn, *out, x->mesh, &x->desc))) return st;
-    if (mask && *mask) {
-        if ((st = dt__check_out(fn, *mask, x->mesh, &md))) return st;
-        if (*mask == x || *mask == *out || ((*mask)->bytes && ((*mask)->data == x->data ||
-                                                                (*out && (*mask)->data == (*out)->data))))
-            return dt__fail(DT_ERR_ARG, "%s: *mask is the same tensor as x or *out", fn);
-    }
+    if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    else if (!(st = dt__rng_float_only(fn, x->desc.dtype)) && !(st = dt__rng_prob(fn, "p", p)) && *out)
+        st = dt__check_out(fn, *out, x->mesh, &x->desc);
+    if (!st && mask && *mask && !(st = dt__check_out(fn, *mask, x->mesh, &md)) &&
+        (*mask == x || *mask == *out || ((*mask)->bytes && ((*mask)->data == x->data ||
+                                                             (*out && (*mask)->data == (*out)->data)))))
+        st = dt__fail(DT_ERR_ARG, "%s: *mask is the same tensor as x or *out", fn);
+    /* every argument is checked before the ranks compare them (and p) */
+    if ((st = dt__rng_target(fn, x, dt__rng_w(x->desc.dtype), st, &p, 1))) return st;
     if (!*out && (st = dt__tensor_make(fn, x->mesh, &x->desc, NULL, 0, &o))) return st;
     if (mask && !*mask && (st = dt__tensor_make(fn, x->mesh, &md, NULL, 0, &k))) {
         dt_tensor_destroy(o);
@@ -9193,14 +9338,20 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
     dt_tensor *o = NULL;
     dt_status st;
     int d;
-    if ((st = dt__halo_check_tensor(fn_name, x))) return st;
-    if (!fn) return dt__fail(DT_ERR_ARG, "%s: fn is NULL", fn_name);
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn_name);
-    if (*out == x) return dt__fail(DT_ERR_ARG, "%s: *out is x; a stencil cannot run in place", fn_name);
-    if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) return st;
-    if (x->halo && x->halo->begun)
-        return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
-    if ((st = dt__halo_consistent(fn_name, x, DT_OK))) return st;
+    if (!x) return dt__halo_check_tensor(fn_name, x); /* no mesh to tell the others on */
+    /* the argument errors take part in the consistency check (no rank left waiting) */
+    if ((st = dt__halo_check_tensor(fn_name, x))) {
+    } else if (!fn) {
+        st = dt__fail(DT_ERR_ARG, "%s: fn is NULL", fn_name);
+    } else if (!out) {
+        st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn_name);
+    } else if (*out == x) {
+        st = dt__fail(DT_ERR_ARG, "%s: *out is x; a stencil cannot run in place", fn_name);
+    } else if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) {
+    } else if (x->halo && x->halo->begun) {
+        st = dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
+    }
+    if ((st = dt__halo_consistent(fn_name, x, st))) return st;
     if (!*out && (st = dt__tensor_make(fn_name, x->mesh, &x->desc, NULL, 0, &o))) return st;
     if (!o) o = *out;
     if (x->mesh->rank >= 0) {
@@ -9372,6 +9523,31 @@ static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_
     return DT_OK;
 }
 
+/* what the ranks of a convolution must agree on: the inputs' specs, padding, dilation */
+static uint64_t dt__conv_hash(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt__conv *cv) {
+    uint64_t h[4];
+    h[0] = dt__desc_hash(&x->desc);
+    h[1] = dt__desc_hash(&w->desc);
+    h[2] = bias ? dt__desc_hash(&bias->desc) : 0;
+    h[3] = dt__hash(dt__hash(14695981039346656037ull, cv->pad, sizeof cv->pad), cv->dil, sizeof cv->dil);
+    return dt__hash(14695981039346656037ull, h, sizeof h);
+}
+
+/* consistency checks: x's spec, then w, bias, padding and dilation as args */
+static dt_status dt__conv_consistent(const char *fn, const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
+                                     const dt__conv *cv, dt_status st) {
+    int64_t h;
+    char args[DT__DESC_CHARS];
+    if (!dt__checks_on()) return st;
+    h = st ? 0 : (int64_t)dt__conv_hash(x, w, bias, cv);
+    if (!st)
+        snprintf(args, sizeof args, "w [%lld, %lld, ...]%s, padding %lld %lld %lld, dilation %lld %lld %lld",
+                 (long long)w->desc.shape[0], (long long)w->desc.shape[1], bias ? ", bias" : "",
+                 (long long)cv->pad[0], (long long)cv->pad[1], (long long)cv->pad[2], (long long)cv->dil[0],
+                 (long long)cv->dil[1], (long long)cv->dil[2]);
+    return dt__consistent_spec(x->mesh, fn, st, &x->desc, NULL, &h, 1, st ? NULL : args);
+}
+
 /* a copy of t with `want` placements, or t itself when it has them */
 static dt_status dt__conv_bring(const dt_tensor *t, const dt_placement *want, const dt_tensor **out, dt_tensor **tmp) {
     dt_status st;
@@ -9395,17 +9571,19 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
     dt_mesh *m;
     dt_status st;
     int i;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if ((st = dt__conv_check(fn, nsp, x, w, bias, desc, &cv, &od))) return st;
+    if (!x) return dt__conv_check(fn, nsp, x, w, bias, desc, &cv, &od); /* no mesh to tell the others on */
     m = x->mesh;
+    /* every argument error takes part in the consistency check (no rank left waiting) */
+    st = out ? dt__conv_check(fn, nsp, x, w, bias, desc, &cv, &od) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     memset(rep, 0, sizeof rep);
     memcpy(xp, x->desc.placements, sizeof xp);
     for (i = 0; i < m->ndim; i++) /* channels and partial sums: whole on every rank */
         if (xp[i].kind == DT_PARTIAL || (xp[i].kind == DT_SHARD && xp[i].dim == 1)) xp[i] = dt_replicate();
-    memcpy(od.placements, xp, sizeof xp);
-    if (*out && (*out == x || *out == w || *out == bias))
-        return dt__fail(DT_ERR_ARG, "%s: *out aliases an input", fn);
-    if (*out && (st = dt__check_out(fn, *out, m, &od))) return st;
+    if (!st) memcpy(od.placements, xp, sizeof xp);
+    if (!st && *out && (*out == x || *out == w || *out == bias))
+        st = dt__fail(DT_ERR_ARG, "%s: *out aliases an input", fn);
+    if (!st && *out) st = dt__check_out(fn, *out, m, &od);
+    if ((st = dt__conv_consistent(fn, x, w, bias, &cv, st))) return st;
     if ((st = dt__conv_bring(x, xp, &xr, &xt)) || (st = dt__conv_bring(w, rep, &wr, &wt)) ||
         (st = dt__conv_bring(bias, rep, &br, &bt)))
         goto done;
@@ -9413,7 +9591,9 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
         dt__conv_widths(m, &xr->desc, &od, &cv, wlo, whi);
         memset(bnd, DT_BOUNDARY_CONSTANT, sizeof bnd);
         st = dt__halo_build(fn, xr, wlo, whi, bnd, 1, 0.0, &h);
-        if ((st = dt__agree(m->comm, fn, st, 0))) goto done;
+        /* always made: ranks that passed another padding or kernel (checks off) fail here, before halo
+           messages of different sizes meet (which MPICH would abort on: "Message truncated") */
+        if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__conv_hash(x, w, bias, &cv)))) goto done;
         {
             dt__array in;
             dt__tensor_array(xr, &in);
@@ -9656,28 +9836,27 @@ static dt_status dt__npy_header(const char *fn, dt_dtype t, int ndim, const int6
 }
 
 /* All members of c learn the outcome: the status of the lowest failing rank
-   and its message, the same on every rank. */
+   and its message, the same on every rank. Allocates nothing (a max
+   reduction finds that rank, which broadcasts its status and message), so a
+   rank whose allocation failed reports it here like any other failure. */
 static dt_status dt__io_agree(dt_comm *c, const char *fn, dt_status local) {
-    int64_t mine = local, *all = NULL;
-    int j, first = -1;
+    int64_t first = local != DT_OK ? c->size - c->rank : 0; /* the max is the lowest failing rank */
+    char msg[8 + sizeof dt__errbuf];
+    int64_t code = local;
     dt_status st;
-    char msg[sizeof dt__errbuf];
     if (c->size == 1) return local;
-    if ((st = dt__alloc(fn, (size_t)c->size * sizeof(int64_t), (void **)&all))) return st;
-    if ((st = dt__comm_allgather_ctl(c, &mine, 1, all))) { DT_FREE(all); return st; }
-    for (j = 0; j < c->size && first < 0; j++)
-        if (all[j] != DT_OK) first = j;
-    st = first < 0 ? DT_OK : (dt_status)all[first];
-    DT_FREE(all);
-    if (first < 0) return DT_OK;
-    memcpy(msg, dt__errbuf, sizeof msg);
+    if ((st = dt__comm_allmax_ctl(c, &first, 1))) return dt__within(fn, st);
+    if (!first) return DT_OK;
+    memcpy(msg, &code, 8);
+    memcpy(msg + 8, dt__errbuf, sizeof dt__errbuf);
     c->root->muted++;
-    local = dt__comm_broadcast(c, msg, sizeof msg, first);
+    st = dt__comm_broadcast(c, msg, sizeof msg, c->size - (int)first);
     c->root->muted--;
-    if (local) return local;
+    if (st) return dt__within(fn, st);
+    memcpy(&code, msg, 8);
     msg[sizeof msg - 1] = 0;
-    memcpy(dt__errbuf, msg, sizeof msg);
-    return st;
+    memcpy(dt__errbuf, msg + 8, sizeof dt__errbuf);
+    return (dt_status)code;
 }
 
 /* the temporary's suffix: differs between calls and processes, drawn on one rank */
@@ -9823,13 +10002,17 @@ DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path) {
 #ifndef DTENSOR_NO_MPI
     MPI_Comm mc;
 #endif
-    if ((st = dt__check_tensor(fn, t)) || (st = dt__host_only(fn, "t", t))) return st;
-    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    if ((st = dt__check_tensor(fn, t))) return st; /* no mesh to tell the others on */
     m = t->mesh;
     if (m->rank < 0) return DT_OK;
-    if (!dt__npy_descr(t->desc.dtype))
+    /* every argument error below is agreed on, so every rank returns it */
+    if ((st = dt__host_only(fn, "t", t))) {
+    } else if (!path || !path[0]) {
+        st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    } else if (!dt__npy_descr(t->desc.dtype)) {
         st = dt__fail(DT_ERR_UNSUPPORTED, "%s: %s has no numpy dtype; dt_cast it (e.g. to f32, exact) before saving",
                       fn, dt_dtype_name(t->desc.dtype));
+    }
     if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(dt__desc_hash(&t->desc), path, strlen(path))))) return st;
     es = dt_dtype_size(t->desc.dtype);
     for (i = 0; i < t->desc.ndim; i++) total_data *= (size_t)t->desc.shape[i];
@@ -9975,10 +10158,13 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
     MPI_Comm mc;
 #endif
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
-    if (!placements) return dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if (*out && (st = dt__host_only(fn, "*out", *out))) return st;
+    /* the argument errors are agreed on (with the path: one file for all) before rank 0 reads */
+    if (!path || !path[0]) st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    else if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
+    else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    else if (*out) st = dt__host_only(fn, "*out", *out);
+    if (m->rank >= 0 && (st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
+    if (st) return st;
     memset(&info, 0, sizeof info);
     if (m->rank <= 0) st = dt__io_read_header(fn, path, &info);
     if (m->rank >= 0 && m->comm->size > 1) { /* rank 0's verdict, fields and message to all */
@@ -10020,7 +10206,8 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
         *out = t;
         return DT_OK;
     }
-    if ((st = dt__io_agree(m->comm, fn, st))) return st;
+    /* the placements (normalised: Shard(-1) and Shard(ndim-1) are one) too */
+    if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__desc_hash(&norm)))) return st;
 #ifndef DTENSOR_NO_MPI
     if (dt__comm_mpi_handle(m->comm, &mc)) { /* each rank reads its own box */
         MPI_File fh;
@@ -10158,24 +10345,19 @@ DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
     uint64_t tok = 0;
     dt_status st, st2;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     if (m->rank < 0) return DT_OK;
-    st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
+    st = !path || !path[0] ? dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL") : DT_OK;
     /* the ranks agree on the path and hold the same state (as they must) */
-    if ((st = dt__agree(m->comm, fn, st, dt__hash(dt__hash(dt__hash(0, &m->rng_seed, sizeof m->rng_seed),
-                                                           &m->rng_offset, sizeof m->rng_offset),
-                                                  path, strlen(path))))) {
-        DT_FREE(tmp);
+    if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(dt__hash(dt__hash(0, &m->rng_seed, sizeof m->rng_seed),
+                                                                    &m->rng_offset, sizeof m->rng_offset),
+                                                           path, strlen(path)))))
         return st;
-    }
-    if (m->rank == 0) tok = dt__io_token();
-    m->root->muted++;
-    st = dt__comm_broadcast(m->comm, &tok, sizeof tok, 0);
-    m->root->muted--;
-    if (st) { DT_FREE(tmp); return st; }
-    sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
-    if (m->rank == 0) {
-        FILE *f = fopen(tmp, "wb");
+    /* only mesh rank 0 writes; its allocation's outcome is agreed on with the write's */
+    if (m->rank == 0 && !(st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp))) {
+        FILE *f;
+        tok = dt__io_token();
+        sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
+        f = fopen(tmp, "wb");
         if (!f) {
             st = dt__fail(DT_ERR_IO, "%s: cannot create '%s': %s", fn, tmp, strerror(errno));
         } else {
@@ -10199,9 +10381,9 @@ DT_API dt_status dt_rng_load_state(dt_mesh *m, const char *path) {
     uint64_t seed = 0, offset = 0;
     dt_status st = DT_OK;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     if (m->rank < 0) return DT_OK;
-    if ((st = dt__agree(m->comm, fn, DT_OK, dt__hash(0, path, strlen(path))))) return st;
+    st = !path || !path[0] ? dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL") : DT_OK;
+    if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
     if (m->rank == 0) st = dt__rng_read_state(fn, path, &seed, &offset);
     if (m->comm->size > 1) { /* rank 0's verdict, state and message to all */
         uint64_t v[3];
@@ -10393,11 +10575,7 @@ static dt_status dt__tp_zero(dt_tensor *t) {
     return DT_OK;
 }
 
-static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
-    dt_tp_linear *l = NULL;
-    dt_tensor_desc wd, bd;
-    dt_status st;
-    int tp;
+static dt_status dt__tp_linear_check(const char *fn, const dt_mesh *m, const dt_tp_linear_desc *desc, int *tp) {
     if ((unsigned)desc->style > DT_TP_ROWWISE)
         return dt__fail(DT_ERR_ARG, "%s: style = %d, must be DT_TP_COLWISE or DT_TP_ROWWISE", fn, (int)desc->style);
     if (desc->in_features <= 0 || desc->out_features <= 0)
@@ -10409,7 +10587,31 @@ static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_line
         return dt__fail(DT_ERR_ARG, "%s: init = %d, must be DT_TP_INIT_UNIFORM or DT_TP_INIT_ZEROS", fn, (int)desc->init);
     if (desc->seq_dim < -DT_MAX_DIMS || desc->seq_dim >= DT_MAX_DIMS)
         return dt__fail(DT_ERR_ARG, "%s: seq_dim = %d is out of range", fn, desc->seq_dim);
-    if ((st = dt__tp_resolve_dim(fn, m, desc->tp_dim, &tp))) return st;
+    return dt__tp_resolve_dim(fn, m, desc->tp_dim, tp);
+}
+
+/* what the ranks making a layer must agree on (consistency checks) */
+static uint64_t dt__tp_desc_hash(const dt_tp_linear_desc *d, int tp, uint64_t h) {
+    int64_t v[10];
+    v[0] = d->style;
+    v[1] = d->in_features;
+    v[2] = d->out_features;
+    v[3] = d->dtype;
+    v[4] = d->no_bias != 0;
+    v[5] = tp;
+    v[6] = d->sequence_parallel != 0;
+    v[7] = d->seq_dim;
+    v[8] = d->accumulate_grads != 0;
+    v[9] = d->init;
+    return dt__hash(h, v, sizeof v);
+}
+
+static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
+    dt_tp_linear *l = NULL;
+    dt_tensor_desc wd, bd;
+    dt_status st;
+    int tp;
+    if ((st = dt__tp_linear_check(fn, m, desc, &tp))) return st;
     if (!(l = (dt_tp_linear *)DT_MALLOC(sizeof *l)))
         return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating %zu bytes", fn, sizeof *l);
     memset(l, 0, sizeof *l);
@@ -10452,9 +10654,14 @@ static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_line
 
 DT_API dt_status dt_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
     const char *fn = "dt_tp_linear_create";
+    dt_status st = DT_OK;
+    int tp = 0;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (!desc) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (!desc) st = dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
+    else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    else st = dt__tp_linear_check(fn, m, desc, &tp);
+    /* consistency checks: one rank's bad desc fails all before any tensor is made */
+    if ((st = dt__consistent(m, fn, st, st ? 0 : dt__tp_desc_hash(desc, tp, 0), NULL, NULL))) return st;
     return dt__tp_linear_make(fn, m, desc, out);
 }
 
@@ -10473,6 +10680,14 @@ DT_API dt_tensor *dt_tp_linear_grad_weight(const dt_tp_linear *l) { return l ? l
 DT_API dt_tensor *dt_tp_linear_grad_bias(const dt_tp_linear *l) { return l ? l->gb : NULL; }
 DT_API dt_placement dt_tp_linear_input_placement(const dt_tp_linear *l) { return l ? dt__tp_in_pl(l) : dt_replicate(); }
 DT_API dt_placement dt_tp_linear_output_placement(const dt_tp_linear *l) { return l ? dt__tp_out_pl(l) : dt_replicate(); }
+
+/* consistency checks of a layer call: its argument checks' verdict, x's and
+   dy's specs (a NULL or refused argument: the verdict alone) */
+static dt_status dt__tp_consistent(const char *fn, const dt_mesh *m, dt_status st, const dt_tensor *x,
+                                   const dt_tensor *dy) {
+    int64_t h = st || !dy ? 0 : (int64_t)dt__desc_hash(&dy->desc);
+    return dt__consistent_spec(m, fn, st, x ? &x->desc : NULL, NULL, &h, 1, NULL);
+}
 
 /* the spec checks of a forward from x (l's input) to *y (ly's output, ly
    on l's mesh and tp dim), which gets the spec (yshape, ypl) */
@@ -10498,7 +10713,7 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     dt_tensor *xt = NULL, *r = NULL;
     dt_status st;
     if (!l) return dt__fail(DT_ERR_ARG, "%s: layer is NULL", fn);
-    if ((st = dt__tp_forward_check(fn, l, l, x, y, ysh, ypl))) return st;
+    if ((st = dt__tp_consistent(fn, l->mesh, dt__tp_forward_check(fn, l, l, x, y, ysh, ypl), x, NULL))) return st;
     /* x to the layer's input layout on tp: colwise Replicate (sequence
        parallel: the allgather), rowwise Shard(-1) (local when x is Replicate) */
     dt__tp_pl_with(l, dt_tensor_get_desc(x), l->style == DT_TP_COLWISE ? dt_replicate() : dt_shard(-1), need);
@@ -10513,6 +10728,19 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     return st;
 }
 
+/* the argument checks of a backward through l1 (x's layer) .. l2 (dy's layer) */
+static dt_status dt__tp_backward_check(const char *fn, const dt_tp_linear *l1, const dt_tp_linear *l2,
+                                       const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
+    const dt_tensor_desc *xd;
+    dt_status st;
+    if ((st = dt__tp_check_act(fn, l1, "x", x, l1->in, NULL))) return st;
+    xd = dt_tensor_get_desc(x);
+    if ((st = dt__tp_check_act(fn, l2, "dy", dy, l2->out, xd))) return st;
+    if (dx && (*dx == x || *dx == dy)) return dt__fail(DT_ERR_ARG, "%s: *dx is x or dy", fn);
+    if (dx) return dt__tp_check_out(fn, "*dx", *dx, l1, xd->ndim, xd->shape, xd->placements);
+    return DT_OK;
+}
+
 DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
     const char *fn = "dt_tp_linear_backward";
     dt_placement xpl[DT_MAX_MESH_DIMS], dypl[DT_MAX_MESH_DIMS];
@@ -10523,12 +10751,9 @@ DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, cons
     int64_t sh[2];
     dt_status st;
     if (!l) return dt__fail(DT_ERR_ARG, "%s: layer is NULL", fn);
-    if ((st = dt__tp_check_act(fn, l, "x", x, l->in, NULL))) return st;
+    if ((st = dt__tp_consistent(fn, l->mesh, dt__tp_backward_check(fn, l, l, x, dy, dx), x, dy))) return st;
     xd = dt_tensor_get_desc(x);
     nd = xd->ndim;
-    if ((st = dt__tp_check_act(fn, l, "dy", dy, l->out, xd))) return st;
-    if (dx && (*dx == x || *dx == dy)) return dt__fail(DT_ERR_ARG, "%s: *dx is x or dy", fn);
-    if (dx && (st = dt__tp_check_out(fn, "*dx", *dx, l, nd, xd->shape, xd->placements))) return st;
     /* colwise: x Replicate, dy Shard(-1) on tp; rowwise: x Shard(-1), dy
        Replicate (sequence parallel: the allgather of x resp. dy) */
     dt__tp_pl_with(l, xd, l->style == DT_TP_COLWISE ? dt_replicate() : dt_shard(-1), xpl);
@@ -10592,12 +10817,8 @@ DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr) {
 
 /* ---- the MLP block */
 
-DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
-    const char *fn = "dt_tp_mlp_create";
-    dt_tp_linear_desc ld;
-    dt_tp_mlp *mlp = NULL;
-    dt_status st;
-    if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+static dt_status dt__tp_mlp_check(const char *fn, const dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
+    int tp;
     if (!desc) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     if (desc->in_features <= 0 || desc->hidden_features <= 0 || desc->out_features < 0)
@@ -10608,6 +10829,42 @@ DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_
         return dt__fail(DT_ERR_ARG, "%s: activation = %d, must be DT_TP_RELU or DT_TP_GELU", fn, (int)desc->activation);
     if (!(desc->dropout >= 0.0 && desc->dropout < 1.0))
         return dt__fail(DT_ERR_ARG, "%s: dropout = %g, must be in [0, 1)", fn, desc->dropout);
+    if ((unsigned)desc->init > DT_TP_INIT_ZEROS)
+        return dt__fail(DT_ERR_ARG, "%s: init = %d, must be DT_TP_INIT_UNIFORM or DT_TP_INIT_ZEROS", fn, (int)desc->init);
+    if (desc->dtype != DT_F32 && desc->dtype != DT_F64)
+        return dt__fail(DT_ERR_DTYPE, "%s: dtype %s; layers take DT_F32 or DT_F64", fn, dt_dtype_name(desc->dtype));
+    if (desc->seq_dim < -DT_MAX_DIMS || desc->seq_dim >= DT_MAX_DIMS)
+        return dt__fail(DT_ERR_ARG, "%s: seq_dim = %d is out of range", fn, desc->seq_dim);
+    return dt__tp_resolve_dim(fn, m, desc->tp_dim, &tp);
+}
+
+static uint64_t dt__tp_mlp_hash(const dt_mesh *m, const dt_tp_mlp_desc *d) {
+    int64_t v[12];
+    v[0] = d->in_features;
+    v[1] = d->hidden_features;
+    v[2] = d->out_features;
+    v[3] = d->dtype;
+    v[4] = d->activation;
+    memcpy(&v[5], &d->dropout, sizeof d->dropout);
+    v[6] = d->no_bias != 0;
+    v[7] = d->tp_dim && d->tp_dim[0] ? dt_mesh_dim_index(m, d->tp_dim) : -1;
+    v[8] = d->sequence_parallel != 0;
+    v[9] = d->seq_dim;
+    v[10] = d->accumulate_grads != 0;
+    v[11] = d->init;
+    return dt__hash(14695981039346656037ull, v, sizeof v);
+}
+
+DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
+    const char *fn = "dt_tp_mlp_create";
+    dt_tp_linear_desc ld;
+    dt_tp_mlp *mlp = NULL;
+    dt_status st;
+    if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+    /* consistency checks: one rank's bad desc fails all before any tensor is made */
+    if ((st = dt__consistent(m, fn, dt__tp_mlp_check(fn, m, desc, out), desc ? dt__tp_mlp_hash(m, desc) : 0, NULL,
+                             NULL)))
+        return st;
     if (!(mlp = (dt_tp_mlp *)DT_MALLOC(sizeof *mlp)))
         return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating %zu bytes", fn, sizeof *mlp);
     memset(mlp, 0, sizeof *mlp);
@@ -10669,7 +10926,15 @@ DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int train
     int drop;
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "%s: mlp is NULL", fn);
-    if ((st = dt__tp_forward_check(fn, mlp->fc1, mlp->fc2, x, y, ysh, ypl))) return st;
+    if ((st = dt__tp_consistent(fn, mlp->fc1->mesh, dt__tp_forward_check(fn, mlp->fc1, mlp->fc2, x, y, ysh, ypl), x,
+                                NULL)))
+        return st;
+    if (training && mlp->p > 0.0) { /* training differs between ranks: the dropout would draw on some only */
+        int64_t tr = 1;
+        if ((st = dt__consistent_spec(mlp->fc1->mesh, fn, DT_OK, NULL, NULL, &tr, 1, "training"))) return st;
+    } else if ((st = dt__consistent_spec(mlp->fc1->mesh, fn, DT_OK, NULL, NULL, NULL, 0, "not training"))) {
+        return st;
+    }
     /* the saved tensors are reused as *out while x's spec stays the same */
     if (mlp->have && !dt__tp_same_spec(&mlp->xd, dt_tensor_get_desc(x), mlp->fc1->nd)) dt__tp_mlp_drop_saved(mlp);
     mlp->have = 0;
@@ -10719,18 +10984,17 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
     char a[160], b[160], c[160], e[160];
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "%s: mlp is NULL", fn);
-    if ((st = dt__tp_check_act(fn, mlp->fc1, "x", x, mlp->fc1->in, NULL))) return st;
+    st = dt__tp_backward_check(fn, mlp->fc1, mlp->fc2, x, dy, dx);
+    if (!st && !mlp->have)
+        st = dt__fail(DT_ERR_ARG, "%s: no forward to differentiate (call dt_tp_mlp_forward first)", fn);
+    if (!st && !dt__tp_same_spec(&mlp->xd, (xd = dt_tensor_get_desc(x)), mlp->fc1->nd))
+        st = dt__fail(DT_ERR_ARG, "%s: x is %s %s, the last forward's x was %s %s", fn,
+                      dt__shape_str(xd->shape, xd->ndim, a, sizeof a),
+                      dt__placements_str(xd->placements, mlp->fc1->nd, b, sizeof b),
+                      dt__shape_str(mlp->xd.shape, mlp->xd.ndim, c, sizeof c),
+                      dt__placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
+    if ((st = dt__tp_consistent(fn, mlp->fc1->mesh, st, x, dy))) return st;
     xd = dt_tensor_get_desc(x);
-    if (!mlp->have) return dt__fail(DT_ERR_ARG, "%s: no forward to differentiate (call dt_tp_mlp_forward first)", fn);
-    if (!dt__tp_same_spec(&mlp->xd, xd, mlp->fc1->nd))
-        return dt__fail(DT_ERR_ARG, "%s: x is %s %s, the last forward's x was %s %s", fn,
-                        dt__shape_str(xd->shape, xd->ndim, a, sizeof a),
-                        dt__placements_str(xd->placements, mlp->fc1->nd, b, sizeof b),
-                        dt__shape_str(mlp->xd.shape, mlp->xd.ndim, c, sizeof c),
-                        dt__placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
-    if ((st = dt__tp_check_act(fn, mlp->fc2, "dy", dy, mlp->fc2->out, xd))) return st;
-    if (dx && (*dx == x || *dx == dy)) return dt__fail(DT_ERR_ARG, "%s: *dx is x or dy", fn);
-    if (dx && (st = dt__tp_check_out(fn, "*dx", *dx, mlp->fc1, xd->ndim, xd->shape, xd->placements))) return st;
     /* fc2: its gradients, and g = dL/d(its input) with that input's spec */
     st = dt_tp_linear_backward(mlp->fc2, mlp->dropped ? mlp->d : mlp->a, dy, &g);
     hd = dt_tensor_get_desc(mlp->h);
