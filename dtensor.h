@@ -9844,7 +9844,7 @@ static dt_status dt__io_agree(dt_comm *c, const char *fn, dt_status local) {
     char msg[8 + sizeof dt__errbuf];
     int64_t code = local;
     dt_status st;
-    if (c->size == 1) return local;
+    if (c->size == 1) return dt__within(fn, local);
     if ((st = dt__comm_allmax_ctl(c, &first, 1))) return dt__within(fn, st);
     if (!first) return DT_OK;
     memcpy(msg, &code, 8);
@@ -9856,7 +9856,7 @@ static dt_status dt__io_agree(dt_comm *c, const char *fn, dt_status local) {
     memcpy(&code, msg, 8);
     msg[sizeof msg - 1] = 0;
     memcpy(dt__errbuf, msg + 8, sizeof dt__errbuf);
-    return (dt_status)code;
+    return dt__within(fn, (dt_status)code); /* (an inner call's failure names the public call too) */
 }
 
 /* the temporary's suffix: differs between calls and processes, drawn on one rank */
