@@ -312,8 +312,36 @@ DT_API void dt_clear_error(void);
      "dt_tensor_redistribute: consistency check: ranks 2, 3 passed different
       arguments than rank 0 (rank 0: f32[8, 6] [S(0)] -> [R]; rank 2:
       f32[8, 6] [S(0)] -> [S(1)])"
-   Cost: one small allgather per call (a few microseconds; measured in the
-   README), so it is a debugging mode. Turn it on with DTENSOR_CHECK=1 in the
+   Checked too: every argument a rank can refuse on its own (NULL or empty
+   paths, a NULL stencil callback, a NULL *out pointer, scalars out of range:
+   lo >= hi, p outside [0, 1], a negative padding, an unknown mesh dim name,
+   a feature size of 0) is refused before the comparison and takes part in
+   it, and the scalars are compared (lo, hi, mean, std, p, padding,
+   dilation, names, layer sizes, the placements and the path of a load), so
+   one rank's bad argument gives every rank DT_ERR_MISMATCH and no rank
+   draws random numbers, moves data or touches a file; the rank that
+   refused its argument says why in its message. The one exception: an
+   argument error that leaves a rank no mesh to talk on (a NULL mesh, a
+   NULL input tensor, a NULL x of an op, conv or random fill, a NULL layer)
+   returns DT_ERR_ARG on that rank at once, and the ranks that passed a
+   valid one wait in the call. dt_tensor_empty/zeros communicate nothing and
+   are not compared; dt_stencil_apply's callback and `user` are not
+   compared (their addresses differ between processes).
+   Always made, checks on or off: the agreement of mesh creation, slicing
+   and flattening (the dims and names), of the I/O calls (path, spec,
+   placements) and of halos and convolutions (desc, padding, dilation, the
+   inputs' specs): there a rank's bad argument gives every rank an error
+   (DT_ERR_MISMATCH on the others, its own error on that rank; with checks
+   on DT_ERR_MISMATCH everywhere), never a wait or an MPI abort. Other
+   calls with checks off trust the ranks to agree: different arguments are
+   the caller's error (they may hang or compute garbage).
+   Agreement steps allocate nothing before the ranks have exchanged their
+   verdicts, and agree on the outcome of what they allocate after, so a
+   rank that runs out of memory there fails every rank (DT_ERR_NOMEM naming
+   it) instead of leaving them waiting.
+   Cost: one small max-reduction per call (a few microseconds; measured in
+   the README), plus two allgathers when ranks disagree, so it is a
+   debugging mode. Turn it on with DTENSOR_CHECK=1 in the
    environment (read once, at the first check or dt_get_checks) or with
    dt_set_checks(1), which overrides the environment. Not collective, but
    every rank must have the same setting whenever it makes a collective call
@@ -686,7 +714,13 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
    computes its own output box, with local GEMMs (BLIS) per kernel tap; a
    channel-sharded x is brought to Replicate on that mesh dim first. w and
    bias are brought to Replicate. out has x's placements. Equal to the serial
-   convolution up to the summation order. */
+   convolution up to the summation order. Collective over x's mesh; before
+   any halo message the ranks agree (checks on or off) on the specs of x, w
+   and bias, padding and dilation: a rank that passed others gets every
+   rank DT_ERR_MISMATCH, not halo messages of different sizes (which MPICH
+   aborts on). With checks off, arguments one rank refuses before that
+   (a negative padding, a wrong *out) return on that rank only; with checks
+   on they are agreed on too. */
 typedef struct dt_conv_desc {
     int64_t padding[3];   /* zeros added on both sides of spatial dim i (0: none) */
     int64_t dilation[3];  /* spacing of kernel taps (0 means 1)                   */
