@@ -16,7 +16,25 @@
      past the end, mm/dot/addmm ranks, a bad cast target, a fractional
      scalar for an integer tensor, split sizes, embedding/cross-entropy
      index dtypes) on the bad ranks only: every rank returns DT_ERR_MISMATCH
-     promptly (the refusal takes part in the one agreement exchange). */
+     promptly (the refusal takes part in the one agreement exchange).
+   - One rank's argument bad, for every public collective call (g_cases:
+     meshes, distribute/from_local/redistribute/gather, every op family,
+     conv1d, stencils, halos, random fills and seeds, RNG state and .npy
+     files, the layers): NULL/empty paths, NULL callbacks and *out pointers,
+     scalars out of range, and (at 2+ ranks) another valid scalar, name,
+     placement or file. Every rank returns the same non-OK status within
+     CASE_SECONDS (an alarm: a hang prints a FAIL line naming the case), the
+     message starts with the call's name, *out stays NULL, the inputs and
+     the fill target keep their values, the RNG state does not move, no
+     file is created. DT_TEST_TABLE=1 prints the statuses as markdown rows.
+   - conv1d with checks off: another padding on one rank is DT_ERR_MISMATCH
+     everywhere (no MPI abort), a refused padding fails every rank.
+   - Allocation faults (DT_MALLOC below) in dt_tensor_save_npy/load_npy and
+     dt_rng_save_state/load_state: allocation n of the last rank, then of
+     rank 0, fails (every n the call makes), and rank 0's first allocation
+     fails while the last rank passes an empty path (the agreement's slow
+     path): every rank returns an error, none hangs, *out and the RNG state
+     stay, and the call works afterwards. */
 #define _POSIX_C_SOURCE 200112L /* setenv, alarm, sigaction */
 #include <signal.h>
 #include <stdio.h>
@@ -1032,7 +1050,8 @@ static void onebad_one(const onebad *c, int table)
 /* With checks off, conv still agrees on its arguments before its halo
    messages (whose sizes follow the padding) meet: padding 1 on some ranks
    and 2 on others is DT_ERR_MISMATCH everywhere, not an MPI abort
-   (MPICH: "Message truncated"). */
+   (MPICH: "Message truncated"); a padding one rank refuses fails them all
+   (no wait). */
 static void conv_checks_off(void)
 {
     int bad = dtt_rank == dtt_np - 1, me, all[64], r, same = 1;
@@ -1054,6 +1073,16 @@ static void conv_checks_off(void)
     MPI_Allgather(&me, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
     for (r = 1; r < dtt_np; r++) same &= all[r] == all[0];
     CHECK(same, "the ranks returned different statuses");
+    if (g_out) { dt_tensor_destroy(g_out); g_out = NULL; }
+    /* a padding the last rank refuses: its DT_ERR_ARG, DT_ERR_MISMATCH on the others */
+    dt_set_checks(0);
+    alarm(CASE_SECONDS);
+    st = conv(bad ? -1 : 1);
+    alarm(0);
+    dt_set_checks(1);
+    CHECK(st == (bad ? DT_ERR_ARG : DT_ERR_MISMATCH), "padding -1 on rank %d: returned %s: %s", dtt_np - 1,
+          dt_status_string(st), dt_last_error());
+    CHECK(g_out == NULL, "*out set");
     if (g_out) { dt_tensor_destroy(g_out); g_out = NULL; }
     CHECK_OK(conv(1)); /* and the agreeing call works */
     dt_tensor_destroy(g_out);
