@@ -11021,7 +11021,7 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
     char a[160], b[160], c[160], e[160];
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "%s: mlp is NULL", fn);
-    st = dt__tp_backward_check(fn, mlp->fc1, mlp->fc2, x, dy, dx);
+    st = dt__tp_check_act(fn, mlp->fc1, "x", x, mlp->fc1->in, NULL);
     if (!st && !mlp->have)
         st = dt__fail(DT_ERR_ARG, "%s: no forward to differentiate (call dt_tp_mlp_forward first)", fn);
     if (!st && !dt__tp_same_spec(&mlp->xd, (xd = dt_tensor_get_desc(x)), mlp->fc1->nd))
@@ -11030,6 +11030,7 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
                       dt__placements_str(xd->placements, mlp->fc1->nd, b, sizeof b),
                       dt__shape_str(mlp->xd.shape, mlp->xd.ndim, c, sizeof c),
                       dt__placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
+    if (!st) st = dt__tp_backward_check(fn, mlp->fc1, mlp->fc2, x, dy, dx);
     if ((st = dt__tp_consistent(fn, mlp->fc1->mesh, st, x, dy))) return st;
     xd = dt_tensor_get_desc(x);
     /* fc2: its gradients, and g = dL/d(its input) with that input's spec */

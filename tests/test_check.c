@@ -556,6 +556,8 @@ static dt_status c_from_local_null(int bad)
 {
     dt_tensor_desc d = desc86(C);
     double buf[R * C];
+    d.placements[0] = dt_replicate(); /* (no rank's part is empty) */
+    memset(buf, 0, sizeof buf);
     return dt_tensor_from_local(g_mesh, &d, bad ? NULL : buf, DT_COPY, &g_out);
 }
 static dt_status c_redistribute_null(int bad)
