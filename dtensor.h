@@ -10256,7 +10256,7 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
         bytes = dt__box_numel(norm.ndim, &box) * dt_dtype_size(norm.dtype);
         if (*out) st = dt__scratch(m, DT__SCRATCH_TMP, bytes, &dst);
         else if (!(st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) dst = t->data;
-        if ((st = dt__io_agree(m->comm, fn, st))) return st;
+        if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; } /* another rank's failure */
         rc = MPI_File_open(mc, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
         if (rc != MPI_SUCCESS) {
             st = dt__io_mpi_fail(fn, rc, "MPI_File_open", path);
