@@ -650,7 +650,120 @@ static dt_status c_split_sizes(int bad)
 static dt_status c_embedding_idx(int bad) { return dt_embedding(g_x, bad ? g_i100 : g_i, &g_out); }
 static dt_status c_xent_target(int bad) { return dt_cross_entropy(g_x, bad ? g_x : g_i8, &g_out); }
 
+/* the rest of the unary family (out NULL on the bad rank) */
+#define UNARY_CASE(op) \
+    static dt_status c_##op##_out(int bad) { return op(g_x, bad ? NULL : &g_out); }
+UNARY_CASE(dt_abs)
+UNARY_CASE(dt_exp)
+UNARY_CASE(dt_log)
+UNARY_CASE(dt_sqrt)
+UNARY_CASE(dt_rsqrt)
+UNARY_CASE(dt_sin)
+UNARY_CASE(dt_cos)
+UNARY_CASE(dt_tanh)
+UNARY_CASE(dt_sigmoid)
+UNARY_CASE(dt_relu)
+UNARY_CASE(dt_gelu)
+UNARY_CASE(dt_silu)
+UNARY_CASE(dt_copy)
+#undef UNARY_CASE
+static dt_status c_shift_a(int bad) { return dt_shift(g_x, bad ? 1.0 : 2.0, &g_out); }
+/* binary: b [6, 4] does not broadcast with x [8, 6] */
+#define BINARY_CASE(op) \
+    static dt_status c_##op##_b(int bad) { return op(g_x, bad ? g_w64 : g_x, &g_out); }
+BINARY_CASE(dt_sub)
+BINARY_CASE(dt_mul)
+BINARY_CASE(dt_div)
+BINARY_CASE(dt_maximum)
+BINARY_CASE(dt_minimum)
+#undef BINARY_CASE
+/* reductions: another keepdim */
+#define REDUCE_CASE(op) \
+    static dt_status c_##op##_keep(int bad) { int d = 1; return op(g_x, 1, &d, bad, &g_out); }
+REDUCE_CASE(dt_mean)
+REDUCE_CASE(dt_max)
+REDUCE_CASE(dt_min)
+REDUCE_CASE(dt_norm2)
+#undef REDUCE_CASE
+static dt_status c_mm_shape(int bad) { return dt_mm(g_x, bad ? g_x : g_w64, &g_out); }
+static dt_status c_dot_shape(int bad)
+{
+    int64_t sh[1] = { C };
+    dt_tensor *v = mk(DT_F64, 1, sh, NULL);
+    dt_status st = dt_dot(v, bad ? g_x : v, &g_out);
+    dt_tensor_destroy(v);
+    return st;
+}
+static dt_status c_bmm_shape(int bad)
+{
+    int64_t sa[3] = { 2, 3, 4 }, sb[3] = { 2, 4, 5 };
+    dt_tensor *a = mk(DT_F64, 3, sa, NULL), *b = mk(DT_F64, 3, sb, NULL);
+    dt_status st = dt_bmm(a, bad ? a : b, &g_out);
+    dt_tensor_destroy(b);
+    dt_tensor_destroy(a);
+    return st;
+}
+static dt_status c_linear_w(int bad)
+{
+    int64_t sw[2] = { 4, C };
+    dt_tensor *w = mk(DT_F64, 2, sw, NULL);
+    dt_status st = dt_linear(g_x, bad ? g_w64 : w, NULL, &g_out);
+    dt_tensor_destroy(w);
+    return st;
+}
+static dt_status c_log_softmax_dim(int bad) { return dt_log_softmax(g_x, bad ? -3 : -1, &g_out); }
+static dt_status c_permute_dup(int bad)
+{
+    int perm[2];
+    perm[0] = bad ? 0 : 1;
+    perm[1] = 0;
+    return dt_permute(g_x, perm, &g_out);
+}
+static dt_status c_squeeze_dim(int bad) { return dt_squeeze(g_x, bad ? 5 : 0, &g_out); }
+static dt_status c_unsqueeze_dim(int bad) { return dt_unsqueeze(g_x, bad ? 4 : 0, &g_out); }
+static dt_status c_stack_dim(int bad)
+{
+    const dt_tensor *xs[2];
+    xs[0] = xs[1] = g_x;
+    return dt_stack(2, xs, bad ? 4 : 0, &g_out);
+}
+
 /* convolution, stencils, halos */
+static dt_status c_conv2d_pad(int bad)
+{
+    int64_t sx[4] = { 1, 2, 8, 4 }, sw[4] = { 3, 2, 3, 3 };
+    dt_placement s2[1];
+    dt_conv_desc cd;
+    dt_tensor *x, *w;
+    dt_status st;
+    s2[0] = dt_shard(2);
+    x = mk(DT_F64, 4, sx, s2);
+    w = mk(DT_F64, 4, sw, NULL);
+    memset(&cd, 0, sizeof cd);
+    cd.padding[0] = cd.padding[1] = 1;
+    if (bad) cd.padding[1] = -1;
+    st = dt_conv2d(x, w, NULL, &cd, &g_out);
+    dt_tensor_destroy(w);
+    dt_tensor_destroy(x);
+    return st;
+}
+static dt_status c_conv3d_dil(int bad)
+{
+    int64_t sx[5] = { 1, 1, 8, 3, 3 }, sw[5] = { 1, 1, 2, 2, 2 };
+    dt_placement s2[1];
+    dt_conv_desc cd;
+    dt_tensor *x, *w;
+    dt_status st;
+    s2[0] = dt_shard(2);
+    x = mk(DT_F64, 5, sx, s2);
+    w = mk(DT_F64, 5, sw, NULL);
+    memset(&cd, 0, sizeof cd);
+    cd.dilation[0] = bad ? 2 : 1;
+    st = dt_conv3d(x, w, NULL, &cd, &g_out);
+    dt_tensor_destroy(w);
+    dt_tensor_destroy(x);
+    return st;
+}
 static dt_status conv(int64_t pad)
 {
     dt_conv_desc cd;
@@ -807,30 +920,64 @@ static const onebad g_cases[] = {
     { "dt_tensor_redistribute", "another placement", 1, c_redistribute_pl },
     { "dt_tensor_gather", "full NULL", 0, c_gather_null },
     { "dt_neg", "out NULL", 0, c_neg_out },
+    { "dt_abs", "out NULL", 0, c_dt_abs_out },
+    { "dt_exp", "out NULL", 0, c_dt_exp_out },
+    { "dt_log", "out NULL", 0, c_dt_log_out },
+    { "dt_sqrt", "out NULL", 0, c_dt_sqrt_out },
+    { "dt_rsqrt", "out NULL", 0, c_dt_rsqrt_out },
+    { "dt_sin", "out NULL", 0, c_dt_sin_out },
+    { "dt_cos", "out NULL", 0, c_dt_cos_out },
+    { "dt_tanh", "out NULL", 0, c_dt_tanh_out },
+    { "dt_sigmoid", "out NULL", 0, c_dt_sigmoid_out },
+    { "dt_relu", "out NULL", 0, c_dt_relu_out },
+    { "dt_gelu", "out NULL", 0, c_dt_gelu_out },
+    { "dt_silu", "out NULL", 0, c_dt_silu_out },
+    { "dt_copy", "out NULL", 0, c_dt_copy_out },
+    { "dt_shift", "another a", 1, c_shift_a },
     { "dt_scale", "another a", 1, c_scale_a },
     { "dt_pow", "another p", 1, c_pow_p },
     { "dt_fill", "another value", 1, c_fill_v },
     { "dt_cast", "dtype 99", 0, c_cast_to },
     { "dt_add", "b of another dtype/shape", 0, c_add_shape },
+    { "dt_sub", "b [6, 4] (x [8, 6])", 0, c_dt_sub_b },
+    { "dt_mul", "b [6, 4] (x [8, 6])", 0, c_dt_mul_b },
+    { "dt_div", "b [6, 4] (x [8, 6])", 0, c_dt_div_b },
+    { "dt_maximum", "b [6, 4] (x [8, 6])", 0, c_dt_maximum_b },
+    { "dt_minimum", "b [6, 4] (x [8, 6])", 0, c_dt_minimum_b },
     { "dt_axpy", "another a", 1, c_axpy_a },
     { "dt_sum", "dim 2 of a 2-d x", 0, c_sum_dim },
     { "dt_sum", "another dim", 1, c_sum_other },
+    { "dt_mean", "another keepdim", 1, c_dt_mean_keep },
+    { "dt_max", "another keepdim", 1, c_dt_max_keep },
+    { "dt_min", "another keepdim", 1, c_dt_min_keep },
+    { "dt_norm2", "another keepdim", 1, c_dt_norm2_keep },
     { "dt_argmax", "ndims 2", 0, c_argmax_n },
     { "dt_matmul", "b that does not fit", 0, c_matmul_shape },
+    { "dt_mm", "b that does not fit", 0, c_mm_shape },
+    { "dt_bmm", "b that does not fit", 0, c_bmm_shape },
+    { "dt_dot", "b 2-d", 0, c_dot_shape },
+    { "dt_linear", "w [6, 4] (x [8, 6])", 0, c_linear_w },
     { "dt_addmm", "another beta", 1, c_addmm_beta },
     { "dt_softmax", "dim 2 of a 2-d x", 0, c_softmax_dim },
+    { "dt_log_softmax", "dim -3 of a 2-d x", 0, c_log_softmax_dim },
     { "dt_layer_norm", "another eps", 1, c_layer_norm_eps },
     { "dt_rms_norm", "w [6, 4]", 0, c_rms_norm_w },
     { "dt_transpose", "dim 5", 0, c_transpose_dim },
+    { "dt_permute", "a dim twice", 0, c_permute_dup },
+    { "dt_squeeze", "dim 5", 0, c_squeeze_dim },
+    { "dt_unsqueeze", "dim 4", 0, c_unsqueeze_dim },
     { "dt_reshape", "a shape that does not fit", 0, c_reshape_shape },
     { "dt_narrow", "past the end", 0, c_narrow_len },
     { "dt_cat", "dim 3", 0, c_cat_dim },
+    { "dt_stack", "dim 4", 0, c_stack_dim },
     { "dt_split", "sizes not adding up", 0, c_split_sizes },
     { "dt_embedding", "index 100 (8 rows)", 0, c_embedding_idx },
     { "dt_cross_entropy", "f64 target", 0, c_xent_target },
     { "dt_conv1d", "padding -1", 0, c_conv_pad_neg },
     { "dt_conv1d", "padding 2 (others 1)", 1, c_conv_pad_other },
     { "dt_conv1d", "w NULL", 0, c_conv_w_null },
+    { "dt_conv2d", "padding[1] -1", 0, c_conv2d_pad },
+    { "dt_conv3d", "dilation[0] 2 (others 1)", 1, c_conv3d_dil },
     { "dt_stencil_apply", "fn NULL", 0, c_stencil_fn },
     { "dt_stencil_apply", "out NULL", 0, c_stencil_out },
     { "dt_tensor_set_halo", "width -1", 0, c_set_halo_width },
