@@ -1941,7 +1941,7 @@ static int dt__ctl_same(const int64_t *v) { return v[0] == -v[2] && v[1] == -v[3
    rank - d; max is idempotent, so the overlapping windows do no harm).
    Device-only backends stage host buffers, which allocates. */
 static dt_status dt__comm_allmax_ctl(dt_comm *c, int64_t *v, int n) {
-    int64_t mine[DT__CTL_MAX], in[DT__CTL_MAX];
+    int64_t mine[DT__CTL_MAX], in[DT__CTL_MAX] = {0};
     dt_status st = DT_ERR_UNSUPPORTED;
     int d, i;
     if (c->size == 1) return DT_OK;
@@ -2728,7 +2728,7 @@ static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, u
     ok[0] = ast != DT_OK;
     ok[1] = ast != DT_OK ? c->rank : -1;
     if ((st = dt__comm_allmax_ctl(c, ok, 2))) { DT_FREE(all); return dt__within(fn, st); }
-    if (ok[0]) {
+    if (ok[0] || ast) {
         DT_FREE(all);
         if (ast) return ast;
         return dt__fail(DT_ERR_NOMEM, "%s: rank %d ran out of memory while the ranks compared their arguments", fn,
@@ -2843,6 +2843,11 @@ static dt_status dt__consistent(const dt_mesh *m, const char *fn, dt_status loca
     if (!dt__checks_on() || m->rank < 0 || m->size == 1) return local;
     return dt__agree_ex(m->comm, fn, local, local ? 0 : dt__hash(hash, fn, strlen(fn)), describe, ctx, 1);
 }
+#ifdef __clang_analyzer__ /* as dt__agree below: a local failure is returned */
+#define dt__consistent(m, fn, local, hash, describe, ctx) \
+    ((local) ? (dt__consistent((m), (fn), (local), (hash), (describe), (ctx)), (local)) \
+             : dt__consistent((m), (fn), (local), (hash), (describe), (ctx)))
+#endif
 /* a local failure is always returned (as itself or another error); said for
    the static analyzer, which does not follow every call. Analysis builds only. */
 #ifdef __clang_analyzer__
@@ -3197,6 +3202,11 @@ static dt_status dt__consistent_spec(const dt_mesh *m, const char *fn, dt_status
     x.args = args_str;
     return dt__consistent(m, fn, local, h, dt__describe_spec, &x);
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__consistent_spec(m, fn, local, d, dst, args, nargs, args_str) \
+    ((local) ? (dt__consistent_spec((m), (fn), (local), (d), (dst), (args), (nargs), (args_str)), (local)) \
+             : dt__consistent_spec((m), (fn), (local), (d), (dst), (args), (nargs), (args_str)))
+#endif
 
 /* the caller's claimed local shape must be the shape the placements imply */
 static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls) {
@@ -8509,7 +8519,7 @@ static dt_status dt__rng_agree(dt_mesh *m, const char *fn, uint64_t seed, uint64
     ast = dt__alloc(fn, 2 * (size_t)m->size * (sizeof(int64_t) + sizeof(size_t)), (void **)&all);
     nomem = ast != DT_OK;
     if ((st = dt__comm_allmax_ctl(m->comm, &nomem, 1))) { DT_FREE(all); return dt__within(fn, st); }
-    if (nomem) {
+    if (nomem || ast) {
         DT_FREE(all);
         return ast ? ast : dt__fail(DT_ERR_NOMEM, "%s: a mesh rank ran out of memory comparing the states; state "
                                     "unchanged", fn);
@@ -8599,10 +8609,13 @@ static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, vo
    consistency checks on, the ranks compare the tensor's spec, the stream
    state and the scalars (their bits: lo, hi, p, ...), so a scalar one rank
    refused or passed differently fails every rank before any draw */
-static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_status st, const double *sc, int nsc) {
+static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_status st, int nsc, double a, double b) {
     int64_t state[4];
     char args[96];
+    double sc[2];
     int i;
+    sc[0] = a;
+    sc[1] = b;
     if (!st) st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements);
     if (!st) st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
     state[0] = (int64_t)t->mesh->rng_seed;
@@ -8616,6 +8629,10 @@ static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_st
     }
     return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, state, 4, args[0] ? args : NULL);
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__rng_target(fn, t, w, st, nsc, a, b) \
+    ((st) ? (dt__rng_target((fn), (t), (w), (st), (nsc), (a), (b)), (st)) : dt__rng_target((fn), (t), (w), (st), (nsc), (a), (b)))
+#endif
 
 static int dt__finite(double x) { return x - x == 0; } /* false for NaN and +-inf */
 
@@ -8628,17 +8645,14 @@ static dt_status dt__rng_bounds(const char *fn, const char *a_name, double a, co
 static dt_status dt__uniform_into(const char *fn, const dt_tensor *t, double lo, double hi) {
     dt__rng_op op;
     dt_status st;
-    double sc[2];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    sc[0] = lo;
-    sc[1] = hi;
     if ((st = dt__rng_float_only(fn, t->desc.dtype)) || (st = dt__rng_bounds(fn, "lo", lo, "hi", hi))) {
     } else if (!(lo < hi)) {
         st = dt__fail(DT_ERR_ARG, "%s: lo = %g must be less than hi = %g", fn, lo, hi);
     } else if (!dt__finite(hi - lo)) {
         st = dt__fail(DT_ERR_ARG, "%s: hi - lo overflows (lo = %g, hi = %g)", fn, lo, hi);
     }
-    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, sc, 2))) return st;
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 2, lo, hi))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_UNIFORM;
     op.t = t->desc.dtype;
@@ -8652,15 +8666,12 @@ static dt_status dt__uniform_into(const char *fn, const dt_tensor *t, double lo,
 static dt_status dt__normal_into(const char *fn, const dt_tensor *t, double mean, double sd) {
     dt__rng_op op;
     dt_status st;
-    double sc[2];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    sc[0] = mean;
-    sc[1] = sd;
     if ((st = dt__rng_float_only(fn, t->desc.dtype)) || (st = dt__rng_bounds(fn, "mean", mean, "std", sd))) {
     } else if (sd < 0) {
         st = dt__fail(DT_ERR_ARG, "%s: std = %g is negative", fn, sd);
     }
-    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, sc, 2))) return st;
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 2, mean, sd))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_NORMAL;
     op.t = t->desc.dtype;
@@ -8726,7 +8737,8 @@ DT_API dt_status dt_bernoulli_(dt_tensor *t, double p) {
     dt__rng_op op;
     dt_status st;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), dt__rng_prob(fn, "p", p), &p, 1))) return st;
+    st = dt__rng_prob(fn, "p", p);
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 1, p, 0.0))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_BERNOULLI;
     op.t = t->desc.dtype;
@@ -8759,12 +8771,10 @@ DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi) {
     const char *fn = "dt_randint_";
     dt__rng_op op;
     dt_status st;
-    double sc[2];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    sc[0] = (double)lo; /* (the bounds' bits: a difference below 2^-52 of them goes unseen) */
-    sc[1] = (double)hi;
-    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), dt__randint_range(fn, t->desc.dtype, lo, hi), sc, 2)))
-        return st;
+    st = dt__randint_range(fn, t->desc.dtype, lo, hi);
+    /* (compared as doubles: bounds past 2^53 that differ by less than their ulp go unseen) */
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 2, (double)lo, (double)hi))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_RANDINT;
     op.t = t->desc.dtype;
@@ -8792,7 +8802,7 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
                                                              (*out && (*mask)->data == (*out)->data)))))
         st = dt__fail(DT_ERR_ARG, "%s: *mask is the same tensor as x or *out", fn);
     /* every argument is checked before the ranks compare them (and p) */
-    if ((st = dt__rng_target(fn, x, dt__rng_w(x->desc.dtype), st, &p, 1))) return st;
+    if ((st = dt__rng_target(fn, x, dt__rng_w(x->desc.dtype), st, 1, p, 0.0))) return st;
     if (!*out && (st = dt__tensor_make(fn, x->mesh, &x->desc, NULL, 0, &o))) return st;
     if (mask && !*mask && (st = dt__tensor_make(fn, x->mesh, &md, NULL, 0, &k))) {
         dt_tensor_destroy(o);
@@ -9299,12 +9309,17 @@ static dt_status dt__halo_consistent(const char *fn, const dt_tensor *t, dt_stat
     h = t->halo ? (int64_t)dt__halo_desc_hash(&t->halo->desc) : 0;
     return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, &h, 1, NULL);
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__halo_consistent(fn, t, st) \
+    ((st) ? (dt__halo_consistent((fn), (t), (st)), (st)) : dt__halo_consistent((fn), (t), (st)))
+#endif
 
 DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
     const char *fn = "dt_halo_exchange_begin";
     dt__array in;
     dt_status st;
-    if ((st = dt__halo_consistent(fn, t, dt__halo_check_tensor(fn, t))) || !t->halo) return st;
+    st = dt__halo_check_tensor(fn, t);
+    if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
     dt__tensor_array(t, &in);
     return dt__halo_begin(fn, t->halo, &in);
 }
@@ -9320,7 +9335,8 @@ DT_API dt_status dt_halo_exchange(dt_tensor *t) {
     const char *fn = "dt_halo_exchange";
     dt__array in;
     dt_status st;
-    if ((st = dt__halo_consistent(fn, t, dt__halo_check_tensor(fn, t))) || !t->halo) return st;
+    st = dt__halo_check_tensor(fn, t);
+    if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
     dt__tensor_array(t, &in);
     if ((st = dt__halo_begin(fn, t->halo, &in))) return st;
     return dt__halo_end(fn, t->halo);
@@ -9365,6 +9381,18 @@ static void dt__stencil_run(dt_stencil_fn fn, void *user, dt_stencil_block *b, i
     }
 }
 
+static dt_status dt__stencil_check(const char *fn_name, const dt_tensor *x, dt_stencil_fn fn, dt_tensor **out) {
+    dt_status st;
+    if ((st = dt__halo_check_tensor(fn_name, x))) return st;
+    if (!fn) return dt__fail(DT_ERR_ARG, "%s: fn is NULL", fn_name);
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn_name);
+    if (*out == x) return dt__fail(DT_ERR_ARG, "%s: *out is x; a stencil cannot run in place", fn_name);
+    if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) return st;
+    if (x->halo && x->halo->begun)
+        return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
+    return DT_OK;
+}
+
 DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
     const char *fn_name = "dt_stencil_apply";
     dt_stencil_block b;
@@ -9374,17 +9402,7 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
     int d;
     if (!x) return dt__halo_check_tensor(fn_name, x); /* no mesh to tell the others on */
     /* the argument errors take part in the consistency check (no rank left waiting) */
-    if ((st = dt__halo_check_tensor(fn_name, x))) {
-    } else if (!fn) {
-        st = dt__fail(DT_ERR_ARG, "%s: fn is NULL", fn_name);
-    } else if (!out) {
-        st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn_name);
-    } else if (*out == x) {
-        st = dt__fail(DT_ERR_ARG, "%s: *out is x; a stencil cannot run in place", fn_name);
-    } else if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) {
-    } else if (x->halo && x->halo->begun) {
-        st = dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
-    }
+    st = dt__stencil_check(fn_name, x, fn, out);
     if ((st = dt__halo_consistent(fn_name, x, st))) return st;
     if (!*out && (st = dt__tensor_make(fn_name, x->mesh, &x->desc, NULL, 0, &o))) return st;
     if (!o) o = *out;
@@ -9584,6 +9602,11 @@ static dt_status dt__conv_consistent(const char *fn, const dt_tensor *x, const d
                  (long long)cv->dil[1], (long long)cv->dil[2]);
     return dt__consistent_spec(x->mesh, fn, st, &x->desc, NULL, &h, 1, st ? NULL : args);
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__conv_consistent(fn, x, w, bias, cv, st) \
+    ((st) ? (dt__conv_consistent((fn), (x), (w), (bias), (cv), (st)), (st)) \
+          : dt__conv_consistent((fn), (x), (w), (bias), (cv), (st)))
+#endif
 
 /* a copy of t with `want` placements, or t itself when it has them */
 static dt_status dt__conv_bring(const dt_tensor *t, const dt_placement *want, const dt_tensor **out, dt_tensor **tmp) {
@@ -9895,6 +9918,9 @@ static dt_status dt__io_agree(dt_comm *c, const char *fn, dt_status local) {
     memcpy(dt__errbuf, msg + 8, sizeof dt__errbuf);
     return dt__within(fn, (dt_status)code); /* (an inner call's failure names the public call too) */
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__io_agree(c, fn, local) ((local) ? (dt__io_agree((c), (fn), (local)), (local)) : dt__io_agree((c), (fn), (local)))
+#endif
 
 /* the temporary's suffix: differs between calls and processes, drawn on one rank */
 static uint64_t dt__io_token(void) {
@@ -10725,6 +10751,10 @@ static dt_status dt__tp_consistent(const char *fn, const dt_mesh *m, dt_status s
     int64_t h = st || !dy ? 0 : (int64_t)dt__desc_hash(&dy->desc);
     return dt__consistent_spec(m, fn, st, x ? &x->desc : NULL, NULL, &h, 1, NULL);
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__tp_consistent(fn, m, st, x, dy) \
+    ((st) ? (dt__tp_consistent((fn), (m), (st), (x), (dy)), (st)) : dt__tp_consistent((fn), (m), (st), (x), (dy)))
+#endif
 
 /* the spec checks of a forward from x (l's input) to *y (ly's output, ly
    on l's mesh and tp dim), which gets the spec (yshape, ypl) */
@@ -10750,7 +10780,8 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     dt_tensor *xt = NULL, *r = NULL;
     dt_status st;
     if (!l) return dt__fail(DT_ERR_ARG, "%s: layer is NULL", fn);
-    if ((st = dt__tp_consistent(fn, l->mesh, dt__tp_forward_check(fn, l, l, x, y, ysh, ypl), x, NULL))) return st;
+    st = dt__tp_forward_check(fn, l, l, x, y, ysh, ypl);
+    if ((st = dt__tp_consistent(fn, l->mesh, st, x, NULL))) return st;
     /* x to the layer's input layout on tp: colwise Replicate (sequence
        parallel: the allgather), rowwise Shard(-1) (local when x is Replicate) */
     dt__tp_pl_with(l, dt_tensor_get_desc(x), l->style == DT_TP_COLWISE ? dt_replicate() : dt_shard(-1), need);
@@ -10788,7 +10819,8 @@ DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, cons
     int64_t sh[2];
     dt_status st;
     if (!l) return dt__fail(DT_ERR_ARG, "%s: layer is NULL", fn);
-    if ((st = dt__tp_consistent(fn, l->mesh, dt__tp_backward_check(fn, l, l, x, dy, dx), x, dy))) return st;
+    st = dt__tp_backward_check(fn, l, l, x, dy, dx);
+    if ((st = dt__tp_consistent(fn, l->mesh, st, x, dy))) return st;
     xd = dt_tensor_get_desc(x);
     nd = xd->ndim;
     /* colwise: x Replicate, dy Shard(-1) on tp; rowwise: x Shard(-1), dy
@@ -10899,9 +10931,8 @@ DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     /* consistency checks: one rank's bad desc fails all before any tensor is made */
-    if ((st = dt__consistent(m, fn, dt__tp_mlp_check(fn, m, desc, out), desc ? dt__tp_mlp_hash(m, desc) : 0, NULL,
-                             NULL)))
-        return st;
+    st = dt__tp_mlp_check(fn, m, desc, out);
+    if ((st = dt__consistent(m, fn, st, st ? 0 : dt__tp_mlp_hash(m, desc), NULL, NULL))) return st;
     if (!(mlp = (dt_tp_mlp *)DT_MALLOC(sizeof *mlp)))
         return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating %zu bytes", fn, sizeof *mlp);
     memset(mlp, 0, sizeof *mlp);
@@ -10963,9 +10994,8 @@ DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int train
     int drop;
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "%s: mlp is NULL", fn);
-    if ((st = dt__tp_consistent(fn, mlp->fc1->mesh, dt__tp_forward_check(fn, mlp->fc1, mlp->fc2, x, y, ysh, ypl), x,
-                                NULL)))
-        return st;
+    st = dt__tp_forward_check(fn, mlp->fc1, mlp->fc2, x, y, ysh, ypl);
+    if ((st = dt__tp_consistent(fn, mlp->fc1->mesh, st, x, NULL))) return st;
     if (training && mlp->p > 0.0) { /* training differs between ranks: the dropout would draw on some only */
         int64_t tr = 1;
         if ((st = dt__consistent_spec(mlp->fc1->mesh, fn, DT_OK, NULL, NULL, &tr, 1, "training"))) return st;
@@ -11032,7 +11062,6 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
                       dt__placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
     if (!st) st = dt__tp_backward_check(fn, mlp->fc1, mlp->fc2, x, dy, dx);
     if ((st = dt__tp_consistent(fn, mlp->fc1->mesh, st, x, dy))) return st;
-    xd = dt_tensor_get_desc(x);
     /* fc2: its gradients, and g = dL/d(its input) with that input's spec */
     st = dt_tp_linear_backward(mlp->fc2, mlp->dropped ? mlp->d : mlp->a, dy, &g);
     hd = dt_tensor_get_desc(mlp->h);
