@@ -10405,7 +10405,6 @@ static dt_status dt__rng_read_state(const char *fn, const char *path, uint64_t *
 DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
     const char *fn = "dt_rng_save_state";
     char *tmp = NULL;
-    uint64_t tok = 0;
     dt_status st, st2;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     if (m->rank < 0) return DT_OK;
@@ -10418,8 +10417,7 @@ DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
     /* only mesh rank 0 writes; its allocation's outcome is agreed on with the write's */
     if (m->rank == 0 && !(st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp))) {
         FILE *f;
-        tok = dt__io_token();
-        sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
+        sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)dt__io_token());
         f = fopen(tmp, "wb");
         if (!f) {
             st = dt__fail(DT_ERR_IO, "%s: cannot create '%s': %s", fn, tmp, strerror(errno));
