@@ -339,9 +339,10 @@ DT_API void dt_clear_error(void);
    verdicts, and agree on the outcome of what they allocate after, so a
    rank that runs out of memory there fails every rank (DT_ERR_NOMEM naming
    it) instead of leaving them waiting.
-   Cost: one small max-reduction per call (a few microseconds; measured in
-   the README), plus two allgathers when ranks disagree, so it is a
-   debugging mode. Turn it on with DTENSOR_CHECK=1 in the
+   Cost: one small exchange per call (an allgather of 40 bytes a rank up
+   to 32 ranks, a max-reduction above; a few microseconds, measured in the
+   README), plus two allgathers when ranks disagree, so it is a debugging
+   mode. Turn it on with DTENSOR_CHECK=1 in the
    environment (read once, at the first check or dt_get_checks) or with
    dt_set_checks(1), which overrides the environment. Not collective, but
    every rank must have the same setting whenever it makes a collective call
@@ -1921,7 +1922,8 @@ static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, 
     return st;
 }
 
-#define DT__CTL_MAX 8 /* words of dt__comm_allmax_ctl */
+#define DT__CTL_MAX 8    /* words of dt__comm_allmax_ctl */
+#define DT__CTL_RANKS 32 /* up to this many ranks it allgathers them on the stack (2.5 KiB) */
 
 /* a 64-bit value as 4 words whose maximum over the ranks tells whether all
    ranks hold the same value (its halves and their negations: max and -min) */
@@ -1948,6 +1950,14 @@ static dt_status dt__comm_allmax_ctl(dt_comm *c, int64_t *v, int n) {
     c->root->muted++;
     if (dt__comm_device(c)) {
         st = dt__comm_allreduce(c, v, v, (size_t)n, DT_I64, DT_MAX);
+    } else if (c->size <= DT__CTL_RANKS) { /* small: an allgather on the stack, cheaper than an allreduce */
+        int64_t all[DT__CTL_RANKS * DT__CTL_MAX];
+        size_t cnt[2 * DT__CTL_RANKS];
+        memcpy(mine, v, (size_t)n * sizeof *v);
+        st = dt__comm_allgather_ctl_into(c, mine, n, all, cnt);
+        for (d = 0; d < c->size && !st; d++)
+            for (i = 0; i < n; i++)
+                if (all[d * n + i] > v[i]) v[i] = all[d * n + i];
     } else {
         if (dt__native(c) && c->be.allreduce) {
             memcpy(mine, v, (size_t)n * sizeof *v);
