@@ -1923,7 +1923,9 @@ static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, 
 }
 
 #define DT__CTL_MAX 8    /* words of dt__comm_allmax_ctl */
+#ifndef DT__CTL_RANKS      /* (tests lower it to reach the reduction) */
 #define DT__CTL_RANKS 32 /* up to this many ranks it allgathers them on the stack (2.5 KiB) */
+#endif
 
 /* a 64-bit value as 4 words whose maximum over the ranks tells whether all
    ranks hold the same value (its halves and their negations: max and -min) */
