@@ -1940,10 +1940,12 @@ static int dt__ctl_same(const int64_t *v) { return v[0] == -v[2] && v[1] == -v[3
 /* Control traffic that allocates nothing: v[0..n) becomes the element-wise
    maximum over the ranks (n <= DT__CTL_MAX). Agreement steps start with it,
    so a rank that could not allocate still takes part and its peers learn of
-   it instead of waiting. The backend's allreduce where it has one (MPI);
-   otherwise dissemination over sendrecv (round d: to rank + d, from
-   rank - d; max is idempotent, so the overlapping windows do no harm).
-   Device-only backends stage host buffers, which allocates. */
+   it instead of waiting. Up to DT__CTL_RANKS ranks an allgather into stack
+   buffers (one small exchange, as cheap as it gets); beyond, the backend's
+   allreduce where it has one (MPI), otherwise dissemination over sendrecv
+   (round d: to rank + d, from rank - d; max is idempotent, so the
+   overlapping windows do no harm). Device-only backends stage host
+   buffers, which allocates. */
 static dt_status dt__comm_allmax_ctl(dt_comm *c, int64_t *v, int n) {
     int64_t mine[DT__CTL_MAX], in[DT__CTL_MAX] = {0};
     dt_status st = DT_ERR_UNSUPPORTED;
