@@ -2874,10 +2874,15 @@ DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh
     int count = 0, i, me = -1;
     dt_status st;
     if (!comm) return dt__fail(DT_ERR_ARG, "dt_mesh_create: comm is NULL");
-    if (!out) return dt__fail(DT_ERR_ARG, "dt_mesh_create: out is NULL");
-    st = desc ? dt__mesh_check_desc(comm, desc, &count) : dt__fail(DT_ERR_ARG, "dt_mesh_create: desc is NULL");
-    if ((st = dt__agree(comm, "dt_mesh_create", st, st ? 0 : dt__mesh_desc_hash(desc, count)))) return st;
-    if ((st = dt__mesh_alloc("dt_mesh_create", desc->ndim, desc->shape, count, &m))) return st;
+    if (!out) st = dt__fail(DT_ERR_ARG, "dt_mesh_create: out is NULL");
+    else if (!desc) st = dt__fail(DT_ERR_ARG, "dt_mesh_create: desc is NULL");
+    else if (!(st = dt__mesh_check_desc(comm, desc, &count)))
+        st = dt__mesh_alloc("dt_mesh_create", desc->ndim, desc->shape, count, &m);
+    /* a bad argument or a failed allocation on one rank fails them all (not a split that waits) */
+    if ((st = dt__agree(comm, "dt_mesh_create", st, st ? 0 : dt__mesh_desc_hash(desc, count)))) {
+        dt__mesh_free(m);
+        return st;
+    }
     for (i = 0; i < desc->ndim; i++)
         if (desc->names[i]) snprintf(m->names[i], DT__NAME_MAX, "%s", desc->names[i]);
     for (i = 0; i < count; i++) {
@@ -3243,9 +3248,8 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     dt_tensor_desc norm;
     dt_tensor *t = NULL;
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    st = dt__check_desc(fn, m, d, &norm);
+    st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
     if (!st && (flags & ~(DT_COPY | DT_VERIFY)))
         st = dt__fail(DT_ERR_ARG, "%s: flags = 0x%x has unknown bits", fn, flags);
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
@@ -4176,10 +4180,9 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     dt__box *send = NULL, *recv = NULL;
     int i, j, c[DT_MAX_MESH_DIMS];
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (d && d->device != DT_HOST && dt__device_of(d->device)) return dt__distribute_device(m, d, full, src_rank, out);
-    st = dt__check_desc(fn, m, d, &norm);
+    if (out && d && d->device != DT_HOST && dt__device_of(d->device)) return dt__distribute_device(m, d, full, src_rank, out);
+    st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
     if (!st && (src_rank < DT_SRC_ALL || src_rank >= m->size))
         st = dt__fail(DT_ERR_ARG, "%s: src_rank = %d, must be DT_SRC_ALL (-1) or a mesh rank 0..%d", fn, src_rank,
                       m->size - 1);
@@ -8701,9 +8704,9 @@ static dt_status dt__rng_new(const char *fn, dt_mesh *m, const dt_tensor_desc *d
     dt_tensor_desc norm;
     dt_status st;
     int64_t state[2];
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if (!m) return dt__check_desc(fn, m, d, &norm);
-    if (!(st = dt__check_desc(fn, m, d, &norm)) && !(st = dt__rng_float_only(fn, norm.dtype)) &&
+    if (!m) return out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
+    else if (!(st = dt__check_desc(fn, m, d, &norm)) && !(st = dt__rng_float_only(fn, norm.dtype)) &&
         !(st = dt__rng_no_partial(fn, "desc->placements", m, norm.placements)) &&
         !(st = dt__rng_room(fn, m, dt__rng_words(&norm, dt__rng_w(norm.dtype)))) && *out)
         st = dt__check_out(fn, *out, m, &norm);

@@ -491,6 +491,19 @@ static dt_status c_mesh_create_names(int bad)
     dt_mesh_destroy(m);
     return st;
 }
+static dt_status c_mesh_create_out(int bad)
+{
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    dt_status st;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    st = dt_mesh_create(g_comm, &md, bad ? NULL : &m);
+    CHECK(g_control || m == NULL, "dt_mesh_create: *out set");
+    dt_mesh_destroy(m);
+    return st;
+}
 static dt_status slice(int n, const char *const *names)
 {
     dt_mesh *m = NULL;
@@ -545,6 +558,21 @@ static dt_status c_distribute_null(int bad)
     double full[R * C];
     memset(full, 0, sizeof full);
     return dt_tensor_distribute(g_mesh, bad ? NULL : &d, full, DT_SRC_ALL, &g_out);
+}
+static dt_status c_distribute_out(int bad)
+{
+    dt_tensor_desc d = desc86(C);
+    double full[R * C];
+    memset(full, 0, sizeof full);
+    return dt_tensor_distribute(g_mesh, &d, full, 0, bad ? NULL : &g_out);
+}
+static dt_status c_from_local_out(int bad)
+{
+    dt_tensor_desc d = desc86(C);
+    double buf[R * C];
+    d.placements[0] = dt_replicate();
+    memset(buf, 0, sizeof buf);
+    return dt_tensor_from_local(g_mesh, &d, buf, DT_COPY, bad ? NULL : &g_out);
 }
 static dt_status c_from_local_pl(int bad)
 {
@@ -822,6 +850,11 @@ static dt_status c_rand_shape(int bad)
     dt_tensor_desc d = desc86(bad ? C + 1 : C);
     return dt_tensor_rand(g_mesh, &d, &g_out);
 }
+static dt_status c_rand_out(int bad)
+{
+    dt_tensor_desc d = desc86(C);
+    return dt_tensor_rand(g_mesh, &d, bad ? NULL : &g_out);
+}
 static dt_status c_randn_dtype(int bad)
 {
     dt_tensor_desc d = desc86(C);
@@ -909,6 +942,7 @@ static dt_status c_mlp_bwd_x(int bad) { return dt_tp_mlp_backward(g_mlp, bad ? g
 static const onebad g_cases[] = {
     { "dt_mesh_create", "shape[0] = np + 1", 0, c_mesh_create_shape },
     { "dt_mesh_create", "another dim name", 1, c_mesh_create_names },
+    { "dt_mesh_create", "out NULL", 0, c_mesh_create_out },
     { "dt_mesh_slice", "unknown name", 0, c_slice_unknown },
     { "dt_mesh_slice", "names NULL", 0, c_slice_null },
     { "dt_mesh_slice", "another valid name", 1, c_slice_other },
@@ -916,6 +950,8 @@ static const onebad g_cases[] = {
     { "dt_mesh_flatten", "another new name", 1, c_flatten_name },
     { "dt_tensor_distribute", "src_rank out of range", 0, c_distribute_src },
     { "dt_tensor_distribute", "desc NULL", 0, c_distribute_null },
+    { "dt_tensor_distribute", "out NULL", 0, c_distribute_out },
+    { "dt_tensor_from_local", "out NULL", 0, c_from_local_out },
     { "dt_tensor_from_local", "local NULL", 0, c_from_local_null },
     { "dt_tensor_from_local", "another placement", 1, c_from_local_pl },
     { "dt_tensor_redistribute", "placements NULL", 0, c_redistribute_null },
@@ -998,6 +1034,7 @@ static const onebad g_cases[] = {
     { "dt_dropout", "another p", 1, c_dropout_other },
     { "dt_dropout", "out NULL", 0, c_dropout_out },
     { "dt_tensor_rand", "another shape", 1, c_rand_shape },
+    { "dt_tensor_rand", "out NULL", 0, c_rand_out },
     { "dt_tensor_randn", "i32 dtype", 0, c_randn_dtype },
     { "dt_manual_seed", "another seed", 1, c_manual_seed },
     { "dt_rng_set_state", "another offset", 1, c_set_state },
