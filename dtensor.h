@@ -329,8 +329,37 @@ DT_API void dt_clear_error(void);
      "dt_tensor_redistribute: consistency check: ranks 2, 3 passed different
       arguments than rank 0 (rank 0: f32[8, 6] [S(0)] -> [R]; rank 2:
       f32[8, 6] [S(0)] -> [S(1)])"
-   Cost: one small allgather per call (a few microseconds; measured in the
-   README), so it is a debugging mode. Turn it on with DTENSOR_CHECK=1 in the
+   Checked too: every argument a rank can refuse on its own (NULL or empty
+   paths, a NULL stencil callback, a NULL *out pointer, scalars out of range:
+   lo >= hi, p outside [0, 1], a negative padding, an unknown mesh dim name,
+   a feature size of 0) is refused before the comparison and takes part in
+   it, and the scalars are compared (lo, hi, mean, std, p, padding,
+   dilation, names, layer sizes, the placements and the path of a load), so
+   one rank's bad argument gives every rank DT_ERR_MISMATCH and no rank
+   draws random numbers, moves data or touches a file; the rank that
+   refused its argument says why in its message. The one exception: an
+   argument error that leaves a rank no mesh to talk on (a NULL mesh, a
+   NULL input tensor, a NULL x of an op, conv or random fill, a NULL layer)
+   returns DT_ERR_ARG on that rank at once, and the ranks that passed a
+   valid one wait in the call. dt_tensor_empty/zeros communicate nothing and
+   are not compared; dt_stencil_apply's callback and `user` are not
+   compared (their addresses differ between processes).
+   Always made, checks on or off: the agreement of mesh creation, slicing
+   and flattening (the dims and names), of the I/O calls (path, spec,
+   placements) and of halos and convolutions (desc, padding, dilation, the
+   inputs' specs): there a rank's bad argument gives every rank an error
+   (DT_ERR_MISMATCH on the others, its own error on that rank; with checks
+   on DT_ERR_MISMATCH everywhere), never a wait or an MPI abort. Other
+   calls with checks off trust the ranks to agree: different arguments are
+   the caller's error (they may hang or compute garbage).
+   Agreement steps allocate nothing before the ranks have exchanged their
+   verdicts, and agree on the outcome of what they allocate after, so a
+   rank that runs out of memory there fails every rank (DT_ERR_NOMEM naming
+   it) instead of leaving them waiting.
+   Cost: one small exchange per call (an allgather of 40 bytes a rank up
+   to 32 ranks, a max-reduction above; a few microseconds, measured in the
+   README), plus two allgathers when ranks disagree, so it is a debugging
+   mode. Turn it on with DTENSOR_CHECK=1 in the
    environment (read once, at the first check or dt_get_checks) or with
    dt_set_checks(1), which overrides the environment. Not collective, but
    every rank must have the same setting whenever it makes a collective call
@@ -728,7 +757,13 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
    computes its own output box, with local GEMMs (BLIS) per kernel tap; a
    channel-sharded x is brought to Replicate on that mesh dim first. w and
    bias are brought to Replicate. out has x's placements. Equal to the serial
-   convolution up to the summation order. */
+   convolution up to the summation order. Collective over x's mesh; before
+   anything moves the ranks agree (checks on or off) on their verdicts on
+   the arguments and on the specs of x, w and bias, padding and dilation: a
+   rank that refused its arguments (a negative padding, a NULL w, a wrong
+   *out) or passed other ones fails every rank, not halo messages of
+   different sizes (which MPICH aborts on): DT_ERR_MISMATCH on the others
+   (with checks on, everywhere). */
 typedef struct dt_conv_desc {
     int64_t padding[3];   /* zeros added on both sides of spatial dim i (0: none) */
     int64_t dilation[3];  /* spacing of kernel taps (0 means 1)                   */
@@ -1955,12 +1990,11 @@ static dt_status dt__comm_barrier(dt_comm *c) {
 }
 
 /* Control traffic (mesh set-up, DT_VERIFY) is not what a user measures with
-   dt_comm_stats, so it runs muted. Each rank contributes `n` int64 words. */
-static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, int64_t *all) {
-    size_t *v = NULL;
+   dt_comm_stats, so it runs muted. Each rank contributes `n` int64 words;
+   v: 2 * c->size counts, the caller's scratch (so this allocates nothing). */
+static dt_status dt__comm_allgather_ctl_into(dt_comm *c, const int64_t *mine, int n, int64_t *all, size_t *v) {
     int j;
     dt_status st;
-    if ((st = dt__alloc("dt_comm", 2 * (size_t)c->size * sizeof(size_t), (void **)&v))) return st;
     for (j = 0; j < c->size; j++) {
         v[j] = (size_t)n * sizeof(int64_t);
         v[c->size + j] = (size_t)j * (size_t)n * sizeof(int64_t);
@@ -1968,7 +2002,74 @@ static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, 
     c->root->muted++;
     st = dt__comm_allgatherv(c, mine, (size_t)n * sizeof(int64_t), all, v, v + c->size);
     c->root->muted--;
+    return st;
+}
+
+static dt_status dt__comm_allgather_ctl(dt_comm *c, const int64_t *mine, int n, int64_t *all) {
+    size_t *v = NULL;
+    dt_status st;
+    if ((st = dt__alloc("dt_comm", 2 * (size_t)c->size * sizeof(size_t), (void **)&v))) return st;
+    st = dt__comm_allgather_ctl_into(c, mine, n, all, v);
     DT_FREE(v);
+    return st;
+}
+
+#define DT__CTL_MAX 8    /* words of dt__comm_allmax_ctl */
+#ifndef DT__CTL_RANKS      /* (tests lower it to reach the reduction) */
+#define DT__CTL_RANKS 32 /* up to this many ranks it allgathers them on the stack (2.5 KiB) */
+#endif
+
+/* a 64-bit value as 4 words whose maximum over the ranks tells whether all
+   ranks hold the same value (its halves and their negations: max and -min) */
+static void dt__ctl_words(uint64_t h, int64_t *v) {
+    v[0] = (int64_t)(h >> 32);
+    v[1] = (int64_t)(h & 0xffffffffu);
+    v[2] = -v[0];
+    v[3] = -v[1];
+}
+static int dt__ctl_same(const int64_t *v) { return v[0] == -v[2] && v[1] == -v[3]; }
+
+/* Control traffic that allocates nothing: v[0..n) becomes the element-wise
+   maximum over the ranks (n <= DT__CTL_MAX). Agreement steps start with it,
+   so a rank that could not allocate still takes part and its peers learn of
+   it instead of waiting. Up to DT__CTL_RANKS ranks an allgather into stack
+   buffers (one small exchange, as cheap as it gets); beyond, the backend's
+   allreduce where it has one (MPI), otherwise dissemination over sendrecv
+   (round d: to rank + d, from rank - d; max is idempotent, so the
+   overlapping windows do no harm). Device-only backends stage host
+   buffers, which allocates. */
+static dt_status dt__comm_allmax_ctl(dt_comm *c, int64_t *v, int n) {
+    int64_t mine[DT__CTL_MAX], in[DT__CTL_MAX] = {0};
+    dt_status st = DT_ERR_UNSUPPORTED;
+    int d, i;
+    if (c->size == 1) return DT_OK;
+    c->root->muted++;
+    if (dt__comm_device(c)) {
+        st = dt__comm_allreduce(c, v, v, (size_t)n, DT_I64, DT_MAX);
+    } else if (c->size <= DT__CTL_RANKS) { /* small: an allgather on the stack, cheaper than an allreduce */
+        int64_t all[DT__CTL_RANKS * DT__CTL_MAX];
+        size_t cnt[2 * DT__CTL_RANKS];
+        memcpy(mine, v, (size_t)n * sizeof *v);
+        st = dt__comm_allgather_ctl_into(c, mine, n, all, cnt);
+        for (d = 0; d < c->size && !st; d++)
+            for (i = 0; i < n; i++)
+                if (all[d * n + i] > v[i]) v[i] = all[d * n + i];
+    } else {
+        if (dt__native(c) && c->be.allreduce) {
+            memcpy(mine, v, (size_t)n * sizeof *v);
+            st = c->be.allreduce(c->be.user, mine, v, (size_t)n, DT_I64, DT_MAX);
+            if (st != DT_ERR_UNSUPPORTED) st = dt__backend_result(c, st, "allreduce");
+        }
+        if (st == DT_ERR_UNSUPPORTED)
+            for (st = DT_OK, d = 1; d < c->size && !st; d *= 2) {
+                memcpy(mine, v, (size_t)n * sizeof *v);
+                st = dt__sendrecv(c, mine, (size_t)n * sizeof *v, (c->rank + d) % c->size, in,
+                                  (size_t)n * sizeof *v, (c->rank - d + c->size) % c->size);
+                for (i = 0; i < n && !st; i++)
+                    if (in[i] > v[i]) v[i] = in[i];
+            }
+    }
+    c->root->muted--;
     return st;
 }
 
@@ -2714,31 +2815,41 @@ typedef void (*dt__describe_fn)(const void *ctx, char *buf, size_t cap);
 #define DT__FN_CHARS 32   /* the call's name in the gathered descriptions */
 #define DT__DESC_CHARS 160 /* the call's name, then its arguments           */
 
-/* Every rank reports (its local status, its desc hash); if any rank failed
-   or disagrees, all fail together instead of some hanging in a split. When
-   the hashes differ (and every rank accepted its arguments), a second
-   allgather brings each rank's description (empty without `describe`), so
-   the message can show rank 0's arguments and a disagreeing rank's. The
-   message names every rank that failed or differs from rank 0. `checked`
-   (consistency checks): a rank whose own arguments failed while another
-   rank's passed returns DT_ERR_MISMATCH too (its error inside the message). */
-static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint64_t hash, dt__describe_fn describe,
-                              const void *ctx, int checked) {
-    int64_t mine[2], *all = NULL, *desc = NULL;
-    int j, nrej = 0, nbad = 0, *rej = NULL, *bad = NULL;
-    dt_status st;
+/* The slow path of dt__agree_ex (some rank failed, or the hashes differ):
+   every rank's (status, hash), then, when the hashes differ, every rank's
+   description. Its buffers are allocated first and the ranks agree on that
+   allocation's outcome before anything else moves, so a rank out of memory
+   fails every rank (DT_ERR_NOMEM naming it) instead of leaving them waiting. */
+static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, uint64_t hash,
+                                  dt__describe_fn describe, const void *ctx, int checked) {
+    int64_t mine[2], *all = NULL, *desc, ok[2];
+    size_t *cnt;
+    int j, nrej = 0, nbad = 0, *rej, *bad, n = c->size;
+    dt_status st, ast;
     char saved[sizeof dt__errbuf], list[160];
     const char *pre = checked ? "consistency check: " : "";
     memcpy(saved, dt__errbuf, sizeof saved);
+    ast = dt__alloc(fn, 2 * (size_t)n * sizeof(int64_t) + ((size_t)n + 1) * DT__DESC_CHARS +
+                    2 * (size_t)n * sizeof(size_t) + 2 * (size_t)n * sizeof(int), (void **)&all);
+    ok[0] = ast != DT_OK;
+    ok[1] = ast != DT_OK ? c->rank : -1;
+    if ((st = dt__comm_allmax_ctl(c, ok, 2))) { DT_FREE(all); return dt__within(fn, st); }
+    if (ok[0] || ast) {
+        DT_FREE(all);
+        if (ast) return ast;
+        return dt__fail(DT_ERR_NOMEM, "%s: rank %d ran out of memory while the ranks compared their arguments", fn,
+                        (int)ok[1]);
+    }
+    memcpy(dt__errbuf, saved, sizeof saved);
+    desc = all + 2 * n;
+    cnt = (size_t *)(desc + ((size_t)n + 1) * (DT__DESC_CHARS / 8));
+    rej = (int *)(cnt + 2 * n);
+    bad = rej + n;
     mine[0] = local;
     mine[1] = (int64_t)hash;
-    if ((st = dt__alloc(fn, 2 * (size_t)c->size * sizeof(int64_t) + 2 * (size_t)c->size * sizeof(int), (void **)&all)))
-        return st;
-    rej = (int *)(all + 2 * c->size);
-    bad = rej + c->size;
-    if ((st = dt__comm_allgather_ctl(c, mine, 2, all))) { DT_FREE(all); return dt__within(fn, st); }
+    if ((st = dt__comm_allgather_ctl_into(c, mine, 2, all, cnt))) { DT_FREE(all); return dt__within(fn, st); }
     memcpy(dt__errbuf, saved, sizeof saved);
-    for (j = 0; j < c->size; j++) {
+    for (j = 0; j < n; j++) {
         /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): the allgather fills 2 words for every rank of c */
         if (all[2 * j] != DT_OK) rej[nrej++] = j;
         else if (all[2 * j + 1] != all[1]) bad[nbad++] = j;
@@ -2755,28 +2866,22 @@ static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint6
             dt__ranks_str(rej, nrej, list, sizeof list);
             st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s)", fn, pre, list,
                           nrej == 1 ? "its" : "their", what);
-        } else if (checked && nrej < c->size) {
+        } else if (checked && nrej < n) {
             char why[sizeof dt__errbuf];
             memcpy(why, dt__errbuf, sizeof why);
             st = dt__fail(DT_ERR_MISMATCH, "%s: %sthis rank (%d) rejected its arguments, %d of %d ranks accepted "
-                          "theirs: %s", fn, pre, c->rank, c->size - nrej, c->size, why);
+                          "theirs: %s", fn, pre, c->rank, n - nrej, n, why);
         }
     } else if (nbad) {
         char d0[DT__DESC_CHARS], db[DT__DESC_CHARS];
+        int64_t *me = desc + (size_t)n * (DT__DESC_CHARS / 8);
+        char *m8 = (char *)me;
         dt__ranks_str(bad, nbad, list, sizeof list);
         /* every rank saw the same hashes, so every rank takes this branch */
-        if ((st = dt__alloc(fn, (size_t)c->size * DT__DESC_CHARS + DT__DESC_CHARS, (void **)&desc))) {
-            DT_FREE(all);
-            return st;
-        }
-        {
-            int64_t *me = desc + (size_t)c->size * (DT__DESC_CHARS / 8);
-            char *m8 = (char *)me;
-            memset(m8, 0, DT__DESC_CHARS);
-            snprintf(m8, DT__FN_CHARS, "%s", fn);
-            if (describe) describe(ctx, m8 + DT__FN_CHARS, DT__DESC_CHARS - DT__FN_CHARS);
-            st = dt__comm_allgather_ctl(c, me, DT__DESC_CHARS / 8, desc);
-        }
+        memset(m8, 0, DT__DESC_CHARS);
+        snprintf(m8, DT__FN_CHARS, "%s", fn);
+        if (describe) describe(ctx, m8 + DT__FN_CHARS, DT__DESC_CHARS - DT__FN_CHARS);
+        st = dt__comm_allgather_ctl_into(c, me, DT__DESC_CHARS / 8, desc, cnt);
         memcpy(dt__errbuf, saved, sizeof saved);
         if (!st) {
             const char *r0 = (const char *)desc, *rb = (const char *)(desc + (size_t)bad[0] * (DT__DESC_CHARS / 8));
@@ -2788,14 +2893,32 @@ static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint6
             else
                 st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s passed different arguments than rank 0", fn, pre, list);
         }
-        DT_FREE(desc);
     }
     DT_FREE(all);
     return dt__within(fn, st);
 }
 
-static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t hash) {
-    return dt__agree_ex(c, fn, local, hash, NULL, NULL, 0);
+/* Every rank reports (its local status, its desc hash); if any rank failed
+   or disagrees, all fail together instead of some hanging in a split. The
+   common case (all accepted, one hash) costs one small max-reduction that
+   allocates nothing; otherwise dt__agree_detail gathers who failed or
+   differs, so the message can show rank 0's arguments and a disagreeing
+   rank's (empty without `describe`) and names every rank that failed or
+   differs from rank 0. `checked` (consistency checks): a rank whose own
+   arguments failed while another rank's passed returns DT_ERR_MISMATCH too
+   (its error inside the message). */
+static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint64_t hash, dt__describe_fn describe,
+                              const void *ctx, int checked) {
+    int64_t v[5]; /* failed?, then the hash (dt__ctl_words) */
+    dt_status st;
+    char saved[sizeof dt__errbuf];
+    memcpy(saved, dt__errbuf, sizeof saved);
+    v[0] = local != DT_OK;
+    dt__ctl_words(hash, v + 1);
+    if ((st = dt__comm_allmax_ctl(c, v, 5))) return dt__within(fn, st);
+    memcpy(dt__errbuf, saved, sizeof saved);
+    if (!v[0] && dt__ctl_same(v + 1)) return local;
+    return dt__agree_detail(c, fn, local, hash, describe, ctx, checked);
 }
 
 /* ---- consistency checks (dt_set_checks, DTENSOR_CHECK) ---- */
@@ -2809,6 +2932,13 @@ static int dt__checks_on(void) {
     return dt__checks_state;
 }
 
+/* The agreement a collective call always makes (mesh set-up, I/O, halos):
+   with checks on, a rank that rejected its own arguments returns
+   DT_ERR_MISMATCH like the others, so every rank has one verdict. */
+static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t hash) {
+    return dt__agree_ex(c, fn, local, hash, NULL, NULL, dt__checks_on());
+}
+
 DT_API void dt_set_checks(int on) { dt__checks_state = on != 0; }
 DT_API int dt_get_checks(void) { return dt__checks_on(); }
 
@@ -2819,6 +2949,11 @@ static dt_status dt__consistent(const dt_mesh *m, const char *fn, dt_status loca
     if (!dt__checks_on() || m->rank < 0 || m->size == 1) return local;
     return dt__agree_ex(m->comm, fn, local, local ? 0 : dt__hash(hash, fn, strlen(fn)), describe, ctx, 1);
 }
+#ifdef __clang_analyzer__ /* as dt__agree below: a local failure is returned */
+#define dt__consistent(m, fn, local, hash, describe, ctx) \
+    ((local) ? (dt__consistent((m), (fn), (local), (hash), (describe), (ctx)), (local)) \
+             : dt__consistent((m), (fn), (local), (hash), (describe), (ctx)))
+#endif
 /* a local failure is always returned (as itself or another error); said for
    the static analyzer, which does not follow every call. Analysis builds only. */
 #ifdef __clang_analyzer__
@@ -2831,10 +2966,15 @@ DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh
     int count = 0, i, me = -1;
     dt_status st;
     if (!comm) return dt__fail(DT_ERR_ARG, "dt_mesh_create: comm is NULL");
-    if (!out) return dt__fail(DT_ERR_ARG, "dt_mesh_create: out is NULL");
-    st = desc ? dt__mesh_check_desc(comm, desc, &count) : dt__fail(DT_ERR_ARG, "dt_mesh_create: desc is NULL");
-    if ((st = dt__agree(comm, "dt_mesh_create", st, st ? 0 : dt__mesh_desc_hash(desc, count)))) return st;
-    if ((st = dt__mesh_alloc("dt_mesh_create", desc->ndim, desc->shape, count, &m))) return st;
+    if (!out) st = dt__fail(DT_ERR_ARG, "dt_mesh_create: out is NULL");
+    else if (!desc) st = dt__fail(DT_ERR_ARG, "dt_mesh_create: desc is NULL");
+    else if (!(st = dt__mesh_check_desc(comm, desc, &count)))
+        st = dt__mesh_alloc("dt_mesh_create", desc->ndim, desc->shape, count, &m);
+    /* a bad argument or a failed allocation on one rank fails them all (not a split that waits) */
+    if ((st = dt__agree(comm, "dt_mesh_create", st, st ? 0 : dt__mesh_desc_hash(desc, count)))) {
+        dt__mesh_free(m);
+        return st;
+    }
     for (i = 0; i < desc->ndim; i++)
         if (desc->names[i]) snprintf(m->names[i], DT__NAME_MAX, "%s", desc->names[i]);
     for (i = 0; i < count; i++) {
@@ -2890,15 +3030,46 @@ static dt_status dt__mesh_lookup(const char *fn, const dt_mesh *m, int n, const 
     return DT_OK;
 }
 
+/* what the ranks of a slice / flatten must agree on: the dims, the new name */
+static uint64_t dt__mesh_dims_hash(int n, const int *idx, const char *name) {
+    uint64_t h = dt__hash(14695981039346656037ull, &n, sizeof n);
+    h = dt__hash(h, idx, (size_t)n * sizeof *idx);
+    return name ? dt__hash(h, name, strlen(name) + 1) : h;
+}
+
+static dt_status dt__flatten_check(const dt_mesh *m, int n, const char *const *names, const char *name, int *idx) {
+    int i;
+    dt_status st;
+    if ((st = dt__mesh_lookup("dt_mesh_flatten", m, n, names, idx))) return st;
+    for (i = 1; i < n; i++)
+        if (idx[i] != idx[0] + i)
+            return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: dims to flatten must be adjacent and in mesh order; "
+                            "\"%s\" is dim %d, \"%s\" is dim %d", names[i - 1], idx[i - 1], names[i], idx[i]);
+    if (name && strlen(name) >= DT__NAME_MAX)
+        return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name is longer than %d characters", DT__NAME_MAX - 1);
+    for (i = 0; name && name[0] && i < m->ndim; i++) /* the kept dims' names stay */
+        if ((i < idx[0] || i >= idx[0] + n) && !strcmp(m->names[i], name))
+            return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name \"%s\" is already a dim of the mesh", name);
+    return DT_OK;
+}
+
 DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names, dt_mesh **out) {
     int idx[DT_MAX_MESH_DIMS], shape[DT_MAX_MESH_DIMS], keep[DT_MAX_MESH_DIMS] = {0};
     int i, r, size = 1, color = 0, key = 0;
     dt_mesh *s = NULL;
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "dt_mesh_slice: out is NULL");
-    if ((st = dt__mesh_lookup("dt_mesh_slice", m, n, names, idx))) return st;
-    for (i = 0; i < n; i++) { shape[i] = m->shape[idx[i]]; size *= shape[i]; keep[idx[i]] = 1; }
-    if ((st = dt__mesh_alloc("dt_mesh_slice", n, shape, size, &s))) return st;
+    st = out ? dt__mesh_lookup("dt_mesh_slice", m, n, names, idx) : dt__fail(DT_ERR_ARG, "dt_mesh_slice: out is NULL");
+    if (!m) return st;
+    if (!st) {
+        for (i = 0; i < n; i++) { shape[i] = m->shape[idx[i]]; size *= shape[i]; keep[idx[i]] = 1; }
+        st = dt__mesh_alloc("dt_mesh_slice", n, shape, size, &s);
+    }
+    /* a bad name or a failed allocation on one rank fails them all (not a split that waits) */
+    if (m->rank >= 0 && (st = dt__agree(m->comm, "dt_mesh_slice", st, st ? 0 : dt__mesh_dims_hash(n, idx, NULL)))) {
+        dt__mesh_free(s);
+        return st;
+    }
+    if (st) return st;
     s->root = m->root;
     s->rng_seed = m->rng_seed;
     s->rng_offset = m->rng_offset;
@@ -2931,15 +3102,9 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
     int idx[DT_MAX_MESH_DIMS], shape[DT_MAX_MESH_DIMS], i, k = 0, merged = 1;
     dt_mesh *f = NULL;
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "dt_mesh_flatten: out is NULL");
-    if ((st = dt__mesh_lookup("dt_mesh_flatten", m, n, names, idx))) return st;
-    for (i = 1; i < n; i++)
-        if (idx[i] != idx[0] + i)
-            return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: dims to flatten must be adjacent and in mesh order; "
-                            "\"%s\" is dim %d, \"%s\" is dim %d", names[i - 1], idx[i - 1], names[i], idx[i]);
-    if (name && strlen(name) >= DT__NAME_MAX)
-        return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name is longer than %d characters", DT__NAME_MAX - 1);
-    for (i = 0; i < m->ndim; i++) {
+    st = out ? dt__flatten_check(m, n, names, name, idx) : dt__fail(DT_ERR_ARG, "dt_mesh_flatten: out is NULL");
+    if (!m) return st;
+    for (i = 0; i < m->ndim && !st; i++) {
         if (i > idx[0] && i < idx[0] + n) continue;
         if (i == idx[0]) {
             int j;
@@ -2948,7 +3113,13 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
         } else shape[k++] = m->shape[i];
     }
     /* row-major order is unchanged by merging adjacent dims: same mesh ranks */
-    if ((st = dt__mesh_alloc("dt_mesh_flatten", k, shape, m->size, &f))) return st;
+    if (!st) st = dt__mesh_alloc("dt_mesh_flatten", k, shape, m->size, &f);
+    /* a bad name or a failed allocation on one rank fails them all (not a split that waits) */
+    if (m->rank >= 0 && (st = dt__agree(m->comm, "dt_mesh_flatten", st, st ? 0 : dt__mesh_dims_hash(n, idx, name)))) {
+        dt__mesh_free(f);
+        return st;
+    }
+    if (st) return st;
     f->root = m->root;
     f->rng_seed = m->rng_seed;
     f->rng_offset = m->rng_offset;
@@ -2958,14 +3129,6 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
         if (i == idx[0]) { if (name) snprintf(f->names[k], DT__NAME_MAX, "%s", name); }
         else memcpy(f->names[k], m->names[i], DT__NAME_MAX);
         k++;
-    }
-    for (i = 0; i < f->ndim; i++) {
-        int j;
-        for (j = 0; j < i; j++)
-            if (f->names[i][0] && !strcmp(f->names[i], f->names[j])) {
-                dt__mesh_free(f);
-                return dt__fail(DT_ERR_MESH, "dt_mesh_flatten: name \"%s\" is already a dim of the mesh", name);
-            }
     }
     if (m->rank >= 0 && (st = dt__mesh_build_comms(f, m->comm, 0, m->rank))) {
         dt__mesh_free(f);
@@ -3174,6 +3337,11 @@ static dt_status dt__consistent_spec(const dt_mesh *m, const char *fn, dt_status
     x.args = args_str;
     return dt__consistent(m, fn, local, h, dt__describe_spec, &x);
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__consistent_spec(m, fn, local, d, dst, args, nargs, args_str) \
+    ((local) ? (dt__consistent_spec((m), (fn), (local), (d), (dst), (args), (nargs), (args_str)), (local)) \
+             : dt__consistent_spec((m), (fn), (local), (d), (dst), (args), (nargs), (args_str)))
+#endif
 
 /* the caller's claimed local shape must be the shape the placements imply */
 static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls) {
@@ -3196,9 +3364,8 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     dt_tensor_desc norm;
     dt_tensor *t = NULL;
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    st = dt__check_desc(fn, m, d, &norm);
+    st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
     if (!st && (flags & ~(DT_COPY | DT_VERIFY)))
         st = dt__fail(DT_ERR_ARG, "%s: flags = 0x%x has unknown bits", fn, flags);
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
@@ -4142,10 +4309,9 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     dt__box *send = NULL, *recv = NULL;
     int i, j, c[DT_MAX_MESH_DIMS];
     dt_status st;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (d && d->device != DT_HOST && dt__device_of(d->device)) return dt__distribute_device(m, d, full, src_rank, out);
-    st = dt__check_desc(fn, m, d, &norm);
+    if (out && d && d->device != DT_HOST && dt__device_of(d->device)) return dt__distribute_device(m, d, full, src_rank, out);
+    st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
     if (!st && (src_rank < DT_SRC_ALL || src_rank >= m->size))
         st = dt__fail(DT_ERR_ARG, "%s: src_rank = %d, must be DT_SRC_ALL (-1) or a mesh rank 0..%d", fn, src_rank,
                       m->size - 1);
@@ -8537,14 +8703,30 @@ static dt_status dt__rng_room(const char *fn, const dt_mesh *m, uint64_t words) 
 
 /* collective: every mesh rank must pass the same (seed, offset) */
 static dt_status dt__rng_agree(dt_mesh *m, const char *fn, uint64_t seed, uint64_t offset) {
-    int64_t mine[2], *all = NULL;
+    int64_t mine[2], *all = NULL, v[8], nomem;
     int j, bad = 0, first = -1;
-    dt_status st;
+    dt_status st, ast;
     if (m->rank < 0 || m->size == 1) return DT_OK;
+    /* one reduction that allocates nothing tells whether all agree (the common case) */
+    dt__ctl_words(seed, v);
+    dt__ctl_words(offset, v + 4);
+    if ((st = dt__comm_allmax_ctl(m->comm, v, 8))) return dt__within(fn, st);
+    if (dt__ctl_same(v) && dt__ctl_same(v + 4)) return DT_OK;
+    /* they differ: gather who passed what, after agreeing that every rank has the room */
+    ast = dt__alloc(fn, 2 * (size_t)m->size * (sizeof(int64_t) + sizeof(size_t)), (void **)&all);
+    nomem = ast != DT_OK;
+    if ((st = dt__comm_allmax_ctl(m->comm, &nomem, 1))) { DT_FREE(all); return dt__within(fn, st); }
+    if (nomem || ast) {
+        DT_FREE(all);
+        return ast ? ast : dt__fail(DT_ERR_NOMEM, "%s: a mesh rank ran out of memory comparing the states; state "
+                                    "unchanged", fn);
+    }
     mine[0] = (int64_t)seed;
     mine[1] = (int64_t)offset;
-    if ((st = dt__alloc(fn, 2 * (size_t)m->size * sizeof(int64_t), (void **)&all))) return st;
-    if ((st = dt__comm_allgather_ctl(m->comm, mine, 2, all))) { DT_FREE(all); return st; }
+    if ((st = dt__comm_allgather_ctl_into(m->comm, mine, 2, all, (size_t *)(all + 2 * m->size)))) {
+        DT_FREE(all);
+        return dt__within(fn, st);
+    }
     for (j = 1; j < m->size; j++)
         if (all[2 * j] != all[0] || all[2 * j + 1] != all[1]) { bad++; if (first < 0) first = j; }
     if (bad)
@@ -8619,18 +8801,35 @@ static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, vo
     m->rng_offset += dt__rng_words(&t->desc, op->w);
 }
 
-/* checks shared by the in-place ops: t present, not Partial, room in the stream */
-static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w) {
-    dt_status st;
-    int64_t state[2];
-    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    if (!(st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements)))
-        st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
-    /* consistency checks: the tensor's spec and the stream state */
+/* checks shared by the in-place ops, t non-NULL: `st` (the op's own checks
+   of its scalars, made first), not Partial, room in the stream; with
+   consistency checks on, the ranks compare the tensor's spec, the stream
+   state and the scalars (their bits: lo, hi, p, ...), so a scalar one rank
+   refused or passed differently fails every rank before any draw */
+static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_status st, int nsc, double a, double b) {
+    int64_t state[4];
+    char args[96];
+    double sc[2];
+    int i;
+    sc[0] = a;
+    sc[1] = b;
+    if (!st) st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements);
+    if (!st) st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
     state[0] = (int64_t)t->mesh->rng_seed;
     state[1] = (int64_t)t->mesh->rng_offset;
-    return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, state, 2, NULL);
+    state[2] = state[3] = 0;
+    args[0] = 0;
+    for (i = 0; i < nsc && i < 2; i++) {
+        size_t len = strlen(args);
+        memcpy(&state[2 + i], &sc[i], sizeof sc[i]);
+        snprintf(args + len, sizeof args - len, "%s%.17g", i ? ", " : "args ", sc[i]);
+    }
+    return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, state, 4, args[0] ? args : NULL);
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__rng_target(fn, t, w, st, nsc, a, b) \
+    ((st) ? (dt__rng_target((fn), (t), (w), (st), (nsc), (a), (b)), (st)) : dt__rng_target((fn), (t), (w), (st), (nsc), (a), (b)))
+#endif
 
 static int dt__finite(double x) { return x - x == 0; } /* false for NaN and +-inf */
 
@@ -8643,11 +8842,14 @@ static dt_status dt__rng_bounds(const char *fn, const char *a_name, double a, co
 static dt_status dt__uniform_into(const char *fn, const dt_tensor *t, double lo, double hi) {
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, t, t ? dt__rng_w(t->desc.dtype) : 1))) return st;
-    if ((st = dt__rng_float_only(fn, t->desc.dtype))) return st;
-    if ((st = dt__rng_bounds(fn, "lo", lo, "hi", hi))) return st;
-    if (!(lo < hi)) return dt__fail(DT_ERR_ARG, "%s: lo = %g must be less than hi = %g", fn, lo, hi);
-    if (!dt__finite(hi - lo)) return dt__fail(DT_ERR_ARG, "%s: hi - lo overflows (lo = %g, hi = %g)", fn, lo, hi);
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if ((st = dt__rng_float_only(fn, t->desc.dtype)) || (st = dt__rng_bounds(fn, "lo", lo, "hi", hi))) {
+    } else if (!(lo < hi)) {
+        st = dt__fail(DT_ERR_ARG, "%s: lo = %g must be less than hi = %g", fn, lo, hi);
+    } else if (!dt__finite(hi - lo)) {
+        st = dt__fail(DT_ERR_ARG, "%s: hi - lo overflows (lo = %g, hi = %g)", fn, lo, hi);
+    }
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 2, lo, hi))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_UNIFORM;
     op.t = t->desc.dtype;
@@ -8661,10 +8863,12 @@ static dt_status dt__uniform_into(const char *fn, const dt_tensor *t, double lo,
 static dt_status dt__normal_into(const char *fn, const dt_tensor *t, double mean, double sd) {
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, t, t ? dt__rng_w(t->desc.dtype) : 1))) return st;
-    if ((st = dt__rng_float_only(fn, t->desc.dtype))) return st;
-    if ((st = dt__rng_bounds(fn, "mean", mean, "std", sd))) return st;
-    if (sd < 0) return dt__fail(DT_ERR_ARG, "%s: std = %g is negative", fn, sd);
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if ((st = dt__rng_float_only(fn, t->desc.dtype)) || (st = dt__rng_bounds(fn, "mean", mean, "std", sd))) {
+    } else if (sd < 0) {
+        st = dt__fail(DT_ERR_ARG, "%s: std = %g is negative", fn, sd);
+    }
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 2, mean, sd))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_NORMAL;
     op.t = t->desc.dtype;
@@ -8680,9 +8884,9 @@ static dt_status dt__rng_new(const char *fn, dt_mesh *m, const dt_tensor_desc *d
     dt_tensor_desc norm;
     dt_status st;
     int64_t state[2];
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if (!m) return dt__check_desc(fn, m, d, &norm);
-    if (!(st = dt__check_desc(fn, m, d, &norm)) && !(st = dt__rng_float_only(fn, norm.dtype)) &&
+    if (!m) return out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
+    else if (!(st = dt__check_desc(fn, m, d, &norm)) && !(st = dt__rng_float_only(fn, norm.dtype)) &&
         !(st = dt__rng_no_partial(fn, "desc->placements", m, norm.placements)) &&
         !(st = dt__rng_room(fn, m, dt__rng_words(&norm, dt__rng_w(norm.dtype)))) && *out)
         st = dt__check_out(fn, *out, m, &norm);
@@ -8729,8 +8933,9 @@ DT_API dt_status dt_bernoulli_(dt_tensor *t, double p) {
     const char *fn = "dt_bernoulli_";
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, t, t ? dt__rng_w(t->desc.dtype) : 1))) return st;
-    if ((st = dt__rng_prob(fn, "p", p))) return st;
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    st = dt__rng_prob(fn, "p", p);
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 1, p, 0.0))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_BERNOULLI;
     op.t = t->desc.dtype;
@@ -8763,8 +8968,10 @@ DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi) {
     const char *fn = "dt_randint_";
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, t, t ? dt__rng_w(t->desc.dtype) : 1))) return st;
-    if ((st = dt__randint_range(fn, t->desc.dtype, lo, hi))) return st;
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    st = dt__randint_range(fn, t->desc.dtype, lo, hi);
+    /* (compared as doubles: bounds past 2^53 that differ by less than their ulp go unseen) */
+    if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 2, (double)lo, (double)hi))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_RANDINT;
     op.t = t->desc.dtype;
@@ -8781,19 +8988,18 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     dt_tensor_desc md;
     dt__rng_op op;
     dt_status st;
-    if ((st = dt__rng_target(fn, x, x ? dt__rng_w(x->desc.dtype) : 1))) return st;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if ((st = dt__rng_float_only(fn, x->desc.dtype))) return st;
-    if ((st = dt__rng_prob(fn, "p", p))) return st;
+    if (!x) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
     md = x->desc;
     md.dtype = DT_U8;
-    if (*out && (st = dt__check_out(fn, *out, x->mesh, &x->desc))) return st;
-    if (mask && *mask) {
-        if ((st = dt__check_out(fn, *mask, x->mesh, &md))) return st;
-        if (*mask == x || *mask == *out || ((*mask)->bytes && ((*mask)->data == x->data ||
-                                                                (*out && (*mask)->data == (*out)->data))))
-            return dt__fail(DT_ERR_ARG, "%s: *mask is the same tensor as x or *out", fn);
-    }
+    if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    else if (!(st = dt__rng_float_only(fn, x->desc.dtype)) && !(st = dt__rng_prob(fn, "p", p)) && *out)
+        st = dt__check_out(fn, *out, x->mesh, &x->desc);
+    if (!st && mask && *mask && !(st = dt__check_out(fn, *mask, x->mesh, &md)) &&
+        (*mask == x || *mask == *out || ((*mask)->bytes && ((*mask)->data == x->data ||
+                                                             (*out && (*mask)->data == (*out)->data)))))
+        st = dt__fail(DT_ERR_ARG, "%s: *mask is the same tensor as x or *out", fn);
+    /* every argument is checked before the ranks compare them (and p) */
+    if ((st = dt__rng_target(fn, x, dt__rng_w(x->desc.dtype), st, 1, p, 0.0))) return st;
     if (!*out && (st = dt__tensor_make(fn, x->mesh, &x->desc, NULL, 0, &o))) return st;
     if (mask && !*mask && (st = dt__tensor_make(fn, x->mesh, &md, NULL, 0, &k))) {
         dt_tensor_destroy(o);
@@ -9301,12 +9507,17 @@ static dt_status dt__halo_consistent(const char *fn, const dt_tensor *t, dt_stat
     h = t->halo ? (int64_t)dt__halo_desc_hash(&t->halo->desc) : 0;
     return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, &h, 1, NULL);
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__halo_consistent(fn, t, st) \
+    ((st) ? (dt__halo_consistent((fn), (t), (st)), (st)) : dt__halo_consistent((fn), (t), (st)))
+#endif
 
 DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
     const char *fn = "dt_halo_exchange_begin";
     dt__array in;
     dt_status st;
-    if ((st = dt__halo_consistent(fn, t, dt__halo_check_tensor(fn, t))) || !t->halo) return st;
+    st = dt__halo_check_tensor(fn, t);
+    if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
     dt__tensor_array(t, &in);
     return dt__halo_begin(fn, t->halo, &in);
 }
@@ -9322,7 +9533,8 @@ DT_API dt_status dt_halo_exchange(dt_tensor *t) {
     const char *fn = "dt_halo_exchange";
     dt__array in;
     dt_status st;
-    if ((st = dt__halo_consistent(fn, t, dt__halo_check_tensor(fn, t))) || !t->halo) return st;
+    st = dt__halo_check_tensor(fn, t);
+    if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
     dt__tensor_array(t, &in);
     if ((st = dt__halo_begin(fn, t->halo, &in))) return st;
     return dt__halo_end(fn, t->halo);
@@ -9367,13 +9579,8 @@ static void dt__stencil_run(dt_stencil_fn fn, void *user, dt_stencil_block *b, i
     }
 }
 
-DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
-    const char *fn_name = "dt_stencil_apply";
-    dt_stencil_block b;
-    dt__array in;
-    dt_tensor *o = NULL;
+static dt_status dt__stencil_check(const char *fn_name, const dt_tensor *x, dt_stencil_fn fn, dt_tensor **out) {
     dt_status st;
-    int d;
     if ((st = dt__halo_check_tensor(fn_name, x))) return st;
     if (!fn) return dt__fail(DT_ERR_ARG, "%s: fn is NULL", fn_name);
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn_name);
@@ -9381,7 +9588,20 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
     if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) return st;
     if (x->halo && x->halo->begun)
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
-    if ((st = dt__halo_consistent(fn_name, x, DT_OK))) return st;
+    return DT_OK;
+}
+
+DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
+    const char *fn_name = "dt_stencil_apply";
+    dt_stencil_block b;
+    dt__array in;
+    dt_tensor *o = NULL;
+    dt_status st;
+    int d;
+    if (!x) return dt__halo_check_tensor(fn_name, x); /* no mesh to tell the others on */
+    /* the argument errors take part in the consistency check (no rank left waiting) */
+    st = dt__stencil_check(fn_name, x, fn, out);
+    if ((st = dt__halo_consistent(fn_name, x, st))) return st;
     if (!*out && (st = dt__tensor_make(fn_name, x->mesh, &x->desc, NULL, 0, &o))) return st;
     if (!o) o = *out;
     if (x->mesh->rank >= 0) {
@@ -9553,6 +9773,39 @@ static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_
     return DT_OK;
 }
 
+/* what the ranks of a convolution must agree on: the inputs' specs, padding, dilation */
+static uint64_t dt__conv_hash(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt__conv *cv) {
+    uint64_t h[4];
+    h[0] = dt__desc_hash(&x->desc);
+    h[1] = dt__desc_hash(&w->desc);
+    h[2] = bias ? dt__desc_hash(&bias->desc) : 0;
+    h[3] = dt__hash(dt__hash(14695981039346656037ull, cv->pad, sizeof cv->pad), cv->dil, sizeof cv->dil);
+    return dt__hash(14695981039346656037ull, h, sizeof h);
+}
+
+/* the ranks agree on the arguments (checks on or off): x's spec, then w,
+   bias, padding and dilation as args */
+static dt_status dt__conv_consistent(const char *fn, const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
+                                     const dt__conv *cv, dt_status st) {
+    int64_t h;
+    char args[DT__DESC_CHARS];
+    if (x->mesh->rank < 0 || x->mesh->size == 1) return st;
+    h = st ? 0 : (int64_t)dt__conv_hash(x, w, bias, cv);
+    if (!dt__checks_on()) /* made all the same: a convolution is costly, the agreement is not */
+        return dt__agree(x->mesh->comm, fn, st, (uint64_t)h);
+    if (!st)
+        snprintf(args, sizeof args, "w [%lld, %lld, ...]%s, padding %lld %lld %lld, dilation %lld %lld %lld",
+                 (long long)w->desc.shape[0], (long long)w->desc.shape[1], bias ? ", bias" : "",
+                 (long long)cv->pad[0], (long long)cv->pad[1], (long long)cv->pad[2], (long long)cv->dil[0],
+                 (long long)cv->dil[1], (long long)cv->dil[2]);
+    return dt__consistent_spec(x->mesh, fn, st, &x->desc, NULL, &h, 1, st ? NULL : args);
+}
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__conv_consistent(fn, x, w, bias, cv, st) \
+    ((st) ? (dt__conv_consistent((fn), (x), (w), (bias), (cv), (st)), (st)) \
+          : dt__conv_consistent((fn), (x), (w), (bias), (cv), (st)))
+#endif
+
 /* a copy of t with `want` placements, or t itself when it has them */
 static dt_status dt__conv_bring(const dt_tensor *t, const dt_placement *want, const dt_tensor **out, dt_tensor **tmp) {
     dt_status st;
@@ -9576,17 +9829,19 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
     dt_mesh *m;
     dt_status st;
     int i;
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if ((st = dt__conv_check(fn, nsp, x, w, bias, desc, &cv, &od))) return st;
+    if (!x) return dt__conv_check(fn, nsp, x, w, bias, desc, &cv, &od); /* no mesh to tell the others on */
     m = x->mesh;
+    /* every argument error takes part in the consistency check (no rank left waiting) */
+    st = out ? dt__conv_check(fn, nsp, x, w, bias, desc, &cv, &od) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     memset(rep, 0, sizeof rep);
     memcpy(xp, x->desc.placements, sizeof xp);
     for (i = 0; i < m->ndim; i++) /* channels and partial sums: whole on every rank */
         if (xp[i].kind == DT_PARTIAL || (xp[i].kind == DT_SHARD && xp[i].dim == 1)) xp[i] = dt_replicate();
-    memcpy(od.placements, xp, sizeof xp);
-    if (*out && (*out == x || *out == w || *out == bias))
-        return dt__fail(DT_ERR_ARG, "%s: *out aliases an input", fn);
-    if (*out && (st = dt__check_out(fn, *out, m, &od))) return st;
+    if (!st) memcpy(od.placements, xp, sizeof xp);
+    if (!st && *out && (*out == x || *out == w || *out == bias))
+        st = dt__fail(DT_ERR_ARG, "%s: *out aliases an input", fn);
+    if (!st && *out) st = dt__check_out(fn, *out, m, &od);
+    if ((st = dt__conv_consistent(fn, x, w, bias, &cv, st))) return st;
     if ((st = dt__conv_bring(x, xp, &xr, &xt)) || (st = dt__conv_bring(w, rep, &wr, &wt)) ||
         (st = dt__conv_bring(bias, rep, &br, &bt)))
         goto done;
@@ -9594,7 +9849,9 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
         dt__conv_widths(m, &xr->desc, &od, &cv, wlo, whi);
         memset(bnd, DT_BOUNDARY_CONSTANT, sizeof bnd);
         st = dt__halo_build(fn, xr, wlo, whi, bnd, 1, 0.0, &h);
-        if ((st = dt__agree(m->comm, fn, st, 0))) goto done;
+        /* always made: ranks that passed another padding or kernel (checks off) fail here, before halo
+           messages of different sizes meet (which MPICH would abort on: "Message truncated") */
+        if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__conv_hash(x, w, bias, &cv)))) goto done;
         {
             dt__array in;
             dt__tensor_array(xr, &in);
@@ -9840,29 +10097,31 @@ static dt_status dt__npy_header(const char *fn, dt_dtype t, int ndim, const int6
 }
 
 /* All members of c learn the outcome: the status of the lowest failing rank
-   and its message, the same on every rank. */
+   and its message, the same on every rank. Allocates nothing (a max
+   reduction finds that rank, which broadcasts its status and message), so a
+   rank whose allocation failed reports it here like any other failure. */
 static dt_status dt__io_agree(dt_comm *c, const char *fn, dt_status local) {
-    int64_t mine = local, *all = NULL;
-    int j, first = -1;
+    int64_t first = local != DT_OK ? c->size - c->rank : 0; /* the max is the lowest failing rank */
+    char msg[8 + sizeof dt__errbuf];
+    int64_t code = local;
     dt_status st;
-    char msg[sizeof dt__errbuf];
-    if (c->size == 1) return local;
-    if ((st = dt__alloc(fn, (size_t)c->size * sizeof(int64_t), (void **)&all))) return st;
-    if ((st = dt__comm_allgather_ctl(c, &mine, 1, all))) { DT_FREE(all); return st; }
-    for (j = 0; j < c->size && first < 0; j++)
-        if (all[j] != DT_OK) first = j;
-    st = first < 0 ? DT_OK : (dt_status)all[first];
-    DT_FREE(all);
-    if (first < 0) return DT_OK;
-    memcpy(msg, dt__errbuf, sizeof msg);
+    if (c->size == 1) return dt__within(fn, local);
+    if ((st = dt__comm_allmax_ctl(c, &first, 1))) return dt__within(fn, st);
+    if (!first) return DT_OK;
+    memcpy(msg, &code, 8);
+    memcpy(msg + 8, dt__errbuf, sizeof dt__errbuf);
     c->root->muted++;
-    local = dt__comm_broadcast(c, msg, sizeof msg, first);
+    st = dt__comm_broadcast(c, msg, sizeof msg, c->size - (int)first);
     c->root->muted--;
-    if (local) return local;
+    if (st) return dt__within(fn, st);
+    memcpy(&code, msg, 8);
     msg[sizeof msg - 1] = 0;
-    memcpy(dt__errbuf, msg, sizeof msg);
-    return st;
+    memcpy(dt__errbuf, msg + 8, sizeof dt__errbuf);
+    return dt__within(fn, (dt_status)code); /* (an inner call's failure names the public call too) */
 }
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__io_agree(c, fn, local) ((local) ? (dt__io_agree((c), (fn), (local)), (local)) : dt__io_agree((c), (fn), (local)))
+#endif
 
 /* the temporary's suffix: differs between calls and processes, drawn on one rank */
 static uint64_t dt__io_token(void) {
@@ -10039,13 +10298,17 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
 #ifndef DTENSOR_NO_MPI
     MPI_Comm mc;
 #endif
-    if ((st = dt__check_tensor(fn, t)) || (st = dt__host_only(fn, "t", t))) return st;
-    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    if ((st = dt__check_tensor(fn, t))) return st; /* no mesh to tell the others on */
     m = t->mesh;
     if (m->rank < 0) return DT_OK;
-    if (!dt__npy_descr(t->desc.dtype))
+    /* every argument error below is agreed on, so every rank returns it */
+    if ((st = dt__host_only(fn, "t", t))) {
+    } else if (!path || !path[0]) {
+        st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    } else if (!dt__npy_descr(t->desc.dtype)) {
         st = dt__fail(DT_ERR_UNSUPPORTED, "%s: %s has no numpy dtype; dt_cast it (e.g. to f32, exact) before saving",
                       fn, dt_dtype_name(t->desc.dtype));
+    }
     if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(dt__desc_hash(&t->desc), path, strlen(path))))) return st;
     es = dt_dtype_size(t->desc.dtype);
     for (i = 0; i < t->desc.ndim; i++) total_data *= (size_t)t->desc.shape[i];
@@ -10197,10 +10460,13 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     MPI_Comm mc;
 #endif
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
-    if (!placements) return dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    if (*out && (st = dt__host_only(fn, "*out", *out))) return st;
+    /* the argument errors are agreed on (with the path: one file for all) before rank 0 reads */
+    if (!path || !path[0]) st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
+    else if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
+    else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    else if (*out) st = dt__host_only(fn, "*out", *out);
+    if (m->rank >= 0 && (st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
+    if (st) return st;
     memset(&info, 0, sizeof info);
     if (m->rank <= 0) st = dt__io_read_header(fn, path, &info);
     if (m->rank >= 0 && m->comm->size > 1) { /* rank 0's verdict, fields and message to all */
@@ -10242,7 +10508,8 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         *out = t;
         return DT_OK;
     }
-    if ((st = dt__io_agree(m->comm, fn, st))) return st;
+    /* the placements (normalised: Shard(-1) and Shard(ndim-1) are one) too */
+    if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__desc_hash(&norm)))) return st;
 #ifndef DTENSOR_NO_MPI
     if (dt__comm_mpi_handle(m->comm, &mc)) { /* each rank reads its own box */
         MPI_File fh;
@@ -10254,7 +10521,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         bytes = dt__box_numel(norm.ndim, &box) * dt_dtype_size(norm.dtype);
         if (*out) st = dt__scratch(m, DT__SCRATCH_TMP, bytes, &dst);
         else if (!(st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) dst = t->data;
-        if ((st = dt__io_agree(m->comm, fn, st))) return st;
+        if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; } /* another rank's failure */
         rc = dt__io_mpi_open(mc, path, MPI_MODE_RDONLY, &fh);
         if (rc != MPI_SUCCESS) {
             st = dt__io_mpi_fail(fn, rc, "MPI_File_open", path);
@@ -10383,27 +10650,20 @@ DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
 static dt_status dt__rng_save_state(const dt_mesh *m, const char *path) {
     const char *fn = "dt_rng_save_state";
     char *tmp = NULL;
-    uint64_t tok = 0;
     dt_status st, st2;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     if (m->rank < 0) return DT_OK;
-    st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
+    st = !path || !path[0] ? dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL") : DT_OK;
     /* the ranks agree on the path and hold the same state (as they must) */
-    if ((st = dt__agree(m->comm, fn, st, dt__hash(dt__hash(dt__hash(0, &m->rng_seed, sizeof m->rng_seed),
-                                                           &m->rng_offset, sizeof m->rng_offset),
-                                                  path, strlen(path))))) {
-        DT_FREE(tmp);
+    if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(dt__hash(dt__hash(0, &m->rng_seed, sizeof m->rng_seed),
+                                                                    &m->rng_offset, sizeof m->rng_offset),
+                                                           path, strlen(path)))))
         return st;
-    }
-    if (m->rank == 0) tok = dt__io_token();
-    m->root->muted++;
-    st = dt__comm_broadcast(m->comm, &tok, sizeof tok, 0);
-    m->root->muted--;
-    if (st) { DT_FREE(tmp); return st; }
-    sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
-    if (m->rank == 0) {
-        FILE *f = fopen(tmp, "wb");
+    /* only mesh rank 0 writes; its allocation's outcome is agreed on with the write's */
+    if (m->rank == 0 && !(st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp))) {
+        FILE *f;
+        sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)dt__io_token());
+        f = fopen(tmp, "wb");
         if (!f) {
             st = dt__fail(DT_ERR_IO, "%s: cannot create '%s': %s", fn, tmp, strerror(errno));
         } else {
@@ -10433,9 +10693,9 @@ static dt_status dt__rng_load_state(dt_mesh *m, const char *path) {
     uint64_t seed = 0, offset = 0;
     dt_status st = DT_OK;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (!path || !path[0]) return dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     if (m->rank < 0) return DT_OK;
-    if ((st = dt__agree(m->comm, fn, DT_OK, dt__hash(0, path, strlen(path))))) return st;
+    st = !path || !path[0] ? dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL") : DT_OK;
+    if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
     if (m->rank == 0) st = dt__rng_read_state(fn, path, &seed, &offset);
     if (m->comm->size > 1) { /* rank 0's verdict, state and message to all */
         uint64_t v[3];
@@ -10627,11 +10887,7 @@ static dt_status dt__tp_zero(dt_tensor *t) {
     return DT_OK;
 }
 
-static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
-    dt_tp_linear *l = NULL;
-    dt_tensor_desc wd, bd;
-    dt_status st;
-    int tp;
+static dt_status dt__tp_linear_check(const char *fn, const dt_mesh *m, const dt_tp_linear_desc *desc, int *tp) {
     if ((unsigned)desc->style > DT_TP_ROWWISE)
         return dt__fail(DT_ERR_ARG, "%s: style = %d, must be DT_TP_COLWISE or DT_TP_ROWWISE", fn, (int)desc->style);
     if (desc->in_features <= 0 || desc->out_features <= 0)
@@ -10643,7 +10899,31 @@ static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_line
         return dt__fail(DT_ERR_ARG, "%s: init = %d, must be DT_TP_INIT_UNIFORM or DT_TP_INIT_ZEROS", fn, (int)desc->init);
     if (desc->seq_dim < -DT_MAX_DIMS || desc->seq_dim >= DT_MAX_DIMS)
         return dt__fail(DT_ERR_ARG, "%s: seq_dim = %d is out of range", fn, desc->seq_dim);
-    if ((st = dt__tp_resolve_dim(fn, m, desc->tp_dim, &tp))) return st;
+    return dt__tp_resolve_dim(fn, m, desc->tp_dim, tp);
+}
+
+/* what the ranks making a layer must agree on (consistency checks) */
+static uint64_t dt__tp_desc_hash(const dt_tp_linear_desc *d, int tp, uint64_t h) {
+    int64_t v[10];
+    v[0] = d->style;
+    v[1] = d->in_features;
+    v[2] = d->out_features;
+    v[3] = d->dtype;
+    v[4] = d->no_bias != 0;
+    v[5] = tp;
+    v[6] = d->sequence_parallel != 0;
+    v[7] = d->seq_dim;
+    v[8] = d->accumulate_grads != 0;
+    v[9] = d->init;
+    return dt__hash(h, v, sizeof v);
+}
+
+static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
+    dt_tp_linear *l = NULL;
+    dt_tensor_desc wd, bd;
+    dt_status st;
+    int tp;
+    if ((st = dt__tp_linear_check(fn, m, desc, &tp))) return st;
     if (!(l = (dt_tp_linear *)DT_MALLOC(sizeof *l)))
         return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating %zu bytes", fn, sizeof *l);
     memset(l, 0, sizeof *l);
@@ -10686,9 +10966,14 @@ static dt_status dt__tp_linear_make(const char *fn, dt_mesh *m, const dt_tp_line
 
 DT_API dt_status dt_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
     const char *fn = "dt_tp_linear_create";
+    dt_status st = DT_OK;
+    int tp = 0;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
-    if (!desc) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
-    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (!desc) st = dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
+    else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    else st = dt__tp_linear_check(fn, m, desc, &tp);
+    /* consistency checks: one rank's bad desc fails all before any tensor is made */
+    if ((st = dt__consistent(m, fn, st, st ? 0 : dt__tp_desc_hash(desc, tp, 0), NULL, NULL))) return st;
     return dt__tp_linear_make(fn, m, desc, out);
 }
 
@@ -10707,6 +10992,18 @@ DT_API dt_tensor *dt_tp_linear_grad_weight(const dt_tp_linear *l) { return l ? l
 DT_API dt_tensor *dt_tp_linear_grad_bias(const dt_tp_linear *l) { return l ? l->gb : NULL; }
 DT_API dt_placement dt_tp_linear_input_placement(const dt_tp_linear *l) { return l ? dt__tp_in_pl(l) : dt_replicate(); }
 DT_API dt_placement dt_tp_linear_output_placement(const dt_tp_linear *l) { return l ? dt__tp_out_pl(l) : dt_replicate(); }
+
+/* consistency checks of a layer call: its argument checks' verdict, x's and
+   dy's specs (a NULL or refused argument: the verdict alone) */
+static dt_status dt__tp_consistent(const char *fn, const dt_mesh *m, dt_status st, const dt_tensor *x,
+                                   const dt_tensor *dy) {
+    int64_t h = st || !dy ? 0 : (int64_t)dt__desc_hash(&dy->desc);
+    return dt__consistent_spec(m, fn, st, x ? &x->desc : NULL, NULL, &h, 1, NULL);
+}
+#ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
+#define dt__tp_consistent(fn, m, st, x, dy) \
+    ((st) ? (dt__tp_consistent((fn), (m), (st), (x), (dy)), (st)) : dt__tp_consistent((fn), (m), (st), (x), (dy)))
+#endif
 
 /* the spec checks of a forward from x (l's input) to *y (ly's output, ly
    on l's mesh and tp dim), which gets the spec (yshape, ypl) */
@@ -10732,7 +11029,8 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     dt_tensor *xt = NULL, *r = NULL;
     dt_status st;
     if (!l) return dt__fail(DT_ERR_ARG, "%s: layer is NULL", fn);
-    if ((st = dt__tp_forward_check(fn, l, l, x, y, ysh, ypl))) return st;
+    st = dt__tp_forward_check(fn, l, l, x, y, ysh, ypl);
+    if ((st = dt__tp_consistent(fn, l->mesh, st, x, NULL))) return st;
     /* x to the layer's input layout on tp: colwise Replicate (sequence
        parallel: the allgather), rowwise Shard(-1) (local when x is Replicate) */
     dt__tp_pl_with(l, dt_tensor_get_desc(x), l->style == DT_TP_COLWISE ? dt_replicate() : dt_shard(-1), need);
@@ -10747,6 +11045,19 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     return dt__within(fn, st); /* the inner calls name only themselves */
 }
 
+/* the argument checks of a backward through l1 (x's layer) .. l2 (dy's layer) */
+static dt_status dt__tp_backward_check(const char *fn, const dt_tp_linear *l1, const dt_tp_linear *l2,
+                                       const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
+    const dt_tensor_desc *xd;
+    dt_status st;
+    if ((st = dt__tp_check_act(fn, l1, "x", x, l1->in, NULL))) return st;
+    xd = dt_tensor_get_desc(x);
+    if ((st = dt__tp_check_act(fn, l2, "dy", dy, l2->out, xd))) return st;
+    if (dx && (*dx == x || *dx == dy)) return dt__fail(DT_ERR_ARG, "%s: *dx is x or dy", fn);
+    if (dx) return dt__tp_check_out(fn, "*dx", *dx, l1, xd->ndim, xd->shape, xd->placements);
+    return DT_OK;
+}
+
 DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
     const char *fn = "dt_tp_linear_backward";
     dt_placement xpl[DT_MAX_MESH_DIMS], dypl[DT_MAX_MESH_DIMS];
@@ -10757,12 +11068,10 @@ DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, cons
     int64_t sh[2];
     dt_status st;
     if (!l) return dt__fail(DT_ERR_ARG, "%s: layer is NULL", fn);
-    if ((st = dt__tp_check_act(fn, l, "x", x, l->in, NULL))) return st;
+    st = dt__tp_backward_check(fn, l, l, x, dy, dx);
+    if ((st = dt__tp_consistent(fn, l->mesh, st, x, dy))) return st;
     xd = dt_tensor_get_desc(x);
     nd = xd->ndim;
-    if ((st = dt__tp_check_act(fn, l, "dy", dy, l->out, xd))) return st;
-    if (dx && (*dx == x || *dx == dy)) return dt__fail(DT_ERR_ARG, "%s: *dx is x or dy", fn);
-    if (dx && (st = dt__tp_check_out(fn, "*dx", *dx, l, nd, xd->shape, xd->placements))) return st;
     /* colwise: x Replicate, dy Shard(-1) on tp; rowwise: x Shard(-1), dy
        Replicate (sequence parallel: the allgather of x resp. dy) */
     dt__tp_pl_with(l, xd, l->style == DT_TP_COLWISE ? dt_replicate() : dt_shard(-1), xpl);
@@ -10826,12 +11135,8 @@ DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr) {
 
 /* ---- the MLP block */
 
-DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
-    const char *fn = "dt_tp_mlp_create";
-    dt_tp_linear_desc ld;
-    dt_tp_mlp *mlp = NULL;
-    dt_status st;
-    if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+static dt_status dt__tp_mlp_check(const char *fn, const dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
+    int tp;
     if (!desc) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     if (desc->in_features <= 0 || desc->hidden_features <= 0 || desc->out_features < 0)
@@ -10842,6 +11147,41 @@ DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_
         return dt__fail(DT_ERR_ARG, "%s: activation = %d, must be DT_TP_RELU or DT_TP_GELU", fn, (int)desc->activation);
     if (!(desc->dropout >= 0.0 && desc->dropout < 1.0))
         return dt__fail(DT_ERR_ARG, "%s: dropout = %g, must be in [0, 1)", fn, desc->dropout);
+    if ((unsigned)desc->init > DT_TP_INIT_ZEROS)
+        return dt__fail(DT_ERR_ARG, "%s: init = %d, must be DT_TP_INIT_UNIFORM or DT_TP_INIT_ZEROS", fn, (int)desc->init);
+    if (desc->dtype != DT_F32 && desc->dtype != DT_F64)
+        return dt__fail(DT_ERR_DTYPE, "%s: dtype %s; layers take DT_F32 or DT_F64", fn, dt_dtype_name(desc->dtype));
+    if (desc->seq_dim < -DT_MAX_DIMS || desc->seq_dim >= DT_MAX_DIMS)
+        return dt__fail(DT_ERR_ARG, "%s: seq_dim = %d is out of range", fn, desc->seq_dim);
+    return dt__tp_resolve_dim(fn, m, desc->tp_dim, &tp);
+}
+
+static uint64_t dt__tp_mlp_hash(const dt_mesh *m, const dt_tp_mlp_desc *d) {
+    int64_t v[12];
+    v[0] = d->in_features;
+    v[1] = d->hidden_features;
+    v[2] = d->out_features;
+    v[3] = d->dtype;
+    v[4] = d->activation;
+    memcpy(&v[5], &d->dropout, sizeof d->dropout);
+    v[6] = d->no_bias != 0;
+    v[7] = d->tp_dim && d->tp_dim[0] ? dt_mesh_dim_index(m, d->tp_dim) : -1;
+    v[8] = d->sequence_parallel != 0;
+    v[9] = d->seq_dim;
+    v[10] = d->accumulate_grads != 0;
+    v[11] = d->init;
+    return dt__hash(14695981039346656037ull, v, sizeof v);
+}
+
+DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
+    const char *fn = "dt_tp_mlp_create";
+    dt_tp_linear_desc ld;
+    dt_tp_mlp *mlp = NULL;
+    dt_status st;
+    if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+    /* consistency checks: one rank's bad desc fails all before any tensor is made */
+    st = dt__tp_mlp_check(fn, m, desc, out);
+    if ((st = dt__consistent(m, fn, st, st ? 0 : dt__tp_mlp_hash(m, desc), NULL, NULL))) return st;
     if (!(mlp = (dt_tp_mlp *)DT_MALLOC(sizeof *mlp)))
         return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating %zu bytes", fn, sizeof *mlp);
     memset(mlp, 0, sizeof *mlp);
@@ -10903,7 +11243,14 @@ DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int train
     int drop;
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "%s: mlp is NULL", fn);
-    if ((st = dt__tp_forward_check(fn, mlp->fc1, mlp->fc2, x, y, ysh, ypl))) return st;
+    st = dt__tp_forward_check(fn, mlp->fc1, mlp->fc2, x, y, ysh, ypl);
+    if ((st = dt__tp_consistent(fn, mlp->fc1->mesh, st, x, NULL))) return st;
+    if (training && mlp->p > 0.0) { /* training differs between ranks: the dropout would draw on some only */
+        int64_t tr = 1;
+        if ((st = dt__consistent_spec(mlp->fc1->mesh, fn, DT_OK, NULL, NULL, &tr, 1, "training"))) return st;
+    } else if ((st = dt__consistent_spec(mlp->fc1->mesh, fn, DT_OK, NULL, NULL, NULL, 0, "not training"))) {
+        return st;
+    }
     /* the saved tensors are reused as *out while x's spec stays the same */
     if (mlp->have && !dt__tp_same_spec(&mlp->xd, dt_tensor_get_desc(x), mlp->fc1->nd)) dt__tp_mlp_drop_saved(mlp);
     mlp->have = 0;
@@ -10953,18 +11300,17 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
     char a[160], b[160], c[160], e[160];
     dt_status st;
     if (!mlp) return dt__fail(DT_ERR_ARG, "%s: mlp is NULL", fn);
-    if ((st = dt__tp_check_act(fn, mlp->fc1, "x", x, mlp->fc1->in, NULL))) return st;
-    xd = dt_tensor_get_desc(x);
-    if (!mlp->have) return dt__fail(DT_ERR_ARG, "%s: no forward to differentiate (call dt_tp_mlp_forward first)", fn);
-    if (!dt__tp_same_spec(&mlp->xd, xd, mlp->fc1->nd))
-        return dt__fail(DT_ERR_ARG, "%s: x is %s %s, the last forward's x was %s %s", fn,
-                        dt__shape_str(xd->shape, xd->ndim, a, sizeof a),
-                        dt__placements_str(xd->placements, mlp->fc1->nd, b, sizeof b),
-                        dt__shape_str(mlp->xd.shape, mlp->xd.ndim, c, sizeof c),
-                        dt__placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
-    if ((st = dt__tp_check_act(fn, mlp->fc2, "dy", dy, mlp->fc2->out, xd))) return st;
-    if (dx && (*dx == x || *dx == dy)) return dt__fail(DT_ERR_ARG, "%s: *dx is x or dy", fn);
-    if (dx && (st = dt__tp_check_out(fn, "*dx", *dx, mlp->fc1, xd->ndim, xd->shape, xd->placements))) return st;
+    st = dt__tp_check_act(fn, mlp->fc1, "x", x, mlp->fc1->in, NULL);
+    if (!st && !mlp->have)
+        st = dt__fail(DT_ERR_ARG, "%s: no forward to differentiate (call dt_tp_mlp_forward first)", fn);
+    if (!st && !dt__tp_same_spec(&mlp->xd, (xd = dt_tensor_get_desc(x)), mlp->fc1->nd))
+        st = dt__fail(DT_ERR_ARG, "%s: x is %s %s, the last forward's x was %s %s", fn,
+                      dt__shape_str(xd->shape, xd->ndim, a, sizeof a),
+                      dt__placements_str(xd->placements, mlp->fc1->nd, b, sizeof b),
+                      dt__shape_str(mlp->xd.shape, mlp->xd.ndim, c, sizeof c),
+                      dt__placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
+    if (!st) st = dt__tp_backward_check(fn, mlp->fc1, mlp->fc2, x, dy, dx);
+    if ((st = dt__tp_consistent(fn, mlp->fc1->mesh, st, x, dy))) return st;
     /* fc2: its gradients, and g = dL/d(its input) with that input's spec */
     st = dt_tp_linear_backward(mlp->fc2, mlp->dropped ? mlp->d : mlp->a, dy, &g);
     hd = dt_tensor_get_desc(mlp->h);
