@@ -10229,8 +10229,7 @@ static dt_status dt__io_mpi_fail(const char *fn, int rc, const char *what, const
 static const char *dt__io_mpi_name(const char *path, char *buf, size_t cap) {
     size_t n = strlen(path);
     if (!DT__ROMIO || !strchr(path, ':') || n + 5 > cap) return path;
-    memcpy(buf, "ufs:", 4);
-    memcpy(buf + 4, path, n + 1);
+    snprintf(buf, cap, "ufs:%s", path);
     return buf;
 }
 
