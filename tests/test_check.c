@@ -464,46 +464,24 @@ static dt_tensor_desc desc86(int64_t cols)
 }
 
 /* meshes */
-static dt_status c_mesh_create_shape(int bad)
+/* a 1-D mesh over every rank: shape[0] np + extra, dim name `name`, out NULL if null_out */
+static dt_status mesh_create_case(int extra, const char *name, int null_out)
 {
     dt_mesh_desc md;
     dt_mesh *m = NULL;
     dt_status st;
     memset(&md, 0, sizeof md);
     md.ndim = 1;
-    md.shape[0] = bad ? dtt_np + 1 : dtt_np;
-    st = dt_mesh_create(g_comm, &md, &m);
+    md.shape[0] = dtt_np + extra;
+    md.names[0] = name;
+    st = dt_mesh_create(g_comm, &md, null_out ? NULL : &m);
     CHECK(g_control || m == NULL, "dt_mesh_create: *out set");
     dt_mesh_destroy(m);
     return st;
 }
-static dt_status c_mesh_create_names(int bad)
-{
-    dt_mesh_desc md;
-    dt_mesh *m = NULL;
-    dt_status st;
-    memset(&md, 0, sizeof md);
-    md.ndim = 1;
-    md.shape[0] = dtt_np;
-    md.names[0] = bad ? "y" : "x";
-    st = dt_mesh_create(g_comm, &md, &m);
-    CHECK(g_control || m == NULL, "dt_mesh_create: *out set");
-    dt_mesh_destroy(m);
-    return st;
-}
-static dt_status c_mesh_create_out(int bad)
-{
-    dt_mesh_desc md;
-    dt_mesh *m = NULL;
-    dt_status st;
-    memset(&md, 0, sizeof md);
-    md.ndim = 1;
-    md.shape[0] = dtt_np;
-    st = dt_mesh_create(g_comm, &md, bad ? NULL : &m);
-    CHECK(g_control || m == NULL, "dt_mesh_create: *out set");
-    dt_mesh_destroy(m);
-    return st;
-}
+static dt_status c_mesh_create_shape(int bad) { return mesh_create_case(bad ? 1 : 0, NULL, 0); }
+static dt_status c_mesh_create_names(int bad) { return mesh_create_case(0, bad ? "y" : "x", 0); }
+static dt_status c_mesh_create_out(int bad) { return mesh_create_case(0, NULL, bad); }
 static dt_status slice(int n, const char *const *names)
 {
     dt_mesh *m = NULL;
