@@ -2032,9 +2032,10 @@ static int dt__ctl_same(const int64_t *v) { return v[0] == -v[2] && v[1] == -v[3
 /* Control traffic that allocates nothing: v[0..n) becomes the element-wise
    maximum over the ranks (n <= DT__CTL_MAX). Agreement steps start with it,
    so a rank that could not allocate still takes part and its peers learn of
-   it instead of waiting. Up to DT__CTL_RANKS ranks an allgather into stack
-   buffers (one small exchange, as cheap as it gets); beyond, the backend's
-   allreduce where it has one (MPI), otherwise dissemination over sendrecv
+   it instead of waiting. Up to DT__CTL_RANKS ranks the backend's own
+   allgather into stack buffers (one small exchange, as cheap as it gets);
+   beyond, its allreduce where it has one (MPI), otherwise dissemination
+   over sendrecv
    (round d: to rank + d, from rank - d; max is idempotent, so the
    overlapping windows do no harm). Device-only backends stage host
    buffers, which allocates. */
@@ -2046,7 +2047,9 @@ static dt_status dt__comm_allmax_ctl(dt_comm *c, int64_t *v, int n) {
     c->root->muted++;
     if (dt__comm_device(c)) {
         st = dt__comm_allreduce(c, v, v, (size_t)n, DT_I64, DT_MAX);
-    } else if (c->size <= DT__CTL_RANKS) { /* small: an allgather on the stack, cheaper than an allreduce */
+    } else if (c->size <= DT__CTL_RANKS && dt__native(c) && c->be.allgatherv) {
+        /* small: an allgather on the stack, cheaper than an allreduce (only a backend's own: the
+           emulated one allocates its receive buffer) */
         int64_t all[DT__CTL_RANKS * DT__CTL_MAX];
         size_t cnt[2 * DT__CTL_RANKS];
         memcpy(mine, v, (size_t)n * sizeof *v);
