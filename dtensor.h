@@ -171,10 +171,38 @@ typedef enum dt_reduce { DT_SUM, DT_AVG, DT_MAX, DT_MIN } dt_reduce;
 /* A placement per mesh dim. kind 0 is Replicate, so a zero-initialised
    placement array means "replicated everywhere". */
 typedef enum dt_placement_kind { DT_REPLICATE = 0, DT_SHARD = 1, DT_PARTIAL = 2 } dt_placement_kind;
+/* How a Shard splits its extent n over the k ranks of its mesh dim (part c
+   belongs to mesh coordinate c):
+     DT_SPLIT_CHUNK     torch.chunk (dt_shard): parts of ceil(n/k), the last
+                        ones short or empty (10 over 4: 3,3,3,1);
+     DT_SPLIT_BALANCED  n/k + (c < n%k), PETSc's PETSC_DECIDE and most MPI
+                        codes (10 over 4: 3,3,2,2);
+     DT_SPLIT_SIZES     sizes[c] elements, given by the caller (zeros allowed;
+                        they sum to n);
+     DT_SPLIT_CYCLIC    blocks of `block` elements (the last one short) dealt
+                        round-robin, block i to coordinate i mod k, the local
+                        part being the owned blocks in order: ScaLAPACK's
+                        block-cyclic layout (NUMROC sizes). A part is then a
+                        set of boxes, not one box.
+   Offsets are the running sum of the earlier parts. Several mesh dims
+   sharding one tensor dim nest in mesh-dim order: a later mesh dim applies its
+   rule to positions 0..n'-1 of the part the earlier ones left (n' its local
+   extent, in local order); cyclic blocks count from that part's first
+   element; a sizes array must sum to n' for every coordinate of the earlier
+   mesh dims (else DT_ERR_PLACEMENT). Every combination is implemented. */
+typedef enum dt_split_rule { DT_SPLIT_CHUNK = 0, DT_SPLIT_BALANCED = 1, DT_SPLIT_SIZES = 2, DT_SPLIT_CYCLIC = 3 } dt_split_rule;
+
 typedef struct dt_placement {
     uint8_t kind;    /* dt_placement_kind                                       */
     int8_t dim;      /* Shard: the tensor dim split; negative counts from the end */
     uint8_t reduce;  /* Partial: the dt_reduce op                               */
+    uint8_t split;   /* Shard: the dt_split_rule; 0 = torch.chunk           */
+    int64_t block;   /* DT_SPLIT_CYCLIC: elements per block, > 0                 */
+    const int64_t *sizes; /* DT_SPLIT_SIZES: one size per coordinate of the mesh
+                             dim. Copied by every call that takes the placement
+                             (tensor creation, redistribute, dt_layout, ops), so
+                             the caller may free it after the call; a tensor's
+                             own desc points at the tensor's copy.              */
 } dt_placement;
 
 #define DT_SRC_ALL (-1)  /* dt_tensor_distribute: every rank passes the full data */
@@ -190,6 +218,10 @@ typedef struct dt_placement {
 #define DT_VERIFY 2u     /* collective: check that every rank passed the same
                             desc and a local buffer of the implied shape;
                             DT_ERR_MISMATCH on every rank otherwise             */
+#define DT_INFER_SIZES 4u /* collective: every rank's desc->local_shape is the
+                            truth; each tensor dim split by one mesh dim becomes
+                            dt_shard_sizes of the gathered sizes (one small
+                            allgather), whatever rule the desc names there     */
 
 /* Communication accounting (CommDebugMode's counterpart). Counts what the
    library asked the backend to move, in the "logical payload" model:
@@ -372,7 +404,11 @@ DT_API int dt_get_checks(void);               /* 1 if on */
 DT_API size_t dt_dtype_size(dt_dtype t);      /* 0 for an unknown dtype */
 DT_API const char *dt_dtype_name(dt_dtype t); /* "f32", ...; "?" if unknown */
 DT_API dt_placement dt_replicate(void);
-DT_API dt_placement dt_shard(int tensor_dim);
+DT_API dt_placement dt_shard(int tensor_dim);                      /* torch.chunk          */
+DT_API dt_placement dt_shard_balanced(int tensor_dim);             /* n/k + (c < n%k)      */
+DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes); /* sizes[c], copied
+                                                                      by the call taking it */
+DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block); /* ScaLAPACK blocks    */
 DT_API dt_placement dt_partial(dt_reduce op);
 
 /* communicators */
@@ -451,6 +487,13 @@ DT_API void      dt_tensor_destroy(dt_tensor *t);
 /* pure layout: the local shape and offset of mesh coordinate `coord` */
 DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int *coord,
                            int64_t *local_shape, int64_t *local_offset);
+/* The general accessor, for every rule (a cyclic part is a set of boxes):
+   the global index of each local position along tensor dim `dim`, in local
+   order (local_shape[dim] entries, increasing). Element (i0, i1, ...) of the
+   local buffer is global element (idx0[i0], idx1[i1], ...). */
+DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int dim,
+                                   int64_t *global_index);
+DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index);
 
 /* debug: a table mesh coordinate -> rank -> global index ranges held. Pure
    (no communication): call it on one rank. */
@@ -1152,17 +1195,34 @@ static int dt__dtype_is_half(dt_dtype t) { return t == DT_F16 || t == DT_BF16; }
 
 DT_API dt_placement dt_replicate(void) {
     dt_placement p;
-    p.kind = DT_REPLICATE; p.dim = 0; p.reduce = 0;
+    memset(&p, 0, sizeof p);
     return p;
 }
 DT_API dt_placement dt_shard(int tensor_dim) {
-    dt_placement p;
-    p.kind = DT_SHARD; p.dim = (int8_t)tensor_dim; p.reduce = 0;
+    dt_placement p = dt_replicate();
+    p.kind = DT_SHARD; p.dim = (int8_t)tensor_dim;
+    return p;
+}
+DT_API dt_placement dt_shard_balanced(int tensor_dim) {
+    dt_placement p = dt_shard(tensor_dim);
+    p.split = DT_SPLIT_BALANCED;
+    return p;
+}
+DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes) {
+    dt_placement p = dt_shard(tensor_dim);
+    p.split = DT_SPLIT_SIZES;
+    p.sizes = sizes;
+    return p;
+}
+DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block) {
+    dt_placement p = dt_shard(tensor_dim);
+    p.split = DT_SPLIT_CYCLIC;
+    p.block = block;
     return p;
 }
 DT_API dt_placement dt_partial(dt_reduce op) {
-    dt_placement p;
-    p.kind = DT_PARTIAL; p.dim = 0; p.reduce = (uint8_t)op;
+    dt_placement p = dt_replicate();
+    p.kind = DT_PARTIAL; p.reduce = (uint8_t)op;
     return p;
 }
 
@@ -3439,6 +3499,17 @@ DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int 
     if (local_shape) memcpy(local_shape, b.ext, (size_t)norm.ndim * sizeof(int64_t));
     if (local_offset) memcpy(local_offset, b.lo, (size_t)norm.ndim * sizeof(int64_t));
     return DT_OK;
+}
+
+DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int dim,
+                                   int64_t *global_index) {
+    (void)m; (void)d; (void)coord; (void)dim; (void)global_index;
+    return dt__fail(DT_ERR_UNSUPPORTED, "dt_layout_indices: not yet");
+}
+
+DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index) {
+    (void)t; (void)dim; (void)global_index;
+    return dt__fail(DT_ERR_UNSUPPORTED, "dt_tensor_local_indices: not yet");
 }
 
 /* >>redistribute ----------------------------------------------------------

@@ -408,7 +408,8 @@ static void redistribution_sweep(dt_comm *comm, const char *bname, int device_ba
 /* gather into device memory, distribute from device memory */
 static void device_full_buffers(dt_comm *comm) {
     int64_t shape[2] = {9, 4}, n = 36, i;
-    dt_placement pl[1] = {{DT_SHARD, 1, 0}};
+    dt_placement pl[1];
+    pl[0] = dt_shard(1);
     dt_mesh_desc md;
     dt_mesh *m = NULL;
     dt_tensor_desc dd;
@@ -476,10 +477,12 @@ static void ops_sweep(dt_comm *comm) {
         dt_mesh_desc md;
         dt_mesh *m = NULL;
         int64_t s2[2] = {6, 10}, s1[1] = {10}, sk[2] = {10, 7};
-        dt_placement p_row[2] = {{DT_SHARD, 0, 0}, {DT_SHARD, 1, 0}}, p_col[2] = {{DT_SHARD, 1, 0}, {DT_REPLICATE, 0, 0}};
-        dt_placement p_rep[2] = {{DT_REPLICATE, 0, 0}, {DT_REPLICATE, 0, 0}};
+        dt_placement p_row[2], p_col[2], p_rep[2];
         pair a, b, v, w;
         int ex = EXACT_FLOATS;
+        p_row[0] = dt_shard(0); p_row[1] = dt_shard(1);
+        p_col[0] = dt_shard(1); p_col[1] = dt_replicate();
+        p_rep[0] = p_rep[1] = dt_replicate();
         memset(&md, 0, sizeof md);
         md.ndim = 2;
         md.shape[0] = fac[f][0];
@@ -528,7 +531,8 @@ static void rng_sweep(dt_comm *comm) {
     dt_mesh *m = NULL;
     int i, kind;
     int64_t shape[2] = {11, 6};
-    dt_placement pls[3][1] = {{{DT_SHARD, 0, 0}}, {{DT_SHARD, 1, 0}}, {{DT_REPLICATE, 0, 0}}};
+    dt_placement pls[3][1];
+    pls[0][0] = dt_shard(0); pls[1][0] = dt_shard(1); pls[2][0] = dt_replicate();
     memset(&md, 0, sizeof md);
     md.ndim = 1;
     md.shape[0] = dtt_np;
