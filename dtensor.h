@@ -334,11 +334,9 @@ typedef struct dt_tensor_desc {
     int device;                                /* DT_HOST (0) or, with dtensor_cuda.h,
                                                   DT_CUDA: where the shard's bytes
                                                   live                              */
-    const int64_t *local_shape;                /* optional, dt_tensor_from_local: the
-                                                  shape of the caller's buffer; it
-                                                  must equal the shape the placements
-                                                  imply (checked on every rank with
-                                                  DT_VERIFY, locally without)       */
+    const int64_t *local_shape;                /* dt_tensor_from_local: the shape of
+                                                  the caller's buffer (see there);
+                                                  the truth under DT_INFER_SIZES    */
 } dt_tensor_desc;
 
 /* >>api ------------------------------------------------------------------- */
@@ -446,6 +444,27 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
    refuses a result that breaks the rule (DT_ERR_SHAPE, nothing written). */
 DT_API dt_status dt_tensor_empty(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
 DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
+/* Wrap (DT_BORROW, zero copies) or copy (DT_COPY) this rank's part of an
+   existing decomposition. Collective, always: a rank whose arguments fail
+   fails every rank (rank 0's message then carries the first failing
+   rank's own reason), nothing hangs.
+   How the buffer's size is known -- the library reads exactly the local
+   shape's elements, never more:
+   - desc->local_shape given: it must equal the shape the placements give
+     this rank; checked on every rank, with or without DT_VERIFY.
+   - DT_INFER_SIZES (local_shape required): each rank's local_shape is the
+     truth. A code that knows only its own size (PETSc's PETSC_DECIDE, any
+     N/k + (r < N%k) split, a hand-made ragged one) wraps its buffer as it
+     is: each tensor dim split by one mesh dim becomes dt_shard_sizes of
+     the gathered sizes (one allgather of ndim words per rank); unsplit dims
+     must be whole, ranks holding the same part must agree, the sizes must
+     add up; a dim split by several mesh dims is DT_ERR_PLACEMENT.
+   - no local_shape: the buffer must hold the local shape the placements
+     give (dt_layout tells it). DT_VERIFY then refuses a torch.chunk split
+     whose parts differ from the balanced rule's (10 over 4: 3,3,3,1 versus
+     3,3,2,2), the one split it could not tell apart from an MPI code's.
+     Without DT_VERIFY nothing can check the size of a pointer: pass
+     local_shape. */
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local,
                                       unsigned flags, dt_tensor **out);
 /* src_rank: the mesh rank whose `full` (global row-major array) is sent, each
