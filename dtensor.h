@@ -5782,6 +5782,36 @@ static void dt__choose(dt__call *c) {
     }
 }
 
+/* Does another mesh dim than i shard tensor dim d in pl? */
+static int dt__nested_on(const dt_placement *pl, int mndim, int i, int d) {
+    int j;
+    for (j = 0; j < mndim; j++)
+        if (j != i && pl[j].kind == DT_SHARD && pl[j].dim == d) return 1;
+    return 0;
+}
+
+/* Each mesh dim was chosen alone, so a sizes rule carried on one may end up
+   nested under a split another chose (its sizes then no longer add up to
+   the part they split): such a mesh dim falls back to torch.chunk for the
+   result and every input. Sizes rules stay only where they split a whole
+   dim. */
+static void dt__sizes_unnest(dt__call *c) {
+    int i, k, bad;
+    for (i = 0; i < c->m->ndim; i++) {
+        bad = c->out.placements[i].kind == DT_SHARD && c->out.placements[i].split == DT_SPLIT_SIZES &&
+              dt__nested_on(c->out.placements, c->m->ndim, i, c->out.placements[i].dim);
+        for (k = 0; k < c->nin && !bad; k++)
+            bad = c->in[k].d && c->want[k][i].kind == DT_SHARD && c->want[k][i].split == DT_SPLIT_SIZES &&
+                  dt__nested_on(c->want[k], c->m->ndim, i, c->want[k][i].dim);
+        if (!bad) continue;
+        for (k = 0; k < c->nin; k++)
+            if (c->want[k][i].kind == DT_SHARD && c->want[k][i].split == DT_SPLIT_SIZES)
+                c->want[k][i] = dt_shard(c->want[k][i].dim);
+        if (c->out.placements[i].kind == DT_SHARD && c->out.placements[i].split == DT_SPLIT_SIZES)
+            c->out.placements[i] = dt_shard(c->out.placements[i].dim);
+    }
+}
+
 /* norm2 reduces its sums of squares before the sqrt: the caller sees Replicate */
 static void dt__public_out(dt__call *c) {
     int i;
@@ -5844,6 +5874,7 @@ static dt_status dt__propagate(dt__call *c, dt_status (*check)(dt__call *)) {
         if ((st = check(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))
             return st;
         dt__choose(c);
+        dt__sizes_unnest(c);
         dt__public_out(c);
         if (e) {
             if (!e->nkey) m->ops_count++;
