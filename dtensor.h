@@ -1299,6 +1299,14 @@ static int dt__placement_eq(dt_placement a, dt_placement b) {
     return a.block > 0 && a.sizes && b.sizes && !memcmp(a.sizes, b.sizes, (size_t)a.block * sizeof(int64_t));
 }
 
+/* Does another mesh dim than i shard tensor dim d in pl? */
+static int dt__nested_on(const dt_placement *pl, int mndim, int i, int d) {
+    int j;
+    for (j = 0; j < mndim; j++)
+        if (j != i && pl[j].kind == DT_SHARD && pl[j].dim == d) return 1;
+    return 0;
+}
+
 static int dt__pl_cyclic(const dt_placement *pl, int mndim) {
     int i;
     for (i = 0; i < mndim; i++)
@@ -1621,6 +1629,26 @@ static void dt__layout_box(int ndim, const int64_t *gshape, int mndim, const int
         dt__chain_build(gshape[d], mndim, mshape, coord, pl, d, &ch);
         b->lo[d] = ch.lo;
         b->ext[d] = ch.ext;
+    }
+}
+
+/* Do the sizes of the sizes rule on mesh dim i add up to the part they
+   split, for every coordinate of the mesh dims before it? (pure) */
+static int dt__sizes_fit(const int *mshape, const dt_placement *pl, const int64_t *shape, int i) {
+    int coord[DT_MAX_MESH_DIMS], c, j, d = pl[i].dim;
+    int64_t sum = 0;
+    for (c = 0; c < mshape[i]; c++) sum += pl[i].sizes[c];
+    memset(coord, 0, sizeof coord);
+    for (;;) {
+        dt__chain ch;
+        dt__chain_build(shape[d], i, mshape, coord, pl, d, &ch);
+        if (ch.ext != sum) return 0;
+        for (j = i - 1; j >= 0; j--) {
+            if (pl[j].kind != DT_SHARD || pl[j].dim != d) continue;
+            if (++coord[j] < mshape[j]) break;
+            coord[j] = 0;
+        }
+        if (j < 0) return 1;
     }
 }
 
@@ -3670,7 +3698,12 @@ static dt_status dt__consistent_spec(const dt_mesh *m, const char *fn, dt_status
     if (!dt__checks_on() || m->rank < 0 || m->size == 1) return local; /* (the cheap way out first) */
     h = d && !local ? dt__desc_hash(d) : 0;
     h = dt__hash(h, m->shape, (size_t)m->ndim * sizeof(int));
-    if (dst) h = dt__hash(h, dst, (size_t)m->ndim * sizeof *dst);
+    if (dst) { /* the placements' fields, not their bytes (padding, a sizes array's address) */
+        dt_tensor_desc pd;
+        memset(&pd, 0, sizeof pd);
+        memcpy(pd.placements, dst, (size_t)m->ndim * sizeof *dst);
+        h ^= dt__desc_hash(&pd) * 0x9e3779b97f4a7c15ull;
+    }
     if (nargs) h = dt__hash(h, args, (size_t)nargs * sizeof *args);
     x.d = local ? NULL : d;
     x.mndim = m->ndim;
@@ -3744,6 +3777,15 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
         return st;
     v = (size_t *)(all + (size_t)n * (size_t)(nd + 1));
     st = nd ? dt__comm_allgather_ctl_into(m->comm, mine, nd, all, v) : DT_OK;
+    for (i = 0; !st && i < m->ndim; i++) { /* the placements first: a dim split twice is refused as such */
+        d = norm->placements[i].dim;
+        if (norm->placements[i].kind != DT_SHARD) continue;
+        if (split[d] >= 0)
+            st = dt__fail(DT_ERR_PLACEMENT, "%s: DT_INFER_SIZES: dim %d is split by mesh dims %d and %d; it infers "
+                          "one mesh dim's sizes per tensor dim", fn, d, split[d], i);
+        split[d] = i;
+    }
+    for (d = 0; d < nd; d++) split[d] = -1;
     for (i = 0; !st && i < m->ndim; i++) {
         const dt_placement *p = &norm->placements[i];
         int64_t *sz = sizes + (size_t)i * (size_t)n, sum = 0;
@@ -4108,7 +4150,10 @@ static void dt__plan_build_shaped(int mndim, const int *mshape, int ndim, const 
         if (!dt__is(cur[i], DT_PARTIAL) || dt__placement_eq(cur[i], dst[i])) continue;
         if (cyclic) /* (a reduce-scatter needs its blocks to be boxes) */
             dt__plan_push(plan, DT__ALLREDUCE, i, cur, dt_replicate(), dst, mndim);
-        else if (dt__is(dst[i], DT_SHARD) && !dt__later_shards(cur, mndim, i, dst[i].dim))
+        else if (dt__is(dst[i], DT_SHARD) && !dt__later_shards(cur, mndim, i, dst[i].dim) &&
+                 !(dst[i].split == DT_SPLIT_SIZES &&
+                   (dt__nested_on(dst, mndim, i, dst[i].dim) || dt__nested_on(cur, mndim, i, dst[i].dim))))
+            /* (a nested sizes rule fits only its final parent: not into an intermediate one) */
             dt__plan_push(plan, DT__REDUCE_SCATTER, i, cur, dst[i], dst, mndim);
         else if (mshape && mshape[i] > 1 && dt__more_after_reduce(cur, dst, mndim, i) &&
                  (k = dt__scatter_dim(cur, mndim, mshape, i, ndim, gshape)) >= 0)
@@ -5549,6 +5594,7 @@ static void dt__opts_reshape(const dt__call *c, int mdim, dt__opts *o) {
             }
 }
 
+
 /* Split rules other than torch.chunk (the table's options are all chunk):
    an input sharded by such a rule on this mesh dim also offers the option
    of keeping it, every input whose dim maps to the same code then taking
@@ -5783,33 +5829,32 @@ static void dt__choose(dt__call *c) {
     }
 }
 
-/* Does another mesh dim than i shard tensor dim d in pl? */
-static int dt__nested_on(const dt_placement *pl, int mndim, int i, int d) {
-    int j;
-    for (j = 0; j < mndim; j++)
-        if (j != i && pl[j].kind == DT_SHARD && pl[j].dim == d) return 1;
-    return 0;
+/* Each mesh dim was chosen alone, so a sizes rule carried on one may end up
+   splitting another part than the one its sizes add up to (nested under a
+   split another mesh dim chose, or no longer nested): such a mesh dim falls
+   back to torch.chunk for the result and every input. On identical layouts
+   (a pointwise op) every sizes rule still fits and stays. */
+static int dt__sizes_bad(const dt__call *c, const dt_placement *pl, const int64_t *shape, int i) {
+    return pl[i].kind == DT_SHARD && pl[i].split == DT_SPLIT_SIZES &&
+           !dt__sizes_fit(c->m->shape, pl, shape, i);
 }
 
-/* Each mesh dim was chosen alone, so a sizes rule carried on one may end up
-   nested under a split another chose (its sizes then no longer add up to
-   the part they split): such a mesh dim falls back to torch.chunk for the
-   result and every input. Sizes rules stay only where they split a whole
-   dim. */
 static void dt__sizes_unnest(dt__call *c) {
-    int i, k, bad;
-    for (i = 0; i < c->m->ndim; i++) {
-        bad = c->out.placements[i].kind == DT_SHARD && c->out.placements[i].split == DT_SPLIT_SIZES &&
-              dt__nested_on(c->out.placements, c->m->ndim, i, c->out.placements[i].dim);
-        for (k = 0; k < c->nin && !bad; k++)
-            bad = c->in[k].d && c->want[k][i].kind == DT_SHARD && c->want[k][i].split == DT_SPLIT_SIZES &&
-                  dt__nested_on(c->want[k], c->m->ndim, i, c->want[k][i].dim);
-        if (!bad) continue;
-        for (k = 0; k < c->nin; k++)
-            if (c->want[k][i].kind == DT_SHARD && c->want[k][i].split == DT_SPLIT_SIZES)
-                c->want[k][i] = dt_shard(c->want[k][i].dim);
-        if (c->out.placements[i].kind == DT_SHARD && c->out.placements[i].split == DT_SPLIT_SIZES)
-            c->out.placements[i] = dt_shard(c->out.placements[i].dim);
+    int i, k, bad, again = 1;
+    while (again) { /* (a fallback can unsettle a later mesh dim's sizes) */
+        again = 0;
+        for (i = 0; i < c->m->ndim; i++) {
+            bad = dt__sizes_bad(c, c->out.placements, c->out.shape, i);
+            for (k = 0; k < c->nin && !bad; k++)
+                bad = c->in[k].d && dt__sizes_bad(c, c->want[k], c->in[k].d->shape, i);
+            if (!bad) continue;
+            again = 1;
+            for (k = 0; k < c->nin; k++)
+                if (c->want[k][i].kind == DT_SHARD && c->want[k][i].split == DT_SPLIT_SIZES)
+                    c->want[k][i] = dt_shard(c->want[k][i].dim);
+            if (c->out.placements[i].kind == DT_SHARD && c->out.placements[i].split == DT_SPLIT_SIZES)
+                c->out.placements[i] = dt_shard(c->out.placements[i].dim);
+        }
     }
 }
 
