@@ -27,6 +27,7 @@
      Sbal(0)->Sbal(1)    balanced rows -> balanced columns vs MPI_Alltoallv
                          of rows_r x cols_s elements from rank r to rank s
      Ssz(0)->Ssz(1)      the same with the sizes above on both dims
+                         (both also vs pack + MPI_Alltoallv: hand-mpi)
 
    Method: one untimed warm-up of each side (which also checks our result),
    then --reps repetitions alternating ours and raw; each timing is preceded
@@ -163,6 +164,19 @@ static void hand_transpose(const float *local, int64_t lrows, int64_t cols, floa
     MPI_Alltoall(packed, cnt, MPI_FLOAT, rbuf, cnt, MPI_FLOAT, MPI_COMM_WORLD);
 }
 
+/* the same with ragged column blocks (col_sizes), then alltoallv */
+static void hand_transpose_v(const float *local, int64_t lrows, int64_t cols, float *packed, float *rbuf,
+                             const int *scount, const int *sdispl, const int *rcount, const int *rdispl) {
+    int64_t c0 = 0;
+    for (int j = 0; j < nranks; j++) {
+        int64_t w = col_sizes[j];
+        for (int64_t i = 0; i < lrows; i++)
+            memcpy(packed + (size_t)sdispl[j] + (size_t)(i * w), local + (size_t)(i * cols + c0), (size_t)w * 4);
+        c0 += w;
+    }
+    MPI_Alltoallv(packed, scount, sdispl, MPI_FLOAT, rbuf, rcount, rdispl, MPI_FLOAT, MPI_COMM_WORLD);
+}
+
 static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     int64_t rows, cols, n = nranks;
     shape_for(nominal, &rows, &cols);
@@ -218,7 +232,8 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     double *t_raw = (double *)xmalloc(sizeof(double) * (size_t)reps);
     double *t_max = (double *)xmalloc(sizeof(double) * (size_t)reps);
     double *t_hand = (double *)xmalloc(sizeof(double) * (size_t)reps);
-    float *packed = trans == S0_S1 ? (float *)xmalloc(shard * 4) : NULL;
+    int hand_v = trans == SB_SB || trans == SZ_SZ;
+    float *packed = trans == S0_S1 ? (float *)xmalloc(shard * 4) : hand_v ? (float *)xmalloc(sbytes + 4) : NULL;
 
     for (int rep = -1; rep < reps; rep++) {  /* rep -1: warm-up */
         MPI_Barrier(MPI_COMM_WORLD);
@@ -252,10 +267,14 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
         default: break;
         }
         if (rep >= 0) t_raw[rep] = MPI_Wtime() - t0;
-        if (trans != S0_S1) continue;
+        if (trans != S0_S1 && !hand_v) continue;
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        hand_transpose((const float *)dt_tensor_data(in), rows / n, cols, packed, rbuf, cnt);
+        if (hand_v)
+            hand_transpose_v((const float *)dt_tensor_data(in), row_sizes[rank], cols, packed, rbuf, scount, sdispl,
+                             rcount, rdispl);
+        else
+            hand_transpose((const float *)dt_tensor_data(in), rows / n, cols, packed, rbuf, cnt);
         if (rep >= 0) t_hand[rep] = MPI_Wtime() - t0;
     }
     MPI_Allreduce(t_ours, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -264,7 +283,7 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
         MPI_Allreduce(t_raw, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         r.raw = median(t_max, reps);
     }
-    if (trans == S0_S1) {
+    if (trans == S0_S1 || hand_v) {
         MPI_Allreduce(t_hand, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         r.hand = median(t_max, reps);
     }
