@@ -513,8 +513,8 @@ DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *g
    dt_shard always (block max(1, ceil(n/k))), dt_shard_balanced where k
    divides n, n <= k or n % k == k - 1, sizes of that form. Refused: other placements
    (Replicate, Partial, one tensor dim sharded twice: DT_ERR_PLACEMENT),
-   a tensor that is not 2-D or an extent or block above INT_MAX
-   (DT_ERR_SHAPE), a mesh that is not 2-D (DT_ERR_MESH), other dtypes
+   a tensor that is not 2-D or an extent above INT_MAX (DT_ERR_SHAPE; a
+   cyclic block longer than its extent is the extent), a mesh that is not 2-D (DT_ERR_MESH), other dtypes
    (DT_ERR_DTYPE), device memory (DT_ERR_UNSUPPORTED).
    Pure (no communication); `desc` or `grid` may be NULL (not both). Learn
    the grid first (desc NULL), make the context, then get the desc:
@@ -11461,14 +11461,10 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
                             fn, i, dt__scalapack_rule(&d->placements[i], b0, sizeof b0), td,
                             (long long)d->shape[td], k[i], accepted);
     }
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 2; i++) /* blocks are at most the extent (a longer cyclic block is the extent) */
         if (d->shape[i] > INT_MAX)
             return dt__fail(DT_ERR_SHAPE, "%s: dim %d is %lld, above INT_MAX (ScaLAPACK's descriptor is int)", fn, i,
                             (long long)d->shape[i]);
-        if (block[i] > INT_MAX)
-            return dt__fail(DT_ERR_SHAPE, "%s: the block of dim %d is %lld, above INT_MAX (ScaLAPACK's descriptor "
-                            "is int)", fn, i, (long long)block[i]);
-    }
     in = dt_mesh_coordinate(m, coord);
     if (d->placements[0].dim == 0) { /* mesh dim 0 (P) splits T's rows = A's columns */
         g.nprow = k[1];  g.npcol = k[0];  g.myrow = coord[1];  g.mycol = coord[0];
