@@ -511,11 +511,12 @@ DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *g
    balanced or sizes split is taken where it is exactly block-cyclic (one
    block per coordinate, in order, all but the last non-empty one full):
    dt_shard always (block max(1, ceil(n/k))), dt_shard_balanced where k
-   divides n, n <= k or n % k == k - 1, sizes of that form. Refused: other placements
-   (Replicate, Partial, one tensor dim sharded twice: DT_ERR_PLACEMENT),
-   a tensor that is not 2-D or an extent above INT_MAX (DT_ERR_SHAPE; a
-   cyclic block longer than its extent is the extent), a mesh that is not 2-D (DT_ERR_MESH), other dtypes
-   (DT_ERR_DTYPE), device memory (DT_ERR_UNSUPPORTED).
+   divides n, n <= k or n % k == k - 1, sizes of that form. A cyclic block
+   longer than its extent is the extent. Refused: other placements
+   (Replicate, Partial, one tensor dim sharded twice: DT_ERR_PLACEMENT), a
+   tensor that is not 2-D or an extent above INT_MAX (DT_ERR_SHAPE), a mesh
+   that is not 2-D (DT_ERR_MESH), other dtypes (DT_ERR_DTYPE), device
+   memory (DT_ERR_UNSUPPORTED).
    Pure (no communication); `desc` or `grid` may be NULL (not both). Learn
    the grid first (desc NULL), make the context, then get the desc:
      dt_scalapack_grid g;  int ictxt, desc[9];
