@@ -92,6 +92,9 @@ ifeq ($(MPI)$(wildcard /usr/include/fftw3-mpi.h),openmpi/usr/include/fftw3-mpi.h
 EXFLAGS_pencil = -DHAVE_FFTW_MPI
 EXLIBS_pencil  = -lfftw3_mpi -lfftw3
 endif
+# scalapack calls ScaLAPACK (pdgemm, pdgetrf/pdgetrs) on the tensors' own
+# buffers: Debian's libscalapack-mpich-dev / libscalapack-openmpi-dev (make deps)
+EXLIBS_scalapack = $(SCALAPACK)
 
 .PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-smoke bench-results strict lint clean \
         bench-planner bench-planner-callgrind \

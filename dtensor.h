@@ -514,6 +514,48 @@ DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, co
                                    int64_t *global_index);
 DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index);
 
+/* ScaLAPACK interop, zero copies: the array descriptor under which
+   ScaLAPACK reads and writes a block-cyclic matrix's local buffer as it is.
+   The buffer is row-major, ScaLAPACK column-major, so ScaLAPACK sees the
+   TRANSPOSE. A tensor T (M x N, f32 or f64, host memory) on a 2-D mesh
+   P x Q with placements [dt_shard_cyclic(0, mb), dt_shard_cyclic(1, nb)]
+   is the ScaLAPACK matrix A = T^T (N x M) with
+     desc = {1, ictxt, N, M, nb, mb, 0, 0, max(1, T's local columns)}
+   on a BLACS grid of nprow = Q by npcol = P in column-major order ("C"):
+   mesh coordinate (p, q), mesh rank p*Q + q, is grid row q, column p, BLACS
+   number q + p*Q. The transposed order [dt_shard_cyclic(1, nb),
+   dt_shard_cyclic(0, mb)] gives the same desc on a grid of nprow = P by
+   npcol = Q in row-major order ("R"): coordinate (p, q) is row p, column q.
+   Either way the BLACS number of every process is its mesh rank. A chunk,
+   balanced or sizes split is taken where it is exactly block-cyclic (one
+   block per coordinate, in order, all but the last non-empty one full):
+   dt_shard always (block max(1, ceil(n/k))), dt_shard_balanced where k
+   divides n, n <= k or n % k == k - 1, sizes of that form. A cyclic block
+   longer than its extent is the extent. Refused: other placements
+   (Replicate, Partial, one tensor dim sharded twice: DT_ERR_PLACEMENT), a
+   tensor that is not 2-D or an extent above INT_MAX (DT_ERR_SHAPE), a mesh
+   that is not 2-D (DT_ERR_MESH), other dtypes (DT_ERR_DTYPE), device
+   memory (DT_ERR_UNSUPPORTED).
+   Pure (no communication); `desc` or `grid` may be NULL (not both). Learn
+   the grid first (desc NULL), make the context, then get the desc:
+     dt_scalapack_grid g;  int ictxt, desc[9];
+     dt_tensor_scalapack_desc(t, 0, NULL, &g);
+     Cblacs_get(-1, 0, &ictxt);   (a mesh over MPI_COMM_WORLD in rank order;
+                                   else Csys2blacs_handle(its comm) and, for a
+                                   mesh with `ranks`, Cblacs_gridmap)
+     Cblacs_gridinit(&ictxt, g.order, g.nprow, g.npcol);
+     dt_tensor_scalapack_desc(t, ictxt, desc, NULL);
+   Ranks outside the mesh get myrow = mycol = -1 and LLD 1. C = A B on
+   tensors is C^T = B^T A^T for ScaLAPACK, so with T-shaped names
+     pdgemm_("N", "N", &N, &M, &K, &one, B, .., descB, A, .., descA, &zero, C, .., descC)
+   and the system T x = b is A^T x = b: pdgetrf then pdgetrs with "T". */
+typedef struct dt_scalapack_grid {
+    int nprow, npcol;  /* the BLACS grid: Q x P for [S(0), S(1)], P x Q for [S(1), S(0)] */
+    char order[2];     /* "C" or "R", as Cblacs_gridinit takes it                          */
+    int myrow, mycol;  /* this rank's place in it; -1 outside the mesh                     */
+} dt_scalapack_grid;
+DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid);
+
 /* debug: a table mesh coordinate -> rank -> global index ranges held. Pure
    (no communication): call it on one rank. */
 DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);
@@ -11698,6 +11740,112 @@ static dt_status dt__rng_load_state(dt_mesh *m, const char *path) {
     }
     if (st) return st;
     return dt__rng_set(fn, m, seed, offset);
+}
+
+/* ScaLAPACK interop (dt_tensor_scalapack_desc): pure, from the tensor's desc,
+   mesh and local shape. */
+
+/* ScaLAPACK's block size for the split of extent n over k coordinates by
+   placement p if that split is block-cyclic (coordinate c holds blocks c,
+   c + k, ... of b elements, the last one short), else 0 */
+static int64_t dt__scalapack_block(const dt_placement *p, int64_t n, int k) {
+    int64_t b, rem, s;
+    int c;
+    if (p->split == DT_SPLIT_CYCLIC) { /* a block past the extent is the extent */
+        if (p->block <= 0) return 0;
+        return p->block < n ? p->block : (n > 0 ? n : 1);
+    }
+    if (k == 1) return n > 0 ? n : 1;
+    if (p->split == DT_SPLIT_CHUNK) return n > 0 ? (n + k - 1) / k : 1; /* always cyclic, one block each */
+    if (p->split != DT_SPLIT_BALANCED && (p->split != DT_SPLIT_SIZES || !p->sizes)) return 0;
+    /* balanced or sizes: one block per coordinate in order, all full but the last non-empty one */
+    b = p->split == DT_SPLIT_BALANCED ? n / k + (n % k > 0) : p->sizes[0];
+    if (b <= 0) b = 1;
+    for (c = 0, rem = n; c < k; c++) {
+        s = p->split == DT_SPLIT_BALANCED ? n / k + (c < n % k) : p->sizes[c];
+        if (s != (rem < b ? rem : b)) return 0;
+        rem -= s;
+    }
+    return b;
+}
+
+static const char *dt__scalapack_rule(const dt_placement *p, char *buf, size_t n) {
+    static const char *const names[4] = {"chunk", "balanced", "sizes", "cyclic"};
+    if (p->kind != DT_SHARD) return dt__placement_str(*p, buf, n);
+    if (p->split == DT_SPLIT_CYCLIC) snprintf(buf, n, "S(%d) cyclic block %lld", (int)p->dim, (long long)p->block);
+    else snprintf(buf, n, "S(%d) %s", (int)p->dim, p->split < 4 ? names[p->split] : "?");
+    return buf;
+}
+
+DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid) {
+    const char *fn = "dt_tensor_scalapack_desc";
+    const char *accepted = "accepted: [Shard(0), Shard(1)] or [Shard(1), Shard(0)], each dt_shard_cyclic or a "
+                           "chunk/balanced/sizes split that is block-cyclic";
+    const dt_tensor_desc *d;
+    const dt_mesh *m;
+    int64_t block[2], sh[2];
+    int i, k[2], coord[2] = {0, 0}, in;
+    dt_scalapack_grid g;
+    char b0[48], b1[48];
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if (!desc && !grid) return dt__fail(DT_ERR_ARG, "%s: desc and grid are both NULL (pass one or both)", fn);
+    d = &t->desc;
+    m = t->mesh;
+    if (d->ndim != 2)
+        return dt__fail(DT_ERR_SHAPE, "%s: the tensor has %d dim%s; ScaLAPACK takes a matrix (2 dims)", fn, d->ndim,
+                        d->ndim == 1 ? "" : "s");
+    if (m->ndim != 2)
+        return dt__fail(DT_ERR_MESH, "%s: the mesh has %d dim%s; a BLACS grid is a 2-D mesh", fn, m->ndim,
+                        m->ndim == 1 ? "" : "s");
+    if (d->dtype != DT_F32 && d->dtype != DT_F64)
+        return dt__fail(DT_ERR_DTYPE, "%s: dtype %s; ScaLAPACK's s and d routines take f32 and f64", fn,
+                        dt_dtype_name(d->dtype));
+    if (d->device != DT_HOST)
+        return dt__fail(DT_ERR_UNSUPPORTED, "%s: the tensor is in device memory (device %d); ScaLAPACK reads host "
+                        "memory", fn, d->device);
+    for (i = 0; i < 2; i++)
+        if (d->placements[i].kind != DT_SHARD || (i == 1 && d->placements[1].dim == d->placements[0].dim))
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements [%s, %s]; %s", fn,
+                            dt__scalapack_rule(&d->placements[0], b0, sizeof b0),
+                            dt__scalapack_rule(&d->placements[1], b1, sizeof b1), accepted);
+    for (i = 0; i < 2; i++) { /* block[tensor dim] */
+        int td = d->placements[i].dim;
+        k[i] = dt_mesh_dim_size(m, i);
+        block[td] = dt__scalapack_block(&d->placements[i], d->shape[td], k[i]);
+        if (!block[td])
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s splits dim %d (%lld) over %d ranks in parts "
+                            "that are not block-cyclic (equal blocks in coordinate order, the last one short); %s",
+                            fn, i, dt__scalapack_rule(&d->placements[i], b0, sizeof b0), td,
+                            (long long)d->shape[td], k[i], accepted);
+    }
+    for (i = 0; i < 2; i++) /* blocks are at most the extent (a longer cyclic block is the extent) */
+        if (d->shape[i] > INT_MAX)
+            return dt__fail(DT_ERR_SHAPE, "%s: dim %d is %lld, above INT_MAX (ScaLAPACK's descriptor is int)", fn, i,
+                            (long long)d->shape[i]);
+    in = dt_mesh_coordinate(m, coord);
+    if (d->placements[0].dim == 0) { /* mesh dim 0 (P) splits T's rows = A's columns */
+        g.nprow = k[1];  g.npcol = k[0];  g.myrow = coord[1];  g.mycol = coord[0];
+        g.order[0] = 'C';
+    } else {
+        g.nprow = k[0];  g.npcol = k[1];  g.myrow = coord[0];  g.mycol = coord[1];
+        g.order[0] = 'R';
+    }
+    g.order[1] = 0;
+    if (!in) g.myrow = g.mycol = -1;
+    if (grid) *grid = g;
+    if (desc) {
+        dt_tensor_local_shape(t, sh);
+        desc[0] = 1; /* dense */
+        desc[1] = ictxt;
+        desc[2] = (int)d->shape[1];
+        desc[3] = (int)d->shape[0];
+        desc[4] = (int)block[1];
+        desc[5] = (int)block[0];
+        desc[6] = 0;
+        desc[7] = 0;
+        desc[8] = in && sh[1] > 1 ? (int)sh[1] : 1;
+    }
+    return DT_OK;
 }
 
 /* >>layers ----------------------------------------------------------------

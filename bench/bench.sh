@@ -12,9 +12,13 @@
 # non-zero on a wrong value; each writes raw rows family,case,size,side,value,unit
 # with value = the median of >= 5 timed repetitions after a warm-up):
 #   redistribute  bench_redistribute: dt_tensor_redistribute vs the raw MPI
-#                 collective for the same bytes (raw-mpi), vs pack+alltoall
-#                 (hand-mpi), and peak memory per rank (memory, --mem)
-#   pdgemr2d      bench_pdgemr2d: row/column/2-D block changes vs ScaLAPACK pdgemr2d
+#                 collective for the same bytes (raw-mpi; ragged balanced /
+#                 sizes parts vs MPI_Allgatherv / MPI_Alltoallv: raw-mpi-v),
+#                 vs pack+alltoall (hand-mpi), and peak memory per rank
+#                 (memory, --mem)
+#   pdgemr2d      bench_pdgemr2d: row/column/2-D block changes vs ScaLAPACK pdgemr2d,
+#                 and block-cyclic ones (block size, grid shape, chunk <->
+#                 cyclic: pdgemr2d-cyclic)
 #   pdgemm        bench_matmul: dt_matmul vs ScaLAPACK pdgemm (1-D and 2-D meshes)
 #   fftw          bench_fftw_transpose: S(0)->S(1) vs fftw_mpi_plan_transpose
 #   mpi4py        bench/py/redist_mpi4py.py: the same redistributions in mpi4py+numpy
@@ -49,7 +53,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --only) ONLY=$2; shift ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift

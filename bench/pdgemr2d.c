@@ -18,7 +18,21 @@
      cols  [Shard(1), Shard(1)]  column blocks = 1 x p grid, M x ceil(N/p)
      2d    [Shard(0), Shard(1)]  pr x pc grid, blocks ceil(M/pr) x ceil(N/pc)
 
-   Cases: rows->cols, cols->rows, rows->2d, 2d->rows, cols->2d, 2d->cols.
+   and three block-cyclic layouts (dt_shard_cyclic: several blocks per
+   process; their BLACS grid and descriptor come from
+   dt_tensor_scalapack_desc, checked against Cblacs_gridinfo and numroc):
+
+     cyc64   [cyclic(0, 64), cyclic(1, 64)]   64 x 64 blocks, pc x pr grid "C"
+     cyc32   [cyclic(0, 32), cyclic(1, 32)]   32 x 32 blocks, the same grid
+     cyc64T  [cyclic(1, 64), cyclic(0, 64)]   64 x 64 blocks on the transposed
+                                             grid, pr x pc "R" (rows of the
+                                             matrix over the mesh's 2nd dim)
+
+   Cases: rows->cols, cols->rows, rows->2d, 2d->rows, cols->2d, 2d->cols
+   (family pdgemr2d), and (family pdgemr2d-cyclic): cyc64->cyc32,
+   cyc32->cyc64 (block size), cyc64->cyc64T, cyc64T->cyc64 (grid shape
+   PxQ <-> QxP: 1x2 <-> 2x1 at 2 ranks), 2d->cyc64, cyc64->2d (chunk <->
+   block-cyclic).
    A dim sharded twice is split by mesh dim 0, then each part by mesh dim 1
    (nested torch.chunk). That equals one split into p blocks of ceil(M/p)
    when pr = 1 or p divides M; when pr > 1 and p does not divide the size
@@ -47,7 +61,7 @@
    speedup = pdgemr2d / ours (the target: >= 2).
 
    --csv FILE appends the raw rows of the `make bench` harness (bench.h):
-       pdgemr2d,<case>,<M*N*8 bytes>,ours|peer,<median>,ms */
+       pdgemr2d[-cyclic],<case>,<M*N*8 bytes>,ours|peer,<median>,ms */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
@@ -65,10 +79,14 @@ void pdgemr2d_(const int *m, const int *n, const double *a, const int *ia, const
     fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
     MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
 
-enum { L_ROWS, L_COLS, L_2D, NLAYOUTS };
-static const char *layout_name[NLAYOUTS] = { "rows", "cols", "2d" };
-static const int cases[6][2] = { { L_ROWS, L_COLS }, { L_COLS, L_ROWS }, { L_ROWS, L_2D },
-                                 { L_2D, L_ROWS },   { L_COLS, L_2D },   { L_2D, L_COLS } };
+enum { L_ROWS, L_COLS, L_2D, L_CYC64, L_CYC32, L_CYC64T, NLAYOUTS };
+static const char *layout_name[NLAYOUTS] = { "rows", "cols", "2d", "cyc64", "cyc32", "cyc64T" };
+#define NCASES 12
+#define NCASES_CHUNK 6 /* the first six: family pdgemr2d; the rest pdgemr2d-cyclic */
+static const int cases[NCASES][2] = { { L_ROWS, L_COLS },   { L_COLS, L_ROWS },   { L_ROWS, L_2D },
+                                      { L_2D, L_ROWS },     { L_COLS, L_2D },     { L_2D, L_COLS },
+                                      { L_CYC64, L_CYC32 }, { L_CYC32, L_CYC64 }, { L_CYC64, L_CYC64T },
+                                      { L_CYC64T, L_CYC64 }, { L_2D, L_CYC64 },   { L_CYC64, L_2D } };
 
 static int pr, pc;            /* the mesh */
 static int failures;
@@ -78,16 +96,17 @@ static int imax(int a, int b) { return a > b ? a : b; }
 
 static double aval(int64_t i, int64_t j, int64_t n) { return (double)(i * n + j); }
 
-static void fill(double *p, const int64_t *sh, const int64_t *off, int64_t n) {
+/* ri, ci: the global row / column of each local row / column */
+static void fill(double *p, const int64_t *sh, const int64_t *ri, const int64_t *ci, int64_t n) {
     for (int64_t i = 0; i < sh[0]; i++)
-        for (int64_t j = 0; j < sh[1]; j++) p[i * sh[1] + j] = aval(off[0] + i, off[1] + j, n);
+        for (int64_t j = 0; j < sh[1]; j++) p[i * sh[1] + j] = aval(ri[i], ci[j], n);
 }
 
-/* elements of the row-major local box that differ from the closed form */
-static long long wrong(const double *p, const int64_t *sh, const int64_t *off, int64_t n) {
+/* elements of the row-major local part that differ from the closed form */
+static long long wrong(const double *p, const int64_t *sh, const int64_t *ri, const int64_t *ci, int64_t n) {
     long long bad = 0;
     for (int64_t i = 0; i < sh[0]; i++)
-        for (int64_t j = 0; j < sh[1]; j++) bad += p[i * sh[1] + j] != aval(off[0] + i, off[1] + j, n);
+        for (int64_t j = 0; j < sh[1]; j++) bad += p[i * sh[1] + j] != aval(ri[i], ci[j], n);
     return bad;
 }
 
@@ -100,16 +119,53 @@ static void nan_fill(double *p, size_t n) {
 typedef struct layout {
     dt_placement pl[2];
     dt_tensor *t;
-    int64_t sh[2], off[2];    /* dt's local box */
+    int64_t sh[2], off[2];    /* dt's local box (the chunk layouts) */
+    int64_t *ri, *ci;         /* the global index of each local row / column */
     int ctx, desc[9];
     double *peer_out;         /* pdgemr2d's output when this is the target */
 } layout;
+
+/* a block-cyclic layout: dt_tensor_scalapack_desc gives its grid and
+   descriptor, which BLACS (grid position) and numroc (local extents) confirm */
+static void make_cyclic(layout *L, int which, dt_mesh *mesh, dt_tensor_desc *td) {
+    int64_t b = which == L_CYC32 ? 32 : 64;
+    int gr, gc, r, c, zero = 0;
+    dt_scalapack_grid g;
+    L->pl[0] = which == L_CYC64T ? dt_shard_cyclic(1, b) : dt_shard_cyclic(0, b);
+    L->pl[1] = which == L_CYC64T ? dt_shard_cyclic(0, b) : dt_shard_cyclic(1, b);
+    memcpy(td->placements, L->pl, sizeof L->pl);
+    CHECK(dt_tensor_empty(mesh, td, &L->t));
+    dt_tensor_local_shape(L->t, L->sh);
+    L->off[0] = L->off[1] = 0;
+    L->ri = (int64_t *)xmalloc(sizeof(int64_t) * (size_t)(L->sh[0] + 1));
+    L->ci = (int64_t *)xmalloc(sizeof(int64_t) * (size_t)(L->sh[1] + 1));
+    CHECK(dt_tensor_local_indices(L->t, 0, L->ri));
+    CHECK(dt_tensor_local_indices(L->t, 1, L->ci));
+    fill((double *)dt_tensor_data(L->t), L->sh, L->ri, L->ci, td->shape[1]);
+    L->peer_out = (double *)xmalloc((size_t)(L->sh[0] * L->sh[1] + 1) * sizeof(double));
+    CHECK(dt_tensor_scalapack_desc(L->t, 0, NULL, &g));
+    Cblacs_get(-1, 0, &L->ctx);
+    Cblacs_gridinit(&L->ctx, g.order, g.nprow, g.npcol);
+    CHECK(dt_tensor_scalapack_desc(L->t, L->ctx, L->desc, NULL));
+    Cblacs_gridinfo(L->ctx, &gr, &gc, &r, &c);
+    int lr = numroc_(&L->desc[2], &L->desc[4], &r, &zero, &gr), lc = numroc_(&L->desc[3], &L->desc[5], &c, &zero, &gc);
+    if (gr != g.nprow || gc != g.npcol || r != g.myrow || c != g.mycol || lr != L->sh[1] || lc != L->sh[0]) {
+        fprintf(stderr, "[%d] %s: dt_tensor_scalapack_desc says grid %dx%d at (%d,%d), local %lldx%lld; BLACS "
+                        "and numroc say %dx%d at (%d,%d), local %dx%d\n", rank, layout_name[which], g.nprow,
+                g.npcol, g.myrow, g.mycol, (long long)L->sh[0], (long long)L->sh[1], gr, gc, r, c, lc, lr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
 
 static void make_layout(layout *L, int which, dt_mesh *mesh, int64_t M, int64_t N) {
     int p = pr * pc, coord[2] = { 0, 0 }, me = dt_mesh_rank(mesh);
     dt_mesh_coordinate(mesh, coord);
     dt_tensor_desc td = {0};
     td.dtype = DT_F64;  td.ndim = 2;  td.shape[0] = M;  td.shape[1] = N;
+    if (which >= L_CYC64) {
+        make_cyclic(L, which, mesh, &td);
+        return;
+    }
     /* the grid of A^T (N x M): nprow x npcol, my position, block sizes MB (of N) x NB (of M) */
     int nprow, npcol, myr, myc, mb, nb;
     const char *order;
@@ -134,7 +190,11 @@ static void make_layout(layout *L, int which, dt_mesh *mesh, int64_t M, int64_t 
     CHECK(dt_tensor_empty(mesh, &td, &L->t));
     dt_tensor_local_shape(L->t, L->sh);
     dt_tensor_local_offset(L->t, L->off);
-    fill((double *)dt_tensor_data(L->t), L->sh, L->off, N);
+    L->ri = (int64_t *)xmalloc(sizeof(int64_t) * (size_t)(L->sh[0] + 1));
+    L->ci = (int64_t *)xmalloc(sizeof(int64_t) * (size_t)(L->sh[1] + 1));
+    for (int64_t i = 0; i < L->sh[0]; i++) L->ri[i] = L->off[0] + i;
+    for (int64_t j = 0; j < L->sh[1]; j++) L->ci[j] = L->off[1] + j;
+    fill((double *)dt_tensor_data(L->t), L->sh, L->ri, L->ci, N);
     L->peer_out = (double *)xmalloc((size_t)(L->sh[0] * L->sh[1]) * sizeof(double));
 
     int gr, gc, r, c, zero = 0, one_info = 0;
@@ -168,13 +228,15 @@ static void make_layout(layout *L, int which, dt_mesh *mesh, int64_t M, int64_t 
 static void free_layout(layout *L) {
     dt_tensor_destroy(L->t);
     free(L->peer_out);
+    free(L->ri);
+    free(L->ci);
     Cblacs_gridexit(L->ctx);
 }
 
 /* ours and the peer's outputs against the closed form; 1 if both right */
 static int verify(const layout *dst, const dt_tensor *out, int64_t N, long long *bad_ours, long long *bad_peer) {
-    long long b[2] = { wrong((const double *)dt_tensor_data(out), dst->sh, dst->off, N),
-                       wrong(dst->peer_out, dst->sh, dst->off, N) }, all[2];
+    long long b[2] = { wrong((const double *)dt_tensor_data(out), dst->sh, dst->ri, dst->ci, N),
+                       wrong(dst->peer_out, dst->sh, dst->ri, dst->ci, N) }, all[2];
     MPI_Allreduce(b, all, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     *bad_ours += all[0];
     *bad_peer += all[1];
@@ -236,9 +298,11 @@ int main(int argc, char **argv) {
         printf("# MPI: %s\n", ver);
         printf("# rows = [S(0),S(0)] (%dx1 BLACS grid), cols = [S(1),S(1)] (1x%d), 2d = [S(0),S(1)] (%dx%d)\n",
                nranks, nranks, pr, pc);
+        printf("# cycB = [cyclic(0,B),cyclic(1,B)] (%dx%d, B x B blocks), cyc64T = [cyclic(1,64),cyclic(0,64)] "
+               "(%dx%d: the grid transposed)\n", pr, pc, pc, pr);
         printf("# times: median over reps of the max over ranks (interleaved, barrier before each, 1 warm-up);\n"
                "# speedup = pdgemr2d / ours; check: both outputs == closed form at every element\n");
-        printf("%-11s %11s %9s %4s %10s %12s %8s  %s\n", "case", "M x N", "MiB", "reps", "ours ms",
+        printf("%-14s %11s %9s %4s %10s %12s %8s  %s\n", "case", "M x N", "MiB", "reps", "ours ms",
                "pdgemr2d ms", "speedup", "check");
         fflush(stdout);
     }
@@ -272,7 +336,7 @@ int main(int argc, char **argv) {
         double *tmax = (double *)xmalloc(sizeof(double) * (size_t)reps);
         int iM = (int)M, iN = (int)N;
 
-        for (int c = 0; c < 6; c++) {
+        for (int c = 0; c < NCASES; c++) {
             layout *src = &L[cases[c][0]], *dst = &L[cases[c][1]];
             char name[32];
             snprintf(name, sizeof name, "%s->%s", layout_name[cases[c][0]], layout_name[cases[c][1]]);
@@ -295,7 +359,7 @@ int main(int argc, char **argv) {
             }
             int ok = verify(dst, out, N, &bad_ours, &bad_peer);
             /* the inputs are untouched */
-            long long bin = wrong((const double *)dt_tensor_data(src->t), src->sh, src->off, N), ball;
+            long long bin = wrong((const double *)dt_tensor_data(src->t), src->sh, src->ri, src->ci, N), ball;
             MPI_Allreduce(&bin, &ball, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
             ok = ok && bad_ours == 0 && bad_peer == 0 && ball == 0;
             MPI_Allreduce(tours, tmax, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -306,15 +370,16 @@ int main(int argc, char **argv) {
             if (rank == 0) {
                 char shape[32];
                 snprintf(shape, sizeof shape, "%lldx%lld", (long long)M, (long long)N);
-                printf("%-11s %11s %9.2f %4d %10.3f %12.3f %8.2f  ", name, shape, (double)bytes / 1048576.0, reps,
+                printf("%-14s %11s %9.2f %4d %10.3f %12.3f %8.2f  ", name, shape, (double)bytes / 1048576.0, reps,
                        ours, peer, peer / ours);
                 if (ok) printf("OK\n");
                 else printf("WRONG (elements wrong: ours %lld, pdgemr2d %lld, input %lld)\n", bad_ours, bad_peer,
                             ball);
                 fflush(stdout);
                 if (ok) {
-                    bench_csv_row(fc, "pdgemr2d", name, bytes, "ours", ours);
-                    bench_csv_row(fc, "pdgemr2d", name, bytes, "peer", peer);
+                    const char *fam = c < NCASES_CHUNK ? "pdgemr2d" : "pdgemr2d-cyclic";
+                    bench_csv_row(fc, fam, name, bytes, "ours", ours);
+                    bench_csv_row(fc, fam, name, bytes, "peer", peer);
                 }
             }
             dt_tensor_destroy(out);

@@ -16,6 +16,19 @@
      P(sum)->S(0)  vs MPI_Reduce_scatter_block of the full tensor
      R->S(0)       local (no communication): our time only
 
+   and, with ragged parts (rows and cols one more than the shape above, so
+   neither divides evenly; family raw-mpi-v, target at >= 1 MiB):
+
+     Sbal(0)->R          dt_shard_balanced(0) -> R vs MPI_Allgatherv of the
+                         same parts (counts = each part's bytes)
+     Ssz(0)->R           dt_shard_sizes(0, sizes) -> R vs MPI_Allgatherv;
+                         sizes alternate base + base/8, base - base/8 (the
+                         last takes the rest)
+     Sbal(0)->Sbal(1)    balanced rows -> balanced columns vs MPI_Alltoallv
+                         of rows_r x cols_s elements from rank r to rank s
+     Ssz(0)->Ssz(1)      the same with the sizes above on both dims
+                         (both also vs pack + MPI_Alltoallv: hand-mpi)
+
    Method: one untimed warm-up of each side (which also checks our result),
    then --reps repetitions alternating ours and raw; each timing is preceded
    by a barrier, taken with MPI_Wtime and reduced to the max over ranks; the
@@ -24,8 +37,9 @@
 
    --csv FILE appends the harness's raw rows (bench/bench.sh, bench/report.py):
    family,case,size,side,value,unit with family raw-mpi (ours vs the raw
-   collective), hand-mpi (S(0)->S(1) vs pack + MPI_Alltoall) and local
-   (R->S(0), ours only); size = the tensor's bytes, value = median ms.
+   collective), raw-mpi-v (the ragged ones vs the v-collective), hand-mpi
+   (S(0)->S(1) vs pack + MPI_Alltoall) and local (R->S(0), ours only);
+   size = the tensor's bytes, value = median ms.
 
    --mem: instead of the timings, the peak memory per rank of one cold
    redistribution (a new mesh, so no cached scratch; the output allocated by
@@ -44,10 +58,15 @@
 #include <string.h>
 #include <math.h>
 #include <malloc.h>
+#include <limits.h>
 
-enum { S0_R, S0_S1, P_R, P_S0, R_S0, NTRANS };
+enum { S0_R, S0_S1, P_R, P_S0, R_S0, NTRANS_EVEN, SB_R = NTRANS_EVEN, SZ_R, SB_SB, SZ_SZ, NTRANS };
 static const char *trans_name[NTRANS] = { "S(0)->R", "S(0)->S(1)", "P(sum)->R",
-                                          "P(sum)->S(0)", "R->S(0)" };
+                                          "P(sum)->S(0)", "R->S(0)", "Sbal(0)->R", "Ssz(0)->R",
+                                          "Sbal(0)->Sbal(1)", "Ssz(0)->Ssz(1)" };
+/* the ragged transitions: a v-collective moves the same bytes */
+static int ragged(int trans) { return trans >= NTRANS_EVEN; }
+static int to_replicate(int trans) { return trans == S0_R || trans == P_R || trans == SB_R || trans == SZ_R; }
 
 
 #define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
@@ -90,8 +109,24 @@ static void shape_for(size_t nominal, int64_t *rows, int64_t *cols) {
     if (*cols < n) *cols = n;
 }
 
+/* the parts of n over the ranks: balanced, or the alternating sizes */
+#define MAX_RAGGED_RANKS 1024 /* the ragged transitions' size arrays */
+static int64_t row_sizes[MAX_RAGGED_RANKS], col_sizes[MAX_RAGGED_RANKS];
+static void parts(int sizes_rule, int64_t len, int64_t *out) {
+    int64_t n = nranks, base = len / n, sum = 0;
+    for (int c = 0; c < nranks; c++) {
+        out[c] = sizes_rule ? base + (c % 2 ? -(base / 8) : base / 8) : base + (c < len % n);
+        if (c == nranks - 1 && sizes_rule) out[c] = len - sum;
+        sum += out[c];
+    }
+}
+
 static void placements_for(int trans, dt_tensor_desc *td, dt_placement *dst) {
     switch (trans) {
+    case SB_R:  td->placements[0] = dt_shard_balanced(0); dst[0] = dt_replicate(); break;
+    case SZ_R:  td->placements[0] = dt_shard_sizes(0, row_sizes); dst[0] = dt_replicate(); break;
+    case SB_SB: td->placements[0] = dt_shard_balanced(0); dst[0] = dt_shard_balanced(1); break;
+    case SZ_SZ: td->placements[0] = dt_shard_sizes(0, row_sizes); dst[0] = dt_shard_sizes(1, col_sizes); break;
     case S0_R:  td->placements[0] = dt_shard(0);        dst[0] = dt_replicate(); break;
     case S0_S1: td->placements[0] = dt_shard(0);        dst[0] = dt_shard(1);    break;
     case P_R:   td->placements[0] = dt_partial(DT_SUM); dst[0] = dt_replicate(); break;
@@ -102,6 +137,24 @@ static void placements_for(int trans, dt_tensor_desc *td, dt_placement *dst) {
 
 typedef struct result { int trans; size_t bytes; int64_t rows, cols; double ours, raw, hand; } result;
 
+/* the v-collective's counts and displacements (in floats), from the parts */
+static int *vcounts(const int64_t *per, int64_t mul, int **displs) {
+    int *c = (int *)xmalloc(sizeof(int) * (size_t)nranks);
+    int64_t off = 0;
+    *displs = (int *)xmalloc(sizeof(int) * (size_t)nranks);
+    for (int i = 0; i < nranks; i++) {
+        int64_t v = per[i] * mul;
+        if (v > INT_MAX || off > INT_MAX) {
+            if (rank == 0) fprintf(stderr, "size too large for an int count\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        c[i] = (int)v;
+        (*displs)[i] = (int)off;
+        off += v;
+    }
+    return c;
+}
+
 /* the hand-written S(0) -> S(1): pack my rows' n column blocks, then alltoall */
 static void hand_transpose(const float *local, int64_t lrows, int64_t cols, float *packed, float *rbuf, int cnt) {
     int64_t cb = cols / nranks;
@@ -111,9 +164,25 @@ static void hand_transpose(const float *local, int64_t lrows, int64_t cols, floa
     MPI_Alltoall(packed, cnt, MPI_FLOAT, rbuf, cnt, MPI_FLOAT, MPI_COMM_WORLD);
 }
 
+/* the same with ragged column blocks (col_sizes), then alltoallv */
+static void hand_transpose_v(const float *local, int64_t lrows, int64_t cols, float *packed, float *rbuf,
+                             const int *scount, const int *sdispl, const int *rcount, const int *rdispl) {
+    int64_t c0 = 0;
+    for (int j = 0; j < nranks; j++) {
+        int64_t w = col_sizes[j];
+        for (int64_t i = 0; i < lrows; i++)
+            memcpy(packed + (size_t)sdispl[j] + (size_t)(i * w), local + (size_t)(i * cols + c0), (size_t)w * 4);
+        c0 += w;
+    }
+    MPI_Alltoallv(packed, scount, sdispl, MPI_FLOAT, rbuf, rcount, rdispl, MPI_FLOAT, MPI_COMM_WORLD);
+}
+
 static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     int64_t rows, cols, n = nranks;
     shape_for(nominal, &rows, &cols);
+    if (ragged(trans) && n > 1) { rows++; cols++; }  /* neither divides evenly */
+    parts(trans == SZ_R || trans == SZ_SZ, rows, row_sizes);
+    parts(trans == SZ_R || trans == SZ_SZ, cols, col_sizes);
     size_t total = (size_t)(rows * cols), shard = total / (size_t)n;
     result r = { trans, total * 4, rows, cols, 0, -1, -1 };
 
@@ -138,13 +207,23 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     case S0_S1: sbytes = shard * 4; rbytes = shard * 4; break;
     case P_R:   sbytes = total * 4; rbytes = total * 4; break;
     case P_S0:  sbytes = total * 4; rbytes = shard * 4; break;
-    default: break;
+    default:    /* ragged: this rank's rows of every column, then its part */
+        sbytes = (size_t)(row_sizes[rank] * cols) * 4;
+        rbytes = to_replicate(trans) ? total * 4 : (size_t)(rows * col_sizes[rank]) * 4;
+        break;
+    }
+    int *scount = NULL, *sdispl = NULL, *rcount = NULL, *rdispl = NULL;
+    if (ragged(trans) && to_replicate(trans)) {
+        rcount = vcounts(row_sizes, cols, &rdispl);
+    } else if (ragged(trans)) {
+        scount = vcounts(col_sizes, row_sizes[rank], &sdispl);
+        rcount = vcounts(row_sizes, col_sizes[rank], &rdispl);
     }
     float *sbuf = sbytes ? (float *)xmalloc(sbytes) : NULL, *rbuf = rbytes ? (float *)xmalloc(rbytes) : NULL;
     if (sbuf) memcpy(sbuf, dt_tensor_data(in), sbytes < dt_tensor_local_numel(in) * 4 ? sbytes
                                                        : dt_tensor_local_numel(in) * 4);
-    int cnt = (int)(trans == S0_S1 ? shard / (size_t)n : shard);
-    if ((size_t)cnt != (trans == S0_S1 ? shard / (size_t)n : shard)) {
+    int cnt = (int)(trans == S0_S1 ? shard / (size_t)n : ragged(trans) ? (size_t)row_sizes[rank] * (size_t)cols : shard);
+    if (!ragged(trans) && (size_t)cnt != (trans == S0_S1 ? shard / (size_t)n : shard)) {
         if (rank == 0) fprintf(stderr, "size too large for an int count\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -153,7 +232,8 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     double *t_raw = (double *)xmalloc(sizeof(double) * (size_t)reps);
     double *t_max = (double *)xmalloc(sizeof(double) * (size_t)reps);
     double *t_hand = (double *)xmalloc(sizeof(double) * (size_t)reps);
-    float *packed = trans == S0_S1 ? (float *)xmalloc(shard * 4) : NULL;
+    int hand_v = trans == SB_SB || trans == SZ_SZ;
+    float *packed = trans == S0_S1 ? (float *)xmalloc(shard * 4) : hand_v ? (float *)xmalloc(sbytes + 4) : NULL;
 
     for (int rep = -1; rep < reps; rep++) {  /* rep -1: warm-up */
         MPI_Barrier(MPI_COMM_WORLD);
@@ -178,13 +258,23 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
         case S0_S1: MPI_Alltoall(sbuf, cnt, MPI_FLOAT, rbuf, cnt, MPI_FLOAT, MPI_COMM_WORLD); break;
         case P_R:   MPI_Allreduce(sbuf, rbuf, (int)total, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
         case P_S0:  MPI_Reduce_scatter_block(sbuf, rbuf, cnt, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+        case SB_R: case SZ_R:
+            MPI_Allgatherv(sbuf, cnt, MPI_FLOAT, rbuf, rcount, rdispl, MPI_FLOAT, MPI_COMM_WORLD);
+            break;
+        case SB_SB: case SZ_SZ:
+            MPI_Alltoallv(sbuf, scount, sdispl, MPI_FLOAT, rbuf, rcount, rdispl, MPI_FLOAT, MPI_COMM_WORLD);
+            break;
         default: break;
         }
         if (rep >= 0) t_raw[rep] = MPI_Wtime() - t0;
-        if (trans != S0_S1) continue;
+        if (trans != S0_S1 && !hand_v) continue;
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        hand_transpose((const float *)dt_tensor_data(in), rows / n, cols, packed, rbuf, cnt);
+        if (hand_v)
+            hand_transpose_v((const float *)dt_tensor_data(in), row_sizes[rank], cols, packed, rbuf, scount, sdispl,
+                             rcount, rdispl);
+        else
+            hand_transpose((const float *)dt_tensor_data(in), rows / n, cols, packed, rbuf, cnt);
         if (rep >= 0) t_hand[rep] = MPI_Wtime() - t0;
     }
     MPI_Allreduce(t_ours, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -193,11 +283,12 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
         MPI_Allreduce(t_raw, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         r.raw = median(t_max, reps);
     }
-    if (trans == S0_S1) {
+    if (trans == S0_S1 || hand_v) {
         MPI_Allreduce(t_hand, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         r.hand = median(t_max, reps);
     }
     free(t_ours); free(t_raw); free(t_max); free(t_hand); free(packed); free(sbuf); free(rbuf);
+    free(scount); free(sdispl); free(rcount); free(rdispl);
     dt_tensor_destroy(out);
     dt_tensor_destroy(in);
     return r;
@@ -210,7 +301,8 @@ static void csv_rows(FILE *fc, const result *r) {
         fprintf(fc, "local,%s,%zu,ours,%.6f,ms\n", c, r->bytes, r->ours * 1e3);
         return;
     }
-    fprintf(fc, "raw-mpi,%s,%zu,ours,%.6f,ms\nraw-mpi,%s,%zu,peer,%.6f,ms\n", c, r->bytes, r->ours * 1e3, c,
+    const char *fam = ragged(r->trans) ? "raw-mpi-v" : "raw-mpi";
+    fprintf(fc, "%s,%s,%zu,ours,%.6f,ms\n%s,%s,%zu,peer,%.6f,ms\n", fam, c, r->bytes, r->ours * 1e3, fam, c,
             r->bytes, r->raw * 1e3);
     if (r->hand >= 0)
         fprintf(fc, "hand-mpi,%s,%zu,ours,%.6f,ms\nhand-mpi,%s,%zu,peer,%.6f,ms\n", c, r->bytes, r->ours * 1e3,
@@ -295,7 +387,7 @@ static void peak_multiples(dt_comm *comm, const dt_mesh_desc *md, int trans, siz
 static void memory_pass(dt_comm *comm, const dt_mesh_desc *md, double min_kib, double max_mib, FILE *fc) {
     if (rank == 0) printf("# peak memory of one cold call, per rank, x its destination shard (max over ranks)\n"
                           "%-13s %12s %10s %10s\n", "transition", "bytes", "ours", "raw MPI");
-    for (int trans = 0; trans < NTRANS; trans++) {
+    for (int trans = 0; trans < NTRANS_EVEN; trans++) {
         for (double b = min_kib * 1024; b <= max_mib * 1048576 + 0.5; b *= 4) {
             if (b < 1048576) continue;  /* below a MiB the page-granular peak is mostly noise */
             size_t bytes;
@@ -360,12 +452,13 @@ int main(int argc, char **argv) {
                DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, nranks, lib);
         printf("# times: median over reps of the max over ranks; ratio = ours / raw; "
                "vs hand = ours / (pack + MPI_Alltoall)\n");
-        printf("%-13s %12s %13s %5s %11s %11s %7s %11s %7s\n", "transition", "bytes", "shape", "reps",
+        printf("%-16s %12s %13s %5s %11s %11s %7s %11s %7s\n", "transition", "bytes", "shape", "reps",
                "ours ms", "raw ms", "ratio", "hand ms", "vs hand");
         if (csv && !(fc = fopen(csv, "a"))) fprintf(stderr, "cannot open %s\n", csv);
         fflush(stdout);
     }
     for (int trans = 0; trans < NTRANS && !mem; trans++) {
+        if (ragged(trans) && nranks > MAX_RAGGED_RANKS) continue;
         for (double b = min_kib * 1024; b <= max_mib * 1048576 + 0.5; b *= 4) {
             size_t bytes = (size_t)b;
             int reps = reps_arg ? reps_arg : bytes <= (4u << 20) ? 30 : bytes <= (64u << 20) ? 10 : 5;
@@ -381,7 +474,7 @@ int main(int argc, char **argv) {
                     snprintf(hand, sizeof hand, "%.5f", r.hand * 1e3);
                     snprintf(rhand, sizeof rhand, "%.2f", r.hand > 0 ? r.ours / r.hand : 0.0);
                 }
-                printf("%-13s %12zu %13s %5d %11.5f %11s %7s %11s %7s\n", trans_name[trans], r.bytes, shape,
+                printf("%-16s %12zu %13s %5d %11.5f %11s %7s %11s %7s\n", trans_name[trans], r.bytes, shape,
                        reps, r.ours * 1e3, raw, ratio, hand, rhand);
                 fflush(stdout);
                 if (fc) csv_rows(fc, &r);

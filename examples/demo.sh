@@ -9,8 +9,9 @@
 # result. To add an example: append its name to DEMOS, optionally set
 # args_NAME (its arguments, sized so the demo stays near a minute) and
 # define summary_NAME (reads the log on stdin, prints the lines); without
-# one the last two lines of its output are shown. Exit status: non-zero if
-# an example failed.
+# one the last two lines of its output are shown. extra_NAME: more rank
+# counts to run it at (each must pass too; logs NAME.npK.log), with
+# args_NAME_npK if set. Exit status: non-zero if an example failed.
 # args_NAME and summary_NAME are used indirectly (${!var}, "summary_$ex"):
 # shellcheck disable=SC2034,SC2317
 set -u
@@ -35,7 +36,12 @@ export BLIS_NUM_THREADS=${BLIS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS
 LOGS=$BIN/demo
 mkdir -p "$LOGS"
 
-DEMOS="quickstart montecarlo matmul2d pencil heat2d tp_mlp"
+DEMOS="quickstart montecarlo matmul2d pencil heat2d tp_mlp scalapack"
+
+# scalapack at 1, 2, 4 and 6 ranks (those not --np here); M, N, K and the
+# system's order are not multiples of their blocks in every run
+extra_scalapack="1 2 4 6"
+args_scalapack_np6="--m 301 --n 203 --k 250 --mb 32 --nb 24 --kb 16 --s 199 --b 16 --nrhs 5"
 
 args_matmul2d="--m 1536 --reps 3"
 
@@ -76,6 +82,15 @@ summary_heat2d() {
          END { printf "%s field, 200 steps on %s; checkpoint, restart %s\n", grid, a, b
                printf "             final field bitwise identical to the uninterrupted run: %s (fnv1a64 %s)\n", same, h }'
 }
+summary_scalapack() {
+    awk '/^scalapack: [0-9]+ ranks/ { sub(/^scalapack: /, ""); sub(/, every tensor.*/, ""); grid = $0 }
+         /^pdgemm:/ { g = $2; ms = $0; sub(/.*in place: /, "", ms); sub(/;.*/, "", ms); ok1 = $NF }
+         /^pdgetrf/ { s = $4; ms2 = $0; sub(/.*in place: /, "", ms2); sub(/;.*/, "", ms2)
+                      res = $0; sub(/.*\(\|S\| \|x\|\) = /, "", res); sub(/:.*/, "", res); ok2 = $NF }
+         /^descriptors:/ { ok3 = $NF } /^placements \[S\(1\)/ { ok4 = $NF }
+         END { printf "%s: pdgemm %s %s (%s), LU solve %s %s (residual %s, %s)\n", grid, g, ms, ok1, s, ms2, res, ok2
+               printf "             in place on the tensors: descriptors %s, other placement order %s\n", ok3, ok4 }'
+}
 summary_tp_mlp() {
     local one="$LOGS/tp_mlp.np1.log" same=no
     "${RUN[@]}" -n 1 "$BIN/tp_mlp" >"$one" 2>&1 </dev/null
@@ -108,11 +123,25 @@ for ex in $DEMOS; do
         fails=$((fails + 1))
         continue
     fi
+    extravar="extra_$ex" extra_ok=""
+    for enp in ${!extravar:-}; do
+        [ "$enp" = "$NP" ] && continue
+        eargs="args_${ex}_np$enp"
+        # shellcheck disable=SC2086
+        if timeout 300 "${RUN[@]}" -n "$enp" "$BIN/$ex" ${!eargs:-${!argsvar:-}} >"$LOGS/$ex.np$enp.log" 2>&1 </dev/null; then
+            extra_ok="$extra_ok $enp"
+        else
+            printf '%-12s FAILED at %s ranks; see %s:\n' "$ex" "$enp" "$LOGS/$ex.np$enp.log"
+            tail -n 5 "$LOGS/$ex.np$enp.log" | sed 's/^/             /'
+            fails=$((fails + 1))
+        fi
+    done
     if declare -F "summary_$ex" >/dev/null; then
         out=$("summary_$ex" <"$LOGS/$ex.log")
     else
         out=$(tail -n 2 "$LOGS/$ex.log" | sed '2s/^/             /')
     fi
+    [ -n "$extra_ok" ] && out="$out (also at ranks:$extra_ok, OK)"
     printf '%-12s %s  [%s s]\n' "$ex" "$out" "$secs"
 done
 [ $fails -eq 0 ] && echo "demo: all examples OK" || echo "demo: $fails example(s) FAILED"

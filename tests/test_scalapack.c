@@ -1,0 +1,320 @@
+/* test_scalapack.c -- dt_tensor_scalapack_desc against ScaLAPACK's own
+   index rules, written out here (no ScaLAPACK library needed):
+     NUMROC(n, nb, p, 0, np)   the local extent of process p
+     INDXL2G(l, nb, p, 0, np)  the global index of local index l
+   For every 2-D mesh of the ranks, both placement orders, cyclic blocks
+   (1, 3, 7, and one longer than the extent), chunk, balanced and sizes
+   splits, and shapes with short last blocks and empty parts: when the call
+   accepts a tensor, the descriptor is {1, ictxt, N, M, MB, NB, 0, 0, LLD}
+   of T^T, the grid (nprow, npcol, order, myrow, mycol) puts every process
+   at its mesh rank in BLACS numbering, NUMROC gives the tensor's local
+   extents, LLD = max(1, local columns), and INDXL2G gives, per local
+   position, the global index dt_tensor_local_indices gives: local element
+   (i, j) of the row-major buffer, which ScaLAPACK reads as A_loc(j, i) with
+   that LLD, is T(INDXL2G(i), INDXL2G(j)), the zero-copy claim. A chunk,
+   balanced or sizes split must be accepted exactly when its parts are
+   block-cyclic (computed here from the parts' sizes). Then the refusals:
+   NULL arguments, 1-D / 3-D tensors, 1-D / 3-D meshes, dtypes, Replicate,
+   Partial, one dim sharded twice, an extent above INT_MAX; each message
+   names the call. Ranks outside a mesh get myrow = mycol = -1, LLD 1.
+   --quick: fewer shapes. */
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+#include "dt_test.h"
+
+static dt_comm *g_comm;
+
+static int numroc(int64_t n, int64_t nb, int p, int np) {
+    int64_t nblocks = n / nb, r = (nblocks / np) * nb, extra = nblocks % np;
+    if (p < extra) r += nb;
+    else if (p == extra) r += n % nb;
+    return (int)r;
+}
+
+static int64_t indxl2g(int64_t l, int64_t nb, int p, int np) {
+    return (int64_t)np * nb * (l / nb) + l % nb + (int64_t)p * nb;
+}
+
+/* the parts' sizes of a split of n over k (chunk, balanced, sizes) */
+static void part_sizes(const dt_placement *p, int64_t n, int k, int64_t *out) {
+    int c;
+    for (c = 0; c < k; c++) {
+        if (p->split == DT_SPLIT_BALANCED) out[c] = n / k + (c < n % k);
+        else if (p->split == DT_SPLIT_SIZES) out[c] = p->sizes[c];
+        else {
+            int64_t b = (n + k - 1) / k, lo = c * b, hi = (c + 1) * b < n ? (c + 1) * b : n;
+            out[c] = hi > lo ? hi - lo : 0;
+        }
+    }
+}
+
+/* is the split block-cyclic? its block in *b (the first part's size, 1 if none) */
+static int is_block_cyclic(const dt_placement *p, int64_t n, int k, int64_t *b) {
+    int64_t s[64] = {0}, rem = n;
+    int c;
+    if (p->split == DT_SPLIT_CYCLIC) {
+        *b = p->block < n ? p->block : (n > 0 ? n : 1);
+        return 1;
+    }
+    part_sizes(p, n, k, s);
+    *b = s[0] > 0 ? s[0] : 1;
+    if (k == 1) return 1;
+    for (c = 0; c < k; c++) {
+        int64_t want = rem < *b ? rem : *b;
+        if (s[c] != want) return 0;
+        rem -= want;
+    }
+    return 1;
+}
+
+/* one tensor: accepted or refused as expected, and when accepted every claim */
+static void check_one(dt_mesh *mesh, const int *mshape, int64_t M, int64_t N, dt_placement p0, dt_placement p1,
+                      dt_dtype dt) {
+    dt_tensor_desc d;
+    dt_tensor *t = NULL;
+    dt_scalapack_grid g;
+    int desc[9], coord[2] = {0, 0}, in, first = p0.dim, k, ok;
+    int64_t b0, b1, blk[2], sh[2], *idx[2], i;
+    char buf[160];
+    memset(&d, 0, sizeof d);
+    d.dtype = dt;  d.ndim = 2;  d.shape[0] = M;  d.shape[1] = N;
+    d.placements[0] = p0;  d.placements[1] = p1;
+    dtt_ctx("mesh %dx%d, %lldx%lld %s", mshape[0], mshape[1], (long long)M, (long long)N,
+            dtt_pl_str(d.placements, 2, buf, sizeof buf));
+    CHECK_OK(dt_tensor_empty(mesh, &d, &t));
+    if (!t) return;
+    ok = is_block_cyclic(&p0, d.shape[p0.dim], mshape[0], &b0) && is_block_cyclic(&p1, d.shape[p1.dim], mshape[1], &b1);
+    memset(desc, 0x55, sizeof desc);
+    if (!ok) {
+        CHECK_ST(dt_tensor_scalapack_desc(t, 7, desc, &g), DT_ERR_PLACEMENT);
+        CHECK_ERRMSG("dt_tensor_scalapack_desc");
+        dt_tensor_destroy(t);
+        return;
+    }
+    blk[p0.dim] = b0;
+    blk[p1.dim] = b1;
+    CHECK_OK(dt_tensor_scalapack_desc(t, 7, desc, &g));
+    in = dt_mesh_coordinate(mesh, coord);
+    dt_tensor_local_shape(t, sh);
+    CHECK(desc[0] == 1 && desc[1] == 7 && desc[2] == N && desc[3] == M && desc[4] == blk[1] && desc[5] == blk[0] &&
+          desc[6] == 0 && desc[7] == 0, "desc {%d %d %d %d %d %d %d %d}, want {1 7 %lld %lld %lld %lld 0 0}",
+          desc[0], desc[1], desc[2], desc[3], desc[4], desc[5], desc[6], desc[7], (long long)N, (long long)M,
+          (long long)blk[1], (long long)blk[0]);
+    CHECK(desc[8] == (sh[1] > 1 ? sh[1] : 1), "LLD %d, local columns %lld", desc[8], (long long)sh[1]);
+    if (first == 0) {
+        CHECK(g.nprow == mshape[1] && g.npcol == mshape[0] && strcmp(g.order, "C") == 0,
+              "grid %dx%d %s, want %dx%d C", g.nprow, g.npcol, g.order, mshape[1], mshape[0]);
+        CHECK(!in || (g.myrow == coord[1] && g.mycol == coord[0]), "at (%d,%d), coordinate (%d,%d)", g.myrow,
+              g.mycol, coord[0], coord[1]);
+    } else {
+        CHECK(g.nprow == mshape[0] && g.npcol == mshape[1] && strcmp(g.order, "R") == 0,
+              "grid %dx%d %s, want %dx%d R", g.nprow, g.npcol, g.order, mshape[0], mshape[1]);
+        CHECK(!in || (g.myrow == coord[0] && g.mycol == coord[1]), "at (%d,%d), coordinate (%d,%d)", g.myrow,
+              g.mycol, coord[0], coord[1]);
+    }
+    if (in) { /* the BLACS number of the grid position is the mesh rank */
+        int blacs = g.order[0] == 'C' ? g.myrow + g.mycol * g.nprow : g.myrow * g.npcol + g.mycol;
+        CHECK(blacs == dt_mesh_rank(mesh), "BLACS number %d, mesh rank %d", blacs, dt_mesh_rank(mesh));
+        /* A = T^T: A's rows are T's columns (MB over nprow), A's columns T's rows (NB over npcol) */
+        CHECK(numroc(N, desc[4], g.myrow, g.nprow) == sh[1] && numroc(M, desc[5], g.mycol, g.npcol) == sh[0],
+              "NUMROC %d x %d (of A), local %lld x %lld (of T)", numroc(N, desc[4], g.myrow, g.nprow),
+              numroc(M, desc[5], g.mycol, g.npcol), (long long)sh[0], (long long)sh[1]);
+        for (k = 0; k < 2; k++) {
+            idx[k] = (int64_t *)malloc(sizeof(int64_t) * (size_t)(sh[k] + 1));
+            CHECK_OK(dt_tensor_local_indices(t, k, idx[k]));
+        }
+        for (i = 0; i < sh[0]; i++)
+            if (idx[0][i] != indxl2g(i, desc[5], g.mycol, g.npcol)) {
+                CHECK(0, "local row %lld is global %lld, INDXL2G says %lld", (long long)i, (long long)idx[0][i],
+                      (long long)indxl2g(i, desc[5], g.mycol, g.npcol));
+                break;
+            }
+        for (i = 0; i < sh[1]; i++)
+            if (idx[1][i] != indxl2g(i, desc[4], g.myrow, g.nprow)) {
+                CHECK(0, "local column %lld is global %lld, INDXL2G says %lld", (long long)i, (long long)idx[1][i],
+                      (long long)indxl2g(i, desc[4], g.myrow, g.nprow));
+                break;
+            }
+        free(idx[0]);
+        free(idx[1]);
+    } else {
+        CHECK(g.myrow == -1 && g.mycol == -1 && desc[8] == 1, "outside the mesh: at (%d,%d), LLD %d", g.myrow,
+              g.mycol, desc[8]);
+    }
+    /* either output alone gives the same */
+    {
+        int d2[9];
+        dt_scalapack_grid g2;
+        CHECK_OK(dt_tensor_scalapack_desc(t, 7, d2, NULL));
+        CHECK(memcmp(d2, desc, sizeof d2) == 0, "desc alone differs");
+        CHECK_OK(dt_tensor_scalapack_desc(t, 7, NULL, &g2));
+        CHECK(g2.nprow == g.nprow && g2.npcol == g.npcol && g2.myrow == g.myrow && g2.mycol == g.mycol &&
+              strcmp(g2.order, g.order) == 0, "grid alone differs");
+    }
+    dt_tensor_destroy(t);
+}
+
+/* every split of both dims on one mesh */
+static void sweep(dt_mesh *mesh, const int *mshape) {
+    static const int64_t shapes[][2] = { { 10, 7 }, { 1, 1 }, { 0, 5 }, { 64, 48 }, { 23, 17 }, { 5, 31 }, { 100, 3 } };
+    static const int64_t blocks[] = { 1, 3, 7, 1000 };
+    int ns = dtt_quick ? 4 : (int)(sizeof shapes / sizeof shapes[0]), s, o, r0, r1, c;
+    for (s = 0; s < ns; s++)
+        for (o = 0; o < 2; o++) { /* o = 1: [S(1), S(0)] */
+            int64_t M = shapes[s][0], N = shapes[s][1];
+            int d0 = o, d1 = 1 - o;
+            int64_t sz0[64], sz1[64];
+            /* sizes: the block-cyclic pattern, and a ragged one */
+            for (r0 = 0; r0 < 6; r0++)
+                for (r1 = 0; r1 < 6; r1++) {
+                    dt_placement p[2];
+                    int rr[2] = { r0, r1 }, e, dims[2] = { d0, d1 };
+                    int64_t *szs[2] = { sz0, sz1 };
+                    for (e = 0; e < 2; e++) {
+                        int k = mshape[e];
+                        int64_t n = dims[e] == 0 ? M : N;
+                        switch (rr[e]) {
+                        case 0: p[e] = dt_shard(dims[e]); break;
+                        case 1: p[e] = dt_shard_balanced(dims[e]); break;
+                        case 2: /* sizes in the block-cyclic pattern: ceil(n/k) each, the rest last */
+                            for (c = 0; c < k; c++) {
+                                int64_t b = n / k + 1, lo = c * b;
+                                szs[e][c] = lo >= n ? 0 : (n - lo < b ? n - lo : b);
+                            }
+                            p[e] = dt_shard_sizes(dims[e], szs[e]);
+                            break;
+                        case 3: /* ragged sizes: everything on the last coordinate */
+                            for (c = 0; c < k; c++) szs[e][c] = c == k - 1 ? n : 0;
+                            p[e] = dt_shard_sizes(dims[e], szs[e]);
+                            break;
+                        default: p[e] = dt_shard_cyclic(dims[e], blocks[(rr[e] - 4 + s) % 4]); break;
+                        }
+                    }
+                    check_one(mesh, mshape, M, N, p[0], p[1], (s + r0 + r1) % 2 ? DT_F32 : DT_F64);
+                }
+        }
+}
+
+static void refusals(dt_mesh *m2, dt_mesh *m1, dt_mesh *m3) {
+    dt_tensor_desc d;
+    dt_tensor *t = NULL;
+    dt_scalapack_grid g;
+    int desc[9];
+    static const dt_dtype bad[] = { DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8 };
+    unsigned i;
+    dtt_ctx("refusals");
+    CHECK_ST(dt_tensor_scalapack_desc(NULL, 0, desc, &g), DT_ERR_ARG);
+    CHECK_ERRMSG("dt_tensor_scalapack_desc");
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;  d.ndim = 2;  d.shape[0] = 6;  d.shape[1] = 4;
+    d.placements[0] = dt_shard_cyclic(0, 2);  d.placements[1] = dt_shard_cyclic(1, 2);
+    CHECK_OK(dt_tensor_empty(m2, &d, &t));
+    CHECK_ST(dt_tensor_scalapack_desc(t, 0, NULL, NULL), DT_ERR_ARG);
+    CHECK_ERRMSG("dt_tensor_scalapack_desc");
+    dt_tensor_destroy(t);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        d.dtype = bad[i];
+        CHECK_OK(dt_tensor_empty(m2, &d, &t));
+        CHECK_ST(dt_tensor_scalapack_desc(t, 0, desc, &g), DT_ERR_DTYPE);
+        CHECK_ERRMSG("dt_tensor_scalapack_desc");
+        dt_tensor_destroy(t);
+    }
+    d.dtype = DT_F32;
+    { /* Replicate, Partial, one dim twice */
+        dt_placement pls[3][2];
+        pls[0][0] = dt_replicate();              pls[0][1] = dt_shard_cyclic(1, 2);
+        pls[1][0] = dt_shard_cyclic(0, 2);       pls[1][1] = dt_partial(DT_SUM);
+        pls[2][0] = dt_shard_cyclic(0, 2);       pls[2][1] = dt_shard_cyclic(0, 1);
+        for (i = 0; i < 3; i++) {
+            d.placements[0] = pls[i][0];
+            d.placements[1] = pls[i][1];
+            CHECK_OK(dt_tensor_empty(m2, &d, &t));
+            CHECK_ST(dt_tensor_scalapack_desc(t, 0, desc, &g), DT_ERR_PLACEMENT);
+            CHECK_ERRMSG("dt_tensor_scalapack_desc");
+            CHECK(strstr(dt_last_error(), "accepted") != NULL, "the message should say what is accepted: %s",
+                  dt_last_error());
+            dt_tensor_destroy(t);
+        }
+    }
+    /* 1-D and 3-D tensors */
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;  d.ndim = 1;  d.shape[0] = 8;
+    d.placements[0] = dt_shard_cyclic(0, 2);
+    CHECK_OK(dt_tensor_empty(m2, &d, &t));
+    CHECK_ST(dt_tensor_scalapack_desc(t, 0, desc, &g), DT_ERR_SHAPE);
+    CHECK_ERRMSG("dt_tensor_scalapack_desc");
+    dt_tensor_destroy(t);
+    d.ndim = 3;  d.shape[1] = 3;  d.shape[2] = 2;
+    d.placements[1] = dt_shard_cyclic(1, 1);
+    CHECK_OK(dt_tensor_empty(m2, &d, &t));
+    CHECK_ST(dt_tensor_scalapack_desc(t, 0, desc, &g), DT_ERR_SHAPE);
+    CHECK_ERRMSG("dt_tensor_scalapack_desc");
+    dt_tensor_destroy(t);
+    /* 1-D and 3-D meshes */
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;  d.ndim = 2;  d.shape[0] = 8;  d.shape[1] = 8;
+    d.placements[0] = dt_shard_cyclic(0, 2);
+    CHECK_OK(dt_tensor_empty(m1, &d, &t));
+    CHECK_ST(dt_tensor_scalapack_desc(t, 0, desc, &g), DT_ERR_MESH);
+    CHECK_ERRMSG("dt_tensor_scalapack_desc");
+    dt_tensor_destroy(t);
+    d.placements[1] = dt_shard_cyclic(1, 2);
+    CHECK_OK(dt_tensor_empty(m3, &d, &t));
+    CHECK_ST(dt_tensor_scalapack_desc(t, 0, desc, &g), DT_ERR_MESH);
+    CHECK_ERRMSG("dt_tensor_scalapack_desc");
+    dt_tensor_destroy(t);
+    /* an extent above INT_MAX (no elements: the other dim is 0) */
+    d.shape[0] = (int64_t)INT_MAX + 1;  d.shape[1] = 0;
+    d.placements[0] = dt_shard_cyclic(0, 2);  d.placements[1] = dt_shard_cyclic(1, 2);
+    CHECK_OK(dt_tensor_empty(m2, &d, &t));
+    CHECK_ST(dt_tensor_scalapack_desc(t, 0, desc, &g), DT_ERR_SHAPE);
+    CHECK_ERRMSG("dt_tensor_scalapack_desc");
+    CHECK(strstr(dt_last_error(), "2147483648") != NULL, "the message should name the extent: %s", dt_last_error());
+    dt_tensor_destroy(t);
+    /* a cyclic block longer than an int, on a short extent, is the extent */
+    d.shape[0] = 5;  d.shape[1] = 3;
+    d.placements[0] = dt_shard_cyclic(0, (int64_t)1 << 40);
+    CHECK_OK(dt_tensor_empty(m2, &d, &t));
+    CHECK_OK(dt_tensor_scalapack_desc(t, 0, desc, &g));
+    CHECK(desc[5] == 5, "NB %d, want 5 (the extent)", desc[5]);
+    dt_tensor_destroy(t);
+}
+
+int main(int argc, char **argv) {
+    int fac[64 * DT_MAX_MESH_DIMS], nf, f;
+    dt_mesh_desc md;
+    dt_mesh *m1, *m2, *m3;
+    dtt_init(&argc, &argv, "test_scalapack");
+    CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
+    nf = dtt_factorizations(dtt_np, 2, fac, 64);
+    for (f = 0; f < nf; f++) {
+        dt_mesh *m;
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;  md.shape[0] = fac[f * DT_MAX_MESH_DIMS];  md.shape[1] = fac[f * DT_MAX_MESH_DIMS + 1];
+        CHECK_OK(dt_mesh_create(g_comm, &md, &m));
+        sweep(m, md.shape);
+        dt_mesh_destroy(m);
+    }
+    if (dtt_np >= 3) { /* a 1 x 2 mesh of ranks 1 and 2: the others are outside */
+        static const int ranks[2] = { 1, 2 };
+        dt_mesh *m;
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;  md.shape[0] = 1;  md.shape[1] = 2;  md.ranks = ranks;
+        CHECK_OK(dt_mesh_create(g_comm, &md, &m));
+        sweep(m, md.shape);
+        dt_mesh_destroy(m);
+    }
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;  md.shape[0] = dtt_np;
+    CHECK_OK(dt_mesh_create(g_comm, &md, &m1));
+    md.ndim = 2;  md.shape[0] = 1;  md.shape[1] = dtt_np;
+    CHECK_OK(dt_mesh_create(g_comm, &md, &m2));
+    md.ndim = 3;  md.shape[0] = 1;  md.shape[1] = 1;  md.shape[2] = dtt_np;
+    CHECK_OK(dt_mesh_create(g_comm, &md, &m3));
+    refusals(m2, m1, m3);
+    dt_mesh_destroy(m3);
+    dt_mesh_destroy(m2);
+    dt_mesh_destroy(m1);
+    dt_comm_destroy(g_comm);
+    return dtt_finish();
+}
