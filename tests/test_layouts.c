@@ -1344,7 +1344,7 @@ static void test_npy(void)
         npy_case(&m, &sv, lp, nopts(2), DT_I64, "cyc1.npy");
         code = 1 + RU_SIZES;
         spec_code(&sv, &m, 2, sh, &code, 2);
-        npy_case(&m, &sv, lp, nopts(2), DT_BF16, "sizes.npy");
+        npy_case(&m, &sv, lp, nopts(2), DT_F16, "sizes.npy");
         dtt_mesh_close(&m);
     }
     for (p = 0; p < n2; p++) {
