@@ -918,19 +918,49 @@ static int rand_code(dtt_rng *r, int ndim, int nest)
     return dtt_randint(r, nopts(ndim));
 }
 
+/* the 3-D mesh of the rank count with the most dims above 1 (NULL-free: 0 if none fits) */
+static int mesh3_shape(int *ms)
+{
+    if (dtt_np == 8) { ms[0] = 2; ms[1] = 2; ms[2] = 2; return 1; }
+    if (dtt_np == 4) { ms[0] = 1; ms[1] = 2; ms[2] = 2; return 1; }
+    if (dtt_np == 6) { ms[0] = 3; ms[1] = 1; ms[2] = 2; return 1; }
+    if (dtt_np == 2) { ms[0] = 2; ms[1] = 1; ms[2] = 1; return 1; }
+    return 0;
+}
+
+/* random pairs of placement tuples on an nd-dim mesh; with `nest`, mesh dims after the
+   first often shard the tensor dim an earlier one shards (nesting up to nd deep) */
+static void random_pairs(const dtt_mesh *m, int ndim, const int64_t (*shapes)[3], int nshapes, int npairs,
+                         dtt_rng *rng)
+{
+    int i, k;
+    for (i = 0; i < npairs; i++) {
+        int ca[DT_MAX_MESH_DIMS], cb[DT_MAX_MESH_DIMS];
+        for (k = 0; k < m->nd; k++) {
+            int na = k > 0 && ca[k - 1] > 0 && dtt_randint(rng, 2) ? (ca[k - 1] - 1) / NRULES : -1;
+            int nb = k > 0 && cb[k - 1] > 0 && dtt_randint(rng, 3) == 0 ? (cb[k - 1] - 1) / NRULES : -1;
+            ca[k] = rand_code(rng, ndim, na);
+            cb[k] = rand_code(rng, ndim, nb);
+        }
+        if (i % 10 == 0) ca[dtt_randint(rng, m->nd)] = CODE_P;
+        pair_codes(m, ndim, shapes[i % nshapes], ca, cb, (uint64_t)(1000 + i));
+    }
+}
+
 static void test_redistribute_rules(void)
 {
-    int one[1], ms2[8], n2 = mesh2_shapes(ms2), i, j, e, p;
+    int one[1], ms2[8], ms3[3], n2 = mesh2_shapes(ms2), i, j, e, p;
     dtt_mesh m;
     dtt_rng rng;
     rng.s = g_seed ^ 0xBEEFu;
     one[0] = dtt_np;
     if (dtt_mesh_open(&m, g_comm, 1, one)) {
-        static const int64_t ext[4] = { 0, 1, 5, 13 };
-        static const int64_t sh2[2][2] = { { 7, 5 }, { 3, 9 } };
+        static const int64_t ext[6] = { 0, 1, 2, 5, 13, 24 };
+        static const int64_t sh2[3][2] = { { 7, 5 }, { 3, 9 }, { 0, 4 } };
+        static const int64_t sh3[2][3] = { { 3, 4, 5 }, { 2, 0, 7 } };
         int cp = CODE_P;
         /* 1-D tensors: every pair of rules (and R), Partial(SUM) to each */
-        for (e = 0; e < 4; e++) {
+        for (e = 0; e < 6; e++) {
             for (i = 0; i < nopts(1); i++)
                 for (j = 0; j < nopts(1); j++) {
                     if (dtt_quick && dtt_frand(&rng) > 0.3) continue;
@@ -939,41 +969,30 @@ static void test_redistribute_rules(void)
             for (j = 0; j < nopts(1); j++) pair_codes(&m, 1, &ext[e], &cp, &j, (uint64_t)(e + j));
         }
         /* 2-D tensors: every pair (S0->S1, S1->S0, same dim other rule, R) */
-        for (e = 0; e < 2; e++) {
+        for (e = 0; e < 3; e++) {
             for (i = 0; i < nopts(2); i++)
                 for (j = 0; j < nopts(2); j++) {
-                    if (dtt_frand(&rng) > (dtt_quick ? 0.1 : e == 0 ? 1.0 : 0.25)) continue;
+                    if (dtt_frand(&rng) > (dtt_quick ? 0.1 : e == 0 ? 1.0 : 0.4)) continue;
                     pair_codes(&m, 2, sh2[e], &i, &j, (uint64_t)(e * 1000 + i * 20 + j));
                 }
             for (j = 0; j < nopts(2); j++) pair_codes(&m, 2, sh2[e], &cp, &j, (uint64_t)(e + j));
         }
+        /* 3-D tensors: sampled */
+        for (e = 0; e < 2; e++)
+            for (i = 0; i < nopts(3); i++)
+                for (j = 0; j < nopts(3); j++) {
+                    if (dtt_frand(&rng) > (dtt_quick ? 0.03 : 0.2)) continue;
+                    pair_codes(&m, 3, sh3[e], &i, &j, (uint64_t)(e * 5000 + i * 30 + j));
+                }
         dtt_mesh_close(&m);
     }
     for (p = 0; p < n2; p++) {
-        static const int64_t ext1[3] = { 5, 13, 24 };
-        static const int64_t sh2[2][2] = { { 7, 5 }, { 9, 4 } };
-        int npairs = dtt_quick ? 25 : 120;
+        static const int64_t ext1[4][3] = { { 5 }, { 13 }, { 24 }, { 3 } };
+        static const int64_t sh2[3][3] = { { 7, 5 }, { 9, 4 }, { 0, 6 } };
+        int npairs = dtt_quick ? 30 : 300;
         if (!dtt_mesh_open(&m, g_comm, 2, &ms2[2 * p])) continue;
-        /* 1-D tensors on 2-D meshes: mostly nested (both mesh dims on dim 0) */
-        for (i = 0; i < npairs; i++) {
-            int ca[2], cb[2];
-            ca[0] = rand_code(&rng, 1, -1);
-            ca[1] = rand_code(&rng, 1, -1);
-            cb[0] = rand_code(&rng, 1, -1);
-            cb[1] = rand_code(&rng, 1, -1);
-            if (i % 8 == 0) ca[dtt_randint(&rng, 2)] = CODE_P;
-            pair_codes(&m, 1, &ext1[i % 3], ca, cb, (uint64_t)i);
-        }
-        /* 2-D tensors: random pairs, half of the tuples nested */
-        for (i = 0; i < npairs; i++) {
-            int ca[2], cb[2];
-            ca[0] = rand_code(&rng, 2, -1);
-            ca[1] = rand_code(&rng, 2, (i % 2 && ca[0] > 0) ? (ca[0] - 1) / NRULES : -1);
-            cb[0] = rand_code(&rng, 2, -1);
-            cb[1] = rand_code(&rng, 2, (i % 4 == 1 && cb[0] > 0) ? (cb[0] - 1) / NRULES : -1);
-            if (i % 10 == 0) ca[dtt_randint(&rng, 2)] = CODE_P;
-            pair_codes(&m, 2, sh2[i % 2], ca, cb, (uint64_t)(1000 + i));
-        }
+        random_pairs(&m, 1, ext1, 4, npairs, &rng); /* 1-D tensors: mostly nested */
+        random_pairs(&m, 2, sh2, 3, npairs, &rng);
         /* named nested combos: [S0:a, S0:b] <-> [S0:c, S1:d] and [S1:a, S1:b] */
         for (i = 0; i < NRULES; i++) {
             int ca[2], cb[2];
@@ -987,6 +1006,15 @@ static void test_redistribute_rules(void)
             pair_codes(&m, 2, sh2[0], ca, cb, (uint64_t)(7 * i + 2));
             pair_codes(&m, 2, sh2[1], cb, ca, (uint64_t)(7 * i + 3));
         }
+        dtt_mesh_close(&m);
+    }
+    if (mesh3_shape(ms3) && dtt_mesh_open(&m, g_comm, 3, ms3)) { /* nesting three deep */
+        static const int64_t ext1[2][3] = { { 17 }, { 30 } };
+        static const int64_t sh2[2][3] = { { 9, 7 }, { 12, 5 } };
+        static const int64_t sh3[1][3] = { { 4, 5, 6 } };
+        random_pairs(&m, 1, ext1, 2, dtt_quick ? 20 : 150, &rng);
+        random_pairs(&m, 2, sh2, 2, dtt_quick ? 20 : 150, &rng);
+        random_pairs(&m, 3, sh3, 1, dtt_quick ? 10 : 60, &rng);
         dtt_mesh_close(&m);
     }
 }
