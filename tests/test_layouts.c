@@ -1341,7 +1341,7 @@ static void npy_case(const dtt_mesh *m, const spec *save, const spec *const *loa
     for (i = 0; i < nload; i++) {
         dt_tensor *y = NULL;
         dtt_ctx("npy mesh %s save %s load %s", m->name, c1, spec_str(loads[i], c2, sizeof c2));
-        if (!loads[i]->valid) continue;
+        if (!loads[i]->valid || (dtt_quick && i % 4 != 1)) continue;
         CHECK_OK(dt_tensor_load_npy(m->mesh, path, loads[i]->pl, &y));
         if (y && check_layout(m, y, loads[i], "loaded") == 0) check_values(y, "loaded");
         dt_tensor_destroy(y);
@@ -1367,12 +1367,14 @@ static void test_npy(void)
         code = 1 + RU_CYC2;
         spec_code(&sv, &m, 2, sh, &code, 1);
         npy_case(&m, &sv, lp, nopts(2), DT_F32, "cyc.npy");
-        code = 1 + NRULES + RU_CYC3;
-        spec_code(&sv, &m, 2, sh, &code, 1);
-        npy_case(&m, &sv, lp, nopts(2), DT_I64, "cyc1.npy");
-        code = 1 + RU_SIZES;
-        spec_code(&sv, &m, 2, sh, &code, 2);
-        npy_case(&m, &sv, lp, nopts(2), DT_F16, "sizes.npy");
+        if (!dtt_quick) {
+            code = 1 + NRULES + RU_CYC3;
+            spec_code(&sv, &m, 2, sh, &code, 1);
+            npy_case(&m, &sv, lp, nopts(2), DT_I64, "cyc1.npy");
+            code = 1 + RU_SIZES;
+            spec_code(&sv, &m, 2, sh, &code, 2);
+            npy_case(&m, &sv, lp, nopts(2), DT_F16, "sizes.npy");
+        }
         dtt_mesh_close(&m);
     }
     for (p = 0; p < n2; p++) {
