@@ -429,6 +429,14 @@ static int check_layout_at(const char *file, int line, const dtt_mesh *m, const 
             dtt_fail(file, line, what, "local_shape[%d] = %lld want %lld", d, (long long)ls[d], (long long)L.n[d]);
     if (dt_tensor_local_numel(x) != (size_t)lay_numel(&L))
         dtt_fail(file, line, what, "local_numel %zu want %lld", dt_tensor_local_numel(x), (long long)lay_numel(&L));
+    if (lay_numel(&L) > 0) { /* the global index of local element 0 (unspecified for an empty part) */
+        int64_t lo[DT_MAX_DIMS];
+        dt_tensor_local_offset(x, lo);
+        for (d = 0; d < s->ndim; d++)
+            if (lo[d] != L.idx[d][0])
+                dtt_fail(file, line, what, "local_offset[%d] = %lld want %lld", d, (long long)lo[d],
+                         (long long)L.idx[d][0]);
+    }
     for (d = 0; d < s->ndim && dtt_failures == before; d++) {
         int64_t i;
         dt_status st;
