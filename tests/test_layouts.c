@@ -861,6 +861,8 @@ static void run_pair(const dtt_mesh *m, const spec *src, const spec *dst, dt_dty
     int64_t n;
     void *buf;
     char s1[256], s2[256], s3[64];
+    dt_placement tmp[DT_MAX_MESH_DIMS];
+    int64_t *scopy[DT_MAX_MESH_DIMS];
     int k, partial = 0;
     spec_str(src, s1, sizeof s1);
     spec_str(dst, s2, sizeof s2);
@@ -871,15 +873,31 @@ static void run_pair(const dtt_mesh *m, const spec *src, const spec *dst, dt_dty
     for (k = 0; k < m->nd; k++) partial |= src->pl[k].kind == DT_PARTIAL;
     buf = local_buffer(m, src, t, &n);
     desc_of(src, t, &d);
-    CHECK_OK(dt_tensor_from_local(m->mesh, &d, buf, borrow ? DT_BORROW : DT_COPY, &a));
+    CHECK_OK(dt_tensor_from_local(m->mesh, &d, buf, (borrow ? DT_BORROW : DT_COPY) | (g_pairs % 3 ? 0u : DT_VERIFY),
+                                  &a));
     if (!a) {
         free(buf);
         return;
     }
     if (borrow && n > 0) CHECK(dt_tensor_data(a) == buf, "DT_BORROW must wrap the caller's buffer");
+    /* the destination's sizes arrays live only during the call (the tensor keeps a copy) */
+    memcpy(tmp, dst->pl, sizeof tmp);
+    for (k = 0; k < m->nd; k++) {
+        scopy[k] = NULL;
+        if (tmp[k].kind == DT_SHARD && tmp[k].split == DT_SPLIT_SIZES) {
+            scopy[k] = (int64_t *)dtt_malloc(sizeof(int64_t) * (size_t)m->shape[k]);
+            memcpy(scopy[k], tmp[k].sizes, sizeof(int64_t) * (size_t)m->shape[k]);
+            tmp[k].sizes = scopy[k];
+        }
+    }
     dt_comm_reset_stats(m->comm);
-    rc = dt_tensor_redistribute(a, dst->pl, &b);
+    rc = dt_tensor_redistribute(a, tmp, &b);
     dt_comm_get_stats(m->comm, &st);
+    for (k = 0; k < m->nd; k++)
+        if (scopy[k]) {
+            memset(scopy[k], 0x55, sizeof(int64_t) * (size_t)m->shape[k]);
+            free(scopy[k]);
+        }
     if (!dst->valid) {
         CHECK(rc == DT_ERR_PLACEMENT && !b, "a destination whose sizes do not fit: %s, want DT_ERR_PLACEMENT",
               dt_status_string(rc));
@@ -902,6 +920,14 @@ static void run_pair(const dtt_mesh *m, const spec *src, const spec *dst, dt_dty
                          (unsigned long long)st.calls);
             lay_free(&Ls);
             lay_free(&Ld);
+        }
+        if (g_pairs % 5 == 0) check_gather(b, "dest");
+        if (g_pairs % 7 == 0) { /* *out reused: same buffer, the values again */
+            void *p = dt_tensor_data(b);
+            memset(p, 0, dt_tensor_local_numel(b) * dtt_size(t));
+            CHECK_OK(dt_tensor_redistribute(a, dst->pl, &b));
+            CHECK(dt_tensor_local_numel(b) == 0 || dt_tensor_data(b) == p, "*out's buffer was not reused");
+            check_values(b, "dest (reused *out)");
         }
     }
     dt_tensor_destroy(b);
