@@ -847,6 +847,66 @@ static void test_wrap(void)
     }
 }
 
+/* DT_INFER_SIZES refusals, on every rank alike: local sizes that do not sum to the
+   extent, an unsplit dim that is not the extent, a dim split by two mesh dims */
+static void test_infer_refusals(void)
+{
+    int one[1], ms2[8], n2 = mesh2_shapes(ms2), c;
+    int64_t n = 3 * dtt_np + 1, len, lsh[2];
+    double *buf = dtt_alloc_d(2 * n);
+    dt_tensor_desc d;
+    dt_tensor *x = NULL;
+    dt_status st;
+    dtt_mesh m;
+    for (c = 0; c < 2 * n; c++) buf[c] = 0;
+    one[0] = dtt_np;
+    if (dtt_mesh_open(&m, g_comm, 1, one)) {
+        memset(&d, 0, sizeof d);
+        d.dtype = DT_F64;
+        d.ndim = 2;
+        d.shape[0] = n;
+        d.shape[1] = 2;
+        d.placements[0] = dt_shard(0);
+        d.local_shape = lsh;
+        len = bal_len(n, dtt_np, m.coord[0]);
+        dtt_ctx("infer refusals mesh %s", m.name);
+        lsh[0] = len + (dtt_rank == dtt_np - 1); /* one too many in all */
+        lsh[1] = 2;
+        st = dt_tensor_from_local(m.mesh, &d, buf, DT_BORROW | DT_INFER_SIZES, &x);
+        CHECK(st != DT_OK && !x, "local sizes summing to %lld + 1: %s", (long long)n, dt_status_string(st));
+        dt_tensor_destroy(x);
+        x = NULL;
+        lsh[0] = len;
+        lsh[1] = dtt_rank == 0 ? 1 : 2; /* the unsplit dim is not the extent on rank 0 */
+        st = dt_tensor_from_local(m.mesh, &d, buf, DT_BORROW | DT_INFER_SIZES, &x);
+        CHECK(st != DT_OK && !x, "an unsplit dim of %lld on rank 0: %s", (long long)lsh[1], dt_status_string(st));
+        dt_tensor_destroy(x);
+        x = NULL;
+        dtt_mesh_close(&m);
+    }
+    for (c = 0; c < n2; c++) {
+        if (!dtt_mesh_open(&m, g_comm, 2, &ms2[2 * c])) continue;
+        memset(&d, 0, sizeof d);
+        d.dtype = DT_F64;
+        d.ndim = 2;
+        d.shape[0] = n;
+        d.shape[1] = 2;
+        d.placements[0] = dt_shard(0);
+        d.placements[1] = dt_shard(0);
+        d.local_shape = lsh;
+        lsh[0] = 0; /* whatever: two mesh dims on one tensor dim are refused */
+        lsh[1] = 2;
+        dtt_ctx("infer refusals mesh %s", m.name);
+        st = dt_tensor_from_local(m.mesh, &d, buf, DT_BORROW | DT_INFER_SIZES, &x);
+        CHECK(st == DT_ERR_PLACEMENT && !x, "DT_INFER_SIZES with two mesh dims on dim 0: %s, want DT_ERR_PLACEMENT",
+              dt_status_string(st));
+        dt_tensor_destroy(x);
+        x = NULL;
+        dtt_mesh_close(&m);
+    }
+    free(buf);
+}
+
 /* ------------------------------------------------------------ 3. redistribution */
 
 static long g_pairs = 0;
@@ -1507,6 +1567,7 @@ int main(int argc, char **argv)
         test_layouts();
         dtt_lap("layouts", &t0);
         test_wrap();
+        test_infer_refusals();
         dtt_lap("wrap", &t0);
         test_redistribute_rules();
         dtt_lap("redistribute", &t0);
