@@ -5572,6 +5572,7 @@ static int dt__rule_for(const dt__call *c, int mdim, int k, int v, dt_placement 
     p = &c->in[k].d->placements[mdim];
     if (p->kind != DT_SHARD || p->dim != d || p->split == DT_SPLIT_CHUNK || !dt__rule_family(c, p)) return 0;
     ext = c->in[k].d->shape[d];
+    if (v >= 0 && c->out.shape[v] != ext) return 0; /* a broadcast input dim */
     for (i = 0; i < c->nin; i++) {
         int e = dt__dim_with(c, i, v);
         if (e >= 0 && c->in[i].d->shape[e] != ext) return 0;
