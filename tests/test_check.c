@@ -588,6 +588,160 @@ static dt_status c_gather_null(int bad)
     return dt_tensor_gather(g_x, bad ? NULL : full);
 }
 
+/* the split rules (issue 17): sizes of R rows over the np ranks (PETSc's
+   balanced parts), another valid array, one adding up to R + 1, one with a
+   negative entry; filled by szk_init */
+static int64_t g_szk_ok[64], g_szk_other[64], g_szk_bad[64], g_szk_neg[64];
+static double g_flbuf[R * C]; /* from_local's buffer (DT_BORROW tensors outlive a case's frame) */
+static void szk_init(void)
+{
+    int r;
+    for (r = 0; r < dtt_np; r++) g_szk_ok[r] = R / dtt_np + (r < R % dtt_np);
+    memcpy(g_szk_other, g_szk_ok, sizeof g_szk_ok);
+    memcpy(g_szk_bad, g_szk_ok, sizeof g_szk_ok);
+    memcpy(g_szk_neg, g_szk_ok, sizeof g_szk_ok);
+    if (dtt_np > 1) {
+        g_szk_other[0] += 1;
+        g_szk_other[dtt_np - 1] -= 1;
+        g_szk_neg[dtt_np - 1] += g_szk_neg[0] + 1;
+    }
+    g_szk_neg[0] = -1;
+    g_szk_bad[dtt_np - 1] += 1;
+}
+static dt_placement split_field(dt_placement p, int split, int64_t block, const int64_t *sizes)
+{
+    p.split = (uint8_t)split;
+    p.block = block;
+    p.sizes = sizes;
+    return p;
+}
+static dt_status empty_with(dt_placement p)
+{
+    dt_tensor_desc d = desc86(C);
+    d.placements[0] = p;
+    return dt_tensor_empty(g_mesh, &d, &g_out);
+}
+static dt_status c_empty_sum(int bad) { return empty_with(dt_shard_sizes(0, bad ? g_szk_bad : g_szk_ok)); }
+static dt_status c_empty_neg(int bad) { return empty_with(dt_shard_sizes(0, bad ? g_szk_neg : g_szk_ok)); }
+static dt_status c_empty_null(int bad) { return empty_with(dt_shard_sizes(0, bad ? NULL : g_szk_ok)); }
+static dt_status c_empty_block(int bad) { return empty_with(dt_shard_cyclic(0, bad ? 0 : 2)); }
+static dt_status c_empty_split(int bad) { return empty_with(split_field(dt_shard(0), bad ? 4 : 0, 0, NULL)); }
+static dt_status c_empty_dim(int bad) { return empty_with(dt_shard_balanced(bad ? 2 : 1)); }
+static dt_status c_empty_stray_split(int bad) { return empty_with(split_field(dt_replicate(), bad ? 1 : 0, 0, NULL)); }
+static dt_status c_empty_stray_block(int bad) { return empty_with(split_field(dt_partial(DT_SUM), 0, bad ? 2 : 0, NULL)); }
+static dt_status c_empty_stray_sizes(int bad) { return empty_with(split_field(dt_replicate(), 0, 0, bad ? g_szk_ok : NULL)); }
+static dt_status c_empty_sizes_other(int bad) { return empty_with(dt_shard_sizes(0, bad ? g_szk_other : g_szk_ok)); }
+static dt_status c_empty_block_other(int bad) { return empty_with(dt_shard_cyclic(0, bad ? 3 : 2)); }
+static dt_status c_empty_rule_other(int bad) { return empty_with(bad ? dt_shard_cyclic(0, 1) : dt_shard_balanced(0)); }
+static dt_status redist_to(dt_placement p)
+{
+    dt_placement r[1];
+    r[0] = p;
+    return dt_tensor_redistribute(g_x, r, &g_out);
+}
+static dt_status c_redist_sum(int bad) { return redist_to(dt_shard_sizes(0, bad ? g_szk_bad : g_szk_ok)); }
+static dt_status c_redist_block(int bad) { return redist_to(dt_shard_cyclic(1, bad ? -1 : 2)); }
+static dt_status c_redist_stray(int bad) { return redist_to(split_field(dt_replicate(), bad ? 3 : 0, 0, NULL)); }
+static dt_status c_redist_sizes_other(int bad) { return redist_to(dt_shard_sizes(0, bad ? g_szk_other : g_szk_ok)); }
+static dt_status c_redist_block_other(int bad) { return redist_to(dt_shard_cyclic(1, bad ? 1 : 2)); }
+static dt_status distribute_with(dt_placement p, int src)
+{
+    dt_tensor_desc d = desc86(C);
+    double full[R * C];
+    memset(full, 0, sizeof full);
+    d.placements[0] = p;
+    return dt_tensor_distribute(g_mesh, &d, full, src, &g_out);
+}
+static dt_status c_distribute_sum(int bad) { return distribute_with(dt_shard_sizes(0, bad ? g_szk_bad : g_szk_ok), 0); }
+static dt_status c_distribute_split(int bad)
+{
+    return distribute_with(split_field(dt_shard(0), bad ? 9 : DT_SPLIT_BALANCED, 0, NULL), DT_SRC_ALL);
+}
+static dt_status c_distribute_sizes_other(int bad)
+{
+    return distribute_with(dt_shard_sizes(0, bad ? g_szk_other : g_szk_ok), DT_SRC_ALL);
+}
+/* from_local of g_flbuf: placements[0] p; ls (or NULL) the local shape given */
+static dt_status from_local_with(dt_mesh *m, dt_placement p, const int64_t *ls, unsigned flags)
+{
+    dt_tensor_desc d = desc86(C);
+    d.placements[0] = p;
+    d.local_shape = ls;
+    return dt_tensor_from_local(m, &d, g_flbuf, flags, &g_out);
+}
+static dt_status c_from_local_sum(int bad)
+{
+    return from_local_with(g_mesh, dt_shard_sizes(0, bad ? g_szk_bad : g_szk_ok), NULL, DT_COPY);
+}
+static dt_status c_from_local_sizes_other(int bad)
+{
+    return from_local_with(g_mesh, dt_shard_sizes(0, bad ? g_szk_other : g_szk_ok), NULL, DT_COPY);
+}
+/* this rank's local shape under torch.chunk rows (dt_layout), rows + drow */
+static const int64_t *chunk_ls(int64_t *ls, int64_t drow)
+{
+    dt_tensor_desc d = desc86(C);
+    CHECK_OK(dt_layout(g_mesh, &d, &dtt_rank, ls, NULL));
+    ls[0] += drow;
+    return ls;
+}
+static dt_status c_from_local_ls(int bad)
+{
+    int64_t ls[2];
+    return from_local_with(g_mesh, dt_shard(0), chunk_ls(ls, bad), DT_COPY);
+}
+static dt_status c_from_local_ls_verify(int bad)
+{
+    int64_t ls[2];
+    return from_local_with(g_mesh, dt_shard(0), chunk_ls(ls, bad), DT_BORROW | DT_VERIFY);
+}
+static dt_status c_from_local_ls_borrow(int bad)
+{
+    int64_t ls[2];
+    return from_local_with(g_mesh, dt_shard(0), chunk_ls(ls, bad ? -1 : 0), DT_BORROW);
+}
+static dt_status c_infer_null(int bad)
+{
+    int64_t ls[2];
+    ls[0] = g_szk_ok[dtt_rank];
+    ls[1] = C;
+    return from_local_with(g_mesh, dt_shard(0), bad ? NULL : ls, DT_INFER_SIZES);
+}
+static dt_status c_infer_sum(int bad)
+{
+    int64_t ls[2];
+    ls[0] = g_szk_ok[dtt_rank] + bad;
+    ls[1] = C;
+    return from_local_with(g_mesh, dt_shard(0), ls, DT_INFER_SIZES | DT_COPY);
+}
+static dt_status c_infer_unsplit(int bad)
+{
+    int64_t ls[2];
+    ls[0] = g_szk_ok[dtt_rank];
+    ls[1] = C + bad;
+    return from_local_with(g_mesh, dt_shard_balanced(0), ls, DT_INFER_SIZES);
+}
+static dt_status c_infer_verify(int bad)
+{
+    int64_t ls[2];
+    ls[0] = g_szk_ok[dtt_rank] - bad;
+    ls[1] = C;
+    return from_local_with(g_mesh, dt_shard_cyclic(0, 2), ls, DT_INFER_SIZES | DT_VERIFY);
+}
+static dt_status c_infer_flag(int bad)
+{
+    int64_t ls[2];
+    return from_local_with(g_mesh, dt_shard(0), chunk_ls(ls, 0), DT_COPY | (bad ? DT_INFER_SIZES : 0));
+}
+/* [1, np] mesh, S(0) then R: every rank holds the whole tensor; the last claims a row less */
+static dt_status c_infer_replica(int bad)
+{
+    int64_t ls[2];
+    ls[0] = R - bad;
+    ls[1] = C;
+    return from_local_with(g_mesh2, dt_shard(0), ls, DT_INFER_SIZES | DT_COPY);
+}
+
 /* ops, one case per family at least */
 static dt_status c_neg_out(int bad) { return dt_neg(g_x, bad ? NULL : &g_out); }
 static dt_status c_scale_a(int bad) { return dt_scale(g_x, bad ? 3.0 : 2.0, &g_out); }
@@ -932,7 +1086,38 @@ static const onebad g_cases[] = {
     { "dt_tensor_from_local", "out NULL", 0, c_from_local_out },
     { "dt_tensor_from_local", "local NULL", 0, c_from_local_null },
     { "dt_tensor_from_local", "another placement", 1, c_from_local_pl },
+    { "dt_tensor_distribute", "sizes adding up to R + 1", 0, c_distribute_sum },
+    { "dt_tensor_distribute", "split 9", 0, c_distribute_split },
+    { "dt_tensor_distribute", "another sizes array", 1, c_distribute_sizes_other },
+    { "dt_tensor_from_local", "sizes adding up to R + 1", 0, c_from_local_sum },
+    { "dt_tensor_from_local", "another sizes array", 1, c_from_local_sizes_other },
+    { "dt_tensor_from_local", "local_shape a row more than the placements give", 0, c_from_local_ls },
+    { "dt_tensor_from_local", "DT_VERIFY, local_shape a row more", 0, c_from_local_ls_verify },
+    { "dt_tensor_from_local", "DT_BORROW, local_shape a row less", 0, c_from_local_ls_borrow },
+    { "dt_tensor_from_local", "DT_INFER_SIZES, local_shape NULL", 0, c_infer_null },
+    { "dt_tensor_from_local", "DT_INFER_SIZES, a row more (sum R + 1)", 0, c_infer_sum },
+    { "dt_tensor_from_local", "DT_INFER_SIZES, unsplit dim C + 1", 0, c_infer_unsplit },
+    { "dt_tensor_from_local", "DT_INFER_SIZES | DT_VERIFY, a row less", 0, c_infer_verify },
+    { "dt_tensor_from_local", "DT_INFER_SIZES on this rank only", 1, c_infer_flag },
+    { "dt_tensor_from_local", "DT_INFER_SIZES, a replica claiming a row less", 0, c_infer_replica },
+    { "dt_tensor_empty", "sizes adding up to R + 1", 0, c_empty_sum },
+    { "dt_tensor_empty", "a negative size", 0, c_empty_neg },
+    { "dt_tensor_empty", "sizes NULL", 0, c_empty_null },
+    { "dt_tensor_empty", "cyclic block 0", 0, c_empty_block },
+    { "dt_tensor_empty", "split 4", 0, c_empty_split },
+    { "dt_tensor_empty", "balanced Shard(2) of a 2-D tensor", 0, c_empty_dim },
+    { "dt_tensor_empty", "a split field on Replicate", 0, c_empty_stray_split },
+    { "dt_tensor_empty", "a block field on Partial", 0, c_empty_stray_block },
+    { "dt_tensor_empty", "a sizes field on Replicate", 0, c_empty_stray_sizes },
+    { "dt_tensor_empty", "another sizes array", 1, c_empty_sizes_other },
+    { "dt_tensor_empty", "another cyclic block", 1, c_empty_block_other },
+    { "dt_tensor_empty", "cyclic(0, 1) (others balanced)", 1, c_empty_rule_other },
     { "dt_tensor_redistribute", "placements NULL", 0, c_redistribute_null },
+    { "dt_tensor_redistribute", "sizes adding up to R + 1", 0, c_redist_sum },
+    { "dt_tensor_redistribute", "cyclic block -1", 0, c_redist_block },
+    { "dt_tensor_redistribute", "a split field on Replicate", 0, c_redist_stray },
+    { "dt_tensor_redistribute", "another sizes array", 1, c_redist_sizes_other },
+    { "dt_tensor_redistribute", "another cyclic block", 1, c_redist_block_other },
     { "dt_tensor_redistribute", "another placement", 1, c_redistribute_pl },
     { "dt_tensor_gather", "full NULL", 0, c_gather_null },
     { "dt_neg", "out NULL", 0, c_neg_out },
@@ -1062,6 +1247,7 @@ static void onebad_setup(void)
     long tag = (long)getpid();
     int k;
     dt_set_checks(0);
+    szk_init();
     memset(&md, 0, sizeof md);
     md.ndim = 2;
     md.shape[0] = 1;
