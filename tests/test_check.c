@@ -1473,6 +1473,61 @@ static void conv_checks_off(void)
     dtt_ctx("");
 }
 
+/* from_local is collective: a local_shape on the last rank that contradicts
+   the placements fails every rank, with checks on and off, with and without
+   DT_VERIFY, and under DT_INFER_SIZES; nothing hangs, *out stays NULL, and
+   rank 0's message carries the failing rank's own reason (the text after
+   the call's name in the last rank's message, its first 32 characters). */
+static void from_local_contradiction(void)
+{
+    static const unsigned flags[4] = { DT_COPY, DT_BORROW, DT_COPY | DT_VERIFY, DT_INFER_SIZES };
+    int bad = dtt_rank == dtt_np - 1, k, on, me, all[64], r, allfail;
+    char badmsg[512], reason[33];
+    const char *p, *q;
+    dt_status st;
+    if (dtt_np == 1) return;
+    for (on = 1; on >= 0; on--)
+        for (k = 0; k < 4; k++) {
+            int64_t ls[2];
+            dtt_ctx("from_local: rank %d's local_shape contradicts the placements, checks %s, flags 0x%x", dtt_np - 1,
+                    on ? "on" : "off", flags[k]);
+            snprintf(g_alarm_msg, sizeof g_alarm_msg, "FAIL test_check np=%d: from_local with a contradicting local_shape "
+                     "(checks %d, flags 0x%x) hung on rank %d\n", dtt_np, on, flags[k], dtt_rank);
+            if (flags[k] & DT_INFER_SIZES) {
+                ls[0] = g_szk_ok[dtt_rank];
+                ls[1] = C + bad; /* the unsplit dim */
+            } else {
+                chunk_ls(ls, bad);
+            }
+            dt_set_checks(on);
+            g_out = NULL;
+            dt_clear_error();
+            alarm(CASE_SECONDS);
+            st = from_local_with(g_mesh, dt_shard(0), ls, flags[k]);
+            alarm(0);
+            dt_set_checks(1);
+            me = (int)st;
+            MPI_Allgather(&me, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+            for (r = 0, allfail = 1; r < dtt_np; r++) allfail &= all[r] != DT_OK;
+            CHECK(allfail, "not every rank failed: rank 0 %s, rank %d %s", dt_status_string((dt_status)all[0]), dtt_np - 1,
+                  dt_status_string((dt_status)all[dtt_np - 1]));
+            CHECK(st == DT_OK || strncmp(dt_last_error(), "dt_tensor_from_local", 20) == 0, "message: %s", dt_last_error());
+            CHECK(g_out == NULL, "*out set");
+            if (g_out) { dt_tensor_destroy(g_out); g_out = NULL; }
+            snprintf(badmsg, sizeof badmsg, "%s", dt_last_error());
+            MPI_Bcast(badmsg, (int)sizeof badmsg, MPI_CHAR, dtt_np - 1, MPI_COMM_WORLD);
+            /* the reason: after the last "dt_tensor_from_local...: " of the failing rank's message */
+            for (p = badmsg, q = NULL; (p = strstr(p, "dt_tensor_from_local")) != NULL; p++) q = p;
+            if (q && (q = strstr(q, ": ")) != NULL) q += 2;
+            snprintf(reason, sizeof reason, "%.32s", q ? q : badmsg);
+            if (dtt_rank == 0 && all[dtt_np - 1] != DT_OK)
+                CHECK(strstr(dt_last_error(), reason) != NULL, "rank 0's message \"%s\" lacks rank %d's reason \"%s\"",
+                      dt_last_error(), dtt_np - 1, reason);
+            if (getenv("DT_TEST_VERBOSE") && (dtt_rank == 0 || bad)) fprintf(stderr, "[rank %d] %s\n", dtt_rank, dt_last_error());
+        }
+    dtt_ctx("");
+}
+
 static void onebad_all(void)
 {
     struct sigaction sa;
@@ -1489,6 +1544,7 @@ static void onebad_all(void)
     for (k = 0; k < sizeof g_cases / sizeof g_cases[0]; k++) onebad_one(&g_cases[k], table);
     if (table && dtt_rank == 0) fflush(stdout);
     conv_checks_off();
+    from_local_contradiction();
     onebad_teardown();
 }
 
