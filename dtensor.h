@@ -1231,9 +1231,14 @@ static const char *dt__reduce_name(int op) {
     return (op >= 0 && op < 4) ? names[op] : "?";
 }
 
-/* "S(0)", "R", "P(sum)" into buf; returns buf */
+/* "S(0)", "S(0,balanced)", "S(0,sizes)", "S(0,cyclic 64)", "R", "P(sum)" into buf; returns buf */
 static char *dt__placement_str(dt_placement p, char *buf, size_t n) {
-    if (p.kind == DT_SHARD) snprintf(buf, n, "S(%d)", (int)p.dim);
+    if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", (int)p.dim);
+    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", (int)p.dim);
+    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC)
+        snprintf(buf, n, "S(%d,cyclic %lld)", (int)p.dim, (long long)p.block);
+    else if (p.kind == DT_SHARD && p.split) snprintf(buf, n, "S(%d,split %d)", (int)p.dim, (int)p.split);
+    else if (p.kind == DT_SHARD) snprintf(buf, n, "S(%d)", (int)p.dim);
     else if (p.kind == DT_PARTIAL) snprintf(buf, n, "P(%s)", dt__reduce_name(p.reduce));
     else if (p.kind == DT_REPLICATE) snprintf(buf, n, "R");
     else snprintf(buf, n, "?(kind %d)", (int)p.kind);
@@ -1246,7 +1251,7 @@ static char *dt__placements_str(const dt_placement *p, int n, char *buf, size_t 
     buf[0] = 0;
     len += (size_t)snprintf(buf + len, cap - len, "[");
     for (i = 0; i < n && len < cap; i++) {
-        char one[24];
+        char one[48];
         len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", dt__placement_str(p[i], one, sizeof one));
     }
     if (len < cap) snprintf(buf + len, cap - len, "]");
@@ -1262,8 +1267,21 @@ static char *dt__shape_str(const int64_t *s, int n, char *buf, size_t cap) {
     return buf;
 }
 
+/* Normalised placements (dt__check_placements) carry, for DT_SPLIT_SIZES,
+   the number of sizes in `block`, so that two copies of the same sizes
+   compare equal wherever their arrays live. */
 static int dt__placement_eq(dt_placement a, dt_placement b) {
-    return a.kind == b.kind && a.dim == b.dim && a.reduce == b.reduce;
+    if (a.kind != b.kind || a.dim != b.dim || a.reduce != b.reduce || a.split != b.split || a.block != b.block)
+        return 0;
+    if (a.kind != DT_SHARD || a.split != DT_SPLIT_SIZES || a.sizes == b.sizes) return 1;
+    return a.block > 0 && a.sizes && b.sizes && !memcmp(a.sizes, b.sizes, (size_t)a.block * sizeof(int64_t));
+}
+
+static int dt__pl_cyclic(const dt_placement *pl, int mndim) {
+    int i;
+    for (i = 0; i < mndim; i++)
+        if (pl[i].kind == DT_SHARD && pl[i].split == DT_SPLIT_CYCLIC) return 1;
+    return 0;
 }
 
 /* IEEE half <-> float, round to nearest even. Written out because C99 has no
@@ -1446,21 +1464,141 @@ static void dt__chunk(int64_t n, int k, int r, int64_t *off, int64_t *len) {
     *len = dt__end_clamped(lo, c, n) - lo;
 }
 
+/* ScaLAPACK's NUMROC: the elements coordinate r of k owns when n positions
+   are dealt in blocks of b, block i to coordinate i mod k */
+static int64_t dt__numroc(int64_t n, int64_t b, int k, int r) {
+    int64_t full = n / b, own = full / k * b, rem = full % k;
+    if (r < rem) own += b;
+    else if (r == rem) own += n % b;
+    return own;
+}
+
+/* Part r of n positions over k under a rule that gives one run (every rule
+   but cyclic): its offset and length. Empty parts sit at the end of the
+   parts before them, inside [0, n]. */
+static void dt__split_run(int64_t n, int k, int r, const dt_placement *p, int64_t *off, int64_t *len) {
+    if (p->split == DT_SPLIT_BALANCED) {
+        int64_t q = n / k, e = n % k;
+        *off = (int64_t)r * q + (r < e ? r : e);
+        *len = q + (r < e);
+    } else if (p->split == DT_SPLIT_SIZES) {
+        int64_t o = 0;
+        int c;
+        for (c = 0; c < r; c++) o += p->sizes[c];
+        *off = o;
+        *len = p->sizes[r];
+    } else {
+        dt__chunk(n, k, r, off, len);
+    }
+}
+
+/* The coordinate whose part holds position a (0 <= a < n) under a one-run
+   rule; parts of length 0 hold nothing */
+static int dt__split_find(int64_t n, int k, const dt_placement *p, int64_t a) {
+    if (p->split == DT_SPLIT_BALANCED) {
+        int64_t q = n / k, e = n % k, big = e * (q + 1);
+        return (int)(a < big ? a / (q + 1) : e + (a - big) / q);
+    }
+    if (p->split == DT_SPLIT_SIZES) {
+        int64_t o = 0;
+        int c;
+        for (c = 0; c < k - 1; c++) {
+            o += p->sizes[c];
+            if (a < o) return c;
+        }
+        return k - 1;
+    }
+    return (int)(a / dt__ceil_div(n, k));
+}
+
+/* How one tensor dim is split on one rank: the levels (mesh dims sharding
+   it, in mesh-dim order), each taking part `c` of the `n` positions its
+   parent left. A position p of the local part maps to its parent's
+   position level by level, up to the global index. Allocation-free, so a
+   layout query never fails. */
+typedef struct dt__level {
+    dt_placement p;
+    int k, c;
+    int64_t n, off;  /* the parent's extent; a one-run rule's offset in it */
+} dt__level;
+
+typedef struct dt__chain {
+    int n;           /* levels */
+    int cyclic;      /* some level is cyclic: the part may be several runs */
+    int64_t ext;     /* the local extent */
+    int64_t lo;      /* the global index of local position 0 (end of the parent if empty) */
+    dt__level lv[DT_MAX_MESH_DIMS];
+} dt__chain;
+
+static int64_t dt__chain_up(const dt__chain *ch, int64_t p) {
+    int i;
+    for (i = ch->n - 1; i >= 0; i--) {
+        const dt__level *l = &ch->lv[i];
+        if (l->p.split == DT_SPLIT_CYCLIC) p = (l->c + p / l->p.block * l->k) * l->p.block + p % l->p.block;
+        else p += l->off;
+    }
+    return p;
+}
+
+/* from local position p, how many positions map to consecutive global indices */
+static int64_t dt__chain_run(const dt__chain *ch, int64_t p) {
+    int64_t len = ch->ext - p;
+    int i;
+    for (i = ch->n - 1; i >= 0; i--) {
+        const dt__level *l = &ch->lv[i];
+        if (l->p.split == DT_SPLIT_CYCLIC) {
+            int64_t left = l->p.block - p % l->p.block;
+            if (left < len) len = left;
+            p = (l->c + p / l->p.block * l->k) * l->p.block + p % l->p.block;
+        } else {
+            p += l->off;
+        }
+    }
+    return len;
+}
+
+static void dt__chain_build(int64_t n, int mndim, const int *mshape, const int *coord, const dt_placement *pl, int d,
+                            dt__chain *ch) {
+    int64_t lo = 0;
+    int i;
+    ch->n = 0;
+    ch->cyclic = 0;
+    for (i = 0; i < mndim; i++) {
+        dt__level *l;
+        if (pl[i].kind != DT_SHARD || pl[i].dim != d) continue;
+        l = &ch->lv[ch->n++];
+        l->p = pl[i];
+        l->k = mshape[i];
+        l->c = coord[i];
+        l->n = n;
+        if (pl[i].split == DT_SPLIT_CYCLIC) {
+            ch->cyclic = 1;
+            l->off = 0;
+            n = dt__numroc(n, pl[i].block, l->k, l->c);
+        } else {
+            dt__split_run(n, l->k, l->c, &pl[i], &l->off, &n);
+            lo += l->off;
+        }
+    }
+    ch->ext = n;
+    /* one-run chains keep the running offset, also for empty parts (at the end
+       of the parts before them); an empty cyclic part sits at the global end */
+    ch->lo = !ch->cyclic ? lo : n ? dt__chain_up(ch, 0) : ch->lv[0].n;
+}
+
 /* The box of mesh coordinate `coord`: mesh dims split in mesh-dim order, so a
    tensor dim sharded by several mesh dims is split by the first, then that
-   part by the next, offsets accumulating. */
+   part by the next, offsets accumulating. Under a cyclic rule the part is
+   several boxes: this box holds the local extents and, as lo, the global
+   index of local element 0 (dt__chain has the rest). */
 static void dt__layout_box(int ndim, const int64_t *gshape, int mndim, const int *mshape,
                            const int *coord, const dt_placement *pl, dt__box *b) {
-    int d, i;
-    for (d = 0; d < ndim; d++) { b->lo[d] = 0; b->ext[d] = gshape[d]; }
-    for (i = 0; i < mndim; i++) {
-        if (pl[i].kind == DT_SHARD) {
-            int64_t off, len;
-            d = pl[i].dim;
-            dt__chunk(b->ext[d], mshape[i], coord[i], &off, &len);
-            b->lo[d] += off;
-            b->ext[d] = len;
-        }
+    int d;
+    for (d = 0; d < ndim; d++) {
+        dt__chain ch;
+        dt__chain_build(gshape[d], mndim, mshape, coord, pl, d, &ch);
+        b->lo[d] = ch.lo;
+        b->ext[d] = ch.ext;
     }
 }
 
@@ -3215,32 +3353,102 @@ struct dt_tensor {
     int owns;
     const dt__device *dev; /* desc.device's table */
     struct dt__halo *halo; /* ghost cells and their exchange plan (>>halo), or NULL */
+    int64_t *sizes;       /* the tensor's copy of its dt_shard_sizes arrays (desc points here) */
 };
 
 typedef struct dt__halo dt__halo;
 static void dt__halo_free(dt__halo *h);
 
-/* Check placements against the mesh and the tensor rank, writing normalised
-   ones (negative shard dims counted from the end, unused fields zero).
-   `given` is how many entries the caller's array has. */
-static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim, const dt_placement *pl,
-                                      int given, dt_placement *norm) {
+/* One Shard's rule fields, before the shape is looked at */
+static dt_status dt__check_rule(const char *fn, const dt_mesh *m, int i, const dt_placement *p) {
+    if (p->split > DT_SPLIT_CYCLIC)
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].split = %d (0 chunk, 1 balanced, 2 sizes, 3 cyclic)", fn,
+                        i, (int)p->split);
+    if (p->split == DT_SPLIT_CYCLIC && p->block <= 0)
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_cyclic(%d, %lld): the block must be > 0", fn,
+                        i, (int)p->dim, (long long)p->block);
+    if (p->split == DT_SPLIT_SIZES && !p->sizes)
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, NULL): sizes is NULL", fn, i,
+                        (int)p->dim);
+    if (p->split == DT_SPLIT_SIZES && p->block && p->block != m->shape[i])
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is dt_shard_sizes with block = %lld: 0, or the number of "
+                        "sizes (%d, the mesh dim's ranks)", fn, i, (long long)p->block, m->shape[i]);
+    if (p->split != DT_SPLIT_CYCLIC && p->split != DT_SPLIT_SIZES && p->block)
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].block = %lld, but the rule is not cyclic", fn, i,
+                        (long long)p->block);
+    if (p->split != DT_SPLIT_SIZES && p->sizes)
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].sizes is set, but the rule is not dt_shard_sizes", fn, i);
+    return DT_OK;
+}
+
+/* A sizes rule on mesh dim i: no negative size, and they sum to the extent
+   left by the earlier mesh dims on that tensor dim, for every coordinate of
+   those mesh dims (a nested sizes array must fit each parent part). */
+static dt_status dt__check_sizes(const char *fn, const dt_mesh *m, int i, const dt_placement *norm,
+                                 const int64_t *shape) {
+    const dt_placement *p = &norm[i];
+    int coord[DT_MAX_MESH_DIMS], c, j, d = p->dim;
+    int64_t sum = 0;
+    for (c = 0; c < m->shape[i]; c++) {
+        if (p->sizes[c] < 0)
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): sizes[%d] = %lld is "
+                            "negative", fn, i, d, c, (long long)p->sizes[c]);
+        if (p->sizes[c] > shape[d] - sum)
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): sizes[0..%d] add up to "
+                            "more than dim %d's %lld", fn, i, d, c, d, (long long)shape[d]);
+        sum += p->sizes[c];
+    }
+    memset(coord, 0, sizeof coord);
+    for (;;) { /* every coordinate of the earlier mesh dims that shard d */
+        dt__chain ch;
+        dt__chain_build(shape[d], i, m->shape, coord, norm, d, &ch);
+        if (ch.ext != sum)
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): the sizes add up to "
+                            "%lld, but the part of dim %d they split has %lld element%s%s", fn, i, d, (long long)sum,
+                            d, (long long)ch.ext, ch.ext == 1 ? "" : "s",
+                            ch.n ? " (for some coordinate of the earlier mesh dims that shard it)" : "");
+        for (j = i - 1; j >= 0; j--) {
+            if (norm[j].kind != DT_SHARD || norm[j].dim != d) continue;
+            if (++coord[j] < m->shape[j]) break;
+            coord[j] = 0;
+        }
+        if (j < 0) break;
+    }
+    return DT_OK;
+}
+
+/* Check placements against the mesh and the tensor's shape, writing
+   normalised ones (negative shard dims counted from the end, unused fields
+   zero, a sizes rule's count in `block`). `given` is how many entries the
+   caller's array has. The sizes arrays are the caller's until a tensor
+   copies them (dt__tensor_make). */
+static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim, const int64_t *shape,
+                                      const dt_placement *pl, int given, dt_placement *norm) {
+    dt_status st;
     int i;
     for (i = 0; i < given; i++) {
         dt_placement p = pl[i];
-        char b[24];
+        char b[48];
         if (i >= m->ndim) {
-            if (p.kind || p.dim || p.reduce)
+            if (p.kind || p.dim || p.reduce || p.split || p.block || p.sizes)
                 return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the mesh has %d dim%s", fn, i,
                                 dt__placement_str(p, b, sizeof b), m->ndim, m->ndim == 1 ? "" : "s");
             continue;
         }
+        if (p.kind != DT_SHARD && (p.split || p.block || p.sizes))
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is not a Shard but has split = %d, block = %lld, "
+                            "sizes = %s (split rules are for Shard only)", fn, i, (int)p.split, (long long)p.block,
+                            p.sizes ? "set" : "NULL");
         if (p.kind == DT_SHARD) {
             int d = p.dim < 0 ? p.dim + ndim : p.dim;
             if (d < 0 || d >= ndim)
-                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = Shard(%d) but the tensor has %d dim%s", fn,
-                                i, (int)p.dim, ndim, ndim == 1 ? "" : "s");
-            norm[i] = dt_shard(d);
+                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the tensor has %d dim%s", fn,
+                                i, dt__placement_str(p, b, sizeof b), ndim, ndim == 1 ? "" : "s");
+            if ((st = dt__check_rule(fn, m, i, &p))) return st;
+            norm[i] = p;
+            norm[i].dim = (int8_t)d;
+            norm[i].reduce = 0;
+            if (p.split == DT_SPLIT_SIZES) norm[i].block = m->shape[i];
         } else if (p.kind == DT_PARTIAL) {
             if (p.reduce > DT_MIN)
                 return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = Partial with reduce op %d (0..3)", fn, i,
@@ -3253,6 +3461,9 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
                             i, (int)p.kind);
         }
     }
+    for (i = 0; i < m->ndim && i < given; i++)
+        if (norm[i].kind == DT_SHARD && norm[i].split == DT_SPLIT_SIZES && (st = dt__check_sizes(fn, m, i, norm, shape)))
+            return st;
     return DT_OK;
 }
 
@@ -3298,11 +3509,37 @@ static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tenso
     norm->ndim = d->ndim;
     norm->device = d->device;
     memcpy(norm->shape, d->shape, (size_t)d->ndim * sizeof(int64_t));
-    return dt__check_placements(fn, m, d->ndim, d->placements, DT_MAX_MESH_DIMS, norm->placements);
+    if ((st = dt__check_placements(fn, m, d->ndim, d->shape, d->placements, DT_MAX_MESH_DIMS, norm->placements)))
+        return st;
+    if (norm->device != DT_HOST && dt__pl_cyclic(norm->placements, m->ndim))
+        return dt__fail(DT_ERR_UNSUPPORTED, "%s: block-cyclic placements are host-only in this version (desc->device "
+                        "= %d)", fn, norm->device);
+    return DT_OK;
 }
 
 static void dt__tensor_box(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, dt__box *b) {
     dt__layout_box(d->ndim, d->shape, m->ndim, m->shape, coord, d->placements, b);
+}
+
+/* the desc's sizes arrays into one allocation of the tensor's own, so that
+   the caller may free theirs (and a result never points into its inputs) */
+static dt_status dt__own_sizes(const char *fn, dt_tensor *t) {
+    size_t n = 0;
+    int i;
+    dt_status st;
+    for (i = 0; i < DT_MAX_MESH_DIMS; i++)
+        if (t->desc.placements[i].kind == DT_SHARD && t->desc.placements[i].split == DT_SPLIT_SIZES)
+            n += (size_t)t->desc.placements[i].block;
+    if (!n) return DT_OK;
+    if ((st = dt__alloc(fn, n * sizeof(int64_t), (void **)&t->sizes))) return st;
+    for (i = 0, n = 0; i < DT_MAX_MESH_DIMS; i++) {
+        dt_placement *p = &t->desc.placements[i];
+        if (p->kind != DT_SHARD || p->split != DT_SPLIT_SIZES) continue;
+        memcpy(t->sizes + n, p->sizes, (size_t)p->block * sizeof(int64_t));
+        p->sizes = t->sizes + n;
+        n += (size_t)p->block;
+    }
+    return DT_OK;
 }
 
 /* a tensor around `data` (NULL: allocate, zeroed if `zero`) */
@@ -3315,6 +3552,7 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
     t->mesh = m;
     t->desc = *norm;
     t->dev = dt__device_of(norm->device);
+    if ((st = dt__own_sizes(fn, t))) { DT_FREE(t); return st; }
     if (m->rank >= 0) {
         dt__tensor_box(m, norm, m->coord, &t->box);
         t->numel = dt__box_numel(norm->ndim, &t->box);
@@ -3326,7 +3564,7 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
     if (data) {
         t->data = data;
     } else if (t->bytes) {
-        if ((st = t->dev->alloc(fn, t->bytes, &t->data))) { DT_FREE(t); return st; }
+        if ((st = t->dev->alloc(fn, t->bytes, &t->data))) { DT_FREE(t->sizes); DT_FREE(t); return st; }
         t->owns = 1;
         if (zero && (st = t->dev->zero(fn, t->data, t->bytes))) { dt_tensor_destroy(t); return st; }
     }
@@ -3358,11 +3596,18 @@ static uint64_t dt__desc_hash(const dt_tensor_desc *d) {
     v[1] = d->ndim;
     v[2] = d->device;
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) {
-        v[3 + 3 * i] = d->placements[i].kind;
+        v[3 + 3 * i] = d->placements[i].kind | d->placements[i].split << 8;
         v[4 + 3 * i] = d->placements[i].dim;
         v[5 + 3 * i] = d->placements[i].reduce;
     }
     h = dt__hash(h, v, sizeof v);
+    for (i = 0; i < DT_MAX_MESH_DIMS; i++) { /* the split rules' parameters: ranks must agree on them too */
+        const dt_placement *p = &d->placements[i];
+        if (p->kind != DT_SHARD || !p->split) continue;
+        h = dt__hash(h, &p->block, sizeof p->block);
+        if (p->split == DT_SPLIT_SIZES && p->sizes && p->block > 0)
+            h = dt__hash(h, p->sizes, (size_t)p->block * sizeof(int64_t));
+    }
     return dt__hash(h, d->shape, (size_t)d->ndim * sizeof(int64_t));
 }
 
@@ -3481,6 +3726,7 @@ DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
     if (t->owns) t->dev->free(t->data);
     dt__halo_free(t->halo);
+    DT_FREE(t->sizes);
     DT_FREE(t);
 }
 
@@ -3501,15 +3747,44 @@ DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int 
     return DT_OK;
 }
 
+static void dt__indices_of(const dt_mesh *m, const dt_tensor_desc *norm, const int *coord, int dim, int64_t *idx) {
+    dt__chain ch;
+    int64_t p = 0;
+    dt__chain_build(norm->shape[dim], m->ndim, m->shape, coord, norm->placements, dim, &ch);
+    while (p < ch.ext) { /* run by run: O(runs x levels + extent) */
+        int64_t len = dt__chain_run(&ch, p), g = dt__chain_up(&ch, p), j;
+        for (j = 0; j < len; j++) idx[p + j] = g + j;
+        p += len;
+    }
+}
+
 DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int dim,
                                    int64_t *global_index) {
-    (void)m; (void)d; (void)coord; (void)dim; (void)global_index;
-    return dt__fail(DT_ERR_UNSUPPORTED, "dt_layout_indices: not yet");
+    dt_tensor_desc norm;
+    dt_status st;
+    int i;
+    if ((st = dt__check_desc("dt_layout_indices", m, d, &norm))) return st;
+    if (!coord) return dt__fail(DT_ERR_ARG, "dt_layout_indices: coord is NULL");
+    for (i = 0; i < m->ndim; i++)
+        if (coord[i] < 0 || coord[i] >= m->shape[i])
+            return dt__fail(DT_ERR_ARG, "dt_layout_indices: coord[%d] = %d, the mesh dim has %d ranks", i, coord[i],
+                            m->shape[i]);
+    if (dim < 0 || dim >= norm.ndim)
+        return dt__fail(DT_ERR_ARG, "dt_layout_indices: dim = %d, the tensor has %d dim%s", dim, norm.ndim,
+                        norm.ndim == 1 ? "" : "s");
+    if (!global_index) return dt__fail(DT_ERR_ARG, "dt_layout_indices: global_index is NULL");
+    dt__indices_of(m, &norm, coord, dim, global_index);
+    return DT_OK;
 }
 
 DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index) {
-    (void)t; (void)dim; (void)global_index;
-    return dt__fail(DT_ERR_UNSUPPORTED, "dt_tensor_local_indices: not yet");
+    if (!t) return dt__fail(DT_ERR_ARG, "dt_tensor_local_indices: t is NULL");
+    if (dim < 0 || dim >= t->desc.ndim)
+        return dt__fail(DT_ERR_ARG, "dt_tensor_local_indices: dim = %d, the tensor has %d dim%s", dim, t->desc.ndim,
+                        t->desc.ndim == 1 ? "" : "s");
+    if (!global_index) return dt__fail(DT_ERR_ARG, "dt_tensor_local_indices: global_index is NULL");
+    if (t->mesh->rank >= 0) dt__indices_of(t->mesh, &t->desc, t->mesh->coord, dim, global_index);
+    return DT_OK;
 }
 
 /* >>redistribute ----------------------------------------------------------
@@ -3607,6 +3882,10 @@ static void dt__plan_move(int mndim, const dt_placement *from, const dt_placemen
     dt_placement cur[DT_MAX_MESH_DIMS];
     int i, ok = 1, ndiff = 0, last = -1, save = plan->n;
     memcpy(cur, from, (size_t)mndim * sizeof *cur);
+    if (dt__pl_cyclic(from, mndim) || dt__pl_cyclic(to, mndim)) { /* parts of several boxes: the run exchange */
+        dt__plan_push(plan, DT__EXCHANGE, -1, cur, to[0], to, mndim);
+        return;
+    }
     for (i = 0; i < mndim; i++)
         if (!dt__placement_eq(from[i], to[i])) {
             ndiff++;
@@ -3672,13 +3951,15 @@ static int dt__more_after_reduce(const dt_placement *cur, const dt_placement *ds
 static void dt__plan_build_shaped(int mndim, const int *mshape, int ndim, const int64_t *gshape,
                                   const dt_placement *src, const dt_placement *dst, dt__plan *plan) {
     dt_placement cur[DT_MAX_MESH_DIMS], target[DT_MAX_MESH_DIMS];
-    int i, k;
+    int i, k, cyclic = dt__pl_cyclic(src, mndim) || dt__pl_cyclic(dst, mndim);
     plan->n = 0;
     memset(target, 0, sizeof target); /* the compiler cannot see that mndim entries suffice */
     memcpy(cur, src, (size_t)mndim * sizeof *cur);
     for (i = 0; i < mndim; i++) {
         if (!dt__is(cur[i], DT_PARTIAL) || dt__placement_eq(cur[i], dst[i])) continue;
-        if (dt__is(dst[i], DT_SHARD) && !dt__later_shards(cur, mndim, i, dst[i].dim))
+        if (cyclic) /* (a reduce-scatter needs its blocks to be boxes) */
+            dt__plan_push(plan, DT__ALLREDUCE, i, cur, dt_replicate(), dst, mndim);
+        else if (dt__is(dst[i], DT_SHARD) && !dt__later_shards(cur, mndim, i, dst[i].dim))
             dt__plan_push(plan, DT__REDUCE_SCATTER, i, cur, dst[i], dst, mndim);
         else if (mshape && mshape[i] > 1 && dt__more_after_reduce(cur, dst, mndim, i) &&
                  (k = dt__scatter_dim(cur, mndim, mshape, i, ndim, gshape)) >= 0)
@@ -3868,17 +4149,32 @@ static dt_status dt__boxes(int n, dt__box **send, dt__box **recv) {
     return DT_OK;
 }
 
-/* The largest shard a step reads or writes, the same on every rank: with
-   torch.chunk sizes, part 0 of every split is the largest, so it is the
-   shard at coordinate (0, ..., 0). Counts and displacements stay below it. */
+/* No part of any coordinate is larger than this, per tensor dim: each
+   level's largest part of the largest parent (part 0 under chunk, balanced
+   and cyclic; the largest size under a sizes rule) */
+static size_t dt__max_part_numel(const dt__ctx *x, const dt_placement *pl) {
+    size_t numel = 1;
+    int d, i;
+    for (d = 0; d < x->ndim; d++) {
+        int64_t n = x->gshape[d];
+        for (i = 0; i < x->m->ndim; i++) {
+            const dt_placement *p = &pl[i];
+            int k = x->m->shape[i], c;
+            if (p->kind != DT_SHARD || p->dim != d) continue;
+            if (p->split == DT_SPLIT_SIZES)
+                for (c = 0, n = 0; c < k; c++) n = p->sizes[c] > n ? p->sizes[c] : n;
+            else if (p->split == DT_SPLIT_CYCLIC) n = dt__numroc(n, p->block, k, 0);
+            else n = dt__ceil_div(n, k);
+        }
+        numel *= (size_t)n;
+    }
+    return numel;
+}
+
+/* The largest shard a step reads or writes, the same on every rank.
+   Counts and displacements stay below it. */
 static size_t dt__step_bound(const dt__ctx *x, const dt__step *s) {
-    int zero[DT_MAX_MESH_DIMS] = {0};
-    dt__box a, b;
-    size_t na, nb;
-    dt__box_at(x, s->from, zero, &a);
-    dt__box_at(x, s->to, zero, &b);
-    na = dt__box_numel(x->ndim, &a);
-    nb = dt__box_numel(x->ndim, &b);
+    size_t na = dt__max_part_numel(x, s->from), nb = dt__max_part_numel(x, s->to);
     return (na > nb ? na : nb) * x->es;
 }
 
@@ -3906,7 +4202,7 @@ typedef struct dt__walk {
 static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
     const dt_mesh *m = w->x->m;
     int r0 = 0, r1, r, d = -1;
-    int64_t c = 0, n = 0;
+    int64_t n = 0;
     dt_status st;
     if (i == m->ndim) { /* (m->shape[i] is past the array here when ndim is DT_MAX_MESH_DIMS) */
         dt__box piece;
@@ -3916,8 +4212,9 @@ static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
     }
     r1 = m->shape[i];
     if (w->fixed >> i & 1u) { r0 = m->coord[i]; r1 = r0 + 1; }
-    if (w->pl[i].kind == DT_SHARD) { /* the parts [lo + r*c, lo + min(n, (r+1)*c)) that meet the target */
-        int64_t a, e, k0, k1;
+    if (w->pl[i].kind == DT_SHARD) { /* the parts that meet the target (one-run rules only: see dt__plan_move) */
+        int64_t a, e;
+        int k0, k1;
         d = w->pl[i].dim;
         n = b->ext[d];
         a = w->target->lo[d] - b->lo[d];
@@ -3925,18 +4222,18 @@ static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
         if (a + e > n) e = n - a;                /* the target's part inside the parent */
         if (a < 0) { e += a; a = 0; }
         if (e <= 0) return DT_OK;               /* (an empty parent or target: nothing) */
-        c = dt__ceil_div(n, m->shape[i]);
-        k0 = a / c;
-        k1 = dt__ceil_div(a + e, c);
-        if (k0 > r0) r0 = (int)(k0 < r1 ? k0 : r1);
-        if (k1 < r1) r1 = (int)(k1 > r0 ? k1 : r0);
+        k0 = dt__split_find(n, m->shape[i], &w->pl[i], a);
+        k1 = dt__split_find(n, m->shape[i], &w->pl[i], a + e - 1) + 1;
+        if (k0 > r0) r0 = k0 < r1 ? k0 : r1;
+        if (k1 < r1) r1 = k1 > r0 ? k1 : r0;
     }
     for (r = r0; r < r1; r++) {
         dt__box nb = *b;
-        if (d >= 0) { /* r < k1 <= ceil(n / c): lo < n */
-            int64_t lo = (int64_t)r * c;
-            nb.lo[d] = b->lo[d] + lo;
-            nb.ext[d] = dt__end_clamped(lo, c, n) - lo;
+        if (d >= 0) {
+            int64_t off, len;
+            dt__split_run(n, m->shape[i], r, &w->pl[i], &off, &len);
+            nb.lo[d] = b->lo[d] + off;
+            nb.ext[d] = len;
         }
         w->c[i] = r;
         if ((st = dt__walk_dim(w, i + 1, &nb))) return st;
@@ -4003,6 +4300,226 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
     if (!st) st = dt__exchange_pieces(m, x->dev, m->comm, in, out, &send, &recv, 0, dt__step_bound(x, s));
     dt__pieces_free(&send);
     dt__pieces_free(&recv);
+    return st;
+}
+
+/* ---- block-cyclic exchanges ----
+   Under a cyclic rule a part is several boxes, so the exchange above (one
+   box per peer) does not apply. Per tensor dim, a part is a list of runs of
+   consecutive global indices (dt__chain); two parts meet in the product,
+   over the dims, of their runs' overlaps. A message carries that product
+   row-major, in increasing global order on every dim, which sender and
+   receiver both enumerate from the same two chains. The peers and the
+   bytes are those of dt__run_exchange: the lower bound. */
+
+typedef struct dt__seg { int64_t g, len, a, b; } dt__seg; /* global start, length, position on side a, on side b */
+
+/* the runs of a chain: (global start, length, local position) triples; returns how many (buf NULL: only counts) */
+static int64_t dt__chain_runs(const dt__chain *ch, int64_t *buf) {
+    int64_t p = 0, n = 0;
+    while (p < ch->ext) {
+        int64_t len = dt__chain_run(ch, p), g = dt__chain_up(ch, p);
+        if (n && buf && buf[3 * (n - 1)] + buf[3 * (n - 1) + 1] == g) buf[3 * (n - 1) + 1] += len;
+        else {
+            if (buf) { buf[3 * n] = g; buf[3 * n + 1] = len; buf[3 * n + 2] = p; }
+            n++;
+        }
+        p += len;
+    }
+    return n;
+}
+
+/* one side's runs on every dim, in one allocation */
+typedef struct dt__partruns { int64_t n[DT_MAX_DIMS]; int64_t *r[DT_MAX_DIMS]; int64_t *mem; } dt__partruns;
+
+static dt_status dt__partruns_of(const dt__ctx *x, const dt_placement *pl, const int *coord, dt__partruns *pr) {
+    dt__chain ch[DT_MAX_DIMS];
+    int64_t total = 0, at = 0;
+    int d;
+    dt_status st;
+    for (d = 0; d < x->ndim; d++) {
+        dt__chain_build(x->gshape[d], x->m->ndim, x->m->shape, coord, pl, d, &ch[d]);
+        total += pr->n[d] = dt__chain_runs(&ch[d], NULL);
+    }
+    pr->mem = NULL;
+    if ((st = dt__alloc("dt_tensor_redistribute", (size_t)(3 * total + 1) * sizeof(int64_t), (void **)&pr->mem)))
+        return st;
+    for (d = 0; d < x->ndim; d++) {
+        pr->r[d] = pr->mem + 3 * at;
+        pr->n[d] = dt__chain_runs(&ch[d], pr->r[d]);
+        at += pr->n[d];
+    }
+    return DT_OK;
+}
+
+/* The overlaps of runs a and b on every dim (positions: each side's local
+   one; a side given as NULL runs is the packed message, numbered in order).
+   Returns the number of elements; segs is filled if non-NULL. */
+static size_t dt__overlaps(const dt__ctx *x, const dt__partruns *a, const dt__partruns *b, int pack_a, int pack_b,
+                           dt__seg **segs, int64_t *nseg, int64_t *count) {
+    size_t numel = 1;
+    int d;
+    for (d = 0; d < x->ndim; d++) {
+        const int64_t *ra = a->r[d], *rb = b->r[d];
+        int64_t i = 0, j = 0, n = 0, c = 0;
+        while (i < a->n[d] && j < b->n[d]) {
+            int64_t lo = ra[3 * i] > rb[3 * j] ? ra[3 * i] : rb[3 * j];
+            int64_t ha = ra[3 * i] + ra[3 * i + 1], hb = rb[3 * j] + rb[3 * j + 1], hi = ha < hb ? ha : hb;
+            if (hi > lo) {
+                if (segs) {
+                    dt__seg *sg = &segs[d][n];
+                    sg->g = lo;
+                    sg->len = hi - lo;
+                    sg->a = pack_a ? c : ra[3 * i + 2] + (lo - ra[3 * i]);
+                    sg->b = pack_b ? c : rb[3 * j + 2] + (lo - rb[3 * j]);
+                }
+                n++;
+                c += hi - lo;
+            }
+            if (ha < hb) i++;
+            else j++;
+        }
+        if (nseg) nseg[d] = n;
+        if (count) count[d] = c;
+        numel *= (size_t)c;
+    }
+    return numel;
+}
+
+/* byte strides of a row-major array of extents ext */
+static void dt__byte_strides(int nd, const int64_t *ext, size_t es, size_t *st) {
+    int d;
+    for (d = nd - 1; d >= 0; d--) { st[d] = es; es *= (size_t)ext[d]; }
+}
+
+/* copy every element of the segments' product from A (positions .a,
+   strides sa) to B (positions .b, strides sb): the innermost dim's
+   segments are runs on both sides, one memcpy each */
+static void dt__segs_copy(int nd, size_t es, dt__seg *const *seg, const int64_t *nseg, const char *A,
+                          const size_t *sa, char *B, const size_t *sb) {
+    int64_t si[DT_MAX_DIMS], oi[DT_MAX_DIMS], t;
+    int d, last = nd - 1;
+    for (d = 0; d < nd; d++) {
+        if (!nseg[d]) return;
+        si[d] = oi[d] = 0;
+    }
+    for (;;) {
+        size_t fa = 0, fb = 0;
+        for (d = 0; d < last; d++) {
+            fa += (size_t)(seg[d][si[d]].a + oi[d]) * sa[d];
+            fb += (size_t)(seg[d][si[d]].b + oi[d]) * sb[d];
+        }
+        for (t = 0; t < nseg[last]; t++)
+            memcpy(B + fb + (size_t)seg[last][t].b * sb[last], A + fa + (size_t)seg[last][t].a * sa[last],
+                   (size_t)seg[last][t].len * es);
+        for (d = last - 1; d >= 0; d--) {
+            if (++oi[d] < seg[d][si[d]].len) break;
+            oi[d] = 0;
+            if (++si[d] < nseg[d]) break;
+            si[d] = 0;
+        }
+        if (d < 0) break;
+    }
+}
+
+/* room for the segments of two parts' overlaps */
+static dt_status dt__segs_alloc(const dt__ctx *x, const dt__partruns *a, const dt__partruns *b, dt__seg **segs,
+                                dt__seg **mem) {
+    int64_t total = 0;
+    int d;
+    dt_status st;
+    for (d = 0; d < x->ndim; d++) total += a->n[d] + b->n[d];
+    *mem = NULL;
+    if ((st = dt__alloc("dt_tensor_redistribute", (size_t)(total + 1) * sizeof(dt__seg), (void **)mem))) return st;
+    for (d = 0, total = 0; d < x->ndim; d++) { segs[d] = *mem + total; total += a->n[d] + b->n[d]; }
+    return DT_OK;
+}
+
+/* move data between A (runs ra, positions on side a) and B (runs rb), one side maybe the packed message */
+static dt_status dt__overlap_copy(const dt__ctx *x, const dt__partruns *ra, const dt__partruns *rb, int pack_a,
+                                  int pack_b, const char *A, const int64_t *ext_a, char *B, const int64_t *ext_b) {
+    dt__seg *segs[DT_MAX_DIMS], *mem;
+    int64_t nseg[DT_MAX_DIMS], cnt[DT_MAX_DIMS];
+    size_t sa[DT_MAX_DIMS], sb[DT_MAX_DIMS];
+    dt_status st;
+    if ((st = dt__segs_alloc(x, ra, rb, segs, &mem))) return st;
+    dt__overlaps(x, ra, rb, pack_a, pack_b, segs, nseg, cnt);
+    dt__byte_strides(x->ndim, pack_a ? cnt : ext_a, x->es, sa);
+    dt__byte_strides(x->ndim, pack_b ? cnt : ext_b, x->es, sb);
+    dt__segs_copy(x->ndim, x->es, segs, nseg, A, sa, B, sb);
+    DT_FREE(mem);
+    return DT_OK;
+}
+
+static dt_status dt__run_exchange_runs(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
+    dt_mesh *m = x->m;
+    int n = m->size, me = m->rank, q, i, c[DT_MAX_MESH_DIMS], any_shard = 0;
+    unsigned fixed = 0;
+    dt__partruns src_me, dst_me, peer;
+    size_t *v = NULL, *sc, *sd, *rc, *rd, soff = 0, roff = 0;
+    char *sbuf = NULL, *rbuf = NULL;
+    dt_status st;
+    for (i = 0; i < m->ndim; i++) {
+        if (!dt__is(s->from[i], DT_SHARD)) fixed |= 1u << i;
+        else any_shard = 1;
+    }
+    src_me.mem = dst_me.mem = peer.mem = NULL;
+    if ((st = dt__partruns_of(x, s->from, m->coord, &src_me)) || (st = dt__partruns_of(x, s->to, m->coord, &dst_me)))
+        goto done;
+    if (!any_shard) { /* every rank holds all it needs: a local copy */
+        st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext);
+        goto done;
+    }
+    if ((st = dt__alloc("dt_tensor_redistribute", 4 * (size_t)n * sizeof(size_t), (void **)&v))) goto done;
+    memset(v, 0, 4 * (size_t)n * sizeof(size_t));
+    sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
+    for (q = 0; q < n; q++) { /* the counts: what each peer needs of mine, what I need of theirs */
+        dt__mesh_coord_of(m, q, c);
+        for (i = 0; i < m->ndim; i++)
+            if ((fixed >> i & 1u) && c[i] != m->coord[i]) break;
+        if (i < m->ndim || q == me) continue;
+        if ((st = dt__partruns_of(x, s->to, c, &peer))) goto done;
+        sc[q] = dt__overlaps(x, &src_me, &peer, 0, 1, NULL, NULL, NULL) * x->es;
+        DT_FREE(peer.mem);
+        if ((st = dt__partruns_of(x, s->from, c, &peer))) goto done;
+        rc[q] = dt__overlaps(x, &peer, &dst_me, 1, 0, NULL, NULL, NULL) * x->es;
+        DT_FREE(peer.mem);
+        peer.mem = NULL;
+        sd[q] = soff; soff += sc[q];
+        rd[q] = roff; roff += rc[q];
+    }
+    if ((st = dt__alloc("dt_tensor_redistribute", soff + 1, (void **)&sbuf)) ||
+        (st = dt__alloc("dt_tensor_redistribute", roff + 1, (void **)&rbuf)))
+        goto done;
+    for (q = 0; q < n; q++) {
+        if (!sc[q]) continue;
+        dt__mesh_coord_of(m, q, c);
+        if ((st = dt__partruns_of(x, s->to, c, &peer))) goto done;
+        st = dt__overlap_copy(x, &src_me, &peer, 0, 1, in->data, in->box.ext, sbuf + sd[q], NULL);
+        DT_FREE(peer.mem);
+        peer.mem = NULL;
+        if (st) goto done;
+    }
+    if ((st = dt__comm_alltoallv(m->comm, sbuf, sc, sd, rbuf, rc, rd, soff > roff ? soff : roff > 0 ? roff : 1)))
+        goto done;
+    /* out is written only now, after the last thing that can fail but the unpacking's allocations */
+    if ((st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext))) goto done;
+    for (q = 0; q < n; q++) {
+        if (!rc[q]) continue;
+        dt__mesh_coord_of(m, q, c);
+        if ((st = dt__partruns_of(x, s->from, c, &peer))) goto done;
+        st = dt__overlap_copy(x, &peer, &dst_me, 1, 0, rbuf + rd[q], NULL, out->data, out->box.ext);
+        DT_FREE(peer.mem);
+        peer.mem = NULL;
+        if (st) goto done;
+    }
+done:
+    DT_FREE(peer.mem);
+    DT_FREE(src_me.mem);
+    DT_FREE(dst_me.mem);
+    DT_FREE(v);
+    DT_FREE(sbuf);
+    DT_FREE(rbuf);
     return st;
 }
 
@@ -4170,7 +4687,9 @@ static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__arr
     switch (s->kind) {
     case DT__SLICE: return x->dev->copy_box("dt_tensor_redistribute", in, out, &out->box);
     case DT__GATHER: case DT__ALLTOALL: return dt__run_along(x, s, in, out);
-    case DT__EXCHANGE: return dt__run_exchange(x, s, in, out);
+    case DT__EXCHANGE:
+        if (dt__pl_cyclic(s->from, x->m->ndim) || dt__pl_cyclic(s->to, x->m->ndim)) return dt__run_exchange_runs(x, s, in, out);
+        return dt__run_exchange(x, s, in, out);
     case DT__ALLREDUCE: return dt__run_allreduce(x, s, in, out);
     case DT__REDUCE_SCATTER: return dt__run_reduce_scatter(x, s, in, out);
     }
@@ -4331,7 +4850,10 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
     want = t->desc;
     if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
     else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    else st = dt__check_placements(fn, t->mesh, t->desc.ndim, placements, t->mesh->ndim, want.placements);
+    else st = dt__check_placements(fn, t->mesh, t->desc.ndim, t->desc.shape, placements, t->mesh->ndim, want.placements);
+    if (!st && t->desc.device != DT_HOST && dt__pl_cyclic(want.placements, t->mesh->ndim))
+        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: block-cyclic placements are host-only in this version (device %d)", fn,
+                      t->desc.device);
     for (i = 0; i < t->mesh->ndim && !st; i++)
         if (dt__is(t->desc.placements[i], DT_SHARD) && dt__is(want.placements[i], DT_PARTIAL))
             st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d]: Shard(%d) -> Partial(%s) is not a redistribution "
@@ -4369,6 +4891,33 @@ DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full) {
 static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
                                        dt_tensor **out);
 
+/* the same placements with every cyclic rule made torch.chunk: a layout of
+   boxes, which the steps that need one (distribute, RNG fills, I/O) work in */
+static void dt__boxed(const dt_placement *pl, int mndim, dt_placement *out) {
+    int i;
+    for (i = 0; i < mndim; i++)
+        out[i] = pl[i].kind == DT_SHARD && pl[i].split == DT_SPLIT_CYCLIC ? dt_shard(pl[i].dim) : pl[i];
+}
+
+/* a cyclic layout is distributed as its boxed twin, then redistributed (a
+   set-up step: one extra exchange) */
+static dt_status dt__distribute_cyclic(dt_mesh *m, const dt_tensor_desc *norm, const void *full, int src_rank,
+                                       dt_tensor **out) {
+    dt_tensor_desc boxed = *norm;
+    dt_tensor *b = NULL, *t = NULL;
+    dt_status st;
+    dt__boxed(norm->placements, m->ndim, boxed.placements);
+    if ((st = dt_tensor_distribute(m, &boxed, full, src_rank, &b))) return st;
+    if (!(st = dt__tensor_make("dt_tensor_distribute", m, norm, NULL, 0, &t)) &&
+        (st = dt__redistribute_into(b, norm->placements, t->data))) {
+        dt_tensor_destroy(t);
+        t = NULL;
+    }
+    dt_tensor_destroy(b);
+    if (!st) *out = t;
+    return st;
+}
+
 /* From a full array on mesh rank `src` (or on every rank): each rank gets
    its own box, replicas included, in one alltoallv in which only `src`
    sends. Partial targets then follow Replicate -> Partial. */
@@ -4404,6 +4953,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
         if ((st = dt__agree(m->comm, fn, st, h))) return st;
     }
     if (st) return st;
+    if (dt__pl_cyclic(norm.placements, m->ndim)) return dt__within(fn, dt__distribute_cyclic(m, &norm, full, src_rank, out));
     if ((st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) return st;
     if (m->rank < 0) { *out = t; return DT_OK; }
     dt__ctx_of(t, &x);
