@@ -615,24 +615,7 @@ static dt_placement split_field(dt_placement p, int split, int64_t block, const 
     p.sizes = sizes;
     return p;
 }
-static dt_status empty_with(dt_placement p)
-{
-    dt_tensor_desc d = desc86(C);
-    d.placements[0] = p;
-    return dt_tensor_empty(g_mesh, &d, &g_out);
-}
-static dt_status c_empty_sum(int bad) { return empty_with(dt_shard_sizes(0, bad ? g_szk_bad : g_szk_ok)); }
-static dt_status c_empty_neg(int bad) { return empty_with(dt_shard_sizes(0, bad ? g_szk_neg : g_szk_ok)); }
-static dt_status c_empty_null(int bad) { return empty_with(dt_shard_sizes(0, bad ? NULL : g_szk_ok)); }
-static dt_status c_empty_block(int bad) { return empty_with(dt_shard_cyclic(0, bad ? 0 : 2)); }
-static dt_status c_empty_split(int bad) { return empty_with(split_field(dt_shard(0), bad ? 4 : 0, 0, NULL)); }
-static dt_status c_empty_dim(int bad) { return empty_with(dt_shard_balanced(bad ? 2 : 1)); }
-static dt_status c_empty_stray_split(int bad) { return empty_with(split_field(dt_replicate(), bad ? 1 : 0, 0, NULL)); }
-static dt_status c_empty_stray_block(int bad) { return empty_with(split_field(dt_partial(DT_SUM), 0, bad ? 2 : 0, NULL)); }
-static dt_status c_empty_stray_sizes(int bad) { return empty_with(split_field(dt_replicate(), 0, 0, bad ? g_szk_ok : NULL)); }
-static dt_status c_empty_sizes_other(int bad) { return empty_with(dt_shard_sizes(0, bad ? g_szk_other : g_szk_ok)); }
-static dt_status c_empty_block_other(int bad) { return empty_with(dt_shard_cyclic(0, bad ? 3 : 2)); }
-static dt_status c_empty_rule_other(int bad) { return empty_with(bad ? dt_shard_cyclic(0, 1) : dt_shard_balanced(0)); }
+/* (dt_tensor_empty / _zeros are local calls, not collective: test_badinput has their bad rules) */
 static dt_status redist_to(dt_placement p)
 {
     dt_placement r[1];
@@ -1100,18 +1083,6 @@ static const onebad g_cases[] = {
     { "dt_tensor_from_local", "DT_INFER_SIZES | DT_VERIFY, a row less", 0, c_infer_verify },
     { "dt_tensor_from_local", "DT_INFER_SIZES on this rank only", 1, c_infer_flag },
     { "dt_tensor_from_local", "DT_INFER_SIZES, a replica claiming a row less", 0, c_infer_replica },
-    { "dt_tensor_empty", "sizes adding up to R + 1", 0, c_empty_sum },
-    { "dt_tensor_empty", "a negative size", 0, c_empty_neg },
-    { "dt_tensor_empty", "sizes NULL", 0, c_empty_null },
-    { "dt_tensor_empty", "cyclic block 0", 0, c_empty_block },
-    { "dt_tensor_empty", "split 4", 0, c_empty_split },
-    { "dt_tensor_empty", "balanced Shard(2) of a 2-D tensor", 0, c_empty_dim },
-    { "dt_tensor_empty", "a split field on Replicate", 0, c_empty_stray_split },
-    { "dt_tensor_empty", "a block field on Partial", 0, c_empty_stray_block },
-    { "dt_tensor_empty", "a sizes field on Replicate", 0, c_empty_stray_sizes },
-    { "dt_tensor_empty", "another sizes array", 1, c_empty_sizes_other },
-    { "dt_tensor_empty", "another cyclic block", 1, c_empty_block_other },
-    { "dt_tensor_empty", "cyclic(0, 1) (others balanced)", 1, c_empty_rule_other },
     { "dt_tensor_redistribute", "placements NULL", 0, c_redistribute_null },
     { "dt_tensor_redistribute", "sizes adding up to R + 1", 0, c_redist_sum },
     { "dt_tensor_redistribute", "cyclic block -1", 0, c_redist_block },
