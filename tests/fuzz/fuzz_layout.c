@@ -323,7 +323,7 @@ static void check_garbage(fz *f) {
     }
     for (i = 0; i < 64; i++) { /* sizes arrays: small, negative, huge */
         unsigned k = fz_u8(f);
-        gsizes[i] = k < 220 ? (int64_t)(k % 24) - 2 : k < 250 ? INT64_MAX - (int64_t)(k % 4) : -(int64_t)fz_u16(f) << 40;
+        gsizes[i] = k < 220 ? (int64_t)(k % 24) - 2 : k < 250 ? INT64_MAX - (int64_t)(k % 4) : -(int64_t)((uint64_t)fz_u16(f) << 40);
     }
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) {
         unsigned k;

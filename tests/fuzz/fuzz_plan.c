@@ -187,6 +187,12 @@ static void check_redistribute(fz *f) {
         for (i = 0; i < s.mnd; i++)
             fprintf(stderr, " %d/%d/%d/split %d/block %lld", dst[i].kind, dst[i].dim, dst[i].reduce, dst[i].split,
                     (long long)dst[i].block);
+        for (i = 0; i < s.mnd; i++)
+            if (dst[i].kind == DT_SHARD && dst[i].split == DT_SPLIT_SIZES) {
+                int c;
+                fprintf(stderr, " dst[%d] sizes", i);
+                for (c = 0; c < s.ms[i]; c++) fprintf(stderr, " %lld", (long long)dst[i].sizes[c]);
+            }
         fprintf(stderr, "\n");
         setenv("DTENSOR_LOG", "plan", 1);
     }
