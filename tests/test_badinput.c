@@ -568,7 +568,7 @@ static void test_tensor_args(void)
         /* the split rules (issue 17) */
         pl[0] = dt_shard_sizes(0, g_sz_short);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
-        pl[0] = dt_shard_sizes(1, g_sz_short);
+        pl[0] = dt_shard_sizes(1, g_sz_two); /* 2 np, never the 3 columns */
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
         pl[0] = dt_shard_sizes(0, g_sz_neg);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
