@@ -89,6 +89,26 @@ static void expect_mismatch(dt_status st, const char *fn, int odd, int rejected)
     CHECK(strstr(dt_last_error(), want) != NULL, "message \"%s\" lacks \"%s\"", dt_last_error(), want);
 }
 
+/* the split rules (issue 17): sizes of R rows over the np ranks (PETSc's
+   balanced parts), another valid array, one adding up to R + 1, one with a
+   negative entry; filled by szk_init */
+static int64_t g_szk_ok[64], g_szk_other[64], g_szk_bad[64], g_szk_neg[64];
+static double g_flbuf[R * C]; /* from_local's buffer (DT_BORROW tensors outlive a case's frame) */
+static void szk_init(void)
+{
+    int r;
+    for (r = 0; r < dtt_np; r++) g_szk_ok[r] = R / dtt_np + (r < R % dtt_np);
+    memcpy(g_szk_other, g_szk_ok, sizeof g_szk_ok);
+    memcpy(g_szk_bad, g_szk_ok, sizeof g_szk_ok);
+    memcpy(g_szk_neg, g_szk_ok, sizeof g_szk_ok);
+    if (dtt_np > 1) {
+        g_szk_other[0] += 1;
+        g_szk_other[dtt_np - 1] -= 1;
+        g_szk_neg[dtt_np - 1] += g_szk_neg[0] + 1;
+    }
+    g_szk_neg[0] = -1;
+    g_szk_bad[dtt_np - 1] += 1;
+}
 static double gval(int64_t i, int64_t j) { return (double)(10 * i + j); }
 
 /* x: f64 [r, c] Shard(0) with the closed form, made with checks off */
@@ -275,6 +295,40 @@ static void disagreeing_calls(int odd)
         st = dt_tensor_from_local(g_mesh, &d, full, DT_COPY, &o);
         expect_mismatch(st, "dt_tensor_from_local", odd, 0);
         d.local_shape = NULL;
+    }
+    /* the split rules (issue 17): another sizes array, block or rule; no payload moves */
+    {
+        int64_t ls[2];
+        int k;
+        szk_init();
+        for (k = 0; k < 4; k++) {
+            dt_placement mine = k == 0 ? dt_shard_sizes(0, me_bad ? g_szk_other : g_szk_ok)
+                              : k == 1 ? dt_shard_cyclic(1, me_bad ? 3 : 2)
+                              : k == 2 ? (me_bad ? dt_shard_cyclic(0, 1) : dt_shard_balanced(0))
+                                       : (me_bad ? dt_shard(0) : dt_shard_balanced(0)); /* same parts at 2-4 ranks */
+            dtt_ctx("odd %d, split rules case %d", odd, k);
+            dt_comm_reset_stats(g_comm);
+            pl[0] = mine;
+            st = dt_tensor_redistribute(x, pl, &o);
+            expect_mismatch(st, "dt_tensor_redistribute", odd, 0);
+            CHECK(o == NULL, "*out set on a mismatch");
+            dt_comm_get_stats(g_comm, &cs);
+            CHECK(cs.bytes_sent == 0 && cs.bytes_recv == 0, "a refused call moved %llu bytes",
+                  (unsigned long long)cs.bytes_sent);
+            d.placements[0] = mine;
+            st = dt_tensor_distribute(g_mesh, &d, full, DT_SRC_ALL, &o);
+            expect_mismatch(st, "dt_tensor_distribute", odd, 0);
+            CHECK(o == NULL, "*out set on a mismatch");
+            CHECK_OK(dt_layout(g_mesh, &d, &dtt_rank, ls, NULL));
+            d.local_shape = ls;
+            st = dt_tensor_from_local(g_mesh, &d, full, DT_COPY, &o);
+            expect_mismatch(st, "dt_tensor_from_local", odd, 0);
+            CHECK(o == NULL, "*out set on a mismatch");
+            d.local_shape = NULL;
+        }
+        d.placements[0] = dt_shard(0);
+        check_unchanged(x);
+        dtt_ctx("odd %d", odd);
     }
     /* random fills: tensors of another shape; the RNG state stays */
     {
@@ -588,26 +642,6 @@ static dt_status c_gather_null(int bad)
     return dt_tensor_gather(g_x, bad ? NULL : full);
 }
 
-/* the split rules (issue 17): sizes of R rows over the np ranks (PETSc's
-   balanced parts), another valid array, one adding up to R + 1, one with a
-   negative entry; filled by szk_init */
-static int64_t g_szk_ok[64], g_szk_other[64], g_szk_bad[64], g_szk_neg[64];
-static double g_flbuf[R * C]; /* from_local's buffer (DT_BORROW tensors outlive a case's frame) */
-static void szk_init(void)
-{
-    int r;
-    for (r = 0; r < dtt_np; r++) g_szk_ok[r] = R / dtt_np + (r < R % dtt_np);
-    memcpy(g_szk_other, g_szk_ok, sizeof g_szk_ok);
-    memcpy(g_szk_bad, g_szk_ok, sizeof g_szk_ok);
-    memcpy(g_szk_neg, g_szk_ok, sizeof g_szk_ok);
-    if (dtt_np > 1) {
-        g_szk_other[0] += 1;
-        g_szk_other[dtt_np - 1] -= 1;
-        g_szk_neg[dtt_np - 1] += g_szk_neg[0] + 1;
-    }
-    g_szk_neg[0] = -1;
-    g_szk_bad[dtt_np - 1] += 1;
-}
 static dt_placement split_field(dt_placement p, int split, int64_t block, const int64_t *sizes)
 {
     p.split = (uint8_t)split;
