@@ -659,6 +659,29 @@ static void test_tensor_args(void)
           "dt_layout wrote its outputs");
     coord[0] = 0;
     CHECK_OK(dt_layout(g_mesh, &d, coord, NULL, NULL)); /* outputs are optional */
+    /* the index accessors (issue 17) */
+    memset(lo, 0xC3, sizeof lo);
+    EXPECT(dt_layout_indices(NULL, &d, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, NULL, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, &d, NULL, 0, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, &d, coord, 2, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, &d, coord, -3, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, &d, coord, 0, NULL), DT_ERR_ARG, "dt_layout_indices");
+    coord[0] = dtt_np;
+    EXPECT(dt_layout_indices(g_mesh, &d, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
+    coord[0] = 0;
+    {
+        dt_tensor_desc e = d;
+        e.placements[0] = dt_shard_cyclic(0, 0);
+        EXPECT(dt_layout_indices(g_mesh, &e, coord, 0, lo), DT_ERR_PLACEMENT, "dt_layout_indices");
+    }
+    EXPECT(dt_tensor_local_indices(NULL, 0, lo), DT_ERR_ARG, "dt_tensor_local_indices");
+    if (a) {
+        EXPECT(dt_tensor_local_indices(a, 2, lo), DT_ERR_ARG, "dt_tensor_local_indices");
+        EXPECT(dt_tensor_local_indices(a, -3, lo), DT_ERR_ARG, "dt_tensor_local_indices");
+        EXPECT(dt_tensor_local_indices(a, 0, NULL), DT_ERR_ARG, "dt_tensor_local_indices");
+    }
+    CHECK(pattern_ok((const unsigned char *)lo, sizeof lo, 0xC3), "the index accessors wrote on failure");
     /* getters with NULL */
     memset(ls, 0xC3, sizeof ls);
     dt_tensor_local_shape(NULL, ls);
