@@ -5,7 +5,12 @@
    *out is pre-filled with a sentinel pointer (never dereferenced) and caller
    buffers with a pattern, both checked after the call. Collective calls get
    the same bad arguments on every rank (or are checked for agreement:
-   ranks passing different arguments all get DT_ERR_MISMATCH, no hang). */
+   ranks passing different arguments all get DT_ERR_MISMATCH, no hang).
+   Issue 17: bad split rules in every call that takes a placement (sizes
+   not adding up, negative, NULL, not fitting a nested part; block <= 0;
+   rule on a dim >= ndim; split > 3; split fields on Replicate, Partial or
+   past the mesh), the index accessors' arguments, and from_local's
+   DT_INFER_SIZES contract (test_from_local_contract). */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "dt_test.h"

@@ -27,6 +27,18 @@
      message starts with the call's name, *out stays NULL, the inputs and
      the fill target keep their values, the RNG state does not move, no
      file is created. DT_TEST_TABLE=1 prints the statuses as markdown rows.
+   - The split rules (issue 17): ranks passing another sizes array, cyclic
+     block or rule (balanced vs torch.chunk too) to redistribute, distribute
+     and from_local get DT_ERR_MISMATCH naming exactly them; one rank's bad
+     rule (sizes adding up to R + 1, negative, NULL, block <= 0, split > 3,
+     split fields on Replicate/Partial), local_shape or DT_INFER_SIZES
+     variant (local_shape NULL, a row more, an unsplit dim off, the flag on
+     one rank only, a replica disagreeing) is one of the one-rank cases
+     below. dt_tensor_empty is local (test_badinput has its rules).
+   - from_local is collective: one rank's local_shape contradicting the
+     placements fails every rank with checks on and off, with DT_COPY,
+     DT_BORROW, DT_VERIFY and DT_INFER_SIZES, and rank 0's message carries
+     that rank's own reason.
    - conv1d with checks off: another padding on one rank is DT_ERR_MISMATCH
      everywhere (no MPI abort), a refused padding fails every rank.
    - Allocation faults (DT_MALLOC below) in dt_tensor_save_npy/load_npy and
