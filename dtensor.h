@@ -5291,6 +5291,12 @@ static int dt__key_build(const dt__call *c, uint64_t *w) {
             pl |= dt__placement_bits(d->placements[j]) << (8 * (j % 7));
         }
         w[n++] = pl;
+        for (j = 0; j < c->m->ndim; j++) { /* split rules: their words; sizes arrays are not cached */
+            const dt_placement *p = &d->placements[j];
+            if (p->kind != DT_SHARD || !p->split) continue;
+            if (p->split == DT_SPLIT_SIZES || n + 3 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
+            w[n++] = (uint64_t)j | (uint64_t)p->split << 8 | (uint64_t)p->block << 16;
+        }
         w[n++] = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
         for (j = 0; j < d->ndim; j++) w[n++] = (uint64_t)d->shape[j];
     }
@@ -5394,9 +5400,51 @@ static void dt__opts_reshape(const dt__call *c, int mdim, dt__opts *o) {
             }
 }
 
+/* Split rules other than torch.chunk (the table's options are all chunk):
+   an input sharded by such a rule on this mesh dim also offers the option
+   of keeping it, every input whose dim maps to the same code then taking
+   the same rule, so that ops on inputs of one layout run where the data is.
+   Only families whose kernels never read a block's global offset, or (for
+   the one-run rules) read it from the box; views, cat and reshape work in
+   chunk. Inputs of another extent along the code (broadcasting) refuse. */
+static int dt__rule_family(const dt__call *c, const dt_placement *p) {
+    int f = c->def->family;
+    if (f == DT__F_RESHAPE || f == DT__F_NARROW || f == DT__F_CAT) return 0;
+    return p->split != DT_SPLIT_CYCLIC || (f != DT__F_EMBED && f != DT__F_XENT);
+}
+
+/* the rule input k has on mesh dim mdim, for code v (an output dim or a
+   contracted group), if every input mapping v can take it; 0 if none */
+static int dt__rule_for(const dt__call *c, int mdim, int k, int v, dt_placement *rule) {
+    const dt_placement *p;
+    int d = dt__dim_with(c, k, v), i;
+    int64_t ext;
+    if (d < 0 || !c->in[k].t) return 0;
+    p = &c->in[k].d->placements[mdim];
+    if (p->kind != DT_SHARD || p->dim != d || p->split == DT_SPLIT_CHUNK || !dt__rule_family(c, p)) return 0;
+    ext = c->in[k].d->shape[d];
+    for (i = 0; i < c->nin; i++) {
+        int e = dt__dim_with(c, i, v);
+        if (e >= 0 && c->in[i].d->shape[e] != ext) return 0;
+    }
+    for (i = 0; i < k; i++) { /* an earlier input with the same rule offered it already */
+        dt_placement q;
+        if (dt__rule_for(c, mdim, i, v, &q) && q.split == p->split && q.block == p->block &&
+            (p->split != DT_SPLIT_SIZES || dt__placement_eq(q, *p)))
+            return 0;
+    }
+    *rule = *p;
+    return 1;
+}
+
+static dt_placement dt__with_dim(dt_placement rule, int d) {
+    rule.dim = (int8_t)d;
+    return rule;
+}
+
 static void dt__opts_shards(const dt__call *c, int mdim, dt__opts *o) {
-    dt_placement in[DT__MAX_IN];
-    int i, j, any;
+    dt_placement in[DT__MAX_IN], rule;
+    int i, j, k, any;
     if (c->def->family == DT__F_RESHAPE) { dt__opts_reshape(c, mdim, o); return; }
     for (j = 0; j < c->out.ndim; j++) {
         memset(in, 0, sizeof in);
@@ -5408,14 +5456,22 @@ static void dt__opts_shards(const dt__call *c, int mdim, dt__opts *o) {
             any = 1;
         }
         if (any) dt__opts_add(o, c, in, dt_shard(j));
+        for (k = 0; any && k < c->nin; k++) {
+            if (!dt__rule_for(c, mdim, k, j, &rule)) continue;
+            for (i = 0; i < c->nin; i++)
+                if (in[i].kind == DT_SHARD) in[i] = dt__with_dim(rule, in[i].dim);
+            dt__opts_add(o, c, in, dt__with_dim(rule, j));
+        }
     }
 }
 
-static void dt__opts_groups(const dt__call *c, dt__opts *o) {
+static void dt__opts_groups(const dt__call *c, int mdim, dt__opts *o) {
     dt_placement in[DT__MAX_IN];
     int i, g, any;
     if (c->def->reduce < 0) return;
     for (g = 0; g < 8; g++) {
+        dt_placement rule;
+        int k;
         memset(in, 0, sizeof in);
         any = 0;
         for (i = 0; i < c->nin; i++) {
@@ -5424,6 +5480,12 @@ static void dt__opts_groups(const dt__call *c, dt__opts *o) {
             else if (c->in[i].d && c->def->family == DT__F_MATMUL) in[i] = dt_partial(DT_SUM); /* bias, addmm's c */
         }
         if (any) dt__opts_add(o, c, in, dt_partial((dt_reduce)c->def->reduce));
+        for (k = 0; any && k < c->nin; k++) { /* a contraction over the parts of any one rule */
+            if (!dt__rule_for(c, mdim, k, DT__D_GROUP(g), &rule)) continue;
+            for (i = 0; i < c->nin; i++)
+                if (in[i].kind == DT_SHARD) in[i] = dt__with_dim(rule, in[i].dim);
+            dt__opts_add(o, c, in, dt_partial((dt_reduce)c->def->reduce));
+        }
     }
 }
 
@@ -5477,7 +5539,7 @@ static void dt__opts_build(const dt__call *c, int mdim, dt__opts *o) {
     memset(in, 0, sizeof in);
     dt__opts_add(o, c, in, dt_replicate());
     dt__opts_shards(c, mdim, o);
-    dt__opts_groups(c, o);
+    dt__opts_groups(c, mdim, o);
     if (c->def->family == DT__F_XENT) { /* class-sharded logits: statistics allreduced in the kernel */
         in[0] = dt_shard(1);
         dt__opts_add(o, c, in, dt_replicate());
@@ -9415,13 +9477,55 @@ static void dt__rng_explain(const char *fn, const dt_tensor *t, const dt_mesh *m
             (unsigned long long)m->rng_offset, (unsigned long long)(m->rng_offset + dt__rng_words(&t->desc, dt__rng_w(t->desc.dtype))));
 }
 
+/* A cyclic part is several boxes: the kernel fills it one run of the last
+   dim at a time (a contiguous piece of the local buffer and a box of
+   global indices), so each element still gets the word of its global
+   index. Allocation-free, like the box case: nothing can fail after the
+   ranks have agreed. */
+static void dt__rng_apply_runs(const dt_tensor *t, dt__rng_op *op, void *y) {
+    dt__chain ch[DT_MAX_DIMS];
+    int64_t pos[DT_MAX_DIMS], lo[DT_MAX_DIMS], ext[DT_MAX_DIMS];
+    size_t ey = dt_dtype_size(t->desc.dtype), ex = dt_dtype_size(op->t);
+    int nd = t->desc.ndim, last = nd - 1, d;
+    for (d = 0; d < nd; d++) {
+        dt__chain_build(t->desc.shape[d], t->mesh->ndim, t->mesh->shape, t->mesh->coord, t->desc.placements, d, &ch[d]);
+        pos[d] = 0;
+        ext[d] = 1;
+    }
+    for (;;) {
+        size_t base = 0;
+        int64_t p = 0;
+        for (d = 0; d < last; d++) {
+            base = base * (size_t)ch[d].ext + (size_t)pos[d];
+            lo[d] = dt__chain_up(&ch[d], pos[d]);
+        }
+        base *= (size_t)ch[last].ext;
+        while (p < ch[last].ext) {
+            dt__rng_op one = *op;
+            size_t at = base + (size_t)p;
+            ext[last] = dt__chain_run(&ch[last], p);
+            lo[last] = dt__chain_up(&ch[last], p);
+            if (op->x) one.x = (const char *)op->x + at * ex;
+            if (op->mask) one.mask = (char *)op->mask + at;
+            t->dev->kernels()->rng(&one, nd, t->desc.shape, lo, ext, (char *)y + at * ey);
+            p += ext[last];
+        }
+        for (d = last - 1; d >= 0; d--) {
+            if (++pos[d] < ch[d].ext) break;
+            pos[d] = 0;
+        }
+        if (d < 0) break;
+    }
+}
+
 static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, void *y) {
     dt_mesh *m = t->mesh;
     if (m->explain) dt__rng_explain(fn, t, m, m->explain);
     if (m->rank == 0 && dt__log_ops()) dt__rng_explain(fn, t, m, stderr);
     op->seed = m->rng_seed;
     op->offset = m->rng_offset;
-    if (t->numel) t->dev->kernels()->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
+    if (t->numel && dt__pl_cyclic(t->desc.placements, m->ndim)) dt__rng_apply_runs(t, op, y);
+    else if (t->numel) t->dev->kernels()->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
     m->rng_offset += dt__rng_words(&t->desc, op->w);
 }
 
@@ -10045,12 +10149,18 @@ static void dt__tensor_array(const dt_tensor *t, dt__array *a) {
 static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const dt_halo_desc *d) {
     int nd = t->desc.ndim, i;
     size_t n = dt_dtype_size(t->desc.dtype);
-    char b[24];
-    for (i = 0; i < t->mesh->ndim; i++)
+    char b[48];
+    for (i = 0; i < t->mesh->ndim; i++) {
         if (t->desc.placements[i].kind == DT_PARTIAL)
             return dt__fail(DT_ERR_PLACEMENT, "%s: the tensor is %s on mesh dim %d; a halo needs values, not partial "
                             "sums (redistribute to Replicate first)", fn,
                             dt__placement_str(t->desc.placements[i], b, sizeof b), i);
+        if (t->desc.placements[i].kind == DT_SHARD && t->desc.placements[i].split == DT_SPLIT_CYCLIC)
+            return dt__fail(DT_ERR_PLACEMENT, "%s: the tensor is %s on mesh dim %d; a block-cyclic part is many "
+                            "blocks, each with its neighbours on other ranks, so it has no halo (redistribute to a "
+                            "one-box rule: dt_shard, dt_shard_balanced or dt_shard_sizes)", fn,
+                            dt__placement_str(t->desc.placements[i], b, sizeof b), i);
+    }
     for (i = 0; i < DT_MAX_DIMS; i++) {
         if (i >= nd) {
             if (d->width[i] || d->boundary[i])
@@ -10460,8 +10570,10 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
     st = out ? dt__conv_check(fn, nsp, x, w, bias, desc, &cv, &od) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     memset(rep, 0, sizeof rep);
     memcpy(xp, x->desc.placements, sizeof xp);
-    for (i = 0; i < m->ndim; i++) /* channels and partial sums: whole on every rank */
+    for (i = 0; i < m->ndim; i++) { /* channels and partial sums: whole on every rank */
         if (xp[i].kind == DT_PARTIAL || (xp[i].kind == DT_SHARD && xp[i].dim == 1)) xp[i] = dt_replicate();
+        if (xp[i].kind == DT_SHARD && xp[i].split) xp[i] = dt_shard(xp[i].dim); /* the output's extents differ: chunk */
+    }
     if (!st) memcpy(od.placements, xp, sizeof xp);
     if (!st && *out && (*out == x || *out == w || *out == bias))
         st = dt__fail(DT_ERR_ARG, "%s: *out aliases an input", fn);
@@ -10938,12 +11050,12 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     for (i = 0; i < t->desc.ndim; i++) total_data *= (size_t)t->desc.shape[i];
     total_data *= es;
     memset(pl, 0, sizeof pl);
-    for (i = 0; i < m->ndim; i++) {
-        pl[i] = t->desc.placements[i];
+    dt__boxed(t->desc.placements, m->ndim, pl); /* a cyclic part is written as its boxed twin's */
+    partial = dt__pl_cyclic(t->desc.placements, m->ndim);
+    for (i = 0; i < m->ndim; i++)
         if (pl[i].kind == DT_PARTIAL) { pl[i] = dt_replicate(); partial = 1; }
-    }
     src = t;
-    if (partial) { /* the global value: reduce the Partial mesh dims */
+    if (partial) { /* the global value: reduce the Partial mesh dims (and box the cyclic ones) */
         st = dt_tensor_redistribute(t, pl, &red);
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(red); return st; }
         src = red;
@@ -11073,6 +11185,23 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
     return dt__within("dt_tensor_load_npy", dt__load_npy(m, path, placements, out));
 }
 
+/* a cyclic layout is read as its boxed twin, then redistributed */
+static dt_status dt__load_cyclic(dt_mesh *m, const char *path, const dt_tensor_desc *norm, dt_tensor **out) {
+    dt_placement boxed[DT_MAX_MESH_DIMS];
+    dt_tensor *b = NULL, *t = NULL;
+    dt_status st;
+    memset(boxed, 0, sizeof boxed);
+    dt__boxed(norm->placements, m->ndim, boxed);
+    if ((st = dt__load_npy(m, path, boxed, &b))) return st;
+    if (!*out) st = dt__tensor_make("dt_tensor_load_npy", m, norm, NULL, 0, &t);
+    st = dt__io_agree(m->comm, "dt_tensor_load_npy", st);
+    if (!st) st = dt__redistribute_into(b, norm->placements, t ? t->data : (*out)->data);
+    dt_tensor_destroy(b);
+    if (st) { dt_tensor_destroy(t); return st; }
+    if (t) *out = t;
+    return DT_OK;
+}
+
 static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out) {
     const char *fn = "dt_tensor_load_npy";
     dt__npy_info info;
@@ -11134,6 +11263,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     }
     /* the placements (normalised: Shard(-1) and Shard(ndim-1) are one) too */
     if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__desc_hash(&norm)))) return st;
+    if (dt__pl_cyclic(norm.placements, m->ndim)) return dt__load_cyclic(m, path, &norm, out);
 #ifndef DTENSOR_NO_MPI
     if (dt__comm_mpi_handle(m->comm, &mc)) { /* each rank reads its own box */
         MPI_File fh;
@@ -11994,9 +12124,17 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f) {
         for (i = 0; i < m->ndim && len < sizeof co; i++) len += (size_t)snprintf(co + len, sizeof co - len, "%s%d", i ? "," : "", c[i]);
         if (len < sizeof co) snprintf(co + len, sizeof co - len, ")");
         len = (size_t)snprintf(rg, sizeof rg, "[");
-        for (i = 0; i < t->desc.ndim && len < sizeof rg; i++)
+        for (i = 0; i < t->desc.ndim && len < sizeof rg; i++) {
+            dt__chain ch;
+            int64_t runs, first;
+            dt__chain_build(t->desc.shape[i], m->ndim, m->shape, c, t->desc.placements, i, &ch);
+            runs = ch.cyclic ? dt__chain_runs(&ch, NULL) : 1;
+            first = runs > 1 ? dt__chain_run(&ch, 0) : b.ext[i];
             len += (size_t)snprintf(rg + len, sizeof rg - len, "%s%lld:%lld", i ? ", " : "", (long long)b.lo[i],
-                                    (long long)(b.lo[i] + b.ext[i]));
+                                    (long long)(b.lo[i] + first));
+            if (runs > 1 && len < sizeof rg) /* block-cyclic: the first block, then how many more */
+                len += (size_t)snprintf(rg + len, sizeof rg - len, " +%lld blocks", (long long)(runs - 1));
+        }
         if (len < sizeof rg) snprintf(rg + len, sizeof rg - len, "]");
         fprintf(f, "  %-14s %-5d %-28s %s\n", co, m->ranks[r], rg, dt__shape_str(b.ext, t->desc.ndim, sh, sizeof sh));
     }

@@ -582,10 +582,13 @@ static void bad_input(dt_comm *comm) {
     dt_mesh_desc md;
     dt_mesh *m = NULL;
     int64_t shape[1] = {8};
-    dt_placement rep[1] = {{DT_REPLICATE, 0, 0}};
-    dt_tensor_desc hd = mkdesc(DT_F32, 1, shape, rep, 1, DT_HOST), dd = mkdesc(DT_F32, 1, shape, rep, 1, DEV);
+    dt_placement rep[1];
+    dt_tensor_desc hd, dd;
     dt_tensor *h = NULL, *d = NULL, *o = NULL, *keep;
     float host_buf[8] = {0};
+    rep[0] = dt_replicate();
+    hd = mkdesc(DT_F32, 1, shape, rep, 1, DT_HOST);
+    dd = mkdesc(DT_F32, 1, shape, rep, 1, DEV);
     memset(&md, 0, sizeof md);
     md.ndim = 1;
     md.shape[0] = dtt_np;
