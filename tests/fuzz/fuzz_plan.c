@@ -311,6 +311,21 @@ static dt_tensor *make_input(sim_setup *s, fz *f, dt_dtype t, int nd, const int6
     for (i = 0; i < s->mnd; i++) td.placements[i] = fz_placement(f, nd, partial_ok);
     fz_rules(f, s, nd, td.shape, td.placements, store);
     if (dt_tensor_empty(s->mesh, &td, &x)) FZ_FAIL("input: %s", dt_last_error());
+    if (getenv("FUZZ_VERBOSE")) {
+        int c;
+        fprintf(stderr, "input: mesh");
+        for (i = 0; i < s->mnd; i++) fprintf(stderr, " %d", s->ms[i]);
+        fprintf(stderr, ", %s[", dt_dtype_name(t));
+        for (d = 0; d < nd; d++) fprintf(stderr, "%s%lld", d ? "," : "", (long long)shape[d]);
+        fprintf(stderr, "]");
+        for (i = 0; i < s->mnd; i++) {
+            const dt_placement *p = &td.placements[i];
+            fprintf(stderr, " %d/%d/%d/split %d/block %lld", p->kind, p->dim, p->reduce, p->split, (long long)p->block);
+            if (p->kind == DT_SHARD && p->split == DT_SPLIT_SIZES)
+                for (c = 0; c < s->ms[i]; c++) fprintf(stderr, "%s%lld", c ? "," : " sizes ", (long long)p->sizes[c]);
+        }
+        fprintf(stderr, "\n");
+    }
     /* N = 1: distinct values; otherwise 1 (keeps exp/softmax finite) */
     fill_local(x, s->n == 1, 1);
     return x;
@@ -368,6 +383,7 @@ static void check_ops(fz *f) {
 
     setup(f, &s);
     op = fz_below(f, 10);
+    if (getenv("FUZZ_VERBOSE")) fprintf(stderr, "op %d (rank %d of %d)\n", op, s.r, s.n);
     t = dts[fz_below(f, 6)];
     real = s.n == 1 && (t == DT_F32 || t == DT_F64);
     na = 1 + fz_below(f, 3);
