@@ -1129,7 +1129,10 @@ static dt_status dt__fail(dt_status st, const char *fmt, ...) {
    allocation): make the message name the public call fn too */
 static dt_status dt__within(const char *fn, dt_status st) {
     size_t n = strlen(fn), len = strlen(dt__errbuf);
-    if (st == DT_OK || strstr(dt__errbuf, fn) || n + 2 >= sizeof dt__errbuf) return st;
+    /* (a message naming the call elsewhere, e.g. another rank's reason inside a mismatch, is still prefixed) */
+    if (st == DT_OK || (!strncmp(dt__errbuf, fn, n) && (dt__errbuf[n] == ':' || dt__errbuf[n] == ' ')) ||
+        n + 2 >= sizeof dt__errbuf)
+        return st;
     if (len > sizeof dt__errbuf - n - 3) len = sizeof dt__errbuf - n - 3; /* keep the end's NUL */
     memmove(dt__errbuf + n + 2, dt__errbuf, len);
     dt__errbuf[n + 2 + len] = 0;
@@ -3057,16 +3060,27 @@ static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, u
     }
     st = local;
     if (nrej) {
+        /* every rank takes this branch (one gathered table): the rejecting ranks' own reasons */
+        char *m8 = (char *)(desc + (size_t)n * (DT__DESC_CHARS / 8));
+        memset(m8, 0, DT__DESC_CHARS);
+        if (local) memcpy(m8, saved, DT__DESC_CHARS - 1); /* (truncated: the start names the call and the value) */
+        ast = dt__comm_allgather_ctl_into(c, desc + (size_t)n * (DT__DESC_CHARS / 8), DT__DESC_CHARS / 8, desc, cnt);
+        memcpy(dt__errbuf, saved, sizeof saved);
         if (!local) {
             char what[96];
+            const char *why = (const char *)(desc + (size_t)rej[0] * (DT__DESC_CHARS / 8));
             size_t len = 0;
             for (j = 0; j < nrej && j < 4; j++)
                 if (len < sizeof what)
                     len += (size_t)snprintf(what + len, sizeof what - len, "%s%s", j ? ", " : "",
                                             dt_status_string((dt_status)all[2 * rej[j]]));
             dt__ranks_str(rej, nrej, list, sizeof list);
-            st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s)", fn, pre, list,
-                          nrej == 1 ? "its" : "their", what);
+            if (!ast && why[0])
+                st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s); rank %d: %.*s", fn, pre, list,
+                              nrej == 1 ? "its" : "their", what, rej[0], DT__DESC_CHARS - 1, why);
+            else
+                st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s)", fn, pre, list,
+                              nrej == 1 ? "its" : "their", what);
         } else if (checked && nrej < n) {
             char why[sizeof dt__errbuf];
             memcpy(why, dt__errbuf, sizeof why);
@@ -3666,16 +3680,129 @@ static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *n
     return DT_OK;
 }
 
+/* Without local_shape, a buffer's size is read from the placements. That
+   is refused where the placements can be misread: a torch.chunk split whose
+   parts differ from the balanced rule's (10 over 4: 3,3,3,1 against
+   3,3,2,2), the split MPI codes and PETSc use. Pure: every rank decides the
+   same, from the layout of every coordinate. Returns the tensor dim, or -1. */
+static int dt__chunk_ambiguous(const dt_mesh *m, const dt_tensor_desc *norm, int *mdim) {
+    dt_placement bal[DT_MAX_MESH_DIMS];
+    int i, r, d, c[DT_MAX_MESH_DIMS], any = 0;
+    memcpy(bal, norm->placements, sizeof bal);
+    for (i = 0; i < m->ndim; i++)
+        if (bal[i].kind == DT_SHARD && bal[i].split == DT_SPLIT_CHUNK) { bal[i].split = DT_SPLIT_BALANCED; any = 1; }
+    if (!any) return -1;
+    for (r = 0; r < m->size; r++) {
+        dt__box a, b;
+        dt__mesh_coord_of(m, r, c);
+        dt__layout_box(norm->ndim, norm->shape, m->ndim, m->shape, c, norm->placements, &a);
+        dt__layout_box(norm->ndim, norm->shape, m->ndim, m->shape, c, bal, &b);
+        for (d = 0; d < norm->ndim; d++)
+            if (a.ext[d] != b.ext[d]) {
+                for (i = 0; i < m->ndim; i++)
+                    if (norm->placements[i].kind == DT_SHARD && norm->placements[i].dim == d) *mdim = i;
+                return d;
+            }
+    }
+    return -1;
+}
+
+/* DT_INFER_SIZES: the local shapes, gathered, become dt_shard_sizes on each
+   split dim. Collective (one allgather of ndim words per rank); every rank
+   checks the same table, so every rank reaches the same verdict. `sizes`:
+   room for the mesh's ranks per mesh dim. */
+static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t *ls, int64_t *sizes) {
+    const char *fn = "dt_tensor_from_local";
+    int64_t *all = NULL, mine[DT_MAX_DIMS];
+    size_t *v = NULL;
+    int n = m->size, nd = norm->ndim, split[DT_MAX_DIMS], i, r, d, c[DT_MAX_MESH_DIMS];
+    char b[160], b2[160];
+    dt_status st;
+    for (d = 0; d < nd; d++) split[d] = -1;
+    for (d = 0; d < nd; d++) mine[d] = ls[d];
+    if ((st = dt__alloc(fn, (size_t)n * (size_t)(nd + 1) * sizeof(int64_t) + 2 * (size_t)n * sizeof(size_t),
+                        (void **)&all)))
+        return st;
+    v = (size_t *)(all + (size_t)n * (size_t)(nd + 1));
+    st = nd ? dt__comm_allgather_ctl_into(m->comm, mine, nd, all, v) : DT_OK;
+    for (i = 0; !st && i < m->ndim; i++) {
+        const dt_placement *p = &norm->placements[i];
+        int64_t *sz = sizes + (size_t)i * (size_t)n, sum = 0;
+        if (p->kind != DT_SHARD) continue;
+        d = p->dim;
+        if (split[d] >= 0) {
+            st = dt__fail(DT_ERR_PLACEMENT, "%s: DT_INFER_SIZES: dim %d is split by mesh dims %d and %d; it infers "
+                          "one mesh dim's sizes per tensor dim", fn, d, split[d], i);
+            break;
+        }
+        split[d] = i;
+        for (r = 0; r < m->shape[i]; r++) sz[r] = -1;
+        for (r = 0; r < n && !st; r++) { /* the ranks at coordinate c on mesh dim i hold part c: one size */
+            int64_t e = all[(size_t)r * (size_t)nd + (size_t)d];
+            dt__mesh_coord_of(m, r, c);
+            if (e < 0)
+                st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: rank %d's local_shape[%d] = %lld is negative", fn, r,
+                              d, (long long)e);
+            else if (sz[c[i]] >= 0 && sz[c[i]] != e)
+                st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: ranks at coordinate %d of mesh dim %d hold the same "
+                              "part of dim %d but pass local_shape[%d] = %lld and %lld (rank %d)", fn, c[i], i, d, d,
+                              (long long)sz[c[i]], (long long)e, r);
+            else
+                sz[c[i]] = e;
+        }
+        for (r = 0; r < m->shape[i] && !st; r++) {
+            if (sz[r] > norm->shape[d] - sum)
+                st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: the local sizes of dim %d add up to more than its "
+                              "global %lld", fn, d, (long long)norm->shape[d]);
+            else
+                sum += sz[r];
+        }
+        if (!st && sum != norm->shape[d])
+            st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: the local sizes of dim %d add up to %lld, its global "
+                          "extent is %lld", fn, d, (long long)sum, (long long)norm->shape[d]);
+        if (!st) {
+            norm->placements[i] = dt_shard_sizes(d, sz);
+            norm->placements[i].block = m->shape[i];
+        }
+    }
+    for (r = 0; r < n && !st; r++) /* the dims no mesh dim splits are whole on every rank */
+        for (d = 0; d < nd && !st; d++)
+            if (split[d] < 0 && all[(size_t)r * (size_t)nd + (size_t)d] != norm->shape[d])
+                st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: rank %d's local_shape = %s, but dim %d is not split, "
+                              "so it must be the global %lld (global shape %s)", fn, r,
+                              dt__shape_str(all + (size_t)r * (size_t)nd, nd, b, sizeof b), d,
+                              (long long)norm->shape[d], dt__shape_str(norm->shape, nd, b2, sizeof b2));
+    DT_FREE(all);
+    return st;
+}
+
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local, unsigned flags,
                                       dt_tensor **out) {
     const char *fn = "dt_tensor_from_local";
     dt_tensor_desc norm;
     dt_tensor *t = NULL;
+    int64_t *sizes = NULL;
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
-    if (!st && (flags & ~(DT_COPY | DT_VERIFY)))
+    if (!st && (flags & ~(DT_COPY | DT_VERIFY | DT_INFER_SIZES)))
         st = dt__fail(DT_ERR_ARG, "%s: flags = 0x%x has unknown bits", fn, flags);
+    if (!st && (flags & DT_INFER_SIZES) && !d->local_shape)
+        st = dt__fail(DT_ERR_ARG, "%s: DT_INFER_SIZES needs desc->local_shape (each rank's own buffer shape)", fn);
+    if (!st && (flags & DT_INFER_SIZES) && m->rank >= 0)
+        st = dt__alloc(fn, (size_t)m->ndim * (size_t)m->size * sizeof(int64_t) + 1, (void **)&sizes);
+    if ((flags & DT_INFER_SIZES) && m->rank >= 0) { /* collective: the local errors first, then the sizes */
+        if (!(st = dt__agree(m->comm, fn, st, 0))) st = dt__infer_sizes(m, &norm, d->local_shape, sizes);
+        if (st) { DT_FREE(sizes); return st; }
+    }
+    if (!st && !d->local_shape && (flags & DT_VERIFY) && m->rank >= 0) {
+        int md = 0, td = dt__chunk_ambiguous(m, &norm, &md);
+        if (td >= 0)
+            st = dt__fail(DT_ERR_SHAPE, "%s: DT_VERIFY without desc->local_shape, and dim %d (%lld) is split unevenly "
+                          "by dt_shard on mesh dim %d, where torch.chunk's parts differ from the balanced rule's (MPI "
+                          "codes, PETSc): give local_shape (or DT_INFER_SIZES) so the buffer's size can be checked, "
+                          "or name the rule (dt_shard_balanced)", fn, td, (long long)norm.shape[td], md);
+    }
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
     if (!st && m->rank >= 0) {
         dt__box b;
@@ -3687,8 +3814,8 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
             st = dt__fail(DT_ERR_DEVICE, "%s: desc->device = %d (%s) but local = %p is not that device's memory "
                           "(DT_COPY copies from any memory)", fn, norm.device, dt__device_of(norm.device)->name, local);
     }
-    /* DT_VERIFY is collective: every member takes part even after a local
-       error, so a bad rank makes all ranks fail instead of the others hanging */
+    /* collective, always: every member takes part even after a local error,
+       so a bad rank makes all ranks fail instead of the others hanging */
     if ((flags & DT_VERIFY) && m->rank >= 0) {
         dt_status vs = dt__agree(m->comm, fn, st, st ? 0 : dt__desc_hash(&norm));
         if (vs && st) { /* this rank's own error, reported as the mismatch all ranks see */
@@ -3698,11 +3825,14 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
         } else {
             st = vs;
         }
-    } else if (!(flags & DT_VERIFY)) {
+    } else if (dt__checks_on()) {
         st = dt__consistent_spec(m, fn, st, &norm, NULL, NULL, 0, NULL);
+    } else if (m->rank >= 0 && m->size > 1) {
+        st = dt__agree(m->comm, fn, st, 0);
     }
+    if (!st) st = dt__tensor_make(fn, m, &norm, (flags & DT_COPY) ? NULL : local, 0, &t);
+    DT_FREE(sizes);
     if (st) return st;
-    if ((st = dt__tensor_make(fn, m, &norm, (flags & DT_COPY) ? NULL : local, 0, &t))) return st;
     if ((flags & DT_COPY) && t->bytes && (st = t->dev->copy(fn, t->data, local, t->bytes))) {
         dt_tensor_destroy(t);
         return st;
