@@ -875,6 +875,58 @@ static void test_from_local_contract(void)
         infer_good(m22, 2, ms22, pl, 3, nrow, NULL, cols, DT_VERIFY, "[2, np/2] mesh, R, S(1) inferred");
     }
 
+    /* Without local_shape a buffer's size is read from the placements. DT_VERIFY
+       refuses that where it cannot be checked: a torch.chunk split whose parts
+       differ from the balanced rule's (np + 1 rows over np >= 3 ranks: 2, 2, ..., 0
+       against 2, 1, 1, ...); every rank fails, the message asking for local_shape.
+       local_shape, DT_INFER_SIZES or a named balanced rule are accepted, and so is
+       DT_BORROW / DT_COPY without DT_VERIFY (the caller's word). */
+    {
+        dt_tensor_desc e;
+        double *lb = (double *)dtt_malloc(sizeof(double) * 3 * (size_t)(dtt_np + 2));
+        int64_t cls[2], bls[2];
+        memset(&e, 0, sizeof e);
+        e.dtype = DT_F64;
+        e.ndim = 2;
+        e.shape[0] = dtt_np + 1;
+        e.shape[1] = 3;
+        e.placements[0] = dt_shard(0);
+        CHECK_OK(dt_layout(g_mesh, &e, &dtt_rank, cls, NULL));
+        bls[0] = petsc_part(e.shape[0], dtt_np, dtt_rank);
+        bls[1] = 3;
+        dtt_ctx("from_local: DT_VERIFY without local_shape, [np + 1, 3] S(0)");
+        t = NULL;
+        st = dt_tensor_from_local(g_mesh, &e, lb, DT_COPY | DT_VERIFY, &t);
+        if (dtt_np >= 3) {
+            expect_all(st, DT_OK, "dt_tensor_from_local", "DT_VERIFY without local_shape, chunk != balanced");
+            CHECK(strstr(dt_last_error(), "local_shape") != NULL, "the message should ask for local_shape: %s",
+                  dt_last_error());
+            CHECK(t == NULL, "*out set");
+        } else {
+            CHECK(st == DT_OK, "np %d (chunk == balanced): %s", dtt_np, dt_last_error());
+        }
+        dt_tensor_destroy(t);
+        t = NULL;
+        CHECK_OK(dt_tensor_from_local(g_mesh, &e, lb, DT_BORROW, &t)); /* no DT_VERIFY: the caller's word */
+        dt_tensor_destroy(t);
+        t = NULL;
+        e.local_shape = cls;
+        CHECK_OK(dt_tensor_from_local(g_mesh, &e, lb, DT_BORROW | DT_VERIFY, &t));
+        dt_tensor_destroy(t);
+        t = NULL;
+        e.local_shape = bls;
+        CHECK_OK(dt_tensor_from_local(g_mesh, &e, lb, DT_BORROW | DT_VERIFY | DT_INFER_SIZES, &t));
+        if (t) CHECK(dt_tensor_get_desc(t)->placements[0].split == DT_SPLIT_SIZES, "inferred: split %d",
+                     dt_tensor_get_desc(t)->placements[0].split);
+        dt_tensor_destroy(t);
+        t = NULL;
+        e.local_shape = NULL;
+        e.placements[0] = dt_shard_balanced(0);
+        CHECK_OK(dt_tensor_from_local(g_mesh, &e, lb, DT_BORROW | DT_VERIFY, &t));
+        dt_tensor_destroy(t);
+        free(lb);
+    }
+
     /* bad: every rank */
     memset(&d, 0, sizeof d);
     d.dtype = DT_F64;
