@@ -334,11 +334,9 @@ typedef struct dt_tensor_desc {
     int device;                                /* DT_HOST (0) or, with dtensor_cuda.h,
                                                   DT_CUDA: where the shard's bytes
                                                   live                              */
-    const int64_t *local_shape;                /* optional, dt_tensor_from_local: the
-                                                  shape of the caller's buffer; it
-                                                  must equal the shape the placements
-                                                  imply (checked on every rank with
-                                                  DT_VERIFY, locally without)       */
+    const int64_t *local_shape;                /* dt_tensor_from_local: the shape of
+                                                  the caller's buffer (see there);
+                                                  the truth under DT_INFER_SIZES    */
 } dt_tensor_desc;
 
 /* >>api ------------------------------------------------------------------- */
@@ -446,6 +444,27 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
    refuses a result that breaks the rule (DT_ERR_SHAPE, nothing written). */
 DT_API dt_status dt_tensor_empty(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
 DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
+/* Wrap (DT_BORROW, zero copies) or copy (DT_COPY) this rank's part of an
+   existing decomposition. Collective, always: a rank whose arguments fail
+   fails every rank (rank 0's message then carries the first failing
+   rank's own reason), nothing hangs.
+   How the buffer's size is known -- the library reads exactly the local
+   shape's elements, never more:
+   - desc->local_shape given: it must equal the shape the placements give
+     this rank; checked on every rank, with or without DT_VERIFY.
+   - DT_INFER_SIZES (local_shape required): each rank's local_shape is the
+     truth. A code that knows only its own size (PETSc's PETSC_DECIDE, any
+     N/k + (r < N%k) split, a hand-made ragged one) wraps its buffer as it
+     is: each tensor dim split by one mesh dim becomes dt_shard_sizes of
+     the gathered sizes (one allgather of ndim words per rank); unsplit dims
+     must be whole, ranks holding the same part must agree, the sizes must
+     add up; a dim split by several mesh dims is DT_ERR_PLACEMENT.
+   - no local_shape: the buffer must hold the local shape the placements
+     give (dt_layout tells it). DT_VERIFY then refuses a torch.chunk split
+     whose parts differ from the balanced rule's (10 over 4: 3,3,3,1 versus
+     3,3,2,2), the one split it could not tell apart from an MPI code's.
+     Without DT_VERIFY nothing can check the size of a pointer: pass
+     local_shape. */
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local,
                                       unsigned flags, dt_tensor **out);
 /* src_rank: the mesh rank whose `full` (global row-major array) is sent, each
@@ -5763,6 +5782,36 @@ static void dt__choose(dt__call *c) {
     }
 }
 
+/* Does another mesh dim than i shard tensor dim d in pl? */
+static int dt__nested_on(const dt_placement *pl, int mndim, int i, int d) {
+    int j;
+    for (j = 0; j < mndim; j++)
+        if (j != i && pl[j].kind == DT_SHARD && pl[j].dim == d) return 1;
+    return 0;
+}
+
+/* Each mesh dim was chosen alone, so a sizes rule carried on one may end up
+   nested under a split another chose (its sizes then no longer add up to
+   the part they split): such a mesh dim falls back to torch.chunk for the
+   result and every input. Sizes rules stay only where they split a whole
+   dim. */
+static void dt__sizes_unnest(dt__call *c) {
+    int i, k, bad;
+    for (i = 0; i < c->m->ndim; i++) {
+        bad = c->out.placements[i].kind == DT_SHARD && c->out.placements[i].split == DT_SPLIT_SIZES &&
+              dt__nested_on(c->out.placements, c->m->ndim, i, c->out.placements[i].dim);
+        for (k = 0; k < c->nin && !bad; k++)
+            bad = c->in[k].d && c->want[k][i].kind == DT_SHARD && c->want[k][i].split == DT_SPLIT_SIZES &&
+                  dt__nested_on(c->want[k], c->m->ndim, i, c->want[k][i].dim);
+        if (!bad) continue;
+        for (k = 0; k < c->nin; k++)
+            if (c->want[k][i].kind == DT_SHARD && c->want[k][i].split == DT_SPLIT_SIZES)
+                c->want[k][i] = dt_shard(c->want[k][i].dim);
+        if (c->out.placements[i].kind == DT_SHARD && c->out.placements[i].split == DT_SPLIT_SIZES)
+            c->out.placements[i] = dt_shard(c->out.placements[i].dim);
+    }
+}
+
 /* norm2 reduces its sums of squares before the sqrt: the caller sees Replicate */
 static void dt__public_out(dt__call *c) {
     int i;
@@ -5825,6 +5874,7 @@ static dt_status dt__propagate(dt__call *c, dt_status (*check)(dt__call *)) {
         if ((st = check(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))
             return st;
         dt__choose(c);
+        dt__sizes_unnest(c);
         dt__public_out(c);
         if (e) {
             if (!e->nkey) m->ops_count++;
