@@ -5,7 +5,12 @@
    *out is pre-filled with a sentinel pointer (never dereferenced) and caller
    buffers with a pattern, both checked after the call. Collective calls get
    the same bad arguments on every rank (or are checked for agreement:
-   ranks passing different arguments all get DT_ERR_MISMATCH, no hang). */
+   ranks passing different arguments all get DT_ERR_MISMATCH, no hang).
+   Issue 17: bad split rules in every call that takes a placement (sizes
+   not adding up, negative, NULL, not fitting a nested part; block <= 0;
+   rule on a dim >= ndim; split > 3; split fields on Replicate, Partial or
+   past the mesh), the index accessors' arguments, and from_local's
+   DT_INFER_SIZES contract (test_from_local_contract). */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "dt_test.h"
@@ -358,19 +363,42 @@ static void test_huge_extents(void)
 
 /* ------------------------------------------------------------ tensor descs */
 
-typedef struct badcase { dt_tensor_desc d; dt_status want; const char *what; } badcase;
+typedef struct badcase { dt_tensor_desc d; dt_status want; const char *what; dt_mesh *m; } badcase;
+
+/* sizes arrays for the split-rule cases (np entries used; the cases point at them) */
+static int64_t g_sz_short[64], g_sz_neg[64], g_sz_long[64], g_sz_two[64], g_sz_alt[64], g_sz_one[1];
+
+static dt_placement with_split(dt_placement p, int split, int64_t block, const int64_t *sizes)
+{
+    p.split = (uint8_t)split;
+    p.block = block;
+    p.sizes = sizes;
+    return p;
+}
 
 static int bad_descs(badcase *b)
 {
-    int n = 0;
+    int n = 0, k;
     dt_tensor_desc good;
+    /* [2 np, 3] split over np: sizes of 2 each fit; these do not */
+    for (k = 0; k < dtt_np; k++) {
+        g_sz_short[k] = 1;                  /* sum np, not 2 np */
+        g_sz_long[k] = 2;
+        g_sz_neg[k] = 2;
+        g_sz_two[k] = g_sz_alt[k] = 2; /* two valid arrays (at 2+ ranks, different ones) */
+    }
+    if (dtt_np > 1) g_sz_alt[0] = 3, g_sz_alt[1] = 1;
+    g_sz_long[0] = 3;
+    g_sz_neg[0] = -1;                        /* a negative size (the sum still 2 np at 2+ ranks) */
+    if (dtt_np > 1) g_sz_neg[dtt_np - 1] += 3;
+    g_sz_one[0] = 3;
     memset(&good, 0, sizeof good);
     good.dtype = DT_F32;
     good.ndim = 2;
     good.shape[0] = 2 * dtt_np;
     good.shape[1] = 3;
     good.placements[0] = dt_shard(0);
-#define ADD(stmt, st, w) do { b[n].d = good; { dt_tensor_desc *d = &b[n].d; stmt; } b[n].want = st; b[n].what = w; n++; } while (0)
+#define ADD(stmt, st, w) do { b[n].d = good; b[n].m = g_mesh; { dt_tensor_desc *d = &b[n].d; stmt; } b[n].want = st; b[n].what = w; n++; } while (0)
     ADD(d->ndim = -1, DT_ERR_SHAPE, "ndim -1");
     ADD(d->ndim = DT_MAX_DIMS + 1, DT_ERR_SHAPE, "ndim DT_MAX_DIMS+1");
     ADD(d->ndim = 1000000, DT_ERR_SHAPE, "ndim 1000000");
@@ -394,13 +422,47 @@ static int bad_descs(badcase *b)
     ADD(d->placements[0].kind = 7, DT_ERR_PLACEMENT, "placement kind 7");
     ADD(d->placements[0] = dt_partial((dt_reduce)9), DT_ERR_PLACEMENT, "Partial reduce 9");
     ADD(d->device = 3, DT_ERR_DEVICE, "device 3");
+    /* the split rules (issue 17): every rank passes the same bad placement */
+    ADD(d->placements[0] = dt_shard_sizes(0, g_sz_short), DT_ERR_PLACEMENT, "sizes adding up to np, not the extent 2 np");
+    ADD(d->placements[0] = dt_shard_sizes(0, g_sz_long), DT_ERR_PLACEMENT, "sizes adding up to 2 np + 1");
+    ADD(d->placements[0] = dt_shard_sizes(0, g_sz_neg), DT_ERR_PLACEMENT, "a negative size");
+    ADD(d->placements[0] = dt_shard_sizes(0, NULL), DT_ERR_PLACEMENT, "sizes NULL");
+    ADD(d->placements[0] = dt_shard_cyclic(0, 0), DT_ERR_PLACEMENT, "cyclic block 0");
+    ADD(d->placements[0] = dt_shard_cyclic(1, -4), DT_ERR_PLACEMENT, "cyclic block -4");
+    ADD(d->placements[0] = dt_shard_cyclic(0, INT64_MIN), DT_ERR_PLACEMENT, "cyclic block INT64_MIN");
+    ADD(d->placements[0] = dt_shard_balanced(2), DT_ERR_PLACEMENT, "balanced Shard(2) of a 2-D tensor");
+    ADD(d->placements[0] = dt_shard_balanced(-3), DT_ERR_PLACEMENT, "balanced Shard(-3) of a 2-D tensor");
+    ADD(d->placements[0] = dt_shard_sizes(2, g_sz_short), DT_ERR_PLACEMENT, "sizes Shard(2) of a 2-D tensor");
+    ADD(d->placements[0] = dt_shard_cyclic(5, 1), DT_ERR_PLACEMENT, "cyclic Shard(5) of a 2-D tensor");
+    ADD((d->ndim = 0, d->placements[0] = dt_shard_cyclic(0, 1)), DT_ERR_PLACEMENT, "cyclic Shard(0) of a scalar");
+    ADD(d->placements[0] = with_split(dt_shard(0), 4, 0, NULL), DT_ERR_PLACEMENT, "split 4");
+    ADD(d->placements[0] = with_split(dt_shard(0), 255, 2, g_sz_short), DT_ERR_PLACEMENT, "split 255");
+    ADD(d->placements[0] = with_split(dt_replicate(), DT_SPLIT_BALANCED, 0, NULL), DT_ERR_PLACEMENT,
+        "a stray split field on Replicate");
+    ADD(d->placements[0] = with_split(dt_replicate(), 0, 2, NULL), DT_ERR_PLACEMENT, "a stray block field on Replicate");
+    ADD(d->placements[0] = with_split(dt_replicate(), 0, 0, g_sz_short), DT_ERR_PLACEMENT,
+        "a stray sizes field on Replicate");
+    ADD(d->placements[0] = with_split(dt_partial(DT_SUM), DT_SPLIT_CYCLIC, 2, NULL), DT_ERR_PLACEMENT,
+        "a stray split field on Partial");
+    ADD(d->placements[0] = with_split(dt_partial(DT_MAX), 0, 0, g_sz_short), DT_ERR_PLACEMENT,
+        "a stray sizes field on Partial");
+    ADD(d->placements[2].split = DT_SPLIT_SIZES, DT_ERR_PLACEMENT, "a stray split field past the mesh");
+    ADD(d->placements[1].block = 3, DT_ERR_PLACEMENT, "a stray block field past the mesh");
+    ADD(d->placements[DT_MAX_MESH_DIMS - 1].sizes = g_sz_short, DT_ERR_PLACEMENT, "a stray sizes field past the mesh");
+    if (dtt_np > 1) { /* on the np x 1 mesh: a later sizes rule must fit every part the earlier dim leaves */
+        ADD((b[n].m = g_mesh2, d->shape[0] = 2 * dtt_np + 1, d->placements[1] = dt_shard_sizes(0, g_sz_one)),
+            DT_ERR_PLACEMENT, "np x 1 mesh, [2 np + 1, 3] S(0), sizes(0, {3}): parts 3 and less");
+        ADD((b[n].m = g_mesh2, d->shape[0] = 2 * dtt_np + 1, d->placements[0] = dt_shard_cyclic(0, 1),
+             d->placements[1] = dt_shard_sizes(0, g_sz_one)),
+            DT_ERR_PLACEMENT, "np x 1 mesh, [2 np + 1, 3] cyclic(0, 1), sizes(0, {3}): parts of 3 and 2");
+    }
 #undef ADD
     return n;
 }
 
 static void test_tensor_descs(void)
 {
-    badcase b[32];
+    badcase b[64];
     int n = bad_descs(b), i;
     size_t bufn = 4096;
     unsigned char *buf = (unsigned char *)dtt_malloc(bufn);
@@ -409,19 +471,21 @@ static void test_tensor_descs(void)
         int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS];
         int coord[DT_MAX_MESH_DIMS] = { 0, 0, 0, 0 };
         dtt_ctx("bad desc: %s", b[i].what);
-        EXPECT(dt_tensor_empty(g_mesh, &b[i].d, &t), b[i].want, "dt_tensor_empty");
-        EXPECT(dt_tensor_zeros(g_mesh, &b[i].d, &t), b[i].want, "dt_tensor_zeros");
+        dt_mesh *m = b[i].m;
+        EXPECT(dt_tensor_empty(m, &b[i].d, &t), b[i].want, "dt_tensor_empty");
+        EXPECT(dt_tensor_zeros(m, &b[i].d, &t), b[i].want, "dt_tensor_zeros");
         memset(buf, 0xC3, bufn);
-        EXPECT(dt_tensor_from_local(g_mesh, &b[i].d, buf, DT_COPY, &t), b[i].want, "dt_tensor_from_local");
-        EXPECT(dt_tensor_from_local(g_mesh, &b[i].d, buf, DT_BORROW, &t), b[i].want, "dt_tensor_from_local");
+        EXPECT(dt_tensor_from_local(m, &b[i].d, buf, DT_COPY, &t), b[i].want, "dt_tensor_from_local");
+        EXPECT(dt_tensor_from_local(m, &b[i].d, buf, DT_BORROW, &t), b[i].want, "dt_tensor_from_local");
+        EXPECT(dt_tensor_from_local(m, &b[i].d, buf, DT_COPY | DT_VERIFY, &t), DT_ERR_MISMATCH, "dt_tensor_from_local");
         CHECK(pattern_ok(buf, bufn, 0xC3), "from_local touched the buffer");
-        EXPECT(dt_tensor_distribute(g_mesh, &b[i].d, buf, DT_SRC_ALL, &t), b[i].want, "dt_tensor_distribute");
-        EXPECT(dt_tensor_distribute(g_mesh, &b[i].d, buf, 0, &t), b[i].want, "dt_tensor_distribute");
+        EXPECT(dt_tensor_distribute(m, &b[i].d, buf, DT_SRC_ALL, &t), b[i].want, "dt_tensor_distribute");
+        EXPECT(dt_tensor_distribute(m, &b[i].d, buf, 0, &t), b[i].want, "dt_tensor_distribute");
         CHECK(pattern_ok(buf, bufn, 0xC3), "distribute touched the buffer");
         CHECK(t == (dt_tensor *)SENTINEL, "*out changed");
         memset(ls, 0xC3, sizeof ls);
         memset(lo, 0xC3, sizeof lo);
-        EXPECT(dt_layout(g_mesh, &b[i].d, coord, ls, lo), b[i].want, "dt_layout");
+        EXPECT(dt_layout(m, &b[i].d, coord, ls, lo), b[i].want, "dt_layout");
         CHECK(pattern_ok((const unsigned char *)ls, sizeof ls, 0xC3) && pattern_ok((const unsigned char *)lo, sizeof lo, 0xC3),
               "dt_layout wrote its outputs");
     }
@@ -506,14 +570,48 @@ static void test_tensor_args(void)
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
         pl[0] = dt_partial(DT_AVG);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
-        CHECK(x == NULL, "*out changed");
+        /* the split rules (issue 17) */
+        pl[0] = dt_shard_sizes(0, g_sz_short);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_shard_sizes(1, g_sz_two); /* 2 np, never the 3 columns */
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_shard_sizes(0, g_sz_neg);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_shard_sizes(0, NULL);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_shard_cyclic(0, 0);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_shard_cyclic(1, -1);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = dt_shard_balanced(2);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = with_split(dt_shard(0), 4, 0, NULL);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = with_split(dt_replicate(), DT_SPLIT_CYCLIC, 2, NULL);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        pl[0] = with_split(dt_partial(DT_SUM), 0, 0, g_sz_short);
+        EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+        CHECK(x == NULL, "*out changed"); /* (redistribute reads one placement per mesh dim: none past it) */
+        if (dtt_np > 1) { /* nested: a later sizes rule that does not fit every part of the earlier one */
+            dt_tensor_desc e = d;
+            dt_tensor *a2 = NULL;
+            e.shape[0] = 2 * dtt_np + 1;
+            e.placements[0] = dt_replicate();
+            CHECK_OK(dt_tensor_zeros(g_mesh2, &e, &a2));
+            memset(pl, 0, sizeof pl);
+            pl[0] = dt_shard(0);
+            pl[1] = dt_shard_sizes(0, g_sz_one);
+            if (a2) EXPECT(dt_tensor_redistribute(a2, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
+            CHECK(x == NULL, "*out changed");
+            dt_tensor_destroy(a2);
+        }
         /* *out that does not have the target spec: refused, *out and its buffer untouched */
         memset(pl, 0, sizeof pl);
         {
             dt_tensor_desc e = d;
             dt_tensor *w = NULL;
             int j;
-            for (j = 0; j < 5; j++) {
+            for (j = 0; j < (dtt_np > 1 ? 6 : 5); j++) {
                 dt_status want = DT_ERR_SHAPE;
                 dt_mesh *mesh = g_mesh;
                 e = d;
@@ -523,13 +621,19 @@ static void test_tensor_args(void)
                 if (j == 2) { e.placements[0] = dt_shard(1); want = DT_ERR_PLACEMENT; }
                 if (j == 3) { e.ndim = 3; e.shape[2] = 1; }
                 if (j == 4) { mesh = g_mesh2; want = DT_ERR_MESH; }
+                if (j == 5) { /* the target names other sizes than *out */
+                    e.placements[0] = dt_shard_sizes(0, g_sz_alt);
+                    want = DT_ERR_PLACEMENT;
+                }
                 dtt_ctx("redistribute into a wrong *out (case %d)", j);
                 w = NULL;
                 CHECK_OK(dt_tensor_zeros(mesh, &e, &w));
                 if (!w) continue;
                 o = w;
                 if (dt_tensor_local_numel(w)) memset(dt_tensor_data(w), 0xC3, dt_tensor_local_numel(w) * dt_dtype_size(e.dtype));
+                if (j == 5) pl[0] = dt_shard_sizes(0, g_sz_two);
                 EXPECT(dt_tensor_redistribute(a, pl, &o), want, "dt_tensor_redistribute");
+                memset(pl, 0, sizeof pl);
                 CHECK(o == w, "*out changed");
                 CHECK(pattern_ok((const unsigned char *)dt_tensor_data(w), dt_tensor_local_numel(w) * dt_dtype_size(e.dtype), 0xC3),
                       "the wrong *out's buffer was written");
@@ -560,6 +664,29 @@ static void test_tensor_args(void)
           "dt_layout wrote its outputs");
     coord[0] = 0;
     CHECK_OK(dt_layout(g_mesh, &d, coord, NULL, NULL)); /* outputs are optional */
+    /* the index accessors (issue 17) */
+    memset(lo, 0xC3, sizeof lo);
+    EXPECT(dt_layout_indices(NULL, &d, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, NULL, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, &d, NULL, 0, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, &d, coord, 2, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, &d, coord, -3, lo), DT_ERR_ARG, "dt_layout_indices");
+    EXPECT(dt_layout_indices(g_mesh, &d, coord, 0, NULL), DT_ERR_ARG, "dt_layout_indices");
+    coord[0] = dtt_np;
+    EXPECT(dt_layout_indices(g_mesh, &d, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
+    coord[0] = 0;
+    {
+        dt_tensor_desc e = d;
+        e.placements[0] = dt_shard_cyclic(0, 0);
+        EXPECT(dt_layout_indices(g_mesh, &e, coord, 0, lo), DT_ERR_PLACEMENT, "dt_layout_indices");
+    }
+    EXPECT(dt_tensor_local_indices(NULL, 0, lo), DT_ERR_ARG, "dt_tensor_local_indices");
+    if (a) {
+        EXPECT(dt_tensor_local_indices(a, 2, lo), DT_ERR_ARG, "dt_tensor_local_indices");
+        EXPECT(dt_tensor_local_indices(a, -3, lo), DT_ERR_ARG, "dt_tensor_local_indices");
+        EXPECT(dt_tensor_local_indices(a, 0, NULL), DT_ERR_ARG, "dt_tensor_local_indices");
+    }
+    CHECK(pattern_ok((const unsigned char *)lo, sizeof lo, 0xC3), "the index accessors wrote on failure");
     /* getters with NULL */
     memset(ls, 0xC3, sizeof ls);
     dt_tensor_local_shape(NULL, ls);
@@ -578,6 +705,273 @@ static void test_tensor_args(void)
     dt_tensor_destroy(a);
     free(full);
     free(buf);
+}
+
+/* ------------------------------------------------------------ from_local's contract (issue 17)
+
+   DT_INFER_SIZES: every rank's desc->local_shape is the truth; a tensor dim
+   split by one mesh dim becomes dt_shard_sizes of the gathered sizes,
+   whatever rule the desc names there. Good: a PETSc-style balanced split,
+   sizes with zeros, a 2-D mesh (both dims inferred; a replicated mesh dim),
+   with DT_BORROW (zero copies: the tensor wraps the caller's pointer),
+   DT_COPY and DT_VERIFY; the desc says DT_SPLIT_SIZES with the gathered
+   sizes (its own copy); shape, offset and the gathered values follow the
+   closed form v(i, j) = 100 i + j. Bad: local_shape NULL (DT_ERR_ARG), a
+   dim split by two mesh dims (DT_ERR_PLACEMENT), an unsplit dim other than
+   the extent, sizes not adding up, a negative entry, replicas that
+   disagree: every rank fails with one status, nothing hangs. */
+static double flv(int64_t i, int64_t j) { return (double)(100 * i + j); }
+
+/* rank part r of n over k by the PETSc rule, and its offset */
+static int64_t petsc_part(int64_t n, int k, int r) { return n / k + (r < n % k); }
+static int64_t petsc_off(int64_t n, int k, int r)
+{
+    int64_t o = 0;
+    int c;
+    for (c = 0; c < r; c++) o += petsc_part(n, k, c);
+    return o;
+}
+
+/* every rank: the same status (the ranks compare theirs); want DT_OK: any error */
+static void expect_all(dt_status st, dt_status want, const char *fn, const char *what)
+{
+    int me = (int)st, all[64], r, same = 1;
+    MPI_Allgather(&me, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+    for (r = 1; r < dtt_np; r++) same &= all[r] == all[0];
+    CHECK(same, "%s: the ranks returned different statuses (rank 0 %s, rank %d %s)", what,
+          dt_status_string((dt_status)all[0]), dtt_np - 1, dt_status_string((dt_status)all[dtt_np - 1]));
+    if (want != DT_OK) CHECK(st == want, "%s: returned %s, want %s: %s", what, dt_status_string(st), dt_status_string(want), dt_last_error());
+    else CHECK(st != DT_OK, "%s: returned DT_OK", what);
+    if (st != DT_OK) CHECK_ERRMSG(fn);
+}
+
+/* from_local with DT_INFER_SIZES of rows[r] x cols[r] parts on a 1-D or 2-D mesh, checked */
+static void infer_good(dt_mesh *m, int mnd, const int *ms, const dt_placement *named, int64_t rows_n, int64_t cols_n,
+                       const int64_t *rows, const int64_t *cols, unsigned flags, const char *what)
+{
+    dt_tensor_desc d;
+    dt_tensor *t = NULL;
+    const dt_tensor_desc *g;
+    int coord[DT_MAX_MESH_DIMS], i, k, dimsplit[2] = { -1, -1 };
+    int64_t ls[2], lo[2], off[2] = { 0, 0 }, n[2], i0, j0, bad = 0;
+    double *buf, *full;
+    dtt_ctx("from_local DT_INFER_SIZES: %s", what);
+    dt_mesh_coordinate(m, coord);
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;
+    d.ndim = 2;
+    d.shape[0] = rows_n;
+    d.shape[1] = cols_n;
+    for (i = 0; i < mnd; i++) {
+        d.placements[i] = named[i];
+        if (named[i].kind == DT_SHARD) dimsplit[named[i].dim] = i;
+    }
+    /* this rank's part and offset, from the caller's own arrays */
+    for (k = 0; k < 2; k++) {
+        const int64_t *sz = k == 0 ? rows : cols;
+        n[k] = d.shape[k];
+        if (dimsplit[k] >= 0) {
+            int c = coord[dimsplit[k]];
+            n[k] = sz[c];
+            for (i = 0; i < c; i++) off[k] += sz[i];
+        }
+    }
+    buf = (double *)dtt_malloc((size_t)(n[0] * n[1] + 1) * sizeof(double));
+    full = (double *)dtt_malloc((size_t)(rows_n * cols_n + 1) * sizeof(double));
+    for (i0 = 0; i0 < n[0]; i0++)
+        for (j0 = 0; j0 < n[1]; j0++) buf[i0 * n[1] + j0] = flv(off[0] + i0, off[1] + j0);
+    d.local_shape = n;
+    CHECK_OK(dt_tensor_from_local(m, &d, buf, DT_INFER_SIZES | flags, &t));
+    if (t) {
+        g = dt_tensor_get_desc(t);
+        if (flags & DT_COPY) CHECK(dt_tensor_data(t) != buf, "DT_COPY: the tensor wraps the caller's buffer");
+        else if (n[0] && n[1]) CHECK(dt_tensor_data(t) == buf, "DT_BORROW: dt_tensor_data %p, the caller's buffer %p",
+                                    dt_tensor_data(t), (void *)buf);
+        for (k = 0; k < 2; k++) {
+            const int64_t *sz = k == 0 ? rows : cols;
+            const dt_placement *p;
+            if (dimsplit[k] < 0) continue;
+            p = &g->placements[dimsplit[k]];
+            CHECK(p->kind == DT_SHARD && p->dim == k && p->split == DT_SPLIT_SIZES && p->sizes != NULL,
+                  "desc placements[%d]: kind %d dim %d split %d sizes %p, want Shard(%d) DT_SPLIT_SIZES", dimsplit[k],
+                  p->kind, p->dim, p->split, (const void *)p->sizes, k);
+            CHECK(p->sizes != sz, "the desc points at the caller's sizes, not its own copy");
+            if (p->sizes)
+                for (i = 0; i < ms[dimsplit[k]]; i++)
+                    CHECK(p->sizes[i] == sz[i], "desc sizes[%d] = %lld, gathered %lld", i, (long long)p->sizes[i],
+                          (long long)sz[i]);
+        }
+        dt_tensor_local_shape(t, ls);
+        dt_tensor_local_offset(t, lo);
+        CHECK(ls[0] == n[0] && ls[1] == n[1], "local shape [%lld, %lld], want [%lld, %lld]", (long long)ls[0],
+              (long long)ls[1], (long long)n[0], (long long)n[1]);
+        if (n[0] && n[1])
+            CHECK(lo[0] == off[0] && lo[1] == off[1], "local offset [%lld, %lld], want [%lld, %lld]", (long long)lo[0],
+                  (long long)lo[1], (long long)off[0], (long long)off[1]);
+        CHECK_OK(dt_tensor_gather(t, full));
+        for (i0 = 0; i0 < rows_n; i0++)
+            for (j0 = 0; j0 < cols_n; j0++) bad += full[i0 * cols_n + j0] != flv(i0, j0);
+        CHECK(bad == 0, "gathered: %lld wrong values", (long long)bad);
+        dt_tensor_destroy(t);
+    }
+    free(full);
+    free(buf);
+}
+
+static void test_from_local_contract(void)
+{
+    int64_t rows[64], cols[64], ls[2], nrow = 0, n;
+    int r, ms[2];
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_tensor_desc d;
+    dt_tensor *t;
+    double buf[256];
+    dt_status st;
+    dt_mesh *m22 = NULL, *m1n = NULL;
+    dt_mesh_desc md;
+
+    memset(pl, 0, sizeof pl);
+    ms[0] = dtt_np;
+    /* PETSc's PETSC_DECIDE: n/k + (r < n%k), the desc naming torch.chunk (or another rule) */
+    n = 3 * dtt_np + 2;
+    for (r = 0; r < dtt_np; r++) rows[r] = petsc_part(n, dtt_np, r);
+    CHECK(petsc_off(n, dtt_np, dtt_np - 1) + rows[dtt_np - 1] == n, "petsc parts");
+    pl[0] = dt_shard(0);
+    infer_good(g_mesh, 1, ms, pl, n, 3, rows, NULL, DT_BORROW, "PETSc balanced rows, named Shard(0), DT_BORROW");
+    infer_good(g_mesh, 1, ms, pl, n, 3, rows, NULL, DT_COPY, "PETSc balanced rows, DT_COPY");
+    infer_good(g_mesh, 1, ms, pl, n, 3, rows, NULL, DT_VERIFY, "PETSc balanced rows, DT_VERIFY");
+    pl[0] = dt_shard_cyclic(0, 2);
+    infer_good(g_mesh, 1, ms, pl, n, 3, rows, NULL, DT_BORROW, "PETSc balanced rows, named cyclic(0, 2)");
+    /* sizes with zeros (and an empty tensor at one rank) */
+    for (r = 0; r < dtt_np; r++) nrow += rows[r] = (r * 7 + 3) % 4 == 3 ? 0 : (r * 7 + 3) % 4;
+    pl[0] = dt_shard_balanced(0);
+    infer_good(g_mesh, 1, ms, pl, nrow, 2, rows, NULL, DT_BORROW, "sizes with zeros, named balanced");
+    pl[0] = dt_shard(1);
+    for (r = 0; r < dtt_np; r++) cols[r] = r == dtt_np - 1 ? 0 : 1;
+    infer_good(g_mesh, 1, ms, pl, 4, dtt_np - 1, NULL, cols, DT_BORROW, "columns, the last part empty");
+    /* 2-D meshes: [2, np/2] (both tensor dims inferred, then one mesh dim replicated), [1, np] */
+    memset(&md, 0, sizeof md);
+    md.ndim = 2;
+    if (dtt_np % 2 == 0) {
+        md.shape[0] = 2;
+        md.shape[1] = dtt_np / 2;
+        CHECK_OK(dt_mesh_create(g_comm, &md, &m22));
+    }
+    md.shape[0] = 1;
+    md.shape[1] = dtt_np;
+    CHECK_OK(dt_mesh_create(g_comm, &md, &m1n));
+    if (m22) {
+        int ms22[2] = { 2, dtt_np / 2 };
+        rows[0] = 3;
+        rows[1] = 0;
+        for (r = 0; r < dtt_np / 2; r++) cols[r] = (r + 1) % 3; /* 1, 2, 0, 1 */
+        nrow = 0;
+        for (r = 0; r < dtt_np / 2; r++) nrow += cols[r];
+        memset(pl, 0, sizeof pl);
+        pl[0] = dt_shard(0);
+        pl[1] = dt_shard_balanced(1);
+        infer_good(m22, 2, ms22, pl, 3, nrow, rows, cols, DT_BORROW, "[2, np/2] mesh, S(0), S(1) inferred");
+        pl[0] = dt_replicate();
+        infer_good(m22, 2, ms22, pl, 3, nrow, NULL, cols, DT_VERIFY, "[2, np/2] mesh, R, S(1) inferred");
+    }
+
+    /* Without local_shape a buffer's size is read from the placements. DT_VERIFY
+       refuses that where it cannot be checked: a torch.chunk split whose parts
+       differ from the balanced rule's (np + 1 rows over np >= 3 ranks: 2, 2, ..., 0
+       against 2, 1, 1, ...); every rank fails, the message asking for local_shape.
+       local_shape, DT_INFER_SIZES or a named balanced rule are accepted, and so is
+       DT_BORROW / DT_COPY without DT_VERIFY (the caller's word). */
+    {
+        dt_tensor_desc e;
+        double *lb = (double *)dtt_malloc(sizeof(double) * 3 * (size_t)(dtt_np + 2));
+        int64_t cls[2], bls[2];
+        memset(&e, 0, sizeof e);
+        e.dtype = DT_F64;
+        e.ndim = 2;
+        e.shape[0] = dtt_np + 1;
+        e.shape[1] = 3;
+        e.placements[0] = dt_shard(0);
+        CHECK_OK(dt_layout(g_mesh, &e, &dtt_rank, cls, NULL));
+        bls[0] = petsc_part(e.shape[0], dtt_np, dtt_rank);
+        bls[1] = 3;
+        dtt_ctx("from_local: DT_VERIFY without local_shape, [np + 1, 3] S(0)");
+        t = NULL;
+        st = dt_tensor_from_local(g_mesh, &e, lb, DT_COPY | DT_VERIFY, &t);
+        if (dtt_np >= 3) {
+            expect_all(st, DT_OK, "dt_tensor_from_local", "DT_VERIFY without local_shape, chunk != balanced");
+            CHECK(strstr(dt_last_error(), "local_shape") != NULL, "the message should ask for local_shape: %s",
+                  dt_last_error());
+            CHECK(t == NULL, "*out set");
+        } else {
+            CHECK(st == DT_OK, "np %d (chunk == balanced): %s", dtt_np, dt_last_error());
+        }
+        dt_tensor_destroy(t);
+        t = NULL;
+        CHECK_OK(dt_tensor_from_local(g_mesh, &e, lb, DT_BORROW, &t)); /* no DT_VERIFY: the caller's word */
+        dt_tensor_destroy(t);
+        t = NULL;
+        e.local_shape = cls;
+        CHECK_OK(dt_tensor_from_local(g_mesh, &e, lb, DT_BORROW | DT_VERIFY, &t));
+        dt_tensor_destroy(t);
+        t = NULL;
+        e.local_shape = bls;
+        CHECK_OK(dt_tensor_from_local(g_mesh, &e, lb, DT_BORROW | DT_VERIFY | DT_INFER_SIZES, &t));
+        if (t) CHECK(dt_tensor_get_desc(t)->placements[0].split == DT_SPLIT_SIZES, "inferred: split %d",
+                     dt_tensor_get_desc(t)->placements[0].split);
+        dt_tensor_destroy(t);
+        t = NULL;
+        e.local_shape = NULL;
+        e.placements[0] = dt_shard_balanced(0);
+        CHECK_OK(dt_tensor_from_local(g_mesh, &e, lb, DT_BORROW | DT_VERIFY, &t));
+        dt_tensor_destroy(t);
+        free(lb);
+    }
+
+    /* bad: every rank */
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;
+    d.ndim = 2;
+    d.shape[0] = 2 * dtt_np;
+    d.shape[1] = 3;
+    d.placements[0] = dt_shard(0);
+    memset(buf, 0xC3, sizeof buf);
+    t = (dt_tensor *)SENTINEL;
+    dtt_ctx("from_local DT_INFER_SIZES, bad");
+    EXPECT(dt_tensor_from_local(g_mesh, &d, buf, DT_INFER_SIZES, &t), DT_ERR_ARG, "dt_tensor_from_local");
+    EXPECT(dt_tensor_from_local(g_mesh, &d, buf, DT_INFER_SIZES | DT_COPY | DT_VERIFY, &t), DT_ERR_ARG,
+           "dt_tensor_from_local");
+    ls[0] = 2;
+    ls[1] = 3;
+    d.local_shape = ls;
+    d.placements[1] = dt_shard(0); /* on the np x 1 mesh: dim 0 split by both mesh dims */
+    EXPECT(dt_tensor_from_local(g_mesh2, &d, buf, DT_INFER_SIZES, &t), DT_ERR_PLACEMENT, "dt_tensor_from_local");
+    d.placements[1] = dt_shard_balanced(0);
+    EXPECT(dt_tensor_from_local(g_mesh2, &d, buf, DT_INFER_SIZES | DT_COPY, &t), DT_ERR_PLACEMENT, "dt_tensor_from_local");
+    d.placements[1] = dt_replicate();
+    ls[1] = 4; /* the unsplit dim is 3 */
+    st = dt_tensor_from_local(g_mesh, &d, buf, DT_INFER_SIZES, &t);
+    expect_all(st, DT_ERR_SHAPE, "dt_tensor_from_local", "DT_INFER_SIZES, unsplit dim 4 of 3");
+    ls[1] = 3;
+    ls[0] = 3; /* 3 np rows of 2 np */
+    st = dt_tensor_from_local(g_mesh, &d, buf, DT_INFER_SIZES, &t);
+    expect_all(st, DT_ERR_SHAPE, "dt_tensor_from_local", "DT_INFER_SIZES, sizes adding up to 3 np of 2 np");
+    st = dt_tensor_from_local(g_mesh, &d, buf, DT_INFER_SIZES | DT_VERIFY, &t);
+    expect_all(st, DT_OK, "dt_tensor_from_local", "DT_INFER_SIZES | DT_VERIFY, sizes adding up to 3 np of 2 np");
+    ls[0] = dtt_rank == 0 ? 2 * dtt_np + 1 : -1; /* the sum is right, an entry negative */
+    if (dtt_np == 1) ls[0] = -1;
+    st = dt_tensor_from_local(g_mesh, &d, buf, DT_INFER_SIZES, &t);
+    expect_all(st, DT_OK, "dt_tensor_from_local", "DT_INFER_SIZES, a negative entry");
+    if (m1n) { /* [1, np], S(0) then R: every rank holds the one part; the last rank claims one row less */
+        ls[0] = 2 * dtt_np - (dtt_rank == dtt_np - 1);
+        st = dt_tensor_from_local(m1n, &d, buf, DT_INFER_SIZES | DT_COPY, &t);
+        expect_all(st, DT_OK, "dt_tensor_from_local", "DT_INFER_SIZES, replicas disagree");
+    }
+    CHECK(t == (dt_tensor *)SENTINEL, "*out changed");
+    CHECK(pattern_ok((const unsigned char *)buf, sizeof buf, 0xC3), "from_local touched the buffer");
+    d.local_shape = NULL;
+    dt_mesh_destroy(m1n);
+    dt_mesh_destroy(m22);
+    dtt_ctx("");
 }
 
 /* a successful call after a failure: the message stays until cleared or replaced,
@@ -628,6 +1022,7 @@ int main(int argc, char **argv)
             test_mesh_args();
             test_tensor_descs();
             test_tensor_args();
+            test_from_local_contract();
             test_huge_extents();
             test_error_state();
         }

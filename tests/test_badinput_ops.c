@@ -45,7 +45,8 @@
      dt_manual_seed rng_set_state rng_get_state   N
      dt_rng_save_state rng_load_state   N, unwritable path, missing file,
                                malformed file (IO); state unchanged
-     dt_tensor_rand randn      N, desc: dtype 99, ndim -1, O, T (i32)
+     dt_tensor_rand randn      N, desc: dtype 99, ndim -1, O, T (i32), a bad
+                               split rule (sizes not adding up, block 0)
      dt_uniform_ normal_ bernoulli_ randint_   N, E (lo > hi, NaN, std < 0,
                                p 1.5, lo >= hi), T; tensor unchanged, RNG
                                offset unchanged
@@ -60,7 +61,8 @@
      dt_tensor_save_npy        N (t, path), unwritable path (IO)
      dt_tensor_load_npy        N (m, path, out), missing / malformed file
                                (IO), placements that do not fit (PLACEMENT:
-                               Shard(2) of a 2-D file, Partial reduce 9)
+                               Shard(2) of a 2-D file, Partial reduce 9,
+                               sizes NULL, split 7, cyclic block -2)
      dt_tp_linear_create mlp_create   N, in_features 0, style 7, dtype i32,
                                tp_dim unknown, dropout 1.5
      dt_tp_linear_forward backward zero_grad sgd, dt_tp_mlp_*   N, S (x),
@@ -568,6 +570,16 @@ static void test_rng(void)
     d.ndim = 2;
     d.shape[0] = d.shape[1] = (int64_t)1 << 40;
     BAD(DT_ERR_SHAPE, "dt_tensor_rand", dt_tensor_rand(g_mesh, &d, &o));
+    { /* a bad split rule (issue 17) */
+        static const int64_t one[64] = { 1 };
+        d.shape[0] = 4 + dtt_np;
+        d.shape[1] = 3;
+        d.placements[0] = dt_shard_sizes(0, one); /* 1, then zeros: never 4 + np */
+        BAD(DT_ERR_PLACEMENT, "dt_tensor_rand", dt_tensor_rand(g_mesh, &d, &o));
+        d.placements[0] = dt_shard_cyclic(1, 0);
+        BAD(DT_ERR_PLACEMENT, "dt_tensor_randn", dt_tensor_randn(g_mesh, &d, &o));
+        d.placements[0] = dt_replicate();
+    }
     BAD0(DT_ERR_ARG, "dt_uniform_", dt_uniform_(NULL, 0, 1));
     BAD0(DT_ERR_ARG, "dt_uniform_", dt_uniform_(a, 1, 0));
     BAD0(DT_ERR_ARG, "dt_uniform_", dt_uniform_(a, NAN, 1));
@@ -672,6 +684,18 @@ static void test_npy(void)
     BADV(DT_ERR_PLACEMENT, "dt_tensor_load_npy", "2", dt_tensor_load_npy(g_mesh, path, pl, &o));
     pl[0] = dt_partial((dt_reduce)9); /* (only the mesh's ndim entries are read) */
     BAD(DT_ERR_PLACEMENT, "dt_tensor_load_npy", dt_tensor_load_npy(g_mesh, path, pl, &o));
+    { /* a bad split rule (issue 17) */
+        static const int64_t one[64] = { 1 };
+        pl[0] = dt_shard_sizes(0, NULL);
+        BAD(DT_ERR_PLACEMENT, "dt_tensor_load_npy", dt_tensor_load_npy(g_mesh, path, pl, &o));
+        pl[0] = dt_shard_sizes(1, one);
+        pl[0].sizes = one;
+        pl[0].block = 0;
+        pl[0].split = 7;
+        BAD(DT_ERR_PLACEMENT, "dt_tensor_load_npy", dt_tensor_load_npy(g_mesh, path, pl, &o));
+        pl[0] = dt_shard_cyclic(0, -2);
+        BAD(DT_ERR_PLACEMENT, "dt_tensor_load_npy", dt_tensor_load_npy(g_mesh, path, pl, &o));
+    }
     if (dtt_rank == 0) { remove(path); remove(garbage); }
 }
 

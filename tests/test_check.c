@@ -27,6 +27,18 @@
      message starts with the call's name, *out stays NULL, the inputs and
      the fill target keep their values, the RNG state does not move, no
      file is created. DT_TEST_TABLE=1 prints the statuses as markdown rows.
+   - The split rules (issue 17): ranks passing another sizes array, cyclic
+     block or rule (balanced vs torch.chunk too) to redistribute, distribute
+     and from_local get DT_ERR_MISMATCH naming exactly them; one rank's bad
+     rule (sizes adding up to R + 1, negative, NULL, block <= 0, split > 3,
+     split fields on Replicate/Partial), local_shape or DT_INFER_SIZES
+     variant (local_shape NULL, a row more, an unsplit dim off, the flag on
+     one rank only, a replica disagreeing) is one of the one-rank cases
+     below. dt_tensor_empty is local (test_badinput has its rules).
+   - from_local is collective: one rank's local_shape contradicting the
+     placements fails every rank with checks on and off, with DT_COPY,
+     DT_BORROW, DT_VERIFY and DT_INFER_SIZES, and rank 0's message carries
+     that rank's own reason.
    - conv1d with checks off: another padding on one rank is DT_ERR_MISMATCH
      everywhere (no MPI abort), a refused padding fails every rank.
    - Allocation faults (DT_MALLOC below) in dt_tensor_save_npy/load_npy and
@@ -89,6 +101,26 @@ static void expect_mismatch(dt_status st, const char *fn, int odd, int rejected)
     CHECK(strstr(dt_last_error(), want) != NULL, "message \"%s\" lacks \"%s\"", dt_last_error(), want);
 }
 
+/* the split rules (issue 17): sizes of R rows over the np ranks (PETSc's
+   balanced parts), another valid array, one adding up to R + 1, one with a
+   negative entry; filled by szk_init */
+static int64_t g_szk_ok[64], g_szk_other[64], g_szk_bad[64], g_szk_neg[64];
+static double g_flbuf[R * C]; /* from_local's buffer (DT_BORROW tensors outlive a case's frame) */
+static void szk_init(void)
+{
+    int r;
+    for (r = 0; r < dtt_np; r++) g_szk_ok[r] = R / dtt_np + (r < R % dtt_np);
+    memcpy(g_szk_other, g_szk_ok, sizeof g_szk_ok);
+    memcpy(g_szk_bad, g_szk_ok, sizeof g_szk_ok);
+    memcpy(g_szk_neg, g_szk_ok, sizeof g_szk_ok);
+    if (dtt_np > 1) {
+        g_szk_other[0] += 1;
+        g_szk_other[dtt_np - 1] -= 1;
+        g_szk_neg[dtt_np - 1] += g_szk_neg[0] + 1;
+    }
+    g_szk_neg[0] = -1;
+    g_szk_bad[dtt_np - 1] += 1;
+}
 static double gval(int64_t i, int64_t j) { return (double)(10 * i + j); }
 
 /* x: f64 [r, c] Shard(0) with the closed form, made with checks off */
@@ -275,6 +307,40 @@ static void disagreeing_calls(int odd)
         st = dt_tensor_from_local(g_mesh, &d, full, DT_COPY, &o);
         expect_mismatch(st, "dt_tensor_from_local", odd, 0);
         d.local_shape = NULL;
+    }
+    /* the split rules (issue 17): another sizes array, block or rule; no payload moves */
+    {
+        int64_t ls[2];
+        int k;
+        szk_init();
+        for (k = 0; k < 4; k++) {
+            dt_placement mine = k == 0 ? dt_shard_sizes(0, me_bad ? g_szk_other : g_szk_ok)
+                              : k == 1 ? dt_shard_cyclic(1, me_bad ? 3 : 2)
+                              : k == 2 ? (me_bad ? dt_shard_cyclic(0, 1) : dt_shard_balanced(0))
+                                       : (me_bad ? dt_shard(0) : dt_shard_balanced(0)); /* same parts at 2-4 ranks */
+            dtt_ctx("odd %d, split rules case %d", odd, k);
+            dt_comm_reset_stats(g_comm);
+            pl[0] = mine;
+            st = dt_tensor_redistribute(x, pl, &o);
+            expect_mismatch(st, "dt_tensor_redistribute", odd, 0);
+            CHECK(o == NULL, "*out set on a mismatch");
+            dt_comm_get_stats(g_comm, &cs);
+            CHECK(cs.bytes_sent == 0 && cs.bytes_recv == 0, "a refused call moved %llu bytes",
+                  (unsigned long long)cs.bytes_sent);
+            d.placements[0] = mine;
+            st = dt_tensor_distribute(g_mesh, &d, full, DT_SRC_ALL, &o);
+            expect_mismatch(st, "dt_tensor_distribute", odd, 0);
+            CHECK(o == NULL, "*out set on a mismatch");
+            CHECK_OK(dt_layout(g_mesh, &d, &dtt_rank, ls, NULL));
+            d.local_shape = ls;
+            st = dt_tensor_from_local(g_mesh, &d, full, DT_COPY, &o);
+            expect_mismatch(st, "dt_tensor_from_local", odd, 0);
+            CHECK(o == NULL, "*out set on a mismatch");
+            d.local_shape = NULL;
+        }
+        d.placements[0] = dt_shard(0);
+        check_unchanged(x);
+        dtt_ctx("odd %d", odd);
     }
     /* random fills: tensors of another shape; the RNG state stays */
     {
@@ -586,6 +652,123 @@ static dt_status c_gather_null(int bad)
 {
     double full[R * C];
     return dt_tensor_gather(g_x, bad ? NULL : full);
+}
+
+static dt_placement split_field(dt_placement p, int split, int64_t block, const int64_t *sizes)
+{
+    p.split = (uint8_t)split;
+    p.block = block;
+    p.sizes = sizes;
+    return p;
+}
+/* (dt_tensor_empty / _zeros are local calls, not collective: test_badinput has their bad rules) */
+static dt_status redist_to(dt_placement p)
+{
+    dt_placement r[1];
+    r[0] = p;
+    return dt_tensor_redistribute(g_x, r, &g_out);
+}
+static dt_status c_redist_sum(int bad) { return redist_to(dt_shard_sizes(0, bad ? g_szk_bad : g_szk_ok)); }
+static dt_status c_redist_block(int bad) { return redist_to(dt_shard_cyclic(1, bad ? -1 : 2)); }
+static dt_status c_redist_stray(int bad) { return redist_to(split_field(dt_replicate(), bad ? 3 : 0, 0, NULL)); }
+static dt_status c_redist_sizes_other(int bad) { return redist_to(dt_shard_sizes(0, bad ? g_szk_other : g_szk_ok)); }
+static dt_status c_redist_block_other(int bad) { return redist_to(dt_shard_cyclic(1, bad ? 1 : 2)); }
+static dt_status distribute_with(dt_placement p, int src)
+{
+    dt_tensor_desc d = desc86(C);
+    double full[R * C];
+    memset(full, 0, sizeof full);
+    d.placements[0] = p;
+    return dt_tensor_distribute(g_mesh, &d, full, src, &g_out);
+}
+static dt_status c_distribute_sum(int bad) { return distribute_with(dt_shard_sizes(0, bad ? g_szk_bad : g_szk_ok), 0); }
+static dt_status c_distribute_split(int bad)
+{
+    return distribute_with(split_field(dt_shard(0), bad ? 9 : DT_SPLIT_BALANCED, 0, NULL), DT_SRC_ALL);
+}
+static dt_status c_distribute_sizes_other(int bad)
+{
+    return distribute_with(dt_shard_sizes(0, bad ? g_szk_other : g_szk_ok), DT_SRC_ALL);
+}
+/* from_local of g_flbuf: placements[0] p; ls (or NULL) the local shape given */
+static dt_status from_local_with(dt_mesh *m, dt_placement p, const int64_t *ls, unsigned flags)
+{
+    dt_tensor_desc d = desc86(C);
+    d.placements[0] = p;
+    d.local_shape = ls;
+    return dt_tensor_from_local(m, &d, g_flbuf, flags, &g_out);
+}
+static dt_status c_from_local_sum(int bad)
+{
+    return from_local_with(g_mesh, dt_shard_sizes(0, bad ? g_szk_bad : g_szk_ok), NULL, DT_COPY);
+}
+static dt_status c_from_local_sizes_other(int bad)
+{
+    return from_local_with(g_mesh, dt_shard_sizes(0, bad ? g_szk_other : g_szk_ok), NULL, DT_COPY);
+}
+/* this rank's local shape under torch.chunk rows (dt_layout), rows + drow */
+static const int64_t *chunk_ls(int64_t *ls, int64_t drow)
+{
+    dt_tensor_desc d = desc86(C);
+    CHECK_OK(dt_layout(g_mesh, &d, &dtt_rank, ls, NULL));
+    ls[0] += drow;
+    return ls;
+}
+static dt_status c_from_local_ls(int bad)
+{
+    int64_t ls[2];
+    return from_local_with(g_mesh, dt_shard(0), chunk_ls(ls, bad), DT_COPY);
+}
+static dt_status c_from_local_ls_verify(int bad)
+{
+    int64_t ls[2];
+    return from_local_with(g_mesh, dt_shard(0), chunk_ls(ls, bad), DT_BORROW | DT_VERIFY);
+}
+static dt_status c_from_local_ls_borrow(int bad)
+{
+    int64_t ls[2];
+    return from_local_with(g_mesh, dt_shard(0), chunk_ls(ls, bad ? -1 : 0), DT_BORROW);
+}
+static dt_status c_infer_null(int bad)
+{
+    int64_t ls[2];
+    ls[0] = g_szk_ok[dtt_rank];
+    ls[1] = C;
+    return from_local_with(g_mesh, dt_shard(0), bad ? NULL : ls, DT_INFER_SIZES);
+}
+static dt_status c_infer_sum(int bad)
+{
+    int64_t ls[2];
+    ls[0] = g_szk_ok[dtt_rank] + bad;
+    ls[1] = C;
+    return from_local_with(g_mesh, dt_shard(0), ls, DT_INFER_SIZES | DT_COPY);
+}
+static dt_status c_infer_unsplit(int bad)
+{
+    int64_t ls[2];
+    ls[0] = g_szk_ok[dtt_rank];
+    ls[1] = C + bad;
+    return from_local_with(g_mesh, dt_shard_balanced(0), ls, DT_INFER_SIZES);
+}
+static dt_status c_infer_verify(int bad)
+{
+    int64_t ls[2];
+    ls[0] = g_szk_ok[dtt_rank] - bad;
+    ls[1] = C;
+    return from_local_with(g_mesh, dt_shard_cyclic(0, 2), ls, DT_INFER_SIZES | DT_VERIFY);
+}
+static dt_status c_infer_flag(int bad)
+{
+    int64_t ls[2];
+    return from_local_with(g_mesh, dt_shard(0), chunk_ls(ls, 0), DT_COPY | (bad ? DT_INFER_SIZES : 0));
+}
+/* [1, np] mesh, S(0) then R: every rank holds the whole tensor; the last claims a row less */
+static dt_status c_infer_replica(int bad)
+{
+    int64_t ls[2];
+    ls[0] = R - bad;
+    ls[1] = C;
+    return from_local_with(g_mesh2, dt_shard(0), ls, DT_INFER_SIZES | DT_COPY);
 }
 
 /* ops, one case per family at least */
@@ -932,7 +1115,26 @@ static const onebad g_cases[] = {
     { "dt_tensor_from_local", "out NULL", 0, c_from_local_out },
     { "dt_tensor_from_local", "local NULL", 0, c_from_local_null },
     { "dt_tensor_from_local", "another placement", 1, c_from_local_pl },
+    { "dt_tensor_distribute", "sizes adding up to R + 1", 0, c_distribute_sum },
+    { "dt_tensor_distribute", "split 9", 0, c_distribute_split },
+    { "dt_tensor_distribute", "another sizes array", 1, c_distribute_sizes_other },
+    { "dt_tensor_from_local", "sizes adding up to R + 1", 0, c_from_local_sum },
+    { "dt_tensor_from_local", "another sizes array", 1, c_from_local_sizes_other },
+    { "dt_tensor_from_local", "local_shape a row more than the placements give", 0, c_from_local_ls },
+    { "dt_tensor_from_local", "DT_VERIFY, local_shape a row more", 0, c_from_local_ls_verify },
+    { "dt_tensor_from_local", "DT_BORROW, local_shape a row less", 0, c_from_local_ls_borrow },
+    { "dt_tensor_from_local", "DT_INFER_SIZES, local_shape NULL", 0, c_infer_null },
+    { "dt_tensor_from_local", "DT_INFER_SIZES, a row more (sum R + 1)", 0, c_infer_sum },
+    { "dt_tensor_from_local", "DT_INFER_SIZES, unsplit dim C + 1", 0, c_infer_unsplit },
+    { "dt_tensor_from_local", "DT_INFER_SIZES | DT_VERIFY, a row less", 0, c_infer_verify },
+    { "dt_tensor_from_local", "DT_INFER_SIZES on this rank only", 1, c_infer_flag },
+    { "dt_tensor_from_local", "DT_INFER_SIZES, a replica claiming a row less", 0, c_infer_replica },
     { "dt_tensor_redistribute", "placements NULL", 0, c_redistribute_null },
+    { "dt_tensor_redistribute", "sizes adding up to R + 1", 0, c_redist_sum },
+    { "dt_tensor_redistribute", "cyclic block -1", 0, c_redist_block },
+    { "dt_tensor_redistribute", "a split field on Replicate", 0, c_redist_stray },
+    { "dt_tensor_redistribute", "another sizes array", 1, c_redist_sizes_other },
+    { "dt_tensor_redistribute", "another cyclic block", 1, c_redist_block_other },
     { "dt_tensor_redistribute", "another placement", 1, c_redistribute_pl },
     { "dt_tensor_gather", "full NULL", 0, c_gather_null },
     { "dt_neg", "out NULL", 0, c_neg_out },
@@ -1062,6 +1264,7 @@ static void onebad_setup(void)
     long tag = (long)getpid();
     int k;
     dt_set_checks(0);
+    szk_init();
     memset(&md, 0, sizeof md);
     md.ndim = 2;
     md.shape[0] = 1;
@@ -1220,8 +1423,8 @@ static void onebad_one(const onebad *c, int table)
     alarm(0);
     snprintf(msg, sizeof msg, "%s", dt_last_error());
     CHECK(st != DT_OK, "returned DT_OK");
-    CHECK(strncmp(msg, c->call, strlen(c->call)) == 0 && msg[strlen(c->call)] == ':',
-          "the message does not start with \"%s:\": %s", c->call, msg);
+    CHECK(strncmp(msg, c->call, strlen(c->call)) == 0 && (msg[strlen(c->call)] == ':' || /* "fn (DT_VERIFY): " */
+          strncmp(msg + strlen(c->call), " (", 2) == 0), "the message does not start with \"%s:\": %s", c->call, msg);
     CHECK(g_out == NULL, "*out set");
     if (g_out) { dt_tensor_destroy(g_out); g_out = NULL; }
     CHECK_OK(dt_rng_get_state(g_mesh, &s1, &o1));
@@ -1287,6 +1490,61 @@ static void conv_checks_off(void)
     dtt_ctx("");
 }
 
+/* from_local is collective: a local_shape on the last rank that contradicts
+   the placements fails every rank, with checks on and off, with and without
+   DT_VERIFY, and under DT_INFER_SIZES; nothing hangs, *out stays NULL, and
+   rank 0's message carries the failing rank's own reason (the text after
+   the call's name in the last rank's message, its first 32 characters). */
+static void from_local_contradiction(void)
+{
+    static const unsigned flags[4] = { DT_COPY, DT_BORROW, DT_COPY | DT_VERIFY, DT_INFER_SIZES };
+    int bad = dtt_rank == dtt_np - 1, k, on, me, all[64], r, allfail;
+    char badmsg[512], reason[33];
+    const char *p, *q;
+    dt_status st;
+    if (dtt_np == 1) return;
+    for (on = 1; on >= 0; on--)
+        for (k = 0; k < 4; k++) {
+            int64_t ls[2];
+            dtt_ctx("from_local: rank %d's local_shape contradicts the placements, checks %s, flags 0x%x", dtt_np - 1,
+                    on ? "on" : "off", flags[k]);
+            snprintf(g_alarm_msg, sizeof g_alarm_msg, "FAIL test_check np=%d: from_local with a contradicting local_shape "
+                     "(checks %d, flags 0x%x) hung on rank %d\n", dtt_np, on, flags[k], dtt_rank);
+            if (flags[k] & DT_INFER_SIZES) {
+                ls[0] = g_szk_ok[dtt_rank];
+                ls[1] = C + bad; /* the unsplit dim */
+            } else {
+                chunk_ls(ls, bad);
+            }
+            dt_set_checks(on);
+            g_out = NULL;
+            dt_clear_error();
+            alarm(CASE_SECONDS);
+            st = from_local_with(g_mesh, dt_shard(0), ls, flags[k]);
+            alarm(0);
+            dt_set_checks(1);
+            me = (int)st;
+            MPI_Allgather(&me, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+            for (r = 0, allfail = 1; r < dtt_np; r++) allfail &= all[r] != DT_OK;
+            CHECK(allfail, "not every rank failed: rank 0 %s, rank %d %s", dt_status_string((dt_status)all[0]), dtt_np - 1,
+                  dt_status_string((dt_status)all[dtt_np - 1]));
+            CHECK(st == DT_OK || strncmp(dt_last_error(), "dt_tensor_from_local", 20) == 0, "message: %s", dt_last_error());
+            CHECK(g_out == NULL, "*out set");
+            if (g_out) { dt_tensor_destroy(g_out); g_out = NULL; }
+            snprintf(badmsg, sizeof badmsg, "%s", dt_last_error());
+            MPI_Bcast(badmsg, (int)sizeof badmsg, MPI_CHAR, dtt_np - 1, MPI_COMM_WORLD);
+            /* the reason: after the last "dt_tensor_from_local...: " of the failing rank's message */
+            for (p = badmsg, q = NULL; (p = strstr(p, "dt_tensor_from_local")) != NULL; p++) q = p;
+            if (q && (q = strstr(q, ": ")) != NULL) q += 2;
+            snprintf(reason, sizeof reason, "%.32s", q ? q : badmsg);
+            if (dtt_rank == 0 && all[dtt_np - 1] != DT_OK)
+                CHECK(strstr(dt_last_error(), reason) != NULL, "rank 0's message \"%s\" lacks rank %d's reason \"%s\"",
+                      dt_last_error(), dtt_np - 1, reason);
+            if (getenv("DT_TEST_VERBOSE") && (dtt_rank == 0 || bad)) fprintf(stderr, "[rank %d] %s\n", dtt_rank, dt_last_error());
+        }
+    dtt_ctx("");
+}
+
 static void onebad_all(void)
 {
     struct sigaction sa;
@@ -1303,6 +1561,7 @@ static void onebad_all(void)
     for (k = 0; k < sizeof g_cases / sizeof g_cases[0]; k++) onebad_one(&g_cases[k], table);
     if (table && dtt_rank == 0) fflush(stdout);
     conv_checks_off();
+    from_local_contradiction();
     onebad_teardown();
 }
 

@@ -4,18 +4,29 @@
    global shape (0-8 dims, zero-size, uneven, sometimes large, sometimes near
    INT64_MAX: u8, or beside a 0, whose chunk arithmetic must not overflow) and placements
    (Shard(d) with negative d, the same dim sharded on several mesh dims,
-   Replicate, Partial). Checks, for every mesh coordinate:
-   - dt_layout equals an independent torch.chunk layout (ceil-div chunks,
-     trailing parts empty and placed at the end of their parent);
-   - the boxes tile the global box: inside it, replicas (coordinates that
-     differ only on non-Shard mesh dims) identical, distinct shards pairwise
-     disjoint, their sizes adding up to the global size;
+   Replicate, Partial), each Shard with a split rule (fz_rule: torch.chunk,
+   balanced, sizes with zeros, cyclic with a random block; nested in any
+   combination), now and then a bad one. Checks, for every mesh coordinate:
+   - dt_layout equals an independent layout of every rule (fuzz_sim.h's
+     ref_part: per tensor dim the set of global indices held): the local
+     shape is the set's size, the offset its first index (an empty
+     torch.chunk part: at the end of its parent), and dt_layout_indices
+     lists the set in increasing order;
+   - the parts tile the global tensor: replicas (coordinates that differ
+     only on non-Shard mesh dims) identical, distinct shards disjoint (every
+     element marked once, or pairwise), their sizes adding up to the total;
+   - a bad rule (sizes not adding up, negative, NULL, or not fitting every
+     part the earlier mesh dims leave; block <= 0; split > 3) is
+     DT_ERR_PLACEMENT from dt_layout and dt_tensor_empty, outputs untouched;
    - on a simulated rank r of N (dt_comm_custom), dt_tensor_empty's
-     dt_tensor_local_shape / _offset / _numel agree, and the normalised desc
-     has non-negative Shard dims.
-   A second mode feeds garbage dt_tensor_desc / dt_mesh_desc fields to the
-   public validation (dt_layout, dt_tensor_empty, dt_mesh_create): it must
-   return a status, never crash, and what it accepts must be consistent. */
+     dt_tensor_local_shape / _offset / _numel / _indices agree, and the
+     normalised desc has non-negative Shard dims and keeps each rule (its
+     own copy of a sizes array: the caller's is overwritten before
+     dt_tensor_local_indices).
+   A second mode feeds garbage dt_tensor_desc / dt_mesh_desc fields (split
+   fields included) to the public validation (dt_layout, dt_tensor_empty,
+   dt_mesh_create): it must return a status, never crash, and what it
+   accepts must be consistent. */
 #define _GNU_SOURCE
 #ifndef DTENSOR_NO_MPI
 #define DTENSOR_NO_MPI
@@ -36,6 +47,50 @@ static int64_t fz_dim(fz *f) {
     return INT64_MAX - (int64_t)(fz_u8(f) % 4);      /* huge                  */
 }
 
+#define IDX_BUDGET (1 << 20) /* global indices compared per input (dt_layout_indices) */
+
+static int pure_chunk(const dt_tensor_desc *td, int mnd, int dim) {
+    int i;
+    for (i = 0; i < mnd; i++)
+        if (td->placements[i].kind == DT_SHARD && td->placements[i].split != DT_SPLIT_CHUNK &&
+            (td->placements[i].dim < 0 ? td->placements[i].dim + td->ndim : td->placements[i].dim) == dim)
+            return 0;
+    return 1;
+}
+
+/* dt_layout_indices (or the tensor's dt_tensor_local_indices) of one dim against the reference set */
+static void check_indices(const dt_mesh *mesh, const dt_tensor_desc *td, const dt_tensor *t, const int *coord, int dim,
+                          const ref_set *s, int64_t *budget) {
+    int64_t *idx, i, k, j;
+    dt_status st;
+    if (s->len > *budget) return;
+    *budget -= s->len;
+    idx = (int64_t *)malloc((size_t)(s->len + 1) * sizeof *idx);
+    if (!idx) FZ_FAIL("out of memory");
+    idx[s->len] = -7;
+    st = t ? dt_tensor_local_indices(t, dim, idx) : dt_layout_indices(mesh, td, coord, dim, idx);
+    FZ_ASSERT(st == DT_OK, "%s dim %d: %s", t ? "dt_tensor_local_indices" : "dt_layout_indices", dim, dt_last_error());
+    for (k = 0, j = 0; k < s->n; k++)
+        for (i = s->iv[2 * k]; i < s->iv[2 * k + 1]; i++, j++)
+            FZ_ASSERT(idx[j] == i, "%s dim %d: local position %lld is global %lld, the reference says %lld",
+                      t ? "dt_tensor_local_indices" : "dt_layout_indices", dim, (long long)j, (long long)idx[j],
+                      (long long)i);
+    FZ_ASSERT(idx[s->len] == -7, "wrote past local_shape[%d] = %lld entries", dim, (long long)s->len);
+    free(idx);
+}
+
+/* a rule's fields, as the normalised desc must keep them */
+static void check_rule_kept(const dt_placement *got, const dt_placement *want, int k, int i) {
+    int c;
+    FZ_ASSERT(got->split == want->split, "placements[%d]: split %d, given %d", i, got->split, want->split);
+    if (want->split == DT_SPLIT_CYCLIC) FZ_ASSERT(got->block == want->block, "placements[%d]: block", i);
+    if (want->split == DT_SPLIT_SIZES) {
+        FZ_ASSERT(got->sizes && got->sizes != want->sizes, "placements[%d]: sizes %p, not a copy of the caller's %p", i,
+                  (const void *)got->sizes, (const void *)want->sizes);
+        for (c = 0; c < k; c++) FZ_ASSERT(got->sizes[c] == want->sizes[c], "placements[%d]: sizes[%d]", i, c);
+    }
+}
+
 static void check_layout(fz *f) {
     dt_mesh_desc md;
     dt_tensor_desc td;
@@ -45,10 +100,11 @@ static void check_layout(fz *f) {
     sim_world w;
     int mnd, ms[DT_MAX_MESH_DIMS], nranks = 1, i, d, r, sharded[DT_MAX_MESH_DIMS];
     int coord[DT_MAX_MESH_DIMS];
-    int64_t gnumel = 1, sum = 0, nz = 1;
-    int big = 0;
-    ref_box *boxes;
-    int *shard_ids, nshard = 0;
+    int64_t gnumel = 1, sum = 0, nz = 1, budget = IDX_BUDGET;
+    int64_t store[DT_MAX_MESH_DIMS][16];
+    int big = 0, valid = 1;
+    ref_part *parts = NULL;
+    int *shard_ids = NULL, nshard = 0;
     dt_status st;
 
     memset(&md, 0, sizeof md);
@@ -70,6 +126,8 @@ static void check_layout(fz *f) {
         if (k == 1 || k == 3) {
             if (td.ndim == 0) continue;
             td.placements[i] = dt_shard(fz_below(f, 2 * td.ndim) - td.ndim);
+            /* the split rule (issue 17), given the earlier ones; a bad one now and then */
+            if (valid) valid = fz_rule(f, td.ndim, td.shape, mnd, ms, td.placements, i, store[i], 1);
         } else if (k == 2) {
             td.placements[i] = dt_partial((dt_reduce)fz_below(f, 4));
         }
@@ -84,55 +142,96 @@ static void check_layout(fz *f) {
     if ((st = sim_comm_make(&w, r, nranks, &comm))) FZ_FAIL("sim comm: %s", dt_last_error());
     if ((st = sim_mesh_make(&w, comm, &md, &mesh))) FZ_FAIL("mesh: %s", dt_last_error());
 
+    if (!valid) { /* a bad rule: refused by every call that takes it, outputs untouched */
+        int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS];
+        ref_coord(mnd, ms, dt_mesh_rank(mesh), coord);
+        memset(ls, 0x5A, sizeof ls);
+        memset(lo, 0x5A, sizeof lo);
+        st = dt_layout(mesh, &td, coord, ls, lo);
+        FZ_ASSERT(st == DT_ERR_PLACEMENT || (big && st == DT_ERR_SHAPE), "dt_layout took a bad rule: status %d: %s",
+                  (int)st, dt_last_error());
+        FZ_ASSERT(ls[0] == 0x5A5A5A5A5A5A5A5ALL && lo[0] == 0x5A5A5A5A5A5A5A5ALL, "dt_layout wrote its outputs");
+        FZ_ASSERT(dt_last_error()[0] != 0, "no message");
+        st = dt_tensor_empty(mesh, &td, &t);
+        FZ_ASSERT(st == DT_ERR_PLACEMENT || (big && st == DT_ERR_SHAPE), "dt_tensor_empty took a bad rule: status %d: %s",
+                  (int)st, dt_last_error());
+        FZ_ASSERT(t == NULL, "*out set");
+        goto done;
+    }
+
     /* every coordinate: the library's layout against the reference */
-    boxes = (ref_box *)calloc((size_t)nranks, sizeof *boxes);
+    parts = (ref_part *)calloc((size_t)nranks, sizeof *parts);
     shard_ids = (int *)calloc((size_t)nranks, sizeof *shard_ids);
+    if (!parts || !shard_ids) FZ_FAIL("out of memory");
     for (i = 0; i < mnd; i++) sharded[i] = td.placements[i].kind == DT_SHARD;
     for (r = 0; r < nranks; r++) {
         int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS];
-        ref_box *b = &boxes[r];
+        ref_part *b = &parts[r];
+        ref_box cb;
         int base[DT_MAX_MESH_DIMS], b0 = 0;
         ref_coord(mnd, ms, r, coord);
         st = dt_layout(mesh, &td, coord, ls, lo);
         if (big && st == DT_ERR_SHAPE) goto done; /* overflowing global size: refused, fine */
         FZ_ASSERT(st == DT_OK, "dt_layout refused a valid desc: %s", dt_last_error());
-        ref_layout(td.ndim, td.shape, mnd, ms, coord, td.placements, b);
+        ref_part_of(td.ndim, td.shape, mnd, ms, coord, td.placements, b);
+        ref_layout(td.ndim, td.shape, mnd, ms, coord, td.placements, &cb); /* torch.chunk boxes: empty parts' offsets */
         for (d = 0; d < td.ndim; d++) {
-            FZ_ASSERT(ls[d] == b->ext[d] && lo[d] == b->lo[d],
-                      "rank %d dim %d: dt_layout [%lld +%lld), reference [%lld +%lld)", r, d, (long long)lo[d],
-                      (long long)ls[d], (long long)b->lo[d], (long long)b->ext[d]);
-            FZ_ASSERT(b->lo[d] >= 0 && b->ext[d] >= 0 && b->lo[d] + b->ext[d] <= td.shape[d], "box outside");
+            const ref_set *sd = &b->s[d];
+            FZ_ASSERT(ls[d] == sd->len, "rank %d dim %d: dt_layout local_shape %lld, reference %lld", r, d,
+                      (long long)ls[d], (long long)sd->len);
+            if (sd->len)
+                FZ_ASSERT(lo[d] == sd->iv[0], "rank %d dim %d: dt_layout local_offset %lld, reference's first index %lld",
+                          r, d, (long long)lo[d], (long long)sd->iv[0]);
+            else if (pure_chunk(&td, mnd, d))
+                FZ_ASSERT(lo[d] == cb.lo[d], "rank %d dim %d: empty torch.chunk part at %lld, reference %lld", r, d,
+                          (long long)lo[d], (long long)cb.lo[d]);
+            FZ_ASSERT(sd->n == 0 || (sd->iv[0] >= 0 && sd->iv[2 * sd->n - 1] <= td.shape[d]), "part outside");
+            if (r < 64 || r == dt_mesh_rank(mesh)) check_indices(mesh, &td, NULL, coord, d, sd, &budget);
         }
-        /* replicas: the coordinate with the non-Shard mesh dims at 0 has the same box */
+        /* replicas: the coordinate with the non-Shard mesh dims at 0 has the same part */
         for (i = 0; i < mnd; i++) base[i] = sharded[i] ? coord[i] : 0;
         for (i = 0; i < mnd; i++) b0 = b0 * ms[i] + base[i];
         if (b0 != r) {
             FZ_ASSERT(b0 < r, "replica order");
             for (d = 0; d < td.ndim; d++)
-                FZ_ASSERT(boxes[b0].lo[d] == b->lo[d] && boxes[b0].ext[d] == b->ext[d],
-                          "replicas %d and %d differ on dim %d", b0, r, d);
+                FZ_ASSERT(ref_set_same(&parts[b0].s[d], &b->s[d]), "replicas %d and %d differ on dim %d", b0, r, d);
         } else {
             shard_ids[nshard++] = r;
         }
     }
-    /* distinct shards: disjoint, adding up to the global box */
+    /* distinct shards: disjoint, adding up to the global tensor */
     if (!big) {
-        for (i = 0; i < nshard; i++) sum += ref_numel(td.ndim, &boxes[shard_ids[i]]);
+        for (i = 0; i < nshard; i++) sum += ref_part_numel(&parts[shard_ids[i]]);
         FZ_ASSERT(sum == gnumel, "shards hold %lld elements, the tensor has %lld", (long long)sum, (long long)gnumel);
-        if (nshard <= MAX_PAIRWISE) {
+        if (gnumel <= (1 << 16)) { /* every element marked once */
+            unsigned char *seen = (unsigned char *)calloc((size_t)gnumel + 1, 1);
+            if (!seen) FZ_FAIL("out of memory");
+            for (i = 0; i < nshard; i++) {
+                const ref_part *p = &parts[shard_ids[i]];
+                int64_t n = ref_part_numel(p), e, pos[DT_MAX_DIMS];
+                for (d = 0; d < td.ndim; d++) pos[d] = 0;
+                for (e = 0; e < n; e++) {
+                    int64_t g = 0;
+                    for (d = 0; d < td.ndim; d++) g = g * td.shape[d] + ref_set_at(&p->s[d], pos[d]);
+                    FZ_ASSERT(!seen[g], "global element %lld in two shards (the second: rank %d)", (long long)g, shard_ids[i]);
+                    seen[g] = 1;
+                    for (d = td.ndim - 1; d >= 0; d--) { if (++pos[d] < p->s[d].len) break; pos[d] = 0; }
+                }
+            }
+            free(seen);
+        } else if (nshard <= MAX_PAIRWISE) {
             int j;
             for (i = 0; i < nshard; i++)
                 for (j = 0; j < i; j++)
-                    if (ref_numel(td.ndim, &boxes[shard_ids[i]]))
-                        FZ_ASSERT(ref_overlap(td.ndim, &boxes[shard_ids[i]], &boxes[shard_ids[j]]) == 0,
-                                  "shards %d and %d overlap", shard_ids[i], shard_ids[j]);
+                    FZ_ASSERT(ref_part_overlap(&parts[shard_ids[i]], &parts[shard_ids[j]]) == 0, "shards %d and %d overlap",
+                              shard_ids[i], shard_ids[j]);
         }
     }
 
     /* the public API on this simulated rank */
     {
-        ref_box *b = &boxes[dt_mesh_rank(mesh)];
-        size_t bytes = (size_t)ref_numel(td.ndim, b) * dt_dtype_size(td.dtype);
+        ref_part *b = &parts[dt_mesh_rank(mesh)];
+        size_t bytes = big ? 0 : (size_t)ref_part_numel(b) * dt_dtype_size(td.dtype);
         if (!big && bytes <= ((size_t)1 << 22)) {
             int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS];
             const dt_tensor_desc *nd;
@@ -140,17 +239,25 @@ static void check_layout(fz *f) {
             FZ_ASSERT(st == DT_OK, "dt_tensor_empty: %s", dt_last_error());
             dt_tensor_local_shape(t, ls);
             dt_tensor_local_offset(t, lo);
-            for (d = 0; d < td.ndim; d++)
-                FZ_ASSERT(ls[d] == b->ext[d] && lo[d] == b->lo[d], "dt_tensor_local_shape/offset dim %d", d);
-            FZ_ASSERT(dt_tensor_local_numel(t) == (size_t)ref_numel(td.ndim, b), "local numel");
+            for (d = 0; d < td.ndim; d++) {
+                FZ_ASSERT(ls[d] == b->s[d].len, "dt_tensor_local_shape dim %d", d);
+                FZ_ASSERT(b->s[d].len == 0 || lo[d] == b->s[d].iv[0], "dt_tensor_local_offset dim %d", d);
+            }
+            FZ_ASSERT(dt_tensor_local_numel(t) == (size_t)ref_part_numel(b), "local numel");
             nd = dt_tensor_get_desc(t);
             for (i = 0; i < mnd; i++)
-                if (nd->placements[i].kind == DT_SHARD)
+                if (nd->placements[i].kind == DT_SHARD) {
                     FZ_ASSERT(nd->placements[i].dim >= 0 && nd->placements[i].dim < td.ndim, "normalised dim");
+                    check_rule_kept(&nd->placements[i], &td.placements[i], ms[i], i);
+                }
+            /* the tensor keeps its own sizes: the caller's arrays may change after the call */
+            memset(store, 0x77, sizeof store);
+            for (d = 0; d < td.ndim; d++) check_indices(mesh, &td, t, NULL, d, &b->s[d], &budget);
         }
     }
 done:
-    free(boxes);
+    if (parts) for (r = 0; r < nranks; r++) ref_part_free(&parts[r]);
+    free(parts);
     free(shard_ids);
     dt_tensor_destroy(t);
     dt_mesh_destroy(mesh);
@@ -167,6 +274,7 @@ static void check_garbage(fz *f) {
     dt_tensor *t = NULL;
     sim_world w;
     int n = 1 + fz_below(f, 64), r = fz_below(f, n), ranks[80], i, coord[DT_MAX_MESH_DIMS];
+    int64_t gsizes[72];
     int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS];
     dt_status st;
 
@@ -213,10 +321,22 @@ static void check_garbage(fz *f) {
         if (k < 200) td.shape[i] = (int64_t)(k % 20) - 2;
         else { uint64_t v = 0; int j; for (j = 0; j < 8; j++) v = v << 8 | fz_u8(f); td.shape[i] = (int64_t)v; }
     }
+    for (i = 0; i < 64; i++) { /* sizes arrays: small, negative, huge */
+        unsigned k = fz_u8(f);
+        gsizes[i] = k < 220 ? (int64_t)(k % 24) - 2 : k < 250 ? INT64_MAX - (int64_t)(k % 4) : -(int64_t)((uint64_t)fz_u16(f) << 40);
+    }
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) {
+        unsigned k;
         td.placements[i].kind = (uint8_t)(fz_u8(f) % 5);
         td.placements[i].dim = (int8_t)fz_u8(f);
         td.placements[i].reduce = (uint8_t)(fz_u8(f) % 6);
+        k = fz_u8(f); /* the split fields: mostly plausible, sometimes garbage */
+        if (k >= 128) {
+            td.placements[i].split = (uint8_t)(k < 240 ? k % 4 : k);
+            k = fz_u8(f);
+            td.placements[i].block = k < 200 ? (int64_t)(k % 8) - 1 : k < 250 ? (int64_t)fz_u16(f) << (k % 40) : INT64_MIN + (int64_t)(k % 3);
+            td.placements[i].sizes = (fz_u8(f) & 3) ? gsizes + fz_below(f, 8) : NULL;
+        }
     }
     td.device = (fz_u8(f) % 8) == 0 ? (int)(fz_u8(f)) - 3 : 0;
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) coord[i] = (int)(fz_u8(f) % 20) - 2;

@@ -4,14 +4,19 @@
 
    Input bytes -> a mesh (1-4 dims, 1..8 ranks each, at most 64 ranks), a
    tensor (0-4 dims, 0..12 each, any dtype) and src / dst placements
-   (R, S(d) with negative d, P(sum/avg/max/min)). Checks:
+   (R, S(d) with negative d, P(sum/avg/max/min)), each Shard with a split
+   rule (fuzz_sim.h's fz_rule: torch.chunk, balanced, sizes with zeros,
+   cyclic with a random block, nested in any combination). Checks:
    - dt_tensor_redistribute returns DT_OK, or DT_ERR_PLACEMENT for the one
      refused transition (Shard -> Partial on a mesh dim);
    - the result's desc: same dtype and shape, the normalised dst placements;
    - without Partial on either side, the bytes this rank receives (counted by
      the backend, and dt_comm_get_stats) equal the lower bound computed here
-     by box intersection: |D| - |D n S| elements of its destination box D not
-     in its source box S. With a Partial target, at most that;
+     by intersecting the reference parts (fuzz_sim.h's ref_part, per dim a
+     set of indices): |D| - |D n S| elements of its destination part D not
+     in its source part S. With a Partial target, at most that;
+   - the result's desc keeps each rule (split, block, its own copy of a
+     sizes array: the caller's arrays are overwritten after each call);
    - values: every element of a constant tensor stays that constant (the
      mirroring peers hold the same constant, so any element left unwritten,
      misplaced or read from the wrong offset shows), for transitions whose
@@ -123,6 +128,14 @@ static dt_placement fz_placement(fz *f, int ndim, int partial_ok) {
 
 static int norm_dim(int d, int nd) { return d < 0 ? d + nd : d; }
 
+/* the split rules of the Shard placements (fuzz_sim.h's fz_rule: chunk,
+   balanced, sizes with zeros fitting the nesting, cyclic), all valid */
+static void fz_rules(fz *f, sim_setup *s, int nd, const int64_t *shape, dt_placement *pl, int64_t (*store)[8]) {
+    int i;
+    for (i = 0; i < s->mnd; i++)
+        if (pl[i].kind == DT_SHARD) fz_rule(f, nd, shape, s->mnd, s->ms, pl, i, store[i], 0);
+}
+
 /* ------------------------------------------------------------ redistribution */
 
 static void check_redistribute(fz *f) {
@@ -131,6 +144,7 @@ static void check_redistribute(fz *f) {
     dt_placement dst[DT_MAX_MESH_DIMS];
     dt_tensor *t = NULL, *o = NULL;
     dt_comm_stats cs;
+    int64_t sstore[DT_MAX_MESH_DIMS][8], skeep[DT_MAX_MESH_DIMS][8], dstore[DT_MAX_MESH_DIMS][8], dkeep[DT_MAX_MESH_DIMS][8];
     int i, d, src_partial = 0, dst_partial = 0, dst_psum = 0, shard_to_partial = 0, keeps_const = 1;
     int distinct;
     dt_status st;
@@ -155,6 +169,10 @@ static void check_redistribute(fz *f) {
         }
         if (td.placements[i].kind == DT_SHARD && dst[i].kind == DT_PARTIAL) shard_to_partial = 1;
     }
+    fz_rules(f, &s, td.ndim, td.shape, td.placements, sstore);
+    fz_rules(f, &s, td.ndim, td.shape, dst, dstore);
+    memcpy(dkeep, dstore, sizeof dkeep);
+    memcpy(skeep, sstore, sizeof skeep);
     distinct = s.n == 1;
     if (getenv("FUZZ_VERBOSE")) {
         fprintf(stderr, "redistribute: rank %d of %d, mesh", s.r, s.n);
@@ -162,14 +180,26 @@ static void check_redistribute(fz *f) {
         fprintf(stderr, ", %s[", dt_dtype_name(td.dtype));
         for (d = 0; d < td.ndim; d++) fprintf(stderr, "%s%lld", d ? "," : "", (long long)td.shape[d]);
         fprintf(stderr, "]");
-        for (i = 0; i < s.mnd; i++) fprintf(stderr, " %d/%d/%d", td.placements[i].kind, td.placements[i].dim, td.placements[i].reduce);
+        for (i = 0; i < s.mnd; i++)
+            fprintf(stderr, " %d/%d/%d/split %d/block %lld", td.placements[i].kind, td.placements[i].dim,
+                    td.placements[i].reduce, td.placements[i].split, (long long)td.placements[i].block);
         fprintf(stderr, " ->");
-        for (i = 0; i < s.mnd; i++) fprintf(stderr, " %d/%d/%d", dst[i].kind, dst[i].dim, dst[i].reduce);
+        for (i = 0; i < s.mnd; i++)
+            fprintf(stderr, " %d/%d/%d/split %d/block %lld", dst[i].kind, dst[i].dim, dst[i].reduce, dst[i].split,
+                    (long long)dst[i].block);
+        for (i = 0; i < s.mnd; i++)
+            if (dst[i].kind == DT_SHARD && dst[i].split == DT_SPLIT_SIZES) {
+                int c;
+                fprintf(stderr, " dst[%d] sizes", i);
+                for (c = 0; c < s.ms[i]; c++) fprintf(stderr, " %lld", (long long)dst[i].sizes[c]);
+            }
         fprintf(stderr, "\n");
         setenv("DTENSOR_LOG", "plan", 1);
     }
     if ((st = dt_tensor_empty(s.mesh, &td, &t))) FZ_FAIL("dt_tensor_empty: %s", dt_last_error());
+    memset(sstore, 0x66, sizeof sstore); /* the tensor has its own copy of the sizes */
     fill_local(t, distinct, 7);
+    memcpy(sstore, skeep, sizeof sstore); /* (for the reference below) */
     s.w.pat_n = dt_dtype_size(td.dtype);
     { double tmp[1]; set_el(tmp, td.dtype, 0, 7); memcpy(s.w.pat, tmp, sizeof s.w.pat); }
 
@@ -190,7 +220,17 @@ static void check_redistribute(fz *f) {
             dt_placement w = i < s.mnd ? dst[i] : dt_replicate();
             if (w.kind == DT_SHARD) w.dim = (int8_t)norm_dim(w.dim, td.ndim);
             FZ_ASSERT(od->placements[i].kind == w.kind, "out placement %d kind", i);
-            if (w.kind == DT_SHARD) FZ_ASSERT(od->placements[i].dim == w.dim, "out placement %d dim", i);
+            if (w.kind == DT_SHARD) {
+                const dt_placement *g = &od->placements[i];
+                int c;
+                FZ_ASSERT(g->dim == w.dim, "out placement %d dim", i);
+                FZ_ASSERT(g->split == w.split, "out placement %d split %d, asked %d", i, g->split, w.split);
+                if (w.split == DT_SPLIT_CYCLIC) FZ_ASSERT(g->block == w.block, "out placement %d block", i);
+                if (w.split == DT_SPLIT_SIZES) {
+                    FZ_ASSERT(g->sizes && g->sizes != w.sizes, "out placement %d: sizes not the tensor's own copy", i);
+                    for (c = 0; c < s.ms[i]; c++) FZ_ASSERT(g->sizes[c] == w.sizes[c], "out placement %d sizes[%d]", i, c);
+                }
+            }
             if (w.kind == DT_PARTIAL) FZ_ASSERT(od->placements[i].reduce == w.reduce, "out placement %d reduce", i);
         }
     }
@@ -198,13 +238,15 @@ static void check_redistribute(fz *f) {
     dt_comm_get_stats(s.comm, &cs);
     recv1 = s.w.recv;
     if (!src_partial) {
-        ref_box sb, db;
+        ref_part sb, db;
         int coord[DT_MAX_MESH_DIMS];
         uint64_t es = dt_dtype_size(td.dtype), lb;
         ref_coord(s.mnd, s.ms, s.r, coord);
-        ref_layout(td.ndim, td.shape, s.mnd, s.ms, coord, td.placements, &sb);
-        ref_layout(td.ndim, td.shape, s.mnd, s.ms, coord, dst, &db);
-        lb = (uint64_t)(ref_numel(td.ndim, &db) - ref_overlap(td.ndim, &db, &sb)) * es;
+        ref_part_of(td.ndim, td.shape, s.mnd, s.ms, coord, td.placements, &sb);
+        ref_part_of(td.ndim, td.shape, s.mnd, s.ms, coord, dst, &db);
+        lb = (uint64_t)(ref_part_numel(&db) - ref_part_overlap(&db, &sb)) * es;
+        ref_part_free(&sb);
+        ref_part_free(&db);
         if (!dst_partial) {
             FZ_ASSERT(s.w.recv == lb, "rank %d of %d received %llu bytes, the lower bound is %llu",
                       s.r, s.n, (unsigned long long)s.w.recv, (unsigned long long)lb);
@@ -241,7 +283,9 @@ static void check_redistribute(fz *f) {
             }
         }
     }
-    /* *out reused: the same bytes again */
+    /* *out reused: the same bytes again (the caller's dst sizes changed and put back: copied per call) */
+    memset(dstore, 0x55, sizeof dstore);
+    memcpy(dstore, dkeep, sizeof dstore);
     s.w.recv = 0;
     st = dt_tensor_redistribute(t, dst, &o);
     FZ_ASSERT(st == DT_OK, "redistribute into *out: %s", dt_last_error());
@@ -263,8 +307,25 @@ static dt_tensor *make_input(sim_setup *s, fz *f, dt_dtype t, int nd, const int6
     td.dtype = t;
     td.ndim = nd;
     for (d = 0; d < nd; d++) td.shape[d] = shape[d];
+    int64_t store[DT_MAX_MESH_DIMS][8];
     for (i = 0; i < s->mnd; i++) td.placements[i] = fz_placement(f, nd, partial_ok);
+    fz_rules(f, s, nd, td.shape, td.placements, store);
     if (dt_tensor_empty(s->mesh, &td, &x)) FZ_FAIL("input: %s", dt_last_error());
+    if (getenv("FUZZ_VERBOSE")) {
+        int c;
+        fprintf(stderr, "input: mesh");
+        for (i = 0; i < s->mnd; i++) fprintf(stderr, " %d", s->ms[i]);
+        fprintf(stderr, ", %s[", dt_dtype_name(t));
+        for (d = 0; d < nd; d++) fprintf(stderr, "%s%lld", d ? "," : "", (long long)shape[d]);
+        fprintf(stderr, "]");
+        for (i = 0; i < s->mnd; i++) {
+            const dt_placement *p = &td.placements[i];
+            fprintf(stderr, " %d/%d/%d/split %d/block %lld", p->kind, p->dim, p->reduce, p->split, (long long)p->block);
+            if (p->kind == DT_SHARD && p->split == DT_SPLIT_SIZES)
+                for (c = 0; c < s->ms[i]; c++) fprintf(stderr, "%s%lld", c ? "," : " sizes ", (long long)p->sizes[c]);
+        }
+        fprintf(stderr, "\n");
+    }
     /* N = 1: distinct values; otherwise 1 (keeps exp/softmax finite) */
     fill_local(x, s->n == 1, 1);
     return x;
@@ -283,7 +344,14 @@ static void check_out_desc(sim_setup *s, const dt_tensor *o, dt_dtype t, int nd,
         const dt_placement *p = &od->placements[i];
         if (i >= s->mnd) { FZ_ASSERT(p->kind == 0 && p->dim == 0 && p->reduce == 0, "placement past the mesh"); continue; }
         FZ_ASSERT(p->kind <= DT_PARTIAL, "placement kind %d", p->kind);
-        if (p->kind == DT_SHARD) FZ_ASSERT(p->dim >= 0 && p->dim < nd, "out Shard(%d) of a %d-d tensor", p->dim, nd);
+        if (p->kind == DT_SHARD) {
+            FZ_ASSERT(p->dim >= 0 && p->dim < nd, "out Shard(%d) of a %d-d tensor", p->dim, nd);
+            FZ_ASSERT(p->split <= DT_SPLIT_CYCLIC, "out split %d", p->split);
+            FZ_ASSERT(p->split != DT_SPLIT_SIZES || p->sizes, "out sizes NULL");
+            FZ_ASSERT(p->split != DT_SPLIT_CYCLIC || p->block > 0, "out block %lld", (long long)p->block);
+        } else {
+            FZ_ASSERT(p->split == 0 && p->block == 0 && p->sizes == NULL, "out: split fields on a non-Shard placement");
+        }
         if (p->kind == DT_PARTIAL) FZ_ASSERT(p->reduce <= DT_MIN, "out Partial reduce %d", p->reduce);
     }
     ref_coord(s->mnd, s->ms, s->r, coord);
@@ -315,6 +383,7 @@ static void check_ops(fz *f) {
 
     setup(f, &s);
     op = fz_below(f, 10);
+    if (getenv("FUZZ_VERBOSE")) fprintf(stderr, "op %d (rank %d of %d)\n", op, s.r, s.n);
     t = dts[fz_below(f, 6)];
     real = s.n == 1 && (t == DT_F32 || t == DT_F64);
     na = 1 + fz_below(f, 3);
