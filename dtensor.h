@@ -3963,17 +3963,25 @@ DT_API void dt_tensor_destroy(dt_tensor *t) {
     DT_FREE(t);
 }
 
+/* the pure layout queries' arguments: a valid desc and a coordinate on the mesh */
+static dt_status dt__check_coord(const char *fn, const dt_mesh *m, const dt_tensor_desc *d, const int *coord,
+                                 dt_tensor_desc *norm) {
+    dt_status st;
+    int i;
+    if ((st = dt__check_desc(fn, m, d, norm))) return st;
+    if (!coord) return dt__fail(DT_ERR_ARG, "%s: coord is NULL", fn);
+    for (i = 0; i < m->ndim; i++)
+        if (coord[i] < 0 || coord[i] >= m->shape[i])
+            return dt__fail(DT_ERR_ARG, "%s: coord[%d] = %d, the mesh dim has %d ranks", fn, i, coord[i], m->shape[i]);
+    return DT_OK;
+}
+
 DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int64_t *local_shape,
                            int64_t *local_offset) {
     dt_tensor_desc norm;
     dt__box b;
     dt_status st;
-    int i;
-    if ((st = dt__check_desc("dt_layout", m, d, &norm))) return st;
-    if (!coord) return dt__fail(DT_ERR_ARG, "dt_layout: coord is NULL");
-    for (i = 0; i < m->ndim; i++)
-        if (coord[i] < 0 || coord[i] >= m->shape[i])
-            return dt__fail(DT_ERR_ARG, "dt_layout: coord[%d] = %d, the mesh dim has %d ranks", i, coord[i], m->shape[i]);
+    if ((st = dt__check_coord("dt_layout", m, d, coord, &norm))) return st;
     dt__tensor_box(m, &norm, coord, &b);
     if (local_shape) memcpy(local_shape, b.ext, (size_t)norm.ndim * sizeof(int64_t));
     if (local_offset) memcpy(local_offset, b.lo, (size_t)norm.ndim * sizeof(int64_t));
@@ -3995,13 +4003,7 @@ DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, co
                                    int64_t *global_index) {
     dt_tensor_desc norm;
     dt_status st;
-    int i;
-    if ((st = dt__check_desc("dt_layout_indices", m, d, &norm))) return st;
-    if (!coord) return dt__fail(DT_ERR_ARG, "dt_layout_indices: coord is NULL");
-    for (i = 0; i < m->ndim; i++)
-        if (coord[i] < 0 || coord[i] >= m->shape[i])
-            return dt__fail(DT_ERR_ARG, "dt_layout_indices: coord[%d] = %d, the mesh dim has %d ranks", i, coord[i],
-                            m->shape[i]);
+    if ((st = dt__check_coord("dt_layout_indices", m, d, coord, &norm))) return st;
     if (dim < 0 || dim >= norm.ndim)
         return dt__fail(DT_ERR_ARG, "dt_layout_indices: dim = %d, the tensor has %d dim%s", dim, norm.ndim,
                         norm.ndim == 1 ? "" : "s");
