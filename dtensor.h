@@ -10462,12 +10462,13 @@ static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const d
 
 static uint64_t dt__halo_desc_hash(const dt_halo_desc *d) {
     uint64_t h = 14695981039346656037ull;
-    int32_t c = d->corners;
+    unsigned char c[sizeof(int32_t)];
+    int32_t corners = d->corners;
+    memcpy(c, &corners, sizeof c);
     h = dt__hash(h, d->width, sizeof d->width);
     h = dt__hash(h, d->boundary, sizeof d->boundary);
     h = dt__hash(h, &d->fill, sizeof d->fill);
-    /* cppcheck-suppress objectIndex ; (a 4-byte object, hashed as its 4 bytes) */
-    return dt__hash(h, &c, sizeof c);
+    return dt__hash(h, c, sizeof c);
 }
 
 DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc) {
