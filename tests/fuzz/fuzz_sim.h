@@ -449,7 +449,7 @@ static int fz_rule(fz *f, int nd, const int64_t *g, int mnd, const int *ms, dt_p
             store[j] += 1; /* adds up to L + 1 */
         } else if (m == 1) { /* a negative size, the sum kept where it can be */
             int j2 = (j + 1) % k;
-            int64_t x = store[j] + 1;
+            int64_t x = store[j] < INT64_MAX ? store[j] + 1 : INT64_MAX;
             if (k > 1 && store[j2] <= INT64_MAX - x) store[j2] += x;
             store[j] = -1;
         } else {
