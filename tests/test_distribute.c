@@ -366,7 +366,7 @@ static void verify_case(const dtt_mesh *m, const dt_tensor_desc *good, const dt_
 static void test_verify(void)
 {
     dtt_mesh m;
-    int one[1], odd = dtt_np > 1 ? 1 : 0, last = dtt_np - 1;
+    int one[1], odd = dtt_np > 1 ? 1 : 0, last = dtt_np - 1, i;
     dt_tensor_desc good, bad;
     int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], wrong[DT_MAX_DIMS];
     one[0] = dtt_np;
@@ -377,6 +377,7 @@ static void test_verify(void)
     good.shape[0] = 10;
     good.shape[1] = 3;
     good.placements[0] = dt_shard(0);
+    for (i = 0; i < DT_MAX_DIMS; i++) ls[i] = 1; /* the "another ndim" case reads ls[2] */
     dtt_ref_layout(1, m.shape, m.coord, 2, good.shape, good.placements, ls, lo);
     /* without local_shape DT_VERIFY checks the buffer only where the
        placements cannot be misread: 10 over 3 or 4 is a torch.chunk split
