@@ -822,7 +822,20 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
    talks to fewer ranks (no diagonal neighbours).
    Partial tensors are refused (their values are not yet the global value).
    Cost: one message per neighbour per exchange (all ghost pieces to one
-   rank packed together), plus a copy of the interior. */
+   rank packed together), plus a copy of the interior.
+   In place (a ghosted array: dt_tensor_from_local with desc->local_ghost):
+   the halo lives in the tensor's own array, no wider than its ghost room
+   (width[d] <= local_ghost[d]; DT_ERR_ARG on every rank otherwise, naming
+   the dim, the width and the room). dt_tensor_set_halo then allocates no
+   block and writes nothing; an exchange copies no interior: it packs the
+   faces (and corners) to send, and writes only the ghost cells the halo
+   covers (the cells within width[d] of the interior), so ghost room past
+   the halo keeps the caller's values. dt_tensor_ghosted_data returns the
+   array's start and its shape (local_shape + 2*local_ghost): interior
+   element i sits at index i + local_ghost. Split phase: _begin reads the
+   interior only to pack what it sends (and to copy local wraps), so after
+   it returns the interior may be written; the ghost cells must not be
+   touched until _end returns. */
 typedef enum dt_boundary {
     DT_BOUNDARY_CONSTANT = 0, /* ghosts past the edge get `fill` (0: zero padding) */
     DT_BOUNDARY_PERIODIC,     /* they wrap around: index mod n (width <= n)        */
@@ -861,7 +874,9 @@ DT_API dt_status dt_halo_exchange_end(dt_tensor *t);
    lo[d] <= i[d] < lo[d] + ext[d] (local interior coordinates). It reads the
    ghosted input (interior cell i at in + sum((i[d] + width[d]) * in_stride[d])
    elements of `dtype`, so neighbour i[d] - width[d] .. i[d] + width[d] is
-   there) and writes out + sum(i[d] * out_stride[d]). */
+   there) and writes out + sum(i[d] * out_stride[d]). For a ghosted array
+   (local_ghost) `in` points into the caller's array, at the halo's first
+   cell, with the array's strides (the same formula holds). */
 typedef struct dt_stencil_block {
     dt_dtype dtype;
     int ndim;
