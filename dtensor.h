@@ -489,8 +489,8 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      dt_tensor_redistribute with t as the source;
    - refused with DT_ERR_UNSUPPORTED ("...: t has ghost room (local_ghost);
      ... not supported yet"): ops (as input or *out), random fills, .npy
-     save and load, convolution, a redistribution or op *target* that is
-     ghosted.
+     save and load, convolution, dt_tensor_scalapack_desc, a redistribution
+     or op *target* (*out) that is ghosted.
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
    negative width, widths whose array size overflows; DT_ERR_UNSUPPORTED:
    local_ghost on a device tensor (desc->device != DT_HOST). */
@@ -1803,6 +1803,15 @@ static int dt__piece_contiguous(const dt__array *a, const dt__box *piece, size_t
     return 1;
 }
 
+/* n runs of `run` bytes, at strides ds / ss; the common element sizes as
+   fixed-size copies (inlined, no call per element) */
+static void dt__copy_runs(char *d, size_t ds, const char *s, size_t ss, size_t run, int64_t n) {
+    int64_t i;
+    if (run == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
+    else if (run == 4) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 4);
+    else for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, run);
+}
+
 /* Copy the global box `p` (inside both arrays) from s to d: the innermost
    dims that are whole in p, s and d fold into one memcpy run. */
 static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *p) {
@@ -1818,10 +1827,13 @@ static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *
     dt__array_strides(d, ds);
     so = dt__array_offset(s, ss, p);
     doff = dt__array_offset(d, ds, p);
-    for (j = 0; j < k; j++) idx[j] = 0;
+    if (k == 0) { memcpy(d->data + doff, s->data + so, run); return; }
+    /* dim k-1 as a tight loop of runs: a column face is one element per row,
+       where a call per element would cost more than the bytes */
+    for (j = 0; j < k - 1; j++) idx[j] = 0;
     for (;;) {
-        memcpy(d->data + doff, s->data + so, run);
-        for (j = k - 1; j >= 0; j--) {
+        dt__copy_runs(d->data + doff, ds[k - 1], s->data + so, ss[k - 1], run, p->ext[k - 1]);
+        for (j = k - 2; j >= 0; j--) {
             so += ss[j]; doff += ds[j];
             if (++idx[j] < p->ext[j]) break;
             so -= (size_t)p->ext[j] * ss[j]; doff -= (size_t)p->ext[j] * ds[j];
@@ -11996,6 +12008,7 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
     char b0[48], b1[48];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
     if (!desc && !grid) return dt__fail(DT_ERR_ARG, "%s: desc and grid are both NULL (pass one or both)", fn);
+    if (t->ghosted) return dt__no_ghost(fn, "t", t); /* its local leading dimension is not the shard's */
     d = &t->desc;
     m = t->mesh;
     if (d->ndim != 2)
