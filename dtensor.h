@@ -822,7 +822,10 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
    talks to fewer ranks (no diagonal neighbours).
    Partial tensors are refused (their values are not yet the global value).
    Cost: one message per neighbour per exchange (all ghost pieces to one
-   rank packed together), plus a copy of the interior.
+   rank packed together; with dt_comm_mpi one message per piece, as a
+   hand-written exchange sends faces, so that two faces to one neighbour do
+   not become one message past MPI's eager limit), plus a copy of the
+   interior.
    In place (a ghosted array: dt_tensor_from_local with desc->local_ghost):
    the halo lives in the tensor's own array, no wider than its ghost room
    (width[d] <= local_ghost[d]; DT_ERR_ARG on every rank otherwise, naming
@@ -10402,6 +10405,41 @@ static void dt__halo_plan_fills(dt__halo *h, const int64_t *n) {
     }
 }
 
+/* Does the backend take several messages to one peer, matched in the
+   order posted? The built-in MPI one does (one tag; MPI does not let
+   messages overtake). Then each piece (a face) travels as its own message,
+   as a hand-written exchange sends them: two faces to one neighbour (two
+   ranks, periodic) stay two messages of the face's size instead of one of
+   twice that, which can cross an MPI eager/rendezvous limit (Open MPI's
+   shared-memory 4 KiB) and cost a handshake. Other backends get the
+   documented one message per peer. */
+static int dt__halo_per_piece(const dt_comm *native) {
+#ifndef DTENSOR_NO_MPI
+    return native->be.start == dt__mpi_start;
+#else
+    (void)native;
+    return 0;
+#endif
+}
+
+/* the messages of one link: the whole packed run, or one per piece */
+static void dt__halo_link_msgs(dt__halo *h, const dt__hlink *l, int send, int peer, int per_piece) {
+    size_t off = l->off;
+    int j;
+    for (j = l->first; j < l->first + l->count; j++) {
+        size_t b = per_piece ? dt__box_numel(h->ndim, &h->pieces[j].src) * h->g.es : l->bytes;
+        if (b) {
+            dt_message *msg = &h->msgs[h->nmsgs++];
+            msg->buf = h->buf + off;
+            msg->bytes = b;
+            msg->peer = peer;
+            msg->send = send;
+        }
+        off += b;
+        if (!per_piece) break;
+    }
+}
+
 /* Build the plan of t's layout with widths wlo/whi. Local (no communication). */
 static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_t *wlo, const int64_t *whi,
                                 const uint8_t *bnd, int corners, double fill, dt__halo **out) {
@@ -10475,18 +10513,12 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     h->comm = m->comm;
     h->native = dt__native(m->comm) ? m->comm : m->comm->base;
     if (h->nsend + h->nrecv) {
-        int j = 0;
-        if ((st = dt__alloc(fn, (size_t)(h->nsend + h->nrecv) * sizeof *h->msgs, (void **)&h->msgs))) goto fail;
-        for (i = 0; i < h->nsend + h->nrecv; i++) {
-            dt__hlink *l = &h->links[i];
-            if (!l->bytes) continue;
-            h->msgs[j].buf = h->buf + l->off;
-            h->msgs[j].bytes = l->bytes;
-            h->msgs[j].peer = dt__native(m->comm) ? l->peer : m->comm->members[l->peer];
-            h->msgs[j].send = i < h->nsend;
-            j++;
-        }
-        h->nmsgs = j;
+        int per_piece = dt__halo_per_piece(h->native);
+        size_t cap = (size_t)(per_piece ? h->npieces : h->nsend + h->nrecv);
+        if ((st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->msgs, (void **)&h->msgs))) goto fail;
+        for (i = 0; i < h->nsend + h->nrecv; i++)
+            dt__halo_link_msgs(h, &h->links[i], i < h->nsend,
+                               dt__native(m->comm) ? h->links[i].peer : m->comm->members[h->links[i].peer], per_piece);
     }
     *out = h;
     return DT_OK;
