@@ -10222,6 +10222,7 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
 typedef struct dt__hpiece {
     dt__box src;                    /* in the sender's box (global coordinates) */
     int64_t shift[DT_MAX_DIMS];     /* where it lands: src + shift              */
+    int direct;                     /* received straight into the ghosted block */
 } dt__hpiece;
 
 typedef struct dt__hlink {          /* what moves between this rank and one peer, one way */
@@ -10331,6 +10332,7 @@ static dt_status dt__halo_pieces(const dt__hgeom *g, const dt__box *r, const dt_
             dt__hpiece p;
             int img[DT_MAX_DIMS], ok = 1, d;
             rest = i;
+            p.direct = 0;
             for (k = 0; k < na; k++) { img[k] = rest % 3 - 1; rest /= 3; }
             for (d = 0; d < g->ndim; d++) { /* dims without ghosts: R's own range */
                 p.src.lo[d] = r->lo[d];
@@ -10422,15 +10424,25 @@ static int dt__halo_per_piece(const dt_comm *native) {
 #endif
 }
 
-/* the messages of one link: the whole packed run, or one per piece */
+static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__box *out);
+
+/* the messages of one link: the whole packed run, or one per piece. A
+   piece received alone that is one contiguous run of the ghosted block (a
+   row face) lands there directly, with no unpack: the block's ghost cells
+   are not to be touched between _begin and _end anyway. (Sends are packed
+   always, so the interior may change after _begin.) */
 static void dt__halo_link_msgs(dt__halo *h, const dt__hlink *l, int send, int peer, int per_piece) {
     size_t off = l->off;
     int j;
     for (j = l->first; j < l->first + l->count; j++) {
-        size_t b = per_piece ? dt__box_numel(h->ndim, &h->pieces[j].src) * h->g.es : l->bytes;
+        dt__hpiece *pc = &h->pieces[j];
+        size_t b = per_piece ? dt__box_numel(h->ndim, &pc->src) * h->g.es : l->bytes, goff = 0;
         if (b) {
             dt_message *msg = &h->msgs[h->nmsgs++];
-            msg->buf = h->buf + off;
+            dt__box at;
+            dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
+            pc->direct = per_piece && !send && h->g.data && dt__piece_contiguous(&h->g, &at, &goff);
+            msg->buf = pc->direct ? h->g.data + goff : h->buf + off;
             msg->bytes = b;
             msg->peer = peer;
             msg->send = send;
@@ -10624,7 +10636,7 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
         for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
             dt__box p;
             dt__shift_box(h->ndim, &h->pieces[j].src, h->pieces[j].shift, &p);
-            dt__unpack(b, &p, &h->g);
+            if (!h->pieces[j].direct) dt__unpack(b, &p, &h->g);
             b += dt__box_numel(h->ndim, &p) * h->g.es;
         }
     }
