@@ -10223,6 +10223,8 @@ typedef struct dt__hpiece {
     dt__box src;                    /* in the sender's box (global coordinates) */
     int64_t shift[DT_MAX_DIMS];     /* where it lands: src + shift              */
     int direct;                     /* received straight into the ghosted block */
+    int contig;                     /* a send that is one run of the ghosted block */
+    size_t goff;                    /* ... at this byte offset                    */
 } dt__hpiece;
 
 typedef struct dt__hlink {          /* what moves between this rank and one peer, one way */
@@ -10243,6 +10245,7 @@ struct dt__halo {
                                        whose ghost room is wider than the halo */
     int in_place;                   /* g.data is the tensor's own ghosted array
                                        (not owned, no interior copy)            */
+    int per_piece;                  /* one message per piece (dt__halo_per_piece) */
     dt__hpiece *pieces;
     int npieces, cap;
     dt__hlink *links;               /* nsend sends, then nrecv receives          */
@@ -10332,7 +10335,8 @@ static dt_status dt__halo_pieces(const dt__hgeom *g, const dt__box *r, const dt_
             dt__hpiece p;
             int img[DT_MAX_DIMS], ok = 1, d;
             rest = i;
-            p.direct = 0;
+            p.direct = p.contig = 0;
+            p.goff = 0;
             for (k = 0; k < na; k++) { img[k] = rest % 3 - 1; rest /= 3; }
             for (d = 0; d < g->ndim; d++) { /* dims without ghosts: R's own range */
                 p.src.lo[d] = r->lo[d];
@@ -10442,6 +10446,10 @@ static void dt__halo_link_msgs(dt__halo *h, const dt__hlink *l, int send, int pe
             dt__box at;
             dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
             pc->direct = per_piece && !send && h->g.data && dt__piece_contiguous(&h->g, &at, &goff);
+            /* an in-place send from the caller's array: one run of it? (sent from there when
+               the exchange ends before anyone can write the interior: dt__halo_begin) */
+            pc->contig = per_piece && send && h->in_place && h->g.data &&
+                         dt__piece_contiguous(&h->g, &pc->src, &pc->goff);
             msg->buf = pc->direct ? h->g.data + goff : h->buf + off;
             msg->bytes = b;
             msg->peer = peer;
@@ -10525,7 +10533,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     h->comm = m->comm;
     h->native = dt__native(m->comm) ? m->comm : m->comm->base;
     if (h->nsend + h->nrecv) {
-        int per_piece = dt__halo_per_piece(h->native);
+        int per_piece = h->per_piece = dt__halo_per_piece(h->native);
         size_t cap = (size_t)(per_piece ? h->npieces : h->nsend + h->nrecv);
         if ((st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->msgs, (void **)&h->msgs))) goto fail;
         for (i = 0; i < h->nsend + h->nrecv; i++)
@@ -10587,9 +10595,29 @@ static dt_status dt__halo_sendrecv_rounds(dt__halo *h) {
     return DT_OK;
 }
 
+/* The send messages' buffers: packed, or (in place, one message per
+   piece, `from_array`) a face that is one run of the caller's array is sent
+   from the array itself. Only where the exchange ends before the caller
+   can write the interior (dt_halo_exchange, dt_stencil_apply): after the
+   public _begin the interior may change, so there every send is packed. */
+static void dt__halo_pack_sends(dt__halo *h, const dt__array *in, int from_array) {
+    int i, j, mi = 0;
+    for (i = 0; i < h->nsend; i++) {
+        char *b = h->buf + h->links[i].off;
+        for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
+            const dt__hpiece *pc = &h->pieces[j];
+            size_t nb = dt__box_numel(h->ndim, &pc->src) * h->g.es;
+            int direct = from_array && pc->contig;
+            if (h->per_piece && nb) h->msgs[mi++].buf = direct ? h->g.data + pc->goff : b;
+            if (!direct) dt__pack(in, &pc->src, b);
+            b += nb;
+        }
+    }
+}
+
 /* interior -> ghosted block, edge fills, self copies, pack, post */
-static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in) {
-    int i, j;
+static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in, int from_array) {
+    int i;
     dt_status st = DT_OK;
     if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
@@ -10601,13 +10629,7 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
         dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
         dt__copy_box(&view, &h->g, &p);
     }
-    for (i = 0; i < h->nsend; i++) {
-        char *b = h->buf + h->links[i].off;
-        for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
-            dt__pack(in, &h->pieces[j].src, b);
-            b += dt__box_numel(h->ndim, &h->pieces[j].src) * h->g.es;
-        }
-    }
+    dt__halo_pack_sends(h, in, from_array);
     if (h->nmsgs) dt__count(h->comm, h->sbytes, h->rbytes);
     if (h->nmsgs && h->native->be.start && h->native->be.wait) {
         st = h->native->be.start(h->native->be.user, h->nmsgs, h->msgs, &h->request);
@@ -10773,7 +10795,7 @@ DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
     st = dt__halo_check_tensor(fn, t);
     if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
     dt__tensor_array(t, &in);
-    return dt__halo_begin(fn, t->halo, &in);
+    return dt__halo_begin(fn, t->halo, &in, 0);
 }
 
 DT_API dt_status dt_halo_exchange_end(dt_tensor *t) {
@@ -10790,7 +10812,7 @@ DT_API dt_status dt_halo_exchange(dt_tensor *t) {
     st = dt__halo_check_tensor(fn, t);
     if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
     dt__tensor_array(t, &in);
-    if ((st = dt__halo_begin(fn, t->halo, &in))) return st;
+    if ((st = dt__halo_begin(fn, t->halo, &in, 1))) return st;
     return dt__halo_end(fn, t->halo);
 }
 
@@ -10884,7 +10906,7 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
             b.offset[d] = x->box.lo[d];
         }
         dt__tensor_array(x, &in);
-        if ((st = dt__halo_begin(fn_name, x->halo, &in))) goto fail;
+        if ((st = dt__halo_begin(fn_name, x->halo, &in, 1))) goto fail;
         if (b.ndim == 0) { /* a 0-d tensor has one cell and no ghosts */
             if ((st = dt__halo_end(fn_name, x->halo))) goto fail;
             fn(&b, user);
@@ -11123,7 +11145,7 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
         {
             dt__array in;
             dt__tensor_array(xr, &in);
-            if ((st = dt__halo_begin(fn, h, &in)) || (st = dt__halo_end(fn, h))) goto done;
+            if ((st = dt__halo_begin(fn, h, &in, 0)) || (st = dt__halo_end(fn, h))) goto done;
         }
     }
     o = *out;
