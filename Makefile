@@ -15,6 +15,8 @@
 #   make bench-ops            dt_matmul vs ScaLAPACK pdgemm and bare BLIS; op dispatch overhead (NP=2)
 #   make bench-results        the op benchmarks via bench/run.sh: bench/results/*.txt (NP=2)
 #   make bench-halo           halo exchange / stencil step vs hand-written MPI: bench/results/halo-<mpi>-np2.txt
+#   make bench-stencil        5-point step on a ghosted array, in-place halo vs hand-written MPI faces:
+#                             bench/results/stencil-<mpi>-np2.txt
 #   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
 #   make build/$(MPI)/bench_pdgemr2d, make build/openmpi/bench_fftw_transpose
 #                             the peer benchmarks (ScaLAPACK pdgemr2d, FFTW-MPI transpose): each takes
@@ -96,7 +98,7 @@ endif
 # buffers: Debian's libscalapack-mpich-dev / libscalapack-openmpi-dev (make deps)
 EXLIBS_scalapack = $(SCALAPACK)
 
-.PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-smoke bench-results strict lint clean \
+.PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-stencil bench-smoke bench-results strict lint clean \
         bench-planner bench-planner-callgrind \
         cuda cuda-nvcc cuda-strict test-cuda bench-cuda
 all: examples
@@ -199,6 +201,11 @@ $(BUILD)/bench_halo: bench/halo.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
+# a 5-point step on the user's ghosted array: in-place halo vs hand-written MPI faces
+$(BUILD)/bench_stencil: bench/stencil.c bench/bench.h $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
+
 # the planner at scale (bench/planner.c): one process plays one rank of a
 # simulated mesh through a counting dt_comm_custom backend, so it needs no
 # MPI (DTENSOR_NO_MPI, gcc) and is built with the strict flags; it exits
@@ -235,6 +242,11 @@ bench-rng: $(BUILD)/bench_rng
 bench-halo: $(BUILD)/bench_halo
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only halo --bin $(BUILD)
 
+# the same for the in-place halo on a ghosted array (issue 18):
+# bench/results/stencil-<mpi>-np<N>.txt
+bench-stencil: $(BUILD)/bench_stencil
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only stencil --bin $(BUILD)
+
 # CI: both op benchmarks at small sizes, 2 ranks, and the random fills at
 # small sizes on one rank, and the halo bench at small sizes, 2 ranks, and the
 # simulated planner up to 4096 ranks (about 2 s); they exit non-zero on a
@@ -243,10 +255,11 @@ bench-halo: $(BUILD)/bench_halo
 # bench_matmul also if ScaLAPACK's BLAS is not dt_matmul's BLIS;
 # bench_planner: a transition without Partial not receiving exactly its
 # lower bound, or simulated ranks choosing different strategies)
-bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo build/bench_planner
+bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil build/bench_planner
 	$(MAKE) bench-ops NP=2 MATMULARGS=--quick DISPATCHARGS=--quick
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_halo --quick
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_stencil --quick
 	./build/bench_planner --quick
 
 # every benchmark, results files with the command at the top (bench/run.sh -h)
@@ -287,8 +300,8 @@ strict:
 	gcc -std=c99 $(STRICT) -O2 -DDTENSOR_NO_MPI -DDTENSOR_NO_BLIS -I. -o $(SB)/noblis $(SB)/impl.c -lm
 	./$(SB)/noblis
 	mpicxx.mpich -std=c++17 $(STRICT) -O2 -DDTENSOR_NO_BLIS -I. -c -o $(SB)/cxx17_noblis.o $(SB)/impl.cpp
-	@# examples/heat2d.c and bench/halo.c as C99 (-O2 and -O3 -march=x86-64-v4) and as C++17
-	for f in examples/heat2d.c bench/halo.c; do b=$$(basename $$f .c); set -e; \
+	@# examples/heat2d.c, bench/halo.c and bench/stencil.c as C99 (-O2 and -O3 -march=x86-64-v4) and as C++17
+	for f in examples/heat2d.c bench/halo.c bench/stencil.c; do b=$$(basename $$f .c); set -e; \
 	  mpicc.mpich  -std=c99   $(STRICT) -O2 -I. -o $(SB)/$$b $$f $(LDLIBS); \
 	  mpicc.mpich  -std=c99   $(STRICT) -O3 -march=x86-64-v4 -I. -c -o $(SB)/$${b}_O3.o $$f; \
 	  mpicxx.mpich -std=c++17 $(STRICT) -O2 -I. -x c++ -c -o $(SB)/$${b}_xx.o $$f; done

@@ -337,6 +337,12 @@ typedef struct dt_tensor_desc {
     const int64_t *local_shape;                /* dt_tensor_from_local: the shape of
                                                   the caller's buffer (see there);
                                                   the truth under DT_INFER_SIZES    */
+    const int64_t *local_ghost;                /* dt_tensor_from_local (DT_BORROW
+                                                  only): ghost room in the caller's
+                                                  buffer, ndim widths, one per tensor
+                                                  dim, on both sides. NULL (default):
+                                                  none. See "ghosted arrays" at
+                                                  dt_tensor_from_local             */
 } dt_tensor_desc;
 
 /* >>api ------------------------------------------------------------------- */
@@ -464,7 +470,30 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      whose parts differ from the balanced rule's (10 over 4: 3,3,3,1 versus
      3,3,2,2), the one split it could not tell apart from an MPI code's.
      Without DT_VERIFY nothing can check the size of a pointer: pass
-     local_shape. */
+     local_shape.
+   Ghosted arrays (desc->local_ghost, DT_BORROW only): a stencil code keeps
+   its field in one array with ghost cells around the interior. Then
+   `local` is the START of that array: row-major with the shape
+   local_shape[d] + 2*local_ghost[d] (the local shape the placements give,
+   widened by local_ghost[d] cells on both sides of every tensor dim d; a 0
+   adds nothing). The tensor's interior is the part inside the ghost room:
+   dt_tensor_data points at interior element 0, i.e. at
+   local + sum(local_ghost[d] * stride[d]) elements, and keeps meaning
+   "local element 0"; dt_tensor_local_strides gives the storage's strides.
+   A halo (dt_tensor_set_halo) no wider than the ghost room then lives in
+   the array itself: dt_halo_exchange writes the ghost cells in place, with
+   no copy of the interior (see the halo section). Calls that read or write
+   the whole shard work through a contiguous copy or refuse:
+   - staged (one extra copy of the interior into a temporary contiguous
+     buffer, allocated and freed by the call): dt_tensor_gather,
+     dt_tensor_redistribute with t as the source;
+   - refused with DT_ERR_UNSUPPORTED ("...: t has ghost room (local_ghost);
+     ... not supported yet"): ops (as input or *out), random fills, .npy
+     save and load, convolution, dt_tensor_scalapack_desc, a redistribution
+     or op *target* (*out) that is ghosted.
+   Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
+   negative width, widths whose array size overflows; DT_ERR_UNSUPPORTED:
+   local_ghost on a device tensor (desc->device != DT_HOST). */
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local,
                                       unsigned flags, dt_tensor **out);
 /* src_rank: the mesh rank whose `full` (global row-major array) is sent, each
@@ -494,7 +523,14 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
 /* the full global tensor into `full` on every mesh rank (collective; ranks
    outside the mesh return DT_OK and leave `full` untouched) */
 DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full);
-DT_API void     *dt_tensor_data(const dt_tensor *t);            /* local shard, row-major */
+DT_API void     *dt_tensor_data(const dt_tensor *t);            /* local shard, row-major; for a
+                                                                   ghosted array (local_ghost):
+                                                                   interior element 0, strided */
+/* the element strides of t's local storage per dim (strides may be NULL);
+   returns ndim. Row-major strides of the local shape for a contiguous
+   shard, the ghosted array's strides (local_shape + 2*local_ghost) for one
+   wrapped with local_ghost. */
+DT_API int       dt_tensor_local_strides(const dt_tensor *t, int64_t *strides);
 DT_API const dt_tensor_desc *dt_tensor_get_desc(const dt_tensor *t); /* dims normalised */
 DT_API dt_mesh  *dt_tensor_mesh(const dt_tensor *t);
 DT_API void      dt_tensor_local_shape(const dt_tensor *t, int64_t *shape);
@@ -786,7 +822,23 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
    talks to fewer ranks (no diagonal neighbours).
    Partial tensors are refused (their values are not yet the global value).
    Cost: one message per neighbour per exchange (all ghost pieces to one
-   rank packed together), plus a copy of the interior. */
+   rank packed together; with dt_comm_mpi one message per piece, as a
+   hand-written exchange sends faces, so that two faces to one neighbour do
+   not become one message past MPI's eager limit), plus a copy of the
+   interior.
+   In place (a ghosted array: dt_tensor_from_local with desc->local_ghost):
+   the halo lives in the tensor's own array, no wider than its ghost room
+   (width[d] <= local_ghost[d]; DT_ERR_ARG on every rank otherwise, naming
+   the dim, the width and the room). dt_tensor_set_halo then allocates no
+   block and writes nothing; an exchange copies no interior: it packs the
+   faces (and corners) to send, and writes only the ghost cells the halo
+   covers (the cells within width[d] of the interior), so ghost room past
+   the halo keeps the caller's values. dt_tensor_ghosted_data returns the
+   array's start and its shape (local_shape + 2*local_ghost): interior
+   element i sits at index i + local_ghost. Split phase: _begin reads the
+   interior only to pack what it sends (and to copy local wraps), so after
+   it returns the interior may be written; the ghost cells must not be
+   touched until _end returns. */
 typedef enum dt_boundary {
     DT_BOUNDARY_CONSTANT = 0, /* ghosts past the edge get `fill` (0: zero padding) */
     DT_BOUNDARY_PERIODIC,     /* they wrap around: index mod n (width <= n)        */
@@ -825,7 +877,9 @@ DT_API dt_status dt_halo_exchange_end(dt_tensor *t);
    lo[d] <= i[d] < lo[d] + ext[d] (local interior coordinates). It reads the
    ghosted input (interior cell i at in + sum((i[d] + width[d]) * in_stride[d])
    elements of `dtype`, so neighbour i[d] - width[d] .. i[d] + width[d] is
-   there) and writes out + sum(i[d] * out_stride[d]). */
+   there) and writes out + sum(i[d] * out_stride[d]). For a ghosted array
+   (local_ghost) `in` points into the caller's array, at the halo's first
+   cell, with the array's strides (the same formula holds). */
 typedef struct dt_stencil_block {
     dt_dtype dtype;
     int ndim;
@@ -1752,6 +1806,15 @@ static int dt__piece_contiguous(const dt__array *a, const dt__box *piece, size_t
     return 1;
 }
 
+/* n runs of `run` bytes, at strides ds / ss; the common element sizes as
+   fixed-size copies (inlined, no call per element) */
+static void dt__copy_runs(char *d, size_t ds, const char *s, size_t ss, size_t run, int64_t n) {
+    int64_t i;
+    if (run == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
+    else if (run == 4) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 4);
+    else for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, run);
+}
+
 /* Copy the global box `p` (inside both arrays) from s to d: the innermost
    dims that are whole in p, s and d fold into one memcpy run. */
 static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *p) {
@@ -1767,10 +1830,13 @@ static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *
     dt__array_strides(d, ds);
     so = dt__array_offset(s, ss, p);
     doff = dt__array_offset(d, ds, p);
-    for (j = 0; j < k; j++) idx[j] = 0;
+    if (k == 0) { memcpy(d->data + doff, s->data + so, run); return; }
+    /* dim k-1 as a tight loop of runs: a column face is one element per row,
+       where a call per element would cost more than the bytes */
+    for (j = 0; j < k - 1; j++) idx[j] = 0;
     for (;;) {
-        memcpy(d->data + doff, s->data + so, run);
-        for (j = k - 1; j >= 0; j--) {
+        dt__copy_runs(d->data + doff, ds[k - 1], s->data + so, ss[k - 1], run, p->ext[k - 1]);
+        for (j = k - 2; j >= 0; j--) {
             so += ss[j]; doff += ds[j];
             if (++idx[j] < p->ext[j]) break;
             so -= (size_t)p->ext[j] * ss[j]; doff -= (size_t)p->ext[j] * ds[j];
@@ -3457,6 +3523,9 @@ struct dt_tensor {
     const dt__device *dev; /* desc.device's table */
     struct dt__halo *halo; /* ghost cells and their exchange plan (>>halo), or NULL */
     int64_t *sizes;       /* the tensor's copy of its dt_shard_sizes arrays (desc points here) */
+    int ghosted;          /* 1: data sits inside a ghosted array (desc.local_ghost) */
+    int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
+    char *storage;        /* ghosted: the array's first element (the caller's `local`) */
 };
 
 typedef struct dt__halo dt__halo;
@@ -3654,6 +3723,7 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
     memset(t, 0, sizeof *t);
     t->mesh = m;
     t->desc = *norm;
+    t->desc.local_ghost = NULL; /* contiguous; dt_tensor_from_local sets it after */
     t->dev = dt__device_of(norm->device);
     if ((st = dt__own_sizes(fn, t))) { DT_FREE(t); return st; }
     if (m->rank >= 0) {
@@ -3879,6 +3949,60 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
     return st;
 }
 
+/* the storage box of a ghosted array: t's box widened by the ghost room */
+static void dt__ghost_box(int nd, const dt__box *b, const int64_t *ghost, dt__box *out) {
+    int d;
+    *out = *b;
+    for (d = 0; d < nd; d++) { out->lo[d] -= ghost[d]; out->ext[d] += 2 * ghost[d]; }
+}
+
+/* desc->local_ghost: a borrowed host array whose widened shape fits the
+   index arithmetic (every rank checks its own; the agreement follows) */
+static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *g,
+                                       unsigned flags, const void *local) {
+    const char *fn = "dt_tensor_from_local";
+    size_t n = dt_dtype_size(norm->dtype);
+    dt__box b;
+    int d;
+    char gs[160];
+    dt__shape_str(g, norm->ndim, gs, sizeof gs);
+    if (flags & DT_COPY)
+        return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost = %s with DT_COPY: ghost room describes a borrowed "
+                        "array (DT_BORROW); a copy is contiguous", fn, gs);
+    if (norm->device != DT_HOST)
+        return dt__fail(DT_ERR_UNSUPPORTED, "%s: desc->local_ghost = %s on device %d: ghosted arrays are host "
+                        "tensors only in this version", fn, gs, norm->device);
+    if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
+    else dt__box_empty(norm->ndim, &b);
+    for (d = 0; d < norm->ndim; d++) {
+        if (g[d] < 0)
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld is negative (local_ghost = %s)", fn, d,
+                            (long long)g[d], gs);
+        if (g[d] > (INT64_MAX / 4 - b.ext[d]) / 2 ||
+            !dt__mul_ok(n, (size_t)(b.ext[d] + 2 * g[d]), &n) || n > (size_t)INT64_MAX)
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld: the ghosted array (local shape + 2 * "
+                            "local_ghost) overflows the sizes (local_ghost = %s)", fn, d, (long long)g[d], gs);
+    }
+    if (!local && m->rank >= 0 && n)
+        return dt__fail(DT_ERR_ARG, "%s: local is NULL but the ghosted array (local_ghost = %s) has %zu bytes", fn,
+                        gs, n);
+    return DT_OK;
+}
+
+/* t wraps a ghosted array starting at `storage`: data -> interior element 0 */
+static void dt__tensor_set_ghost(dt_tensor *t, const int64_t *g, char *storage) {
+    dt__box sb;
+    size_t es = dt_dtype_size(t->desc.dtype), stride = es, off = 0;
+    int d;
+    memcpy(t->ghost, g, (size_t)t->desc.ndim * sizeof *g);
+    t->ghosted = 1;
+    t->storage = storage;
+    t->desc.local_ghost = t->ghost;
+    dt__ghost_box(t->desc.ndim, &t->box, t->ghost, &sb);
+    for (d = t->desc.ndim - 1; d >= 0; d--) { off += (size_t)t->ghost[d] * stride; stride *= (size_t)sb.ext[d]; }
+    t->data = storage ? storage + off : NULL;
+}
+
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local, unsigned flags,
                                       dt_tensor **out) {
     const char *fn = "dt_tensor_from_local";
@@ -3907,6 +4031,7 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
                           "or name the rule (dt_shard_balanced)", fn, td, (long long)norm.shape[td], md);
     }
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
+    if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
     if (!st && m->rank >= 0) {
         dt__box b;
         dt__tensor_box(m, &norm, m->coord, &b);
@@ -3936,6 +4061,7 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     if (!st) st = dt__tensor_make(fn, m, &norm, (flags & DT_COPY) ? NULL : local, 0, &t);
     DT_FREE(sizes);
     if (st) return st;
+    if (d->local_ghost) dt__tensor_set_ghost(t, d->local_ghost, (char *)local);
     if ((flags & DT_COPY) && t->bytes && (st = t->dev->copy(fn, t->data, local, t->bytes))) {
         dt_tensor_destroy(t);
         return st;
@@ -3950,6 +4076,16 @@ DT_API dt_mesh *dt_tensor_mesh(const dt_tensor *t) { return t ? t->mesh : NULL; 
 DT_API size_t dt_tensor_local_numel(const dt_tensor *t) { return t ? t->numel : 0; }
 DT_API void dt_tensor_local_shape(const dt_tensor *t, int64_t *shape) {
     if (t && shape) memcpy(shape, t->box.ext, (size_t)t->desc.ndim * sizeof(int64_t));
+}
+DT_API int dt_tensor_local_strides(const dt_tensor *t, int64_t *strides) {
+    int64_t s = 1;
+    int d;
+    if (!t) return 0;
+    for (d = t->desc.ndim - 1; d >= 0 && strides; d--) {
+        strides[d] = s;
+        s *= t->box.ext[d] + (t->ghosted ? 2 * t->ghost[d] : 0);
+    }
+    return t->desc.ndim;
 }
 DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
     if (t && offset) memcpy(offset, t->box.lo, (size_t)t->desc.ndim * sizeof(int64_t));
@@ -5014,7 +5150,26 @@ static dt_status dt__stage_buf(dt_mesh *m, const dt__device *e, const dt__device
     return DT_OK;
 }
 
+static void dt__tensor_array(const dt_tensor *t, dt__array *a);
+
+/* a ghosted array's interior, copied out contiguously (host only): the
+   price gather and redistribute pay for reading a strided shard */
+static dt_status dt__stage_ghosted(const dt_tensor *t, void **out) {
+    dt__array s, d;
+    dt_status st;
+    *out = NULL;
+    if (!t->bytes) return DT_OK;
+    if ((st = dt__alloc("dt_tensor_redistribute (ghosted source)", t->bytes, out))) return st;
+    dt__tensor_array(t, &s);
+    d = s;
+    d.data = (char *)*out;
+    d.box = t->box;
+    dt__copy_box(&s, &d, &t->box);
+    return DT_OK;
+}
+
 static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *dst_pl, void *dst) {
+    void *staged = NULL;
     dt__ctx x;
     dt__plan plan;
     dt__box b;
@@ -5032,17 +5187,27 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
     if (t->mesh->rank == 0 && dt__log_plans()) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
     dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
     obytes = dt__box_numel(x.ndim, &b) * x.es;
+    if (t->ghosted && (st = dt__stage_ghosted(t, &staged))) return st;
+    if (staged) src = staged;
     if (e != t->dev) { /* (empty shards too: every pointer a step sees is in e's memory) */
         void *buf = NULL;
         if ((st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE0, t->bytes, &buf)) ||
-            (st = dt__copy_across(e, t->dev, buf, t->data, t->bytes)))
+            (st = dt__copy_across(e, t->dev, buf, src, t->bytes))) {
+            DT_FREE(staged);
             return st;
+        }
+        DT_FREE(staged);
+        staged = NULL;
         src = buf;
     }
     if ((!dst || !dt__in_memory(e, t->dev, dst)) &&
-        (st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE1, obytes, &out)))
+        (st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE1, obytes, &out))) {
+        DT_FREE(staged);
         return st;
-    if ((st = dt__plan_run(&x, &plan, t->desc.placements, src, out))) return st;
+    }
+    st = dt__plan_run(&x, &plan, t->desc.placements, src, out);
+    DT_FREE(staged);
+    if (st) return st;
     return out == dst || !obytes ? DT_OK : dt__copy_across(e, t->dev, dst, out, obytes);
 }
 
@@ -5058,10 +5223,21 @@ static dt_status dt__host_only(const char *fn, const char *what, const dt_tensor
                     t->desc.device);
 }
 
+/* A ghosted array (desc.local_ghost) is strided: the calls that read or
+   write a shard as one contiguous run refuse it rather than misread it */
+static dt_status dt__no_ghost(const char *fn, const char *what, const dt_tensor *t) {
+    char g[160];
+    if (!t || !t->ghosted) return DT_OK;
+    return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s has ghost room (local_ghost = %s); this call on a ghosted array is "
+                    "not supported yet (copy its interior out with dt_tensor_redistribute first)", fn, what,
+                    dt__shape_str(t->ghost, t->desc.ndim, g, sizeof g));
+}
+
 /* does *out already have the spec `want`? (dtype, shape, mesh, placements) */
 static dt_status dt__check_out(const char *fn, const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
     char a[160], b[160];
     if (o->mesh != m) return dt__fail(DT_ERR_MESH, "%s: *out lives on another mesh than the input", fn);
+    if (o->ghosted) return dt__no_ghost(fn, "*out", o);
     if (o->desc.device != want->device)
         return dt__fail(DT_ERR_DEVICE, "%s: *out is on device %d, the result is on device %d", fn, o->desc.device,
                         want->device);
@@ -8391,6 +8567,7 @@ static dt_status dt__call_mesh(dt__call *c) {
     for (i = 0; i < c->nin; i++) {
         dt__in *in = &c->in[i];
         int k;
+        if (in->t && in->t->ghosted) return dt__no_ghost(c->fn, in->name, in->t);
         if (in->t && in->t->dev != c->dev)
             return dt__fail(DT_ERR_DEVICE, "%s: %s is on device %d (%s) but %s is on device %d (%s); move one with "
                             "dt_tensor_from_local(DT_COPY) or dt_tensor_gather", c->fn, c->in[first].name,
@@ -9816,6 +9993,7 @@ static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_st
     sc[0] = a;
     sc[1] = b;
     if (!st) st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements);
+    if (!st) st = dt__no_ghost(fn, "the tensor", t);
     if (!st) st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
     state[0] = (int64_t)t->mesh->rng_seed;
     state[1] = (int64_t)t->mesh->rng_offset;
@@ -10044,6 +10222,9 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
 typedef struct dt__hpiece {
     dt__box src;                    /* in the sender's box (global coordinates) */
     int64_t shift[DT_MAX_DIMS];     /* where it lands: src + shift              */
+    int direct;                     /* received straight into the ghosted block */
+    int contig;                     /* a send that is one run of the ghosted block */
+    size_t goff;                    /* ... at this byte offset                    */
 } dt__hpiece;
 
 typedef struct dt__hlink {          /* what moves between this rank and one peer, one way */
@@ -10059,6 +10240,12 @@ struct dt__halo {
     int corners;
     dt_halo_desc desc;              /* as given (public halos)                   */
     dt__array g;                    /* the ghosted block                         */
+    dt__box hbox;                   /* the box widened by the halo's widths: g's
+                                       box, or inside it for a ghosted array
+                                       whose ghost room is wider than the halo */
+    int in_place;                   /* g.data is the tensor's own ghosted array
+                                       (not owned, no interior copy)            */
+    int per_piece;                  /* one message per piece (dt__halo_per_piece) */
     dt__hpiece *pieces;
     int npieces, cap;
     dt__hlink *links;               /* nsend sends, then nrecv receives          */
@@ -10079,7 +10266,7 @@ struct dt__halo {
 
 static void dt__halo_free(dt__halo *h) {
     if (!h) return;
-    DT_FREE(h->g.data);
+    if (!h->in_place) DT_FREE(h->g.data);
     DT_FREE(h->pieces);
     DT_FREE(h->links);
     DT_FREE(h->buf);
@@ -10148,6 +10335,8 @@ static dt_status dt__halo_pieces(const dt__hgeom *g, const dt__box *r, const dt_
             dt__hpiece p;
             int img[DT_MAX_DIMS], ok = 1, d;
             rest = i;
+            p.direct = p.contig = 0;
+            p.goff = 0;
             for (k = 0; k < na; k++) { img[k] = rest % 3 - 1; rest /= 3; }
             for (d = 0; d < g->ndim; d++) { /* dims without ghosts: R's own range */
                 p.src.lo[d] = r->lo[d];
@@ -10200,24 +10389,74 @@ static int dt__halo_peer_box(const dt_mesh *m, const dt_tensor_desc *d, int r, d
     return 1;
 }
 
-/* the ghost slabs past CONSTANT edges, in ghosted-block coordinates */
+/* the ghost slabs past CONSTANT edges, in global coordinates: parts of
+   hbox only (ghost room past the halo is the caller's) */
 static void dt__halo_plan_fills(dt__halo *h, const int64_t *n) {
     int d;
     h->nfills = 0;
     for (d = 0; d < h->ndim; d++) {
-        int64_t glo = h->g.box.lo[d], ghi = glo + h->g.box.ext[d];
+        int64_t glo = h->hbox.lo[d], ghi = glo + h->hbox.ext[d];
         if (h->bnd[d] != DT_BOUNDARY_CONSTANT) continue;
         if (glo < 0) {
             dt__box *b = &h->fills[h->nfills++];
-            *b = h->g.box;
+            *b = h->hbox;
             b->ext[d] = (ghi < 0 ? ghi : 0) - glo;
         }
         if (ghi > n[d]) {
             dt__box *b = &h->fills[h->nfills++];
-            *b = h->g.box;
+            *b = h->hbox;
             b->lo[d] = glo > n[d] ? glo : n[d];
             b->ext[d] = ghi - b->lo[d];
         }
+    }
+}
+
+/* Does the backend take several messages to one peer, matched in the
+   order posted? The built-in MPI one does (one tag; MPI does not let
+   messages overtake). Then each piece (a face) travels as its own message,
+   as a hand-written exchange sends them: two faces to one neighbour (two
+   ranks, periodic) stay two messages of the face's size instead of one of
+   twice that, which can cross an MPI eager/rendezvous limit (Open MPI's
+   shared-memory 4 KiB) and cost a handshake. Other backends get the
+   documented one message per peer. */
+static int dt__halo_per_piece(const dt_comm *native) {
+#ifndef DTENSOR_NO_MPI
+    return native->be.start == dt__mpi_start;
+#else
+    (void)native;
+    return 0;
+#endif
+}
+
+static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__box *out);
+
+/* the messages of one link: the whole packed run, or one per piece. A
+   piece received alone that is one contiguous run of the ghosted block (a
+   row face) lands there directly, with no unpack: the block's ghost cells
+   are not to be touched between _begin and _end anyway. (Sends are packed
+   always, so the interior may change after _begin.) */
+static void dt__halo_link_msgs(dt__halo *h, const dt__hlink *l, int send, int peer, int per_piece) {
+    size_t off = l->off;
+    int j;
+    for (j = l->first; j < l->first + l->count; j++) {
+        dt__hpiece *pc = &h->pieces[j];
+        size_t b = per_piece ? dt__box_numel(h->ndim, &pc->src) * h->g.es : l->bytes, goff = 0;
+        if (b) {
+            dt_message *msg = &h->msgs[h->nmsgs++];
+            dt__box at;
+            dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
+            pc->direct = per_piece && !send && h->g.data && dt__piece_contiguous(&h->g, &at, &goff);
+            /* an in-place send from the caller's array: one run of it? (sent from there when
+               the exchange ends before anyone can write the interior: dt__halo_begin) */
+            pc->contig = per_piece && send && h->in_place && h->g.data &&
+                         dt__piece_contiguous(&h->g, &pc->src, &pc->goff);
+            msg->buf = pc->direct ? h->g.data + goff : h->buf + off;
+            msg->bytes = b;
+            msg->peer = peer;
+            msg->send = send;
+        }
+        off += b;
+        if (!per_piece) break;
     }
 }
 
@@ -10241,12 +10480,19 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     h->g.ndim = nd;
     h->g.es = dt_dtype_size(t->desc.dtype);
     for (d = 0; d < nd; d++) {
-        h->g.box.lo[d] = t->box.lo[d] - wlo[d];
-        h->g.box.ext[d] = t->box.ext[d] + wlo[d] + whi[d];
-        gn *= (size_t)h->g.box.ext[d]; /* checked for overflow by the caller */
+        h->hbox.lo[d] = t->box.lo[d] - wlo[d];
+        h->hbox.ext[d] = t->box.ext[d] + wlo[d] + whi[d];
+        gn *= (size_t)h->hbox.ext[d]; /* checked for overflow by the caller */
     }
-    if (gn && (st = dt__alloc(fn, gn * h->g.es, (void **)&h->g.data))) goto fail;
-    if (gn) memset(h->g.data, 0, gn * h->g.es);
+    if (t->ghosted) { /* the halo lives in the tensor's own array (widths <= its ghost room, checked) */
+        h->in_place = 1;
+        h->g.data = t->storage;
+        dt__ghost_box(nd, &t->box, t->ghost, &h->g.box);
+    } else {
+        h->g.box = h->hbox;
+        if (gn && (st = dt__alloc(fn, gn * h->g.es, (void **)&h->g.data))) goto fail;
+        if (gn) memset(h->g.data, 0, gn * h->g.es);
+    }
     dt__halo_plan_fills(h, t->desc.shape);
 
     g.ndim = nd;
@@ -10287,18 +10533,12 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     h->comm = m->comm;
     h->native = dt__native(m->comm) ? m->comm : m->comm->base;
     if (h->nsend + h->nrecv) {
-        int j = 0;
-        if ((st = dt__alloc(fn, (size_t)(h->nsend + h->nrecv) * sizeof *h->msgs, (void **)&h->msgs))) goto fail;
-        for (i = 0; i < h->nsend + h->nrecv; i++) {
-            dt__hlink *l = &h->links[i];
-            if (!l->bytes) continue;
-            h->msgs[j].buf = h->buf + l->off;
-            h->msgs[j].bytes = l->bytes;
-            h->msgs[j].peer = dt__native(m->comm) ? l->peer : m->comm->members[l->peer];
-            h->msgs[j].send = i < h->nsend;
-            j++;
-        }
-        h->nmsgs = j;
+        int per_piece = h->per_piece = dt__halo_per_piece(h->native);
+        size_t cap = (size_t)(per_piece ? h->npieces : h->nsend + h->nrecv);
+        if ((st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->msgs, (void **)&h->msgs))) goto fail;
+        for (i = 0; i < h->nsend + h->nrecv; i++)
+            dt__halo_link_msgs(h, &h->links[i], i < h->nsend,
+                               dt__native(m->comm) ? h->links[i].peer : m->comm->members[h->links[i].peer], per_piece);
     }
     *out = h;
     return DT_OK;
@@ -10355,12 +10595,32 @@ static dt_status dt__halo_sendrecv_rounds(dt__halo *h) {
     return DT_OK;
 }
 
+/* The send messages' buffers: packed, or (in place, one message per
+   piece, `from_array`) a face that is one run of the caller's array is sent
+   from the array itself. Only where the exchange ends before the caller
+   can write the interior (dt_halo_exchange, dt_stencil_apply): after the
+   public _begin the interior may change, so there every send is packed. */
+static void dt__halo_pack_sends(dt__halo *h, const dt__array *in, int from_array) {
+    int i, j, mi = 0;
+    for (i = 0; i < h->nsend; i++) {
+        char *b = h->buf + h->links[i].off;
+        for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
+            const dt__hpiece *pc = &h->pieces[j];
+            size_t nb = dt__box_numel(h->ndim, &pc->src) * h->g.es;
+            int direct = from_array && pc->contig;
+            if (h->per_piece && nb) h->msgs[mi++].buf = direct ? h->g.data + pc->goff : b;
+            if (!direct) dt__pack(in, &pc->src, b);
+            b += nb;
+        }
+    }
+}
+
 /* interior -> ghosted block, edge fills, self copies, pack, post */
-static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in) {
-    int i, j;
+static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in, int from_array) {
+    int i;
     dt_status st = DT_OK;
     if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
-    dt__copy_box(in, &h->g, &in->box);
+    if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
     for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], h->pattern);
     for (i = h->self_first; i < h->self_first + h->self_count; i++) {
         dt__array view = *in;
@@ -10369,13 +10629,7 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
         dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
         dt__copy_box(&view, &h->g, &p);
     }
-    for (i = 0; i < h->nsend; i++) {
-        char *b = h->buf + h->links[i].off;
-        for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
-            dt__pack(in, &h->pieces[j].src, b);
-            b += dt__box_numel(h->ndim, &h->pieces[j].src) * h->g.es;
-        }
-    }
+    dt__halo_pack_sends(h, in, from_array);
     if (h->nmsgs) dt__count(h->comm, h->sbytes, h->rbytes);
     if (h->nmsgs && h->native->be.start && h->native->be.wait) {
         st = h->native->be.start(h->native->be.user, h->nmsgs, h->msgs, &h->request);
@@ -10404,18 +10658,25 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
         for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
             dt__box p;
             dt__shift_box(h->ndim, &h->pieces[j].src, h->pieces[j].shift, &p);
-            dt__unpack(b, &p, &h->g);
+            if (!h->pieces[j].direct) dt__unpack(b, &p, &h->g);
             b += dt__box_numel(h->ndim, &p) * h->g.es;
         }
     }
     return DT_OK;
 }
 
+/* t's local storage as an array: the shard, or a ghosted tensor's whole
+   array (its box widened by the ghost room), so that box copies read the
+   interior at the right strides */
 static void dt__tensor_array(const dt_tensor *t, dt__array *a) {
     a->data = (char *)t->data;
     a->ndim = t->desc.ndim;
     a->es = dt_dtype_size(t->desc.dtype);
     a->box = t->box;
+    if (t->ghosted) {
+        a->data = t->storage;
+        dt__ghost_box(t->desc.ndim, &t->box, t->ghost, &a->box);
+    }
 }
 
 /* ---- the public halo calls ---- */
@@ -10444,6 +10705,10 @@ static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const d
         }
         if (d->width[i] < 0)
             return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is negative", fn, i, (long long)d->width[i]);
+        if (t->ghosted && d->width[i] > t->ghost[i])
+            return dt__fail(DT_ERR_ARG, "%s: halo width[%d] = %lld is wider than the tensor's ghost room %lld "
+                            "(desc->local_ghost[%d] of dt_tensor_from_local)", fn, i, (long long)d->width[i],
+                            (long long)t->ghost[i], i);
         if (d->boundary[i] > DT_BOUNDARY_NONE)
             return dt__fail(DT_ERR_ARG, "%s: desc->boundary[%d] = %d (0 CONSTANT, 1 PERIODIC, 2 NONE)", fn, i,
                             (int)d->boundary[i]);
@@ -10530,7 +10795,7 @@ DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
     st = dt__halo_check_tensor(fn, t);
     if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
     dt__tensor_array(t, &in);
-    return dt__halo_begin(fn, t->halo, &in);
+    return dt__halo_begin(fn, t->halo, &in, 0);
 }
 
 DT_API dt_status dt_halo_exchange_end(dt_tensor *t) {
@@ -10547,7 +10812,7 @@ DT_API dt_status dt_halo_exchange(dt_tensor *t) {
     st = dt__halo_check_tensor(fn, t);
     if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
     dt__tensor_array(t, &in);
-    if ((st = dt__halo_begin(fn, t->halo, &in))) return st;
+    if ((st = dt__halo_begin(fn, t->halo, &in, 1))) return st;
     return dt__halo_end(fn, t->halo);
 }
 
@@ -10602,6 +10867,16 @@ static dt_status dt__stencil_check(const char *fn_name, const dt_tensor *x, dt_s
     return DT_OK;
 }
 
+/* the stencil's `in`: where the halo's box starts inside the ghosted block
+   (its first element, except in a ghosted array wider than the halo), so
+   that interior cell i sits at i + width as the callback expects */
+static const void *dt__stencil_in(const dt__halo *h) {
+    size_t stride[DT_MAX_DIMS] = {0};
+    if (!h->g.data) return NULL;
+    dt__array_strides(&h->g, stride);
+    return h->g.data + dt__array_offset(&h->g, stride, &h->hbox);
+}
+
 DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
     const char *fn_name = "dt_stencil_apply";
     dt_stencil_block b;
@@ -10619,7 +10894,7 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
         memset(&b, 0, sizeof b);
         b.dtype = x->desc.dtype;
         b.ndim = x->desc.ndim;
-        b.in = x->halo->g.data;
+        b.in = dt__stencil_in(x->halo);
         /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): o is *out or the tensor just made */
         b.out = o->data;
         b.global_shape = x->desc.shape;
@@ -10631,7 +10906,7 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
             b.offset[d] = x->box.lo[d];
         }
         dt__tensor_array(x, &in);
-        if ((st = dt__halo_begin(fn_name, x->halo, &in))) goto fail;
+        if ((st = dt__halo_begin(fn_name, x->halo, &in, 1))) goto fail;
         if (b.ndim == 0) { /* a 0-d tensor has one cell and no ghosts */
             if ((st = dt__halo_end(fn_name, x->halo))) goto fail;
             fn(&b, user);
@@ -10663,6 +10938,8 @@ static dt_status dt__conv_check(const char *fn, int nsp, const dt_tensor *x, con
     int i;
     if (!x || !w) return dt__fail(DT_ERR_ARG, "%s: %s is NULL", fn, x ? "w" : "x");
     if (dt__host_only(fn, "x", x) || dt__host_only(fn, "w", w) || dt__host_only(fn, "bias", bias))
+        return DT_ERR_UNSUPPORTED;
+    if (dt__no_ghost(fn, "x", x) || dt__no_ghost(fn, "w", w) || dt__no_ghost(fn, "bias", bias))
         return DT_ERR_UNSUPPORTED;
     if (w->mesh != x->mesh || (bias && bias->mesh != x->mesh))
         return dt__fail(DT_ERR_MESH, "%s: %s lives on another mesh than x", fn, w->mesh != x->mesh ? "w" : "bias");
@@ -10868,7 +11145,7 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
         {
             dt__array in;
             dt__tensor_array(xr, &in);
-            if ((st = dt__halo_begin(fn, h, &in)) || (st = dt__halo_end(fn, h))) goto done;
+            if ((st = dt__halo_begin(fn, h, &in, 0)) || (st = dt__halo_end(fn, h))) goto done;
         }
     }
     o = *out;
@@ -11314,7 +11591,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     m = t->mesh;
     if (m->rank < 0) return DT_OK;
     /* every argument error below is agreed on, so every rank returns it */
-    if ((st = dt__host_only(fn, "t", t))) {
+    if ((st = dt__host_only(fn, "t", t)) || (st = dt__no_ghost(fn, "t", t))) {
     } else if (!path || !path[0]) {
         st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     } else if (!dt__npy_descr(t->desc.dtype)) {
@@ -11493,7 +11770,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     if (!path || !path[0]) st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     else if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
     else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    else if (*out) st = dt__host_only(fn, "*out", *out);
+    else if (*out && !(st = dt__host_only(fn, "*out", *out))) st = dt__no_ghost(fn, "*out", *out);
     if (m->rank >= 0 && (st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
     if (st) return st;
     memset(&info, 0, sizeof info);
@@ -11797,6 +12074,7 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
     char b0[48], b1[48];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
     if (!desc && !grid) return dt__fail(DT_ERR_ARG, "%s: desc and grid are both NULL (pass one or both)", fn);
+    if (t->ghosted) return dt__no_ghost(fn, "t", t); /* its local leading dimension is not the shard's */
     d = &t->desc;
     m = t->mesh;
     if (d->ndim != 2)

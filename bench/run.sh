@@ -2,7 +2,7 @@
 # bench/run.sh -- run the benchmarks and write bench/results/*.txt, each file
 # starting with the command that made it.
 #
-#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute halo"]
+#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute halo stencil"]
 #                [--arch NAME] [--out DIR] [--note TEXT] [--bin DIR] [--nice N]
 #
 # matmul        bench_matmul (dt_matmul vs ScaLAPACK and bare BLIS), BLIS's own
@@ -23,6 +23,9 @@
 #               hand-written MPI halo exchange (MPI_Type_vector + Isend/Irecv),
 #               every 2-D mesh of the ranks (`make bench-halo` runs only this)
 #                                       -> halo-<mpi>-np<N>.txt
+# stencil       bench_stencil: a 5-point Jacobi step on the user's ghosted array,
+#               dtensor's in-place halo exchange vs hand-written MPI faces
+#               (`make bench-stencil` runs only this) -> stencil-<mpi>-np<N>.txt
 #
 # --bin DIR: take the benchmark binaries from DIR and do not build them.
 # --nice N: run the timed benchmarks under `nice -n N` (e.g. -20 as root, on a
@@ -77,6 +80,7 @@ if [ -z "$BIN" ]; then
     case " $ONLY " in *" rng "*) targets+=("$B/bench_rng") ;; esac
     case " $ONLY " in *" redistribute "*) targets+=("$B/bench_redistribute") ;; esac
     case " $ONLY " in *" halo "*) targets+=("$B/bench_halo") ;; esac
+    case " $ONLY " in *" stencil "*) targets+=("$B/bench_stencil") ;; esac
 fi
 if [ ${#targets[@]} -gt 0 ]; then
     make "${targets[@]}" MPI="$MPI" >"$blog" 2>&1 || { cat "$blog"; rm -f "$blog"; exit 1; }
@@ -341,6 +345,23 @@ case " $ONLY " in *" halo "*)
         echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_halo"
         machine
         "${TRUN[@]}" -n "$NP" "$B/bench_halo" 2>&1 || echo "# exit status $?"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+    ;;
+esac
+
+# ---------------------------------------------------------------- stencil
+case " $ONLY " in *" stencil "*)
+    f=$OUT/stencil-$MPI-np$NP.txt
+    echo "=== $f"
+    {
+        echo "\$ bench/run.sh --mpi $MPI --np $NP --only stencil${NICE:+ --nice $NICE}   # (make bench-stencil MPI=$MPI: without --nice), which runs:"
+        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_stencil"
+        machine
+        "${TRUN[@]}" -n "$NP" "$B/bench_stencil" 2>&1 || echo "# exit status $?"
         echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     } > "$f.tmp" 2>&1
     grep -q '^# exit status' "$f.tmp" && rc=1

@@ -1,0 +1,303 @@
+/* bench/stencil.c -- a 2-D 5-point Jacobi time step on the user's own
+   ghosted array (issue 18): dtensor's in-place halo exchange against a
+   hand-written MPI face exchange on the same kind of array.
+
+       make bench-stencil MPI=openmpi       (2 ranks)
+       mpiexec -n 2 ./build/openmpi/bench_stencil [--quick] [--reps N] [--sizes "256 1024"]
+
+   F64 global N x N (--sizes, default 256 512 1024 2048 4096), each rank's
+   field in two ghosted arrays (1 ghost cell on every side, row-major
+   (lx+2) x (ly+2)); a step reads one and writes the other, then they swap.
+   Placements [Shard(0), Shard(1)] on every 2-D mesh P0 x P1 of the ranks
+   (2 ranks: 2x1 and 1x2; a dim held whole wraps locally), both dims
+   PERIODIC, faces only. Sides, per step:
+
+     hand step   MPI_Type_vector faces (rows and columns) straight from and
+                 into the ghosted array, 4 Irecv + 4 Isend to the Cartesian
+                 neighbours, Waitall (a neighbour that is this rank: a local
+                 copy), then the loop
+     dt step     dt_halo_exchange on the tensor wrapping the array
+                 (dt_tensor_from_local, DT_BORROW, desc.local_ghost = {1, 1}:
+                 no interior copy), then the same loop
+     hand xchg / dt xchg   the exchanges alone
+     apply       dt_stencil_apply(x, the same 5-point update, &y): exchange
+                 begun, inner cells computed while the messages fly, rim
+                 after _end; y is a contiguous tensor (no swap)
+
+   Checked before timing: the ghost cells of dt's array equal the hand
+   array's (faces), and one step of each gives bitwise equal interiors; the
+   apply output equals the loop's. Method as bench/halo.c: one untimed
+   warm-up of every side, then --reps repetitions of all sides in a rotating
+   order, each after a barrier, timed with MPI_Wtime and reduced to the max
+   over ranks; the table prints medians (microseconds) and ratios dt / hand.
+   --quick: sizes 64 128, 5 repetitions. Exit status 1 if the checks fail. */
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+#include "bench/bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
+    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
+    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
+
+static const double R = 0.2;
+
+static double val(int64_t i, int64_t j, int64_t n) { return (double)((i * n + j) % 1021) * 0.25; }
+
+/* the user's own Jacobi loop: interior of `cur` -> interior of `nxt` (both ghosted, row length gy) */
+static void jacobi(const double *cur, double *nxt, int64_t lx, int64_t ly, int64_t gy) {
+    int64_t i, j;
+    for (i = 0; i < lx; i++) {
+        const double *c = cur + (i + 1) * gy + 1;
+        double *o = nxt + (i + 1) * gy + 1;
+        for (j = 0; j < ly; j++) {
+            double u = c[j];
+            o[j] = u + R * (((c[j - gy] + c[j + gy]) + (c[j - 1] + c[j + 1])) - 4.0 * u);
+        }
+    }
+}
+
+/* the same update as a dt_stencil_apply callback */
+static void five(const dt_stencil_block *b, void *user) {
+    const int64_t s = b->in_stride[0];
+    int64_t i, j;
+    (void)user;
+    for (i = b->lo[0]; i < b->lo[0] + b->ext[0]; i++) {
+        const double *c = (const double *)b->in + (i + b->width[0]) * s + b->lo[1] + b->width[1];
+        double *o = (double *)b->out + i * b->out_stride[0] + b->lo[1];
+        for (j = 0; j < b->ext[1]; j++) {
+            double u = c[j];
+            o[j] = u + R * (((c[j - s] + c[j + s]) + (c[j - 1] + c[j + 1])) - 4.0 * u);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- hand-written exchange */
+
+typedef struct hand {
+    int64_t lx, ly, gy;
+    int nb[2][2];                  /* [dim][0 lower, 1 upper]                   */
+    MPI_Datatype row, col;
+    MPI_Comm cart;
+    int me;
+} hand;
+
+static void hand_init(hand *h, MPI_Comm cart, int64_t lx, int64_t ly) {
+    h->lx = lx; h->ly = ly; h->gy = ly + 2;
+    h->cart = cart;
+    MPI_Comm_rank(cart, &h->me);
+    MPI_Cart_shift(cart, 0, 1, &h->nb[0][0], &h->nb[0][1]);
+    MPI_Cart_shift(cart, 1, 1, &h->nb[1][0], &h->nb[1][1]);
+    MPI_Type_vector(1, (int)ly, (int)h->gy, MPI_DOUBLE, &h->row);
+    MPI_Type_commit(&h->row);
+    MPI_Type_vector((int)lx, 1, (int)h->gy, MPI_DOUBLE, &h->col);
+    MPI_Type_commit(&h->col);
+}
+
+#define AT(h, g, i, j) ((g) + ((i) + 1) * (h)->gy + (j) + 1)   /* interior coordinates */
+
+static void hand_self(const hand *h, double *g, int d) {
+    int64_t i;
+    if (d == 0) {
+        memcpy(AT(h, g, -1, 0), AT(h, g, h->lx - 1, 0), (size_t)h->ly * sizeof(double));
+        memcpy(AT(h, g, h->lx, 0), AT(h, g, 0, 0), (size_t)h->ly * sizeof(double));
+    } else {
+        for (i = 0; i < h->lx; i++) {
+            *AT(h, g, i, -1) = *AT(h, g, i, h->ly - 1);
+            *AT(h, g, i, h->ly) = *AT(h, g, i, 0);
+        }
+    }
+}
+
+static void hand_exchange(const hand *h, double *g) {
+    MPI_Request rq[8];
+    MPI_Status st[8];
+    int n = 0, d;
+    for (d = 0; d < 2; d++) {
+        MPI_Datatype t = d == 0 ? h->row : h->col;
+        double *rlo = d == 0 ? AT(h, g, -1, 0) : AT(h, g, 0, -1);
+        double *rhi = d == 0 ? AT(h, g, h->lx, 0) : AT(h, g, 0, h->ly);
+        double *slo = AT(h, g, 0, 0);
+        double *shi = d == 0 ? AT(h, g, h->lx - 1, 0) : AT(h, g, 0, h->ly - 1);
+        if (h->nb[d][0] == h->me && h->nb[d][1] == h->me) { hand_self(h, g, d); continue; }
+        MPI_Irecv(rlo, 1, t, h->nb[d][0], 10 + 2 * d, h->cart, &rq[n++]);
+        MPI_Irecv(rhi, 1, t, h->nb[d][1], 11 + 2 * d, h->cart, &rq[n++]);
+        MPI_Isend(shi, 1, t, h->nb[d][1], 10 + 2 * d, h->cart, &rq[n++]);
+        MPI_Isend(slo, 1, t, h->nb[d][0], 11 + 2 * d, h->cart, &rq[n++]);
+    }
+    MPI_Waitall(n, rq, st);
+}
+
+/* ---------------------------------------------------------------- the case */
+
+enum { HAND_STEP, DT_STEP, HAND_X, DT_X, APPLY, NSIDE };
+
+typedef struct result { int p0, p1; int64_t n, lx, ly; double med[NSIDE]; } result;
+
+/* a ghosted array with the closed form in its interior, ghosts zero */
+static double *ghosted_array(int64_t lx, int64_t ly, const int64_t *off, int64_t n) {
+    double *g = (double *)xmalloc((size_t)((lx + 2) * (ly + 2)) * sizeof(double));
+    int64_t i, j;
+    for (i = 0; i < lx; i++)
+        for (j = 0; j < ly; j++) g[(i + 1) * (ly + 2) + j + 1] = val(off[0] + i, off[1] + j, n);
+    return g;
+}
+
+static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *res) {
+    dt_mesh_desc md;
+    dt_mesh *mesh;
+    dt_tensor_desc td;
+    dt_tensor *probe = NULL, *x[2] = {NULL, NULL}, *y = NULL;
+    dt_halo_desc hd;
+    MPI_Comm cart;
+    int dims[2], periods[2] = {1, 1}, k, q, bad = 0, side, cur = 0, hcur = 0;
+    int64_t ls[2], off[2], ghost[2] = {1, 1}, i, j, gy, gn;
+    hand h;
+    double *d[2], *hg[2], *t[NSIDE];
+    memset(&md, 0, sizeof md);
+    md.ndim = 2; md.shape[0] = p0; md.shape[1] = p1;
+    CHECK(dt_mesh_create(comm, &md, &mesh));
+    memset(&td, 0, sizeof td);
+    td.dtype = DT_F64; td.ndim = 2; td.shape[0] = td.shape[1] = n;
+    td.placements[0] = dt_shard(0); td.placements[1] = dt_shard(1);
+    CHECK(dt_tensor_empty(mesh, &td, &probe));
+    dt_tensor_local_shape(probe, ls);
+    dt_tensor_local_offset(probe, off);
+    dt_tensor_destroy(probe);
+    gy = ls[1] + 2;
+    gn = (ls[0] + 2) * gy;
+    memset(&hd, 0, sizeof hd);
+    hd.width[0] = hd.width[1] = 1;
+    hd.boundary[0] = hd.boundary[1] = DT_BOUNDARY_PERIODIC;
+    td.local_shape = ls;
+    td.local_ghost = ghost;
+    for (k = 0; k < 2; k++) {
+        d[k] = ghosted_array(ls[0], ls[1], off, n);
+        hg[k] = ghosted_array(ls[0], ls[1], off, n);
+        CHECK(dt_tensor_from_local(mesh, &td, d[k], DT_BORROW, &x[k]));
+        CHECK(dt_tensor_set_halo(x[k], &hd));
+    }
+    dims[0] = p0; dims[1] = p1;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    hand_init(&h, cart, ls[0], ls[1]);
+
+    /* check: ghosts (faces), one step each, and apply against the loop */
+    CHECK(dt_halo_exchange(x[0]));
+    hand_exchange(&h, hg[0]);
+    for (i = 0; i < ls[0] + 2; i++)
+        for (j = 0; j < gy; j++) {
+            int oi = i == 0 || i == ls[0] + 1, oj = j == 0 || j == gy - 1;
+            if (!(oi && oj) && d[0][i * gy + j] != hg[0][i * gy + j] && bad++ < 3)
+                fprintf(stderr, "[%d] %dx%d n %lld: cell (%lld, %lld): dt %g hand %g\n", rank, p0, p1, (long long)n,
+                        (long long)i, (long long)j, d[0][i * gy + j], hg[0][i * gy + j]);
+        }
+    jacobi(d[0], d[1], ls[0], ls[1], gy);
+    jacobi(hg[0], hg[1], ls[0], ls[1], gy);
+    if (memcmp(d[1], hg[1], (size_t)gn * sizeof(double)) && bad++ < 3)
+        fprintf(stderr, "[%d] %dx%d n %lld: step results differ\n", rank, p0, p1, (long long)n);
+    CHECK(dt_stencil_apply(x[0], five, NULL, &y));
+    for (i = 0; i < ls[0]; i++)
+        if (memcmp((const double *)dt_tensor_data(y) + i * ls[1], d[1] + (i + 1) * gy + 1,
+                   (size_t)ls[1] * sizeof(double)) && bad++ < 3)
+            fprintf(stderr, "[%d] %dx%d n %lld: dt_stencil_apply row %lld differs from the loop\n", rank, p0, p1,
+                    (long long)n, (long long)i);
+
+    for (side = 0; side < NSIDE; side++) t[side] = (double *)xmalloc((size_t)reps * sizeof(double));
+    for (k = 0; k < reps; k++)
+        for (q = 0; q < NSIDE; q++) {
+            double t0;
+            side = (k + q) % NSIDE;
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            switch (side) {
+            case HAND_STEP:
+                hand_exchange(&h, hg[hcur]);
+                jacobi(hg[hcur], hg[1 - hcur], ls[0], ls[1], gy);
+                hcur = 1 - hcur;
+                break;
+            case DT_STEP:
+                CHECK(dt_halo_exchange(x[cur]));
+                jacobi(d[cur], d[1 - cur], ls[0], ls[1], gy);
+                cur = 1 - cur;
+                break;
+            case HAND_X: hand_exchange(&h, hg[hcur]); break;
+            case DT_X: CHECK(dt_halo_exchange(x[cur])); break;
+            default: CHECK(dt_stencil_apply(x[cur], five, NULL, &y)); break;
+            }
+            t[side][k] = max_over_ranks(MPI_Wtime() - t0);
+        }
+    res->p0 = p0; res->p1 = p1; res->n = n; res->lx = ls[0]; res->ly = ls[1];
+    for (side = 0; side < NSIDE; side++) { res->med[side] = median(t[side], reps) * 1e6; free(t[side]); }
+
+    MPI_Type_free(&h.row);
+    MPI_Type_free(&h.col);
+    MPI_Comm_free(&cart);
+    dt_tensor_destroy(y);
+    for (k = 0; k < 2; k++) { dt_tensor_destroy(x[k]); free(d[k]); free(hg[k]); }
+    dt_mesh_destroy(mesh);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return bad == 0;
+}
+
+int main(int argc, char **argv) {
+    int64_t sizes[16] = {256, 512, 1024, 2048, 4096};
+    int nsizes = 5, reps = 0, quick = 0, i, a, si, ok = 1;
+    dt_comm *comm;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) {
+            quick = 1; nsizes = 2; sizes[0] = 64; sizes[1] = 128;
+        } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+            reps = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+            char *s = argv[++i], *e;
+            nsizes = 0;
+            for (;;) {
+                long long v = strtoll(s, &e, 10);
+                if (e == s) break;
+                if (nsizes < 16) sizes[nsizes++] = v;
+                s = e;
+            }
+        } else {
+            if (rank == 0) fprintf(stderr, "usage: bench_stencil [--quick] [--reps N] [--sizes \"256 1024\"]\n");
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    if (rank == 0) {
+        printf("# bench_stencil: %d ranks; F64 N x N, [Shard(0), Shard(1)], periodic, 5-point Jacobi on ghosted "
+               "arrays (1 ghost cell)\n", nranks);
+        printf("# medians in microseconds (max over ranks per repetition); step = exchange + the user's loop;\n"
+               "# xchg = exchange alone; apply = dt_stencil_apply (overlapped); ratios dt / hand\n");
+        printf("%-5s %5s %10s %10s %10s %6s %9s %9s %6s %10s %6s\n", "mesh", "N", "local", "hand step", "dt step",
+               "ratio", "hand xchg", "dt xchg", "ratio", "apply", "a/hand");
+    }
+    for (a = 1; a <= nranks; a++) {
+        if (nranks % a) continue;
+        for (si = 0; si < nsizes; si++) {
+            int64_t n = sizes[si];
+            int rp = reps ? reps : quick ? 5 : n >= 2048 ? 21 : n >= 1024 ? 41 : 101;
+            result r;
+            char mesh[16], loc[24];
+            if (n / a < 1 || n / (nranks / a) < 1) continue;
+            ok &= run_case(comm, a, nranks / a, n, rp, &r);
+            if (rank == 0) {
+                snprintf(mesh, sizeof mesh, "%dx%d", r.p0, r.p1);
+                snprintf(loc, sizeof loc, "%lldx%lld", (long long)r.lx, (long long)r.ly);
+                printf("%-5s %5lld %10s %10.1f %10.1f %6.3f %9.1f %9.1f %6.3f %10.1f %6.3f\n", mesh, (long long)n, loc,
+                       r.med[HAND_STEP], r.med[DT_STEP], r.med[DT_STEP] / r.med[HAND_STEP], r.med[HAND_X],
+                       r.med[DT_X], r.med[DT_X] / r.med[HAND_X], r.med[APPLY], r.med[APPLY] / r.med[HAND_STEP]);
+                fflush(stdout);
+            }
+        }
+    }
+    if (rank == 0) printf("results agree (ghost faces, step and apply outputs bitwise): %s\n", ok ? "yes" : "NO: FAILED");
+    dt_comm_destroy(comm);
+    MPI_Finalize();
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,430 @@
+/* test_ghosted.c -- halos in the tensor's own storage (issue 18).
+
+   A user's ghosted array (interior + ghost room on both sides of every
+   dim) wrapped with dt_tensor_from_local(DT_BORROW, desc->local_ghost)
+   exchanges its ghost cells in place. Every array sits inside a larger
+   buffer whose guard zones hold a sentinel, and every ghost cell starts
+   poisoned: after an exchange each cell is checked -- interior = the
+   closed form f(global index) (or what was written between _begin and
+   _end), ghost cells inside the halo = f at the (wrapped) neighbour index,
+   the CONSTANT fill, or still poisoned past a NONE edge; ghost room past
+   the halo and both guards unchanged. Layouts: torch.chunk, balanced and
+   explicit-sizes shards (empty and narrow shards included) on 1-D and 2-D
+   meshes, CONSTANT / PERIODIC / NONE boundaries, corners on and off, ghost
+   room equal to and wider than the halo, whole and split-phase exchanges.
+   dt_stencil_apply on a ghosted x equals it on a contiguous copy with the
+   copying halo; gather and redistribute of a ghosted tensor read the
+   interior; bad input is refused on every rank with nothing written. */
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+#include "dt_test.h"
+
+static double fval(int nd, const int64_t *g)
+{
+    double v = 0;
+    int d;
+    for (d = 0; d < nd; d++) v = v * 100 + (double)(g[d] + 1);
+    return v;
+}
+
+static const double GUARD = -9.0, POISON = -5.0;
+enum { C = DT_BOUNDARY_CONSTANT, P = DT_BOUNDARY_PERIODIC, N = DT_BOUNDARY_NONE };
+#define NGUARD 64
+
+/* one rank's ghosted array inside a guarded buffer */
+typedef struct garr {
+    int nd;
+    int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], room[DT_MAX_DIMS], gs[DT_MAX_DIMS], gn;
+    double *buf;     /* NGUARD guards, gn array cells, NGUARD guards */
+    double *arr;     /* buf + NGUARD */
+    dt_tensor *t;
+} garr;
+
+static dt_tensor_desc mkdesc(int nd, const int64_t *shape, const dtt_mesh *m, const dt_placement *pl)
+{
+    dt_tensor_desc d;
+    int k;
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;
+    d.ndim = nd;
+    for (k = 0; k < nd; k++) d.shape[k] = shape[k];
+    for (k = 0; k < m->nd; k++) d.placements[k] = pl[k];
+    return d;
+}
+
+/* the local box the library gives this rank (any rule), from a throwaway tensor */
+static void local_box(const dtt_mesh *m, const dt_tensor_desc *d, int64_t *ls, int64_t *lo)
+{
+    dt_tensor *e = NULL;
+    CHECK_OK(dt_tensor_empty(m->mesh, d, &e));
+    dt_tensor_local_shape(e, ls);
+    dt_tensor_local_offset(e, lo);
+    dt_tensor_destroy(e);
+}
+
+/* the global index of array cell i; *inside: in the interior */
+static void cell_index(const garr *a, int64_t i, int64_t *u, int *outside)
+{
+    int k;
+    *outside = 0;
+    for (k = a->nd - 1; k >= 0; k--) { u[k] = a->lo[k] - a->room[k] + i % a->gs[k]; i /= a->gs[k]; }
+    for (k = 0; k < a->nd; k++) *outside += u[k] < a->lo[k] || u[k] >= a->lo[k] + a->ls[k];
+}
+
+static int garr_make(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, const dt_placement *pl,
+                     const int64_t *room)
+{
+    dt_tensor_desc d = mkdesc(nd, shape, m, pl);
+    int64_t i, u[DT_MAX_DIMS];
+    int k, out;
+    memset(a, 0, sizeof *a);
+    a->nd = nd;
+    local_box(m, &d, a->ls, a->lo);
+    a->gn = 1;
+    for (k = 0; k < nd; k++) {
+        a->room[k] = room[k];
+        a->gs[k] = a->ls[k] + 2 * room[k];
+        a->gn *= a->gs[k];
+    }
+    a->buf = (double *)dtt_malloc((size_t)(a->gn + 2 * NGUARD) * sizeof(double));
+    a->arr = a->buf + NGUARD;
+    for (i = 0; i < a->gn + 2 * NGUARD; i++) a->buf[i] = GUARD;
+    for (i = 0; i < a->gn; i++) {
+        cell_index(a, i, u, &out);
+        a->arr[i] = out ? POISON : fval(nd, u);
+    }
+    d.local_shape = a->ls;
+    d.local_ghost = a->room;
+    CHECK_OK(dt_tensor_from_local(m->mesh, &d, a->arr, DT_BORROW, &a->t));
+    return a->t != NULL;
+}
+
+static void garr_free(garr *a)
+{
+    dt_tensor_destroy(a->t);
+    free(a->buf);
+    a->t = NULL;
+    a->buf = NULL;
+}
+
+/* every cell of the array and its guards (interior_v: the interior's value, NAN: f) */
+static void garr_check(const garr *a, const int64_t *shape, const dt_halo_desc *hd, double interior_v)
+{
+    int64_t i, u[DT_MAX_DIMS], w[DT_MAX_DIMS];
+    int k, bad = 0, out;
+    for (i = 0; i < NGUARD; i++)
+        if ((a->buf[i] != GUARD || a->buf[NGUARD + a->gn + i] != GUARD) && bad++ < 3)
+            dtt_fail(__FILE__, __LINE__, "guard", "guard cell %lld written", (long long)i);
+    for (i = 0; i < a->gn; i++) {
+        int inhalo = 1, cfill = 0, none = 0;
+        double want, got = a->arr[i];
+        cell_index(a, i, u, &out);
+        for (k = 0; k < a->nd; k++) {
+            w[k] = u[k];
+            if (u[k] < a->lo[k] - hd->width[k] || u[k] >= a->lo[k] + a->ls[k] + hd->width[k]) inhalo = 0;
+            if (u[k] < 0 || u[k] >= shape[k]) {
+                if (hd->boundary[k] == P) w[k] = (u[k] + shape[k]) % shape[k];
+                else if (hd->boundary[k] == C) cfill = 1;
+                else none = 1;
+            }
+        }
+        if (!out) want = interior_v == interior_v ? interior_v : fval(a->nd, u);
+        else if (!inhalo) want = POISON;               /* ghost room past the halo: the caller's */
+        else if (cfill) want = hd->fill;
+        else if (none) want = POISON;
+        else want = fval(a->nd, w);
+        if (out > 1 && inhalo && !hd->corners && !cfill && got == POISON) continue; /* star: corners optional */
+        if (got != want && bad++ < 5) {
+            char c[96];
+            dtt_shape_str(a->nd, u, c, sizeof c);
+            dtt_fail(__FILE__, __LINE__, "cell", "cell %s (%s): got %g want %g", c,
+                     !out ? "interior" : inhalo ? "halo" : "room", got, want);
+        }
+    }
+}
+
+static dt_halo_desc hdesc(int64_t w0, int64_t w1, int b0, int b1, int corners, double fill)
+{
+    dt_halo_desc h;
+    memset(&h, 0, sizeof h);
+    h.width[0] = w0; h.width[1] = w1;
+    h.boundary[0] = (uint8_t)b0; h.boundary[1] = (uint8_t)b1;
+    h.corners = corners;
+    h.fill = fill;
+    return h;
+}
+
+static long ncases = 0;
+
+/* exchange twice (the second over the first's ghosts), whole or split */
+static void gcase(const dtt_mesh *m, const int64_t *shape, const dt_placement *pl, const int64_t *room,
+                  const dt_halo_desc *hd, int split)
+{
+    garr a;
+    dt_halo_desc none;
+    int64_t i, u[DT_MAX_DIMS], gsh[DT_MAX_DIMS];
+    int out, k, rep;
+    memset(&none, 0, sizeof none);
+    char s[96], p[96];
+    dtt_shape_str(2, shape, s, sizeof s);
+    dtt_pl_str(pl, m->nd, p, sizeof p);
+    dtt_ctx("mesh %s, %s %s, room %lld/%lld, width %lld/%lld, bnd %d%d, corners %d, %s", m->name, s, p,
+            (long long)room[0], (long long)room[1], (long long)hd->width[0], (long long)hd->width[1],
+            hd->boundary[0], hd->boundary[1], hd->corners, split ? "split" : "whole");
+    if (!garr_make(&a, m, 2, shape, pl, room)) { free(a.buf); return; }
+    CHECK_OK(dt_tensor_set_halo(a.t, hd));
+    CHECK(dt_tensor_ghosted_data(a.t, gsh) == (void *)a.arr, "ghosted data is not the array");
+    for (k = 0; k < 2; k++) CHECK(gsh[k] == a.gs[k], "ghosted shape[%d] = %lld", k, (long long)gsh[k]);
+    garr_check(&a, shape, &none, NAN); /* set_halo wrote nothing (widths 0: every ghost cell still poisoned) */
+    for (rep = 0; rep < 2; rep++) {
+        if (split) {
+            CHECK_OK(dt_halo_exchange_begin(a.t));
+            for (i = 0; i < a.gn; i++) { /* the interior may change after _begin */
+                cell_index(&a, i, u, &out);
+                if (!out) a.arr[i] = -1.0;
+            }
+            CHECK_OK(dt_halo_exchange_end(a.t));
+            garr_check(&a, shape, hd, -1.0);
+            for (i = 0; i < a.gn; i++) { /* back to f for the next round */
+                cell_index(&a, i, u, &out);
+                if (!out) a.arr[i] = fval(2, u);
+            }
+        } else {
+            CHECK_OK(dt_halo_exchange(a.t));
+            garr_check(&a, shape, hd, NAN);
+        }
+    }
+    ncases++;
+    garr_free(&a);
+}
+
+static void cases_1d(const dtt_mesh *m)
+{
+    int64_t s[2] = {13, 7}, sn[2] = {3, 5}, r11[2] = {1, 1}, r22[2] = {2, 2}, r31[2] = {3, 1}, sizes[64];
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_halo_desc h;
+    int c, k = m->shape[0];
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0);
+    h = hdesc(1, 1, P, C, 1, 0.0); gcase(m, s, pl, r11, &h, 0);
+    h = hdesc(1, 1, C, P, 0, 2.5); gcase(m, s, pl, r11, &h, 1);
+    h = hdesc(1, 1, N, C, 1, -3.0); gcase(m, s, pl, r22, &h, 0); /* room wider than the halo */
+    h = hdesc(2, 1, P, N, 0, 0.0); gcase(m, s, pl, r22, &h, 1);
+    h = hdesc(3, 0, P, C, 1, 0.0); gcase(m, s, pl, r31, &h, 0);  /* wider than 2-row shards */
+    h = hdesc(2, 2, P, P, 1, 0.0); gcase(m, sn, pl, r22, &h, 0); /* empty shards */
+    pl[0] = dt_shard_balanced(0);
+    h = hdesc(1, 1, P, C, 1, 1.5); gcase(m, s, pl, r11, &h, 0);
+    h = hdesc(2, 1, C, P, 0, 0.0); gcase(m, s, pl, r22, &h, 1);
+    for (c = 0; c < k; c++) sizes[c] = c == 0 ? 13 - (k - 1) * (13 / (2 * k)) : 13 / (2 * k);
+    pl[0] = dt_shard_sizes(0, sizes);
+    h = hdesc(1, 1, P, C, 1, 0.0); gcase(m, s, pl, r11, &h, 0);
+    h = hdesc(2, 1, P, N, 0, 0.0); gcase(m, s, pl, r22, &h, 1);
+    pl[0] = dt_shard(1);
+    h = hdesc(1, 2, C, P, 1, 4.0); gcase(m, s, pl, r22, &h, 1);
+    pl[0] = dt_replicate();
+    h = hdesc(1, 1, P, C, 1, 0.0); gcase(m, s, pl, r11, &h, 0);
+}
+
+static void cases_2d(const dtt_mesh *m)
+{
+    int64_t s[2] = {13, 7}, r11[2] = {1, 1}, r21[2] = {2, 1}, sizes[64];
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_halo_desc h;
+    int c, k = m->shape[1];
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0); pl[1] = dt_shard(1);
+    h = hdesc(1, 1, P, P, 1, 0.0); gcase(m, s, pl, r11, &h, 0);
+    h = hdesc(1, 1, C, P, 0, 4.0); gcase(m, s, pl, r21, &h, 1);
+    pl[0] = dt_shard_balanced(0); pl[1] = dt_shard_balanced(1);
+    h = hdesc(2, 1, P, C, 1, 0.0); gcase(m, s, pl, r21, &h, 1);
+    for (c = 0; c < k; c++) sizes[c] = c == k - 1 ? 7 - (k - 1) * (7 / (2 * k)) : 7 / (2 * k);
+    pl[0] = dt_shard(0); pl[1] = dt_shard_sizes(1, sizes);
+    h = hdesc(1, 1, N, P, 1, 0.0); gcase(m, s, pl, r11, &h, 0);
+    pl[0] = dt_replicate(); pl[1] = dt_shard(1); /* replica groups */
+    h = hdesc(1, 1, C, P, 1, 0.0); gcase(m, s, pl, r21, &h, 1);
+}
+
+/* ---------------------------------------------------------------- stencil, gather */
+
+static void stencil5(const dt_stencil_block *b, void *user)
+{
+    const double *in = (const double *)b->in;
+    double *out = (double *)b->out;
+    int64_t i, j, r = b->in_stride[0], q = b->in_stride[1];
+    (void)user;
+    for (i = b->lo[0]; i < b->lo[0] + b->ext[0]; i++)
+        for (j = b->lo[1]; j < b->lo[1] + b->ext[1]; j++) {
+            const double *c = in + (i + b->width[0]) * r + (j + b->width[1]) * q;
+            out[i * b->out_stride[0] + j * b->out_stride[1]] = 4 * c[0] - c[-r] - c[r] - c[-q] - c[q];
+        }
+}
+
+static void stencil_and_gather(const dtt_mesh *m, const dt_placement *pl, const int64_t *room)
+{
+    int64_t s[2] = {13, 7}, i, n = 13 * 7;
+    dt_halo_desc h = hdesc(1, 1, P, C, 0, 0.0);
+    dt_tensor_desc d = mkdesc(2, s, m, pl);
+    dt_tensor *copy = NULL, *y1 = NULL, *y2 = NULL, *rep = NULL;
+    dt_placement r[DT_MAX_MESH_DIMS];
+    double *full = (double *)dtt_malloc((size_t)n * sizeof(double)), *intr;
+    garr a;
+    char p[96];
+    dtt_pl_str(pl, m->nd, p, sizeof p);
+    dtt_ctx("stencil/gather, mesh %s, %s, room %lld/%lld", m->name, p, (long long)room[0], (long long)room[1]);
+    if (!garr_make(&a, m, 2, s, pl, room)) { free(a.buf); free(full); return; }
+    /* the contiguous twin, with the copying halo */
+    intr = (double *)dtt_malloc((size_t)(a.ls[0] * a.ls[1] + 1) * sizeof(double));
+    for (i = 0; i < a.ls[0] * a.ls[1]; i++) {
+        int64_t g[2] = {a.lo[0] + i / a.ls[1], a.lo[1] + i % a.ls[1]};
+        intr[i] = fval(2, g);
+    }
+    d.local_shape = a.ls;
+    CHECK_OK(dt_tensor_from_local(m->mesh, &d, intr, DT_COPY, &copy));
+    CHECK_OK(dt_tensor_set_halo(copy, &h));
+    CHECK_OK(dt_tensor_set_halo(a.t, &h));
+    CHECK_OK(dt_stencil_apply(copy, stencil5, NULL, &y1));
+    CHECK_OK(dt_stencil_apply(a.t, stencil5, NULL, &y2));
+    CHECK_OK(dt_stencil_apply(a.t, stencil5, NULL, &y2)); /* *out reused */
+    if (y1 && y2)
+        CHECK(memcmp(dt_tensor_data(y1), dt_tensor_data(y2), dt_tensor_local_numel(y1) * sizeof(double)) == 0,
+              "stencil on the ghosted array differs from the copying halo's");
+    /* gather and redistribute read the interior through a staged copy */
+    memset(full, 0, (size_t)n * sizeof(double));
+    CHECK_OK(dt_tensor_gather(a.t, full));
+    for (i = 0; i < n; i++) {
+        int64_t g[2] = {i / 7, i % 7};
+        if (full[i] != fval(2, g)) { CHECK(0, "gather: element %lld = %g want %g", (long long)i, full[i], fval(2, g)); break; }
+    }
+    memset(r, 0, sizeof r);
+    CHECK_OK(dt_tensor_redistribute(a.t, r, &rep));
+    if (rep) CHECK(memcmp(dt_tensor_data(rep), full, (size_t)n * sizeof(double)) == 0, "redistribute to [R] differs");
+    {
+        int64_t st[2];
+        CHECK(dt_tensor_local_strides(a.t, st) == 2 && st[1] == 1 && st[0] == a.gs[1], "strides %lld %lld",
+              (long long)st[0], (long long)st[1]);
+        CHECK(dt_tensor_data(a.t) == (void *)(a.arr + room[0] * a.gs[1] + room[1]), "data is not interior element 0");
+    }
+    dt_tensor_destroy(rep);
+    dt_tensor_destroy(y1);
+    dt_tensor_destroy(y2);
+    dt_tensor_destroy(copy);
+    garr_free(&a);
+    free(intr);
+    free(full);
+}
+
+/* ---------------------------------------------------------------- bad input */
+
+static void bad_input(const dtt_mesh *m)
+{
+    int64_t s[2] = {13, 7}, r1[2] = {1, 1}, r2[2] = {2, 2}, neg[2] = {1, -1}, huge[2] = {INT64_MAX / 2, 1};
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_tensor_desc d;
+    dt_tensor *t = NULL, *y = NULL;
+    dt_halo_desc h2 = hdesc(2, 1, P, C, 0, 0.0);
+    garr a;
+    double *before;
+    size_t bytes;
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0);
+    dtt_ctx("bad input, mesh %s", m->name);
+    /* a rank with less ghost room than the halo: every rank fails, nothing written */
+    if (!garr_make(&a, m, 2, s, pl, dtt_rank == 0 ? r1 : r2)) { free(a.buf); return; }
+    bytes = (size_t)(a.gn + 2 * NGUARD) * sizeof(double);
+    before = (double *)dtt_malloc(bytes);
+    memcpy(before, a.buf, bytes);
+    {
+        dt_status st = dt_tensor_set_halo(a.t, &h2);
+        CHECK(st != DT_OK, "set_halo wider than rank 0's room succeeded");
+        if (dtt_rank == 0) {
+            CHECK(st == DT_ERR_ARG, "rank 0: %s", dt_status_string(st));
+            CHECK(strstr(dt_last_error(), "dt_tensor_set_halo") && strstr(dt_last_error(), "width[0] = 2") &&
+                  strstr(dt_last_error(), "ghost room 1"), "message: %s", dt_last_error());
+        }
+    }
+    CHECK(dt_tensor_ghosted_data(a.t, NULL) == NULL, "a halo was set");
+    CHECK_ST(dt_halo_exchange(a.t), DT_ERR_ARG);
+    /* calls that would read the strided shard as contiguous refuse it */
+    CHECK_ST(dt_add(a.t, a.t, &y), DT_ERR_UNSUPPORTED);
+    CHECK(strstr(dt_last_error(), "dt_add") && strstr(dt_last_error(), "ghost room"), "message: %s", dt_last_error());
+    CHECK_ST(dt_uniform_(a.t, 0.0, 1.0), DT_ERR_UNSUPPORTED);
+    CHECK_ST(dt_tensor_save_npy(a.t, "/tmp/dt_test_ghosted_never.npy"), DT_ERR_UNSUPPORTED);
+    {
+        dt_tensor *z = NULL, *o = a.t;
+        dt_placement r[DT_MAX_MESH_DIMS];
+        memset(r, 0, sizeof r);
+        d = mkdesc(2, s, m, pl);
+        CHECK_OK(dt_tensor_zeros(m->mesh, &d, &z));
+        CHECK_ST(dt_tensor_redistribute(z, pl, &o), DT_ERR_UNSUPPORTED); /* a ghosted target */
+        CHECK_ST(dt_neg(z, &o), DT_ERR_UNSUPPORTED);
+        dt_tensor_destroy(z);
+    }
+    CHECK(y == NULL, "out made");
+    CHECK(memcmp(before, a.buf, bytes) == 0, "a refused call wrote the array");
+    /* dt_tensor_from_local refusals */
+    d = mkdesc(2, s, m, pl);
+    d.local_shape = a.ls;
+    d.local_ghost = r1;
+    CHECK_ST(dt_tensor_from_local(m->mesh, &d, a.arr, DT_COPY, &t), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "DT_COPY"), "message: %s",
+          dt_last_error());
+    d.local_ghost = neg;
+    CHECK_ST(dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "local_ghost[1] = -1"), "message: %s", dt_last_error());
+    d.local_ghost = huge;
+    CHECK_ST(dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "overflows"), "message: %s", dt_last_error());
+    d.local_ghost = dtt_rank == dtt_np - 1 ? neg : r1; /* one bad rank fails every rank */
+    {
+        dt_status st = dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t);
+        CHECK(st != DT_OK, "one rank's negative room accepted");
+    }
+    d.local_ghost = r1;
+    d.device = DT_CUDA;
+    CHECK(dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t) != DT_OK, "device ghosted array accepted");
+    CHECK_ERRMSG("dt_tensor_from_local");
+    CHECK(t == NULL, "a tensor was made");
+    CHECK(memcmp(before, a.buf, bytes) == 0, "a refused call wrote the array");
+    dt_tensor_destroy(y);
+    free(before);
+    garr_free(&a);
+}
+
+static void sweep(dt_comm *comm)
+{
+    int fac[64 * DT_MAX_MESH_DIMS], nf, f, one[1];
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    int64_t r11[2] = {1, 1}, r23[2] = {2, 3};
+    dtt_mesh m;
+    one[0] = dtt_np;
+    memset(pl, 0, sizeof pl);
+    if (dtt_mesh_open(&m, comm, 1, one)) {
+        cases_1d(&m);
+        pl[0] = dt_shard(0);
+        stencil_and_gather(&m, pl, r11);
+        stencil_and_gather(&m, pl, r23);
+        bad_input(&m);
+        dtt_mesh_close(&m);
+    }
+    nf = dtt_factorizations(dtt_np, 2, fac, 64);
+    for (f = 0; f < nf; f++) {
+        if (!dtt_mesh_open(&m, comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
+        cases_2d(&m);
+        pl[0] = dt_shard(0); pl[1] = dt_shard(1);
+        stencil_and_gather(&m, pl, r23);
+        dtt_mesh_close(&m);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    dt_comm *comm = NULL;
+    dtt_init(&argc, &argv, "ghosted");
+    CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    if (comm) {
+        sweep(comm);
+        dt_comm_destroy(comm);
+    }
+    if (dtt_rank == 0 && getenv("DT_TEST_VERBOSE")) fprintf(stderr, "test_ghosted: %ld cases\n", ncases);
+    return dtt_finish();
+}
