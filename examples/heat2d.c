@@ -18,20 +18,41 @@
 
    with the boundary PERIODIC along x (dim 0, rows wrap around) and fixed
    u = 0 along y (dim 1: DT_BOUNDARY_CONSTANT, fill 0, i.e. zero Dirichlet
-   walls just outside columns 0 and NY-1). A halo of width 1 (no corners: a
-   star stencil) lives on two tensors, u and v; dt_stencil_apply(u, heat, ..,
-   &v) begins u's exchange, updates the cells that need no ghosts while the
-   messages fly, ends the exchange, updates the rim; then u and v swap (v has
-   its own halo because it is the input of the next step).
+   walls just outside columns 0 and NY-1).
+
+   The code is written the way a stencil code already is before it meets
+   the library, and keeps that shape: each rank OWNS its field, two
+   ghosted arrays of (lx + 2) x (ly + 2) doubles (one ghost cell on every
+   side; calloc'd here, not by the library), and updates it with its OWN
+   loop over the interior (heat(), plain C on the arrays). The library is
+   asked only for what is hard to write by hand, and each array is handed
+   to it in place:
+   - the layout: dt_layout gives this rank's lx x ly block and its global
+     offset for [Shard(0), Shard(1)] on the mesh (uneven splits included);
+   - the exchange: each array is wrapped once, dt_tensor_from_local(
+     DT_BORROW, desc.local_ghost = {1, 1}) (`local` = the array's start),
+     and given a halo of width 1 (no corners: a star stencil); then
+     dt_halo_exchange writes the ghost cells in the array itself, no copy
+     of the interior. A step is dt_halo_exchange_begin, the inner cells
+     (the ones that read no ghost) while the messages fly, _end, the rim;
+     then the two arrays swap;
+   - checkpoints: dt_tensor_save_npy takes contiguous tensors only, so the
+     ghosted tensor is dt_tensor_redistribute'd (same placements) into a
+     contiguous one and that is saved; a restart dt_tensor_load_npy's the
+     file (a contiguous tensor on any mesh) and copies its shard into the
+     run's own ghosted array with its own loop;
+   - gathers: dt_tensor_gather of the wrapped array (staged through one
+     contiguous copy) for the final comparison.
 
    One run, by default (what `make run-heat2d NP=4` shows):
      (a) S steps uninterrupted on the 2-D mesh (default S = 200); as it
-         passes step K (default 120) it saves u with dt_tensor_save_npy to
-         PATH (default /tmp/heat2d-<pid>.npy) and the step number, NX and NY
-         to PATH.meta.npy (an I64 [3], also with dt_tensor_save_npy);
+         passes step K (default 120) it saves u (a contiguous copy, as
+         above) with dt_tensor_save_npy to PATH (default
+         /tmp/heat2d-<pid>.npy) and the step number, NX and NY to
+         PATH.meta.npy (an I64 [3], also with dt_tensor_save_npy);
      (b) a restart: dt_tensor_load_npy of PATH onto a DIFFERENT mesh, a 1-D
          mesh over ranks 1 .. n-1 (n-1 ranks; rank 0 is outside it, gets
-         empty tensors and follows along) with placement [Shard(1)] (column
+         0 x 0 arrays and follows along) with placement [Shard(1)] (column
          slabs instead of 2-D blocks), which runs steps K .. S;
      (c) both final fields gathered, compared byte for byte (and by a 64-bit
          FNV-1a hash of their bytes, their sum and max): "identical: yes/no";
@@ -39,9 +60,10 @@
    With one rank the restart runs on that rank as a 1-D mesh.
 
    Why bitwise identity holds: every cell's new value is computed from the
-   same five operands in the same order, by the same code, whichever rank
-   owns the cell and wherever the shard edges are (a ghost holds the very
-   double its owner holds; the .npy file holds the exact bytes). No
+   same five operands in the same order, by the same code (heat(), for the
+   inner cells and the rim alike), whichever rank owns the cell and
+   wherever the shard edges are (a ghost holds the very double its owner
+   holds; the .npy file holds the exact bytes). No
    reduction crosses ranks, so nothing depends on the partition. (The
    build must not contract a*b+c into FMAs differently in different loops:
    gcc -std=c99 on x86-64 does not contract, and without -march there is
@@ -52,7 +74,8 @@
    3x1, 2x2, 3x2, 4x2; restarts on 1, 1, 2, 3, 5, 7 ranks): "identical: yes"
    at every N, and the same final checksum at every N:
        fnv1a64 0xb745d8576ba957ed  sum 30883.112391442  max 9.45371958923945
-       (512 x 384, 200 steps; MPICH at 1, 2, 4 ranks: the same)
+       (512 x 384, 200 steps; MPICH at 1, 2, 4 ranks: the same; at 2 ranks
+       under -fsanitize=address,undefined: the same, no report)
    Two invocations (run to 120 and save on 4 ranks, restart on 3):
        mpiexec.openmpi ... -n 4 ./build/openmpi/heat2d --save-at 120 --ckpt /tmp/h.npy
        mpiexec.openmpi ... -n 3 ./build/openmpi/heat2d --restart /tmp/h.npy
@@ -83,17 +106,17 @@ static double u0(int64_t i, int64_t j, int64_t nx, int64_t ny) {
     return 10.0 * g + sin(2 * PI * x) * sin(PI * y);
 }
 
-/* the 5-point update on the cells dt_stencil_apply hands us (dim 1 has stride 1) */
-static void heat(const dt_stencil_block *b, void *user) {
-    const double r = *(const double *)user;
-    const int64_t s = b->in_stride[0];
+/* the 5-point update of interior cells [i0, i1) x [j0, j1): plain C on the
+   ghosted arrays (row length gy = ly + 2; interior cell (i, j) sits at
+   (i + 1) * gy + j + 1, its neighbours one row or one element away) */
+static void heat(const double *u, double *v, int64_t gy, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     int64_t i, j;
-    for (i = b->lo[0]; i < b->lo[0] + b->ext[0]; i++) {
-        const double *c = (const double *)b->in + (i + b->width[0]) * s + b->lo[1] + b->width[1];
-        double *o = (double *)b->out + i * b->out_stride[0] + b->lo[1];
-        for (j = 0; j < b->ext[1]; j++) {
-            double u = c[j];
-            o[j] = u + r * (((c[j - s] + c[j + s]) + (c[j - 1] + c[j + 1])) - 4.0 * u);
+    for (i = i0; i < i1; i++) {
+        const double *c = u + (i + 1) * gy + 1;
+        double *o = v + (i + 1) * gy + 1;
+        for (j = j0; j < j1; j++) {
+            double uc = c[j];
+            o[j] = uc + R * (((c[j - gy] + c[j + gy]) + (c[j - 1] + c[j + 1])) - 4.0 * uc);
         }
     }
 }
@@ -108,24 +131,86 @@ static dt_halo_desc heat_halo(void) {
     return h;
 }
 
-/* steps from *u; v is the second buffer (same spec, its own halo, or NULL:
-   made and given a halo here). Returns the seconds per step (max over the
-   mesh's ranks; 0 outside). */
-static double run_steps(dt_tensor **u, dt_tensor **v, int steps) {
+/* ---------------------------------------------------------------- the field */
+
+/* The code's own storage: two ghosted arrays (lx + 2) x (ly + 2), one ghost
+   cell on every side, each wrapped once as a tensor (DT_BORROW, local_ghost
+   {1, 1}) that carries the halo plan. a[cur] is the current field. */
+typedef struct field {
+    double *a[2];
+    dt_tensor *t[2];
+    int64_t lx, ly, gy, off[2];
+    int cur;
+} field;
+
+/* the arrays for [nx, ny] on mesh m with placements pl: the local shape and
+   offset from dt_layout (a rank outside m: 0 x 0), wrapped, with halos.
+   The interior is left for the caller to fill. */
+static void field_make(field *f, dt_mesh *m, int64_t nx, int64_t ny, const dt_placement *pl) {
+    static const int64_t ghost[2] = {1, 1};
+    dt_tensor_desc td;
     dt_halo_desc h = heat_halo();
-    double r = R, t0, t;
-    int s;
-    if (!*v) {
-        CHECK(dt_tensor_empty(dt_tensor_mesh(*u), dt_tensor_get_desc(*u), v));
-        CHECK(dt_tensor_set_halo(*v, &h));
+    int64_t ls[2] = {0, 0};
+    int coord[DT_MAX_MESH_DIMS], k;
+    memset(f, 0, sizeof *f);
+    memset(&td, 0, sizeof td);
+    td.dtype = DT_F64; td.ndim = 2; td.shape[0] = nx; td.shape[1] = ny;
+    memcpy(td.placements, pl, DT_MAX_MESH_DIMS * sizeof *pl);
+    if (dt_mesh_coordinate(m, coord)) CHECK(dt_layout(m, &td, coord, ls, f->off));
+    f->lx = ls[0]; f->ly = ls[1]; f->gy = ls[1] + 2;
+    td.local_ghost = ghost;                  /* `local` is the array's start */
+    for (k = 0; k < 2; k++) {
+        f->a[k] = (double *)calloc((size_t)((f->lx + 2) * f->gy), sizeof(double));
+        if (!f->a[k]) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
+        CHECK(dt_tensor_from_local(m, &td, f->a[k], DT_BORROW, &f->t[k]));
+        CHECK(dt_tensor_set_halo(f->t[k], &h));   /* width 1 <= the ghost room: in place */
     }
+}
+
+static void field_free(field *f) {
+    int k;
+    for (k = 0; k < 2; k++) { dt_tensor_destroy(f->t[k]); free(f->a[k]); }
+}
+
+/* u0 on the 2-D mesh */
+static void field_initial(field *f, dt_mesh *m, int64_t nx, int64_t ny) {
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    int64_t i, j;
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0); pl[1] = dt_shard(1);
+    field_make(f, m, nx, ny, pl);
+    for (i = 0; i < f->lx; i++)
+        for (j = 0; j < f->ly; j++) f->a[0][(i + 1) * f->gy + j + 1] = u0(f->off[0] + i, f->off[1] + j, nx, ny);
+}
+
+/* one step: u's ghosts by the library, the update by our loop. Split phase:
+   the cells whose stencil stays inside the interior are updated while the
+   messages fly, then, once the ghosts are in, the rim (row 0 and row lx-1,
+   then columns 0 and ly-1 of the rows between). */
+static void step(field *f) {
+    const double *u = f->a[f->cur];
+    double *v = f->a[1 - f->cur];
+    int64_t lx = f->lx, ly = f->ly, gy = f->gy;
+    CHECK(dt_halo_exchange_begin(f->t[f->cur]));
+    heat(u, v, gy, 1, lx - 1, 1, ly - 1);               /* inner cells: no ghost read */
+    CHECK(dt_halo_exchange_end(f->t[f->cur]));
+    if (lx > 0) heat(u, v, gy, 0, 1, 0, ly);            /* the rim */
+    if (lx > 1) heat(u, v, gy, lx - 1, lx, 0, ly);
+    if (lx > 2 && ly > 0) heat(u, v, gy, 1, lx - 1, 0, 1);
+    if (lx > 2 && ly > 1) heat(u, v, gy, 1, lx - 1, ly - 1, ly);
+    f->cur = 1 - f->cur;                                 /* swap */
+}
+
+static dt_tensor *field_tensor(const field *f) { return f->t[f->cur]; }
+
+/* steps from f's current field. Returns the seconds per step (max over all
+   ranks; a rank outside f's mesh follows along with empty arrays). */
+static double run_steps(field *f, int steps) {
+    double t0, t;
+    int s;
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    for (s = 0; s < steps; s++) {
-        dt_tensor *w;
-        CHECK(dt_stencil_apply(*u, heat, &r, v));   /* reuses *v: allocates nothing */
-        w = *u; *u = *v; *v = w;
-    }
+    for (s = 0; s < steps; s++) step(f);
     t = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return steps ? t / steps : 0.0;
@@ -145,33 +230,17 @@ static dt_mesh *mesh_2d(dt_comm *comm, int *p0, int *p1) {
     return m;
 }
 
-static dt_tensor *initial(dt_mesh *m, int64_t nx, int64_t ny) {
-    dt_tensor_desc td;
-    dt_tensor *u;
-    dt_halo_desc h = heat_halo();
-    int64_t sh[2], off[2], i, j;
-    double *p;
-    memset(&td, 0, sizeof td);
-    td.dtype = DT_F64; td.ndim = 2; td.shape[0] = nx; td.shape[1] = ny;
-    td.placements[0] = dt_shard(0); td.placements[1] = dt_shard(1);
-    CHECK(dt_tensor_empty(m, &td, &u));
-    dt_tensor_local_shape(u, sh);
-    dt_tensor_local_offset(u, off);
-    p = (double *)dt_tensor_data(u);
-    for (i = 0; i < sh[0]; i++)
-        for (j = 0; j < sh[1]; j++) p[i * sh[1] + j] = u0(off[0] + i, off[1] + j, nx, ny);
-    CHECK(dt_tensor_set_halo(u, &h));
-    return u;
-}
-
 /* ---------------------------------------------------------------- checkpoints */
 
 static void meta_path(const char *path, char *out, size_t n) { snprintf(out, n, "%s.meta.npy", path); }
 
-/* u and [step, nx, ny] (I64, replicated) */
-static void save(dt_tensor *u, const char *path, int64_t step) {
+/* the field and [step, nx, ny] (I64, replicated). dt_tensor_save_npy takes
+   contiguous shards only, so the ghosted tensor is first redistributed, to
+   the same placements, into a contiguous one (one copy of the interior). */
+static void save(const field *f, const char *path, int64_t step) {
     dt_tensor_desc md;
-    dt_tensor *meta;
+    dt_tensor *meta, *contig = NULL;
+    dt_tensor *u = field_tensor(f);
     const dt_tensor_desc *d = dt_tensor_get_desc(u);
     int64_t v[3];
     char mp[4096];
@@ -179,9 +248,11 @@ static void save(dt_tensor *u, const char *path, int64_t step) {
     memset(&md, 0, sizeof md);
     md.dtype = DT_I64; md.ndim = 1; md.shape[0] = 3;            /* placements: Replicate */
     CHECK(dt_tensor_distribute(dt_tensor_mesh(u), &md, v, DT_SRC_ALL, &meta));
-    CHECK(dt_tensor_save_npy(u, path));
+    CHECK(dt_tensor_redistribute(u, d->placements, &contig));
+    CHECK(dt_tensor_save_npy(contig, path));
     meta_path(path, mp, sizeof mp);
     CHECK(dt_tensor_save_npy(meta, mp));
+    dt_tensor_destroy(contig);
     dt_tensor_destroy(meta);
 }
 
@@ -195,6 +266,27 @@ static void load_meta(dt_mesh *m, const char *path, int64_t *v) {
     CHECK(dt_tensor_load_npy(m, mp, pl, &meta));
     CHECK(dt_tensor_gather(meta, v));
     dt_tensor_destroy(meta);
+}
+
+/* the field saved at path onto mesh m with placements pl: loaded as a
+   contiguous tensor, then copied by our own loop into f's ghosted array */
+static void field_load(field *f, dt_mesh *m, const char *path, int64_t nx, int64_t ny, const dt_placement *pl) {
+    dt_tensor *c = NULL;
+    int64_t ls[2] = {0, 0}, i;
+    const double *p;
+    CHECK(dt_tensor_load_npy(m, path, pl, &c));
+    field_make(f, m, nx, ny, pl);
+    dt_tensor_local_shape(c, ls);
+    if (dt_mesh_rank(m) >= 0 && (dt_tensor_get_desc(c)->shape[0] != nx || dt_tensor_get_desc(c)->shape[1] != ny ||
+                                 ls[0] != f->lx || ls[1] != f->ly)) {
+        fprintf(stderr, "[%d] heat2d: %s is not %lld x %lld (or its shard is not %lld x %lld)\n", wrank, path,
+                (long long)nx, (long long)ny, (long long)f->lx, (long long)f->ly);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    p = (const double *)dt_tensor_data(c);
+    for (i = 0; i < f->lx; i++)
+        memcpy(f->a[0] + (i + 1) * f->gy + 1, p + i * f->ly, (size_t)f->ly * sizeof *p);
+    dt_tensor_destroy(c);
 }
 
 /* ---------------------------------------------------------------- checksums */
@@ -234,7 +326,7 @@ int main(int argc, char **argv) {
     char defpath[256];
     dt_comm *comm;
     dt_mesh *m2;
-    dt_tensor *u, *v = NULL;
+    field f;
     double *full;
     double t_a;
 
@@ -269,7 +361,6 @@ int main(int argc, char **argv) {
     if (save_at >= 0 || restart) {
         int64_t meta[3] = {0, nx, ny}, from = 0;
         dt_placement pl[DT_MAX_MESH_DIMS];
-        dt_halo_desc h = heat_halo();
         double t;
         summary s;
         if (restart) {
@@ -279,17 +370,16 @@ int main(int argc, char **argv) {
                                                     (long long)from, steps); MPI_Abort(MPI_COMM_WORLD, 2); }
             memset(pl, 0, sizeof pl);
             pl[0] = dt_shard(0); pl[1] = dt_shard(1);
-            u = NULL;
-            CHECK(dt_tensor_load_npy(m2, restart, pl, &u));
-            CHECK(dt_tensor_set_halo(u, &h));
+            field_load(&f, m2, restart, nx, ny, pl);
         } else {
-            u = initial(m2, nx, ny);
+            field_initial(&f, m2, nx, ny);
         }
         n = nx * ny;
-        t = run_steps(&u, &v, (int)((restart ? steps : save_at) - from));
-        if (!restart) save(u, ckpt, save_at);
+        t = run_steps(&f, (int)((restart ? steps : save_at) - from));
+        if (!restart) save(&f, ckpt, save_at);
         full = (double *)malloc((size_t)n * sizeof *full);
-        CHECK(dt_tensor_gather(u, full));
+        if (!full) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
+        CHECK(dt_tensor_gather(field_tensor(&f), full));   /* ghosted source: staged */
         s = summarize(full, (size_t)n);
         if (wrank == 0) {
             printf("heat2d: %lld x %lld F64, mesh %d x %d [Shard(0), Shard(1)], %s\n", (long long)nx, (long long)ny,
@@ -299,7 +389,7 @@ int main(int argc, char **argv) {
             print_summary(restart ? "final field" : "field at the save", s);
         }
         free(full);
-        dt_tensor_destroy(v); dt_tensor_destroy(u);
+        field_free(&f);
         dt_mesh_destroy(m2); dt_comm_destroy(comm);
         MPI_Finalize();
         return 0;
@@ -310,14 +400,13 @@ int main(int argc, char **argv) {
     full = (double *)malloc((size_t)n * sizeof *full);
     double *full_b = (double *)malloc((size_t)n * sizeof *full_b);
     if (!full || !full_b) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
-    u = initial(m2, nx, ny);
-    t_a = run_steps(&u, &v, at) * at;
-    save(u, ckpt, at);
-    t_a += run_steps(&u, &v, steps - at) * (steps - at);
-    CHECK(dt_tensor_gather(u, full));
+    field_initial(&f, m2, nx, ny);
+    t_a = run_steps(&f, at) * at;
+    save(&f, ckpt, at);
+    t_a += run_steps(&f, steps - at) * (steps - at);
+    CHECK(dt_tensor_gather(field_tensor(&f), full));
     summary sa = summarize(full, (size_t)n);
-    dt_tensor_destroy(v); dt_tensor_destroy(u);
-    v = NULL;
+    field_free(&f);
 
     /* ---- (b) restart on a 1-D mesh of ranks 1 .. n-1, [Shard(1)] ---- */
     int nr = wsize > 1 ? wsize - 1 : 1;
@@ -334,12 +423,9 @@ int main(int argc, char **argv) {
     int64_t meta[3];
     load_meta(m1, ckpt, meta);              /* outside m1 (rank 0): untouched, so from m1's rank 0: */
     MPI_Bcast(meta, 3, MPI_INT64_T, ranks[0], MPI_COMM_WORLD);
-    dt_halo_desc h = heat_halo();
-    u = NULL;
-    CHECK(dt_tensor_load_npy(m1, ckpt, pl1, &u));
-    CHECK(dt_tensor_set_halo(u, &h));
-    double t_b = run_steps(&u, &v, steps - at);
-    CHECK(dt_tensor_gather(u, full_b));     /* on m1's ranks */
+    field_load(&f, m1, ckpt, meta[1], meta[2], pl1);  /* rank 0 outside m1: empty arrays */
+    double t_b = run_steps(&f, steps - at);
+    CHECK(dt_tensor_gather(field_tensor(&f), full_b));     /* on m1's ranks */
     if (wsize > 1) {                        /* m1's rank 0 (world rank 1) -> world rank 0 */
         if (wrank == 1) MPI_Send(full_b, (int)n, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
         if (wrank == 0) MPI_Recv(full_b, (int)n, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -362,7 +448,7 @@ int main(int argc, char **argv) {
         printf("  identical: %s\n", ok ? "yes" : "no");
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    dt_tensor_destroy(v); dt_tensor_destroy(u);
+    field_free(&f);
     dt_mesh_destroy(m1); dt_mesh_destroy(m2);
     dt_comm_destroy(comm);
     if (!keep && wrank == 0) {
