@@ -343,6 +343,15 @@ typedef struct dt_tensor_desc {
                                                   dim, on both sides. NULL (default):
                                                   none. See "ghosted arrays" at
                                                   dt_tensor_from_local             */
+    const int64_t *local_strides;              /* dt_tensor_from_local (DT_BORROW or
+                                                  DT_COPY): the element strides of
+                                                  the caller's storage, ndim of them,
+                                                  each >= 1, no two elements at one
+                                                  address (a padded leading dim, a
+                                                  column-major array, one field of
+                                                  an array of structs). NULL
+                                                  (default): row-major. See
+                                                  "strided storage" there          */
 } dt_tensor_desc;
 
 /* >>api ------------------------------------------------------------------- */
@@ -1566,11 +1575,12 @@ typedef struct dt__box {
     int64_t ext[DT_MAX_DIMS];
 } dt__box;
 
-typedef struct dt__array { /* a local row-major buffer covering `box` */
+typedef struct dt__array { /* a local buffer covering `box` */
     char *data;
     int ndim;
     size_t es;
     dt__box box;
+    const int64_t *stride; /* element strides per dim; NULL: row-major over box */
 } dt__array;
 
 /* ceil(n / k) for n >= 0, k > 0, without the overflow of n + k - 1 */
@@ -1779,6 +1789,10 @@ static void dt__box_empty(int ndim, dt__box *b) {
 static void dt__array_strides(const dt__array *a, size_t *stride) {
     int d;
     size_t s = a->es;
+    if (a->stride) {
+        for (d = 0; d < a->ndim; d++) stride[d] = (size_t)a->stride[d] * a->es;
+        return;
+    }
     for (d = a->ndim - 1; d >= 0; d--) { stride[d] = s; s *= (size_t)a->box.ext[d]; }
 }
 
@@ -1789,19 +1803,22 @@ static size_t dt__array_offset(const dt__array *a, const size_t *stride, const d
     return off;
 }
 
-/* Is `piece` one contiguous run of `a`? Then it can be sent or received in
-   place, with no pack or unpack: every dim after some k is whole and every
-   dim before k has extent 1. */
+/* Is `piece` one contiguous run of `a`, its elements in row-major order?
+   Then it can be sent or received in place, with no pack or unpack: the
+   dims where the piece is longer than 1, taken inner to outer, start at
+   the element size and each steps over exactly the run inside it. */
 static int dt__piece_contiguous(const dt__array *a, const dt__box *piece, size_t *byte_off) {
-    size_t stride[DT_MAX_DIMS];
-    int k = a->ndim - 1, d;
-    if (dt__box_numel(a->ndim, piece) == 0) { *byte_off = 0; return 1; }
-    /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): a->ndim is 1..DT_MAX_DIMS here (0-d arrays have one element) */
-    while (k > 0 && piece->ext[k] == a->box.ext[k]) k--;
-    for (d = 0; d < k; d++)
-        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): piece->ext[0..k) is set for every dim of the box */
-        if (piece->ext[d] != 1) return 0;
+    size_t stride[DT_MAX_DIMS] = {0}, run;
+    int d;
+    *byte_off = 0;
+    if (dt__box_numel(a->ndim, piece) == 0 || a->ndim == 0) return 1;
     dt__array_strides(a, stride);
+    run = a->es;
+    for (d = a->ndim - 1; d >= 0; d--) {
+        if (piece->ext[d] == 1) continue;
+        if (stride[d] != run) return 0;
+        run *= (size_t)piece->ext[d];
+    }
     *byte_off = dt__array_offset(a, stride, piece);
     return 1;
 }
@@ -1816,18 +1833,20 @@ static void dt__copy_runs(char *d, size_t ds, const char *s, size_t ss, size_t r
 }
 
 /* Copy the global box `p` (inside both arrays) from s to d: the innermost
-   dims that are whole in p, s and d fold into one memcpy run. */
+   dims that are one run in both arrays fold into one memcpy (a strided
+   array's innermost dim that is not unit-stride copies element by element). */
 static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *p) {
-    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0}, run, so, doff; /* zeroed: for the static analyzer */
+    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0}, run = s->es, so, doff; /* zeroed: for the static analyzer */
     int64_t idx[DT_MAX_DIMS];
-    int k = s->ndim - 1, j;
+    int k = s->ndim, j;
     if (dt__box_numel(s->ndim, p) == 0) return;
     if (s->ndim == 0) { memcpy(d->data, s->data, s->es); return; }
-    run = (size_t)p->ext[k];
-    while (k > 0 && p->ext[k] == s->box.ext[k] && p->ext[k] == d->box.ext[k]) { k--; run *= (size_t)p->ext[k]; }
-    run *= s->es;
     dt__array_strides(s, ss);
     dt__array_strides(d, ds);
+    if (ss[k - 1] == s->es && ds[k - 1] == s->es) {
+        run *= (size_t)p->ext[--k];
+        while (k > 0 && ss[k - 1] == run && ds[k - 1] == run) run *= (size_t)p->ext[--k];
+    }
     so = dt__array_offset(s, ss, p);
     doff = dt__array_offset(d, ds, p);
     if (k == 0) { memcpy(d->data + doff, s->data + so, run); return; }
@@ -1848,13 +1867,13 @@ static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *
 
 static void dt__pack(const dt__array *a, const dt__box *piece, void *buf) {
     dt__array b;
-    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece;
+    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
     dt__copy_box(a, &b, piece);
 }
 
 static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
     dt__array b;
-    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece;
+    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
     dt__copy_box(&b, a, piece);
 }
 
@@ -1941,13 +1960,13 @@ DT__MAYBE_UNUSED static int dt__on_host(const dt__device *d) { return d == &dt__
 
 static dt_status dt__pack_on(const dt__device *dev, const dt__array *a, const dt__box *piece, void *buf) {
     dt__array b;
-    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece;
+    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
     return dev->copy_box("dt_tensor_redistribute (pack)", a, &b, piece);
 }
 
 static dt_status dt__unpack_on(const dt__device *dev, const void *buf, const dt__box *piece, dt__array *a) {
     dt__array b;
-    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece;
+    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
     return dev->copy_box("dt_tensor_redistribute (unpack)", &b, a, piece);
 }
 
@@ -3523,6 +3542,8 @@ struct dt_tensor {
     const dt__device *dev; /* desc.device's table */
     struct dt__halo *halo; /* ghost cells and their exchange plan (>>halo), or NULL */
     int64_t *sizes;       /* the tensor's copy of its dt_shard_sizes arrays (desc points here) */
+    int strided;          /* 1: the shard is not one row-major run (local_strides, local_ghost) */
+    int64_t stride[DT_MAX_DIMS]; /* element strides of the storage (desc.local_strides points here) */
     int ghosted;          /* 1: data sits inside a ghosted array (desc.local_ghost) */
     int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
     char *storage;        /* ghosted: the array's first element (the caller's `local`) */
@@ -3714,6 +3735,13 @@ static dt_status dt__own_sizes(const char *fn, dt_tensor *t) {
     return DT_OK;
 }
 
+/* row-major strides of a contiguous tensor's shard */
+static void dt__tensor_set_rowmajor(dt_tensor *t) {
+    int64_t s = 1;
+    int d;
+    for (d = t->desc.ndim - 1; d >= 0; d--) { t->stride[d] = s; s *= t->box.ext[d]; }
+}
+
 /* a tensor around `data` (NULL: allocate, zeroed if `zero`) */
 static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_desc *norm, void *data, int zero,
                                  dt_tensor **out) {
@@ -3723,7 +3751,8 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
     memset(t, 0, sizeof *t);
     t->mesh = m;
     t->desc = *norm;
-    t->desc.local_ghost = NULL; /* contiguous; dt_tensor_from_local sets it after */
+    t->desc.local_ghost = NULL; /* contiguous; dt_tensor_from_local sets them after */
+    t->desc.local_strides = NULL;
     t->dev = dt__device_of(norm->device);
     if ((st = dt__own_sizes(fn, t))) { DT_FREE(t); return st; }
     if (m->rank >= 0) {
@@ -3734,6 +3763,7 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
         t->numel = 0;
     }
     t->bytes = t->numel * dt_dtype_size(norm->dtype);
+    dt__tensor_set_rowmajor(t);
     if (data) {
         t->data = data;
     } else if (t->bytes) {
@@ -3989,18 +4019,84 @@ static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *n
     return DT_OK;
 }
 
-/* t wraps a ghosted array starting at `storage`: data -> interior element 0 */
-static void dt__tensor_set_ghost(dt_tensor *t, const int64_t *g, char *storage) {
-    dt__box sb;
-    size_t es = dt_dtype_size(t->desc.dtype), stride = es, off = 0;
-    int d;
-    memcpy(t->ghost, g, (size_t)t->desc.ndim * sizeof *g);
-    t->ghosted = 1;
+/* desc->local_strides: every stride >= 1; the storage (t's box widened by
+   the ghost room, if any) holds no two elements at one address; its span
+   fits the index arithmetic. Each rank checks its own storage. */
+static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *st,
+                                         const int64_t *g) {
+    const char *fn = "dt_tensor_from_local";
+    int64_t ext[DT_MAX_DIMS];
+    int ord[DT_MAX_DIMS], d, i, n = 0;
+    size_t span = 0, es = dt_dtype_size(norm->dtype);
+    dt__box b;
+    char ss[160], es_[160];
+    dt__shape_str(st, norm->ndim, ss, sizeof ss);
+    if (norm->device != DT_HOST)
+        return dt__fail(DT_ERR_UNSUPPORTED, "%s: desc->local_strides = %s on device %d: strided storage is host "
+                        "tensors only in this version", fn, ss, norm->device);
+    if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
+    else dt__box_empty(norm->ndim, &b);
+    for (d = 0; d < norm->ndim; d++) {
+        if (st[d] < 1)
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: strides are element counts >= 1 "
+                            "(local_strides = %s)", fn, d, (long long)st[d], ss);
+        ext[d] = b.ext[d] + (g ? 2 * g[d] : 0);
+    }
+    dt__shape_str(ext, norm->ndim, es_, sizeof es_);
+    for (d = 0; d < norm->ndim; d++) { /* the dims longer than 1, by stride (insertion sort: ndim <= 8) */
+        if (ext[d] <= 1) continue;
+        for (i = n++; i > 0 && st[ord[i - 1]] > st[d]; i--) ord[i] = ord[i - 1];
+        ord[i] = d;
+    }
+    for (i = 0; i < n; i++) {
+        int64_t need = i ? st[ord[i - 1]] * ext[ord[i - 1]] : 1; /* < the span, checked below for i - 1 */
+        if (st[ord[i]] < need)
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_strides = %s overlap on mesh rank %d: dim %d (stride %lld) "
+                            "steps inside dim %d (stride %lld x %lld elements) of the storage (shape %s)", fn, ss,
+                            m->rank, ord[i], (long long)st[ord[i]], ord[i - 1], (long long)st[ord[i - 1]],
+                            (long long)ext[ord[i - 1]], es_);
+        if (!dt__mul_ok((size_t)st[ord[i]], (size_t)(ext[ord[i]] - 1), &span) || span > (size_t)INT64_MAX / 2 / es ||
+            st[ord[i]] > INT64_MAX / ext[ord[i]])
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_strides = %s: the storage (shape %s) spans more than the "
+                            "sizes can index", fn, ss, es_);
+    }
+    return DT_OK;
+}
+
+/* t's storage: `local` is the start of the caller's array (the ghost room's
+   first element with local_ghost, element 0 otherwise), laid out by
+   `strides` (NULL: row-major over the storage box). data -> element 0 of
+   the interior. */
+static void dt__tensor_set_storage(dt_tensor *t, const int64_t *g, const int64_t *strides, char *storage) {
+    dt__box sb = t->box;
+    int64_t s = 1, off = 0;
+    int d, nd = t->desc.ndim;
+    if (g) {
+        memcpy(t->ghost, g, (size_t)nd * sizeof *g);
+        t->ghosted = 1;
+        t->desc.local_ghost = t->ghost;
+        dt__ghost_box(nd, &t->box, t->ghost, &sb);
+    }
+    for (d = nd - 1; d >= 0; d--) {
+        t->stride[d] = strides ? strides[d] : s;
+        s *= sb.ext[d];
+        off += t->ghost[d] * t->stride[d];
+    }
     t->storage = storage;
-    t->desc.local_ghost = t->ghost;
-    dt__ghost_box(t->desc.ndim, &t->box, t->ghost, &sb);
-    for (d = t->desc.ndim - 1; d >= 0; d--) { off += (size_t)t->ghost[d] * stride; stride *= (size_t)sb.ext[d]; }
-    t->data = storage ? storage + off : NULL;
+    t->data = storage ? storage + (size_t)off * dt_dtype_size(t->desc.dtype) : NULL;
+    /* by the desc, not by this rank's storage: the calls that refuse strided
+       storage must refuse it on every rank (an empty shard's too) */
+    t->strided = 1;
+    if (strides) t->desc.local_strides = t->stride;
+}
+
+/* t's strided storage as an array over t's box (data = interior element 0) */
+static void dt__tensor_array_of_data(const dt_tensor *t, const void *data, dt__array *a) {
+    a->data = (char *)data;
+    a->ndim = t->desc.ndim;
+    a->es = dt_dtype_size(t->desc.dtype);
+    a->box = t->box;
+    a->stride = t->strided || t->ghosted ? t->stride : NULL;
 }
 
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local, unsigned flags,
@@ -4032,6 +4128,7 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     }
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
     if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
+    if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, d->local_ghost);
     if (!st && m->rank >= 0) {
         dt__box b;
         dt__tensor_box(m, &norm, m->coord, &b);
@@ -4061,10 +4158,18 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     if (!st) st = dt__tensor_make(fn, m, &norm, (flags & DT_COPY) ? NULL : local, 0, &t);
     DT_FREE(sizes);
     if (st) return st;
-    if (d->local_ghost) dt__tensor_set_ghost(t, d->local_ghost, (char *)local);
-    if ((flags & DT_COPY) && t->bytes && (st = t->dev->copy(fn, t->data, local, t->bytes))) {
+    if ((flags & DT_COPY) && d->local_strides && t->bytes) { /* gathered into the new contiguous shard */
+        dt_tensor v = *t;
+        dt__array sa, da;
+        dt__tensor_set_storage(&v, NULL, d->local_strides, (char *)local);
+        dt__tensor_array_of_data(&v, v.data, &sa);
+        dt__tensor_array_of_data(t, t->data, &da);
+        dt__copy_box(&sa, &da, &t->box);
+    } else if ((flags & DT_COPY) && t->bytes && (st = t->dev->copy(fn, t->data, local, t->bytes))) {
         dt_tensor_destroy(t);
         return st;
+    } else if (!(flags & DT_COPY) && (d->local_ghost || d->local_strides)) {
+        dt__tensor_set_storage(t, d->local_ghost, d->local_strides, (char *)local);
     }
     *out = t;
     return DT_OK;
@@ -4078,13 +4183,8 @@ DT_API void dt_tensor_local_shape(const dt_tensor *t, int64_t *shape) {
     if (t && shape) memcpy(shape, t->box.ext, (size_t)t->desc.ndim * sizeof(int64_t));
 }
 DT_API int dt_tensor_local_strides(const dt_tensor *t, int64_t *strides) {
-    int64_t s = 1;
-    int d;
     if (!t) return 0;
-    for (d = t->desc.ndim - 1; d >= 0 && strides; d--) {
-        strides[d] = s;
-        s *= t->box.ext[d] + (t->ghosted ? 2 * t->ghost[d] : 0);
-    }
+    if (strides) memcpy(strides, t->stride, (size_t)t->desc.ndim * sizeof *strides);
     return t->desc.ndim;
 }
 DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
@@ -4375,6 +4475,7 @@ static void dt__array_at(const dt__ctx *x, const dt_placement *pl, void *data, d
     a->data = (char *)data;
     a->ndim = x->ndim;
     a->es = x->es;
+    a->stride = NULL;
     dt__box_at(x, pl, x->m->coord, &a->box);
 }
 
@@ -4481,8 +4582,14 @@ static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm 
         }
         if (st) goto done;
     }
+    if (gather && !dt__piece_contiguous(in, &in->box, &off)) { /* a strided shard: packed once */
+        if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, dt__box_numel(nd, &in->box) * es, (void **)&sbuf)) ||
+            (st = dt__pack_on(dev, in, &in->box, sbuf)))
+            goto done;
+    }
     if (gather)
-        st = dt__comm_allgatherv(g, in->data, dt__box_numel(nd, &in->box) * es, direct_r ? out->data : rbuf, rc, rd);
+        st = dt__comm_allgatherv(g, sbuf ? sbuf : in->data, dt__box_numel(nd, &in->box) * es,
+                                 direct_r ? out->data : rbuf, rc, rd);
     else
         st = dt__comm_alltoallv(g, direct_s ? in->data : sbuf, sc, sd, direct_r ? out->data : rbuf, rc, rd, bound);
     if (st) goto done;
@@ -5071,11 +5178,33 @@ static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__arr
     return dt__fail(DT_ERR_UNSUPPORTED, "dt_tensor_redistribute: internal: step kind %d", s->kind);
 }
 
-/* Run `plan` on this mesh member: from `src` (placed as src_pl) into `dst`
-   (placed as the plan's end). Steps between write into two alternating
-   scratch buffers of the mesh. */
+/* Can step s read (or write) a strided array? The box-copy and piece
+   exchanges pack and unpack through dt__copy_box; the cyclic run copies
+   and the reductions work on whole contiguous buffers. */
+static int dt__step_takes_strides(const dt__ctx *x, const dt__step *s) {
+    if (s->kind == DT__SLICE || s->kind == DT__GATHER || s->kind == DT__ALLTOALL) return 1;
+    return s->kind == DT__EXCHANGE && !dt__pl_cyclic(s->from, x->m->ndim) && !dt__pl_cyclic(s->to, x->m->ndim);
+}
+
+/* Does `plan` read `src` and write `dst` (either maybe strided) directly? */
+static int dt__plan_takes_strides(const dt__ctx *x, const dt__plan *plan, int src_strided, int dst_strided) {
+    int k, first = -1, last = -1;
+    for (k = 0; k < plan->n; k++) {
+        if (plan->s[k].kind == DT__TO_PARTIAL) { if (dst_strided) return 0; continue; }
+        if (first < 0) first = k;
+        last = k;
+    }
+    if (first < 0) return 1; /* a copy */
+    return (!src_strided || dt__step_takes_strides(x, &plan->s[first])) &&
+           (!dst_strided || dt__step_takes_strides(x, &plan->s[last]));
+}
+
+/* Run `plan` on this mesh member: from `src` (placed as src_pl, laid out by
+   src_stride, NULL: row-major) into `dst` (the plan's end, dst_stride).
+   Steps between write into two alternating scratch buffers of the mesh.
+   Strided ends only where dt__plan_takes_strides says so. */
 static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_placement *src_pl, const void *src,
-                              void *dst) {
+                              const int64_t *src_stride, void *dst, const int64_t *dst_stride) {
     dt__array cur, next;
     int k, last_move = -1;
     dt_status st;
@@ -5083,6 +5212,7 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
     for (k = 0; k < plan->n; k++)
         if (plan->s[k].kind != DT__TO_PARTIAL) last_move = k;
     dt__array_at(x, src_pl, (void *)src, &cur);
+    cur.stride = src_stride;
     for (k = 0; k <= last_move; k++) {
         void *buf = dst;
         dt__array_at(x, plan->s[k].to, NULL, &next);
@@ -5091,11 +5221,19 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
                                  dt__box_numel(x->ndim, &next.box) * x->es, &buf)))
             return st;
         next.data = (char *)buf;
+        if (k == last_move) next.stride = dst_stride;
         if ((st = dt__step_run(x, &plan->s[k], &cur, &next))) return st;
         cur = next;
     }
     bytes = dt__box_numel(x->ndim, &cur.box) * x->es;
-    if (last_move < 0 && (st = x->dev->copy("dt_tensor_redistribute", dst, src, bytes))) return st;
+    if (last_move < 0 && (src_stride || dst_stride)) {
+        next = cur;
+        next.data = (char *)dst;
+        next.stride = dst_stride;
+        if ((st = x->dev->copy_box("dt_tensor_redistribute", &cur, &next, &cur.box))) return st;
+    } else if (last_move < 0 && (st = x->dev->copy("dt_tensor_redistribute", dst, src, bytes))) {
+        return st;
+    }
     for (k = last_move + 1; k < plan->n; k++)
         if ((st = dt__to_partial(x->m, x->dev, plan->s[k].mdim, plan->s[k].to[plan->s[k].mdim], dst, bytes)))
             return st;
@@ -5152,24 +5290,52 @@ static dt_status dt__stage_buf(dt_mesh *m, const dt__device *e, const dt__device
 
 static void dt__tensor_array(const dt_tensor *t, dt__array *a);
 
-/* a ghosted array's interior, copied out contiguously (host only): the
-   price gather and redistribute pay for reading a strided shard */
-static dt_status dt__stage_ghosted(const dt_tensor *t, void **out) {
-    dt__array s, d;
-    dt_status st;
-    *out = NULL;
-    if (!t->bytes) return DT_OK;
-    if ((st = dt__alloc("dt_tensor_redistribute (ghosted source)", t->bytes, out))) return st;
-    dt__tensor_array(t, &s);
-    d = s;
-    d.data = (char *)*out;
-    d.box = t->box;
-    dt__copy_box(&s, &d, &t->box);
-    return DT_OK;
+static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                               const int64_t *dst_stride);
+
+/* A strided end that the plan cannot read or write directly: the source's
+   shard copied out contiguously (one extra copy of the shard, allocated and
+   freed here), the result received into a contiguous buffer and copied into
+   the strided target. */
+static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                         const int64_t *dst_stride, size_t obytes) {
+    const char *fn = "dt_tensor_redistribute (strided storage)";
+    dt_tensor v = *t;
+    void *in = NULL, *out = NULL;
+    dt__array a, b;
+    dt__box box;
+    dt_status st = DT_OK;
+    if (t->strided) {
+        if ((st = dt__alloc(fn, t->bytes + 1, &in))) return st;
+        dt__tensor_array_of_data(t, t->data, &a);
+        b = a;
+        b.data = (char *)in;
+        b.stride = NULL;
+        dt__copy_box(&a, &b, &t->box);
+        v.data = in;
+        v.strided = 0;
+        v.ghosted = 0;
+    }
+    if (dst_stride && (st = dt__alloc(fn, obytes + 1, &out))) { DT_FREE(in); return st; }
+    st = dt__redistribute_into_strided(&v, dst_pl, dst_stride ? out : dst, NULL);
+    if (!st && dst_stride) {
+        dt__layout_box(t->desc.ndim, t->desc.shape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &box);
+        a.data = (char *)out; a.ndim = t->desc.ndim; a.es = dt_dtype_size(t->desc.dtype); a.box = box; a.stride = NULL;
+        b = a;
+        b.data = (char *)dst;
+        b.stride = dst_stride;
+        dt__copy_box(&a, &b, &box);
+    }
+    DT_FREE(in);
+    DT_FREE(out);
+    return st;
 }
 
-static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *dst_pl, void *dst) {
-    void *staged = NULL;
+/* t's shard, re-placed as dst_pl, into dst laid out by dst_stride (NULL:
+   row-major). Strided storage on either end is packed from and unpacked
+   into directly by the exchanges that move pieces; other plans stage. */
+static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                               const int64_t *dst_stride) {
     dt__ctx x;
     dt__plan plan;
     dt__box b;
@@ -5187,28 +5353,25 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
     if (t->mesh->rank == 0 && dt__log_plans()) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
     dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
     obytes = dt__box_numel(x.ndim, &b) * x.es;
-    if (t->ghosted && (st = dt__stage_ghosted(t, &staged))) return st;
-    if (staged) src = staged;
+    if ((t->strided || dst_stride) && (e != t->dev || !dt__plan_takes_strides(&x, &plan, t->strided, !!dst_stride)))
+        return dt__redistribute_staged(t, dst_pl, dst, dst_stride, obytes);
     if (e != t->dev) { /* (empty shards too: every pointer a step sees is in e's memory) */
         void *buf = NULL;
         if ((st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE0, t->bytes, &buf)) ||
-            (st = dt__copy_across(e, t->dev, buf, src, t->bytes))) {
-            DT_FREE(staged);
+            (st = dt__copy_across(e, t->dev, buf, src, t->bytes)))
             return st;
-        }
-        DT_FREE(staged);
-        staged = NULL;
         src = buf;
     }
     if ((!dst || !dt__in_memory(e, t->dev, dst)) &&
-        (st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE1, obytes, &out))) {
-        DT_FREE(staged);
+        (st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE1, obytes, &out)))
         return st;
-    }
-    st = dt__plan_run(&x, &plan, t->desc.placements, src, out);
-    DT_FREE(staged);
+    st = dt__plan_run(&x, &plan, t->desc.placements, src, t->strided ? t->stride : NULL, out, dst_stride);
     if (st) return st;
     return out == dst || !obytes ? DT_OK : dt__copy_across(e, t->dev, dst, out, obytes);
+}
+
+static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *dst_pl, void *dst) {
+    return dt__redistribute_into_strided(t, dst_pl, dst, NULL);
 }
 
 static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
@@ -5223,21 +5386,20 @@ static dt_status dt__host_only(const char *fn, const char *what, const dt_tensor
                     t->desc.device);
 }
 
-/* A ghosted array (desc.local_ghost) is strided: the calls that read or
-   write a shard as one contiguous run refuse it rather than misread it */
-static dt_status dt__no_ghost(const char *fn, const char *what, const dt_tensor *t) {
+/* Strided storage (desc.local_strides, local_ghost): the calls that read
+   or write a shard as one contiguous run refuse it rather than misread it */
+static dt_status dt__no_strided(const char *fn, const char *what, const dt_tensor *t) {
     char g[160];
-    if (!t || !t->ghosted) return DT_OK;
-    return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s has ghost room (local_ghost = %s); this call on a ghosted array is "
-                    "not supported yet (copy its interior out with dt_tensor_redistribute first)", fn, what,
-                    dt__shape_str(t->ghost, t->desc.ndim, g, sizeof g));
+    if (!t || !t->strided) return DT_OK;
+    return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s has strided local storage (strides %s%s); this call takes "
+                    "contiguous shards (copy it into one with dt_tensor_redistribute first)", fn, what,
+                    dt__shape_str(t->stride, t->desc.ndim, g, sizeof g), t->ghosted ? ", a ghosted array" : "");
 }
 
 /* does *out already have the spec `want`? (dtype, shape, mesh, placements) */
-static dt_status dt__check_out(const char *fn, const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
+static dt_status dt__check_out_spec(const char *fn, const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
     char a[160], b[160];
     if (o->mesh != m) return dt__fail(DT_ERR_MESH, "%s: *out lives on another mesh than the input", fn);
-    if (o->ghosted) return dt__no_ghost(fn, "*out", o);
     if (o->desc.device != want->device)
         return dt__fail(DT_ERR_DEVICE, "%s: *out is on device %d, the result is on device %d", fn, o->desc.device,
                         want->device);
@@ -5253,6 +5415,12 @@ static dt_status dt__check_out(const char *fn, const dt_tensor *o, const dt_mesh
                         dt__placements_str(o->desc.placements, m->ndim, a, sizeof a),
                         dt__placements_str(want->placements, m->ndim, b, sizeof b));
     return DT_OK;
+}
+
+/* the same for a call that writes *out as one contiguous run */
+static dt_status dt__check_out(const char *fn, const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
+    dt_status st = dt__check_out_spec(fn, o, m, want);
+    return st ? st : dt__no_strided(fn, "*out", o);
 }
 
 DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
@@ -5274,12 +5442,13 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
             st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d]: Shard(%d) -> Partial(%s) is not a redistribution "
                           "(a shard cannot become a partial sum without changing the value)", fn, i,
                           (int)t->desc.placements[i].dim, dt__reduce_name(want.placements[i].reduce));
-    if (!st && *out) st = dt__check_out(fn, *out, t->mesh, &want);
+    if (!st && *out) st = dt__check_out_spec(fn, *out, t->mesh, &want); /* strided storage taken */
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, NULL, 0, NULL))) return st;
     if (*out) {
         if (*out == t) return DT_OK; /* same spec: nothing to do */
-        return dt__within(fn, dt__redistribute_into(t, want.placements, (*out)->data));
+        return dt__within(fn, dt__redistribute_into_strided(t, want.placements, (*out)->data,
+                                                            (*out)->strided ? (*out)->stride : NULL));
     }
     if ((st = dt__tensor_make(fn, t->mesh, &want, NULL, 0, &o))) return st;
     if ((st = dt__redistribute_into(t, want.placements, o->data))) {
@@ -5376,6 +5545,7 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     in.data = (char *)full;
     in.ndim = norm.ndim;
     in.es = x.es;
+    in.stride = NULL;
     for (i = 0; i < norm.ndim; i++) { in.box.lo[i] = 0; in.box.ext[i] = norm.shape[i]; }
     dt__array_at(&x, rep, t->data, &mine);
     for (i = 0, j = 1; i < m->ndim; i++) j &= dt__is(rep[i], DT_REPLICATE);
@@ -8567,7 +8737,7 @@ static dt_status dt__call_mesh(dt__call *c) {
     for (i = 0; i < c->nin; i++) {
         dt__in *in = &c->in[i];
         int k;
-        if (in->t && in->t->ghosted) return dt__no_ghost(c->fn, in->name, in->t);
+        if (in->t && in->t->strided) return dt__no_strided(c->fn, in->name, in->t);
         if (in->t && in->t->dev != c->dev)
             return dt__fail(DT_ERR_DEVICE, "%s: %s is on device %d (%s) but %s is on device %d (%s); move one with "
                             "dt_tensor_from_local(DT_COPY) or dt_tensor_gather", c->fn, c->in[first].name,
@@ -9221,6 +9391,7 @@ static void dt__local_array(const dt__local *x, size_t es, dt__array *a) {
     a->data = (char *)x->data;
     a->ndim = x->ndim;
     a->es = es;
+    a->stride = NULL;
     for (d = 0; d < x->ndim; d++) { a->box.lo[d] = 0; a->box.ext[d] = x->box.ext[d]; }
 }
 
@@ -9249,6 +9420,7 @@ static dt_status dt__run_cat(const dt__call *c, const dt__local *in, dt_tensor *
     dst.data = (char *)o->data;
     dst.ndim = o->desc.ndim;
     dst.es = es;
+    dst.stride = NULL;
     for (k = 0; k < dst.ndim; k++) { dst.box.lo[k] = 0; dst.box.ext[k] = o->box.ext[k]; }
     for (i = 0; i < c->nin; i++) { /* stack: the inputs lack dim d; viewed with extent 1 there */
         dt__local v = in[i];
@@ -9993,7 +10165,7 @@ static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_st
     sc[0] = a;
     sc[1] = b;
     if (!st) st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements);
-    if (!st) st = dt__no_ghost(fn, "the tensor", t);
+    if (!st) st = dt__no_strided(fn, "the tensor", t);
     if (!st) st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
     state[0] = (int64_t)t->mesh->rng_seed;
     state[1] = (int64_t)t->mesh->rng_offset;
@@ -10487,6 +10659,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     if (t->ghosted) { /* the halo lives in the tensor's own array (widths <= its ghost room, checked) */
         h->in_place = 1;
         h->g.data = t->storage;
+        h->g.stride = t->stride;
         dt__ghost_box(nd, &t->box, t->ghost, &h->g.box);
     } else {
         h->g.box = h->hbox;
@@ -10557,7 +10730,7 @@ static void dt__fill_box(const dt__array *a, const dt__box *b, const unsigned ch
     off = dt__array_offset(a, stride, b);
     for (k = 0; k < nd; k++) idx[k] = 0;
     for (;;) {
-        for (j = 0; j < run; j++) memcpy(a->data + off + j * a->es, pattern, a->es);
+        for (j = 0; j < run; j++) memcpy(a->data + off + j * (nd ? stride[nd - 1] : a->es), pattern, a->es);
         for (k = nd - 2; k >= 0; k--) {
             off += stride[k];
             if (++idx[k] < b->ext[k]) break;
@@ -10673,6 +10846,7 @@ static void dt__tensor_array(const dt_tensor *t, dt__array *a) {
     a->ndim = t->desc.ndim;
     a->es = dt_dtype_size(t->desc.dtype);
     a->box = t->box;
+    a->stride = t->strided || t->ghosted ? t->stride : NULL;
     if (t->ghosted) {
         a->data = t->storage;
         dt__ghost_box(t->desc.ndim, &t->box, t->ghost, &a->box);
@@ -10899,7 +11073,8 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
         b.out = o->data;
         b.global_shape = x->desc.shape;
         for (d = b.ndim - 1; d >= 0; d--) {
-            b.in_stride[d] = d == b.ndim - 1 ? 1 : b.in_stride[d + 1] * x->halo->g.box.ext[d + 1];
+            b.in_stride[d] = x->halo->g.stride ? x->halo->g.stride[d] /* the caller's strided ghosted array */
+                             : d == b.ndim - 1 ? 1 : b.in_stride[d + 1] * x->halo->g.box.ext[d + 1];
             b.out_stride[d] = d == b.ndim - 1 ? 1 : b.out_stride[d + 1] * x->box.ext[d + 1];
             b.width[d] = x->halo->wlo[d];
             b.local_shape[d] = x->box.ext[d];
@@ -10939,7 +11114,7 @@ static dt_status dt__conv_check(const char *fn, int nsp, const dt_tensor *x, con
     if (!x || !w) return dt__fail(DT_ERR_ARG, "%s: %s is NULL", fn, x ? "w" : "x");
     if (dt__host_only(fn, "x", x) || dt__host_only(fn, "w", w) || dt__host_only(fn, "bias", bias))
         return DT_ERR_UNSUPPORTED;
-    if (dt__no_ghost(fn, "x", x) || dt__no_ghost(fn, "w", w) || dt__no_ghost(fn, "bias", bias))
+    if (dt__no_strided(fn, "x", x) || dt__no_strided(fn, "w", w) || dt__no_strided(fn, "bias", bias))
         return DT_ERR_UNSUPPORTED;
     if (w->mesh != x->mesh || (bias && bias->mesh != x->mesh))
         return dt__fail(DT_ERR_MESH, "%s: %s lives on another mesh than x", fn, w->mesh != x->mesh ? "w" : "bias");
@@ -11591,7 +11766,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     m = t->mesh;
     if (m->rank < 0) return DT_OK;
     /* every argument error below is agreed on, so every rank returns it */
-    if ((st = dt__host_only(fn, "t", t)) || (st = dt__no_ghost(fn, "t", t))) {
+    if ((st = dt__host_only(fn, "t", t)) || (st = dt__no_strided(fn, "t", t))) {
     } else if (!path || !path[0]) {
         st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     } else if (!dt__npy_descr(t->desc.dtype)) {
@@ -11642,10 +11817,12 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
         in.data = (char *)src->data;
         in.ndim = x.ndim;
         in.es = es;
+        in.stride = NULL;
         in.box = src->box;
         outa.data = full;
         outa.ndim = x.ndim;
         outa.es = es;
+        outa.stride = NULL;
         for (i = 0; i < x.ndim; i++) { outa.box.lo[i] = 0; outa.box.ext[i] = t->desc.shape[i]; }
         for (j = 0; j < m->size; j++) {
             dt__mesh_coord_of(m, j, c);
@@ -11770,7 +11947,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     if (!path || !path[0]) st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     else if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
     else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    else if (*out && !(st = dt__host_only(fn, "*out", *out))) st = dt__no_ghost(fn, "*out", *out);
+    else if (*out && !(st = dt__host_only(fn, "*out", *out))) st = dt__no_strided(fn, "*out", *out);
     if (m->rank >= 0 && (st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
     if (st) return st;
     memset(&info, 0, sizeof info);
@@ -12074,7 +12251,7 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
     char b0[48], b1[48];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
     if (!desc && !grid) return dt__fail(DT_ERR_ARG, "%s: desc and grid are both NULL (pass one or both)", fn);
-    if (t->ghosted) return dt__no_ghost(fn, "t", t); /* its local leading dimension is not the shard's */
+    if (t->strided) return dt__no_strided(fn, "t", t); /* its local leading dimension is not the shard's */
     d = &t->desc;
     m = t->mesh;
     if (d->ndim != 2)
