@@ -17,6 +17,8 @@
 #   make bench-halo           halo exchange / stencil step vs hand-written MPI: bench/results/halo-<mpi>-np2.txt
 #   make bench-stencil        5-point step on a ghosted array, in-place halo vs hand-written MPI faces:
 #                             bench/results/stencil-<mpi>-np2.txt
+#   make bench-strided        a padded array redistributed through its strides vs contiguous,
+#                             staged and MPI_Alltoallw: bench/results/strided-<mpi>-np2.txt
 #   make bench-rng            random fills vs Random123 on one rank, + callgrind: bench/results/rng.txt
 #   make build/$(MPI)/bench_pdgemr2d, make build/openmpi/bench_fftw_transpose
 #                             the peer benchmarks (ScaLAPACK pdgemr2d, FFTW-MPI transpose): each takes
@@ -98,7 +100,7 @@ endif
 # buffers: Debian's libscalapack-mpich-dev / libscalapack-openmpi-dev (make deps)
 EXLIBS_scalapack = $(SCALAPACK)
 
-.PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-stencil bench-smoke bench-results strict lint clean \
+.PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-stencil bench-strided bench-smoke bench-results strict lint clean \
         bench-planner bench-planner-callgrind \
         cuda cuda-nvcc cuda-strict test-cuda bench-cuda
 all: examples
@@ -206,6 +208,11 @@ $(BUILD)/bench_stencil: bench/stencil.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
+# a padded array redistributed through its strides vs contiguous, staged and MPI_Alltoallw
+$(BUILD)/bench_strided: bench/strided.c bench/bench.h $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
+
 # the planner at scale (bench/planner.c): one process plays one rank of a
 # simulated mesh through a counting dt_comm_custom backend, so it needs no
 # MPI (DTENSOR_NO_MPI, gcc) and is built with the strict flags; it exits
@@ -247,6 +254,10 @@ bench-halo: $(BUILD)/bench_halo
 bench-stencil: $(BUILD)/bench_stencil
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only stencil --bin $(BUILD)
 
+# a padded array's redistribution (issue 18): bench/results/strided-<mpi>-np<N>.txt
+bench-strided: $(BUILD)/bench_strided
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only strided --bin $(BUILD)
+
 # CI: both op benchmarks at small sizes, 2 ranks, and the random fills at
 # small sizes on one rank, and the halo bench at small sizes, 2 ranks, and the
 # simulated planner up to 4096 ranks (about 2 s); they exit non-zero on a
@@ -255,11 +266,12 @@ bench-stencil: $(BUILD)/bench_stencil
 # bench_matmul also if ScaLAPACK's BLAS is not dt_matmul's BLIS;
 # bench_planner: a transition without Partial not receiving exactly its
 # lower bound, or simulated ranks choosing different strategies)
-bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil build/bench_planner
+bench-smoke: $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil $(BUILD)/bench_strided build/bench_planner
 	$(MAKE) bench-ops NP=2 MATMULARGS=--quick DISPATCHARGS=--quick
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_halo --quick
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_stencil --quick
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_strided --quick
 	./build/bench_planner --quick
 
 # every benchmark, results files with the command at the top (bench/run.sh -h)

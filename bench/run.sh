@@ -2,7 +2,7 @@
 # bench/run.sh -- run the benchmarks and write bench/results/*.txt, each file
 # starting with the command that made it.
 #
-#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute halo stencil"]
+#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute halo stencil strided"]
 #                [--arch NAME] [--out DIR] [--note TEXT] [--bin DIR] [--nice N]
 #
 # matmul        bench_matmul (dt_matmul vs ScaLAPACK and bare BLIS), BLIS's own
@@ -26,6 +26,9 @@
 # stencil       bench_stencil: a 5-point Jacobi step on the user's ghosted array,
 #               dtensor's in-place halo exchange vs hand-written MPI faces
 #               (`make bench-stencil` runs only this) -> stencil-<mpi>-np<N>.txt
+# strided       bench_strided: a padded array's [S(0)] -> [S(1)] through its
+#               strides vs contiguous, staged copies and MPI_Alltoallw
+#               (`make bench-strided` runs only this) -> strided-<mpi>-np<N>.txt
 #
 # --bin DIR: take the benchmark binaries from DIR and do not build them.
 # --nice N: run the timed benchmarks under `nice -n N` (e.g. -20 as root, on a
@@ -81,6 +84,7 @@ if [ -z "$BIN" ]; then
     case " $ONLY " in *" redistribute "*) targets+=("$B/bench_redistribute") ;; esac
     case " $ONLY " in *" halo "*) targets+=("$B/bench_halo") ;; esac
     case " $ONLY " in *" stencil "*) targets+=("$B/bench_stencil") ;; esac
+    case " $ONLY " in *" strided "*) targets+=("$B/bench_strided") ;; esac
 fi
 if [ ${#targets[@]} -gt 0 ]; then
     make "${targets[@]}" MPI="$MPI" >"$blog" 2>&1 || { cat "$blog"; rm -f "$blog"; exit 1; }
@@ -362,6 +366,23 @@ case " $ONLY " in *" stencil "*)
         echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_stencil"
         machine
         "${TRUN[@]}" -n "$NP" "$B/bench_stencil" 2>&1 || echo "# exit status $?"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+    ;;
+esac
+
+# ---------------------------------------------------------------- strided
+case " $ONLY " in *" strided "*)
+    f=$OUT/strided-$MPI-np$NP.txt
+    echo "=== $f"
+    {
+        echo "\$ bench/run.sh --mpi $MPI --np $NP --only strided${NICE:+ --nice $NICE}   # (make bench-strided MPI=$MPI: without --nice), which runs:"
+        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_strided"
+        machine
+        "${TRUN[@]}" -n "$NP" "$B/bench_strided" 2>&1 || echo "# exit status $?"
         echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     } > "$f.tmp" 2>&1
     grep -q '^# exit status' "$f.tmp" && rc=1
