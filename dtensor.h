@@ -10795,13 +10795,6 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
     for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], h->pattern);
-    for (i = h->self_first; i < h->self_first + h->self_count; i++) {
-        dt__array view = *in;
-        dt__box p;
-        dt__shift_box(h->ndim, &in->box, h->pieces[i].shift, &view.box);
-        dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
-        dt__copy_box(&view, &h->g, &p);
-    }
     dt__halo_pack_sends(h, in, from_array);
     if (h->nmsgs) dt__count(h->comm, h->sbytes, h->rbytes);
     if (h->nmsgs && h->native->be.start && h->native->be.wait) {
@@ -10809,6 +10802,15 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
         if (st) { h->request = NULL; return dt__within(fn, dt__backend_result(h->native, st, "start")); }
     } else if (h->nmsgs && (st = dt__halo_sendrecv_rounds(h))) {
         return dt__within(fn, st);
+    }
+    /* the wraps of a dim this rank holds whole, while the messages fly: their
+       ghost cells are not the ones the messages fill, their sources interior */
+    for (i = h->self_first; i < h->self_first + h->self_count; i++) {
+        dt__array view = *in;
+        dt__box p;
+        dt__shift_box(h->ndim, &in->box, h->pieces[i].shift, &view.box);
+        dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
+        dt__copy_box(&view, &h->g, &p);
     }
     h->begun = 1;
     return DT_OK;
