@@ -4026,8 +4026,8 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
                                          const int64_t *g) {
     const char *fn = "dt_tensor_from_local";
     int64_t ext[DT_MAX_DIMS];
-    int ord[DT_MAX_DIMS], d, i, n = 0;
-    size_t span = 0, es = dt_dtype_size(norm->dtype);
+    int ord[DT_MAX_DIMS], d, i, n = 0, empty = 0;
+    size_t es = dt_dtype_size(norm->dtype);
     dt__box b;
     char ss[160], es_[160];
     dt__shape_str(st, norm->ndim, ss, sizeof ss);
@@ -4037,26 +4037,28 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
     else dt__box_empty(norm->ndim, &b);
     for (d = 0; d < norm->ndim; d++) {
-        if (st[d] < 1)
-            return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: strides are element counts >= 1 "
-                            "(local_strides = %s)", fn, d, (long long)st[d], ss);
         ext[d] = b.ext[d] + (g ? 2 * g[d] : 0);
+        empty |= ext[d] == 0;
     }
     dt__shape_str(ext, norm->ndim, es_, sizeof es_);
+    for (d = 0; d < norm->ndim; d++) /* 0 where it addresses nothing: an empty storage, a dim of extent 1 */
+        if (st[d] < 0 || (st[d] == 0 && ext[d] > 1 && !empty))
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: strides are element counts >= 1 "
+                            "(local_strides = %s, storage shape %s)", fn, d, (long long)st[d], ss, es_);
+    if (empty) return DT_OK;
     for (d = 0; d < norm->ndim; d++) { /* the dims longer than 1, by stride (insertion sort: ndim <= 8) */
         if (ext[d] <= 1) continue;
         for (i = n++; i > 0 && st[ord[i - 1]] > st[d]; i--) ord[i] = ord[i - 1];
         ord[i] = d;
     }
     for (i = 0; i < n; i++) {
-        int64_t need = i ? st[ord[i - 1]] * ext[ord[i - 1]] : 1; /* < the span, checked below for i - 1 */
-        if (st[ord[i]] < need)
+        if (i > 0 && st[ord[i]] < st[ord[i - 1]] * ext[ord[i - 1]]) /* (no overflow: checked for i - 1) */
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides = %s overlap on mesh rank %d: dim %d (stride %lld) "
                             "steps inside dim %d (stride %lld x %lld elements) of the storage (shape %s)", fn, ss,
                             m->rank, ord[i], (long long)st[ord[i]], ord[i - 1], (long long)st[ord[i - 1]],
                             (long long)ext[ord[i - 1]], es_);
-        if (!dt__mul_ok((size_t)st[ord[i]], (size_t)(ext[ord[i]] - 1), &span) || span > (size_t)INT64_MAX / 2 / es ||
-            st[ord[i]] > INT64_MAX / ext[ord[i]])
+        /* the span is below the outermost stride x extent, in bytes */
+        if (st[ord[i]] > INT64_MAX / (int64_t)es / ext[ord[i]])
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides = %s: the storage (shape %s) spans more than the "
                             "sizes can index", fn, ss, es_);
     }

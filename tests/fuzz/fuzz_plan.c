@@ -23,6 +23,10 @@
      reductions keep a constant; with N = 1 (a real run) a tensor of
      distinct values arrives bit for bit;
    - reusing the result as *out gives the same bytes again;
+   - strided storage (random dim order, padding, interleaving): the same
+     redistribution from a strided copy of the source and into a strided
+     *out gives the same elements and the same bytes received, and no
+     padding byte is written;
    - an op (add with broadcasting, mul, matmul, sum, max, softmax, transpose,
      neg, exp, reshape) on random sharded inputs returns DT_OK (or a
      documented refusal) with the expected global shape and placements
@@ -137,6 +141,111 @@ static void fz_rules(fz *f, sim_setup *s, int nd, const int64_t *shape, dt_place
 }
 
 /* ------------------------------------------------------------ redistribution */
+
+/* ------------------------------------------------------------ strided storage */
+
+/* A strided home for a tensor's local part: dims laid out in a random order
+   (row-major, reversed = column-major, or rotated), each padded by 0..2, the
+   innermost stride 1 or 2 (interleaved); every byte starts as 0xA5. */
+typedef struct strided {
+    int64_t ls[DT_MAX_DIMS], st[DT_MAX_DIMS];
+    size_t n;          /* storage elements */
+    unsigned char *buf;
+} strided;
+
+static void strided_make(fz *f, const dt_tensor *like, strided *x) {
+    const dt_tensor_desc *d = dt_tensor_get_desc(like);
+    int order[DT_MAX_DIMS], k, rot = fz_below(f, d->ndim ? d->ndim : 1), how = fz_below(f, 3);
+    int64_t run = 1 + fz_below(f, 2);
+    size_t es = dt_dtype_size(d->dtype);
+    dt_tensor_local_shape(like, x->ls);
+    for (k = 0; k < d->ndim; k++) /* order[0] is the innermost */
+        order[k] = how == 0 ? d->ndim - 1 - k : how == 1 ? k : (d->ndim - 1 - k + rot) % d->ndim;
+    for (k = 0; k < d->ndim; k++) {
+        x->st[order[k]] = run;
+        run *= x->ls[order[k]] + fz_below(f, 3);
+    }
+    x->n = (size_t)run;
+    x->buf = (unsigned char *)malloc(x->n * es + 1);
+    if (!x->buf) FZ_FAIL("out of memory");
+    memset(x->buf, 0xA5, x->n * es + 1);
+}
+
+/* local element i (row-major order) <-> its place in the strided storage */
+static size_t strided_at(const strided *x, int nd, size_t i) {
+    size_t off = 0;
+    int k;
+    for (k = nd - 1; k >= 0; k--) {
+        off += (i % (size_t)x->ls[k]) * (size_t)x->st[k];
+        i /= (size_t)x->ls[k];
+    }
+    return off;
+}
+
+/* is every storage element outside the tensor's still 0xA5? */
+static int strided_padding_intact(const strided *x, int nd, size_t numel, size_t es) {
+    unsigned char *mark = (unsigned char *)calloc(x->n + 1, 1);
+    size_t i, b;
+    int ok = 1;
+    if (!mark) FZ_FAIL("out of memory");
+    for (i = 0; i < numel; i++) mark[strided_at(x, nd, i)] = 1;
+    for (i = 0; i < x->n && ok; i++)
+        if (!mark[i])
+            for (b = 0; b < es; b++) ok &= x->buf[i * es + b] == 0xA5;
+    free(mark);
+    return ok && x->buf[x->n * es] == 0xA5;
+}
+
+static dt_tensor *strided_wrap(sim_setup *s, const dt_tensor *like, strided *x) {
+    dt_tensor_desc d = *dt_tensor_get_desc(like);
+    dt_tensor *t = NULL;
+    d.local_shape = x->ls;
+    d.local_strides = x->st;
+    d.local_ghost = NULL;
+    if (dt_tensor_from_local(s->mesh, &d, x->buf, 0, &t)) FZ_FAIL("strided from_local: %s", dt_last_error());
+    return t;
+}
+
+/* The same redistribution from a strided copy of t's shard, and into a
+   strided *out: the same values as the contiguous run o, the same bytes
+   received, the padding untouched. */
+static void check_strided(fz *f, sim_setup *s, const dt_tensor *t, const dt_placement *dst, const dt_tensor *o,
+                          uint64_t recv1) {
+    const dt_tensor_desc *td = dt_tensor_get_desc(t);
+    size_t es = dt_dtype_size(td->dtype), i, n = dt_tensor_local_numel(t), no = dt_tensor_local_numel(o);
+    strided xs, xo;
+    dt_tensor *ts, *os, *o2 = NULL;
+    int64_t got[DT_MAX_DIMS];
+    int k;
+    strided_make(f, t, &xs);
+    for (i = 0; i < n; i++) memcpy(xs.buf + strided_at(&xs, td->ndim, i) * es, (const char *)dt_tensor_data(t) + i * es, es);
+    ts = strided_wrap(s, t, &xs);
+    FZ_ASSERT(dt_tensor_local_strides(ts, got) == td->ndim, "local_strides ndim");
+    for (k = 0; k < td->ndim; k++) FZ_ASSERT(got[k] == xs.st[k], "local_strides[%d] = %lld, gave %lld", k,
+                                             (long long)got[k], (long long)xs.st[k]);
+    s->w.recv = 0;
+    if (dt_tensor_redistribute(ts, dst, &o2)) FZ_FAIL("strided source: %s", dt_last_error());
+    FZ_ASSERT(s->w.recv == recv1, "strided source: received %llu bytes, contiguous %llu",
+              (unsigned long long)s->w.recv, (unsigned long long)recv1);
+    FZ_ASSERT(dt_tensor_local_numel(o2) == no && (!no || !memcmp(dt_tensor_data(o2), dt_tensor_data(o), no * es)),
+              "strided source: a different result");
+    FZ_ASSERT(strided_padding_intact(&xs, td->ndim, n, es), "strided source: its storage was written");
+    strided_make(f, o, &xo);
+    os = strided_wrap(s, o, &xo);
+    s->w.recv = 0;
+    if (dt_tensor_redistribute(fz_u8(f) & 1 ? ts : t, dst, &os)) FZ_FAIL("strided target: %s", dt_last_error());
+    FZ_ASSERT(s->w.recv == recv1, "strided target: received %llu bytes, contiguous %llu",
+              (unsigned long long)s->w.recv, (unsigned long long)recv1);
+    for (i = 0; i < no; i++)
+        FZ_ASSERT(!memcmp(xo.buf + strided_at(&xo, td->ndim, i) * es, (const char *)dt_tensor_data(o) + i * es, es),
+                  "strided target: element %zu differs", i);
+    FZ_ASSERT(strided_padding_intact(&xo, td->ndim, no, es), "strided target: padding written");
+    dt_tensor_destroy(o2);
+    dt_tensor_destroy(os);
+    dt_tensor_destroy(ts);
+    free(xs.buf);
+    free(xo.buf);
+}
 
 static void check_redistribute(fz *f) {
     sim_setup s;
@@ -291,6 +400,7 @@ static void check_redistribute(fz *f) {
     FZ_ASSERT(st == DT_OK, "redistribute into *out: %s", dt_last_error());
     FZ_ASSERT(s.w.recv == recv1, "into *out: received %llu bytes, first time %llu", (unsigned long long)s.w.recv,
               (unsigned long long)recv1);
+    if (fz_u8(f) & 1) check_strided(f, &s, t, dst, o, recv1);
 done:
     dt_tensor_destroy(o);
     dt_tensor_destroy(t);
