@@ -2,11 +2,13 @@
 #
 #   make deps demo            install MPI etc. (Debian/Ubuntu, as root), run the demo: the
 #                             examples at NP ranks (default 4) and a short report
-#   make deps test            ... and run the test suite
+#   make deps test            ... and run the test suite: every test at 1 2 3 ranks, --quick
+#                             sizes (minutes; tests/run.sh --smoke)
+#   make test-full            the whole sweep, 1 2 3 4 6 8 ranks (what CI runs under both MPIs)
 #   make examples             build every examples/NAME.c into build/$(MPI)/NAME
 #   make run-NAME NP=4        build and run one example, e.g. make run-pencil NP=4 MPI=openmpi
 #                             ARGS="--n 192" (its arguments; see the top of examples/NAME.c)
-#   make test MPI=openmpi     the same suite under Open MPI (default: MPICH)
+#   make test MPI=openmpi     the same under Open MPI (default: MPICH)
 #   make bench-deps bench     every benchmark against its peer (raw MPI, ScaLAPACK, FFTW-MPI,
 #                             mpi4py, torch DTensor, a 65,536-rank planner simulation), 4 ranks,
 #                             Open MPI: table + bench/results/latest.{csv,md} + PNG plots
@@ -100,7 +102,7 @@ endif
 # buffers: Debian's libscalapack-mpich-dev / libscalapack-openmpi-dev (make deps)
 EXLIBS_scalapack = $(SCALAPACK)
 
-.PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-stencil bench-strided bench-smoke bench-results strict lint clean \
+.PHONY: fuzz fuzz-build all deps examples demo test test-full bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-stencil bench-strided bench-smoke bench-results strict lint clean \
         bench-planner bench-planner-callgrind \
         cuda cuda-nvcc cuda-strict test-cuda bench-cuda
 all: examples
@@ -135,7 +137,12 @@ run-%: $(BUILD)/%
 demo: examples
 	@$(BENCH_ENV) bash examples/demo.sh --mpi $(MPI) --np $(NP) --bin $(BUILD)
 
+# the README's test command: every test at 1 2 3 ranks, --quick sizes,
+# parallel builds (minutes); test-full: the 1-8-rank sweep CI runs
 test:
+	bash tests/run.sh $(MPI) --smoke $(TESTARGS)
+
+test-full:
 	bash tests/run.sh $(MPI) $(TESTARGS)
 
 $(BUILD)/bench_redistribute: bench/redistribute.c bench/bench.h $(HDR)
