@@ -4,7 +4,9 @@
 # Extracts the first ```c block after the README heading that contains
 # "first program" into build/readme/first.c, compiles it with MPICH's mpicc
 # (-std=c99 -Wall -Wextra -Werror -pedantic), runs it at 2 ranks and checks
-# that it exits 0 and that both ranks print their ": OK" line.
+# that it exits 0 and that both ranks print their ": OK" line. Then checks
+# that every relative link in README.md, docs/, tests/README.md and
+# bench/README.md names a file that exists.
 # Run as `make test-readme` (part of CI's strict phase).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,4 +30,13 @@ if [ "$n" != 2 ] || grep -q WRONG "$out/first.log"; then
     echo "readme_snippet: expected one 'rank N: ...: OK' line from each of 2 ranks" >&2
     exit 1
 fi
-echo "readme_snippet: OK"
+bad=0
+for f in README.md docs/*.md tests/README.md bench/README.md; do
+    [ -e "$f" ] || continue
+    for t in $(grep -o '](\([^) ]*\))' "$f" | sed 's/^](//; s/)$//; s/#.*//'); do
+        case "$t" in ''|*:*) continue ;; esac
+        [ -e "$(dirname "$f")/$t" ] || { echo "readme_snippet: $f links to $t, which does not exist" >&2; bad=1; }
+    done
+done
+[ "$bad" = 0 ] || exit 1
+echo "readme_snippet: OK (links too)"
