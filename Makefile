@@ -145,6 +145,12 @@ test:
 test-full:
 	bash tests/run.sh $(MPI) $(TESTARGS)
 
+# the README's first program, extracted, compiled with -Werror -pedantic and
+# run at 2 ranks (MPICH); CI runs it in its strict phase
+.PHONY: test-readme
+test-readme:
+	bash tests/readme_snippet.sh
+
 $(BUILD)/bench_redistribute: bench/redistribute.c bench/bench.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -I. -o $@ $< $(LDLIBS)

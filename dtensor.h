@@ -40,6 +40,16 @@
    never touches MPI_COMM_WORLD by itself and prints nothing unless asked
    (DTENSOR_LOG=plan, dt_tensor_print_sharding).
 
+   Each public declaration says what calling it involves, as PETSc's manual
+   pages say "Collective" / "Not collective": `collective`: every rank of
+   the mesh (or comm) must call it, in the same order, with matching
+   arguments (it may communicate; every op, redistribution, gather, halo
+   exchange, RNG seeding and file I/O, and the create/destroy calls that
+   make or free communicators); `local`: reads or writes this rank's own
+   state only and never waits for another rank (accessors, tensor
+   creation without data from elsewhere, destroying a tensor); `pure`: a
+   function of its arguments alone (placements, dtype names, dt_layout).
+
    OPTIONS (define before including)
    =================================
    DTENSOR_IMPLEMENTATION  compile the implementation into this file
@@ -357,9 +367,9 @@ typedef struct dt_tensor_desc {
 /* >>api ------------------------------------------------------------------- */
 
 /* status and errors */
-DT_API const char *dt_status_string(dt_status s);
-DT_API const char *dt_last_error(void);       /* thread-local; "" after success-only runs */
-DT_API void dt_clear_error(void);
+DT_API const char *dt_status_string(dt_status s);  /* pure */
+DT_API const char *dt_last_error(void);       /* local; thread-local; "" after success-only runs */
+DT_API void dt_clear_error(void);  /* local */
 
 /* Cross-rank consistency checks (off by default). On: before every public
    call that communicates or must be collective (redistribute, gather,
@@ -410,55 +420,55 @@ DT_API void dt_clear_error(void);
    every rank must have the same setting whenever it makes a collective call
    (set it on all ranks between calls): a rank checking alone waits for the
    others. */
-DT_API void dt_set_checks(int on);            /* 1: on, 0: off */
-DT_API int dt_get_checks(void);               /* 1 if on */
+DT_API void dt_set_checks(int on);            /* local; 1: on, 0: off */
+DT_API int dt_get_checks(void);               /* local; 1 if on */
 
 /* dtypes and placements */
-DT_API size_t dt_dtype_size(dt_dtype t);      /* 0 for an unknown dtype */
-DT_API const char *dt_dtype_name(dt_dtype t); /* "f32", ...; "?" if unknown */
-DT_API dt_placement dt_replicate(void);
-DT_API dt_placement dt_shard(int tensor_dim);                      /* torch.chunk          */
-DT_API dt_placement dt_shard_balanced(int tensor_dim);             /* n/k + (c < n%k)      */
-DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes); /* sizes[c], copied
+DT_API size_t dt_dtype_size(dt_dtype t);      /* pure; 0 for an unknown dtype */
+DT_API const char *dt_dtype_name(dt_dtype t); /* pure; "f32", ...; "?" if unknown */
+DT_API dt_placement dt_replicate(void);  /* pure */
+DT_API dt_placement dt_shard(int tensor_dim);                      /* pure; torch.chunk          */
+DT_API dt_placement dt_shard_balanced(int tensor_dim);             /* pure; n/k + (c < n%k)      */
+DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes); /* pure; sizes[c], copied
                                                                       by the call taking it */
-DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block); /* ScaLAPACK blocks    */
-DT_API dt_placement dt_partial(dt_reduce op);
+DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block); /* pure; ScaLAPACK blocks    */
+DT_API dt_placement dt_partial(dt_reduce op);  /* pure */
 
 /* communicators */
 #ifndef DTENSOR_NO_MPI
-DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out);   /* dups comm, MPI_ERRORS_RETURN */
+DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out);   /* collective (MPI_Comm_dup); dups comm, MPI_ERRORS_RETURN */
 #endif
-DT_API dt_status dt_comm_self(dt_comm **out);                  /* one rank, no MPI          */
-DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out);
-DT_API void      dt_comm_destroy(dt_comm *c);
-DT_API int       dt_comm_rank(const dt_comm *c);
-DT_API int       dt_comm_size(const dt_comm *c);
-DT_API dt_status dt_comm_barrier(dt_comm *c);
-DT_API void      dt_comm_get_stats(const dt_comm *c, dt_comm_stats *s); /* incl. mesh sub-comms */
-DT_API void      dt_comm_reset_stats(dt_comm *c);
+DT_API dt_status dt_comm_self(dt_comm **out);                  /* local; one rank, no MPI          */
+DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out);  /* local */
+DT_API void      dt_comm_destroy(dt_comm *c);  /* collective: frees the backend's communicator (MPI_Comm_free for dt_comm_mpi) */
+DT_API int       dt_comm_rank(const dt_comm *c);  /* local */
+DT_API int       dt_comm_size(const dt_comm *c);  /* local */
+DT_API dt_status dt_comm_barrier(dt_comm *c);  /* collective */
+DT_API void      dt_comm_get_stats(const dt_comm *c, dt_comm_stats *s); /* local; incl. mesh sub-comms */
+DT_API void      dt_comm_reset_stats(dt_comm *c);  /* local */
 
 /* meshes (all creation calls are collective over the comm / parent mesh) */
-DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out);
-DT_API void      dt_mesh_destroy(dt_mesh *m);
-DT_API int       dt_mesh_coordinate(const dt_mesh *m, int *coord); /* 0: rank not in mesh */
-DT_API int       dt_mesh_ndim(const dt_mesh *m);
-DT_API int       dt_mesh_dim_size(const dt_mesh *m, int dim);     /* 0 if dim out of range */
-DT_API int       dt_mesh_size(const dt_mesh *m);                  /* ranks in the mesh    */
-DT_API int       dt_mesh_rank(const dt_mesh *m);  /* row-major index in the mesh; -1 outside */
-DT_API int       dt_mesh_dim_index(const dt_mesh *m, const char *name); /* -1 if unknown   */
-DT_API const char *dt_mesh_dim_name(const dt_mesh *m, int dim);  /* "" if unnamed       */
+DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out);  /* collective */
+DT_API void      dt_mesh_destroy(dt_mesh *m);  /* collective: frees its communicators */
+DT_API int       dt_mesh_coordinate(const dt_mesh *m, int *coord); /* local; 0: rank not in mesh */
+DT_API int       dt_mesh_ndim(const dt_mesh *m);  /* local */
+DT_API int       dt_mesh_dim_size(const dt_mesh *m, int dim);     /* local; 0 if dim out of range */
+DT_API int       dt_mesh_size(const dt_mesh *m);                  /* local; ranks in the mesh    */
+DT_API int       dt_mesh_rank(const dt_mesh *m);  /* local; row-major index in the mesh; -1 outside */
+DT_API int       dt_mesh_dim_index(const dt_mesh *m, const char *name); /* local; -1 if unknown   */
+DT_API const char *dt_mesh_dim_name(const dt_mesh *m, int dim);  /* local; "" if unnamed       */
 /* the sub-mesh of the named dims (in the order given) that contains this rank */
-DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names, dt_mesh **out);
+DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names, dt_mesh **out);  /* collective */
 /* the mesh with the named dims (adjacent, in mesh order) merged into one named `name` */
 DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *names,
-                                 const char *name, dt_mesh **out);
+                                 const char *name, dt_mesh **out);  /* collective */
 
 /* tensors. A shape is accepted when its dims, a 0 counted as 1, times the
    dtype's size fit in int64: [0, 2^62] f64 has no elements but is
    DT_ERR_SHAPE (no index arithmetic over it could be exact). Every op
    refuses a result that breaks the rule (DT_ERR_SHAPE, nothing written). */
-DT_API dt_status dt_tensor_empty(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
-DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
+DT_API dt_status dt_tensor_empty(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);  /* local: no communication */
+DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);  /* local: no communication */
 /* Wrap (DT_BORROW, zero copies) or copy (DT_COPY) this rank's part of an
    existing decomposition. Collective, always: a rank whose arguments fail
    fails every rank (rank 0's message then carries the first failing
@@ -510,7 +520,7 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
    data and takes its part with no communication. Partial placements follow
    Replicate -> Partial (SUM: the value on coordinate 0, zeros elsewhere). */
 DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const void *full,
-                                      int src_rank, dt_tensor **out);
+                                      int src_rank, dt_tensor **out);  /* collective */
 /* one entry per mesh dim. *out NULL: a new tensor; *out non-NULL with the
    target spec (same mesh, dtype, shape, placements): its buffer is reused
    (same address, DT_BORROW buffers included).
@@ -528,36 +538,36 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
    receive buffer undefined); (2) device tensors: a device copy into *out
    that fails. The same holds for dt_tensor_gather's `full`. */
 DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements,
-                                        dt_tensor **out);
+                                        dt_tensor **out);  /* collective */
 /* the full global tensor into `full` on every mesh rank (collective; ranks
    outside the mesh return DT_OK and leave `full` untouched) */
-DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full);
-DT_API void     *dt_tensor_data(const dt_tensor *t);            /* local shard, row-major; for a
+DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full);  /* collective */
+DT_API void     *dt_tensor_data(const dt_tensor *t);            /* local; local shard, row-major; for a
                                                                    ghosted array (local_ghost):
                                                                    interior element 0, strided */
 /* the element strides of t's local storage per dim (strides may be NULL);
    returns ndim. Row-major strides of the local shape for a contiguous
    shard, the ghosted array's strides (local_shape + 2*local_ghost) for one
    wrapped with local_ghost. */
-DT_API int       dt_tensor_local_strides(const dt_tensor *t, int64_t *strides);
-DT_API const dt_tensor_desc *dt_tensor_get_desc(const dt_tensor *t); /* dims normalised */
-DT_API dt_mesh  *dt_tensor_mesh(const dt_tensor *t);
-DT_API void      dt_tensor_local_shape(const dt_tensor *t, int64_t *shape);
+DT_API int       dt_tensor_local_strides(const dt_tensor *t, int64_t *strides);  /* local */
+DT_API const dt_tensor_desc *dt_tensor_get_desc(const dt_tensor *t); /* local; dims normalised */
+DT_API dt_mesh  *dt_tensor_mesh(const dt_tensor *t);  /* local */
+DT_API void      dt_tensor_local_shape(const dt_tensor *t, int64_t *shape);  /* local */
 /* global index of local element 0; an empty part sits at the end of its parent */
-DT_API void      dt_tensor_local_offset(const dt_tensor *t, int64_t *offset);
-DT_API size_t    dt_tensor_local_numel(const dt_tensor *t);
-DT_API void      dt_tensor_destroy(dt_tensor *t);
+DT_API void      dt_tensor_local_offset(const dt_tensor *t, int64_t *offset);  /* local */
+DT_API size_t    dt_tensor_local_numel(const dt_tensor *t);  /* local */
+DT_API void      dt_tensor_destroy(dt_tensor *t);  /* local */
 
 /* pure layout: the local shape and offset of mesh coordinate `coord` */
 DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int *coord,
-                           int64_t *local_shape, int64_t *local_offset);
+                           int64_t *local_shape, int64_t *local_offset);  /* pure */
 /* The general accessor, for every rule (a cyclic part is a set of boxes):
    the global index of each local position along tensor dim `dim`, in local
    order (local_shape[dim] entries, increasing). Element (i0, i1, ...) of the
    local buffer is global element (idx0[i0], idx1[i1], ...). */
 DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int dim,
-                                   int64_t *global_index);
-DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index);
+                                   int64_t *global_index);  /* pure */
+DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index);  /* local */
 
 /* ScaLAPACK interop, zero copies: the array descriptor under which
    ScaLAPACK reads and writes a block-cyclic matrix's local buffer as it is.
@@ -581,7 +591,7 @@ DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *g
    tensor that is not 2-D or an extent above INT_MAX (DT_ERR_SHAPE), a mesh
    that is not 2-D (DT_ERR_MESH), other dtypes (DT_ERR_DTYPE), device
    memory (DT_ERR_UNSUPPORTED).
-   Pure (no communication); `desc` or `grid` may be NULL (not both). Learn
+   Local (no communication); `desc` or `grid` may be NULL (not both). Learn
    the grid first (desc NULL), make the context, then get the desc:
      dt_scalapack_grid g;  int ictxt, desc[9];
      dt_tensor_scalapack_desc(t, 0, NULL, &g);
@@ -599,11 +609,11 @@ typedef struct dt_scalapack_grid {
     char order[2];     /* "C" or "R", as Cblacs_gridinit takes it                          */
     int myrow, mycol;  /* this rank's place in it; -1 outside the mesh                     */
 } dt_scalapack_grid;
-DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid);
+DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid);  /* local */
 
-/* debug: a table mesh coordinate -> rank -> global index ranges held. Pure
+/* debug: a table mesh coordinate -> rank -> global index ranges held. Local
    (no communication): call it on one rank. */
-DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);
+DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* local */
 
 /* ---- ops ----------------------------------------------------------------
    Every op takes its inputs first and `dt_tensor **out` last. It checks the
@@ -629,39 +639,39 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);
    math allows (Partial passes through where f commutes with the reduction:
    neg, scale; max/min through monotone f; an integer Partial(AVG) only
    through neg and copy, see dt_reduce) */
-DT_API dt_status dt_neg(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_abs(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_exp(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_log(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_sqrt(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_rsqrt(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_sin(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_cos(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_tanh(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_sigmoid(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_relu(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_gelu(const dt_tensor *x, dt_tensor **out);  /* exact: x/2 (1 + erf(x/sqrt 2)) */
-DT_API dt_status dt_silu(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_scale(const dt_tensor *x, double a, dt_tensor **out); /* x * a */
-DT_API dt_status dt_shift(const dt_tensor *x, double a, dt_tensor **out); /* x + a */
-DT_API dt_status dt_pow(const dt_tensor *x, double p, dt_tensor **out);   /* x ^ p */
-DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out);
-DT_API dt_status dt_copy(const dt_tensor *x, dt_tensor **out);
-DT_API dt_status dt_fill(const dt_tensor *x, double value, dt_tensor **out); /* x's spec, every
+DT_API dt_status dt_neg(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_abs(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_exp(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_log(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_sqrt(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_rsqrt(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_sin(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_cos(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_tanh(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_sigmoid(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_relu(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_gelu(const dt_tensor *x, dt_tensor **out);  /* collective; exact: x/2 (1 + erf(x/sqrt 2)) */
+DT_API dt_status dt_silu(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_scale(const dt_tensor *x, double a, dt_tensor **out); /* collective; x * a */
+DT_API dt_status dt_shift(const dt_tensor *x, double a, dt_tensor **out); /* collective; x + a */
+DT_API dt_status dt_pow(const dt_tensor *x, double p, dt_tensor **out);   /* collective; x ^ p */
+DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out);  /* collective */
+DT_API dt_status dt_copy(const dt_tensor *x, dt_tensor **out);  /* collective */
+DT_API dt_status dt_fill(const dt_tensor *x, double value, dt_tensor **out); /* collective; x's spec, every
                                                  element `value`; a Partial x gives Replicate */
 
 /* pointwise binary with numpy broadcasting (shapes aligned at the right,
    size-1 dims stretch) */
-DT_API dt_status dt_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
-DT_API dt_status dt_sub(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
-DT_API dt_status dt_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
-DT_API dt_status dt_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* floats */
-DT_API dt_status dt_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
-DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
+DT_API dt_status dt_sub(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
+DT_API dt_status dt_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
+DT_API dt_status dt_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* collective; floats */
+DT_API dt_status dt_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
+DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
 /* y <- a*x + y in place: y keeps its spec, x is brought to it. An integer y
    that is Partial(AVG) on a mesh dim of more than one rank is refused
    (DT_ERR_PLACEMENT): its truncated mean cannot be updated part by part */
-DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);
+DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);  /* collective */
 
 /* reductions over `ndims` dims (negative counts from the end; ndims == 0 or
    dims == NULL: all dims), keepdim as in PyTorch. A reduction over a
@@ -671,59 +681,59 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);
    all dims: the flat index). max, min and argmax of nothing (a reduced dim
    of size 0, or all dims of a tensor without elements) are DT_ERR_SHAPE,
    as in torch; the sum of nothing is 0 */
-DT_API dt_status dt_sum(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
-DT_API dt_status dt_mean(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
-DT_API dt_status dt_max(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
-DT_API dt_status dt_min(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
-DT_API dt_status dt_norm2(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
-DT_API dt_status dt_argmax(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);
+DT_API dt_status dt_sum(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_mean(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_max(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_min(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_norm2(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_argmax(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 
 /* matmul family (local GEMM: BLIS for F32/F64) */
-DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* [...,m,k]x[...,k,n],
+DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* collective; [...,m,k]x[...,k,n],
                                                  batch dims broadcast; 1-D operands as in torch.matmul */
-DT_API dt_status dt_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);     /* 2-D only */
-DT_API dt_status dt_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);    /* 3-D, equal batch */
+DT_API dt_status dt_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);     /* collective; 2-D only */
+DT_API dt_status dt_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);    /* collective; 3-D, equal batch */
 DT_API dt_status dt_addmm(const dt_tensor *c, const dt_tensor *a, const dt_tensor *b, double beta,
-                          double alpha, dt_tensor **out);                 /* beta*c + alpha*(a@b) */
+                          double alpha, dt_tensor **out);                 /* collective; beta*c + alpha*(a@b) */
 DT_API dt_status dt_linear(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
-                           dt_tensor **out);     /* x[...,in] w[out,in] bias[out] or NULL: x@w^T + bias */
-DT_API dt_status dt_dot(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* 1-D . 1-D -> 0-d */
+                           dt_tensor **out);     /* collective; x[...,in] w[out,in] bias[out] or NULL: x@w^T + bias */
+DT_API dt_status dt_dot(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* collective; 1-D . 1-D -> 0-d */
 
 /* along one dim (softmax) or the last dim (norms; w, b may be NULL) */
-DT_API dt_status dt_softmax(const dt_tensor *x, int dim, dt_tensor **out);
-DT_API dt_status dt_log_softmax(const dt_tensor *x, int dim, dt_tensor **out);
+DT_API dt_status dt_softmax(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_log_softmax(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps,
-                               dt_tensor **out);
-DT_API dt_status dt_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out);
+                               dt_tensor **out);  /* collective */
+DT_API dt_status dt_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out);  /* collective */
 
 /* views (new tensors: the local data is copied, and moved between ranks
    only where the sharding of the result cannot be the input's) */
-DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out);
-DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out);
-DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out); /* one -1 */
-DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out);   /* no-op if size != 1 */
-DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out);
-DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out);
-DT_API dt_status dt_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);
-DT_API dt_status dt_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);
+DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out);  /* collective */
+DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out);  /* collective */
+DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out); /* collective; one -1 */
+DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out);   /* collective; no-op if size != 1 */
+DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out);  /* collective */
+DT_API dt_status dt_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);  /* collective; n = 1..8 inputs (DT_ERR_ARG otherwise) */
+DT_API dt_status dt_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);  /* collective; n = 1..8 inputs (DT_ERR_ARG otherwise) */
 /* n pieces of sizes[i] along dim (they must add up to the dim); outs[i] as *out */
-DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs);
+DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs);  /* collective */
 
 /* embedding: table[V,D] (any placement; row-sharded gives a masked Partial),
    idx integer [...] -> [..., D]. Out-of-range indices are DT_ERR_ARG. */
-DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out);
+DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out);  /* collective */
 /* mean cross-entropy of logits[N,C] against integer targets[N] -> 0-d; with
    class-sharded logits the softmax statistics are reduced across the ranks
    (loss_parallel) instead of gathering the logits */
-DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out);
+DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out);  /* collective */
 
 /* explain: from now on print each op's chosen strategy on this mesh (the
    input placements it needs, the redistributions, the output placement) to
    f on this rank; NULL stops. DTENSOR_LOG=ops does it on mesh rank 0 to
    stderr. Random ops print the RNG offset they start at and end at. */
-DT_API dt_status dt_explain(dt_mesh *m, FILE *f);
+DT_API dt_status dt_explain(dt_mesh *m, FILE *f);  /* local */
 /* the strategy cache: entries in use (at most DT_OP_CACHE) */
-DT_API int dt_mesh_op_cache_count(const dt_mesh *m);
+DT_API int dt_mesh_op_cache_count(const dt_mesh *m);  /* local */
 
 /* ---- random numbers ------------------------------------------------------
    Philox4x32-10 (Salmon et al., SC'11; Random123's constants and rounds,
@@ -777,10 +787,10 @@ DT_API int dt_mesh_op_cache_count(const dt_mesh *m);
 
 /* collective over the mesh: ranks passing different seeds all get
    DT_ERR_MISMATCH (naming them) and keep their state. Sets offset = 0. */
-DT_API dt_status dt_manual_seed(dt_mesh *m, uint64_t seed);
-DT_API dt_status dt_rng_get_state(const dt_mesh *m, uint64_t *seed, uint64_t *offset);
+DT_API dt_status dt_manual_seed(dt_mesh *m, uint64_t seed);  /* collective */
+DT_API dt_status dt_rng_get_state(const dt_mesh *m, uint64_t *seed, uint64_t *offset);  /* local */
 /* collective, checked like dt_manual_seed (e.g. restoring a checkpoint) */
-DT_API dt_status dt_rng_set_state(dt_mesh *m, uint64_t seed, uint64_t offset);
+DT_API dt_status dt_rng_set_state(dt_mesh *m, uint64_t seed, uint64_t offset);  /* collective */
 /* The state beside a checkpoint: a one-line JSON file (Python's json reads
    it), e.g. {"generator": "philox4x32-10", "seed": 1234, "offset": 5678}
    Both collective over m; ranks outside the mesh return DT_OK and do no
@@ -792,24 +802,24 @@ DT_API dt_status dt_rng_set_state(dt_mesh *m, uint64_t seed, uint64_t offset);
    but then "philox4x32-10", no other or repeated keys, at most 4 KiB);
    every rank gets the same verdict (DT_ERR_IO naming the path and the
    reason, state unchanged) or the state, set as dt_rng_set_state does. */
-DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path);
-DT_API dt_status dt_rng_load_state(dt_mesh *m, const char *path);
+DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path);  /* collective */
+DT_API dt_status dt_rng_load_state(dt_mesh *m, const char *path);  /* collective */
 
 /* new tensors (or *out reused when it has d's spec): uniform [0,1), N(0,1) */
-DT_API dt_status dt_tensor_rand(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
-DT_API dt_status dt_tensor_randn(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);
+DT_API dt_status dt_tensor_rand(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);  /* collective */
+DT_API dt_status dt_tensor_randn(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out);  /* collective */
 /* in place (t keeps its spec); uniform/normal need a float dtype */
-DT_API dt_status dt_uniform_(dt_tensor *t, double lo, double hi);       /* [lo, hi)        */
-DT_API dt_status dt_normal_(dt_tensor *t, double mean, double std);     /* std >= 0        */
-DT_API dt_status dt_bernoulli_(dt_tensor *t, double p);                 /* 0 <= p <= 1     */
+DT_API dt_status dt_uniform_(dt_tensor *t, double lo, double hi);       /* collective; [lo, hi)        */
+DT_API dt_status dt_normal_(dt_tensor *t, double mean, double std);     /* collective; std >= 0        */
+DT_API dt_status dt_bernoulli_(dt_tensor *t, double p);                 /* collective; 0 <= p <= 1     */
 /* integers in [lo, hi): any dtype that holds every value of the range
    exactly (F32: lo >= -2^24 and hi - 1 <= 2^24; F64 2^53, F16 2^11, BF16
    2^8; I32, I64, U8 their ranges) */
-DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi);
+DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi);  /* collective */
 /* out = x with elements zeroed with probability p and the rest scaled by
    1/(1-p); *mask (may be NULL: not wanted) gets the U8 keep mask (1 kept)
    with x's spec. *out may be x (in place); both follow the *out rules. */
-DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask);
+DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask);  /* collective */
 
 /* ---- halos, stencils and convolution -------------------------------------
    A tensor can carry ghost cells (PETSc DMDA's ghost points): a second
@@ -867,20 +877,20 @@ typedef struct dt_halo_desc {
    plans its exchange once: who sends which pieces to whom, the pack buffers;
    an exchange then allocates nothing. desc NULL removes the halo. Calling it
    again replaces the halo. Ranks outside the mesh return DT_OK. */
-DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc);
+DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc);  /* collective */
 /* the ghosted block (NULL without a halo); ghosted_shape (may be NULL) gets
    local_shape[d] + 2*width[d]. Interior element i sits at index i + width. */
-DT_API void     *dt_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape);
+DT_API void     *dt_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape);  /* local */
 /* collective: interior -> ghosted block, then fill the ghosts */
-DT_API dt_status dt_halo_exchange(dt_tensor *t);
+DT_API dt_status dt_halo_exchange(dt_tensor *t);  /* collective */
 /* split phase: _begin copies the interior into the ghosted block, fills the
    boundary and local ghosts, packs and posts the messages (with a backend
    that has start/wait, e.g. MPI's Isend/Irecv); compute on cells whose
    stencil stays inside the interior, then _end waits and unpacks. Between
    the two the tensor's interior may change (it has been copied); the ghosted
    block must not be written. */
-DT_API dt_status dt_halo_exchange_begin(dt_tensor *t);
-DT_API dt_status dt_halo_exchange_end(dt_tensor *t);
+DT_API dt_status dt_halo_exchange_begin(dt_tensor *t);  /* collective */
+DT_API dt_status dt_halo_exchange_end(dt_tensor *t);  /* collective */
 
 /* A stencil callback gets a part of the local interior to compute: cells
    lo[d] <= i[d] < lo[d] + ext[d] (local interior coordinates). It reads the
@@ -913,7 +923,7 @@ typedef void (*dt_stencil_fn)(const dt_stencil_block *b, void *user);
    existing *out is untouched unless the exchange fails in its end (a
    backend's dt_comm_desc.wait, e.g. MPI's, failing), after the inner cells
    were written to it: the price of the overlap. */
-DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out);
+DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out);  /* collective */
 
 /* Convolution (PyTorch's conv1d/2d/3d: cross-correlation, stride 1, no
    groups): x [N, C_in, S...] (1, 2 or 3 spatial dims S), w [C_out, C_in,
@@ -936,11 +946,11 @@ typedef struct dt_conv_desc {
     int64_t dilation[3];  /* spacing of kernel taps (0 means 1)                   */
 } dt_conv_desc;
 DT_API dt_status dt_conv1d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
-                           const dt_conv_desc *desc, dt_tensor **out);
+                           const dt_conv_desc *desc, dt_tensor **out);  /* collective */
 DT_API dt_status dt_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
-                           const dt_conv_desc *desc, dt_tensor **out);
+                           const dt_conv_desc *desc, dt_tensor **out);  /* collective */
 DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
-                           const dt_conv_desc *desc, dt_tensor **out);
+                           const dt_conv_desc *desc, dt_tensor **out);  /* collective */
 
 /* ---- checkpoints: numpy .npy files ----------------------------------------
    One .npy file (numpy format 1.0; 2.0 only if the header outgrows 64 KiB)
@@ -972,7 +982,7 @@ DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tens
    every rank has written and closed it; on any failure the temporary is
    removed and `path` is left as it was (never truncated or half-written).
    Every rank returns the same status and message. */
-DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);
+DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);  /* collective */
 /* collective over m: the .npy file at `path` as a tensor on m with
    `placements` (one per mesh dim; Partial placements follow
    Replicate -> Partial as in dt_tensor_distribute: SUM keeps the value on
@@ -985,7 +995,7 @@ DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);
    shape, m and `placements`, and its buffer is refilled (only once the read
    has succeeded everywhere). On error *out is untouched. */
 DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements,
-                                    dt_tensor **out);
+                                    dt_tensor **out);  /* collective */
 
 
 /* ---- tensor-parallel layers ----------------------------------------------
@@ -1083,32 +1093,33 @@ typedef struct dt_tp_linear_desc {
 /* collective over m: makes W, b and zeroed gradients, initialised per
    desc->init (which draws from m's RNG: call it in the same order on every
    rank). Ranks outside m get a layer with empty tensors. */
-DT_API dt_status dt_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out);
-DT_API void dt_tp_linear_destroy(dt_tp_linear *l);
+DT_API dt_status dt_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out);  /* collective */
+DT_API void dt_tp_linear_destroy(dt_tp_linear *l);  /* local */
 /* the layer's tensors (owned by it; fill or read them, keep their spec):
    W [out, in], b [out] (NULL with no_bias), and their gradients */
-DT_API dt_tensor *dt_tp_linear_weight(const dt_tp_linear *l);
-DT_API dt_tensor *dt_tp_linear_bias(const dt_tp_linear *l);
-DT_API dt_tensor *dt_tp_linear_grad_weight(const dt_tp_linear *l);
-DT_API dt_tensor *dt_tp_linear_grad_bias(const dt_tp_linear *l);
+DT_API dt_tensor *dt_tp_linear_weight(const dt_tp_linear *l);  /* local */
+DT_API dt_tensor *dt_tp_linear_bias(const dt_tp_linear *l);  /* local */
+DT_API dt_tensor *dt_tp_linear_grad_weight(const dt_tp_linear *l);  /* local */
+DT_API dt_tensor *dt_tp_linear_grad_bias(const dt_tp_linear *l);  /* local */
 /* the placement on tp the layer expects x in, and gives y in (the table
    above; a Shard dim as given in the desc, e.g. -1 or -2) */
-DT_API dt_placement dt_tp_linear_input_placement(const dt_tp_linear *l);
-DT_API dt_placement dt_tp_linear_output_placement(const dt_tp_linear *l);
+DT_API dt_placement dt_tp_linear_input_placement(const dt_tp_linear *l);  /* local */
+DT_API dt_placement dt_tp_linear_output_placement(const dt_tp_linear *l);  /* local */
 /* y = x W^T + b. x [..., in]; y [..., out] with x's placements on the other
    mesh dims and dt_tp_linear_output_placement on tp. *y as for ops: NULL
    makes a new tensor, non-NULL must have the result's spec (reused). */
-DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_tensor **y);
+DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_tensor **y);  /* collective */
 /* from dy = dL/dy (y's shape, any non-Partial placements; brought to the
    layout the layer needs) and the forward's x: dW = dy^T x and db = the
    sum of dy over the batch dims into the layer's gradients (summed over
    the mesh dims x is sharded on, see above), and dx = dy W with x's spec
    into *dx (dx NULL: not wanted, e.g. for the first layer: saves a matmul
    and its collective). */
-DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx);
-DT_API dt_status dt_tp_linear_zero_grad(dt_tp_linear *l);
-/* plain SGD, local (no communication): W -= lr dW, b -= lr db */
-DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr);
+DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx);  /* collective */
+DT_API dt_status dt_tp_linear_zero_grad(dt_tp_linear *l);  /* local */
+/* plain SGD: W -= lr dW, b -= lr db. Moves no data (the gradients have the
+   weights' spec), but runs dt_axpy, an op: collective like every op */
+DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr);  /* collective (dt_axpy; moves no data) */
 
 /* The MLP block of a transformer: y = fc2(dropout(act(fc1(x)))), fc1 colwise
    [hidden, in], fc2 rowwise [out, hidden]: the hidden activations stay
@@ -1138,21 +1149,21 @@ typedef struct dt_tp_mlp_desc {
     dt_tp_init init;         /* as in dt_tp_linear_desc; fc1 is drawn before fc2     */
 } dt_tp_mlp_desc;
 
-DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out);
-DT_API void dt_tp_mlp_destroy(dt_tp_mlp *mlp);
+DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out);  /* collective */
+DT_API void dt_tp_mlp_destroy(dt_tp_mlp *mlp);  /* local */
 /* its two layers (owned by the block): weights, gradients, placements */
-DT_API dt_tp_linear *dt_tp_mlp_fc1(const dt_tp_mlp *mlp);
-DT_API dt_tp_linear *dt_tp_mlp_fc2(const dt_tp_mlp *mlp);
+DT_API dt_tp_linear *dt_tp_mlp_fc1(const dt_tp_mlp *mlp);  /* local */
+DT_API dt_tp_linear *dt_tp_mlp_fc2(const dt_tp_mlp *mlp);  /* local */
 /* y = fc2(dropout(act(fc1(x)))); dropout only when `training` is non-zero
    (it draws from the mesh's RNG, sharding-invariantly: the same mask on
    every mesh). Keeps fc1's output, the mask and fc2's input for the next
    backward (reused buffers while x's spec stays the same). */
-DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int training, dt_tensor **y);
+DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int training, dt_tensor **y);  /* collective */
 /* the gradients of both layers, and dx (NULL: not wanted), from dy and the
    x of the last forward (same spec; DT_ERR_ARG without a forward) */
-DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx);
-DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp);
-DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);
+DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx);  /* collective */
+DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp);  /* local */
+DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_axpy; moves no data) */
 
 #ifdef __cplusplus
 }
