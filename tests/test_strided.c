@@ -711,12 +711,11 @@ static void bad_input(const dtt_mesh *m)
     st[0] = -a.st[0]; st[1] = 1;
     snprintf(msg, sizeof msg, "local_strides[0] = %lld", (long long)-a.st[0]);
     refuse(m, &a, st, DT_HOST, DT_BORROW, 1, msg, "negative stride");
-    /* overflow */
-    st[0] = INT64_MAX / 2; st[1] = 1;
-    refuse(m, &a, st, DT_HOST, DT_BORROW, 0, "local_strides", "huge stride");
-    /* row-major strides too small for the row (overlap where a rank holds 2+ rows) */
-    st[0] = a.L.n[1] - 1 > 0 ? a.L.n[1] - 1 : 1; st[1] = 1;
-    refuse(m, &a, st, DT_HOST, DT_BORROW, 0, "overlap", "row stride < row length");
+    /* overflow: a huge stride on the dim of 5 (every rank's extent) */
+    st[0] = 1; st[1] = INT64_MAX / 2;
+    refuse(m, &a, st, DT_HOST, DT_BORROW, 1, "spans more than", "huge stride");
+    st[0] = INT64_MAX / 8; st[1] = INT64_MAX / 4;
+    refuse(m, &a, st, DT_HOST, DT_COPY, 1, "local_strides", "huge strides, DT_COPY");
     /* a device tensor with strides */
     refuse(m, &a, a.st, DT_CUDA, DT_BORROW, 1, NULL, "DT_CUDA with strides");
     /* one rank alone with a bad stride: every rank fails */
@@ -730,6 +729,15 @@ static void bad_input(const dtt_mesh *m)
     sarr_init(&q, m, DT_I32, 2, sq, pl, K_COLMAJOR);
     refuse(m, &q, one, DT_HOST, DT_BORROW, 1, "overlap", "strides {1,1}, 2x2 local");
     refuse(m, &q, one, DT_HOST, DT_COPY, 1, "overlap", "strides {1,1}, 2x2 local, DT_COPY");
+    sarr_free(&q);
+    /* row-major strides too small for the row: 2 rows of 5 per rank, a row stride of 4 */
+    sq[1] = 5;
+    sarr_init(&q, m, DT_F32, 2, sq, pl, K_ROWPAD);
+    st[0] = 4; st[1] = 1;
+    refuse(m, &q, st, DT_HOST, DT_BORROW, 1, "overlap", "row stride 4 < row length 5");
+    /* {2, 1}: each row starts inside the one before */
+    st[0] = 2; st[1] = 1;
+    refuse(m, &q, st, DT_HOST, DT_BORROW, 1, "overlap", "strides {2,1}, 2x5 local");
     sarr_free(&q);
 }
 
