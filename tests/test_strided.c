@@ -59,6 +59,7 @@ static void lay_make(lay *L, const dtt_mesh *m, int nd, const int64_t *shape, co
     for (d = 0; d < nd; d++) {
         int64_t *cur = (int64_t *)dtt_malloc(sizeof(int64_t) * (size_t)(shape[d] + 1)), len = shape[d], i, j;
         for (i = 0; i < len; i++) cur[i] = i;
+        if (m->nd > 0 && m->coord[0] < 0) len = 0; /* a rank outside the mesh: nothing */
         for (k = 0; k < m->nd; k++) {
             int64_t parts = m->shape[k], c = m->coord[k], lo = 0, cnt = 0;
             if (pl[k].kind != DT_SHARD || dtt_norm_dim(pl[k].dim, nd) != d) continue;
@@ -234,13 +235,14 @@ static dt_tensor_desc sarr_desc(const sarr *a, const dtt_mesh *m)
 }
 
 /* wrap the storage (DT_BORROW); checks dt_tensor_data and dt_tensor_local_strides */
-static dt_tensor *sarr_wrap(sarr *a, const dtt_mesh *m)
+#define sarr_wrap(a, m) sarr_wrap_f(a, m, DT_BORROW)
+static dt_tensor *sarr_wrap_f(sarr *a, const dtt_mesh *m, unsigned flags)
 {
     dt_tensor_desc d = sarr_desc(a, m);
     int64_t got[DT_MAX_DIMS];
     int k;
     a->t_ = NULL;
-    CHECK_OK(dt_tensor_from_local(m->mesh, &d, sarr_local(a), DT_BORROW, &a->t_));
+    CHECK_OK(dt_tensor_from_local(m->mesh, &d, sarr_local(a), flags, &a->t_));
     if (!a->t_) return NULL;
     if (lay_numel(&a->L) > 0)
         CHECK(dt_tensor_data(a->t_) == (void *)(a->buf + (size_t)(a->base + a->e0) * a->es),
@@ -380,8 +382,8 @@ static void src_list(const dtt_mesh *m, int nd, const int64_t *shape, plist *l)
         padd(l, 2, dt_shard(0), dt_shard(last));
         padd(l, 2, R, dt_shard(0));
         padd(l, 2, dt_shard(last), R);
-        padd(l, 2, dt_shard_balanced(0), dt_shard_sizes(last, sizes_of(m, 1, last, shape[last])));
-        padd(l, 2, dt_shard_cyclic(0, 2), dt_shard_cyclic(last, 1));
+        if (nd > 1) padd(l, 2, dt_shard_balanced(0), dt_shard_sizes(last, sizes_of(m, 1, last, shape[last])));
+        if (nd > 1) padd(l, 2, dt_shard_cyclic(0, 2), dt_shard_cyclic(last, 1));
         padd(l, 2, P, dt_shard(last));
         padd(l, 2, dt_shard(0), dt_shard(0)); /* nested */
     }
@@ -394,8 +396,8 @@ static void dst_list(const dtt_mesh *m, int nd, const int64_t *shape, plist *l)
     l->n = 0;
     if (m->nd == 1) {
         padd(l, 1, dt_shard(0), R);
-        padd(l, 1, dt_shard(1), R);
-        if (last != 1) padd(l, 1, dt_shard(last), R);
+        if (nd > 1) padd(l, 1, dt_shard(1), R);
+        if (last > 1) padd(l, 1, dt_shard(last), R);
         padd(l, 1, R, R);
         padd(l, 1, dt_shard_balanced(0), R);
         padd(l, 1, dt_shard_sizes(last, sizes_of(m, 0, last, shape[last])), R);
@@ -407,15 +409,15 @@ static void dst_list(const dtt_mesh *m, int nd, const int64_t *shape, plist *l)
         padd(l, 2, dt_shard(last), dt_shard(0));
         padd(l, 2, R, R);
         padd(l, 2, dt_shard(0), R);
-        padd(l, 2, R, dt_shard(1));
+        padd(l, 2, R, dt_shard(nd > 1 ? 1 : 0));
         padd(l, 2, dt_shard(0), dt_shard(0));
-        padd(l, 2, dt_shard_balanced(last), dt_shard_balanced(0));
+        if (nd > 1) padd(l, 2, dt_shard_balanced(last), dt_shard_balanced(0));
         padd(l, 2, dt_shard_sizes(0, sizes_of(m, 0, 0, shape[0])), R);
-        padd(l, 2, dt_shard_cyclic(0, 1), dt_shard_cyclic(last, 2));
+        if (nd > 1) padd(l, 2, dt_shard_cyclic(0, 1), dt_shard_cyclic(last, 2));
         padd(l, 2, P, R);
         padd(l, 2, R, P);
         padd(l, 2, P, P);
-        padd(l, 2, dt_shard(1), P);
+        padd(l, 2, dt_shard(nd > 1 ? 1 : 0), P);
     }
 }
 
@@ -467,7 +469,7 @@ static void redist_case(const dtt_mesh *m, dt_dtype t, int nd, const int64_t *sh
     sarr_fill(&A, m, &ms);
     sarr_init(&C, m, t, nd, shape, src, K_CONTIG);
     sarr_fill(&C, m, &ms);
-    ta = sarr_wrap(&A, m);
+    ta = sarr_wrap_f(&A, m, tkind0 % 2 ? DT_BORROW | DT_VERIFY : DT_BORROW);
     tc = sarr_wrap(&C, m);
     if (!ta || !tc) { sarr_free(&A); sarr_free(&C); return; }
     bytes = (size_t)A.nbuf * A.es;
@@ -723,6 +725,39 @@ static void bad_input(const dtt_mesh *m)
     refuse(m, &a, st, DT_HOST, DT_BORROW, dtt_np == 1, "local_strides[1] = 0", "one rank's stride 0");
     refuse(m, &a, st, DT_HOST, DT_VERIFY, dtt_np == 1, NULL, "one rank's stride 0, DT_VERIFY");
     sarr_free(&a);
+    /* local_ghost with DT_COPY, strides or not: ghost room describes a borrowed array */
+    sarr_init(&a, m, DT_F64, 2, shape, pl, K_GHOST);
+    sarr_fill(&a, m, &md0);
+    {
+        dt_tensor_desc d = sarr_desc(&a, m);
+        dt_tensor *t = NULL;
+        size_t bytes = (size_t)a.nbuf * a.es;
+        unsigned char *saved = (unsigned char *)dtt_malloc(bytes);
+        memcpy(saved, a.buf, bytes);
+        dtt_ctx("bad input, mesh %s: local_ghost + local_strides with DT_COPY", m->name);
+        CHECK_ST(dt_tensor_from_local(m->mesh, &d, sarr_local(&a), DT_COPY, &t), DT_ERR_ARG);
+        CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "DT_COPY"), "message: %s",
+              dt_last_error());
+        CHECK(t == NULL, "a tensor was made");
+        CHECK(memcmp(saved, a.buf, bytes) == 0, "the buffer changed");
+        /* ghost room and strides that overlap: the storage's rows (5 + 2 * 2) do not fit a row stride of 8 */
+        st[0] = a.L.n[1] + 3; st[1] = 1;
+        {
+            int64_t g2[2];
+            g2[0] = a.g[0]; g2[1] = a.g[1];
+            d.local_ghost = g2;
+            d.local_strides = st;
+            t = NULL;
+            dtt_ctx("bad input, mesh %s: ghosted rows longer than the row stride", m->name);
+            CHECK_ST(dt_tensor_from_local(m->mesh, &d, sarr_local(&a), DT_BORROW, &t), DT_ERR_ARG);
+            CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "overlap"), "message: %s",
+                  dt_last_error());
+            CHECK(t == NULL, "a tensor was made");
+        }
+        CHECK(memcmp(saved, a.buf, bytes) == 0, "the buffer changed");
+        free(saved);
+    }
+    sarr_free(&a);
     /* {1, 1} for a 2 x 2 local block: overlap on every rank */
     sq[0] = 2 * (int64_t)m->shape[0];
     sq[1] = 2;
@@ -833,6 +868,154 @@ static void other_calls(const dtt_mesh *m, int kind)
     sarr_free(&a);
 }
 
+/* ---------------------------------------------------------------- own sizes, sub-meshes */
+
+/* DT_INFER_SIZES: rank r holds r + 1 rows of a column-major array with a padded leading dimension
+   (LDA = rows + 2), the global shape the sum of the parts */
+static void infer_case(dt_comm *comm)
+{
+    int one[1];
+    dtt_mesh m;
+    int64_t rows = dtt_rank + 1, cols = 4, shape[2], ls[2], st[2], off = (int64_t)dtt_rank * (dtt_rank + 1) / 2;
+    int64_t i, j, got[2], nbuf;
+    dt_tensor_desc d;
+    dt_tensor *t = NULL, *r = NULL;
+    double *buf, *saved;
+    one[0] = dtt_np;
+    if (!dtt_mesh_open(&m, comm, 1, one)) return;
+    dtt_ctx("DT_INFER_SIZES with local_strides, mesh %s", m.name);
+    shape[0] = (int64_t)dtt_np * (dtt_np + 1) / 2;
+    shape[1] = cols;
+    ls[0] = rows;
+    ls[1] = cols;
+    st[0] = 1;
+    st[1] = rows + 2;
+    nbuf = 2 * NG + st[1] * cols;
+    buf = (double *)dtt_malloc(sizeof(double) * (size_t)nbuf);
+    saved = (double *)dtt_malloc(sizeof(double) * (size_t)nbuf);
+    memset(buf, SENT, sizeof(double) * (size_t)nbuf);
+    for (i = 0; i < rows; i++)
+        for (j = 0; j < cols; j++) dtt_store(DT_F64, buf + NG, (size_t)(i + j * st[1]), dtt_val(DT_F64, (off + i) * cols + j));
+    memcpy(saved, buf, sizeof(double) * (size_t)nbuf);
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;
+    d.ndim = 2;
+    d.shape[0] = shape[0];
+    d.shape[1] = shape[1];
+    d.placements[0] = dt_shard(0);
+    d.local_shape = ls;
+    d.local_strides = st;
+    CHECK_OK(dt_tensor_from_local(m.mesh, &d, buf + NG, DT_BORROW | DT_INFER_SIZES, &t));
+    if (t) {
+        int64_t lo[2];
+        dt_placement rep[DT_MAX_MESH_DIMS];
+        memset(rep, 0, sizeof rep);
+        dt_tensor_local_offset(t, lo);
+        CHECK(lo[0] == off && lo[1] == 0, "local offset %lld %lld want %lld 0", (long long)lo[0], (long long)lo[1],
+              (long long)off);
+        CHECK(dt_tensor_local_strides(t, got) == 2 && got[0] == st[0] && got[1] == st[1], "local strides %lld %lld",
+              (long long)got[0], (long long)got[1]);
+        CHECK(dt_tensor_data(t) == (void *)(buf + NG), "data is not element 0");
+        dtt_check_gather(t, DT_F64, 2, shape, "gather of own-sized strided shards");
+        CHECK_OK(dt_tensor_redistribute(t, rep, &r));
+        if (r) {
+            lay L;
+            dtt_model md = {0, 0, 0};
+            lay_make(&L, &m, 2, shape, rep);
+            check_contig(r, &m, &L, DT_F64, shape, &md, "own-sized strided shards -> [R]");
+            lay_free(&L);
+        }
+        /* into a strided target of the same (explicit-sizes) spec: a row-major padded copy */
+        {
+            sarr T;
+            const dt_tensor_desc *td = dt_tensor_get_desc(t);
+            dtt_model md = {0, 0, 0};
+            dt_placement pl[DT_MAX_MESH_DIMS];
+            memset(pl, 0, sizeof pl);
+            pl[0] = td->placements[0];
+            CHECK(pl[0].split == DT_SPLIT_SIZES, "DT_INFER_SIZES gave rule %d", pl[0].split);
+            sarr_init(&T, &m, DT_F64, 2, shape, pl, K_ROWPAD);
+            if (sarr_wrap(&T, &m)) {
+                dt_tensor *o = T.t_;
+                CHECK_OK(dt_tensor_redistribute(t, pl, &o));
+                sarr_check(&T, &m, &md, "own-sized strided -> own-sized padded *out");
+            }
+            sarr_free(&T);
+        }
+        CHECK(memcmp(saved, buf, sizeof(double) * (size_t)nbuf) == 0, "the source buffer changed");
+    }
+    dt_tensor_destroy(r);
+    dt_tensor_destroy(t);
+    free(buf);
+    free(saved);
+    dtt_mesh_close(&m);
+}
+
+/* a mesh of ranks 1..np-1: rank 0 is outside it (no storage, NULL local and strides it does not use) */
+static void submesh_case(dt_comm *comm)
+{
+    dt_mesh_desc md;
+    int *ranks, k;
+    dtt_mesh m;
+    int64_t shape[2] = {7, 5};
+    dt_placement src[DT_MAX_MESH_DIMS], dst[DT_MAX_MESH_DIMS];
+    dtt_model m0 = {0, 0, 0};
+    sarr A, T;
+    if (dtt_np < 2) return;
+    ranks = (int *)dtt_malloc(sizeof(int) * (size_t)dtt_np);
+    for (k = 0; k < dtt_np - 1; k++) ranks[k] = k + 1;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np - 1;
+    md.ranks = ranks;
+    memset(&m, 0, sizeof m);
+    m.comm = comm;
+    m.nd = 1;
+    m.shape[0] = dtt_np - 1;
+    m.coord[0] = dtt_rank - 1;
+    snprintf(m.name, sizeof m.name, "ranks 1..%d", dtt_np - 1);
+    dtt_ctx("sub-mesh %s", m.name);
+    CHECK_OK(dt_mesh_create(comm, &md, &m.mesh));
+    free(ranks);
+    if (!m.mesh) return;
+    memset(src, 0, sizeof src);
+    memset(dst, 0, sizeof dst);
+    src[0] = dt_shard(0);
+    dst[0] = dt_shard_cyclic(1, 2);
+    sarr_init(&A, &m, DT_I32, 2, shape, src, K_COLMAJOR);
+    sarr_fill(&A, &m, &m0);
+    sarr_init(&T, &m, DT_I32, 2, shape, dst, K_AOS);
+    if (sarr_wrap(&A, &m) && sarr_wrap(&T, &m)) {
+        dt_tensor *o = T.t_, *b = NULL;
+        dt_placement rep[DT_MAX_MESH_DIMS];
+        memset(rep, 0, sizeof rep);
+        CHECK_OK(dt_tensor_redistribute(A.t_, dst, &o));
+        sarr_check(&T, &m, &m0, "sub-mesh: strided [S0] -> strided [Sc1]");
+        sarr_poison(&T);
+        o = T.t_;
+        CHECK_OK(dt_tensor_redistribute(A.t_, dst, &o));
+        sarr_check(&T, &m, &m0, "sub-mesh: again (scratch reused)");
+        CHECK_OK(dt_tensor_redistribute(T.t_, rep, &b));
+        if (b) {
+            lay L;
+            lay_make(&L, &m, 2, shape, rep);
+            check_contig(b, &m, &L, DT_I32, shape, &m0, "sub-mesh: strided [Sc1] -> [R]");
+            lay_free(&L);
+        }
+        if (dtt_rank > 0) dtt_check_gather(A.t_, DT_I32, 2, shape, "sub-mesh: gather");
+        else {
+            int32_t full[35];
+            memset(full, SENT, sizeof full);
+            CHECK_OK(dt_tensor_gather(A.t_, full));
+            for (k = 0; k < 35; k++) CHECK(full[k] == (int32_t)0xA7A7A7A7, "outside rank: gather wrote full[%d]", k);
+        }
+        dt_tensor_destroy(b);
+    }
+    sarr_free(&A);
+    sarr_free(&T);
+    dt_mesh_destroy(m.mesh);
+}
+
 /* ---------------------------------------------------------------- sweep */
 
 static void sweep_mesh(const dtt_mesh *m, int mi)
@@ -854,6 +1037,15 @@ static void sweep_mesh(const dtt_mesh *m, int mi)
     for (si = 0; si < sl.n; si++) {
         if (dtt_quick && (si + mi) % 2) continue;
         redist_case(m, types[si % 3], 3, s3, sl.p[si], si % 2 ? K_PAD3D : K_GHOST, si);
+    }
+    /* a 1-D tensor: one field of an array of structs, and a ghosted vector */
+    {
+        int64_t s1[1] = {11};
+        src_list(m, 1, s1, &sl);
+        for (si = 0; si < sl.n; si++) {
+            if (dtt_quick && (si + mi) % 2) continue;
+            redist_case(m, types[(si + 2) % 3], 1, s1, sl.p[si], si % 2 ? K_AOS : K_GHOST, si);
+        }
     }
     /* more ranks than rows: empty shards */
     src_list(m, 2, sempty, &sl);
@@ -877,6 +1069,8 @@ static void sweep(dt_comm *comm)
         other_calls(&m, K_GHOST);
         dtt_mesh_close(&m);
     }
+    infer_case(comm);
+    submesh_case(comm);
     nf = dtt_factorizations(dtt_np, 2, fac, 64);
     for (f = 0; f < nf; f++) {
         if (dtt_quick && f != nf / 2) continue;
