@@ -119,8 +119,9 @@ static int64_t lay_global(const lay *L, const int64_t *shape, int64_t li, int64_
 
 /* ---------------------------------------------------------------- strided storage */
 
-enum { K_CONTIG, K_ROWPAD, K_COLMAJOR, K_AOS, K_PAD3D, K_GHOST, NKIND };
-static const char *kname[] = { "contiguous", "padded-rows", "column-major", "struct-field", "3d-pad2", "ghosted+padded" };
+enum { K_CONTIG, K_ROWPAD, K_COLMAJOR, K_AOS, K_PAD3D, K_GHOST, K_PERM, NKIND };
+static const char *kname[] = { "contiguous", "padded-rows", "column-major", "struct-field", "3d-pad2", "ghosted+padded",
+                               "permuted" };
 
 typedef struct sarr {
     int kind, nd;
@@ -196,6 +197,12 @@ static void sarr_init(sarr *a, const dtt_mesh *m, dt_dtype t, int nd, const int6
         break;
     case K_COLMAJOR:
         for (d = 0; d < nd; d++) a->st[d] = d == 0 ? 1 : a->st[d - 1] * E[d - 1];
+        break;
+    case K_PERM: /* dim 1 innermost, then dim 0 (padded by 1), then dims 2.. (a 2-D array: padded column-major) */
+        if (nd == 1) { a->st[0] = 2; break; }
+        a->st[1] = 1;
+        a->st[0] = E[1] + 1;
+        for (d = 2; d < nd; d++) a->st[d] = (d == 2 ? a->st[0] * E[0] : a->st[d - 1] * E[d - 1]);
         break;
     case K_AOS: /* field 1 of struct { T f0, f1, f2; } s[...] (row-major over the local shape) */
         for (d = nd - 1; d >= 0; d--) a->st[d] = d == nd - 1 ? 3 : a->st[d + 1] * E[d + 1];
@@ -386,6 +393,7 @@ static void src_list(const dtt_mesh *m, int nd, const int64_t *shape, plist *l)
         if (nd > 1) padd(l, 2, dt_shard_cyclic(0, 2), dt_shard_cyclic(last, 1));
         padd(l, 2, P, dt_shard(last));
         padd(l, 2, dt_shard(0), dt_shard(0)); /* nested */
+        padd(l, 2, R, R);
     }
 }
 
@@ -1016,27 +1024,97 @@ static void submesh_case(dt_comm *comm)
     dt_mesh_destroy(m.mesh);
 }
 
+/* one row per rank with a huge row stride: the stride of a dim of extent 1 is never stepped. If it is
+   accepted (every rank agrees), the shard reads and writes as any other; if refused, nothing is made. */
+static void one_row_case(const dtt_mesh *m)
+{
+    int64_t shape[2], st[2] = {INT64_MAX / 4, 1};
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dtt_model m0 = {0, 0, 0};
+    dt_tensor_desc d;
+    dt_tensor *t = NULL;
+    dt_status rc;
+    sarr A;
+    shape[0] = m->shape[0];
+    shape[1] = 5;
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0);
+    dtt_ctx("one row per rank, row stride INT64_MAX/4, mesh %s", m->name);
+    sarr_init(&A, m, DT_F64, 2, shape, pl, K_CONTIG);
+    sarr_fill(&A, m, &m0);
+    d = sarr_desc(&A, m);
+    d.local_strides = st;
+    rc = dt_tensor_from_local(m->mesh, &d, sarr_local(&A), DT_BORROW, &t);
+    CHECK(all_agree(m, rc), "the ranks disagree: %s", dt_status_string(rc));
+    if (rc == DT_OK && t) {
+        dt_placement rep[DT_MAX_MESH_DIMS], s1[DT_MAX_MESH_DIMS];
+        dt_tensor *r = NULL;
+        sarr T;
+        memset(rep, 0, sizeof rep);
+        memset(s1, 0, sizeof s1);
+        s1[0] = dt_shard(1);
+        dtt_check_gather(t, DT_F64, 2, shape, "gather");
+        CHECK_OK(dt_tensor_redistribute(t, rep, &r));
+        if (r) {
+            lay L;
+            lay_make(&L, m, 2, shape, rep);
+            check_contig(r, m, &L, DT_F64, shape, &m0, "-> [R]");
+            lay_free(&L);
+        }
+        dt_tensor_destroy(r);
+        r = NULL;
+        CHECK_OK(dt_tensor_redistribute(t, s1, &r));
+        if (r) {
+            lay L;
+            lay_make(&L, m, 2, shape, s1);
+            check_contig(r, m, &L, DT_F64, shape, &m0, "-> [S1]");
+            lay_free(&L);
+        }
+        dt_tensor_destroy(r);
+        /* and as a target: a fresh copy of the storage, written through the huge stride */
+        sarr_init(&T, m, DT_F64, 2, shape, pl, K_CONTIG);
+        {
+            dt_tensor_desc dt_ = sarr_desc(&T, m);
+            dt_tensor *o = NULL;
+            dt_.local_strides = st;
+            CHECK_OK(dt_tensor_from_local(m->mesh, &dt_, sarr_local(&T), DT_BORROW, &o));
+            if (o) {
+                dt_tensor *o2 = o;
+                CHECK_OK(dt_tensor_redistribute(t, pl, &o2));
+                sarr_check(&T, m, &m0, "huge-stride target");
+            }
+            dt_tensor_destroy(o);
+        }
+        sarr_free(&T);
+    } else {
+        CHECK(t == NULL, "refused but a tensor was made");
+    }
+    dt_tensor_destroy(t);
+    sarr_free(&A);
+}
+
 /* ---------------------------------------------------------------- sweep */
 
 static void sweep_mesh(const dtt_mesh *m, int mi)
 {
-    static const int kinds2[] = { K_ROWPAD, K_COLMAJOR, K_AOS, K_GHOST };
-    static const dt_dtype types[] = { DT_F64, DT_I32, DT_F32 };
+    static const int kinds2[] = { K_ROWPAD, K_COLMAJOR, K_AOS, K_GHOST, K_PERM };
+    static const dt_dtype types[] = { DT_F64, DT_I32, DT_F32, DT_F64, DT_I64, DT_U8, DT_F16 };
+    enum { NK2 = 5, NT = 7 };
     int64_t s2[2] = {7, 5}, s3[3] = {5, 4, 3}, sempty[2] = {2, 9};
     plist sl;
     int ki, si;
     /* 2-D tensors, every strided kind */
     src_list(m, 2, s2, &sl);
-    for (ki = 0; ki < 4; ki++)
+    for (ki = 0; ki < NK2; ki++)
         for (si = 0; si < sl.n; si++) {
             if (dtt_quick && (si + ki + mi) % 2) continue;
-            redist_case(m, types[(si + ki) % 3], 2, s2, sl.p[si], kinds2[ki], ki + si);
+            redist_case(m, types[(si + ki + mi) % NT], 2, s2, sl.p[si], kinds2[ki], ki + si);
         }
     /* a 3-D tensor padded on two dims */
     src_list(m, 3, s3, &sl);
     for (si = 0; si < sl.n; si++) {
         if (dtt_quick && (si + mi) % 2) continue;
-        redist_case(m, types[si % 3], 3, s3, sl.p[si], si % 2 ? K_PAD3D : K_GHOST, si);
+        redist_case(m, types[(si + mi) % NT], 3, s3, sl.p[si], si % 3 == 0 ? K_PERM : si % 3 == 1 ? K_PAD3D : K_GHOST, si);
     }
     /* a 1-D tensor: one field of an array of structs, and a ghosted vector */
     {
@@ -1044,16 +1122,25 @@ static void sweep_mesh(const dtt_mesh *m, int mi)
         src_list(m, 1, s1, &sl);
         for (si = 0; si < sl.n; si++) {
             if (dtt_quick && (si + mi) % 2) continue;
-            redist_case(m, types[(si + 2) % 3], 1, s1, sl.p[si], si % 2 ? K_AOS : K_GHOST, si);
+            redist_case(m, types[(si + mi + 2) % NT], 1, s1, sl.p[si], si % 2 ? K_AOS : K_GHOST, si);
+        }
+    }
+    /* a larger array: many runs per piece */
+    {
+        int64_t sb[2] = {37, 29};
+        src_list(m, 2, sb, &sl);
+        for (si = 0; si < sl.n; si++) {
+            if (si != 0 && si != 5 && (dtt_quick || si != 4)) continue; /* a few sources, the cyclic ones */
+            redist_case(m, types[(si + mi) % NT], 2, sb, sl.p[si], kinds2[(si + mi) % NK2], si + mi);
         }
     }
     /* more ranks than rows: empty shards */
     src_list(m, 2, sempty, &sl);
     for (si = 0; si < sl.n; si++) {
         if (dtt_quick && (si + mi) % 2) continue;
-        redist_case(m, types[(si + 1) % 3], 2, sempty, sl.p[si], kinds2[si % 4], si + 2);
+        redist_case(m, types[(si + mi + 1) % NT], 2, sempty, sl.p[si], kinds2[si % NK2], si + 2);
     }
-    for (ki = 0; ki < 4; ki++) partial_case(m, types[ki % 2], 2, ki % 2 ? sempty : s2, kinds2[ki]);
+    for (ki = 0; ki < NK2; ki++) partial_case(m, types[(ki + mi) % NT], 2, ki % 2 ? sempty : s2, kinds2[ki]);
     partial_case(m, DT_F64, 3, s3, K_PAD3D);
 }
 
@@ -1067,6 +1154,7 @@ static void sweep(dt_comm *comm)
         bad_input(&m);
         other_calls(&m, K_ROWPAD);
         other_calls(&m, K_GHOST);
+        one_row_case(&m);
         dtt_mesh_close(&m);
     }
     infer_case(comm);
