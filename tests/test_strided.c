@@ -674,8 +674,10 @@ static int all_agree(const dtt_mesh *m, dt_status st)
     return lo == hi;
 }
 
-static void refuse(const dtt_mesh *m, const sarr *a, const int64_t *strides, int device, unsigned flags, int all_bad,
-                   const char *want_msg, const char *what)
+#define refuse(m, a, strides, device, flags, all_bad, want_msg, what) \
+    refuse2(m, a, strides, device, flags, all_bad, want_msg, NULL, what)
+static void refuse2(const dtt_mesh *m, const sarr *a, const int64_t *strides, int device, unsigned flags, int all_bad,
+                    const char *want_msg, const char *want_msg2, const char *what)
 {
     dt_tensor_desc d = sarr_desc(a, m);
     dt_tensor *t = NULL;
@@ -697,6 +699,9 @@ static void refuse(const dtt_mesh *m, const sarr *a, const int64_t *strides, int
     if (want_msg && (all_bad || dtt_rank == 0))
         CHECK(strstr(dt_last_error(), want_msg) != NULL, "dt_last_error() = \"%s\" should name \"%s\"",
               dt_last_error(), want_msg);
+    if (want_msg2 && (all_bad || dtt_rank == 0))
+        CHECK(strstr(dt_last_error(), want_msg2) != NULL, "dt_last_error() = \"%s\" should name \"%s\"",
+              dt_last_error(), want_msg2);
     CHECK(t == NULL, "a tensor was made");
     CHECK(memcmp(saved, a->buf, bytes) == 0, "the buffer changed");
     dt_tensor_destroy(t);
@@ -723,9 +728,11 @@ static void bad_input(const dtt_mesh *m)
     refuse(m, &a, st, DT_HOST, DT_BORROW, 1, msg, "negative stride");
     /* overflow: a huge stride on the dim of 5 (every rank's extent) */
     st[0] = 1; st[1] = INT64_MAX / 2;
-    refuse(m, &a, st, DT_HOST, DT_BORROW, 1, "spans more than", "huge stride");
+    snprintf(msg, sizeof msg, "local_strides = [1, %lld]", (long long)st[1]);
+    refuse2(m, &a, st, DT_HOST, DT_BORROW, 1, msg, "spans more than", "huge stride");
     st[0] = INT64_MAX / 8; st[1] = INT64_MAX / 4;
-    refuse(m, &a, st, DT_HOST, DT_COPY, 1, "local_strides", "huge strides, DT_COPY");
+    snprintf(msg, sizeof msg, "local_strides = [%lld, %lld]", (long long)st[0], (long long)st[1]);
+    refuse2(m, &a, st, DT_HOST, DT_COPY, 1, msg, "spans more than", "huge strides, DT_COPY");
     /* a device tensor with strides */
     refuse(m, &a, a.st, DT_CUDA, DT_BORROW, 1, NULL, "DT_CUDA with strides");
     /* one rank alone with a bad stride: every rank fails */
@@ -770,17 +777,17 @@ static void bad_input(const dtt_mesh *m)
     sq[0] = 2 * (int64_t)m->shape[0];
     sq[1] = 2;
     sarr_init(&q, m, DT_I32, 2, sq, pl, K_COLMAJOR);
-    refuse(m, &q, one, DT_HOST, DT_BORROW, 1, "overlap", "strides {1,1}, 2x2 local");
-    refuse(m, &q, one, DT_HOST, DT_COPY, 1, "overlap", "strides {1,1}, 2x2 local, DT_COPY");
+    refuse(m, &q, one, DT_HOST, DT_BORROW, 1, "local_strides = [1, 1] overlap", "strides {1,1}, 2x2 local");
+    refuse(m, &q, one, DT_HOST, DT_COPY, 1, "local_strides = [1, 1] overlap", "strides {1,1}, 2x2 local, DT_COPY");
     sarr_free(&q);
     /* row-major strides too small for the row: 2 rows of 5 per rank, a row stride of 4 */
     sq[1] = 5;
     sarr_init(&q, m, DT_F32, 2, sq, pl, K_ROWPAD);
     st[0] = 4; st[1] = 1;
-    refuse(m, &q, st, DT_HOST, DT_BORROW, 1, "overlap", "row stride 4 < row length 5");
+    refuse(m, &q, st, DT_HOST, DT_BORROW, 1, "local_strides = [4, 1] overlap", "row stride 4 < row length 5");
     /* {2, 1}: each row starts inside the one before */
     st[0] = 2; st[1] = 1;
-    refuse(m, &q, st, DT_HOST, DT_BORROW, 1, "overlap", "strides {2,1}, 2x5 local");
+    refuse(m, &q, st, DT_HOST, DT_BORROW, 1, "local_strides = [2, 1] overlap", "strides {2,1}, 2x5 local");
     sarr_free(&q);
 }
 
