@@ -3,7 +3,8 @@
    A rank's shard wrapped where it lies in the caller's memory: a row-major
    array with each row padded, a column-major (Fortran) array, one field of
    an array of structs (innermost stride 3), a 3-D array padded on two dims,
-   a ghosted array (local_ghost) with explicit padded strides. Every storage
+   a ghosted array (local_ghost) with explicit padded strides, permuted
+   strides (dim 1 innermost, then dim 0, then the rest). Every storage
    sits inside a larger buffer; guards, padding, ghost cells and the unused
    struct fields hold a sentinel byte pattern. Values are a closed form of
    the global index (dtt_val, Partial parts from dtt_model_value), with the
@@ -11,7 +12,8 @@
    block-cyclic, nested) computed here from the placements alone.
 
    Checked, on the 1-D mesh of all ranks and every 2-D factorisation
-   (--quick: the middle one), F64 / I32 / F32:
+   (--quick: the middle one), F64 / I32 / F32 / I64 / F16 / U8, 1-D, 2-D
+   and 3-D tensors:
    - redistribution from a strided source to Shard / Replicate / balanced /
      sizes / block-cyclic / Partial targets: the result's local values, a
      gather of it, the source buffer unchanged, and the bytes sent and
@@ -24,6 +26,9 @@
    - dt_tensor_gather of strided tensors, DT_COPY of a strided buffer
      (contiguous, row-major strides), dt_tensor_local_strides, dt_tensor_data;
    - empty shards (more ranks than rows, empty explicit sizes), uneven ones;
+     DT_INFER_SIZES (own-sized shards, column-major with a padded leading
+     dimension); a sub-mesh with a rank outside it; DT_VERIFY sources; one
+     row per rank with a huge row stride (never stepped);
    - bad strides on every rank and on one rank alone (0, negative, overlap,
      overflow, a device tensor): refused everywhere, dt_last_error names
      dt_tensor_from_local and the value, no tensor made, the buffer
@@ -738,6 +743,17 @@ static void bad_input(const dtt_mesh *m)
     /* one rank alone with a bad stride: every rank fails */
     st[0] = a.st[0]; st[1] = dtt_rank == dtt_np - 1 ? 0 : 1;
     refuse(m, &a, st, DT_HOST, DT_BORROW, dtt_np == 1, "local_strides[1] = 0", "one rank's stride 0");
+    if (dtt_np > 1) { /* the bad rank its own reason, the others a mismatch naming it */
+        dt_tensor_desc d = sarr_desc(&a, m);
+        dt_tensor *t = NULL;
+        dt_status s0;
+        d.local_strides = st;
+        s0 = dt_tensor_from_local(m->mesh, &d, sarr_local(&a), DT_BORROW, &t);
+        if (dtt_rank == dtt_np - 1) CHECK(s0 == DT_ERR_ARG || s0 == DT_ERR_MISMATCH, "bad rank: %s", dt_status_string(s0));
+        else CHECK(s0 == DT_ERR_MISMATCH, "a good rank: %s: %s", dt_status_string(s0), dt_last_error());
+        CHECK(t == NULL, "a tensor was made");
+        dt_tensor_destroy(t);
+    }
     refuse(m, &a, st, DT_HOST, DT_VERIFY, dtt_np == 1, NULL, "one rank's stride 0, DT_VERIFY");
     sarr_free(&a);
     /* local_ghost with DT_COPY, strides or not: ghost room describes a borrowed array */
