@@ -10141,15 +10141,100 @@ static void dt__rng_apply_runs(const dt_tensor *t, dt__rng_op *op, void *y) {
     }
 }
 
-static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, void *y) {
+/* Strided storage (local_strides, local_ghost): y laid out by ys and op->x
+   by xs (NULL: row-major over the local extents; the mask is row-major).
+   The same walk as dt__rng_apply_runs -- each run of the last dim that is
+   consecutive in global indices (the whole dim unless cyclic) is one
+   kernel call, so every element gets the word of its global index and the
+   values are bit-identical to a contiguous fill; the padding between
+   elements is never written. A last dim that is not unit-stride goes
+   through a small buffer on the stack, DT__RNG_SCH elements at a time:
+   allocation-free, like the contiguous case. */
+#define DT__RNG_SCH 32
+static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, const int64_t *ys, const int64_t *xs) {
+    dt__chain ch[DT_MAX_DIMS];
+    int64_t pos[DT_MAX_DIMS], lo[DT_MAX_DIMS], ext[DT_MAX_DIMS], yst[DT_MAX_DIMS], xst[DT_MAX_DIMS], s = 1;
+    size_t ey = dt_dtype_size(t->desc.dtype), ex = dt_dtype_size(op->t);
+    int nd = t->desc.ndim, last = nd - 1, d;
+    const dt__kernels *k = t->dev->kernels();
+    if (nd < 1) { k->rng(op, 0, t->desc.shape, t->box.lo, t->box.ext, y); return; }
+    memset(ch, 0, sizeof ch);
+    memset(lo, 0, sizeof lo);
+    for (d = last; d >= 0; d--) { /* row-major strides of the local extents where none were given */
+        yst[d] = ys ? ys[d] : s;
+        xst[d] = xs ? xs[d] : s;
+        s *= t->box.ext[d];
+    }
+    for (d = 0; d < nd; d++) {
+        dt__chain_build(t->desc.shape[d], t->mesh->ndim, t->mesh->shape, t->mesh->coord, t->desc.placements, d, &ch[d]);
+        pos[d] = 0;
+        ext[d] = 1;
+    }
+    for (;;) {
+        int64_t p = 0, yb = 0, xb = 0, mb = 0;
+        for (d = 0; d < last; d++) {
+            yb += pos[d] * yst[d];
+            xb += pos[d] * xst[d];
+            mb = mb * ch[d].ext + pos[d];
+            lo[d] = dt__chain_up(&ch[d], pos[d]);
+        }
+        mb *= ch[last].ext;
+        while (p < ch[last].ext) {
+            int64_t run = dt__chain_run(&ch[last], p), i = 0;
+            char *yp = (char *)y + (size_t)(yb + p * yst[last]) * ey;
+            const char *xp = op->x ? (const char *)op->x + (size_t)(xb + p * xst[last]) * ex : NULL;
+            uint8_t *mp = op->mask ? (uint8_t *)op->mask + (mb + p) : NULL;
+            lo[last] = dt__chain_up(&ch[last], p);
+            if (yst[last] == 1 && (!xp || xst[last] == 1)) {
+                dt__rng_op one = *op;
+                one.x = xp;
+                one.mask = mp;
+                ext[last] = run;
+                k->rng(&one, nd, t->desc.shape, lo, ext, yp);
+            } else {
+                while (i < run) { /* through the stack: gather x, draw, scatter y */
+                    double ybuf[DT__RNG_SCH], xbuf[DT__RNG_SCH]; /* (8-byte elements at most) */
+                    dt__rng_op one = *op;
+                    int64_t n = run - i < DT__RNG_SCH ? run - i : DT__RNG_SCH, j, lo_last = lo[last];
+                    if (xp)
+                        for (j = 0; j < n; j++) memcpy((char *)xbuf + (size_t)j * ex, xp + (size_t)((i + j) * xst[last]) * ex, ex);
+                    one.x = xp ? (const void *)xbuf : NULL;
+                    one.mask = mp ? mp + i : NULL;
+                    ext[last] = n;
+                    lo[last] = lo_last + i;
+                    k->rng(&one, nd, t->desc.shape, lo, ext, ybuf);
+                    lo[last] = lo_last;
+                    for (j = 0; j < n; j++) memcpy(yp + (size_t)((i + j) * yst[last]) * ey, (char *)ybuf + (size_t)j * ey, ey);
+                    i += n;
+                }
+            }
+            p += run;
+        }
+        for (d = last - 1; d >= 0; d--) {
+            if (++pos[d] < ch[d].ext) break;
+            pos[d] = 0;
+        }
+        if (d < 0) break;
+    }
+}
+
+/* fill y (laid out by ys: NULL row-major) from op->x (laid out by xs) */
+static void dt__rng_apply_at(const char *fn, const dt_tensor *t, dt__rng_op *op, void *y, const int64_t *ys,
+                             const int64_t *xs) {
     dt_mesh *m = t->mesh;
     if (m->explain) dt__rng_explain(fn, t, m, m->explain);
     if (m->rank == 0 && dt__log_ops()) dt__rng_explain(fn, t, m, stderr);
     op->seed = m->rng_seed;
     op->offset = m->rng_offset;
-    if (t->numel && dt__pl_cyclic(t->desc.placements, m->ndim)) dt__rng_apply_runs(t, op, y);
+    if (t->numel && (ys || xs)) dt__rng_apply_strided(t, op, y, ys, xs);
+    else if (t->numel && dt__pl_cyclic(t->desc.placements, m->ndim)) dt__rng_apply_runs(t, op, y);
     else if (t->numel) t->dev->kernels()->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
     m->rng_offset += dt__rng_words(&t->desc, op->w);
+}
+
+/* fill t's own storage (strided or not) */
+static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, void *y) {
+    dt__rng_apply_at(fn, t, op, y, t->strided ? t->stride : NULL, NULL);
 }
 
 /* checks shared by the in-place ops, t non-NULL: `st` (the op's own checks
@@ -10165,7 +10250,6 @@ static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_st
     sc[0] = a;
     sc[1] = b;
     if (!st) st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements);
-    if (!st) st = dt__no_strided(fn, "the tensor", t);
     if (!st) st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
     state[0] = (int64_t)t->mesh->rng_seed;
     state[1] = (int64_t)t->mesh->rng_offset;
@@ -10242,7 +10326,7 @@ static dt_status dt__rng_new(const char *fn, dt_mesh *m, const dt_tensor_desc *d
     else if (!(st = dt__check_desc(fn, m, d, &norm)) && !(st = dt__rng_float_only(fn, norm.dtype)) &&
         !(st = dt__rng_no_partial(fn, "desc->placements", m, norm.placements)) &&
         !(st = dt__rng_room(fn, m, dt__rng_words(&norm, dt__rng_w(norm.dtype)))) && *out)
-        st = dt__check_out(fn, *out, m, &norm);
+        st = dt__check_out_spec(fn, *out, m, &norm); /* a strided *out is filled in place */
     state[0] = (int64_t)m->rng_seed; /* consistency checks: the spec and the stream state */
     state[1] = (int64_t)m->rng_offset;
     if ((st = dt__consistent_spec(m, fn, st, &norm, NULL, state, 2, NULL))) return st;
@@ -10369,7 +10453,7 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     op.x = x->data;
     op.mask = k ? k->data : NULL;
     /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): o is *out or the tensor just made */
-    dt__rng_apply(fn, x, &op, o->data);
+    dt__rng_apply_at(fn, x, &op, o->data, NULL, x->strided ? x->stride : NULL); /* x strided: read in place */
     *out = o;
     if (mask) *mask = k;
     return DT_OK;
