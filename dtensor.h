@@ -971,7 +971,10 @@ DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tens
    on mesh rank 0 and shared), which mesh rank 0 renames to `path` only once
    every rank has written and closed it; on any failure the temporary is
    removed and `path` is left as it was (never truncated or half-written).
-   Every rank returns the same status and message. */
+   Every rank returns the same status and message. Strided storage
+   (local_strides, local_ghost): staged through one contiguous copy of the
+   shard (on the ranks that write; the file's bytes are the contiguous
+   tensor's, the padding is never read). */
 DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);
 /* collective over m: the .npy file at `path` as a tensor on m with
    `placements` (one per mesh dim; Partial placements follow
@@ -983,7 +986,11 @@ DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);
    gets its verdict: DT_ERR_IO naming the path and the reason. *out as for
    ops: NULL makes a new tensor; non-NULL must have the file's dtype and
    shape, m and `placements`, and its buffer is refilled (only once the read
-   has succeeded everywhere). On error *out is untouched. */
+   has succeeded everywhere). On error *out is untouched. A strided *out
+   (local_strides, local_ghost): the shard is read into one contiguous
+   copy, then written through its strides (a cyclic layout: redistributed
+   into it directly); only its elements are written, never the padding or
+   the ghost room. */
 DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements,
                                     dt_tensor **out);
 
@@ -5394,6 +5401,50 @@ static dt_status dt__no_strided(const char *fn, const char *what, const dt_tenso
     return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s has strided local storage (strides %s%s); this call takes "
                     "contiguous shards (copy it into one with dt_tensor_redistribute first)", fn, what,
                     dt__shape_str(t->stride, t->desc.ndim, g, sizeof g), t->ghosted ? ", a ghosted array" : "");
+}
+
+/* Staging for the calls that work on a contiguous shard: *v = t, over a
+   new row-major buffer *buf (freed by the caller with DT_FREE) holding a
+   copy of t's elements (copy_in; host storage only -- strided storage is
+   host-only). A contiguous t: *v = t, *buf NULL, no copy. The stand-in
+   has no halo and no ghost room (its storage is the buffer). */
+static dt_status dt__stage_contig(const char *fn, const dt_tensor *t, int copy_in, dt_tensor *v, void **buf) {
+    dt_status st;
+    *v = *t;
+    *buf = NULL;
+    if (!t->strided) return DT_OK;
+    if ((st = dt__alloc(fn, t->bytes + 1, buf))) return st;
+    if (copy_in) {
+        dt__array a, b;
+        dt__tensor_array_of_data(t, t->data, &a);
+        b = a;
+        b.data = (char *)*buf;
+        b.stride = NULL;
+        dt__copy_box(&a, &b, &t->box);
+    }
+    v->data = *buf;
+    v->strided = 0;
+    v->ghosted = 0;
+    v->halo = NULL;
+    v->storage = NULL;
+    v->owns = 0;
+    v->desc.local_strides = NULL;
+    v->desc.local_ghost = NULL;
+    memset(v->ghost, 0, sizeof v->ghost);
+    return DT_OK;
+}
+
+/* t's elements := buf (row-major over t's box), through t's strides; the
+   padding between them is not written. Host storage. */
+static void dt__store_contig(const dt_tensor *t, const void *buf) {
+    dt__array a, b;
+    if (!t->bytes || t->data == buf) return;
+    if (!t->strided) { memcpy(t->data, buf, t->bytes); return; }
+    dt__tensor_array_of_data(t, t->data, &b);
+    a = b;
+    a.data = (char *)buf;
+    a.stride = NULL;
+    dt__copy_box(&a, &b, &t->box);
 }
 
 /* does *out already have the spec `want`? (dtype, shape, mesh, placements) */
@@ -11839,6 +11890,8 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     const dt_tensor *src;
     dt_placement pl[DT_MAX_MESH_DIMS];
     char *hdr = NULL, *tmp = NULL, *full = NULL;
+    dt_tensor staged;
+    void *sbuf = NULL;
     size_t hlen = 0, es, total_data = 1;
     uint64_t tok = 0;
     int i, partial = 0, writer;
@@ -11850,7 +11903,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     m = t->mesh;
     if (m->rank < 0) return DT_OK;
     /* every argument error below is agreed on, so every rank returns it */
-    if ((st = dt__host_only(fn, "t", t)) || (st = dt__no_strided(fn, "t", t))) {
+    if ((st = dt__host_only(fn, "t", t))) {
     } else if (!path || !path[0]) {
         st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     } else if (!dt__npy_descr(t->desc.dtype)) {
@@ -11874,6 +11927,8 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     }
     writer = dt__io_writer(m, pl, m->coord);
     st = dt__npy_header(fn, t->desc.dtype, t->desc.ndim, t->desc.shape, &hdr, &hlen);
+    /* strided storage: a writer's shard staged through one contiguous copy (the others send nothing) */
+    if (!st && src->strided && writer && !(st = dt__stage_contig(fn, src, 1, &staged, &sbuf))) src = &staged;
     if (!st) st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
     if ((st = dt__io_agree(m->comm, fn, st))) goto out;
     if (m->rank == 0) tok = dt__io_token();
@@ -11927,6 +11982,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     if (st2 && m->rank == 0) remove(tmp); /* failed: no temporary left behind */
     st = st2;
 out:
+    DT_FREE(sbuf);
     DT_FREE(full);
     DT_FREE(tmp);
     DT_FREE(hdr);
@@ -12009,7 +12065,9 @@ static dt_status dt__load_cyclic(dt_mesh *m, const char *path, const dt_tensor_d
     if ((st = dt__load_npy(m, path, boxed, &b))) return st;
     if (!*out) st = dt__tensor_make("dt_tensor_load_npy", m, norm, NULL, 0, &t);
     st = dt__io_agree(m->comm, "dt_tensor_load_npy", st);
-    if (!st) st = dt__redistribute_into(b, norm->placements, t ? t->data : *out ? (*out)->data : NULL);
+    if (!st && t) st = dt__redistribute_into(b, norm->placements, t->data);
+    else if (!st) st = dt__redistribute_into_strided(b, norm->placements, (*out)->data, /* a strided *out in place */
+                                                     (*out)->strided ? (*out)->stride : NULL);
     dt_tensor_destroy(b);
     if (st) { dt_tensor_destroy(t); return st; }
     if (t) *out = t;
@@ -12031,7 +12089,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     if (!path || !path[0]) st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     else if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
     else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    else if (*out && !(st = dt__host_only(fn, "*out", *out))) st = dt__no_strided(fn, "*out", *out);
+    else if (*out) st = dt__host_only(fn, "*out", *out); /* strided storage: written through its strides */
     if (m->rank >= 0 && (st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
     if (st) return st;
     memset(&info, 0, sizeof info);
@@ -12068,7 +12126,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     memcpy(d.shape, info.shape, sizeof d.shape);
     for (i = 0; i < m->ndim; i++) d.placements[i] = placements[i];
     st = dt__check_desc(fn, m, &d, &norm);
-    if (!st && *out) st = dt__check_out(fn, *out, m, &norm);
+    if (!st && *out) st = dt__check_out_spec(fn, *out, m, &norm);
     if (m->rank < 0) { /* outside the mesh: an empty tensor, no I/O */
         if (st || *out) return st;
         if ((st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) return st;
@@ -12101,7 +12159,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         }
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
         for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], dst, bytes);
-        if (*out) { if (bytes) memcpy((*out)->data, dst, bytes); }
+        if (*out) dt__store_contig(*out, dst);
         else *out = t;
         return DT_OK;
     }
@@ -12115,7 +12173,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         DT_FREE(full);
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
         if (*out) {
-            if (t->bytes) memcpy((*out)->data, t->data, t->bytes);
+            dt__store_contig(*out, t->data);
             dt_tensor_destroy(t);
         } else {
             *out = t;
