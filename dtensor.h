@@ -8788,7 +8788,7 @@ static dt_status dt__call_mesh(dt__call *c) {
     for (i = 0; i < c->nin; i++) {
         dt__in *in = &c->in[i];
         int k;
-        if (in->t && in->t->strided) return dt__no_strided(c->fn, in->name, in->t);
+        /* strided storage (local_strides, local_ghost) is read in place or staged by dt__move_inputs */
         if (in->t && in->t->dev != c->dev)
             return dt__fail(DT_ERR_DEVICE, "%s: %s is on device %d (%s) but %s is on device %d (%s); move one with "
                             "dt_tensor_from_local(DT_COPY) or dt_tensor_gather", c->fn, c->in[first].name,
@@ -9212,6 +9212,7 @@ typedef struct dt__local { /* an input's block on this rank after the moves */
     const void *data;
     dt__box box;
     int ndim;
+    const int64_t *stride;      /* element strides (a strided input read in place); NULL: row-major */
 } dt__local;
 
 static void dt__strides(const int64_t *ext, int n, int64_t *st) {
@@ -9220,6 +9221,24 @@ static void dt__strides(const int64_t *ext, int n, int64_t *st) {
     for (d = n - 1; d >= 0; d--) { st[d] = s; s *= ext[d]; }
 }
 
+/* Strided storage (local_strides, local_ghost): the families whose local
+   kernels take an input's strides read it in place -- the binary family
+   (the kernel walks any strides), the unary family and casts (one kernel
+   call per row of the last dim, when that dim is unit-stride), narrow (a
+   box copy); the other families get one contiguous copy of the shard. A
+   strided input that must move (other placements) is packed by the
+   redistribution, which reads strides. */
+static int dt__reads_strides(const dt__call *c, const dt_tensor *t) {
+    switch (c->def->family) {
+    case DT__F_BINARY: case DT__F_NARROW: return 1;
+    case DT__F_UNARY: return t->stride[t->desc.ndim - 1] == 1;
+    default: return 0;
+    }
+}
+
+/* the inputs' blocks as the op wants them placed: in place where the
+   placements match (a strided one per dt__reads_strides, else staged),
+   redistributed into scratch otherwise; extra[i]: buffers to free */
 static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra) {
     dt_mesh *m = c->m;
     int i;
@@ -9231,6 +9250,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         void *buf;
         loc[i].data = NULL;
         loc[i].ndim = in->d ? in->d->ndim : 0;
+        loc[i].stride = NULL;
         if (!t) continue;
         if (t->mesh != m) { /* a host scalar: Replicate, made Partial where wanted */
             int k;
@@ -9252,6 +9272,19 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         if (dt__placements_eq(t->desc.placements, c->want[i], m->ndim)) {
             loc[i].data = t->data;
             loc[i].box = t->box;
+            if (t->strided && t->desc.ndim > 0 && dt__reads_strides(c, t)) {
+                loc[i].stride = t->stride; /* read in place */
+            } else if (t->strided && t->numel) { /* staged: one contiguous copy, freed at the end of the call */
+                dt__array a, b;
+                if ((st = c->dev->alloc(c->fn, t->bytes, &buf))) return st;
+                extra[i] = buf;
+                dt__tensor_array_of_data(t, t->data, &a);
+                b = a;
+                b.data = (char *)buf;
+                b.stride = NULL;
+                dt__copy_box(&a, &b, &t->box);
+                loc[i].data = buf;
+            }
             continue;
         }
         dt__layout_box(t->desc.ndim, t->desc.shape, m->ndim, m->shape, m->coord, c->want[i], &loc[i].box);
@@ -9275,8 +9308,30 @@ static size_t dt__prod(const int64_t *e, int from, int to) {
 
 static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor *o) {
     const dt__kernels *k = c->dev->kernels();
-    if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
-    else k->unary((dt__uop)c->def->kernel, o->desc.dtype, x->data, o->data, o->numel, c->a);
+    int64_t idx[DT_MAX_DIMS] = {0}, n, off = 0;
+    size_t xes = dt_dtype_size(c->in[0].d->dtype), oes = dt_dtype_size(o->desc.dtype), rows, r;
+    int nd = x->ndim, d;
+    if (!x->stride) {
+        if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
+        else k->unary((dt__uop)c->def->kernel, o->desc.dtype, x->data, o->data, o->numel, c->a);
+        return DT_OK;
+    }
+    /* strided x (unit-stride last dim): one kernel call per row into the contiguous result */
+    if (!o->numel) return DT_OK;
+    n = x->box.ext[nd - 1];
+    rows = o->numel / (size_t)n;
+    for (r = 0; r < rows; r++) {
+        const char *xr = (const char *)x->data + (size_t)off * xes;
+        char *orow = (char *)o->data + r * (size_t)n * oes;
+        if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, xr, o->desc.dtype, orow, (size_t)n);
+        else k->unary((dt__uop)c->def->kernel, o->desc.dtype, xr, orow, (size_t)n, c->a);
+        for (d = nd - 2; d >= 0; d--) { /* next row: odometer over the leading dims */
+            off += x->stride[d];
+            if (++idx[d] < x->box.ext[d]) break;
+            off -= x->box.ext[d] * x->stride[d];
+            idx[d] = 0;
+        }
+    }
     return DT_OK;
 }
 
@@ -9284,7 +9339,8 @@ static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor 
 static void dt__bcast_strides(const dt__local *x, const int64_t *oext, int n, int64_t *st) {
     int64_t xs[DT_MAX_DIMS];
     int j;
-    dt__strides(x->box.ext, x->ndim, xs);
+    if (x->stride) memcpy(xs, x->stride, (size_t)x->ndim * sizeof *xs); /* strided storage, read in place */
+    else dt__strides(x->box.ext, x->ndim, xs);
     for (j = 0; j < n; j++) {
         int d = j - (n - x->ndim);
         st[j] = d < 0 || (x->box.ext[d] == 1 && oext[j] != 1) ? 0 : xs[d];
@@ -9458,6 +9514,7 @@ static dt_status dt__run_narrow(const dt__call *c, const dt__local *x, dt_tensor
     dst = src;
     dst.data = (char *)o->data;
     dst.box = p;
+    src.stride = x->stride; /* strided storage, read in place */
     return c->dev->copy_box(c->fn, &src, &dst, &p);
 }
 
@@ -9553,7 +9610,7 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
     dt_status st;
     int i;
     if (!*out) return dt__tensor_make(c->fn, c->m, &c->out_public, NULL, 0, o);
-    if ((st = dt__check_out(c->fn, *out, c->m, &c->out_public))) return st;
+    if ((st = dt__check_out_spec(c->fn, *out, c->m, &c->out_public))) return st; /* strided: staged (dt__dispatch) */
     if (!(c->def->flags & DT__ELEMENTWISE))
         for (i = 0; i < c->nin; i++)
             if (c->in[i].t && (c->in[i].t == *out || ((*out)->bytes && c->in[i].t->data == (*out)->data)))
@@ -9563,26 +9620,37 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
     return DT_OK;
 }
 
+/* A strided *out (local_strides, local_ghost): the op runs into one
+   contiguous copy of its shard (read in first: every byte the op leaves
+   alone keeps its value), written back through the strides only once the
+   op has succeeded; the padding is never written. */
 static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_tensor **out) {
-    dt_tensor *o = NULL;
+    dt_tensor *o = NULL, staged;
+    void *obuf = NULL;
     dt_status st;
     if (!out) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn));
     if (!(st = dt__propagate(c, check))) {
         c->out.device = c->out_public.device = c->in[0].d->device;
         st = dt__out_prepare(c, out, &o);
     }
+    /* (allocated before the ranks compare: a failure here fails every rank together) */
+    if (!st && o == *out && o->strided) st = dt__stage_contig(c->fn, o, 1, &staged, &obuf);
     if (st) st = dt__within(c->fn, st);
     /* consistency checks: once per public op, before anything moves */
     if (dt__checks_on() && c->m->size > 1 && c->m->rank >= 0 &&
         (st = dt__consistent(c->m, c->fn, st, st ? 0 : dt__call_hash(c), dt__describe_call, c))) {
         if (o && o != *out) dt_tensor_destroy(o);
+        DT_FREE(obuf);
         return st;
     }
-    if (st) return st;
-    if ((st = dt__run(c, o))) {
+    if (st) { DT_FREE(obuf); return st; }
+    if ((st = dt__run(c, obuf ? &staged : o))) {
         if (o != *out) dt_tensor_destroy(o);
+        DT_FREE(obuf);
         return dt__within(c->fn, st);
     }
+    if (obuf) dt__store_contig(o, obuf);
+    DT_FREE(obuf);
     *out = o;
     return DT_OK;
 }
