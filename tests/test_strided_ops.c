@@ -83,7 +83,9 @@ static int sarr_make(sarr *a, const dtt_mesh *m, const dt_tensor_desc *d, int la
     a->es = dt_dtype_size(d->dtype);
     local_shape(m, d, a->ls);
     for (i = 0; i < a->nd; i++) e[i] = a->ls[i] > 0 ? a->ls[i] : 1;
-    if (layout == L_COLMAJOR) {
+    if (layout < 0) { /* contiguous: row-major, no local_strides */
+        for (i = a->nd - 1; i >= 0; i--) { a->st[i] = s; s *= e[i]; }
+    } else if (layout == L_COLMAJOR) {
         for (i = 0; i < a->nd; i++) { a->st[i] = s; s *= e[i]; }
     } else if (layout == L_AOS) {
         s = 3;
@@ -101,8 +103,8 @@ static int sarr_make(sarr *a, const dtt_mesh *m, const dt_tensor_desc *d, int la
     n = numel(a);
     for (k = 0; k < n; k++) a->is_el[elem_off(a, k)] = 1;
     a->d.local_shape = a->ls;
-    a->d.local_strides = a->st;
-    CHECK_OK(dt_tensor_from_local(m->mesh, &a->d, a->arr, DT_BORROW, &a->t));
+    a->d.local_strides = layout < 0 ? NULL : a->st;
+    CHECK_OK(dt_tensor_from_local(m->mesh, &a->d, a->arr, DT_BORROW | DT_VERIFY, &a->t));
     a->d.local_shape = NULL;
     a->d.local_strides = NULL;
     return a->t != NULL;
@@ -367,6 +369,61 @@ done:
     sarr_free(&r);
 }
 
+/* ---------------------------------------------------------------- checks on */
+
+/* consistency checks compare specs, never storage: mesh rank 0 strided,
+   the others contiguous (and the reverse), every call agrees */
+static void mixed_cases(const dtt_mesh *m, const dt_tensor_desc *d0, const char *dir)
+{
+    dt_tensor_desc d = *d0;
+    int was = dt_get_checks(), flip;
+    char p1[256], p2[256];
+    snprintf(p1, sizeof p1, "%s.m1.npy", dir);
+    snprintf(p2, sizeof p2, "%s.m2.npy", dir);
+    dt_set_checks(1);
+    for (flip = 0; flip < 2; flip++) {
+        sarr a;
+        dt_tensor *c = NULL, *y1 = NULL, *y2 = NULL, *o;
+        int strided = (dtt_rank == 0) != flip;
+        dtt_ctx("checks on, %s strided, mesh %s", flip ? "ranks > 0" : "rank 0", m->name);
+        if (!sarr_make(&a, m, &d, strided ? L_COLMAJOR : -1)) { sarr_free(&a); continue; }
+        CHECK_OK(dt_tensor_empty(m->mesh, &d, &c));
+        if (c) {
+            CHECK_OK(dt_rng_set_state(m->mesh, 3, 0));
+            CHECK_OK(dt_uniform_(a.t, 0.0, 1.0));
+            CHECK_OK(dt_rng_set_state(m->mesh, 3, 0));
+            CHECK_OK(dt_uniform_(c, 0.0, 1.0));
+            sarr_check_eq(&a, c, "dt_uniform_, checks on");
+            CHECK_OK(dt_add(a.t, c, &y1));
+            CHECK_OK(dt_add(c, c, &y2));
+            same_result(y1, y2, "dt_add, checks on");
+            dt_tensor_destroy(y1); dt_tensor_destroy(y2);
+            y1 = y2 = NULL;
+            CHECK_OK(dt_sum(a.t, 0, NULL, 0, &y1));
+            CHECK_OK(dt_sum(c, 0, NULL, 0, &y2));
+            same_result(y1, y2, "dt_sum, checks on");
+            dt_tensor_destroy(y1); dt_tensor_destroy(y2);
+            o = a.t;
+            CHECK_OK(dt_neg(c, &o));
+            CHECK_OK(dt_neg(c, &c));
+            sarr_check_eq(&a, c, "dt_neg into *out, checks on");
+            CHECK_OK(dt_tensor_save_npy(a.t, p1));
+            CHECK_OK(dt_tensor_save_npy(c, p2));
+            if (dtt_rank == 0) CHECK(files_equal(p1, p2), "save, checks on: %s and %s differ", p1, p2);
+            o = a.t;
+            CHECK_OK(dt_scale(c, 2.0, &c));
+            CHECK_OK(dt_tensor_save_npy(c, p2));
+            CHECK_OK(dt_tensor_load_npy(m->mesh, p2, d.placements, &o));
+            sarr_check_eq(&a, c, "load, checks on");
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (dtt_rank == 0) { remove(p1); remove(p2); }
+        }
+        dt_tensor_destroy(c);
+        sarr_free(&a);
+    }
+    dt_set_checks(was);
+}
+
 /* ---------------------------------------------------------------- sweep */
 
 static dt_tensor_desc mk(int nd, const int64_t *shape, const dtt_mesh *m, const dt_placement *pl)
@@ -415,6 +472,11 @@ static void sweep(dt_comm *comm, const char *dir)
         cases(&m, pl, 2, s4, dir, 0);
         pl[0] = dt_shard_cyclic(1, 5);
         cases(&m, pl, 2, s4, dir, 1);
+        pl[0] = dt_shard(0);
+        {
+            dt_tensor_desc d = mk(2, s2, &m, pl);
+            mixed_cases(&m, &d, dir);
+        }
         dtt_mesh_close(&m);
     }
     nf = dtt_factorizations(dtt_np, 2, fac, 64);
