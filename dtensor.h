@@ -10549,8 +10549,8 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     md.dtype = DT_U8;
     if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     else if (!(st = dt__rng_float_only(fn, x->desc.dtype)) && !(st = dt__rng_prob(fn, "p", p)) && *out)
-        st = dt__check_out(fn, *out, x->mesh, &x->desc);
-    if (!st && mask && *mask && !(st = dt__check_out(fn, *mask, x->mesh, &md)) &&
+        st = dt__check_out_spec(fn, *out, x->mesh, &x->desc); /* a strided *out is written in place */
+    if (!st && mask && *mask && !(st = dt__check_out(fn, *mask, x->mesh, &md)) && /* (a strided mask: refused) */
         (*mask == x || *mask == *out || ((*mask)->bytes && ((*mask)->data == x->data ||
                                                              (*out && (*mask)->data == (*out)->data)))))
         st = dt__fail(DT_ERR_ARG, "%s: *mask is the same tensor as x or *out", fn);
@@ -10572,7 +10572,8 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     op.x = x->data;
     op.mask = k ? k->data : NULL;
     /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): o is *out or the tensor just made */
-    dt__rng_apply_at(fn, x, &op, o->data, NULL, x->strided ? x->stride : NULL); /* x strided: read in place */
+    dt__rng_apply_at(fn, x, &op, o->data, o->strided ? o->stride : NULL, /* strided x, *out: in place */
+                     x->strided ? x->stride : NULL);
     *out = o;
     if (mask) *mask = k;
     return DT_OK;

@@ -232,6 +232,15 @@ static void rng_cases(const dtt_mesh *m, const dt_tensor_desc *d0, int layout)
             same_result(y1, y2, "dt_dropout of a strided x");
             same_result(k1, k2, "dt_dropout's mask");
             sarr_check_pad(&a, "dt_dropout");
+            o = a.t; /* into a strided *out: from contiguous x, then in place (x = *out) */
+            CHECK_OK(dt_rng_set_state(m->mesh, 99, 8));
+            CHECK_OK(dt_dropout(c, 0.25, &o, NULL));
+            CHECK(o == a.t, "dt_dropout replaced *out");
+            sarr_check_eq(&a, y2, "dt_dropout into a strided *out");
+            sarr_set(&a, dt_tensor_data(c));
+            CHECK_OK(dt_rng_set_state(m->mesh, 99, 8));
+            CHECK_OK(dt_dropout(a.t, 0.25, &o, NULL));
+            sarr_check_eq(&a, y2, "dt_dropout in place on a strided x");
             dt_tensor_destroy(y1); dt_tensor_destroy(y2); dt_tensor_destroy(k1); dt_tensor_destroy(k2);
         }
         dt_tensor_destroy(c);
