@@ -491,18 +491,52 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    "local element 0"; dt_tensor_local_strides gives the storage's strides.
    A halo (dt_tensor_set_halo) no wider than the ghost room then lives in
    the array itself: dt_halo_exchange writes the ghost cells in place, with
-   no copy of the interior (see the halo section). Calls that read or write
-   the whole shard work through a contiguous copy or refuse:
-   - staged (one extra copy of the interior into a temporary contiguous
-     buffer, allocated and freed by the call): dt_tensor_gather,
-     dt_tensor_redistribute with t as the source;
-   - refused with DT_ERR_UNSUPPORTED ("...: t has ghost room (local_ghost);
-     ... not supported yet"): ops (as input or *out), random fills, .npy
-     save and load, convolution, dt_tensor_scalapack_desc, a redistribution
-     or op *target* (*out) that is ghosted.
+   no copy of the interior (see the halo section). The rest of the library
+   sees a ghosted array as strided storage (below): only the interior is
+   read or written, never the ghost room.
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
    negative width, widths whose array size overflows; DT_ERR_UNSUPPORTED:
-   local_ghost on a device tensor (desc->device != DT_HOST). */
+   local_ghost on a device tensor (desc->device != DT_HOST).
+   Strided storage (desc->local_strides, and every ghosted array): the
+   shard's elements sit at sum(i[d] * stride[d]) from dt_tensor_data, with
+   padding between them that the library never reads or writes (a padded
+   leading dim, a column-major array, one field of an array of structs).
+   Host tensors only. Every call takes such a tensor, in one of three ways:
+   - read/written through the strides, no copy of the shard:
+     dt_tensor_redistribute as source and as *out (the box and piece
+     exchanges pack from and unpack into the strides; cyclic and reduction
+     plans stage one contiguous copy), dt_tensor_gather (packed once),
+     dt_tensor_from_local(DT_COPY) (gathered into the new contiguous
+     shard), dt_halo_exchange / dt_stencil_apply on a ghosted array (the
+     halo section); random fills (dt_uniform_, dt_normal_, dt_bernoulli_,
+     dt_randint_, dt_tensor_rand / dt_tensor_randn into a strided *out,
+     dt_dropout's x and *out): written in place, one kernel call per run of
+     the last dim (through a 32-element stack buffer when that dim is not
+     unit-stride), every value bit-identical to the same fill of a
+     contiguous tensor; op inputs of the binary family (dt_add, dt_sub,
+     dt_mul, dt_div, dt_maximum, dt_minimum, dt_axpy's x and y: the kernel
+     walks any strides, broadcasting included), of the unary family and
+     dt_cast when the last dim is unit-stride (one kernel call per row),
+     and of dt_narrow;
+   - staged through one contiguous copy of the shard, allocated and freed by
+     the call: every other op input (reductions, softmax, norms, matmul,
+     views, cat/stack, embedding, cross-entropy; unary inputs whose last
+     dim is not unit-stride); a strided op *out (the op runs into a
+     contiguous copy of *out's shard, written back through the strides only
+     after the op succeeded: on failure *out keeps every byte);
+     dt_tensor_save_npy (the writing ranks' shards) and dt_tensor_load_npy
+     into a strided *out (read contiguous, then written through the
+     strides);
+   - refused with DT_ERR_UNSUPPORTED ("...: x has strided local storage
+     (strides [...]); this call takes contiguous shards"), nothing written:
+     convolution (x, w, bias, *out), dt_tensor_scalapack_desc (its local
+     leading dimension is not the shard's), a strided *out of
+     dt_stencil_apply, a strided *mask of dt_dropout.
+   Whether a tensor is strided is each rank's own business: the
+   consistency checks (DTENSOR_CHECK) compare the specs (dtype, shape,
+   placements, device), never local_strides, local_ghost or the storage,
+   and one rank may pass strided storage where the others pass contiguous
+   buffers. */
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local,
                                       unsigned flags, dt_tensor **out);
 /* src_rank: the mesh rank whose `full` (global row-major array) is sent, each
@@ -532,13 +566,15 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
 /* the full global tensor into `full` on every mesh rank (collective; ranks
    outside the mesh return DT_OK and leave `full` untouched) */
 DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full);
-DT_API void     *dt_tensor_data(const dt_tensor *t);            /* local shard, row-major; for a
-                                                                   ghosted array (local_ghost):
+DT_API void     *dt_tensor_data(const dt_tensor *t);            /* local shard, row-major; strided
+                                                                   storage (local_strides): element
+                                                                   0; a ghosted array (local_ghost):
                                                                    interior element 0, strided */
 /* the element strides of t's local storage per dim (strides may be NULL);
    returns ndim. Row-major strides of the local shape for a contiguous
-   shard, the ghosted array's strides (local_shape + 2*local_ghost) for one
-   wrapped with local_ghost. */
+   shard, desc->local_strides for one wrapped with them, the ghosted
+   array's strides (local_shape + 2*local_ghost) for one wrapped with
+   local_ghost. */
 DT_API int       dt_tensor_local_strides(const dt_tensor *t, int64_t *strides);
 DT_API const dt_tensor_desc *dt_tensor_get_desc(const dt_tensor *t); /* dims normalised */
 DT_API dt_mesh  *dt_tensor_mesh(const dt_tensor *t);
@@ -618,6 +654,13 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);
    reused, so a time loop allocates nothing after its first step; a wrong
    *out is an error and is not touched. *out may be an input of a pointwise
    op (in place); other ops refuse an *out that aliases an input.
+   Strided storage (local_strides, ghosted arrays; see dt_tensor_from_local):
+   the binary family, the unary family and dt_cast (unit-stride last dim)
+   and dt_narrow read a strided input in place; every other op input is
+   staged through one contiguous copy each (allocated per call, freed at
+   its end). A strided *out: the op runs into one contiguous copy of its
+   shard, written back through its strides once the op has succeeded (the
+   padding is never written; on failure *out is untouched).
    All inputs live on one mesh. A 0-d tensor on another mesh (a "host
    scalar", e.g. made on a dt_comm_self mesh) is taken as replicated;
    anything else on another mesh is DT_ERR_MESH naming both arguments.

@@ -14,7 +14,10 @@
    room equal to and wider than the halo, whole and split-phase exchanges.
    dt_stencil_apply on a ghosted x equals it on a contiguous copy with the
    copying halo; gather and redistribute of a ghosted tensor read the
-   interior; bad input is refused on every rank with nothing written. */
+   interior; bad input is refused on every rank with nothing written; a
+   random fill, a .npy save and load, ops reading a ghosted array and an
+   op writing into one touch the interior only (values = the contiguous
+   twin's, ghost room and guards byte-for-byte unchanged). */
 #define _POSIX_C_SOURCE 200112L /* getpid */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
