@@ -501,18 +501,52 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    "local element 0"; dt_tensor_local_strides gives the storage's strides.
    A halo (dt_tensor_set_halo) no wider than the ghost room then lives in
    the array itself: dt_halo_exchange writes the ghost cells in place, with
-   no copy of the interior (see the halo section). Calls that read or write
-   the whole shard work through a contiguous copy or refuse:
-   - staged (one extra copy of the interior into a temporary contiguous
-     buffer, allocated and freed by the call): dt_tensor_gather,
-     dt_tensor_redistribute with t as the source;
-   - refused with DT_ERR_UNSUPPORTED ("...: t has ghost room (local_ghost);
-     ... not supported yet"): ops (as input or *out), random fills, .npy
-     save and load, convolution, dt_tensor_scalapack_desc, a redistribution
-     or op *target* (*out) that is ghosted.
+   no copy of the interior (see the halo section). The rest of the library
+   sees a ghosted array as strided storage (below): only the interior is
+   read or written, never the ghost room.
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
    negative width, widths whose array size overflows; DT_ERR_UNSUPPORTED:
-   local_ghost on a device tensor (desc->device != DT_HOST). */
+   local_ghost on a device tensor (desc->device != DT_HOST).
+   Strided storage (desc->local_strides, and every ghosted array): the
+   shard's elements sit at sum(i[d] * stride[d]) from dt_tensor_data, with
+   padding between them that the library never reads or writes (a padded
+   leading dim, a column-major array, one field of an array of structs).
+   Host tensors only. Every call takes such a tensor, in one of three ways:
+   - read/written through the strides, no copy of the shard:
+     dt_tensor_redistribute as source and as *out (the box and piece
+     exchanges pack from and unpack into the strides; cyclic and reduction
+     plans stage one contiguous copy), dt_tensor_gather (packed once),
+     dt_tensor_from_local(DT_COPY) (gathered into the new contiguous
+     shard), dt_halo_exchange / dt_stencil_apply on a ghosted array (the
+     halo section); random fills (dt_uniform_, dt_normal_, dt_bernoulli_,
+     dt_randint_, dt_tensor_rand / dt_tensor_randn into a strided *out,
+     dt_dropout's x and *out): written in place, one kernel call per run of
+     the last dim (through a 32-element stack buffer when that dim is not
+     unit-stride), every value bit-identical to the same fill of a
+     contiguous tensor; op inputs of the binary family (dt_add, dt_sub,
+     dt_mul, dt_div, dt_maximum, dt_minimum, dt_axpy's x and y: the kernel
+     walks any strides, broadcasting included), of the unary family and
+     dt_cast when the last dim is unit-stride (one kernel call per row),
+     and of dt_narrow;
+   - staged through one contiguous copy of the shard, allocated and freed by
+     the call: every other op input (reductions, softmax, norms, matmul,
+     views, cat/stack, embedding, cross-entropy; unary inputs whose last
+     dim is not unit-stride); a strided op *out (the op runs into a
+     contiguous copy of *out's shard, written back through the strides only
+     after the op succeeded: on failure *out keeps every byte);
+     dt_tensor_save_npy (the writing ranks' shards) and dt_tensor_load_npy
+     into a strided *out (read contiguous, then written through the
+     strides);
+   - refused with DT_ERR_UNSUPPORTED ("...: x has strided local storage
+     (strides [...]); this call takes contiguous shards"), nothing written:
+     convolution (x, w, bias, *out), dt_tensor_scalapack_desc (its local
+     leading dimension is not the shard's), a strided *out of
+     dt_stencil_apply, a strided *mask of dt_dropout.
+   Whether a tensor is strided is each rank's own business: the
+   consistency checks (DTENSOR_CHECK) compare the specs (dtype, shape,
+   placements, device), never local_strides, local_ghost or the storage,
+   and one rank may pass strided storage where the others pass contiguous
+   buffers. */
 DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local,
                                       unsigned flags, dt_tensor **out);
 /* src_rank: the mesh rank whose `full` (global row-major array) is sent, each
@@ -542,13 +576,15 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
 /* the full global tensor into `full` on every mesh rank (collective; ranks
    outside the mesh return DT_OK and leave `full` untouched) */
 DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full);  /* collective */
-DT_API void     *dt_tensor_data(const dt_tensor *t);            /* local; local shard, row-major; for a
-                                                                   ghosted array (local_ghost):
+DT_API void     *dt_tensor_data(const dt_tensor *t);            /* local; local shard, row-major; strided
+                                                                   storage (local_strides): element
+                                                                   0; a ghosted array (local_ghost):
                                                                    interior element 0, strided */
 /* the element strides of t's local storage per dim (strides may be NULL);
    returns ndim. Row-major strides of the local shape for a contiguous
-   shard, the ghosted array's strides (local_shape + 2*local_ghost) for one
-   wrapped with local_ghost. */
+   shard, desc->local_strides for one wrapped with them, the ghosted
+   array's strides (local_shape + 2*local_ghost) for one wrapped with
+   local_ghost. */
 DT_API int       dt_tensor_local_strides(const dt_tensor *t, int64_t *strides);  /* local */
 DT_API const dt_tensor_desc *dt_tensor_get_desc(const dt_tensor *t); /* local; dims normalised */
 DT_API dt_mesh  *dt_tensor_mesh(const dt_tensor *t);  /* local */
@@ -628,6 +664,13 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* loca
    reused, so a time loop allocates nothing after its first step; a wrong
    *out is an error and is not touched. *out may be an input of a pointwise
    op (in place); other ops refuse an *out that aliases an input.
+   Strided storage (local_strides, ghosted arrays; see dt_tensor_from_local):
+   the binary family, the unary family and dt_cast (unit-stride last dim)
+   and dt_narrow read a strided input in place; every other op input is
+   staged through one contiguous copy each (allocated per call, freed at
+   its end). A strided *out: the op runs into one contiguous copy of its
+   shard, written back through its strides once the op has succeeded (the
+   padding is never written; on failure *out is untouched).
    All inputs live on one mesh. A 0-d tensor on another mesh (a "host
    scalar", e.g. made on a dt_comm_self mesh) is taken as replicated;
    anything else on another mesh is DT_ERR_MESH naming both arguments.
@@ -981,7 +1024,10 @@ DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tens
    on mesh rank 0 and shared), which mesh rank 0 renames to `path` only once
    every rank has written and closed it; on any failure the temporary is
    removed and `path` is left as it was (never truncated or half-written).
-   Every rank returns the same status and message. */
+   Every rank returns the same status and message. Strided storage
+   (local_strides, local_ghost): staged through one contiguous copy of the
+   shard (on the ranks that write; the file's bytes are the contiguous
+   tensor's, the padding is never read). */
 DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);  /* collective */
 /* collective over m: the .npy file at `path` as a tensor on m with
    `placements` (one per mesh dim; Partial placements follow
@@ -993,7 +1039,11 @@ DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);  /* c
    gets its verdict: DT_ERR_IO naming the path and the reason. *out as for
    ops: NULL makes a new tensor; non-NULL must have the file's dtype and
    shape, m and `placements`, and its buffer is refilled (only once the read
-   has succeeded everywhere). On error *out is untouched. */
+   has succeeded everywhere). On error *out is untouched. A strided *out
+   (local_strides, local_ghost): the shard is read into one contiguous
+   copy, then written through its strides (a cyclic layout: redistributed
+   into it directly); only its elements are written, never the padding or
+   the ghost room. */
 DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements,
                                     dt_tensor **out);  /* collective */
 
@@ -5409,6 +5459,50 @@ static dt_status dt__no_strided(const char *fn, const char *what, const dt_tenso
                     dt__shape_str(t->stride, t->desc.ndim, g, sizeof g), t->ghosted ? ", a ghosted array" : "");
 }
 
+/* Staging for the calls that work on a contiguous shard: *v = t, over a
+   new row-major buffer *buf (freed by the caller with DT_FREE) holding a
+   copy of t's elements (copy_in; host storage only -- strided storage is
+   host-only). A contiguous t: *v = t, *buf NULL, no copy. The stand-in
+   has no halo and no ghost room (its storage is the buffer). */
+static dt_status dt__stage_contig(const char *fn, const dt_tensor *t, int copy_in, dt_tensor *v, void **buf) {
+    dt_status st;
+    *v = *t;
+    *buf = NULL;
+    if (!t->strided) return DT_OK;
+    if ((st = dt__alloc(fn, t->bytes + 1, buf))) return st;
+    if (copy_in) {
+        dt__array a, b;
+        dt__tensor_array_of_data(t, t->data, &a);
+        b = a;
+        b.data = (char *)*buf;
+        b.stride = NULL;
+        dt__copy_box(&a, &b, &t->box);
+    }
+    v->data = *buf;
+    v->strided = 0;
+    v->ghosted = 0;
+    v->halo = NULL;
+    v->storage = NULL;
+    v->owns = 0;
+    v->desc.local_strides = NULL;
+    v->desc.local_ghost = NULL;
+    memset(v->ghost, 0, sizeof v->ghost);
+    return DT_OK;
+}
+
+/* t's elements := buf (row-major over t's box), through t's strides; the
+   padding between them is not written. Host storage. */
+static void dt__store_contig(const dt_tensor *t, const void *buf) {
+    dt__array a, b;
+    if (!t->bytes || t->data == buf) return;
+    if (!t->strided) { memcpy(t->data, buf, t->bytes); return; }
+    dt__tensor_array_of_data(t, t->data, &b);
+    a = b;
+    a.data = (char *)buf;
+    a.stride = NULL;
+    dt__copy_box(&a, &b, &t->box);
+}
+
 /* does *out already have the spec `want`? (dtype, shape, mesh, placements) */
 static dt_status dt__check_out_spec(const char *fn, const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
     char a[160], b[160];
@@ -8750,7 +8844,7 @@ static dt_status dt__call_mesh(dt__call *c) {
     for (i = 0; i < c->nin; i++) {
         dt__in *in = &c->in[i];
         int k;
-        if (in->t && in->t->strided) return dt__no_strided(c->fn, in->name, in->t);
+        /* strided storage (local_strides, local_ghost) is read in place or staged by dt__move_inputs */
         if (in->t && in->t->dev != c->dev)
             return dt__fail(DT_ERR_DEVICE, "%s: %s is on device %d (%s) but %s is on device %d (%s); move one with "
                             "dt_tensor_from_local(DT_COPY) or dt_tensor_gather", c->fn, c->in[first].name,
@@ -9174,6 +9268,7 @@ typedef struct dt__local { /* an input's block on this rank after the moves */
     const void *data;
     dt__box box;
     int ndim;
+    const int64_t *stride;      /* element strides (a strided input read in place); NULL: row-major */
 } dt__local;
 
 static void dt__strides(const int64_t *ext, int n, int64_t *st) {
@@ -9182,6 +9277,24 @@ static void dt__strides(const int64_t *ext, int n, int64_t *st) {
     for (d = n - 1; d >= 0; d--) { st[d] = s; s *= ext[d]; }
 }
 
+/* Strided storage (local_strides, local_ghost): the families whose local
+   kernels take an input's strides read it in place -- the binary family
+   (the kernel walks any strides), the unary family and casts (one kernel
+   call per row of the last dim, when that dim is unit-stride), narrow (a
+   box copy); the other families get one contiguous copy of the shard. A
+   strided input that must move (other placements) is packed by the
+   redistribution, which reads strides. */
+static int dt__reads_strides(const dt__call *c, const dt_tensor *t) {
+    switch (c->def->family) {
+    case DT__F_BINARY: case DT__F_NARROW: return 1;
+    case DT__F_UNARY: return t->stride[t->desc.ndim - 1] == 1;
+    default: return 0;
+    }
+}
+
+/* the inputs' blocks as the op wants them placed: in place where the
+   placements match (a strided one per dt__reads_strides, else staged),
+   redistributed into scratch otherwise; extra[i]: buffers to free */
 static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra) {
     dt_mesh *m = c->m;
     int i;
@@ -9193,6 +9306,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         void *buf;
         loc[i].data = NULL;
         loc[i].ndim = in->d ? in->d->ndim : 0;
+        loc[i].stride = NULL;
         if (!t) continue;
         if (t->mesh != m) { /* a host scalar: Replicate, made Partial where wanted */
             int k;
@@ -9214,6 +9328,19 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         if (dt__placements_eq(t->desc.placements, c->want[i], m->ndim)) {
             loc[i].data = t->data;
             loc[i].box = t->box;
+            if (t->strided && t->desc.ndim > 0 && dt__reads_strides(c, t)) {
+                loc[i].stride = t->stride; /* read in place */
+            } else if (t->strided && t->numel) { /* staged: one contiguous copy, freed at the end of the call */
+                dt__array a, b;
+                if ((st = c->dev->alloc(c->fn, t->bytes, &buf))) return st;
+                extra[i] = buf;
+                dt__tensor_array_of_data(t, t->data, &a);
+                b = a;
+                b.data = (char *)buf;
+                b.stride = NULL;
+                dt__copy_box(&a, &b, &t->box);
+                loc[i].data = buf;
+            }
             continue;
         }
         dt__layout_box(t->desc.ndim, t->desc.shape, m->ndim, m->shape, m->coord, c->want[i], &loc[i].box);
@@ -9237,8 +9364,30 @@ static size_t dt__prod(const int64_t *e, int from, int to) {
 
 static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor *o) {
     const dt__kernels *k = c->dev->kernels();
-    if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
-    else k->unary((dt__uop)c->def->kernel, o->desc.dtype, x->data, o->data, o->numel, c->a);
+    int64_t idx[DT_MAX_DIMS] = {0}, n, off = 0;
+    size_t xes = dt_dtype_size(c->in[0].d->dtype), oes = dt_dtype_size(o->desc.dtype), rows, r;
+    int nd = x->ndim, d;
+    if (!x->stride) {
+        if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
+        else k->unary((dt__uop)c->def->kernel, o->desc.dtype, x->data, o->data, o->numel, c->a);
+        return DT_OK;
+    }
+    /* strided x (unit-stride last dim): one kernel call per row into the contiguous result */
+    if (!o->numel) return DT_OK;
+    n = x->box.ext[nd - 1];
+    rows = o->numel / (size_t)n;
+    for (r = 0; r < rows; r++) {
+        const char *xr = (const char *)x->data + (size_t)off * xes;
+        char *orow = (char *)o->data + r * (size_t)n * oes;
+        if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, xr, o->desc.dtype, orow, (size_t)n);
+        else k->unary((dt__uop)c->def->kernel, o->desc.dtype, xr, orow, (size_t)n, c->a);
+        for (d = nd - 2; d >= 0; d--) { /* next row: odometer over the leading dims */
+            off += x->stride[d];
+            if (++idx[d] < x->box.ext[d]) break;
+            off -= x->box.ext[d] * x->stride[d];
+            idx[d] = 0;
+        }
+    }
     return DT_OK;
 }
 
@@ -9246,7 +9395,8 @@ static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor 
 static void dt__bcast_strides(const dt__local *x, const int64_t *oext, int n, int64_t *st) {
     int64_t xs[DT_MAX_DIMS];
     int j;
-    dt__strides(x->box.ext, x->ndim, xs);
+    if (x->stride) memcpy(xs, x->stride, (size_t)x->ndim * sizeof *xs); /* strided storage, read in place */
+    else dt__strides(x->box.ext, x->ndim, xs);
     for (j = 0; j < n; j++) {
         int d = j - (n - x->ndim);
         st[j] = d < 0 || (x->box.ext[d] == 1 && oext[j] != 1) ? 0 : xs[d];
@@ -9420,6 +9570,7 @@ static dt_status dt__run_narrow(const dt__call *c, const dt__local *x, dt_tensor
     dst = src;
     dst.data = (char *)o->data;
     dst.box = p;
+    src.stride = x->stride; /* strided storage, read in place */
     return c->dev->copy_box(c->fn, &src, &dst, &p);
 }
 
@@ -9515,7 +9666,7 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
     dt_status st;
     int i;
     if (!*out) return dt__tensor_make(c->fn, c->m, &c->out_public, NULL, 0, o);
-    if ((st = dt__check_out(c->fn, *out, c->m, &c->out_public))) return st;
+    if ((st = dt__check_out_spec(c->fn, *out, c->m, &c->out_public))) return st; /* strided: staged (dt__dispatch) */
     if (!(c->def->flags & DT__ELEMENTWISE))
         for (i = 0; i < c->nin; i++)
             if (c->in[i].t && (c->in[i].t == *out || ((*out)->bytes && c->in[i].t->data == (*out)->data)))
@@ -9525,26 +9676,37 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
     return DT_OK;
 }
 
+/* A strided *out (local_strides, local_ghost): the op runs into one
+   contiguous copy of its shard (read in first: every byte the op leaves
+   alone keeps its value), written back through the strides only once the
+   op has succeeded; the padding is never written. */
 static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_tensor **out) {
-    dt_tensor *o = NULL;
+    dt_tensor *o = NULL, staged;
+    void *obuf = NULL;
     dt_status st;
     if (!out) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn));
     if (!(st = dt__propagate(c, check))) {
         c->out.device = c->out_public.device = c->in[0].d->device;
         st = dt__out_prepare(c, out, &o);
     }
+    /* (allocated before the ranks compare: a failure here fails every rank together) */
+    if (!st && o == *out && o->strided) st = dt__stage_contig(c->fn, o, 1, &staged, &obuf);
     if (st) st = dt__within(c->fn, st);
     /* consistency checks: once per public op, before anything moves */
     if (dt__checks_on() && c->m->size > 1 && c->m->rank >= 0 &&
         (st = dt__consistent(c->m, c->fn, st, st ? 0 : dt__call_hash(c), dt__describe_call, c))) {
         if (o && o != *out) dt_tensor_destroy(o);
+        DT_FREE(obuf);
         return st;
     }
-    if (st) return st;
-    if ((st = dt__run(c, o))) {
+    if (st) { DT_FREE(obuf); return st; }
+    if ((st = dt__run(c, obuf ? &staged : o))) {
         if (o != *out) dt_tensor_destroy(o);
+        DT_FREE(obuf);
         return dt__within(c->fn, st);
     }
+    if (obuf) dt__store_contig(o, obuf);
+    DT_FREE(obuf);
     *out = o;
     return DT_OK;
 }
@@ -10154,15 +10316,100 @@ static void dt__rng_apply_runs(const dt_tensor *t, dt__rng_op *op, void *y) {
     }
 }
 
-static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, void *y) {
+/* Strided storage (local_strides, local_ghost): y laid out by ys and op->x
+   by xs (NULL: row-major over the local extents; the mask is row-major).
+   The same walk as dt__rng_apply_runs -- each run of the last dim that is
+   consecutive in global indices (the whole dim unless cyclic) is one
+   kernel call, so every element gets the word of its global index and the
+   values are bit-identical to a contiguous fill; the padding between
+   elements is never written. A last dim that is not unit-stride goes
+   through a small buffer on the stack, DT__RNG_SCH elements at a time:
+   allocation-free, like the contiguous case. */
+#define DT__RNG_SCH 32
+static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, const int64_t *ys, const int64_t *xs) {
+    dt__chain ch[DT_MAX_DIMS];
+    int64_t pos[DT_MAX_DIMS], lo[DT_MAX_DIMS], ext[DT_MAX_DIMS], yst[DT_MAX_DIMS], xst[DT_MAX_DIMS], s = 1;
+    size_t ey = dt_dtype_size(t->desc.dtype), ex = dt_dtype_size(op->t);
+    int nd = t->desc.ndim, last = nd - 1, d;
+    const dt__kernels *k = t->dev->kernels();
+    if (nd < 1) { k->rng(op, 0, t->desc.shape, t->box.lo, t->box.ext, y); return; }
+    memset(ch, 0, sizeof ch);
+    memset(lo, 0, sizeof lo);
+    for (d = last; d >= 0; d--) { /* row-major strides of the local extents where none were given */
+        yst[d] = ys ? ys[d] : s;
+        xst[d] = xs ? xs[d] : s;
+        s *= t->box.ext[d];
+    }
+    for (d = 0; d < nd; d++) {
+        dt__chain_build(t->desc.shape[d], t->mesh->ndim, t->mesh->shape, t->mesh->coord, t->desc.placements, d, &ch[d]);
+        pos[d] = 0;
+        ext[d] = 1;
+    }
+    for (;;) {
+        int64_t p = 0, yb = 0, xb = 0, mb = 0;
+        for (d = 0; d < last; d++) {
+            yb += pos[d] * yst[d];
+            xb += pos[d] * xst[d];
+            mb = mb * ch[d].ext + pos[d];
+            lo[d] = dt__chain_up(&ch[d], pos[d]);
+        }
+        mb *= ch[last].ext;
+        while (p < ch[last].ext) {
+            int64_t run = dt__chain_run(&ch[last], p), i = 0;
+            char *yp = (char *)y + (size_t)(yb + p * yst[last]) * ey;
+            const char *xp = op->x ? (const char *)op->x + (size_t)(xb + p * xst[last]) * ex : NULL;
+            uint8_t *mp = op->mask ? (uint8_t *)op->mask + (mb + p) : NULL;
+            lo[last] = dt__chain_up(&ch[last], p);
+            if (yst[last] == 1 && (!xp || xst[last] == 1)) {
+                dt__rng_op one = *op;
+                one.x = xp;
+                one.mask = mp;
+                ext[last] = run;
+                k->rng(&one, nd, t->desc.shape, lo, ext, yp);
+            } else {
+                while (i < run) { /* through the stack: gather x, draw, scatter y */
+                    double ybuf[DT__RNG_SCH], xbuf[DT__RNG_SCH]; /* (8-byte elements at most) */
+                    dt__rng_op one = *op;
+                    int64_t n = run - i < DT__RNG_SCH ? run - i : DT__RNG_SCH, j, lo_last = lo[last];
+                    if (xp)
+                        for (j = 0; j < n; j++) memcpy((char *)xbuf + (size_t)j * ex, xp + (size_t)((i + j) * xst[last]) * ex, ex);
+                    one.x = xp ? (const void *)xbuf : NULL;
+                    one.mask = mp ? mp + i : NULL;
+                    ext[last] = n;
+                    lo[last] = lo_last + i;
+                    k->rng(&one, nd, t->desc.shape, lo, ext, ybuf);
+                    lo[last] = lo_last;
+                    for (j = 0; j < n; j++) memcpy(yp + (size_t)((i + j) * yst[last]) * ey, (char *)ybuf + (size_t)j * ey, ey);
+                    i += n;
+                }
+            }
+            p += run;
+        }
+        for (d = last - 1; d >= 0; d--) {
+            if (++pos[d] < ch[d].ext) break;
+            pos[d] = 0;
+        }
+        if (d < 0) break;
+    }
+}
+
+/* fill y (laid out by ys: NULL row-major) from op->x (laid out by xs) */
+static void dt__rng_apply_at(const char *fn, const dt_tensor *t, dt__rng_op *op, void *y, const int64_t *ys,
+                             const int64_t *xs) {
     dt_mesh *m = t->mesh;
     if (m->explain) dt__rng_explain(fn, t, m, m->explain);
     if (m->rank == 0 && dt__log_ops()) dt__rng_explain(fn, t, m, stderr);
     op->seed = m->rng_seed;
     op->offset = m->rng_offset;
-    if (t->numel && dt__pl_cyclic(t->desc.placements, m->ndim)) dt__rng_apply_runs(t, op, y);
+    if (t->numel && (ys || xs)) dt__rng_apply_strided(t, op, y, ys, xs);
+    else if (t->numel && dt__pl_cyclic(t->desc.placements, m->ndim)) dt__rng_apply_runs(t, op, y);
     else if (t->numel) t->dev->kernels()->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
     m->rng_offset += dt__rng_words(&t->desc, op->w);
+}
+
+/* fill t's own storage (strided or not) */
+static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, void *y) {
+    dt__rng_apply_at(fn, t, op, y, t->strided ? t->stride : NULL, NULL);
 }
 
 /* checks shared by the in-place ops, t non-NULL: `st` (the op's own checks
@@ -10178,7 +10425,6 @@ static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_st
     sc[0] = a;
     sc[1] = b;
     if (!st) st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements);
-    if (!st) st = dt__no_strided(fn, "the tensor", t);
     if (!st) st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
     state[0] = (int64_t)t->mesh->rng_seed;
     state[1] = (int64_t)t->mesh->rng_offset;
@@ -10255,7 +10501,7 @@ static dt_status dt__rng_new(const char *fn, dt_mesh *m, const dt_tensor_desc *d
     else if (!(st = dt__check_desc(fn, m, d, &norm)) && !(st = dt__rng_float_only(fn, norm.dtype)) &&
         !(st = dt__rng_no_partial(fn, "desc->placements", m, norm.placements)) &&
         !(st = dt__rng_room(fn, m, dt__rng_words(&norm, dt__rng_w(norm.dtype)))) && *out)
-        st = dt__check_out(fn, *out, m, &norm);
+        st = dt__check_out_spec(fn, *out, m, &norm); /* a strided *out is filled in place */
     state[0] = (int64_t)m->rng_seed; /* consistency checks: the spec and the stream state */
     state[1] = (int64_t)m->rng_offset;
     if ((st = dt__consistent_spec(m, fn, st, &norm, NULL, state, 2, NULL))) return st;
@@ -10359,8 +10605,8 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     md.dtype = DT_U8;
     if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     else if (!(st = dt__rng_float_only(fn, x->desc.dtype)) && !(st = dt__rng_prob(fn, "p", p)) && *out)
-        st = dt__check_out(fn, *out, x->mesh, &x->desc);
-    if (!st && mask && *mask && !(st = dt__check_out(fn, *mask, x->mesh, &md)) &&
+        st = dt__check_out_spec(fn, *out, x->mesh, &x->desc); /* a strided *out is written in place */
+    if (!st && mask && *mask && !(st = dt__check_out(fn, *mask, x->mesh, &md)) && /* (a strided mask: refused) */
         (*mask == x || *mask == *out || ((*mask)->bytes && ((*mask)->data == x->data ||
                                                              (*out && (*mask)->data == (*out)->data)))))
         st = dt__fail(DT_ERR_ARG, "%s: *mask is the same tensor as x or *out", fn);
@@ -10382,7 +10628,8 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     op.x = x->data;
     op.mask = k ? k->data : NULL;
     /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): o is *out or the tensor just made */
-    dt__rng_apply(fn, x, &op, o->data);
+    dt__rng_apply_at(fn, x, &op, o->data, o->strided ? o->stride : NULL, /* strided x, *out: in place */
+                     x->strided ? x->stride : NULL);
     *out = o;
     if (mask) *mask = k;
     return DT_OK;
@@ -11770,6 +12017,8 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     const dt_tensor *src;
     dt_placement pl[DT_MAX_MESH_DIMS];
     char *hdr = NULL, *tmp = NULL, *full = NULL;
+    dt_tensor staged;
+    void *sbuf = NULL;
     size_t hlen = 0, es, total_data = 1;
     uint64_t tok = 0;
     int i, partial = 0, writer;
@@ -11781,7 +12030,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     m = t->mesh;
     if (m->rank < 0) return DT_OK;
     /* every argument error below is agreed on, so every rank returns it */
-    if ((st = dt__host_only(fn, "t", t)) || (st = dt__no_strided(fn, "t", t))) {
+    if ((st = dt__host_only(fn, "t", t))) {
     } else if (!path || !path[0]) {
         st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     } else if (!dt__npy_descr(t->desc.dtype)) {
@@ -11805,6 +12054,8 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     }
     writer = dt__io_writer(m, pl, m->coord);
     st = dt__npy_header(fn, t->desc.dtype, t->desc.ndim, t->desc.shape, &hdr, &hlen);
+    /* strided storage: a writer's shard staged through one contiguous copy (the others send nothing) */
+    if (!st && src->strided && writer && !(st = dt__stage_contig(fn, src, 1, &staged, &sbuf))) src = &staged;
     if (!st) st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
     if ((st = dt__io_agree(m->comm, fn, st))) goto out;
     if (m->rank == 0) tok = dt__io_token();
@@ -11858,6 +12109,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     if (st2 && m->rank == 0) remove(tmp); /* failed: no temporary left behind */
     st = st2;
 out:
+    DT_FREE(sbuf);
     DT_FREE(full);
     DT_FREE(tmp);
     DT_FREE(hdr);
@@ -11940,7 +12192,9 @@ static dt_status dt__load_cyclic(dt_mesh *m, const char *path, const dt_tensor_d
     if ((st = dt__load_npy(m, path, boxed, &b))) return st;
     if (!*out) st = dt__tensor_make("dt_tensor_load_npy", m, norm, NULL, 0, &t);
     st = dt__io_agree(m->comm, "dt_tensor_load_npy", st);
-    if (!st) st = dt__redistribute_into(b, norm->placements, t ? t->data : *out ? (*out)->data : NULL);
+    if (!st && t) st = dt__redistribute_into(b, norm->placements, t->data);
+    else if (!st) st = dt__redistribute_into_strided(b, norm->placements, (*out)->data, /* a strided *out in place */
+                                                     (*out)->strided ? (*out)->stride : NULL);
     dt_tensor_destroy(b);
     if (st) { dt_tensor_destroy(t); return st; }
     if (t) *out = t;
@@ -11962,7 +12216,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     if (!path || !path[0]) st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     else if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
     else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    else if (*out && !(st = dt__host_only(fn, "*out", *out))) st = dt__no_strided(fn, "*out", *out);
+    else if (*out) st = dt__host_only(fn, "*out", *out); /* strided storage: written through its strides */
     if (m->rank >= 0 && (st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
     if (st) return st;
     memset(&info, 0, sizeof info);
@@ -11999,7 +12253,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     memcpy(d.shape, info.shape, sizeof d.shape);
     for (i = 0; i < m->ndim; i++) d.placements[i] = placements[i];
     st = dt__check_desc(fn, m, &d, &norm);
-    if (!st && *out) st = dt__check_out(fn, *out, m, &norm);
+    if (!st && *out) st = dt__check_out_spec(fn, *out, m, &norm);
     if (m->rank < 0) { /* outside the mesh: an empty tensor, no I/O */
         if (st || *out) return st;
         if ((st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) return st;
@@ -12032,7 +12286,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         }
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
         for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], dst, bytes);
-        if (*out) { if (bytes) memcpy((*out)->data, dst, bytes); }
+        if (*out) dt__store_contig(*out, dst);
         else *out = t;
         return DT_OK;
     }
@@ -12046,7 +12300,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         DT_FREE(full);
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
         if (*out) {
-            if (t->bytes) memcpy((*out)->data, t->data, t->bytes);
+            dt__store_contig(*out, t->data);
             dt_tensor_destroy(t);
         } else {
             *out = t;

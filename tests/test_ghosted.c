@@ -14,10 +14,15 @@
    room equal to and wider than the halo, whole and split-phase exchanges.
    dt_stencil_apply on a ghosted x equals it on a contiguous copy with the
    copying halo; gather and redistribute of a ghosted tensor read the
-   interior; bad input is refused on every rank with nothing written. */
+   interior; bad input is refused on every rank with nothing written; a
+   random fill, a .npy save and load, ops reading a ghosted array and an
+   op writing into one touch the interior only (values = the contiguous
+   twin's, ghost room and guards byte-for-byte unchanged). */
+#define _POSIX_C_SOURCE 200112L /* getpid */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "dt_test.h"
+#include <unistd.h>
 
 static double fval(int nd, const int64_t *g)
 {
@@ -313,6 +318,39 @@ static void stencil_and_gather(const dtt_mesh *m, const dt_placement *pl, const 
     free(full);
 }
 
+static int files_equal(const char *p1, const char *p2)
+{
+    FILE *f = fopen(p1, "rb"), *g = fopen(p2, "rb");
+    int a = 0, b = 0, same = f && g;
+    while (same && (a = getc(f)) != EOF) same = (b = getc(g)) == a;
+    if (same) same = getc(g) == EOF;
+    if (f) fclose(f);
+    if (g) fclose(g);
+    return same;
+}
+
+/* the guards and the ghost room as in `before`, the interior = want (row-major) */
+static void interior_only(const garr *a, const double *before, const double *want, const char *what)
+{
+    int64_t i, u[DT_MAX_DIMS], j;
+    int k, out, bad = 0;
+    for (i = 0; i < a->gn + 2 * NGUARD; i++) {
+        if (i >= NGUARD && i < NGUARD + a->gn) {
+            cell_index(a, i - NGUARD, u, &out);
+            if (!out) {
+                for (j = 0, k = 0; k < a->nd; k++) j = j * a->ls[k] + (u[k] - a->lo[k]);
+                if (memcmp(&a->buf[i], &want[j], sizeof(double)) && bad++ < 3)
+                    dtt_fail(__FILE__, __LINE__, what, "interior cell %lld: %g, want %g", (long long)i, a->buf[i], want[j]);
+                continue;
+            }
+        }
+        if (memcmp(&a->buf[i], &before[i], sizeof(double)) && bad++ < 3)
+            dtt_fail(__FILE__, __LINE__, what, "ghost/guard cell %lld written: %g (was %g)", (long long)i, a->buf[i],
+                     before[i]);
+    }
+    ncases++;
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void bad_input(const dtt_mesh *m)
@@ -344,23 +382,6 @@ static void bad_input(const dtt_mesh *m)
     }
     CHECK(dt_tensor_ghosted_data(a.t, NULL) == NULL, "a halo was set");
     CHECK_ST(dt_halo_exchange(a.t), DT_ERR_ARG);
-    /* calls that would read the strided shard as contiguous refuse it */
-    CHECK_ST(dt_add(a.t, a.t, &y), DT_ERR_UNSUPPORTED);
-    CHECK(strstr(dt_last_error(), "dt_add") && strstr(dt_last_error(), "strided") &&
-          strstr(dt_last_error(), "ghosted array"), "message: %s", dt_last_error());
-    CHECK_ST(dt_uniform_(a.t, 0.0, 1.0), DT_ERR_UNSUPPORTED);
-    CHECK_ST(dt_tensor_save_npy(a.t, "/tmp/dt_test_ghosted_never.npy"), DT_ERR_UNSUPPORTED);
-    {
-        dt_tensor *z = NULL, *o = a.t;
-        dt_placement r[DT_MAX_MESH_DIMS];
-        memset(r, 0, sizeof r);
-        d = mkdesc(2, s, m, pl);
-        CHECK_OK(dt_tensor_zeros(m->mesh, &d, &z));
-        /* (a ghosted redistribution target is written in place: test_strided) */
-        CHECK_ST(dt_neg(z, &o), DT_ERR_UNSUPPORTED);
-        dt_tensor_destroy(z);
-    }
-    CHECK(y == NULL, "out made");
     CHECK(memcmp(before, a.buf, bytes) == 0, "a refused call wrote the array");
     /* dt_tensor_from_local refusals */
     d = mkdesc(2, s, m, pl);
@@ -386,6 +407,63 @@ static void bad_input(const dtt_mesh *m)
     CHECK_ERRMSG("dt_tensor_from_local");
     CHECK(t == NULL, "a tensor was made");
     CHECK(memcmp(before, a.buf, bytes) == 0, "a refused call wrote the array");
+    /* a random fill writes the interior only, the values a contiguous tensor gets */
+    {
+        dt_tensor *c = NULL;
+        d = mkdesc(2, s, m, pl);
+        CHECK_OK(dt_tensor_empty(m->mesh, &d, &c));
+        CHECK_OK(dt_rng_set_state(m->mesh, 7, 40));
+        CHECK_OK(dt_uniform_(a.t, -1.0, 2.0));
+        CHECK_OK(dt_rng_set_state(m->mesh, 7, 40));
+        CHECK_OK(dt_uniform_(c, -1.0, 2.0));
+        if (c) interior_only(&a, before, (const double *)dt_tensor_data(c), "dt_uniform_");
+        /* .npy: the ghosted tensor's file is the contiguous one's, byte for byte; a load
+           into it writes the interior only */
+        {
+            char p1[96], p2[96];
+            int pid = (int)getpid();
+            dt_tensor *o = a.t;
+            MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            snprintf(p1, sizeof p1, "/tmp/dt_test_ghosted.%d.g.npy", pid);
+            snprintf(p2, sizeof p2, "/tmp/dt_test_ghosted.%d.c.npy", pid);
+            CHECK_OK(dt_tensor_save_npy(a.t, p1));
+            CHECK_OK(dt_tensor_save_npy(c, p2));
+            if (dtt_rank == 0) CHECK(files_equal(p1, p2), "%s and %s differ", p1, p2);
+            memcpy(before, a.buf, bytes);
+            CHECK_OK(dt_normal_(c, 3.0, 1.0));
+            CHECK_OK(dt_tensor_save_npy(c, p2));
+            CHECK_OK(dt_tensor_load_npy(m->mesh, p2, pl, &o));
+            CHECK(o == a.t, "load replaced *out");
+            if (c) interior_only(&a, before, (const double *)dt_tensor_data(c), "dt_tensor_load_npy");
+            MPI_Barrier(MPI_COMM_WORLD);
+            /* ops read the interior (in place or through a contiguous copy) and write a
+               ghosted *out's interior only */
+            if (c) {
+                dt_tensor *s1 = NULL, *s2 = NULL, *w = a.t;
+                size_t k, n = dt_tensor_local_numel(c);
+                const double *cv = (const double *)dt_tensor_data(c);
+                double *want = (double *)dtt_malloc(n * sizeof(double) + 1);
+                CHECK_OK(dt_add(a.t, a.t, &y));
+                for (k = 0; y && k < n; k++)
+                    if (((const double *)dt_tensor_data(y))[k] != 2 * cv[k]) {
+                        CHECK(0, "dt_add on a ghosted array: element %zu", k);
+                        break;
+                    }
+                CHECK_OK(dt_sum(a.t, 0, NULL, 0, &s1));
+                CHECK_OK(dt_sum(c, 0, NULL, 0, &s2));
+                if (s1 && s2) CHECK(*(double *)dt_tensor_data(s1) == *(double *)dt_tensor_data(s2), "dt_sum differs");
+                for (k = 0; k < n; k++) want[k] = -cv[k];
+                CHECK_OK(dt_neg(c, &w));
+                CHECK(w == a.t, "dt_neg replaced *out");
+                interior_only(&a, before, want, "dt_neg into a ghosted *out");
+                dt_tensor_destroy(s1);
+                dt_tensor_destroy(s2);
+                free(want);
+            }
+            if (dtt_rank == 0) { remove(p1); remove(p2); }
+        }
+        dt_tensor_destroy(c);
+    }
     dt_tensor_destroy(y);
     free(before);
     garr_free(&a);
