@@ -356,7 +356,9 @@ typedef struct dt_tensor_desc {
     const int64_t *local_strides;              /* dt_tensor_from_local (DT_BORROW or
                                                   DT_COPY): the element strides of
                                                   the caller's storage, ndim of them,
-                                                  each >= 1, no two elements at one
+                                                  each >= 1 (0 allowed where it
+                                                  addresses nothing: a dim of extent
+                                                  1, an empty part), no two at one
                                                   address (a padded leading dim, a
                                                   column-major array, one field of
                                                   an array of structs). NULL
