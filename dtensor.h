@@ -1878,6 +1878,7 @@ static int dt__piece_contiguous(const dt__array *a, const dt__box *piece, size_t
     dt__array_strides(a, stride);
     run = a->es;
     for (d = a->ndim - 1; d >= 0; d--) {
+        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): piece->ext[0..ndim) is set for every dim of the box */
         if (piece->ext[d] == 1) continue;
         if (stride[d] != run) return 0;
         run *= (size_t)piece->ext[d];
@@ -12195,8 +12196,8 @@ static dt_status dt__load_cyclic(dt_mesh *m, const char *path, const dt_tensor_d
     if (!*out) st = dt__tensor_make("dt_tensor_load_npy", m, norm, NULL, 0, &t);
     st = dt__io_agree(m->comm, "dt_tensor_load_npy", st);
     if (!st && t) st = dt__redistribute_into(b, norm->placements, t->data);
-    else if (!st) st = dt__redistribute_into_strided(b, norm->placements, (*out)->data, /* a strided *out in place */
-                                                     (*out)->strided ? (*out)->stride : NULL);
+    else if (!st && *out) st = dt__redistribute_into_strided(b, norm->placements, (*out)->data, /* a strided *out in place */
+                                                             (*out)->strided ? (*out)->stride : NULL);
     dt_tensor_destroy(b);
     if (st) { dt_tensor_destroy(t); return st; }
     if (t) *out = t;
