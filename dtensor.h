@@ -10371,6 +10371,7 @@ static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, c
                 k->rng(&one, nd, t->desc.shape, lo, ext, yp);
             } else {
                 while (i < run) { /* through the stack: gather x, draw, scatter y */
+                    /* cppcheck-suppress unassignedVariable ; xbuf is filled by the memcpy below */
                     double ybuf[DT__RNG_SCH], xbuf[DT__RNG_SCH]; /* (8-byte elements at most) */
                     dt__rng_op one = *op;
                     int64_t n = run - i < DT__RNG_SCH ? run - i : DT__RNG_SCH, j, lo_last = lo[last];
