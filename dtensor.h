@@ -58,6 +58,16 @@
    DTENSOR_NO_SIMD         no AVX2/AVX-512 Philox generators (x86-64 GCC/Clang
                            builds pick one at run time; the values are the same)
 
+   Build every file of a program with the same DT_MAX_DIMS, DT_MAX_MESH_DIMS
+   and DTENSOR_NO_MPI (they change the public structs and the API; give
+   the sizes as plain decimal numbers) and the same dtensor.h version. A
+   file compiled with different values fails to link with an undefined
+   reference to dtensor_abi_mismatch_check_v<version>_DT_MAX_DIMS_<n>_
+   DT_MAX_MESH_DIMS_<n>_{with,without}_MPI, the values that file used (GCC,
+   Clang, nvcc and other compilers defining __GNUC__; DTENSOR_STATIC builds
+   have one file and no check). The other options only affect the
+   implementation's file.
+
    ENVIRONMENT
    ===========
    DTENSOR_CHECK=1         cross-rank consistency checks: ranks that pass
@@ -90,9 +100,12 @@
 #define DTENSOR_H
 
 /* >>config ---------------------------------------------------------------- */
+/* the version (CHANGELOG.md; the Makefile, dtensor.pc and the CMake package
+   read it from these lines); dt_version() returns the implementation's */
 #define DTENSOR_VERSION_MAJOR 0
-#define DTENSOR_VERSION_MINOR 1
+#define DTENSOR_VERSION_MINOR 4
 #define DTENSOR_VERSION_PATCH 0
+#define DTENSOR_VERSION_STRING "0.4.0"
 #define DTENSOR_VERSION (DTENSOR_VERSION_MAJOR * 10000 + DTENSOR_VERSION_MINOR * 100 + DTENSOR_VERSION_PATCH)
 
 #ifndef DT_MAX_DIMS
@@ -106,6 +119,47 @@
 #endif
 #if DT_MAX_DIMS < 8 || DT_MAX_MESH_DIMS < 4
 #error "dtensor.h: DT_MAX_DIMS must be >= 8 and DT_MAX_MESH_DIMS >= 4"
+#endif
+
+/* The ABI check (OPTIONS): every file that includes this header refers to
+   one symbol whose name spells the version and the options that shape the
+   public types and API, and the implementation defines it, so files built
+   with different values fail to link, naming the symbol, e.g.
+   dtensor_abi_mismatch_check_v0_4_0_DT_MAX_DIMS_8_DT_MAX_MESH_DIMS_4_with_MPI.
+   The reference is a static pointer kept by __attribute__((used)) (GCC,
+   Clang and compilers that define __GNUC__, nvcc's host side included);
+   other compilers skip it. DTENSOR_STATIC builds (one file) skip it too. */
+#ifdef DTENSOR_NO_MPI
+#define DT__ABI_MPI without_MPI
+#else
+#define DT__ABI_MPI with_MPI
+#endif
+#define DT__ABI_NAME_(a, b, c, d, m, mpi) dtensor_abi_mismatch_check_v##a##_##b##_##c##_DT_MAX_DIMS_##d##_DT_MAX_MESH_DIMS_##m##_##mpi
+#define DT__ABI_NAME(a, b, c, d, m, mpi) DT__ABI_NAME_(a, b, c, d, m, mpi)
+#define DT__ABI_SYM DT__ABI_NAME(DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, \
+                                 DT_MAX_DIMS, DT_MAX_MESH_DIMS, DT__ABI_MPI)
+#ifndef DTENSOR_STATIC
+#ifdef __cplusplus
+#define DT__ABI_LINKAGE extern "C"
+#else
+#define DT__ABI_LINKAGE extern
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+/* visibility: still exported from a shared library built with -fvisibility=hidden;
+   retain: kept by the linker's --gc-sections too (GCC 11+, Clang 13+, ELF) */
+#if defined(__has_attribute) && !defined(__CUDACC__)
+#if __has_attribute(retain)
+#define DT__ABI_KEEP __attribute__((used, retain, unused))
+#endif
+#endif
+#ifndef DT__ABI_KEEP
+#define DT__ABI_KEEP __attribute__((used, unused))
+#endif
+DT__ABI_LINKAGE __attribute__((visibility("default"))) const int DT__ABI_SYM;
+static const int *const dt__abi_ref DT__ABI_KEEP = &DT__ABI_SYM;
+#else
+DT__ABI_LINKAGE const int DT__ABI_SYM;
+#endif
 #endif
 
 #ifndef DT_API
@@ -357,6 +411,8 @@ typedef struct dt_tensor_desc {
 /* >>api ------------------------------------------------------------------- */
 
 /* status and errors */
+DT_API const char *dt_version(void);         /* pure: the implementation's
+                                                 DTENSOR_VERSION_STRING, "0.4.0" */
 DT_API const char *dt_status_string(dt_status s);
 DT_API const char *dt_last_error(void);       /* thread-local; "" after success-only runs */
 DT_API void dt_clear_error(void);
@@ -1286,6 +1342,13 @@ DT_API const char *dt_status_string(dt_status s) {
     }
     return "DT_ERR_UNKNOWN";
 }
+
+/* the version and the ABI check's symbol (>>config; declared there with
+   external linkage, so this is its one definition) */
+DT_API const char *dt_version(void) { return DTENSOR_VERSION_STRING; }
+#ifndef DTENSOR_STATIC
+const int DT__ABI_SYM = 1;
+#endif
 
 /* malloc(0) may return NULL; a successful empty allocation must not look
    like a failure, so every request is at least one byte. */
