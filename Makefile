@@ -37,6 +37,7 @@
 #                             run each at 2 ranks (MPICH)
 #   make test-abi             files built with another DT_MAX_DIMS / DT_MAX_MESH_DIMS /
 #                             DTENSOR_NO_MPI than the implementation must fail to link (tests/abi)
+#   make test-threads         dt_comm_mpi's MPI state and thread-level checks (tests/test_threads.c)
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #   make lint                 cppcheck and clang-tidy (.clang-tidy, tests/lint/cppcheck.supp) on
 #                             dtensor.h's implementation, with and without MPI; fails on any finding
@@ -112,7 +113,7 @@ EXLIBS_scalapack = $(SCALAPACK)
 
 .PHONY: fuzz fuzz-build all deps examples demo test bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-stencil bench-strided bench-smoke bench-results strict lint clean \
         bench-planner bench-planner-callgrind \
-        cuda cuda-nvcc cuda-strict test-cuda bench-cuda install uninstall test-install test-abi
+        cuda cuda-nvcc cuda-strict test-cuda bench-cuda install uninstall test-install test-abi test-threads
 all: examples
 
 # Idempotent: does nothing (quickly) when every package is already installed.
@@ -405,6 +406,18 @@ test-install:
 # symbol. Last line "abi: N passed, N failed".
 test-abi:
 	bash tests/abi/run.sh $(MPI)
+
+# tests/test_threads.c (dt_comm_mpi before MPI_Init, after MPI_Finalize, and
+# from a second thread under MPI_THREAD_SINGLE / FUNNELED / SERIALIZED) at 1
+# and 2 ranks under $(MPI)
+test-threads: $(BUILD)/test_threads
+	@set -e; for np in 1 2; do for l in single funneled serialized; do \
+	  out=$$($(BENCH_ENV) $(MPIEXEC) -n $$np ./$(BUILD)/test_threads --level $$l 2>&1) || { echo "$$out"; exit 1; }; \
+	  echo "$$out" | grep '^PASS' || { echo "$$out"; exit 1; }; done; done
+
+$(BUILD)/test_threads: tests/test_threads.c $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(STRICT) -O1 -g -I. -o $@ $< $(LDLIBS)
 
 # ---------------------------------------------------------------- CUDA
 # dtensor_cuda.h (CUDA tensors, the NCCL backend). `make cuda` needs nvcc

@@ -91,10 +91,26 @@
    staging of F16/BF16 reductions and the receive buffers of collectives the
    library emulates over sendrecv are still allocated); dt_mesh_destroy
    frees them.
-   Use a mesh from one thread at a time (its collectives share communicators,
-   which MPI requires anyway); dt_last_error() is per thread. A
-   tensor made with DT_BORROW does not own its buffer: the caller frees it
+   A tensor made with DT_BORROW does not own its buffer: the caller frees it
    after dt_tensor_destroy.
+
+   THREADS AND MPI'S THREAD LEVEL
+   ==============================
+   dtensor starts no threads and calls MPI only inside its own calls, from
+   the thread that made the call. Call it from one thread at a time (a mesh's
+   collectives share communicators; process-wide settings such as
+   dt_set_checks are not locked); dt_last_error() is per thread. So the
+   level MPI_Init_thread must provide is the program's, never more:
+     MPI_THREAD_SINGLE      (what MPI_Init gives) the program has one thread
+     MPI_THREAD_FUNNELED    other threads exist (OpenMP, a threaded BLAS) and
+                            dtensor and MPI are called from the main thread
+     MPI_THREAD_SERIALIZED  dtensor is called from several threads, one at a
+                            time (the caller serialises them)
+   dt_comm_mpi checks what is cheap: MPI initialised and not yet finalized,
+   and, below MPI_THREAD_SERIALIZED, that it runs on MPI's main thread
+   (otherwise DT_ERR_COMM, naming the level). Other threads of the program
+   may make their own MPI calls meanwhile only under MPI_THREAD_MULTIPLE,
+   on communicators dtensor does not use.
 */
 #ifndef DTENSOR_H
 #define DTENSOR_H
@@ -485,7 +501,10 @@ DT_API dt_placement dt_partial(dt_reduce op);
 
 /* communicators */
 #ifndef DTENSOR_NO_MPI
-DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out);   /* dups comm, MPI_ERRORS_RETURN */
+/* collective over comm: dups it (MPI_ERRORS_RETURN on the dup). MPI must be
+   initialised and not finalized, and below MPI_THREAD_SERIALIZED this must
+   be MPI's main thread (DT_ERR_COMM otherwise; THREADS at the top) */
+DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out);
 #endif
 DT_API dt_status dt_comm_self(dt_comm **out);                  /* one rank, no MPI          */
 DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out);
@@ -3008,7 +3027,7 @@ static void dt__mpi_destroy(void *user) {
 }
 
 DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
-    int init = 0, fin = 0, rc;
+    int init = 0, fin = 0, rc, level = MPI_THREAD_SINGLE, is_main = 1;
     MPI_Comm dup;
     dt_comm_desc d;
     dt_status st;
@@ -3016,7 +3035,19 @@ DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
     if (!out) return dt__fail(DT_ERR_ARG, "dt_comm_mpi: out is NULL");
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
-    if (!init || fin) return dt__fail(DT_ERR_COMM, "dt_comm_mpi: MPI is %s", fin ? "finalized" : "not initialized");
+    if (!init || fin)
+        return dt__fail(DT_ERR_COMM, "dt_comm_mpi: MPI is %s", fin ? "already finalized (MPI_Finalize was called)"
+                                                                  : "not initialized (call MPI_Init or MPI_Init_thread first)");
+    /* dtensor calls MPI only from the thread that calls it: below
+       MPI_THREAD_SERIALIZED that must be the main thread (the header's
+       THREADS paragraph) */
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_SERIALIZED && MPI_Is_thread_main(&is_main) == MPI_SUCCESS && !is_main)
+        return dt__fail(DT_ERR_COMM,
+                        "dt_comm_mpi: called from a thread other than MPI's main thread, but MPI provides %s: "
+                        "dtensor calls MPI from the calling thread, so call it from the main thread or "
+                        "initialize MPI with MPI_Init_thread(MPI_THREAD_SERIALIZED) (one thread in MPI at a time)",
+                        level == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" : "MPI_THREAD_FUNNELED");
     if (comm == MPI_COMM_NULL) return dt__fail(DT_ERR_ARG, "dt_comm_mpi: comm is MPI_COMM_NULL");
     if ((rc = MPI_Comm_dup(comm, &dup)) != MPI_SUCCESS) return dt__mpi_check(rc, "MPI_Comm_dup");
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
