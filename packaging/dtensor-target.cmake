@@ -5,7 +5,8 @@
 # find_package(dtensor) / add_subdirectory:
 #   DTENSOR_NO_MPI  ON: no MPI (DTENSOR_NO_MPI defined for every file, the
 #                   self and custom backends only); OFF (default):
-#                   find_package(MPI COMPONENTS C), links MPI::MPI_C
+#                   find_package(MPI COMPONENTS C), links MPI::MPI_C (a
+#                   C++-only project: MPI::MPI_CXX, MPI_CXX_SKIP_MPICXX)
 #   DTENSOR_BLAS    blis (default): find_library(blis) and blis.h (also under
 #                   include/blis/), links it; none: defines DTENSOR_NO_BLIS
 #                   (the built-in GEMM loops) and links no BLAS
@@ -25,9 +26,21 @@ set(_dtensor_incs "${_dtensor_include_dir}")
 if(DTENSOR_NO_MPI)
   list(APPEND _dtensor_defs DTENSOR_NO_MPI)
 else()
+  # MPI's C bindings; a project that enables only C++ gets MPI::MPI_CXX
+  # without MPI's C++ bindings (FindMPI needs the language enabled)
+  get_property(_dtensor_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
   include(CMakeFindDependencyMacro)
-  find_dependency(MPI COMPONENTS C)
-  list(APPEND _dtensor_libs MPI::MPI_C)
+  if(NOT "C" IN_LIST _dtensor_langs AND "CXX" IN_LIST _dtensor_langs)
+    if(NOT DEFINED MPI_CXX_SKIP_MPICXX)
+      set(MPI_CXX_SKIP_MPICXX ON)
+    endif()
+    find_dependency(MPI COMPONENTS CXX)
+    list(APPEND _dtensor_libs MPI::MPI_CXX)
+  else()
+    find_dependency(MPI COMPONENTS C)
+    list(APPEND _dtensor_libs MPI::MPI_C)
+  endif()
+  unset(_dtensor_langs)
 endif()
 if(DTENSOR_BLAS STREQUAL "none")
   list(APPEND _dtensor_defs DTENSOR_NO_BLIS)
@@ -57,13 +70,16 @@ endif()
 # GLOBAL from add_subdirectory (visible to the parent project); the
 # package's imported target is local to the find_package caller's directory
 add_library(dtensor::dtensor INTERFACE IMPORTED ${_dtensor_global})
-if(_dtensor_global AND TARGET MPI::MPI_C)
-  get_target_property(_dtensor_mpi_global MPI::MPI_C IMPORTED_GLOBAL)
-  if(NOT _dtensor_mpi_global)
-    set_target_properties(MPI::MPI_C PROPERTIES IMPORTED_GLOBAL TRUE)
+foreach(_dtensor_mpi MPI::MPI_C MPI::MPI_CXX)
+  if(_dtensor_global AND TARGET ${_dtensor_mpi})
+    get_target_property(_dtensor_mpi_global ${_dtensor_mpi} IMPORTED_GLOBAL)
+    if(NOT _dtensor_mpi_global)
+      set_target_properties(${_dtensor_mpi} PROPERTIES IMPORTED_GLOBAL TRUE)
+    endif()
   endif()
-  unset(_dtensor_mpi_global)
-endif()
+endforeach()
+unset(_dtensor_mpi)
+unset(_dtensor_mpi_global)
 set_target_properties(dtensor::dtensor PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${_dtensor_incs}"
   INTERFACE_COMPILE_DEFINITIONS "${_dtensor_defs}"
