@@ -29,6 +29,17 @@
 #                             65,536 ranks, bytes per rank vs the lower bound, planning time per call
 #                             (PLANNERARGS="--quick" up to 4096 ranks; "--csv FILE" appends raw rows)
 #   make bench-planner-callgrind  the same loops' instructions per call under callgrind
+#   make install PREFIX=/usr/local DESTDIR=
+#                             dtensor.h, dtensor_cuda.h into PREFIX/include; pkg-config files
+#                             (dtensor.pc, dtensor-mpich.pc, dtensor-openmpi.pc) into
+#                             PREFIX/lib/pkgconfig; the CMake package (dtensor::dtensor) into
+#                             PREFIX/lib/cmake/dtensor (make uninstall removes them)
+#   make test-install         install into a temporary prefix, build tests/install/consumer.c
+#                             through pkg-config, find_package, add_subdirectory and FetchContent,
+#                             run each at 2 ranks (MPICH)
+#   make test-abi             files built with another DT_MAX_DIMS / DT_MAX_MESH_DIMS /
+#                             DTENSOR_NO_MPI than the implementation must fail to link (tests/abi)
+#   make test-threads         dt_comm_mpi's MPI state and thread-level checks (tests/test_threads.c)
 #   make strict               C99 / C11 / C++17 / nvcc builds with -Wall -Wextra -Werror -pedantic
 #   make lint                 cppcheck and clang-tidy (.clang-tidy, tests/lint/cppcheck.supp) on
 #                             dtensor.h's implementation, with and without MPI; fails on any finding
@@ -79,7 +90,7 @@ STRICT  = -Wall -Wextra -Werror -pedantic
 DEPS_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev libblis-dev valgrind \
             libscalapack-mpich-dev libscalapack-openmpi-dev librandom123-dev python3-numpy \
             libfftw3-dev libfftw3-mpi-dev python3-mpi4py gnuplot-nox \
-            clang libclang-rt-14-dev clang-tidy cppcheck
+            clang libclang-rt-14-dev clang-tidy cppcheck cmake pkg-config
 # ScaLAPACK for bench/matmul.c, built for the same MPI as the bench
 SCALAPACK = -lscalapack-$(MPI)
 # one core per rank: BLIS (Debian installs its OpenMP build first) and OpenMP single-threaded
@@ -104,7 +115,7 @@ EXLIBS_scalapack = $(SCALAPACK)
 
 .PHONY: fuzz fuzz-build all deps examples demo test test-full bench bench-quick bench-deps bench-redistribute bench-ops bench-rng bench-halo bench-stencil bench-strided bench-smoke bench-results strict lint clean \
         bench-planner bench-planner-callgrind \
-        cuda cuda-nvcc cuda-strict test-cuda bench-cuda
+        cuda cuda-nvcc cuda-strict test-cuda bench-cuda install uninstall test-install test-abi test-threads
 all: examples
 
 # Idempotent: does nothing (quickly) when every package is already installed.
@@ -362,6 +373,64 @@ lint:
 	echo "lint: $$p passed, $$f failed"; \
 	if [ -n "$$DT_TEST_LOG" ]; then echo "lint: $$p passed, $$f failed" >>"$$DT_TEST_LOG"; fi; \
 	[ "$$f" -eq 0 ]
+
+# ---------------------------------------------------------------- install
+# make install PREFIX=... DESTDIR=...: the headers, pkg-config files and the
+# CMake package (packaging/). The version comes from dtensor.h's
+# DTENSOR_VERSION_MAJOR/MINOR/PATCH lines, nowhere else. dtensor.pc gives
+# -I and BLIS (-lblis -lm; variable blas_libs) and is used with mpicc, which
+# adds MPI's flags; dtensor-mpich.pc / dtensor-openmpi.pc add MPICH's / Open
+# MPI's own .pc for a plain compiler. dtensor-config.cmake: options
+# DTENSOR_NO_MPI and DTENSOR_BLAS=blis|none (packaging/dtensor-target.cmake).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+DT_VERSION := $(shell awk '/^\#define DTENSOR_VERSION_(MAJOR|MINOR|PATCH) /{v = v sep $$3; sep = "."} END {print v}' dtensor.h)
+INST_INC   = $(DESTDIR)$(PREFIX)/include
+INST_PC    = $(DESTDIR)$(PREFIX)/lib/pkgconfig
+INST_CMAKE = $(DESTDIR)$(PREFIX)/lib/cmake/dtensor
+CMAKE_PKG  = dtensor-config.cmake dtensor-config-version.cmake dtensor-target.cmake
+PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(DT_VERSION)|g'
+install:
+	@test -n "$(DT_VERSION)" || { echo "install: no version in dtensor.h"; exit 1; }
+	install -d $(INST_INC) $(INST_PC) $(INST_CMAKE)
+	install -m 644 dtensor.h dtensor_cuda.h $(INST_INC)/
+	$(PC_SED) packaging/dtensor.pc.in > $(INST_PC)/dtensor.pc
+	$(PC_SED) -e 's|@MPI@|mpich|g' -e 's|@MPIPC@|mpich|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-mpich.pc
+	$(PC_SED) -e 's|@MPI@|openmpi|g' -e 's|@MPIPC@|ompi-c|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-openmpi.pc
+	install -m 644 $(addprefix packaging/,$(CMAKE_PKG)) $(INST_CMAKE)/
+	@echo "install: dtensor $(DT_VERSION) into $(DESTDIR)$(PREFIX)"
+
+uninstall:
+	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(addprefix $(INST_PC)/,dtensor.pc dtensor-mpich.pc dtensor-openmpi.pc) \
+	      $(addprefix $(INST_CMAKE)/,$(CMAKE_PKG))
+	-rmdir $(INST_CMAKE)
+
+# tests/install/run.sh: make install into a temporary prefix (and a DESTDIR
+# staging check), then tests/install/consumer.c built through pkg-config
+# (mpicc.mpich + dtensor.pc; gcc + dtensor-mpich.pc), find_package(dtensor),
+# add_subdirectory and FetchContent of this directory, each run at 2 ranks
+# under MPICH. Last line "install: N passed, N failed".
+test-install:
+	bash tests/install/run.sh
+
+# tests/abi/run.sh: tests/abi/user.c linked against tests/abi/impl.c: with the
+# same options it links and runs; with -DDT_MAX_DIMS=12, -DDT_MAX_MESH_DIMS=6
+# or -DDTENSOR_NO_MPI the link must fail on the dtensor_abi_mismatch_check_...
+# symbol. Last line "abi: N passed, N failed".
+test-abi:
+	bash tests/abi/run.sh $(MPI)
+
+# tests/test_threads.c (dt_comm_mpi before MPI_Init, after MPI_Finalize, and
+# from a second thread under MPI_THREAD_SINGLE / FUNNELED / SERIALIZED) at 1
+# and 2 ranks under $(MPI)
+test-threads: $(BUILD)/test_threads
+	@set -e; for np in 1 2; do for l in single funneled serialized; do \
+	  out=$$($(BENCH_ENV) $(MPIEXEC) -n $$np ./$(BUILD)/test_threads --level $$l 2>&1) || { echo "$$out"; exit 1; }; \
+	  echo "$$out" | grep '^PASS' || { echo "$$out"; exit 1; }; done; done
+
+$(BUILD)/test_threads: tests/test_threads.c $(HDR)
+	@mkdir -p $(BUILD)
+	$(MPICC) -std=c99 $(STRICT) -O1 -g -I. -o $@ $< $(LDLIBS)
 
 # ---------------------------------------------------------------- CUDA
 # dtensor_cuda.h (CUDA tensors, the NCCL backend). `make cuda` needs nvcc

@@ -68,6 +68,16 @@
    DTENSOR_NO_SIMD         no AVX2/AVX-512 Philox generators (x86-64 GCC/Clang
                            builds pick one at run time; the values are the same)
 
+   Build every file of a program with the same DT_MAX_DIMS, DT_MAX_MESH_DIMS
+   and DTENSOR_NO_MPI (they change the public structs and the API; give
+   the sizes as plain decimal numbers) and the same dtensor.h version. A
+   file compiled with different values fails to link with an undefined
+   reference to dtensor_abi_mismatch_check_v<version>_DT_MAX_DIMS_<n>_
+   DT_MAX_MESH_DIMS_<n>_{with,without}_MPI, the values that file used (GCC,
+   Clang, nvcc and other compilers defining __GNUC__; DTENSOR_STATIC builds
+   have one file and no check). The other options only affect the
+   implementation's file.
+
    ENVIRONMENT
    ===========
    DTENSOR_CHECK=1         cross-rank consistency checks: ranks that pass
@@ -91,18 +101,40 @@
    staging of F16/BF16 reductions and the receive buffers of collectives the
    library emulates over sendrecv are still allocated); dt_mesh_destroy
    frees them.
-   Use a mesh from one thread at a time (its collectives share communicators,
-   which MPI requires anyway); dt_last_error() is per thread. A
-   tensor made with DT_BORROW does not own its buffer: the caller frees it
+   A tensor made with DT_BORROW does not own its buffer: the caller frees it
    after dt_tensor_destroy.
+
+   THREADS AND MPI'S THREAD LEVEL
+   ==============================
+   dtensor starts no threads and calls MPI only inside its own calls, from
+   the thread that made the call. Call it from one thread at a time (a mesh's
+   collectives share communicators; process-wide settings such as
+   dt_set_checks are not locked); dt_last_error() is per thread. So the
+   level MPI_Init_thread must provide is the program's, never more:
+     MPI_THREAD_SINGLE      (what MPI_Init gives) the program has one thread
+     MPI_THREAD_FUNNELED    other threads exist (OpenMP, a threaded BLAS) and
+                            dtensor and MPI are called from the main thread
+     MPI_THREAD_SERIALIZED  dtensor is called from several threads, one at a
+                            time (the caller serialises them)
+   dt_comm_mpi checks what is cheap: MPI initialised and not yet finalized,
+   and, below MPI_THREAD_SERIALIZED, that it runs on MPI's main thread
+   (otherwise DT_ERR_COMM, naming the level). Other threads of the program
+   may make their own MPI calls meanwhile only under MPI_THREAD_MULTIPLE,
+   on communicators dtensor does not use.
 */
 #ifndef DTENSOR_H
 #define DTENSOR_H
 
 /* >>config ---------------------------------------------------------------- */
+/* the version (CHANGELOG.md; the Makefile, dtensor.pc and the CMake package
+   read it from these lines); dt_version() returns the implementation's */
 #define DTENSOR_VERSION_MAJOR 0
-#define DTENSOR_VERSION_MINOR 1
+#define DTENSOR_VERSION_MINOR 4
 #define DTENSOR_VERSION_PATCH 0
+#define DT__VERSION_STR_(x) #x
+#define DT__VERSION_STR(x) DT__VERSION_STR_(x)
+#define DTENSOR_VERSION_STRING \
+    DT__VERSION_STR(DTENSOR_VERSION_MAJOR) "." DT__VERSION_STR(DTENSOR_VERSION_MINOR) "." DT__VERSION_STR(DTENSOR_VERSION_PATCH) /* "0.4.0" */
 #define DTENSOR_VERSION (DTENSOR_VERSION_MAJOR * 10000 + DTENSOR_VERSION_MINOR * 100 + DTENSOR_VERSION_PATCH)
 
 #ifndef DT_MAX_DIMS
@@ -116,6 +148,47 @@
 #endif
 #if DT_MAX_DIMS < 8 || DT_MAX_MESH_DIMS < 4
 #error "dtensor.h: DT_MAX_DIMS must be >= 8 and DT_MAX_MESH_DIMS >= 4"
+#endif
+
+/* The ABI check (OPTIONS): every file that includes this header refers to
+   one symbol whose name spells the version and the options that shape the
+   public types and API, and the implementation defines it, so files built
+   with different values fail to link, naming the symbol, e.g.
+   dtensor_abi_mismatch_check_v0_4_0_DT_MAX_DIMS_8_DT_MAX_MESH_DIMS_4_with_MPI.
+   The reference is a static pointer kept by __attribute__((used)) (GCC,
+   Clang and compilers that define __GNUC__, nvcc's host side included);
+   other compilers skip it. DTENSOR_STATIC builds (one file) skip it too. */
+#ifdef DTENSOR_NO_MPI
+#define DT__ABI_MPI without_MPI
+#else
+#define DT__ABI_MPI with_MPI
+#endif
+#define DT__ABI_NAME_(a, b, c, d, m, mpi) dtensor_abi_mismatch_check_v##a##_##b##_##c##_DT_MAX_DIMS_##d##_DT_MAX_MESH_DIMS_##m##_##mpi
+#define DT__ABI_NAME(a, b, c, d, m, mpi) DT__ABI_NAME_(a, b, c, d, m, mpi)
+#define DT__ABI_SYM DT__ABI_NAME(DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, \
+                                 DT_MAX_DIMS, DT_MAX_MESH_DIMS, DT__ABI_MPI)
+#ifndef DTENSOR_STATIC
+#ifdef __cplusplus
+#define DT__ABI_LINKAGE extern "C"
+#else
+#define DT__ABI_LINKAGE extern
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+/* visibility: still exported from a shared library built with -fvisibility=hidden;
+   retain: kept by the linker's --gc-sections too (GCC 11+, Clang 13+, ELF) */
+#if defined(__has_attribute) && !defined(__CUDACC__)
+#if __has_attribute(retain)
+#define DT__ABI_KEEP __attribute__((used, retain, unused))
+#endif
+#endif
+#ifndef DT__ABI_KEEP
+#define DT__ABI_KEEP __attribute__((used, unused))
+#endif
+DT__ABI_LINKAGE __attribute__((visibility("default"))) const int DT__ABI_SYM;
+static const int *const dt__abi_ref DT__ABI_KEEP = &DT__ABI_SYM;
+#else
+DT__ABI_LINKAGE const int DT__ABI_SYM;
+#endif
 #endif
 
 #ifndef DT_API
@@ -369,6 +442,8 @@ typedef struct dt_tensor_desc {
 /* >>api ------------------------------------------------------------------- */
 
 /* status and errors */
+DT_API const char *dt_version(void);         /* pure: the implementation's
+                                                 DTENSOR_VERSION_STRING, "0.4.0" */
 DT_API const char *dt_status_string(dt_status s);  /* pure */
 DT_API const char *dt_last_error(void);       /* local; thread-local; "" after success-only runs */
 DT_API void dt_clear_error(void);  /* local */
@@ -438,7 +513,10 @@ DT_API dt_placement dt_partial(dt_reduce op);  /* pure */
 
 /* communicators */
 #ifndef DTENSOR_NO_MPI
-DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out);   /* collective (MPI_Comm_dup); dups comm, MPI_ERRORS_RETURN */
+/* collective over comm: dups it (MPI_ERRORS_RETURN on the dup). MPI must be
+   initialised and not finalized, and below MPI_THREAD_SERIALIZED this must
+   be MPI's main thread (DT_ERR_COMM otherwise; THREADS at the top) */
+DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out);   /* collective (MPI_Comm_dup) */
 #endif
 DT_API dt_status dt_comm_self(dt_comm **out);                  /* local; one rank, no MPI          */
 DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out);  /* local */
@@ -1349,6 +1427,13 @@ DT_API const char *dt_status_string(dt_status s) {
     }
     return "DT_ERR_UNKNOWN";
 }
+
+/* the version and the ABI check's symbol (>>config; declared there with
+   external linkage, so this is its one definition) */
+DT_API const char *dt_version(void) { return DTENSOR_VERSION_STRING; }
+#ifndef DTENSOR_STATIC
+const int DT__ABI_SYM = 1;
+#endif
 
 /* malloc(0) may return NULL; a successful empty allocation must not look
    like a failure, so every request is at least one byte. */
@@ -3006,7 +3091,7 @@ static void dt__mpi_destroy(void *user) {
 }
 
 DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
-    int init = 0, fin = 0, rc;
+    int init = 0, fin = 0, rc, level = MPI_THREAD_SINGLE, is_main = 1;
     MPI_Comm dup;
     dt_comm_desc d;
     dt_status st;
@@ -3014,7 +3099,19 @@ DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
     if (!out) return dt__fail(DT_ERR_ARG, "dt_comm_mpi: out is NULL");
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
-    if (!init || fin) return dt__fail(DT_ERR_COMM, "dt_comm_mpi: MPI is %s", fin ? "finalized" : "not initialized");
+    if (!init || fin)
+        return dt__fail(DT_ERR_COMM, "dt_comm_mpi: MPI is %s", fin ? "already finalized (MPI_Finalize was called)"
+                                                                  : "not initialized (call MPI_Init or MPI_Init_thread first)");
+    /* dtensor calls MPI only from the thread that calls it: below
+       MPI_THREAD_SERIALIZED that must be the main thread (the header's
+       THREADS paragraph) */
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_SERIALIZED && MPI_Is_thread_main(&is_main) == MPI_SUCCESS && !is_main)
+        return dt__fail(DT_ERR_COMM,
+                        "dt_comm_mpi: called from a thread other than MPI's main thread, but MPI provides %s: "
+                        "dtensor calls MPI from the calling thread, so call it from the main thread or "
+                        "initialize MPI with MPI_Init_thread(MPI_THREAD_SERIALIZED) (one thread in MPI at a time)",
+                        level == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" : "MPI_THREAD_FUNNELED");
     if (comm == MPI_COMM_NULL) return dt__fail(DT_ERR_ARG, "dt_comm_mpi: comm is MPI_COMM_NULL");
     if ((rc = MPI_Comm_dup(comm, &dup)) != MPI_SUCCESS) return dt__mpi_check(rc, "MPI_Comm_dup");
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);

@@ -1,0 +1,15 @@
+# dtensor-config.cmake -- find_package(dtensor) (installed by `make install`
+# into <prefix>/lib/cmake/dtensor/). Gives the INTERFACE target
+# dtensor::dtensor: dtensor.h's include dir, MPI::MPI_C and BLIS.
+#   set(DTENSOR_NO_MPI ON)    # optional: no MPI
+#   set(DTENSOR_BLAS none)    # optional: no BLAS (blis: the default)
+#   find_package(dtensor 0.4 REQUIRED)
+#   target_link_libraries(app PRIVATE dtensor::dtensor)
+# One file of the program defines DTENSOR_IMPLEMENTATION before including
+# dtensor.h (see its top). The package is relocatable: the include dir is
+# found from this file's place, <prefix>/lib/cmake/dtensor/.
+get_filename_component(_dtensor_include_dir "${CMAKE_CURRENT_LIST_DIR}/../../../include" ABSOLUTE)
+set(_dtensor_global "")
+include("${CMAKE_CURRENT_LIST_DIR}/dtensor-target.cmake")
+unset(_dtensor_include_dir)
+unset(_dtensor_global)

@@ -1,0 +1,3 @@
+/* tests/abi/impl.c -- the implementation, default options (tests/abi/run.sh) */
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# tests/install/run.sh -- make install into a temporary prefix and build a
+# consumer against it every way a user would (make test-install).
+#
+#   tests/install/run.sh
+#
+#   1. make install PREFIX=<tmp>; the files are there and dtensor.pc's
+#      version is dtensor.h's; make install DESTDIR=<tmp2> PREFIX=/usr/local
+#      stages under <tmp2>/usr/local with prefix=/usr/local in the .pc;
+#      make uninstall removes what it installed
+#   2. pkg-config: mpicc.mpich $(pkg-config --cflags dtensor) ... $(pkg-config
+#      --libs dtensor), and gcc with dtensor-mpich.pc (MPICH's flags from its .pc)
+#   3. CMake: find_package(dtensor) with CMAKE_PREFIX_PATH=<tmp>
+#   4. CMake: add_subdirectory of this repository, and FetchContent of it
+# Each consumer (tests/install/consumer.c + dtensor_impl.c, -Wall -Wextra
+# -Werror -pedantic) runs under mpiexec.mpich -n 2 and must print PASS.
+# MPICH throughout (CMake: MPI_C_COMPILER=mpicc.mpich). Last line:
+# "install: N passed, N failed" (appended to $DT_TEST_LOG if set).
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+src=$PWD
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+p=0; f=0
+ok() { p=$((p + 1)); echo "install: ok: $*"; }
+bad() { f=$((f + 1)); echo "install: FAILED: $*"; }
+# run a built consumer at 2 ranks; $1 = what, $2 = the binary
+run2() {
+    local out
+    out=$(BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 mpiexec.mpich -n 2 "$2" 2>&1)
+    if [ $? -eq 0 ] && grep -q '^PASS.*, 2 ranks,' <<<"$out"; then ok "$1: $(grep '^PASS' <<<"$out")"; else bad "$1: did not pass"; echo "$out"; fi
+}
+ver=$(awk '/^#define DTENSOR_VERSION_(MAJOR|MINOR|PATCH) /{v = v sep $3; sep = "."} END {print v}' dtensor.h)
+WARN=(-std=c99 -Wall -Wextra -Werror -pedantic)
+
+# 1. install
+if make --no-print-directory install PREFIX="$prefix" >"$tmp/install.log" 2>&1 &&
+   [ -f "$prefix/include/dtensor.h" ] && [ -f "$prefix/include/dtensor_cuda.h" ] &&
+   [ -f "$prefix/lib/cmake/dtensor/dtensor-config.cmake" ] &&
+   [ -f "$prefix/lib/cmake/dtensor/dtensor-config-version.cmake" ] &&
+   [ "$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion dtensor)" = "$ver" ]; then
+    ok "make install PREFIX=$prefix: headers, pkg-config (dtensor $ver), CMake package"
+    find "$prefix" -type f | sed "s|^$prefix/|  |" | sort
+else
+    bad "make install PREFIX=$prefix"; cat "$tmp/install.log"
+fi
+stage=$tmp/stage
+if make --no-print-directory install DESTDIR="$stage" PREFIX=/usr/local >"$tmp/stage.log" 2>&1 &&
+   [ -f "$stage/usr/local/include/dtensor.h" ] &&
+   grep -qx 'prefix=/usr/local' "$stage/usr/local/lib/pkgconfig/dtensor.pc" &&
+   make --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr/local >>"$tmp/stage.log" 2>&1 &&
+   [ -z "$(find "$stage" -type f)" ]; then
+    ok "make install DESTDIR=<stage> PREFIX=/usr/local: staged, prefix=/usr/local in dtensor.pc; make uninstall removed every file"
+else
+    bad "DESTDIR staging / uninstall"; cat "$tmp/stage.log"; find "$stage" -type f
+fi
+
+# 2. pkg-config
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+cflags=$(pkg-config --cflags dtensor) libs=$(pkg-config --libs dtensor)
+echo "install: pkg-config --cflags dtensor: $cflags; --libs: $libs"
+# shellcheck disable=SC2086
+if mpicc.mpich "${WARN[@]}" -DCONSUMER_HOW='"pkg-config dtensor + mpicc.mpich"' $cflags \
+       tests/install/consumer.c tests/install/dtensor_impl.c -o "$tmp/consumer_pc" $libs >"$tmp/pc.log" 2>&1; then
+    run2 "pkg-config dtensor + mpicc.mpich" "$tmp/consumer_pc"
+else
+    bad "pkg-config dtensor + mpicc.mpich: build"; cat "$tmp/pc.log"
+fi
+cflags=$(pkg-config --cflags dtensor-mpich) libs=$(pkg-config --libs dtensor-mpich)
+echo "install: pkg-config --cflags dtensor-mpich: $cflags; --libs: $libs"
+# shellcheck disable=SC2086
+if gcc "${WARN[@]}" -DCONSUMER_HOW='"pkg-config dtensor-mpich + gcc"' $cflags \
+       tests/install/consumer.c tests/install/dtensor_impl.c -o "$tmp/consumer_pcm" $libs >"$tmp/pcm.log" 2>&1; then
+    run2 "pkg-config dtensor-mpich + gcc" "$tmp/consumer_pcm"
+else
+    bad "pkg-config dtensor-mpich + gcc: build"; cat "$tmp/pcm.log"
+fi
+unset PKG_CONFIG_PATH
+
+# 3. and 4. CMake
+# (package-noblas: DTENSOR_BLAS=none, the built-in GEMM loops, no libblis linked)
+for how in package package-noblas subdir fetch; do
+    b=$tmp/cmake-$how
+    case $how in
+    package) args=(-DCMAKE_PREFIX_PATH="$prefix") ;;
+    package-noblas) args=(-DCMAKE_PREFIX_PATH="$prefix" -DDTENSOR_BLAS=none) ;;
+    *) args=(-DDTENSOR_SOURCE_DIR="$src") ;;
+    esac
+    if cmake -S tests/install -B "$b" -DDTENSOR_CONSUMER="${how%-noblas}" "${args[@]}" \
+             -DMPI_C_COMPILER=mpicc.mpich >"$b.log" 2>&1 &&
+       cmake --build "$b" >>"$b.log" 2>&1; then
+        if [ "$how" = package-noblas ] && ldd "$b/consumer" | grep -q libblis; then
+            bad "cmake $how: links libblis"
+        else
+            run2 "cmake $how" "$b/consumer"
+        fi
+    else
+        bad "cmake $how: configure/build"; cat "$b.log"
+    fi
+done
+# the package's include dir is the prefix's, not this checkout
+if grep -q "$prefix/include" "$tmp/cmake-package/CMakeFiles/consumer.dir/flags.make" 2>/dev/null; then
+    ok "cmake package: compiles with -I$prefix/include"
+else
+    bad "cmake package: not compiled against $prefix/include"
+fi
+
+echo "install: $p passed, $f failed"
+if [ -n "${DT_TEST_LOG:-}" ]; then echo "install: $p passed, $f failed" >>"$DT_TEST_LOG"; fi
+[ "$f" -eq 0 ]
