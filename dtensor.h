@@ -4025,8 +4025,8 @@ static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *n
 static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *st,
                                          const int64_t *g) {
     const char *fn = "dt_tensor_from_local";
-    int64_t ext[DT_MAX_DIMS];
-    int ord[DT_MAX_DIMS], d, i, n = 0, empty = 0;
+    int64_t ext[DT_MAX_DIMS] = {0};
+    int ord[DT_MAX_DIMS] = {0}, d, i, n = 0, empty = 0;
     size_t es = dt_dtype_size(norm->dtype);
     dt__box b;
     char ss[160], es_[160];

@@ -299,7 +299,7 @@ static void stencil_and_gather(const dtt_mesh *m, const dt_placement *pl, const 
     CHECK_OK(dt_tensor_redistribute(a.t, r, &rep));
     if (rep) CHECK(memcmp(dt_tensor_data(rep), full, (size_t)n * sizeof(double)) == 0, "redistribute to [R] differs");
     {
-        int64_t st[2];
+        int64_t st[2] = {0, 0};
         CHECK(dt_tensor_local_strides(a.t, st) == 2 && st[1] == 1 && st[0] == a.gs[1], "strides %lld %lld",
               (long long)st[0], (long long)st[1]);
         CHECK(dt_tensor_data(a.t) == (void *)(a.arr + room[0] * a.gs[1] + room[1]), "data is not interior element 0");
