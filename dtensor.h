@@ -62,11 +62,10 @@
                            none (built-in loops; DTENSOR_NO_BLIS means the same).
                            cblas/f77 take strides with a unit dim (transposes);
                            other strides are packed. DTENSOR_BLAS_INT: their
-                           integer (default int). With GCC/Clang on ELF the BLAS
-                           symbols are weak: a program without -lblis (etc.)
-                           links and multiplies with the loops; define
-                           DTENSOR_BLAS_STRONG for a static BLAS archive or
-                           -Wl,--as-needed (which drop what only weak symbols use)
+                           integer (default int). DTENSOR_BLAS_WEAK (GCC/Clang,
+                           ELF): weak BLAS symbols, a program links without the
+                           BLAS and multiplies with the loops (with --as-needed,
+                           Debian's default, link -Wl,--no-as-needed -lblis)
    DTENSOR_NO_SIMD         no AVX2/AVX-512 Philox generators (x86-64 GCC/Clang
                            builds pick one at run time; the values are the same)
 
@@ -1225,12 +1224,13 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);
 #ifndef DTENSOR_BLAS_INT
 #define DTENSOR_BLAS_INT int /* the BLAS's integer (cblas, f77): long for an ILP64 build */
 #endif
-/* weak references (GCC/Clang, ELF): a program that never multiplies links
-   without any BLAS, and then the loops run. DTENSOR_BLAS_STRONG makes them
-   ordinary references (needed for a static BLAS archive, whose members a weak
-   reference does not pull in, or under -Wl,--as-needed, which drops a library
-   that only weak references use). */
-#if DT__BLAS != 0 && !defined(DTENSOR_BLAS_STRONG) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+/* DTENSOR_BLAS_WEAK (GCC/Clang, ELF): weak references to the BLAS, so that a
+   program that never multiplies links without any BLAS (the loops run when
+   it is absent). Not the default: a linker run with --as-needed (Debian 12's
+   and Ubuntu's gcc default) drops a library that only weak references use,
+   so -lblis alone would silently give the loops (link -Wl,--no-as-needed
+   -lblis), and a static archive's members are not pulled in by them. */
+#if DT__BLAS != 0 && defined(DTENSOR_BLAS_WEAK) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
 #define DT__BLAS_WEAK 1
 #else
 #define DT__BLAS_WEAK 0
