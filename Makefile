@@ -248,6 +248,12 @@ bench-ops: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch
 
 # the local GEMM on every BLAS installed (tests/run_blas.sh -h; Debian 12:
 # libblis-dev, libopenblas-dev, libblas-dev); DT_TEST_LOG gets "test-blas: N passed, N failed"
+# The reference BLAS (which carries CBLAS) is small and already a ScaLAPACK
+# dependency; OpenBLAS (12 MB download, 100 MB installed, and it becomes the
+# system's libblas.so.3 alternative) comes with bench-deps only: without it
+# test-blas skips its two variants, by name.
+DEPS_PKGS += libblas-dev
+BENCH_PKGS += libopenblas-dev
 .PHONY: test-blas bench-blas
 test-blas:
 	bash tests/run_blas.sh --mpi openmpi --np "1 2"
