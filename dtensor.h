@@ -1240,7 +1240,8 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);
 #ifndef DTENSOR_BLIS_HEADER
 /* Debian: <blis.h> in a system include dir; a BLIS `make install`:
    PREFIX/include/blis/blis.h (found with -IPREFIX/include, or pass
-   -IPREFIX/include/blis, as pkg-config blis does) */
+   -IPREFIX/include/blis, as pkg-config blis does; -isystem rather than -I
+   under -Wextra -Werror: blis.h itself is not warning-free) */
 #if defined(__has_include)
 #if __has_include(<blis.h>)
 #define DTENSOR_BLIS_HEADER <blis.h>
