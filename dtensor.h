@@ -7932,18 +7932,21 @@ DT__DEFINE_GEMM_LOOP(i64, int64_t, dt__gather_i64, dt__scatter_i64, DT__IMAC, DT
    loops (small, or no BLAS linked). For the tests and bench/blas.c. */
 static DT__TLS long dt__gemm_count[3];
 
-/* 0 when the BLAS's symbols are weak and absent (no BLAS linked): the loops run */
+#if DT__BLAS_WEAK
+/* 0 when the BLAS's weak symbols are absent (no BLAS linked): the loops run */
 static int dt__blas_linked(void) {
-#if DT__BLAS_WEAK && DT__BLAS == 1
+#if DT__BLAS == 1
     return bli_sgemm_ex != NULL && bli_dgemm_ex != NULL && bli_rntm_init_from_global != NULL;
-#elif DT__BLAS_WEAK && DT__BLAS == 2
+#elif DT__BLAS == 2
     return cblas_sgemm != NULL && cblas_dgemm != NULL;
-#elif DT__BLAS_WEAK && DT__BLAS == 3
-    return sgemm_ != NULL && dgemm_ != NULL;
 #else
-    return 1;
+    return sgemm_ != NULL && dgemm_ != NULL;
 #endif
 }
+#define DT__WITH_BLAS(c) ((c) && dt__blas_linked())
+#else
+#define DT__WITH_BLAS(c) (c)
+#endif
 
 #if DT__BLAS == 1
 /* BLIS accepts a rows x cols matrix only with positive, non-overlapping
@@ -8192,7 +8195,9 @@ static DT__MAYBE_UNUSED const char *dt__gemm_backend(void) {
 #if DT__BLAS == 0
     return "none";
 #else
+#if DT__BLAS_WEAK
     if (!dt__blas_linked()) return "none (no BLAS linked)";
+#endif
     return DT__BLAS == 1 ? "blis" : DT__BLAS == 2 ? "cblas" : "f77";
 #endif
 }
@@ -8210,7 +8215,7 @@ static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double 
     switch (dt__work_kind(t)) {
     case DT__WK_F64:
 #if DT__BLAS != 0
-        if (k > 0 && !small && dt__blas_linked() &&
+        if (DT__WITH_BLAS(k > 0 && !small) &&
             dt__gemm_blas(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
             return DT_OK;
         dt__gemm_count[2]++;
@@ -8218,10 +8223,10 @@ static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double 
         return dt__gemm_loop_f64(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, beta_zero, c, rsc, csc);
     case DT__WK_F32:
 #if DT__BLAS != 0
-        if (k > 0 && !small && t == DT_F32 && dt__blas_linked() &&
+        if (DT__WITH_BLAS(k > 0 && !small && t == DT_F32) &&
             dt__gemm_blas(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
             return DT_OK;
-        if (k > 0 && !small && t != DT_F32 && dt__blas_linked())
+        if (DT__WITH_BLAS(k > 0 && !small && t != DT_F32))
             return dt__gemm_half_staged(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
         dt__gemm_count[2]++;
 #endif
