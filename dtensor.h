@@ -7928,8 +7928,9 @@ DT__DEFINE_GEMM_LOOP(i64, int64_t, dt__gather_i64, dt__scatter_i64, DT__IMAC, DT
 
 #if DT__BLAS != 0
 /* how dt__k_gemm ran its F32/F64/F16/BF16 calls on this thread: the BLAS on
-   the caller's strides, the BLAS after packing a matrix it cannot take, the
-   loops (small, or no BLAS linked). For the tests and bench/blas.c. */
+   the caller's strides (or on F16/BF16's F32 staging copies), the BLAS after
+   packing an F32/F64 matrix it cannot take, the loops (small, or no BLAS
+   linked). For the tests and bench/blas.c. */
 static DT__TLS long dt__gemm_count[3];
 
 #if DT__BLAS_WEAK
@@ -8178,7 +8179,7 @@ static dt_status dt__gemm_half_staged(dt_dtype t, int64_t m, int64_t n, int64_t 
     if (beta != 0.0)
         for (i = 0; i < m; i++) dt__gather_f32(t, dt__at(c, i * rsc, es), csc, cf + (size_t)i * (size_t)n, (size_t)n);
     if (dt__gemm_lib(DT_F32, m, n, k, alpha, af, k, 1, bf, n, 1, beta, cf, n, 1))
-        dt__gemm_count[1]++;
+        dt__gemm_count[0]++;
     else if ((st = dt__gemm_loop_f32(DT_F32, m, n, k, (float)alpha, af, k, 1, bf, n, 1, (float)beta, beta == 0.0, cf, n,
                                      1))) {
         DT_FREE(mem);
