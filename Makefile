@@ -59,8 +59,16 @@
 # bench_rng in bench-ops and bench-smoke, e.g. "--quick"), PLANNERARGS (bench_planner).
 #
 # Local GEMM: dtensor.h calls BLIS (bli_sgemm/bli_dgemm from <blis.h>, -lblis)
-# unless DTENSOR_NO_BLIS is defined. blis.h's inline helpers call round() etc.,
-# so -lm must follow -lblis (an -O0 link fails without it).
+# unless DTENSOR_BLAS says otherwise: -DDTENSOR_BLAS=cblas (LDLIBS="-lopenblas -lm",
+# MKL, libsci, -lblas), f77 (Fortran sgemm_/dgemm_), none (= DTENSOR_NO_BLIS, the
+# loops, link nothing). blis.h's inline helpers call round() etc., so -lm must
+# follow -lblis (an -O0 link fails without it).
+#   make test-blas            tests/test_ops_kernels.c and test_ops_matmul.c against every
+#                             BLAS installed (BLIS, OpenBLAS cblas + f77, reference cblas + f77,
+#                             none, weak symbols with and without a BLAS), 1 and 2 ranks, Open MPI,
+#                             into build/blas/<variant>/ (tests/run_blas.sh)
+#   make bench-blas           dt_matmul vs the same BLAS's dgemm called directly, each BLAS,
+#                             NP=2 ranks: bench/results/blas-openmpi.txt
 
 MPI      ?= mpich
 NP       ?= 4
@@ -261,6 +269,28 @@ build/libblis_arch.so: bench/blis_arch.c
 bench-ops: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch
 	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_matmul $(MATMULARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_dispatch $(DISPATCHARGS)
+
+# the local GEMM on every BLAS installed (tests/run_blas.sh -h; Debian 12:
+# libblis-dev, libopenblas-dev, libblas-dev); DT_TEST_LOG gets "test-blas: N passed, N failed"
+# The reference BLAS (which carries CBLAS) is small and already a ScaLAPACK
+# dependency; OpenBLAS (12 MB download, 100 MB installed, and it becomes the
+# system's libblas.so.3 alternative) comes with bench-deps only: without it
+# test-blas skips its two variants, by name.
+DEPS_PKGS += libblas-dev
+BENCH_PKGS += libopenblas-dev
+.PHONY: test-blas bench-blas
+test-blas:
+	bash tests/run_blas.sh --mpi openmpi --np "1 2"
+
+# dt_matmul against the same BLAS called directly, per BLAS, at OPS_NP ranks (default 2)
+BLASARGS ?=
+bench-blas:
+	@mkdir -p bench/results
+	@printf '# make bench-blas (bash tests/run_blas.sh --bench --mpi openmpi --np %s), %s, %s\n\n' "$(OPS_NP)" \
+	  "$$(date -u +%Y-%m-%d)" "$$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" > build/blas-bench.txt
+	bash tests/run_blas.sh --bench --mpi openmpi --np $(OPS_NP) --out build/blas-bench.txt --args "$(BLASARGS)"
+	cp build/blas-bench.txt bench/results/blas-openmpi.txt
+	@cat bench/results/blas-openmpi.txt
 
 # the random fills on one rank against Random123 (timings, then instructions
 # per element under callgrind) into bench/results/rng.txt, which is printed;

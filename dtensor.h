@@ -63,8 +63,19 @@
    DT_MAX_DIMS             max tensor rank (default 8, at least 8)
    DT_MAX_MESH_DIMS        max mesh rank (default 4, at least 4)
    DT_OP_CACHE             strategy-cache entries per mesh (default 256)
-   DTENSOR_NO_BLIS         local GEMM by the built-in loops instead of BLIS
-                           (default: #include <blis.h>, link with -lblis)
+   DTENSOR_BLAS            the local GEMM (F32/F64; F16/BF16 staged through F32):
+                           blis (default: bli_?gemm_ex, general strides; <blis.h>
+                           or <blis/blis.h>, or DTENSOR_BLIS_HEADER; -lblis),
+                           cblas (cblas_?gemm from DTENSOR_CBLAS_HEADER, default
+                           <cblas.h>: OpenBLAS, MKL's <mkl_cblas.h>, libsci,
+                           netlib), f77 (sgemm_/dgemm_, declared here, no header),
+                           none (built-in loops; DTENSOR_NO_BLIS means the same).
+                           cblas/f77 take strides with a unit dim (transposes);
+                           other strides are packed. DTENSOR_BLAS_INT: their
+                           integer (default int). DTENSOR_BLAS_WEAK (GCC/Clang,
+                           ELF): weak BLAS symbols, a program links without the
+                           BLAS and multiplies with the loops (with --as-needed,
+                           Debian's default, link -Wl,--no-as-needed -lblis)
    DTENSOR_NO_SIMD         no AVX2/AVX-512 Philox generators (x86-64 GCC/Clang
                            builds pick one at run time; the values are the same)
 
@@ -1326,7 +1337,64 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 #define DT__MAYBE_UNUSED
 #define DT__ELEMENTAL static inline
 #endif
-#ifndef DTENSOR_NO_BLIS
+/* local GEMM backend (DTENSOR_BLAS, see OPTIONS): DT__BLAS is 1 blis, 2 cblas,
+   3 f77, 0 none. The value is pasted onto DT__BLAS_ID_ so that the user writes
+   -DDTENSOR_BLAS=cblas (no strings, usable in #if); an unknown name is 0 here. */
+#define DT__BLAS_ID_blis 1
+#define DT__BLAS_ID_cblas 2
+#define DT__BLAS_ID_f77 3
+#define DT__BLAS_ID_none 4
+#define DT__BLAS_ID_(x) DT__BLAS_ID_##x
+#define DT__BLAS_ID(x) DT__BLAS_ID_(x)
+#if !defined(DTENSOR_BLAS)
+#ifdef DTENSOR_NO_BLIS
+#define DT__BLAS 0
+#else
+#define DT__BLAS 1
+#endif
+#elif DT__BLAS_ID(DTENSOR_BLAS) == 4
+#define DT__BLAS 0
+#elif DT__BLAS_ID(DTENSOR_BLAS) >= 1 && DT__BLAS_ID(DTENSOR_BLAS) <= 3
+#define DT__BLAS DT__BLAS_ID(DTENSOR_BLAS)
+#else
+#error "dtensor.h: DTENSOR_BLAS must be blis, cblas, f77 or none"
+#endif
+#if defined(DTENSOR_NO_BLIS) && DT__BLAS != 0
+#error "dtensor.h: DTENSOR_NO_BLIS contradicts DTENSOR_BLAS (use DTENSOR_BLAS=none)"
+#endif
+#ifndef DTENSOR_BLAS_INT
+#define DTENSOR_BLAS_INT int /* the BLAS's integer (cblas, f77): long for an ILP64 build */
+#endif
+/* DTENSOR_BLAS_WEAK (GCC/Clang, ELF): weak references to the BLAS, so that a
+   program that never multiplies links without any BLAS (the loops run when
+   it is absent). Not the default: a linker run with --as-needed (Debian 12's
+   and Ubuntu's gcc default) drops a library that only weak references use,
+   so -lblis alone would silently give the loops (link -Wl,--no-as-needed
+   -lblis), and a static archive's members are not pulled in by them. */
+#if DT__BLAS != 0 && defined(DTENSOR_BLAS_WEAK) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+#define DT__BLAS_WEAK 1
+#else
+#define DT__BLAS_WEAK 0
+#endif
+
+#if DT__BLAS == 1
+#ifndef DTENSOR_BLIS_HEADER
+/* Debian: <blis.h> in a system include dir; a BLIS `make install`:
+   PREFIX/include/blis/blis.h (found with -IPREFIX/include, or pass
+   -IPREFIX/include/blis, as pkg-config blis does; -isystem rather than -I
+   under -Wextra -Werror: blis.h itself is not warning-free) */
+#if defined(__has_include)
+#if __has_include(<blis.h>)
+#define DTENSOR_BLIS_HEADER <blis.h>
+#elif __has_include(<blis/blis.h>)
+#define DTENSOR_BLIS_HEADER <blis/blis.h>
+#else
+#error "dtensor.h: neither <blis.h> nor <blis/blis.h> found: install BLIS (Debian: libblis-dev), add -I for it, or pick another DTENSOR_BLAS (cblas, f77, none)"
+#endif
+#else
+#define DTENSOR_BLIS_HEADER <blis.h>
+#endif
+#endif
 #if defined(__GLIBC__) && !defined(__USE_XOPEN2K) && !defined(BLIS_H)
 /* blis.h typedefs pthread_barrier_t, which glibc hides under strict
    -std=c99 (no _POSIX_C_SOURCE). dtensor never touches BLIS's thread types,
@@ -1335,11 +1403,86 @@ typedef struct dt__blis_barrier { long dt__opaque[8]; } dt__blis_barrier;
 typedef int dt__blis_barrierattr;
 #define pthread_barrier_t dt__blis_barrier
 #define pthread_barrierattr_t dt__blis_barrierattr
-#include <blis.h>
+#include DTENSOR_BLIS_HEADER
 #undef pthread_barrier_t
 #undef pthread_barrierattr_t
 #else
-#include <blis.h>
+#include DTENSOR_BLIS_HEADER
+#endif
+/* blis.h's unprefixed macros that could collide with the user's names (it
+   also leaves its BLIS_/bli_ names, its typedefs dim_t, inc_t, obj_t, ...,
+   its GENTFUNC/INSERT_GENT .../ *_KER_PROT template macros, and the
+   <stdbool.h>, <pthread.h>, <float.h>, <ctype.h> it includes) */
+#undef TRUE
+#undef FALSE
+#undef TRUE_
+#undef FALSE_
+#undef VOID
+#undef Extern
+#undef typeof
+#undef bit_set
+#undef bit_clear
+#undef bit_test
+#undef f2c_abs
+#undef f2c_dabs
+#undef f2c_min
+#undef f2c_max
+#undef f2c_dmin
+#undef f2c_dmax
+#undef MKSTR
+#undef STRINGIFY_INT
+#undef GEN_PRAGMA
+#undef PRAGMA_SIMD
+#undef PRAGMA_OMP_SIMD
+#undef GENARRAY
+#undef GENFRONT
+#undef GENPROT
+#undef GENTDEF
+#undef GENTFUNC
+#undef GENTPROT
+#undef gemm_ukr_name
+#undef trsm_l_ukr_name
+#undef trsm_u_ukr_name
+#undef gemmtrsm_l_ukr_name
+#undef gemmtrsm_u_ukr_name
+#if DT__BLAS_WEAK
+#pragma weak bli_sgemm_ex
+#pragma weak bli_dgemm_ex
+#pragma weak bli_rntm_init_from_global
+#endif
+#elif DT__BLAS == 2
+#ifndef DTENSOR_CBLAS_HEADER
+#define DTENSOR_CBLAS_HEADER <cblas.h> /* MKL: <mkl_cblas.h> */
+#endif
+#include DTENSOR_CBLAS_HEADER
+#if DT__BLAS_WEAK
+#pragma weak cblas_sgemm
+#pragma weak cblas_dgemm
+#endif
+#elif DT__BLAS == 3
+/* Fortran BLAS, declared here (no header): column-major, arguments by
+   reference, and the hidden lengths of the two CHARACTER arguments last (as
+   gfortran passes them; a C implementation ignores them). Symbols sgemm_ and
+   dgemm_: Debian's reference BLAS, OpenBLAS, MKL, libsci, BLIS. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+#if DT__BLAS_WEAK
+#define DT__BLAS_ATTR __attribute__((weak))
+#else
+#define DT__BLAS_ATTR
+#endif
+extern void sgemm_(const char *ta, const char *tb, const DTENSOR_BLAS_INT *m, const DTENSOR_BLAS_INT *n,
+                   const DTENSOR_BLAS_INT *k, const float *alpha, const float *a, const DTENSOR_BLAS_INT *lda,
+                   const float *b, const DTENSOR_BLAS_INT *ldb, const float *beta, float *c,
+                   const DTENSOR_BLAS_INT *ldc, size_t lta, size_t ltb) DT__BLAS_ATTR;
+extern void dgemm_(const char *ta, const char *tb, const DTENSOR_BLAS_INT *m, const DTENSOR_BLAS_INT *n,
+                   const DTENSOR_BLAS_INT *k, const double *alpha, const double *a, const DTENSOR_BLAS_INT *lda,
+                   const double *b, const DTENSOR_BLAS_INT *ldb, const double *beta, double *c,
+                   const DTENSOR_BLAS_INT *ldc, size_t lta, size_t ltb) DT__BLAS_ATTR;
+#undef DT__BLAS_ATTR
+#ifdef __cplusplus
+}
 #endif
 #endif
 
@@ -6599,8 +6742,9 @@ typedef struct dt__kernels {
                  double eps, int rms);
     /* C[m,n] = alpha * A[m,k] B[k,n] + beta * C, element strides (row stride, col stride)
        for each matrix, so transposed views cost no copy. beta == 0: C is not read
-       (may hold NaN). F32/F64: BLIS bli_sgemm/bli_dgemm (general strides), unless
-       DTENSOR_NO_BLIS; F16/BF16: staged through F32 buffers (DT_ERR_NOMEM possible);
+       (may hold NaN). F32/F64: the BLAS DTENSOR_BLAS picks (BLIS's general strides; a
+       CBLAS/Fortran BLAS's ld + transposes, other strides packed), or loops;
+       F16/BF16: staged through F32 buffers (DT_ERR_NOMEM possible);
        ints: loops in int64 (alpha, beta integral). */
     dt_status (*gemm)(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
                       int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
@@ -7987,12 +8131,35 @@ DT__DEFINE_GEMM_LOOP(f32, float, dt__gather_f32, dt__scatter_f32, DT__FMAC, DT__
 DT__DEFINE_GEMM_LOOP(f64, double, dt__gather_f64, dt__scatter_f64, DT__FMAC, DT__FMUL)
 DT__DEFINE_GEMM_LOOP(i64, int64_t, dt__gather_i64, dt__scatter_i64, DT__IMAC, DT__IMUL)
 
-#ifndef DTENSOR_NO_BLIS
+#if DT__BLAS != 0
+/* how dt__k_gemm ran its F32/F64/F16/BF16 calls on this thread: the BLAS on
+   the caller's strides (or on F16/BF16's F32 staging copies), the BLAS after
+   packing an F32/F64 matrix it cannot take, the loops (small, or no BLAS
+   linked). For the tests and bench/blas.c. */
+static DT__TLS long dt__gemm_count[3];
+
+#if DT__BLAS_WEAK
+/* 0 when the BLAS's weak symbols are absent (no BLAS linked): the loops run */
+static int dt__blas_linked(void) {
+#if DT__BLAS == 1
+    return bli_sgemm_ex != NULL && bli_dgemm_ex != NULL && bli_rntm_init_from_global != NULL;
+#elif DT__BLAS == 2
+    return cblas_sgemm != NULL && cblas_dgemm != NULL;
+#else
+    return sgemm_ != NULL && dgemm_ != NULL;
+#endif
+}
+#define DT__WITH_BLAS(c) ((c) && dt__blas_linked())
+#else
+#define DT__WITH_BLAS(c) (c)
+#endif
+
+#if DT__BLAS == 1
 /* BLIS accepts a rows x cols matrix only with positive, non-overlapping
    strides, and checks them even along an extent-1 dim (where any stride
    describes the same data): give such dims the stride a contiguous layout
-   would have. 0 if BLIS cannot take the matrix (the loops can). */
-static int dt__blis_strides(int64_t rows, int64_t cols, int64_t *rs, int64_t *cs) {
+   would have. 0 if BLIS cannot take the matrix (it is packed). */
+static int dt__blas_takes(int64_t rows, int64_t cols, int64_t *rs, int64_t *cs) {
     if (rows == 1 && cols == 1) {
         *rs = *cs = 1;
         return 1;
@@ -8011,17 +8178,16 @@ static int dt__blis_strides(int64_t rows, int64_t cols, int64_t *rs, int64_t *cs
     return *rs < *cs ? rows * *rs <= *cs : cols * *cs <= *rs;
 }
 
-/* F32/F64 through BLIS when it can take the strides; 0 if not (m, n, k > 0).
+/* F32/F64 through BLIS's general strides; 0 if it cannot take them (m, n, k > 0).
    The small-matrix ("sup") kernels of BLIS 0.9 (Debian 12's) read past the
    end of A or C for some edge sizes (flame/blis#635, #821: a segfault when
    the matrix ends a page), so they are switched off; the packed path is as
    fast here from 3x3 to 1024^3. The thread settings stay BLIS's own. */
-static int dt__gemm_blis(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
-                         int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
-                         int64_t csc) {
+static int dt__gemm_lib(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                        int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                        int64_t csc) {
     rntm_t rntm;
-    if (!dt__blis_strides(m, k, &rsa, &csa) || !dt__blis_strides(k, n, &rsb, &csb) ||
-        !dt__blis_strides(m, n, &rsc, &csc))
+    if (!dt__blas_takes(m, k, &rsa, &csa) || !dt__blas_takes(k, n, &rsb, &csb) || !dt__blas_takes(m, n, &rsc, &csc))
         return 0;
     bli_rntm_init_from_global(&rntm);
     bli_rntm_disable_l3_sup(&rntm);
@@ -8034,6 +8200,165 @@ static int dt__gemm_blis(dt_dtype t, int64_t m, int64_t n, int64_t k, double alp
                      csb, &beta, (double *)c, rsc, csc, NULL, &rntm);
     }
     return 1;
+}
+#else
+/* a CBLAS or Fortran BLAS takes a matrix only as op(X), X column-major with a
+   leading dimension ld >= its rows: the rows x cols matrix at (rs, cs) is
+   X itself when rs == 1 (ld = cs), X^T when cs == 1 (ld = rs); a stride along
+   an extent-1 dim is free. 0 if neither (zero, negative, overlapping or two
+   non-unit strides: the matrix is packed), or a size does not fit the BLAS's
+   integer. */
+static int dt__blas_fits(int64_t v) { return (int64_t)(DTENSOR_BLAS_INT)v == v; }
+static int dt__blas_cm(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int *trans, int64_t *ld) {
+    int64_t l;
+    if (rs == 1 || rows == 1) {
+        l = cols == 1 ? rows : cs;
+        if (l >= rows && l >= 1 && dt__blas_fits(l)) {
+            *trans = 0;
+            *ld = l;
+            return 1;
+        }
+    }
+    if (cs == 1 || cols == 1) {
+        l = rows == 1 ? cols : rs;
+        if (l >= cols && l >= 1 && dt__blas_fits(l)) {
+            *trans = 1;
+            *ld = l;
+            return 1;
+        }
+    }
+    return 0;
+}
+static int dt__blas_takes(int64_t rows, int64_t cols, int64_t *rs, int64_t *cs) {
+    int tr;
+    int64_t ld;
+    return dt__blas_cm(rows, cols, *rs, *cs, &tr, &ld);
+}
+
+/* C = alpha A B + beta C in column-major terms; a C that is only expressible
+   transposed is computed as C^T = B^T A^T (the same call with the operands
+   swapped and each one's strides exchanged). 0 if a matrix cannot be taken. */
+static int dt__gemm_lib(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                        int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                        int64_t csc) {
+    int ta, tb, tc;
+    int64_t lda, ldb, ldc;
+    DTENSOR_BLAS_INT im, in, ik, ila, ilb, ilc;
+    if (!dt__blas_cm(m, n, rsc, csc, &tc, &ldc) || !dt__blas_fits(m) || !dt__blas_fits(n) || !dt__blas_fits(k))
+        return 0;
+    if (tc) {
+        const void *tp = a;
+        int64_t ti = m, r = rsa, q = csa;
+        m = n;
+        n = ti;
+        a = b;
+        b = tp;
+        rsa = csb;
+        csa = rsb;
+        rsb = q;
+        csb = r;
+    }
+    if (!dt__blas_cm(m, k, rsa, csa, &ta, &lda) || !dt__blas_cm(k, n, rsb, csb, &tb, &ldb)) return 0;
+    im = (DTENSOR_BLAS_INT)m;
+    in = (DTENSOR_BLAS_INT)n;
+    ik = (DTENSOR_BLAS_INT)k;
+    ila = (DTENSOR_BLAS_INT)lda;
+    ilb = (DTENSOR_BLAS_INT)ldb;
+    ilc = (DTENSOR_BLAS_INT)ldc;
+#if DT__BLAS == 2
+    if (t == DT_F32)
+        cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, im, in, ik,
+                    (float)alpha, (const float *)a, ila, (const float *)b, ilb, (float)beta, (float *)c, ilc);
+    else
+        cblas_dgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, im, in, ik, alpha,
+                    (const double *)a, ila, (const double *)b, ilb, beta, (double *)c, ilc);
+#else
+    {
+        const char *sa = ta ? "T" : "N", *sb = tb ? "T" : "N";
+        if (t == DT_F32) {
+            float al = (float)alpha, be = (float)beta;
+            sgemm_(sa, sb, &im, &in, &ik, &al, (const float *)a, &ila, (const float *)b, &ilb, &be, (float *)c, &ilc,
+                   1, 1);
+        } else {
+            dgemm_(sa, sb, &im, &in, &ik, &alpha, (const double *)a, &ila, (const double *)b, &ilb, &beta,
+                   (double *)c, &ilc, 1, 1);
+        }
+    }
+#endif
+    return 1;
+}
+#endif
+
+/* F32/F64 through the BLAS (m, n, k > 0). A matrix whose strides it cannot
+   take (see dt__blas_takes) is first packed into a contiguous row-major copy
+   (C: copied in when beta != 0, out after); 0 if that is not possible (a C
+   whose elements overlap or whose strides are not positive, no memory, a
+   size past the BLAS's integer): the loops run. */
+static int dt__gemm_blas(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                         int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                         int64_t csc) {
+    size_t es = dt_dtype_size(t), na = 0, nb = 0, nc = 0;
+    int64_t r1 = rsa, c1 = csa, r2 = rsb, c2 = csb, r3 = rsc, c3 = csc, i;
+    int pa, pb, pc, ok;
+    void *mem;
+    char *pm;
+    if (dt__gemm_lib(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)) {
+        dt__gemm_count[0]++;
+        return 1;
+    }
+    pa = !dt__blas_takes(m, k, &r1, &c1);
+    pb = !dt__blas_takes(k, n, &r2, &c2);
+    pc = !dt__blas_takes(m, n, &r3, &c3);
+    if (pc) {
+        /* positive strides, elements disjoint: the rows x cols box fits between them */
+        int64_t lo = rsc < csc ? rsc : csc, hi = rsc < csc ? csc : rsc, nlo = rsc < csc ? m : n;
+        if (m > 1 && n > 1 && (lo <= 0 || hi < lo * nlo)) return 0;
+        if ((m > 1 && rsc <= 0) || (n > 1 && csc <= 0)) return 0;
+    }
+    if ((double)m * (double)k + (double)k * (double)n + (double)m * (double)n > (double)(SIZE_MAX / es / 2)) return 0;
+    if (pa) na = (size_t)m * (size_t)k;
+    if (pb) nb = (size_t)k * (size_t)n;
+    if (pc) nc = (size_t)m * (size_t)n;
+    mem = DT_MALLOC((na + nb + nc) * es + 1);
+    if (!mem) return 0;
+    pm = (char *)mem;
+#define DT__PACK_ROWS(ROWS, COLS, SRC, RS, CS, DST)                                                                \
+    for (i = 0; i < (ROWS); i++) {                                                                                 \
+        if (t == DT_F32)                                                                                           \
+            dt__gather_f32(t, dt__at(SRC, i * (RS), es), CS, (float *)(void *)(DST) + (size_t)i * (size_t)(COLS),  \
+                           (size_t)(COLS));                                                                        \
+        else                                                                                                       \
+            dt__gather_f64(t, dt__at(SRC, i * (RS), es), CS, (double *)(void *)(DST) + (size_t)i * (size_t)(COLS), \
+                           (size_t)(COLS));                                                                        \
+    }
+    if (pa) {
+        DT__PACK_ROWS(m, k, a, rsa, csa, pm)
+        a = pm;
+        rsa = k;
+        csa = 1;
+    }
+    if (pb) {
+        DT__PACK_ROWS(k, n, b, rsb, csb, pm + na * es)
+        b = pm + na * es;
+        rsb = n;
+        csb = 1;
+    }
+    if (pc && beta != 0.0) DT__PACK_ROWS(m, n, c, rsc, csc, pm + (na + nb) * es)
+#undef DT__PACK_ROWS
+    ok = dt__gemm_lib(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, pc ? (void *)(pm + (na + nb) * es) : c,
+                      pc ? n : rsc, pc ? 1 : csc);
+    if (ok && pc)
+        for (i = 0; i < m; i++) {
+            if (t == DT_F32)
+                dt__scatter_f32(t, (const float *)(void *)(pm + (na + nb) * es) + (size_t)i * (size_t)n,
+                                dt__at_mut(c, i * rsc, es), csc, (size_t)n);
+            else
+                dt__scatter_f64(t, (const double *)(void *)(pm + (na + nb) * es) + (size_t)i * (size_t)n,
+                                dt__at_mut(c, i * rsc, es), csc, (size_t)n);
+        }
+    DT_FREE(mem);
+    if (ok) dt__gemm_count[1]++;
+    return ok;
 }
 
 /* F16/BF16: A, B (and C when beta != 0) widened into contiguous F32 copies,
@@ -8058,36 +8383,58 @@ static dt_status dt__gemm_half_staged(dt_dtype t, int64_t m, int64_t n, int64_t 
     for (i = 0; i < k; i++) dt__gather_f32(t, dt__at(b, i * rsb, es), csb, bf + (size_t)i * (size_t)n, (size_t)n);
     if (beta != 0.0)
         for (i = 0; i < m; i++) dt__gather_f32(t, dt__at(c, i * rsc, es), csc, cf + (size_t)i * (size_t)n, (size_t)n);
-    dt__gemm_blis(DT_F32, m, n, k, alpha, af, k, 1, bf, n, 1, beta, cf, n, 1);
+    if (dt__gemm_lib(DT_F32, m, n, k, alpha, af, k, 1, bf, n, 1, beta, cf, n, 1))
+        dt__gemm_count[0]++;
+    else if ((st = dt__gemm_loop_f32(DT_F32, m, n, k, (float)alpha, af, k, 1, bf, n, 1, (float)beta, beta == 0.0, cf, n,
+                                     1))) {
+        DT_FREE(mem);
+        return st;
+    }
     for (i = 0; i < m; i++) dt__scatter_f32(t, cf + (size_t)i * (size_t)n, dt__at_mut(c, i * rsc, es), csc, (size_t)n);
     DT_FREE(mem);
     return DT_OK;
 }
 #endif
 
+/* which local GEMM this build runs (for the tests and benchmarks) */
+static DT__MAYBE_UNUSED const char *dt__gemm_backend(void) {
+#if DT__BLAS == 0
+    return "none";
+#else
+#if DT__BLAS_WEAK
+    if (!dt__blas_linked()) return "none (no BLAS linked)";
+#endif
+    return DT__BLAS == 1 ? "blis" : DT__BLAS == 2 ? "cblas" : "f77";
+#endif
+}
+
 static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
                             int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
                             int64_t csc) {
     int beta_zero = beta == 0.0;
-    /* below ~16^3 multiply-adds a BLIS call (pack buffers, its thread
+    /* below ~16^3 multiply-adds a BLAS call (pack buffers, its thread
        dispatch) costs microseconds; the loops take nanoseconds */
     int small = (double)m * (double)n * (double)k <= DT__GEMM_SMALL;
-    (void)small; /* (unused without BLIS) */
+    (void)small; /* (unused without a BLAS) */
     if (m <= 0 || n <= 0) return DT_OK;
     if (k <= 0) alpha = 0.0; /* C = beta C: the loops with no products (alpha * 0 could be NaN) */
     switch (dt__work_kind(t)) {
     case DT__WK_F64:
-#ifndef DTENSOR_NO_BLIS
-        if (k > 0 && !small && dt__gemm_blis(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
+#if DT__BLAS != 0
+        if (DT__WITH_BLAS(k > 0 && !small) &&
+            dt__gemm_blas(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
             return DT_OK;
+        dt__gemm_count[2]++;
 #endif
         return dt__gemm_loop_f64(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, beta_zero, c, rsc, csc);
     case DT__WK_F32:
-#ifndef DTENSOR_NO_BLIS
-        if (k > 0 && !small && t == DT_F32 && dt__gemm_blis(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
+#if DT__BLAS != 0
+        if (DT__WITH_BLAS(k > 0 && !small && t == DT_F32) &&
+            dt__gemm_blas(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
             return DT_OK;
-        if (k > 0 && !small && t != DT_F32)
+        if (DT__WITH_BLAS(k > 0 && !small && t != DT_F32))
             return dt__gemm_half_staged(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
+        dt__gemm_count[2]++;
 #endif
         return dt__gemm_loop_f32(t, m, n, k, (float)alpha, a, rsa, csa, b, rsb, csb, (float)beta, beta_zero, c, rsc,
                                  csc);

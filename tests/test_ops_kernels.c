@@ -876,11 +876,16 @@ static void test_norm(dtt_rng *rng)
 /* ------------------------------------------------------------ gemm */
 
 /* a rows x cols matrix's strides: layout 0 row-major, 1 column-major
-   (a transposed view), 2 row-major with gaps, 3 column-major with gaps */
+   (a transposed view), 2 row-major with gaps, 3 column-major with gaps,
+   4 no unit stride (every other element of padded rows: a CBLAS or Fortran
+   BLAS cannot take it, dtensor packs it) */
 static void mat_layout(int layout, int64_t rows, int64_t cols, int64_t *rs, int64_t *cs, int64_t *nstore)
 {
     int64_t gap = layout >= 2 ? 3 : 0;
-    if (layout % 2 == 0) {
+    if (layout == 4) {
+        *cs = 2;
+        *rs = 2 * cols + 1;
+    } else if (layout % 2 == 0) {
         *cs = 1;
         *rs = cols + gap;
     } else {
@@ -981,6 +986,8 @@ static void test_gemm(dtt_rng *rng)
         /* every layout pair once at an odd size; a size past the loop blocks */
         for (bi = 0; bi < 16; bi++) test_gemm_case(t, 5, 7, 3, bi % 4, bi / 4, (bi + 1) % 4, 1.0, 0.5, rng);
         if (!dtt_quick) test_gemm_case(t, 130, 300, 150, 0, 1, 0, 1.0, 1.0, rng);
+        /* past the loops' size: A, then B, then C without a unit stride */
+        for (bi = 0; bi < 5; bi++) test_gemm_case(t, 40, 33, 70, 4, bi, (bi + 2) % 5, 1.0, bi % 2 ? 0.5 : 0.0, rng);
     }
     /* strides BLIS would reject: zero and equal strides on extent-1 dims,
        a broadcast (stride 0) B, negative strides */
@@ -1174,6 +1181,25 @@ static void test_xent(dtt_rng *rng)
             }
 }
 
+/* make test-blas: DT_TEST_GEMM names the local GEMM this build must run
+   (dt__gemm_backend()); unless it is a "none", GEMMs went through the BLAS,
+   and through packing for a CBLAS or Fortran BLAS (layout 4) */
+static void check_gemm_backend(void)
+{
+    const char *want = getenv("DT_TEST_GEMM");
+    if (!want) return;
+    dtt_ctx("local GEMM backend");
+    CHECK(strcmp(dt__gemm_backend(), want) == 0, "local GEMM is '%s', DT_TEST_GEMM wants '%s'", dt__gemm_backend(),
+          want);
+#if DT__BLAS != 0
+    if (dtt_rank == 0 && getenv("DT_TEST_VERBOSE"))
+        fprintf(stderr, "gemm %s: %ld direct, %ld packed, %ld loops\n", want, dt__gemm_count[0], dt__gemm_count[1],
+                dt__gemm_count[2]);
+    if (strncmp(want, "none", 4) != 0) CHECK(dt__gemm_count[0] > 0, "no GEMM called the BLAS directly");
+    if (DT__BLAS != 1 && strncmp(want, "none", 4) != 0) CHECK(dt__gemm_count[1] > 0, "no GEMM was packed");
+#endif
+}
+
 int main(int argc, char **argv)
 {
     dtt_rng rng;
@@ -1192,6 +1218,7 @@ int main(int argc, char **argv)
     test_permute(&rng);
     test_embedding(&rng);
     test_xent(&rng);
+    check_gemm_backend();
     dtt_ctx("%s", "");
     return dtt_finish();
 }

@@ -775,6 +775,10 @@ int main(int argc, char **argv)
         test_named();
         dt_comm_destroy(g_comm);
     }
+    /* make test-blas: the local GEMM this build must run */
+    if (getenv("DT_TEST_GEMM"))
+        CHECK(strcmp(dt__gemm_backend(), getenv("DT_TEST_GEMM")) == 0, "local GEMM is '%s', DT_TEST_GEMM wants '%s'",
+              dt__gemm_backend(), getenv("DT_TEST_GEMM"));
     if (dtt_rank == 0 && getenv("DT_TEST_VERBOSE")) fprintf(stderr, "matmul: %ld cases, %ld output placements asserted\n", g_cases, g_asserted);
     return dtt_finish();
 }
