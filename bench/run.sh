@@ -324,70 +324,33 @@ case " $ONLY " in *" rng "*)
     ;;
 esac
 
+# one benchmark program into one results file, the command at its top:
+# family NAME FILE HEADER_LINE
+family() {
+    local name=$1 f=$2 head=$3
+    echo "=== $f"
+    {
+        echo "$head"
+        [ "$name" = redistribute ] || echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_$name"
+        machine
+        "${TRUN[@]}" -n "$NP" "$B/bench_$name" 2>&1 || echo "# exit status $?"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+}
+
 # ---------------------------------------------------------------- redistribute
 case " $ONLY " in *" redistribute "*)
-    f=$OUT/$MPI-np$NP.txt
-    echo "=== $f"
-    {
-        echo "\$ make bench-redistribute MPI=$MPI NP=$NP   # via bench/run.sh --only redistribute"
-        machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_redistribute" 2>&1 || echo "# exit status $?"
-        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
-    grep -q '^# exit status' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
-    ;;
+    family redistribute "$OUT/$MPI-np$NP.txt" "\$ make bench-redistribute MPI=$MPI NP=$NP   # via bench/run.sh --only redistribute" ;;
 esac
 
-# ---------------------------------------------------------------- halo
-case " $ONLY " in *" halo "*)
-    f=$OUT/halo-$MPI-np$NP.txt
-    echo "=== $f"
-    {
-        echo "\$ bench/run.sh --mpi $MPI --np $NP --only halo${NICE:+ --nice $NICE}   # (make bench-halo MPI=$MPI: without --nice), which runs:"
-        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_halo"
-        machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_halo" 2>&1 || echo "# exit status $?"
-        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
-    grep -q '^# exit status' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
-    ;;
-esac
-
-# ---------------------------------------------------------------- stencil
-case " $ONLY " in *" stencil "*)
-    f=$OUT/stencil-$MPI-np$NP.txt
-    echo "=== $f"
-    {
-        echo "\$ bench/run.sh --mpi $MPI --np $NP --only stencil${NICE:+ --nice $NICE}   # (make bench-stencil MPI=$MPI: without --nice), which runs:"
-        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_stencil"
-        machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_stencil" 2>&1 || echo "# exit status $?"
-        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
-    grep -q '^# exit status' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
-    ;;
-esac
-
-# ---------------------------------------------------------------- strided
-case " $ONLY " in *" strided "*)
-    f=$OUT/strided-$MPI-np$NP.txt
-    echo "=== $f"
-    {
-        echo "\$ bench/run.sh --mpi $MPI --np $NP --only strided${NICE:+ --nice $NICE}   # (make bench-strided MPI=$MPI: without --nice), which runs:"
-        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_strided"
-        machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_strided" 2>&1 || echo "# exit status $?"
-        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
-    grep -q '^# exit status' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
-    ;;
-esac
+# ---------------------------------------------------------------- halo, stencil, strided
+for name in halo stencil strided; do
+    case " $ONLY " in *" $name "*)
+        family "$name" "$OUT/$name-$MPI-np$NP.txt" \
+            "\$ bench/run.sh --mpi $MPI --np $NP --only $name${NICE:+ --nice $NICE}   # (make bench-$name MPI=$MPI: without --nice), which runs:" ;;
+    esac
+done
 exit $rc
