@@ -2,7 +2,7 @@
 """bench/report.py -- turn the harness's raw rows into the results table.
 
     bench/report.py --raw build/bench/raw.csv --out bench/results [--cmd TEXT]
-                    [--np N] [--seconds S] [--missing "a;b"] [--failed "a;b"]
+                    [--np N] [--seconds S] [--missing "a;b"] [--failed "a;b"] [--crashed "a;b"]
 
 Input rows (bench/bench.sh prefixes the number of ranks):
     ranks,family,case,size,side,value,unit
@@ -326,6 +326,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=0)
     ap.add_argument("--missing", default="")
     ap.add_argument("--failed", default="")
+    ap.add_argument("--crashed", default="")
     a = ap.parse_args()
     med, units = read_rows(a.raw)
     recs = records(pair(med), units)
@@ -337,10 +338,13 @@ def main():
             "warm-up, medians over rounds"]
     missing = [m for m in a.missing.split(";") if m]
     failed = [m for m in a.failed.split(";") if m]
+    crashed = [m for m in a.crashed.split(";") if m]
     if missing:
         info.append("peers not measured: " + "; ".join(missing))
     if failed:
         info.append("FAILED programs: " + "; ".join(failed))
+    if crashed:
+        info.append("peers that crashed at exit after all their rows (rows kept): " + "; ".join(crashed))
     grow = growth_lines(recs)
     plots = plot(recs, a.out, os.path.join(os.path.dirname(a.raw) or ".", "plot"))
     with open(os.path.join(a.out, "latest.md"), "w") as f:
