@@ -116,7 +116,7 @@ static void bench_piece(const char *name, dt__array *a, const dt__box *piece, vo
     size_t bytes = dt__box_numel(a->ndim, piece) * a->es;
     double ref = d2d_gbs(bytes, packed, scratch);
     char label[96];
-    p.data = (char *)packed; p.ndim = a->ndim; p.es = a->es; p.box = *piece;
+    p.data = (char *)packed; p.ndim = a->ndim; p.es = a->es; p.box = *piece; p.stride = NULL;
     memset(&j, 0, sizeof j);
     j.run = run_copy_box; j.box = piece;
     j.s = a; j.d = &p;
@@ -134,7 +134,7 @@ static void bench_pack(void) {
     dt__array a;
     dt__box b;
     printf("(a) pack / unpack through copy_box; ratio: GB/s over cudaMemcpyAsync D2D of the same bytes (target >= 0.8)\n");
-    a.data = (char *)arr; a.ndim = 2; a.es = 4;
+    a.data = (char *)arr; a.ndim = 2; a.es = 4; a.stride = NULL;
     a.box.lo[0] = a.box.lo[1] = 0; a.box.ext[0] = R; a.box.ext[1] = R;
     b.lo[0] = 0; b.ext[0] = R; b.lo[1] = R / 4; b.ext[1] = R / 4;
     bench_piece("2-D F32 column block [R, R/4] of [R, R]", &a, &b, packed, scratch);

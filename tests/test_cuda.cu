@@ -274,6 +274,7 @@ static void test_moves(dtt_rng *r) {
         char *hs, *hd, *back;
         void *gs_, *gd_;
         s.ndim = d.ndim = nd; s.es = d.es = es;
+        s.stride = d.stride = NULL; /* row-major over their boxes */
         for (k = 0; k < nd; k++) {
             int64_t g = 1 + dtt_randint(r, 40);
             s.box.lo[k] = 0; s.box.ext[k] = g;

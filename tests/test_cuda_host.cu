@@ -476,6 +476,7 @@ static void test_copy_box(dtt_rng *rng) {
         uint64_t u;
         s.ndim = dd.ndim = nd;
         s.es = dd.es = es;
+        s.stride = dd.stride = NULL; /* row-major over their boxes */
         for (d = 0; d < nd; d++) {
             int64_t g = 1 + dtt_randint(rng, 9);
             /* both arrays inside [0, g); p inside both */
