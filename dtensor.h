@@ -4323,7 +4323,8 @@ static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *n
     return DT_OK;
 }
 
-/* desc->local_strides: every stride >= 1; the storage (t's box widened by
+/* desc->local_strides: every stride >= 1 (0 where it addresses nothing: an
+   empty storage, a dim of extent 1); the storage (t's box widened by
    the ghost room, if any) holds no two elements at one address; its span
    fits the index arithmetic. Each rank checks its own storage. */
 static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *st,
