@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Check dtensor.h's layering rule (stated in the header's map, "THE RULE"):
+
+  a section refers only to functions, types and tables defined above it or
+  in its own section.
+
+So nothing is ever forward-declared across sections: a lower section that
+must reach code above it does so through a hook (a function pointer an
+upper section stores), never through a name it cannot see yet.
+
+Usage: layering.py [dtensor.h] [--report]   (exit 1 on a violation)
+
+The checker strips comments, strings and preprocessor lines, finds the
+file-scope function definitions (name '(' ... ')' '{' at brace depth 0) and
+the sections (/* >>name lines), and then looks at every identifier inside
+each function body: if it names a function defined in a later section, that
+is a downward reference. ALLOWED lists the exceptions, each with its reason.
+"""
+import re
+import sys
+
+# (caller section, callee) pairs the rule tolerates, each with its reason.
+ALLOWED = {
+}
+
+SECTION_RE = re.compile(r'^/\* >>([a-z_]+) ')
+
+
+def strip(text):
+    """Blank comments, string/char literals and preprocessor lines, keeping
+    newlines so that line numbers stay right."""
+    out = []
+    i, n = 0, len(text)
+    at_line_start = True
+    while i < n:
+        c = text[i]
+        if at_line_start:
+            j = i
+            while j < n and text[j] in ' \t':
+                j += 1
+            if j < n and text[j] == '#':
+                # preprocessor line (with continuations)
+                while i < n:
+                    if text[i] == '\n' and text[i - 1] != '\\':
+                        break
+                    out.append('\n' if text[i] == '\n' else ' ')
+                    i += 1
+                continue
+        at_line_start = False
+        if text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r'[^\n]', ' ', text[i:j]))
+            i = j
+            continue
+        if text.startswith('//', i):
+            j = text.find('\n', i)
+            j = n if j < 0 else j
+            out.append(' ' * (j - i))
+            i = j
+            continue
+        if c in '"\'':
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == '\\' else 1
+            out.append(' ' * (j + 1 - i))
+            i = j + 1
+            continue
+        out.append(c)
+        if c == '\n':
+            at_line_start = True
+        i += 1
+    return ''.join(out)
+
+
+def sections_of(lines):
+    """[(first line index, name)] in file order."""
+    return [(k, m.group(1)) for k, l in enumerate(lines)
+            for m in [SECTION_RE.match(l)] if m]
+
+
+def main(argv):
+    path = 'dtensor.h'
+    report = False
+    for a in argv[1:]:
+        if a == '--report':
+            report = True
+        else:
+            path = a
+    raw = open(path, encoding='utf-8').read()
+    lines = raw.split('\n')
+    secs = sections_of(lines)
+    if not secs:
+        print(f'layering: {path}: no /* >>section markers')
+        return 1
+    sec_order = {name: k for k, (_, name) in enumerate(secs)}
+    if len(sec_order) != len(secs):
+        print(f'layering: {path}: a section name appears twice')
+        return 1
+
+    def section_at(line_no):
+        s = None
+        for first, name in secs:
+            if first <= line_no:
+                s = name
+            else:
+                break
+        return s
+
+    # the C++ guard's braces are not scopes
+    text = strip(re.sub(r'extern\s+"C"\s*\{', lambda m: ' ' * len(m.group(0)), raw))
+    line_of = []  # char offset -> line index, computed lazily by bisect
+    starts = [0]
+    for k, ch in enumerate(text):
+        if ch == '\n':
+            starts.append(k + 1)
+
+    import bisect
+
+    def lineno(off):
+        return bisect.bisect_right(starts, off) - 1
+
+    # file-scope function definitions and their body spans
+    defs = {}      # name -> (section, line)
+    bodies = []    # (name, section, start, end)
+    depth = 0
+    i, n = 0, len(text)
+    tok = re.compile(r'[A-Za-z_]\w*|[{}();]|\S')
+    last_ident = None
+    paren_depth = 0
+    cand = None
+    for m in tok.finditer(text):
+        t = m.group(0)
+        if depth == 0:
+            if t == '(':
+                if paren_depth == 0 and last_ident is not None:
+                    cand = (last_ident, m.start())
+                paren_depth += 1
+            elif t == ')':
+                paren_depth -= 1
+            elif t == ';':
+                cand = None
+                paren_depth = 0
+            elif t == '{':
+                if paren_depth == 0 and cand is not None:
+                    name, off = cand
+                    bodies.append([name, section_at(lineno(off)), m.end(), None])
+                    defs.setdefault(name, (section_at(lineno(off)), lineno(off) + 1))
+                cand = None
+                depth = 1
+                continue
+            elif t == '}':
+                continue  # the C++ guard's closing brace
+            elif t[0].isalpha() or t[0] == '_':
+                if paren_depth == 0:
+                    last_ident = t
+            if t not in '(' and not (t[0].isalpha() or t[0] == '_'):
+                if t != ')':
+                    last_ident = None
+        else:
+            if t == '{':
+                depth += 1
+            elif t == '}':
+                depth -= 1
+                if depth == 0 and bodies and bodies[-1][3] is None:
+                    bodies[-1][3] = m.start()
+    # every mention of a function after the public part (a call, a pointer
+    # taken, a prototype) must name one defined above or in its own section
+    impl = raw.find('#if defined(DTENSOR_IMPLEMENTATION)')
+    impl = 0 if impl < 0 else impl
+    def_at = {(d[1] - 1) for d in defs.values()}
+    violations = []
+    ident = re.compile(r'[A-Za-z_]\w*')
+    enclosing = sorted((a, b, name) for name, _, a, b in bodies if b is not None)
+    starts_b = [e[0] for e in enclosing]
+    for m in ident.finditer(text, impl):
+        callee = m.group(0)
+        if callee not in defs:
+            continue
+        ln = lineno(m.start())
+        sec = section_at(ln)
+        csec, cline = defs[callee]
+        if sec is None or csec is None or sec_order[csec] <= sec_order[sec]:
+            continue
+        if (sec, callee) in ALLOWED:
+            continue
+        k = bisect.bisect_right(starts_b, m.start()) - 1
+        name = enclosing[k][2] if k >= 0 and enclosing[k][1] >= m.start() else '(file scope)'
+        violations.append((ln + 1, sec, name, csec, callee))
+    for ln, sec, name, csec, callee in violations:
+        print(f'{path}:{ln}: >>{sec} {name} refers to {callee}() of >>{csec}, a later section')
+    if report or violations:
+        print(f'layering: {len(defs)} functions in {len(secs)} sections, '
+              f'{len(violations)} downward references'
+              + (f', {len(ALLOWED)} allowed' if ALLOWED else ''))
+    return 1 if violations else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
