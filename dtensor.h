@@ -1317,6 +1317,28 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 #if defined(DTENSOR_IMPLEMENTATION) && !defined(DTENSOR_IMPLEMENTATION_DONE)
 #define DTENSOR_IMPLEMENTATION_DONE
 
+/* >>math ------------------------------------------------------------------
+   The per-element math, written once for the host and the GPU: every
+   function here is DT__HD (static inline; __host__ __device__ under nvcc),
+   and dtensor_cuda.h's kernels call these very functions, so the two sides
+   compute the same bits wherever the host's result is exactly defined.
+   Nothing here allocates, fails or touches a tensor. */
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#if defined(__CUDACC__)
+#define DT__HD static inline __host__ __device__
+#elif defined(__GNUC__) || defined(__clang__)
+/* per-element helpers must inline into the loops that call them, or the loops do not vectorise */
+#define DT__HD static inline __attribute__((always_inline, unused))
+#else
+#define DT__HD static inline
+#endif
+
+/* ---- bits, conversions, random numbers ---- */
+
+/* ---- the ops' element functions (one per registry line) ---- */
+
 /* >>util ------------------------------------------------------------------
    Allocation, errors, overflow-checked arithmetic, placement names, and the
    element-wise helpers (half conversion, reduction) that the backend's own
