@@ -353,6 +353,7 @@ SB = build/strict
 NVSTRICT = -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
 MPICH_INC = $(filter -I%,$(shell mpicc.mpich -show 2>/dev/null))
 strict:
+	python3 tests/lint/layering.py dtensor.h dtensor_cuda.h
 	@mkdir -p $(SB)
 	@printf '#define DTENSOR_IMPLEMENTATION\n#include "dtensor.h"\nint main(void) { return dt_status_string(DT_OK) == NULL; }\n' > $(SB)/impl.c
 	@printf '#include "dtensor.h"\nint dt_strict_decl_only(void);\nint dt_strict_decl_only(void) { return (int)sizeof(dt_tensor_desc); }\n' > $(SB)/decl.c
@@ -391,7 +392,8 @@ strict:
 # itself as the main file (-x c -DDTENSOR_IMPLEMENTATION): clang's analyzer
 # only follows functions of the main file, not of included headers. Two
 # configurations: MPICH's headers + BLIS, and -DDTENSOR_NO_MPI. Any finding
-# fails; with DT_TEST_LOG set, appends "lint: N passed, N failed" (4 checks).
+# fails; with DT_TEST_LOG set, appends "lint: N passed, N failed" (5 checks: the
+# first is the layering rule of dtensor.h's map, tests/lint/layering.py).
 # About 3-4 minutes on 2 cores (clang-tidy's analyzer is nearly all of it).
 LINT_TIDY = clang-tidy$(if $(shell command -v clang-tidy-14 2>/dev/null),-14)
 LINT_CPPCHECK = cppcheck --enable=warning,performance,portability,style --std=c99 --language=c -I. \
@@ -400,6 +402,7 @@ LINT_CPPCHECK = cppcheck --enable=warning,performance,portability,style --std=c9
 lint:
 	@p=0; f=0; \
 	run() { echo "lint: $$*"; if "$$@"; then p=$$((p + 1)); else f=$$((f + 1)); fi; }; \
+	run python3 tests/lint/layering.py --report dtensor.h dtensor_cuda.h; \
 	run $(LINT_CPPCHECK) -DDTENSOR_IMPLEMENTATION dtensor.h; \
 	run $(LINT_CPPCHECK) -DDTENSOR_IMPLEMENTATION -DDTENSOR_NO_MPI dtensor.h; \
 	run $(LINT_TIDY) --quiet dtensor.h -- -x c -std=c99 -DDTENSOR_IMPLEMENTATION -I. $(MPICH_INC); \

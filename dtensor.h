@@ -5272,6 +5272,77 @@ static dt_status dt__comm_barrier(dt_comm *c) {
     return dt__emu_barrier(c);
 }
 
+/* ---- split-phase point-to-point (halo exchanges) ----
+   The messages name their peers in the carrier's ranks (the comm whose
+   backend moves the bytes: c itself, or the base of a group), translated
+   once when the caller plans them, so that a time step translates nothing. */
+static dt_comm *dt__comm_carrier(dt_comm *c) { return dt__native(c) ? c : c->base; }
+static int dt__comm_carrier_rank(const dt_comm *c, int r) { return dt__native(c) ? r : c->members[r]; }
+
+/* Without start/wait: pairwise rounds of sendrecv over the carrier, round k
+   sending to me+k and receiving from me-k, the j-th message to a peer
+   paired with the j-th from the other; blocking, so all done at start. */
+static dt_status dt__p2p_rounds(dt_comm *carrier, int n, const dt_message *msgs) {
+    int p = carrier->size, me = carrier->rank, k;
+    for (k = 1; k < p; k++) {
+        int dst = (me + k) % p, src = (me - k + p) % p, is = 0, ir = 0;
+        for (;;) {
+            const dt_message *sm = NULL, *rm = NULL;
+            dt_status st;
+            while (is < n && !(msgs[is].send && msgs[is].peer == dst)) is++;
+            while (ir < n && !(!msgs[ir].send && msgs[ir].peer == src)) ir++;
+            if (is < n) sm = &msgs[is++];
+            if (ir < n) rm = &msgs[ir++];
+            if (!sm && !rm) break;
+            st = dt__sendrecv(carrier, sm ? sm->buf : NULL, sm ? sm->bytes : 0, sm ? dst : -1, rm ? rm->buf : NULL,
+                              rm ? rm->bytes : 0, rm ? src : -1);
+            if (st) return st;
+        }
+    }
+    return DT_OK;
+}
+
+/* Post n messages on c (peers: carrier ranks), counted in c's stats. With
+   the backend's start/wait, *request is its handle for dt__comm_wait;
+   otherwise the exchange is done here and *request is NULL. */
+static dt_status dt__comm_start(dt_comm *c, int n, dt_message *msgs, void **request) {
+    dt_comm *w = dt__comm_carrier(c);
+    uint64_t sent = 0, recv = 0;
+    int i;
+    dt_status st;
+    *request = NULL;
+    if (!n) return DT_OK;
+    for (i = 0; i < n; i++) {
+        if (msgs[i].send) sent += msgs[i].bytes;
+        else recv += msgs[i].bytes;
+    }
+    dt__count(c, sent, recv);
+    if (!w->be.start || !w->be.wait) return dt__p2p_rounds(w, n, msgs);
+    if ((st = w->be.start(w->be.user, n, msgs, request))) {
+        *request = NULL;
+        return dt__backend_result(w, st, "start");
+    }
+    return DT_OK;
+}
+
+/* complete what dt__comm_start posted (request NULL: nothing to wait for) */
+static dt_status dt__comm_wait(dt_comm *c, void *request) {
+    dt_comm *w = dt__comm_carrier(c);
+    if (!request) return DT_OK;
+    return dt__backend_result(w, w->be.wait(w->be.user, request), "wait");
+}
+
+/* A broadcast of control data (a file's header, an error message, a
+   token): muted, like all control traffic, so dt_comm_stats counts only
+   the user's data. */
+static dt_status dt__comm_broadcast_ctl(dt_comm *c, void *buf, size_t bytes, int root) {
+    dt_status st;
+    c->root->muted++;
+    st = dt__comm_broadcast(c, buf, bytes, root);
+    c->root->muted--;
+    return st;
+}
+
 /* Control traffic (mesh set-up, DT_VERIFY) is not what a user measures with
    dt_comm_stats, so it runs muted. Each rank contributes `n` int64 words;
    v: 2 * c->size counts, the caller's scratch (so this allocates nothing). */
@@ -5905,6 +5976,18 @@ static int dt__comm_mpi_handle(const dt_comm *c, MPI_Comm *out) {
     return 1;
 }
 #endif /* DTENSOR_NO_MPI */
+
+/* Does the carrier take several messages to one peer, matched in the order
+   posted? The built-in MPI backend does (one tag; MPI does not let messages
+   overtake); for others a caller sends one message per peer and direction. */
+static int dt__comm_ordered_messages(dt_comm *c) {
+#ifndef DTENSOR_NO_MPI
+    return dt__comm_carrier(c)->be.start == dt__mpi_start;
+#else
+    (void)c;
+    return 0;
+#endif
+}
 
 /* >>agree ---------------------------------------------------------------
    Cross-rank agreement before a collective call moves data: the ranks
@@ -11192,11 +11275,9 @@ struct dt__halo {
     int nfills;
     unsigned char pattern[8];       /* the fill value in the dtype               */
     char *buf;                      /* message bytes: sends, then receives       */
-    size_t sbytes, rbytes;
-    dt_message *msgs;               /* the links with native peer ranks          */
+    dt_message *msgs;               /* the links, peers in carrier ranks         */
     int nmsgs;
     dt_comm *comm;                  /* the mesh comm                             */
-    dt_comm *native;                /* the comm that carries them                */
     void *request;
     int begun;
 };
@@ -11348,23 +11429,6 @@ static void dt__halo_plan_fills(dt__halo *h, const int64_t *n) {
     }
 }
 
-/* Does the backend take several messages to one peer, matched in the
-   order posted? The built-in MPI one does (one tag; MPI does not let
-   messages overtake). Then each piece (a face) travels as its own message,
-   as a hand-written exchange sends them: two faces to one neighbour (two
-   ranks, periodic) stay two messages of the face's size instead of one of
-   twice that, which can cross an MPI eager/rendezvous limit (Open MPI's
-   shared-memory 4 KiB) and cost a handshake. Other backends get the
-   documented one message per peer. */
-static int dt__halo_per_piece(const dt_comm *native) {
-#ifndef DTENSOR_NO_MPI
-    return native->be.start == dt__mpi_start;
-#else
-    (void)native;
-    return 0;
-#endif
-}
-
 static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__box *out);
 
 /* the messages of one link: the whole packed run, or one per piece. A
@@ -11464,19 +11528,22 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     for (i = 0; i < h->nsend + h->nrecv; i++) {
         h->links[i].off = off;
         off += h->links[i].bytes;
-        if (i < h->nsend) h->sbytes += h->links[i].bytes;
-        else h->rbytes += h->links[i].bytes;
     }
     if (off && (st = dt__alloc(fn, off, (void **)&h->buf))) goto fail;
     h->comm = m->comm;
-    h->native = dt__native(m->comm) ? m->comm : m->comm->base;
     if (h->nsend + h->nrecv) {
-        int per_piece = h->per_piece = dt__halo_per_piece(h->native);
+        /* Where the backend keeps several messages to one peer in order,
+           each piece (a face) travels as its own message, as a hand-written
+           exchange sends them: two faces to one neighbour (two ranks,
+           periodic) stay two messages of the face's size instead of one of
+           twice that, which can cross an MPI eager/rendezvous limit (Open
+           MPI's shared-memory 4 KiB) and cost a handshake. */
+        int per_piece = h->per_piece = dt__comm_ordered_messages(m->comm);
         size_t cap = (size_t)(per_piece ? h->npieces : h->nsend + h->nrecv);
         if ((st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->msgs, (void **)&h->msgs))) goto fail;
         for (i = 0; i < h->nsend + h->nrecv; i++)
-            dt__halo_link_msgs(h, &h->links[i], i < h->nsend,
-                               dt__native(m->comm) ? h->links[i].peer : m->comm->members[h->links[i].peer], per_piece);
+            dt__halo_link_msgs(h, &h->links[i], i < h->nsend, dt__comm_carrier_rank(m->comm, h->links[i].peer),
+                               per_piece);
     }
     *out = h;
     return DT_OK;
@@ -11512,27 +11579,6 @@ static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__bo
     for (d = 0; d < nd; d++) out->lo[d] += shift[d];
 }
 
-/* blocking fallback: round k pairs rank me with me+k (send) and me-k
-   (receive), as both ends compute; rounds only where this rank has traffic */
-static dt_status dt__halo_sendrecv_rounds(dt__halo *h) {
-    dt_comm *c = h->comm;
-    int n = c->size, me = c->rank, k, i;
-    for (k = 1; k < n; k++) {
-        int dst = (me + k) % n, src = (me - k + n) % n;
-        dt__hlink *sl = NULL, *rl = NULL;
-        dt_status st;
-        for (i = 0; i < h->nsend; i++)
-            if (h->links[i].peer == dst) sl = &h->links[i];
-        for (i = h->nsend; i < h->nsend + h->nrecv; i++)
-            if (h->links[i].peer == src) rl = &h->links[i];
-        if (!sl && !rl) continue;
-        st = dt__sendrecv(c, sl ? h->buf + sl->off : NULL, sl ? sl->bytes : 0, sl ? dst : -1,
-                          rl ? h->buf + rl->off : NULL, rl ? rl->bytes : 0, rl ? src : -1);
-        if (st) return st;
-    }
-    return DT_OK;
-}
-
 /* The send messages' buffers: packed, or (in place, one message per
    piece, `from_array`) a face that is one run of the caller's array is sent
    from the array itself. Only where the exchange ends before the caller
@@ -11561,13 +11607,7 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
     for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], h->pattern);
     dt__halo_pack_sends(h, in, from_array);
-    if (h->nmsgs) dt__count(h->comm, h->sbytes, h->rbytes);
-    if (h->nmsgs && h->native->be.start && h->native->be.wait) {
-        st = h->native->be.start(h->native->be.user, h->nmsgs, h->msgs, &h->request);
-        if (st) { h->request = NULL; return dt__within(fn, dt__backend_result(h->native, st, "start")); }
-    } else if (h->nmsgs && (st = dt__halo_sendrecv_rounds(h))) {
-        return dt__within(fn, st);
-    }
+    if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, &h->request))) return dt__within(fn, st);
     /* the wraps of a dim this rank holds whole, while the messages fly: their
        ghost cells are not the ones the messages fill, their sources interior */
     for (i = h->self_first; i < h->self_first + h->self_count; i++) {
@@ -11590,8 +11630,7 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
     if (h->request) {
         void *rq = h->request;
         h->request = NULL;
-        if ((st = h->native->be.wait(h->native->be.user, rq)))
-            return dt__within(fn, dt__backend_result(h->native, st, "wait"));
+        if ((st = dt__comm_wait(h->comm, rq))) return dt__within(fn, st);
     }
     for (i = h->nsend; i < h->nsend + h->nrecv; i++) {
         const char *b = h->buf + h->links[i].off;
@@ -12327,9 +12366,7 @@ static dt_status dt__io_agree(dt_comm *c, const char *fn, dt_status local) {
     if (!first) return DT_OK;
     memcpy(msg, &code, 8);
     memcpy(msg + 8, dt__errbuf, sizeof dt__errbuf);
-    c->root->muted++;
-    st = dt__comm_broadcast(c, msg, sizeof msg, c->size - (int)first);
-    c->root->muted--;
+    st = dt__comm_broadcast_ctl(c, msg, sizeof msg, c->size - (int)first);
     if (st) return dt__within(fn, st);
     memcpy(&code, msg, 8);
     msg[sizeof msg - 1] = 0;
@@ -12549,9 +12586,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     if (!st) st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
     if ((st = dt__io_agree(m->comm, fn, st))) goto out;
     if (m->rank == 0) tok = dt__io_token();
-    m->root->muted++;
-    st = dt__comm_broadcast(m->comm, &tok, sizeof tok, 0);
-    m->root->muted--;
+    st = dt__comm_broadcast_ctl(m->comm, &tok, sizeof tok, 0);
     if (st) goto out;
     sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
 #ifndef DTENSOR_NO_MPI
@@ -12721,10 +12756,8 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         v[3] = (int64_t)info.data_offset;
         for (i = 0; i < DT_MAX_DIMS; i++) v[4 + i] = info.shape[i];
         memcpy(msg, dt__errbuf, sizeof msg);
-        m->root->muted++;
-        bs = dt__comm_broadcast(m->comm, v, sizeof v, 0);
-        if (!bs) bs = dt__comm_broadcast(m->comm, msg, sizeof msg, 0);
-        m->root->muted--;
+        bs = dt__comm_broadcast_ctl(m->comm, v, sizeof v, 0);
+        if (!bs) bs = dt__comm_broadcast_ctl(m->comm, msg, sizeof msg, 0);
         if (bs) return bs;
         st = (dt_status)v[0];
         msg[sizeof msg - 1] = 0;
@@ -12948,10 +12981,8 @@ static dt_status dt__rng_load_state(dt_mesh *m, const char *path) {
         v[1] = seed;
         v[2] = offset;
         memcpy(msg, dt__errbuf, sizeof msg);
-        m->root->muted++;
-        bs = dt__comm_broadcast(m->comm, v, sizeof v, 0);
-        if (!bs) bs = dt__comm_broadcast(m->comm, msg, sizeof msg, 0);
-        m->root->muted--;
+        bs = dt__comm_broadcast_ctl(m->comm, v, sizeof v, 0);
+        if (!bs) bs = dt__comm_broadcast_ctl(m->comm, msg, sizeof msg, 0);
         if (bs) return bs;
         st = (dt_status)v[0];
         seed = v[1];

@@ -349,14 +349,6 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
     return DT_OK;
 }
 
-static const struct dt__kernels *dt__cu_kernels_get(void);
-
-static const dt__device dt__cu_device_v = { "cuda", dt__cu_alloc, dt__cu_free, dt__cu_copy, dt__cu_zero,
-                                            dt__cu_copy_box, dt__cu_alloc_host, dt__cu_free_host, dt__cu_owns,
-                                            dt__cu_sync, dt__cu_kernels_get };
-
-static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
-
 /* >>cuda-kernels ------------------------------------------------------------
    the dt__kernels table on device memory. Same contract as the host table
    (>>kernels); every kernel is enqueued on dt_cuda_stream() and returns at
@@ -1895,6 +1887,13 @@ static const dt__kernels dt__cu_kernels_v = { dt__cu_k_unary, dt__cu_k_cast, dt_
                                               dt__cu_k_softmax, dt__cu_k_norm, dt__cu_k_gemm, dt__cu_k_permute,
                                               dt__cu_k_embedding, dt__cu_k_xent, dt__cu_k_rng };
 static const struct dt__kernels *dt__cu_kernels_get(void) { return &dt__cu_kernels_v; }
+
+/* the DT_CUDA device: the memory calls of >>cuda-device and these kernels */
+static const dt__device dt__cu_device_v = { "cuda", dt__cu_alloc, dt__cu_free, dt__cu_copy, dt__cu_zero,
+                                            dt__cu_copy_box, dt__cu_alloc_host, dt__cu_free_host, dt__cu_owns,
+                                            dt__cu_sync, dt__cu_kernels_get };
+
+static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
 
 /* >>nccl --------------------------------------------------------------------
    dt_comm_nccl: an NCCL communicator as a dt_comm backend (device = DT_CUDA:

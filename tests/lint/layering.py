@@ -8,7 +8,7 @@ So nothing is ever forward-declared across sections: a lower section that
 must reach code above it does so through a hook (a function pointer an
 upper section stores), never through a name it cannot see yet.
 
-Usage: layering.py [dtensor.h] [--report]   (exit 1 on a violation)
+Usage: layering.py [FILE ...] [--report]   (default dtensor.h; exit 1 on a violation)
 
 The checker strips comments, strings and preprocessor lines, finds the
 file-scope function definitions (name '(' ... ')' '{' at brace depth 0) and
@@ -23,7 +23,17 @@ import sys
 ALLOWED = {
 }
 
-SECTION_RE = re.compile(r'^/\* >>([a-z_]+) ')
+# What one section alone may do: (owner, pattern, what it is). The backend's
+# vtable, its group-rank translation, its traffic accounting and its muting
+# of control traffic are >>backend's; other sections use its dt__comm_*
+# calls (reading a comm's fields, such as be.device, stays allowed).
+PRIVATE = [
+    ('backend', r'\bbe\.\w+\s*\(', 'calls the backend vtable'),
+    ('backend', r'->(muted|members)\b', 'touches a comm\'s muting or group members'),
+    ('backend', r'\bdt__(count|native)\s*\(', 'does the backend\'s accounting or group test'),
+]
+
+SECTION_RE = re.compile(r'^/\* >>([a-z_-]+) ')
 
 
 def strip(text):
@@ -166,8 +176,8 @@ def main(argv):
                     bodies[-1][3] = m.start()
     # every mention of a function after the public part (a call, a pointer
     # taken, a prototype) must name one defined above or in its own section
-    impl = raw.find('#if defined(DTENSOR_IMPLEMENTATION)')
-    impl = 0 if impl < 0 else impl
+    mi = re.search(r'^#if defined\(DTENSOR_IMPLEMENTATION\) && !defined\(DTENSOR_\w*IMPLEMENTATION_DONE\)', raw, re.M)
+    impl = mi.start() if mi else 0
     def_at = {(d[1] - 1) for d in defs.values()}
     violations = []
     ident = re.compile(r'[A-Za-z_]\w*')
@@ -187,8 +197,17 @@ def main(argv):
         k = bisect.bisect_right(starts_b, m.start()) - 1
         name = enclosing[k][2] if k >= 0 and enclosing[k][1] >= m.start() else '(file scope)'
         violations.append((ln + 1, sec, name, csec, callee))
+    for owner, pat, what in PRIVATE:
+        for m in re.finditer(pat, text[impl:]):
+            ln = lineno(impl + m.start())
+            sec = section_at(ln)
+            if sec is not None and sec != owner:
+                violations.append((ln + 1, sec, '(code)', owner, m.group(0).strip() + ' [' + what + ']'))
     for ln, sec, name, csec, callee in violations:
-        print(f'{path}:{ln}: >>{sec} {name} refers to {callee}() of >>{csec}, a later section')
+        if name == '(code)':
+            print(f'{path}:{ln}: >>{sec} {callee}: only >>{csec} may')
+        else:
+            print(f'{path}:{ln}: >>{sec} {name} refers to {callee}() of >>{csec}, a later section')
     if report or violations:
         print(f'layering: {len(defs)} functions in {len(secs)} sections, '
               f'{len(violations)} downward references'
@@ -197,4 +216,6 @@ def main(argv):
 
 
 if __name__ == '__main__':
-    sys.exit(main(sys.argv))
+    flags = [a for a in sys.argv[1:] if a.startswith('--')]
+    files = [a for a in sys.argv[1:] if not a.startswith('--')] or ['dtensor.h']
+    sys.exit(max(main([sys.argv[0], f] + flags) for f in files))
