@@ -1608,6 +1608,22 @@ static dt_status dt__alloc(const char *fn, size_t bytes, void **out) {
     *out = p;
     return DT_OK;
 }
+static void dt__free(void *p) { DT_FREE(p); }
+
+/* A grow-only buffer (the work buffers a time loop reuses): *buf holds at
+   least `bytes` afterwards, its contents not kept; a larger one is made with
+   `alloc` and the old one given to `release`. *cap 0 or *buf NULL: none yet. */
+static dt_status dt__grow(dt_status (*alloc)(const char *fn, size_t bytes, void **p), void (*release)(void *p),
+                          const char *fn, size_t bytes, void **buf, size_t *cap) {
+    void *p = NULL;
+    dt_status st;
+    if (*buf && *cap >= bytes) return DT_OK;
+    if ((st = alloc(fn, bytes ? bytes : 1, &p))) return st;
+    if (*buf) release(*buf);
+    *buf = p;
+    *cap = bytes;
+    return DT_OK;
+}
 
 static int dt__mul_ok(size_t a, size_t b, size_t *r) {
     if (a && b > SIZE_MAX / a) return 0;
@@ -1875,14 +1891,17 @@ static int dt__int_avg(dt_dtype t, dt_reduce op) {
     return op == DT_AVG && (t == DT_I32 || t == DT_I64 || t == DT_U8);
 }
 
-/* read once: getenv scans the environment, and this sits on every call */
-static int dt__log_plans(void) {
-    static int on = -1;
-    if (on < 0) {
+enum { DT__LOG_PLAN = 1, DT__LOG_OPS = 2 }; /* DTENSOR_LOG's words "plan", "ops" */
+
+/* is DTENSOR_LOG's `what` on? Read once: getenv scans the environment, and
+   this sits on every call */
+static int dt__log_on(int what) {
+    static int flags = -1;
+    if (flags < 0) {
         const char *s = getenv("DTENSOR_LOG");
-        on = s && strstr(s, "plan") != NULL;
+        flags = (s && strstr(s, "plan") ? DT__LOG_PLAN : 0) | (s && strstr(s, "ops") ? DT__LOG_OPS : 0);
     }
-    return on;
+    return (flags & what) != 0;
 }
 
 /* >>layout ----------------------------------------------------------------
@@ -5610,7 +5629,7 @@ DT_API void dt_comm_reset_stats(dt_comm *c) {
 
 typedef struct dt__mpi {
     MPI_Comm comm;
-    char *ring;        /* the ring reduce-scatter's scratch, kept between calls */
+    void *ring;        /* the ring reduce-scatter's scratch, kept between calls */
     size_t ring_bytes;
 } dt__mpi;
 
@@ -5741,16 +5760,9 @@ static dt_status dt__mpi_allreduce(void *user, const void *sb, void *rb, size_t 
 
 /* a scratch of at least `bytes` in the backend, grown and kept */
 static dt_status dt__mpi_ring_scratch(dt__mpi *m, size_t bytes, char **out) {
-    if (m->ring_bytes < bytes) {
-        char *p = NULL;
-        dt_status st = dt__alloc("dt_comm_mpi reduce_scatter", bytes, (void **)&p);
-        if (st) return st;
-        DT_FREE(m->ring);
-        m->ring = p;
-        m->ring_bytes = bytes;
-    }
-    *out = m->ring;
-    return DT_OK;
+    dt_status st = dt__grow(dt__alloc, dt__free, "dt_comm_mpi reduce_scatter", bytes, &m->ring, &m->ring_bytes);
+    *out = (char *)m->ring;
+    return st;
 }
 
 /* elements [lo, lo + piece) of a block of `count`, clipped to it */
@@ -6205,32 +6217,24 @@ struct dt_mesh {
 
 /* slot `k`'s buffer of at least `bytes` (contents undefined) */
 static dt_status dt__scratch(dt_mesh *m, int k, size_t bytes, void **out) {
-    if (m->scratch_cap[k] < bytes || !m->scratch[k]) {
-        void *p = NULL;
-        dt_status st = dt__alloc("work buffer", bytes, &p); /* (the public call prefixes its name) */
-        if (st) return st;
-        DT_FREE(m->scratch[k]);
-        m->scratch[k] = p;
-        m->scratch_cap[k] = bytes;
-    }
+    /* "work buffer": the public call prefixes its name */
+    dt_status st = dt__grow(dt__alloc, dt__free, "work buffer", bytes, &m->scratch[k], &m->scratch_cap[k]);
     *out = m->scratch[k];
-    return DT_OK;
+    return st;
 }
 
 /* slot `k` in `dev`'s memory (the host slots for host) */
 static dt_status dt__scratch_on(dt_mesh *m, const dt__device *dev, int k, size_t bytes, void **out) {
+    dt_status st;
     if (dt__on_host(dev)) return dt__scratch(m, k, bytes, out);
-    if (m->dscratch_cap[k] < bytes || !m->dscratch[k] || m->dscratch_dev[k] != dev) {
-        void *p = NULL;
-        dt_status st = dev->alloc("dt_tensor_redistribute", bytes ? bytes : 1, &p);
-        if (st) return st;
-        if (m->dscratch[k]) m->dscratch_dev[k]->free(m->dscratch[k]);
-        m->dscratch[k] = p;
-        m->dscratch_cap[k] = bytes;
-        m->dscratch_dev[k] = dev;
+    if (m->dscratch[k] && m->dscratch_dev[k] != dev) { /* another device's: not reusable */
+        m->dscratch_dev[k]->free(m->dscratch[k]);
+        m->dscratch[k] = NULL;
     }
+    st = dt__grow(dev->alloc, dev->free, "dt_tensor_redistribute", bytes, &m->dscratch[k], &m->dscratch_cap[k]);
+    if (!st) m->dscratch_dev[k] = dev;
     *out = m->dscratch[k];
-    return DT_OK;
+    return st;
 }
 
 static void dt__mesh_coord_of(const dt_mesh *m, int r, int *coord) {
@@ -8475,7 +8479,7 @@ static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_plac
     if (!e) return dt__fail(DT_ERR_DEVICE, "dt_tensor_redistribute: the mesh's backend takes device %d's memory, "
                             "which is not in this build", t->mesh->comm->root->be.device);
     dt__plan_build_shaped(t->mesh->ndim, t->mesh->shape, x.ndim, x.gshape, t->desc.placements, dst_pl, &plan);
-    if (t->mesh->rank == 0 && dt__log_plans()) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
+    if (t->mesh->rank == 0 && dt__log_on(DT__LOG_PLAN)) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
     dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
     obytes = dt__box_numel(x.ndim, &b) * x.es;
     if ((t->strided || dst_stride) && (e != t->dev || !dt__plan_takes_strides(&x, &plan, t->strided, !!dst_stride)))
@@ -9309,15 +9313,6 @@ static void dt__public_out(dt__call *c) {
             if (c->out.placements[i].kind == DT_PARTIAL) c->out_public.placements[i] = dt_replicate();
 }
 
-static int dt__log_ops(void) {
-    static int on = -1;
-    if (on < 0) {
-        const char *s = getenv("DTENSOR_LOG");
-        on = s && strstr(s, "ops") != NULL;
-    }
-    return on;
-}
-
 static void dt__explain_line(const dt__call *c, FILE *f) {
     char a[160], b[160], sh[160];
     int i;
@@ -9375,7 +9370,7 @@ static dt_status dt__propagate(dt__call *c, dt_status (*check)(dt__call *)) {
         }
     }
     if (m->explain) dt__explain_line(c, m->explain);
-    if (m->rank == 0 && dt__log_ops()) dt__explain_line(c, stderr);
+    if (m->rank == 0 && dt__log_on(DT__LOG_OPS)) dt__explain_line(c, stderr);
     return DT_OK;
 }
 
@@ -10986,7 +10981,7 @@ static void dt__rng_apply_at(const char *fn, const dt_tensor *t, dt__rng_op *op,
                              const int64_t *xs) {
     dt_mesh *m = t->mesh;
     if (m->explain) dt__rng_explain(fn, t, m, m->explain);
-    if (m->rank == 0 && dt__log_ops()) dt__rng_explain(fn, t, m, stderr);
+    if (m->rank == 0 && dt__log_on(DT__LOG_OPS)) dt__rng_explain(fn, t, m, stderr);
     op->seed = m->rng_seed;
     op->offset = m->rng_offset;
     if (t->numel && (ys || xs)) dt__rng_apply_strided(t, op, y, ys, xs);
