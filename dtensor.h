@@ -6206,12 +6206,12 @@ struct dt_mesh {
     void *dscratch[DT__SCRATCH_SLOTS];     /* the same in device memory, and the */
     size_t dscratch_cap[DT__SCRATCH_SLOTS]; /* device each slot belongs to       */
     const dt__device *dscratch_dev[DT__SCRATCH_SLOTS];
-    void *pinned[2];                       /* host staging of device shards      */
+    void *pinned[2];                       /* host staging of device shards (>>redistribute) */
     size_t pinned_cap[2];
     const dt__device *pinned_dev[2];
     struct dt__entry *ops;                 /* the strategy cache (>>propagate)    */
     int ops_count;
-    FILE *explain;                         /* dt_explain                          */
+    FILE *explain;                         /* dt_explain (>>propagate)            */
     uint64_t rng_seed, rng_offset;         /* the Philox state (>>rng), equal on all ranks */
 };
 
@@ -7297,11 +7297,64 @@ DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *g
     return DT_OK;
 }
 
+/* *v := a stand-in for t (with desc d, or t's when d is NULL) whose shard is
+   the contiguous buffer `data`: no strides, no ghost room, no halo, owning
+   nothing (dropped without dt_tensor_destroy) */
+static void dt__tensor_view(const dt_tensor *t, const dt_tensor_desc *d, void *data, dt_tensor *v) {
+    *v = *t;
+    if (d) v->desc = *d;
+    v->data = data;
+    v->strided = 0;
+    v->ghosted = 0;
+    v->halo = NULL;
+    v->halo_free = NULL;
+    v->storage = NULL;
+    v->owns = 0;
+    v->desc.local_strides = NULL;
+    v->desc.local_ghost = NULL;
+    memset(v->ghost, 0, sizeof v->ghost);
+}
+
+/* Staging for the calls that work on a contiguous shard: *v = t, over a
+   new row-major buffer *buf (freed by the caller with DT_FREE) holding a
+   copy of t's elements (copy_in; host storage only -- strided storage is
+   host-only). A contiguous t: *v = t, *buf NULL, no copy. The stand-in
+   has no halo and no ghost room (its storage is the buffer). */
+static dt_status dt__stage_contig(const char *fn, const dt_tensor *t, int copy_in, dt_tensor *v, void **buf) {
+    dt_status st;
+    *v = *t; /* a contiguous t stands for itself */
+    *buf = NULL;
+    if (!t->strided) return DT_OK;
+    if ((st = dt__alloc(fn, t->bytes + 1, buf))) return st;
+    if (copy_in) {
+        dt__array a, b;
+        dt__tensor_array_of_data(t, t->data, &a);
+        b = a;
+        b.data = (char *)*buf;
+        b.stride = NULL;
+        dt__copy_box(&a, &b, &t->box);
+    }
+    dt__tensor_view(t, NULL, *buf, v);
+    return DT_OK;
+}
+
+/* t's elements := buf (row-major over t's box), through t's strides; the
+   padding between them is not written. Host storage. */
+static void dt__store_contig(const dt_tensor *t, const void *buf) {
+    dt__array a, b;
+    if (!t->bytes || t->data == buf) return;
+    if (!t->strided) { memcpy(t->data, buf, t->bytes); return; }
+    dt__tensor_array_of_data(t, t->data, &b);
+    a = b;
+    a.data = (char *)buf;
+    a.stride = NULL;
+    dt__copy_box(&a, &b, &t->box);
+}
+
 /* >>checks --------------------------------------------------------------
-   The argument checks every collective call shares (a tensor given, on the
-   host, contiguous where the call needs it, an *out that already has the
-   result's spec), and the staging that lets a contiguous-only call take
-   strided storage. Each names the call and the values it refused. */
+   The argument checks the calls below share: a tensor given, on the host,
+   contiguous where the call needs it, an *out that already has the
+   result's spec. Each names the call and the values it refused. */
 
 static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
     return t ? DT_OK : dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
@@ -7325,50 +7378,7 @@ static dt_status dt__no_strided(const char *fn, const char *what, const dt_tenso
                     dt__shape_str(t->stride, t->desc.ndim, g, sizeof g), t->ghosted ? ", a ghosted array" : "");
 }
 
-/* Staging for the calls that work on a contiguous shard: *v = t, over a
-   new row-major buffer *buf (freed by the caller with DT_FREE) holding a
-   copy of t's elements (copy_in; host storage only -- strided storage is
-   host-only). A contiguous t: *v = t, *buf NULL, no copy. The stand-in
-   has no halo and no ghost room (its storage is the buffer). */
-static dt_status dt__stage_contig(const char *fn, const dt_tensor *t, int copy_in, dt_tensor *v, void **buf) {
-    dt_status st;
-    *v = *t;
-    *buf = NULL;
-    if (!t->strided) return DT_OK;
-    if ((st = dt__alloc(fn, t->bytes + 1, buf))) return st;
-    if (copy_in) {
-        dt__array a, b;
-        dt__tensor_array_of_data(t, t->data, &a);
-        b = a;
-        b.data = (char *)*buf;
-        b.stride = NULL;
-        dt__copy_box(&a, &b, &t->box);
-    }
-    v->data = *buf;
-    v->strided = 0;
-    v->ghosted = 0;
-    v->halo = NULL; /* the view owns nothing */
-    v->halo_free = NULL;
-    v->storage = NULL;
-    v->owns = 0;
-    v->desc.local_strides = NULL;
-    v->desc.local_ghost = NULL;
-    memset(v->ghost, 0, sizeof v->ghost);
-    return DT_OK;
-}
 
-/* t's elements := buf (row-major over t's box), through t's strides; the
-   padding between them is not written. Host storage. */
-static void dt__store_contig(const dt_tensor *t, const void *buf) {
-    dt__array a, b;
-    if (!t->bytes || t->data == buf) return;
-    if (!t->strided) { memcpy(t->data, buf, t->bytes); return; }
-    dt__tensor_array_of_data(t, t->data, &b);
-    a = b;
-    a.data = (char *)buf;
-    a.stride = NULL;
-    dt__copy_box(&a, &b, &t->box);
-}
 
 /* does *out already have the spec `want`? (dtype, shape, mesh, placements) */
 static dt_status dt__check_out_spec(const char *fn, const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
@@ -8429,22 +8439,12 @@ static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_plac
 static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
                                          const int64_t *dst_stride, size_t obytes) {
     const char *fn = "dt_tensor_redistribute (strided storage)";
-    dt_tensor v = *t;
+    dt_tensor v;
     void *in = NULL, *out = NULL;
     dt__array a, b;
     dt__box box;
-    dt_status st = DT_OK;
-    if (t->strided) {
-        if ((st = dt__alloc(fn, t->bytes + 1, &in))) return st;
-        dt__tensor_array_of_data(t, t->data, &a);
-        b = a;
-        b.data = (char *)in;
-        b.stride = NULL;
-        dt__copy_box(&a, &b, &t->box);
-        v.data = in;
-        v.strided = 0;
-        v.ghosted = 0;
-    }
+    dt_status st;
+    if ((st = dt__stage_contig(fn, t, 1, &v, &in))) return st;
     if (dst_stride && (st = dt__alloc(fn, obytes + 1, &out))) { DT_FREE(in); return st; }
     st = dt__redistribute_into_strided(&v, dst_pl, dst_stride ? out : dst, NULL);
     if (!st && dst_stride) {
@@ -10024,11 +10024,8 @@ static dt_status dt__run_reduce(const dt__call *c, const dt__local *x, dt_tensor
         if (c->op == DT__OP_NORM2) k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
         return DT_OK;
     }
-    part = *o;
-    part.desc = c->out;
     if ((st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_TMP, o->bytes, &buf))) return st;
-    part.data = buf;
-    part.owns = 0;
+    dt__tensor_view(o, &c->out, buf, &part);
     k->reduce(DT__R_SUMSQ, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, buf, 1.0);
     if ((st = dt__redistribute_into(&part, c->out_public.placements, o->data))) return st;
     k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
