@@ -1893,15 +1893,20 @@ static int dt__int_avg(dt_dtype t, dt_reduce op) {
 
 enum { DT__LOG_PLAN = 1, DT__LOG_OPS = 2 }; /* DTENSOR_LOG's words "plan", "ops" */
 
+static int dt__log_flags = -1; /* -1: not read yet */
+
+static int dt__log_read(void) {
+    const char *s = getenv("DTENSOR_LOG");
+    dt__log_flags = (s && strstr(s, "plan") ? DT__LOG_PLAN : 0) | (s && strstr(s, "ops") ? DT__LOG_OPS : 0);
+    return dt__log_flags;
+}
+
 /* is DTENSOR_LOG's `what` on? Read once: getenv scans the environment, and
-   this sits on every call */
-static int dt__log_on(int what) {
-    static int flags = -1;
-    if (flags < 0) {
-        const char *s = getenv("DTENSOR_LOG");
-        flags = (s && strstr(s, "plan") ? DT__LOG_PLAN : 0) | (s && strstr(s, "ops") ? DT__LOG_OPS : 0);
-    }
-    return (flags & what) != 0;
+   this sits on every op (inlined: a load and a test) */
+DT__ELEMENTAL int dt__log_on(int what) {
+    int f = dt__log_flags;
+    if (f < 0) f = dt__log_read();
+    return (f & what) != 0;
 }
 
 /* >>layout ----------------------------------------------------------------
