@@ -1,5 +1,5 @@
 /* bench/stencil.c -- a 2-D 5-point Jacobi time step on the user's own
-   ghosted array (issue 18): dtensor's in-place halo exchange against a
+   ghosted array: dtensor's in-place halo exchange against a
    hand-written MPI face exchange on the same kind of array.
 
        make bench-stencil MPI=openmpi       (2 ranks)

@@ -1,4 +1,4 @@
-/* bench/strided.c -- redistribution of a padded array (issue 18): the
+/* bench/strided.c -- redistribution of a padded array: the
    user's storage with a padded leading dimension, wrapped as it is
    (dt_tensor_from_local, desc.local_strides), against the same
    redistribution of a contiguous tensor and against hand-written MPI on

@@ -422,7 +422,7 @@ static int bad_descs(badcase *b)
     ADD(d->placements[0].kind = 7, DT_ERR_PLACEMENT, "placement kind 7");
     ADD(d->placements[0] = dt_partial((dt_reduce)9), DT_ERR_PLACEMENT, "Partial reduce 9");
     ADD(d->device = 3, DT_ERR_DEVICE, "device 3");
-    /* the split rules (issue 17): every rank passes the same bad placement */
+    /* the split rules: every rank passes the same bad placement */
     ADD(d->placements[0] = dt_shard_sizes(0, g_sz_short), DT_ERR_PLACEMENT, "sizes adding up to np, not the extent 2 np");
     ADD(d->placements[0] = dt_shard_sizes(0, g_sz_long), DT_ERR_PLACEMENT, "sizes adding up to 2 np + 1");
     ADD(d->placements[0] = dt_shard_sizes(0, g_sz_neg), DT_ERR_PLACEMENT, "a negative size");
@@ -570,7 +570,7 @@ static void test_tensor_args(void)
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
         pl[0] = dt_partial(DT_AVG);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
-        /* the split rules (issue 17) */
+        /* the split rules */
         pl[0] = dt_shard_sizes(0, g_sz_short);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
         pl[0] = dt_shard_sizes(1, g_sz_two); /* 2 np, never the 3 columns */
@@ -664,7 +664,7 @@ static void test_tensor_args(void)
           "dt_layout wrote its outputs");
     coord[0] = 0;
     CHECK_OK(dt_layout(g_mesh, &d, coord, NULL, NULL)); /* outputs are optional */
-    /* the index accessors (issue 17) */
+    /* the index accessors */
     memset(lo, 0xC3, sizeof lo);
     EXPECT(dt_layout_indices(NULL, &d, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
     EXPECT(dt_layout_indices(g_mesh, NULL, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
@@ -707,7 +707,7 @@ static void test_tensor_args(void)
     free(buf);
 }
 
-/* ------------------------------------------------------------ from_local's contract (issue 17)
+/* ------------------------------------------------------------ from_local's contract
 
    DT_INFER_SIZES: every rank's desc->local_shape is the truth; a tensor dim
    split by one mesh dim becomes dt_shard_sizes of the gathered sizes,

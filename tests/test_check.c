@@ -27,7 +27,7 @@
      message starts with the call's name, *out stays NULL, the inputs and
      the fill target keep their values, the RNG state does not move, no
      file is created. DT_TEST_TABLE=1 prints the statuses as markdown rows.
-   - The split rules (issue 17): ranks passing another sizes array, cyclic
+   - The split rules: ranks passing another sizes array, cyclic
      block or rule (balanced vs torch.chunk too) to redistribute, distribute
      and from_local get DT_ERR_MISMATCH naming exactly them; one rank's bad
      rule (sizes adding up to R + 1, negative, NULL, block <= 0, split > 3,
@@ -101,7 +101,7 @@ static void expect_mismatch(dt_status st, const char *fn, int odd, int rejected)
     CHECK(strstr(dt_last_error(), want) != NULL, "message \"%s\" lacks \"%s\"", dt_last_error(), want);
 }
 
-/* the split rules (issue 17): sizes of R rows over the np ranks (PETSc's
+/* the split rules: sizes of R rows over the np ranks (PETSc's
    balanced parts), another valid array, one adding up to R + 1, one with a
    negative entry; filled by szk_init */
 static int64_t g_szk_ok[64], g_szk_other[64], g_szk_bad[64], g_szk_neg[64];
@@ -308,7 +308,7 @@ static void disagreeing_calls(int odd)
         expect_mismatch(st, "dt_tensor_from_local", odd, 0);
         d.local_shape = NULL;
     }
-    /* the split rules (issue 17): another sizes array, block or rule; no payload moves */
+    /* the split rules: another sizes array, block or rule; no payload moves */
     {
         int64_t ls[2];
         int k;

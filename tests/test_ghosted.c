@@ -1,4 +1,4 @@
-/* test_ghosted.c -- halos in the tensor's own storage (issue 18).
+/* test_ghosted.c -- halos in the tensor's own storage.
 
    A user's ghosted array (interior + ghost room on both sides of every
    dim) wrapped with dt_tensor_from_local(DT_BORROW, desc->local_ghost)

@@ -1,4 +1,4 @@
-/* test_strided.c -- strided local storage (desc.local_strides, issue 18).
+/* test_strided.c -- strided local storage (desc.local_strides).
 
    A rank's shard wrapped where it lies in the caller's memory: a row-major
    array with each row padded, a column-major (Fortran) array, one field of

@@ -1,5 +1,5 @@
 /* test_strided_ops.c -- random fills, .npy files and ops on strided local
-   storage (dt_tensor_desc.local_strides, issue 18).
+   storage (dt_tensor_desc.local_strides).
 
    Each rank wraps its shard (DT_BORROW) in a buffer laid out by strides:
    a padded leading dim, column-major (innermost stride > 1), one field of
