@@ -920,40 +920,36 @@ static dt_status c_stack_dim(int bad)
 }
 
 /* convolution, stencils, halos */
-static dt_status c_conv2d_pad(int bad)
+/* dt_conv2d / dt_conv3d of an F64 x (nd dims sx, Shard(2)) with an F64 replicated w (sw) */
+static dt_status conv_nd(int nd, const int64_t *sx, const int64_t *sw, const dt_conv_desc *cd)
 {
-    int64_t sx[4] = { 1, 2, 8, 4 }, sw[4] = { 3, 2, 3, 3 };
     dt_placement s2[1];
-    dt_conv_desc cd;
     dt_tensor *x, *w;
     dt_status st;
     s2[0] = dt_shard(2);
-    x = mk(DT_F64, 4, sx, s2);
-    w = mk(DT_F64, 4, sw, NULL);
-    memset(&cd, 0, sizeof cd);
-    cd.padding[0] = cd.padding[1] = 1;
-    if (bad) cd.padding[1] = -1;
-    st = dt_conv2d(x, w, NULL, &cd, &g_out);
+    x = mk(DT_F64, nd, sx, s2);
+    w = mk(DT_F64, nd, sw, NULL);
+    st = nd == 4 ? dt_conv2d(x, w, NULL, cd, &g_out) : dt_conv3d(x, w, NULL, cd, &g_out);
     dt_tensor_destroy(w);
     dt_tensor_destroy(x);
     return st;
 }
+static dt_status c_conv2d_pad(int bad)
+{
+    int64_t sx[4] = { 1, 2, 8, 4 }, sw[4] = { 3, 2, 3, 3 };
+    dt_conv_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.padding[0] = cd.padding[1] = 1;
+    if (bad) cd.padding[1] = -1;
+    return conv_nd(4, sx, sw, &cd);
+}
 static dt_status c_conv3d_dil(int bad)
 {
     int64_t sx[5] = { 1, 1, 8, 3, 3 }, sw[5] = { 1, 1, 2, 2, 2 };
-    dt_placement s2[1];
     dt_conv_desc cd;
-    dt_tensor *x, *w;
-    dt_status st;
-    s2[0] = dt_shard(2);
-    x = mk(DT_F64, 5, sx, s2);
-    w = mk(DT_F64, 5, sw, NULL);
     memset(&cd, 0, sizeof cd);
     cd.dilation[0] = bad ? 2 : 1;
-    st = dt_conv3d(x, w, NULL, &cd, &g_out);
-    dt_tensor_destroy(w);
-    dt_tensor_destroy(x);
-    return st;
+    return conv_nd(5, sx, sw, &cd);
 }
 static dt_status conv(int64_t pad)
 {
@@ -972,20 +968,15 @@ static dt_status c_conv_w_null(int bad)
 }
 static dt_status c_stencil_fn(int bad) { return dt_stencil_apply(g_h, bad ? NULL : noop_stencil, NULL, &g_out); }
 static dt_status c_stencil_out(int bad) { return dt_stencil_apply(g_h, noop_stencil, NULL, bad ? NULL : &g_out); }
-static dt_status c_set_halo_width(int bad)
+static dt_status set_halo(int64_t width)
 {
     dt_halo_desc hd;
     memset(&hd, 0, sizeof hd);
-    hd.width[0] = bad ? -1 : 1;
+    hd.width[0] = width;
     return dt_tensor_set_halo(g_nh, &hd);
 }
-static dt_status c_set_halo_other(int bad)
-{
-    dt_halo_desc hd;
-    memset(&hd, 0, sizeof hd);
-    hd.width[0] = bad ? 2 : 1;
-    return dt_tensor_set_halo(g_nh, &hd);
-}
+static dt_status c_set_halo_width(int bad) { return set_halo(bad ? -1 : 1); }
+static dt_status c_set_halo_other(int bad) { return set_halo(bad ? 2 : 1); }
 static dt_status c_halo_exchange_nohalo(int bad) { return dt_halo_exchange(bad ? g_nh : g_h); }
 static dt_status c_halo_begin_nohalo(int bad)
 {
@@ -1029,29 +1020,26 @@ static dt_status c_set_state(int bad)
     dt_rng_get_state(g_mesh, &s, &o);
     return dt_rng_set_state(g_mesh, s, bad ? o + 4 : o);
 }
-static dt_status c_rng_save(int bad, const char *badpath)
+/* a save of fn to badpath (bad) or to g_missing: g_missing must not be created when a rank refuses */
+static dt_status save_to(dt_status (*fn)(const char *), const char *fname, int bad, const char *badpath)
 {
-    dt_status st = dt_rng_save_state(g_mesh, bad ? badpath : g_missing);
-    CHECK(g_control || access(g_missing, F_OK) != 0, "dt_rng_save_state created %s", g_missing);
+    dt_status st = fn(bad ? badpath : g_missing);
+    CHECK(g_control || access(g_missing, F_OK) != 0, "%s created %s", fname, g_missing);
     return st;
 }
-static dt_status c_rng_save_empty(int bad) { return c_rng_save(bad, ""); }
-static dt_status c_rng_save_null(int bad) { return c_rng_save(bad, NULL); }
-static dt_status c_rng_save_other(int bad) { return c_rng_save(bad, g_path[3]); }
+static dt_status rng_save(const char *path) { return dt_rng_save_state(g_mesh, path); }
+static dt_status c_rng_save_empty(int bad) { return save_to(rng_save, "dt_rng_save_state", bad, ""); }
+static dt_status c_rng_save_null(int bad) { return save_to(rng_save, "dt_rng_save_state", bad, NULL); }
+static dt_status c_rng_save_other(int bad) { return save_to(rng_save, "dt_rng_save_state", bad, g_path[3]); }
 static dt_status c_rng_load_empty(int bad) { return dt_rng_load_state(g_mesh, bad ? "" : g_path[2]); }
 static dt_status c_rng_load_null(int bad) { return dt_rng_load_state(g_mesh, bad ? NULL : g_path[2]); }
 static dt_status c_rng_load_other(int bad) { return dt_rng_load_state(g_mesh, g_path[bad ? 3 : 2]); }
 
 /* checkpoints */
-static dt_status c_save(int bad, const char *badpath)
-{
-    dt_status st = dt_tensor_save_npy(g_x, bad ? badpath : g_missing);
-    CHECK(g_control || access(g_missing, F_OK) != 0, "dt_tensor_save_npy created %s", g_missing);
-    return st;
-}
-static dt_status c_save_empty(int bad) { return c_save(bad, ""); }
-static dt_status c_save_null(int bad) { return c_save(bad, NULL); }
-static dt_status c_save_other(int bad) { return c_save(bad, g_path[1]); }
+static dt_status x_save(const char *path) { return dt_tensor_save_npy(g_x, path); }
+static dt_status c_save_empty(int bad) { return save_to(x_save, "dt_tensor_save_npy", bad, ""); }
+static dt_status c_save_null(int bad) { return save_to(x_save, "dt_tensor_save_npy", bad, NULL); }
+static dt_status c_save_other(int bad) { return save_to(x_save, "dt_tensor_save_npy", bad, g_path[1]); }
 static dt_status load(const char *path, const dt_placement *pl, dt_tensor **out) { return dt_tensor_load_npy(g_mesh, path, pl, out); }
 static dt_placement g_s0[1], g_s1[1];
 static dt_status c_load_empty(int bad) { return load(bad ? "" : g_path[0], g_s0, &g_out); }
@@ -1062,37 +1050,31 @@ static dt_status c_load_pl_other(int bad) { return load(g_path[0], bad ? g_s1 : 
 static dt_status c_load_other(int bad) { return load(g_path[bad ? 1 : 0], g_s0, &g_out); }
 
 /* tensor-parallel layers */
-static dt_status lin_create(int64_t in, int64_t out)
+/* dt_tp_linear_create (in -> out; hidden 0) or dt_tp_mlp_create (in -> hidden, dropout p); a refused
+   create leaves *out NULL */
+static dt_status layer_create(int64_t in, int64_t out, int64_t hidden, double p)
 {
     dt_tp_linear_desc ld;
+    dt_tp_mlp_desc md;
     dt_tp_linear *l = NULL;
+    dt_tp_mlp *m = NULL;
     dt_status st;
     memset(&ld, 0, sizeof ld);
-    ld.in_features = in;
-    ld.out_features = out;
-    st = dt_tp_linear_create(g_mesh, &ld, &l);
-    CHECK(g_control || l == NULL, "dt_tp_linear_create: *out set");
-    dt_tp_linear_destroy(l);
-    return st;
-}
-static dt_status c_lin_create_in0(int bad) { return lin_create(bad ? 0 : 4, 6); }
-static dt_status c_lin_create_out(int bad) { return lin_create(4, bad ? 7 : 6); }
-static dt_status mlp_create(double p, int64_t hidden)
-{
-    dt_tp_mlp_desc md;
-    dt_tp_mlp *l = NULL;
-    dt_status st;
     memset(&md, 0, sizeof md);
-    md.in_features = 4;
+    ld.in_features = md.in_features = in;
+    ld.out_features = out;
     md.hidden_features = hidden;
     md.dropout = p;
-    st = dt_tp_mlp_create(g_mesh, &md, &l);
-    CHECK(g_control || l == NULL, "dt_tp_mlp_create: *out set");
-    dt_tp_mlp_destroy(l);
+    st = hidden ? dt_tp_mlp_create(g_mesh, &md, &m) : dt_tp_linear_create(g_mesh, &ld, &l);
+    CHECK(g_control || (l == NULL && m == NULL), "%s: *out set", hidden ? "dt_tp_mlp_create" : "dt_tp_linear_create");
+    dt_tp_linear_destroy(l);
+    dt_tp_mlp_destroy(m);
     return st;
 }
-static dt_status c_mlp_create_p(int bad) { return mlp_create(bad ? 1.5 : 0.5, 8); }
-static dt_status c_mlp_create_hidden(int bad) { return mlp_create(0.5, bad ? 16 : 8); }
+static dt_status c_lin_create_in0(int bad) { return layer_create(bad ? 0 : 4, 6, 0, 0.0); }
+static dt_status c_lin_create_out(int bad) { return layer_create(4, bad ? 7 : 6, 0, 0.0); }
+static dt_status c_mlp_create_p(int bad) { return layer_create(4, 0, 8, bad ? 1.5 : 0.5); }
+static dt_status c_mlp_create_hidden(int bad) { return layer_create(4, 0, bad ? 16 : 8, 0.5); }
 static dt_status c_lin_fwd_y(int bad) { return dt_tp_linear_forward(g_lin, g_lx, bad ? NULL : &g_out); }
 static dt_status c_lin_fwd_x(int bad) { return dt_tp_linear_forward(g_lin, bad ? g_lx5 : g_lx, &g_out); }
 static dt_status c_lin_bwd_dy(int bad) { return dt_tp_linear_backward(g_lin, g_lx, bad ? g_lx : g_ldy, &g_out); }
