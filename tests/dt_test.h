@@ -44,6 +44,10 @@ static int dtt_quick = 0;
 static const char *dtt_name = "?";
 static char dtt_ctxbuf[512] = "";
 
+#ifndef NELEM
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0]))) /* the length of an array */
+#endif
+
 /* ------------------------------------------------------------ reporting */
 
 static inline void dtt_ctx(const char *fmt, ...)
@@ -1247,6 +1251,27 @@ static inline uint64_t dtt_mix(int64_t g, int salt)
     u ^= u >> 12;
     return u;
 }
+
+/* the op tests' value domains: any sign, positive (log, sqrt, division), small (|v| <= 1 in floats) */
+enum { DTT_DOM_ANY, DTT_DOM_POS, DTT_DOM_SMALL };
+
+/* a float value of domain dom from the hash u: a multiple of 1/4, exact in every float dtype */
+static inline double dtt_val_float(int dom, uint64_t u)
+{
+    if (dom == DTT_DOM_POS) return 1.0 + (double)(u % 29) * 0.25;    /* [1, 8]      */
+    if (dom == DTT_DOM_SMALL) return ((double)(u % 9) - 4.0) * 0.25; /* [-1, 1]     */
+    return ((double)(u % 61) - 30.0) * 0.25;                         /* [-7.5, 7.5] */
+}
+
+/* a signed integer value from the hash u: [-100, 100], I64 ones also past 32 bits */
+static inline double dtt_val_int(dt_dtype t, uint64_t u)
+{
+    if (t == DT_I64) return (double)((int64_t)(u % 201) - 100) + (double)((int64_t)((u >> 20) % 5) - 2) * 8589934592.0;
+    return (double)((int64_t)(u % 201) - 100);
+}
+
+/* the step of the dtt_val_float / dtt_val_int values: 1/4 in every float dtype, 1 in integers */
+static inline double dtt_val_unit(dt_dtype t) { return dtt_is_float(t) ? 0.25 : 1.0; }
 
 /* the bad-input tests' meshes: m 1-D over all ranks, m2 1 x all ranks; 0 (neither left open) if one fails */
 static inline int dtt_open_1d_2d(dtt_mesh *m, dtt_mesh *m2, dt_comm *comm)

@@ -18,8 +18,6 @@
 
 static dt_comm *g_comm = NULL;
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* Partial(SUM) made from a full value: coordinate 0 keeps it, the others 0 */
 static dtt_model rrule_model(int nd, const dt_placement *pl)
 {

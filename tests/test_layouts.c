@@ -52,8 +52,6 @@ static uint64_t g_seed = 1717;
 static char g_dir[256];
 static int g_rot = 0; /* dtype rotation */
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* ------------------------------------------------------------ the reference */
 
 #define NRULES 7

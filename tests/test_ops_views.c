@@ -38,7 +38,6 @@ static dt_comm *g_comm = NULL;
 static uint64_t g_seed = 31337;
 static long g_cases = 0;
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define MAXN 4 /* inputs of cat / stack */
 
 /* ------------------------------------------------------------ values */
