@@ -235,12 +235,12 @@ $(BUILD)/bench_rng: bench/rng.c bench/bench.h $(HDR)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
 # halo exchange / stencil step vs hand-written MPI (MPI_Type_vector + Isend/Irecv)
-$(BUILD)/bench_halo: bench/halo.c bench/bench.h $(HDR)
+$(BUILD)/bench_halo: bench/halo.c bench/bench.h bench/ghosted.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
 # a 5-point step on the user's ghosted array: in-place halo vs hand-written MPI faces
-$(BUILD)/bench_stencil: bench/stencil.c bench/bench.h $(HDR)
+$(BUILD)/bench_stencil: bench/stencil.c bench/bench.h bench/ghosted.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 

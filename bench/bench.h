@@ -1,5 +1,6 @@
 /* bench/bench.h -- what the benchmarks share: the rank globals, checked
-   allocation and the statistics they report (medians, max over ranks).
+   allocation and calls (CHECK) and the statistics they report (medians,
+   max over ranks).
    Include after dtensor.h (it needs <mpi.h>). */
 #ifndef DT_BENCH_H
 #define DT_BENCH_H
@@ -13,6 +14,11 @@ static inline void *xmalloc(size_t n) {
     if (!p) { fprintf(stderr, "[%d] out of memory (%zu bytes)\n", rank, n); MPI_Abort(MPI_COMM_WORLD, 1); }
     return p;
 }
+
+/* a dtensor call that must succeed: else the message and MPI_Abort */
+#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
+    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
+    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
 
 static inline int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

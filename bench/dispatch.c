@@ -57,10 +57,6 @@ static void *count_malloc(size_t n) { g_allocs++; return malloc(n); }
 static int failures, use_callgrind;
 static FILE *csv; /* --csv: the harness's raw rows (bench/bench.sh) */
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -72,10 +72,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static double aval(int64_t i, int64_t j, int64_t n1) { return (double)(i * n1 + j); }
 
 static void nan_fill(double *p, size_t n) {

@@ -90,10 +90,6 @@ void psgemm_(const char *ta, const char *tb, const int *m, const int *n, const i
 
 static int failures;
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 
 
 /* inputs: multiples of 1/8 in [-1, 1] (exact products and sums) */

@@ -75,10 +75,6 @@
 void pdgemr2d_(const int *m, const int *n, const double *a, const int *ia, const int *ja, const int *desca,
                double *b, const int *ib, const int *jb, const int *descb, const int *ictxt);
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 enum { L_ROWS, L_COLS, L_2D, L_CYC64, L_CYC32, L_CYC64T, NLAYOUTS };
 static const char *layout_name[NLAYOUTS] = { "rows", "cols", "2d", "cyc64", "cyc32", "cyc64T" };
 #define NCASES 12

@@ -69,10 +69,6 @@ static int ragged(int trans) { return trans >= NTRANS_EVEN; }
 static int to_replicate(int trans) { return trans == S0_R || trans == P_R || trans == SB_R || trans == SZ_R; }
 
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 
 
 /* the global value at (i, j); small integers, exact in f32 even when summed */

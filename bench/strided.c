@@ -37,10 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 enum { PAD = 8 };
 static const double SENTINEL = -7.0;
 
