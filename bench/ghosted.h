@@ -26,6 +26,19 @@ static inline void five(const dt_stencil_block *b, void *user) {
     }
 }
 
+/* a p0 x p1 mesh on comm and the F64 n x n [Shard(0), Shard(1)] descriptor both benches distribute */
+static inline dt_mesh *grid_mesh(dt_comm *comm, int p0, int p1, int64_t n, dt_tensor_desc *td) {
+    dt_mesh_desc md;
+    dt_mesh *mesh;
+    memset(&md, 0, sizeof md);
+    md.ndim = 2; md.shape[0] = p0; md.shape[1] = p1;
+    CHECK(dt_mesh_create(comm, &md, &mesh));
+    memset(td, 0, sizeof *td);
+    td->dtype = DT_F64; td->ndim = 2; td->shape[0] = td->shape[1] = n;
+    td->placements[0] = dt_shard(0); td->placements[1] = dt_shard(1);
+    return mesh;
+}
+
 /* ---------------------------------------------------------------- hand-written exchange */
 
 typedef struct hand {

@@ -70,7 +70,6 @@ typedef struct result { int p0, p1; int64_t n, w, lx, ly; double med[NSIDE]; } r
 static double timed_max(double t0) { return max_over_ranks(MPI_Wtime() - t0); }
 
 static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int64_t w, int reps, result *res) {
-    dt_mesh_desc md;
     dt_mesh *mesh;
     dt_tensor_desc td;
     dt_tensor *x = NULL, *y = NULL;
@@ -80,12 +79,7 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int64_t w, int rep
     int64_t sh[2], off[2], gsh[2], i, j;
     hand h;
     double r = 0.2, *t[NSIDE], *hout, *x0, *hg;
-    memset(&md, 0, sizeof md);
-    md.ndim = 2; md.shape[0] = p0; md.shape[1] = p1;
-    CHECK(dt_mesh_create(comm, &md, &mesh));
-    memset(&td, 0, sizeof td);
-    td.dtype = DT_F64; td.ndim = 2; td.shape[0] = td.shape[1] = n;
-    td.placements[0] = dt_shard(0); td.placements[1] = dt_shard(1);
+    mesh = grid_mesh(comm, p0, p1, n, &td);
     CHECK(dt_tensor_empty(mesh, &td, &x));
     dt_tensor_local_shape(x, sh);
     dt_tensor_local_offset(x, off);

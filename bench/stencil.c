@@ -70,7 +70,6 @@ static double *ghosted_array(int64_t lx, int64_t ly, const int64_t *off, int64_t
 }
 
 static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *res) {
-    dt_mesh_desc md;
     dt_mesh *mesh;
     dt_tensor_desc td;
     dt_tensor *probe = NULL, *x[2] = {NULL, NULL}, *y = NULL;
@@ -80,12 +79,7 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
     int64_t ls[2], off[2], ghost[2] = {1, 1}, i, j, gy, gn;
     hand h;
     double r = R, *d[2], *hg[2], *t[NSIDE];
-    memset(&md, 0, sizeof md);
-    md.ndim = 2; md.shape[0] = p0; md.shape[1] = p1;
-    CHECK(dt_mesh_create(comm, &md, &mesh));
-    memset(&td, 0, sizeof td);
-    td.dtype = DT_F64; td.ndim = 2; td.shape[0] = td.shape[1] = n;
-    td.placements[0] = dt_shard(0); td.placements[1] = dt_shard(1);
+    mesh = grid_mesh(comm, p0, p1, n, &td);
     CHECK(dt_tensor_empty(mesh, &td, &probe));
     dt_tensor_local_shape(probe, ls);
     dt_tensor_local_offset(probe, off);
