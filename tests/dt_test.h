@@ -166,6 +166,19 @@ static inline int64_t dtt_numel(int ndim, const int64_t *shape)
     return n;
 }
 
+/* the descriptor of a t tensor of shape[ndim] with placements pl[mnd] (the rest zero) */
+static inline dt_tensor_desc dtt_desc(dt_dtype t, int ndim, const int64_t *shape, int mnd, const dt_placement *pl)
+{
+    dt_tensor_desc d;
+    int k;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = ndim;
+    for (k = 0; k < ndim; k++) d.shape[k] = shape[k];
+    for (k = 0; k < mnd; k++) d.placements[k] = pl[k];
+    return d;
+}
+
 /* all ordered factorisations of n into exactly `ndim` factors (>= 1);
    writes up to `max` of them into out[k*DT_MAX_MESH_DIMS + d]; returns the count */
 static inline int dtt_factorizations(int n, int ndim, int *out, int max)
@@ -913,7 +926,7 @@ static inline dt_tensor *dtt_from_full(const dtt_mesh *m, dt_dtype t, int ndim, 
     dt_tensor_desc d;
     dt_tensor *x = NULL;
     dt_reduce op;
-    int k, np, p = dtt_part_index(m, pl, &np, &op);
+    int np, p = dtt_part_index(m, pl, &np, &op);
     void *buf;
     dtt_ref_layout(m->nd, m->shape, m->coord, ndim, shape, pl, ls, lo);
     n = dtt_numel(ndim, ls);
@@ -926,11 +939,7 @@ static inline dt_tensor *dtt_from_full(const dtt_mesh *m, dt_dtype t, int ndim, 
             memcpy((unsigned char *)buf + 8 * (size_t)i, &iv, 8);
         } else dtt_store_d(t, buf, (size_t)i, v);
     }
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
-    d.ndim = ndim;
-    for (k = 0; k < ndim; k++) d.shape[k] = shape[k];
-    for (k = 0; k < m->nd; k++) d.placements[k] = pl[k];
+    d = dtt_desc(t, ndim, shape, m->nd, pl);
     CHECK_OK(dt_tensor_from_local(m->mesh, &d, buf, DT_COPY, &x));
     free(buf);
     return x;
@@ -1273,6 +1282,38 @@ static inline double dtt_val_int(dt_dtype t, uint64_t u)
 /* the step of the dtt_val_float / dtt_val_int values: 1/4 in every float dtype, 1 in integers */
 static inline double dtt_val_unit(dt_dtype t) { return dtt_is_float(t) ? 0.25 : 1.0; }
 
+/* a tensor on m, placements p0 then Replicate, element g = f(t, dom, salt, g) (a test's value generator) */
+static inline dt_tensor *dtt_mk_val(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, dt_placement p0,
+                                    double (*f)(dt_dtype, int, int, int64_t), int dom, int salt)
+{
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    int64_t n = dtt_numel(ndim, shape), i;
+    double *full = dtt_alloc_d(n);
+    dt_tensor *x;
+    memset(pl, 0, sizeof pl);
+    pl[0] = p0;
+    for (i = 0; i < n; i++) full[i] = f(t, dom, salt, i);
+    x = dtt_from_full(m, t, ndim, shape, pl, full, dtt_val_unit(t));
+    free(full);
+    return x;
+}
+
+/* *out reuse over repeated calls: the first call (first) records its *out and buffer in *out0 and *data0;
+   a later one must return the same tensor and, when it holds elements, the same buffer */
+#define dtt_check_reuse(first, out, out0, data0) dtt_check_reuse_at(__FILE__, __LINE__, first, out, out0, data0)
+static inline void dtt_check_reuse_at(const char *file, int line, int first, dt_tensor *out, dt_tensor **out0,
+                                      void **data0)
+{
+    if (first) {
+        *out0 = out;
+        *data0 = out ? dt_tensor_data(out) : NULL;
+        return;
+    }
+    if (out != *out0) dtt_fail(file, line, "out == out0", "*out must stay the same tensor");
+    if (out && dt_tensor_local_numel(out) != 0 && dt_tensor_data(out) != *data0)
+        dtt_fail(file, line, "dt_tensor_data(out) == data0", "the buffer must be reused");
+}
+
 /* the bad-input tests' meshes: m 1-D over all ranks, m2 1 x all ranks; 0 (neither left open) if one fails */
 static inline int dtt_open_1d_2d(dtt_mesh *m, dtt_mesh *m2, dt_comm *comm)
 {
@@ -1289,6 +1330,17 @@ static inline int dtt_open_1d_2d(dtt_mesh *m, dtt_mesh *m2, dt_comm *comm)
 }
 
 #ifndef DTENSOR_NO_MPI
+/* a dt_comm_desc.sendrecv over the MPI_Comm *user: MPI_Sendrecv of bytes, a negative rank sends or receives
+   nothing (MPI_PROC_NULL) */
+static inline dt_status dtt_mpi_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn, int src,
+                                         int tag)
+{
+    MPI_Comm c = *(MPI_Comm *)user;
+    int rc = MPI_Sendrecv(sb, (int)sn, MPI_BYTE, dest >= 0 ? dest : MPI_PROC_NULL, tag, rb, (int)rn, MPI_BYTE,
+                          src >= 0 ? src : MPI_PROC_NULL, tag, c, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? DT_OK : DT_ERR_COMM;
+}
+
 /* DT_TEST_VERBOSE: print (rank 0) the time since *t for part `what`, and restart *t */
 static inline void dtt_lap(const char *what, double *t)
 {

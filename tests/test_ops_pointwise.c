@@ -835,16 +835,7 @@ static void test_axpy(void)
 
 static dt_tensor *mk(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, dt_placement p0, int dom, int salt)
 {
-    dt_placement pl[DT_MAX_MESH_DIMS];
-    int64_t n = dtt_numel(ndim, shape), i;
-    double *full = dtt_alloc_d(n);
-    dt_tensor *x;
-    memset(pl, 0, sizeof pl);
-    pl[0] = p0;
-    for (i = 0; i < n; i++) full[i] = val(t, dom, salt, i);
-    x = dtt_from_full(m, t, ndim, shape, pl, full, dtt_val_unit(t));
-    free(full);
-    return x;
+    return dtt_mk_val(m, t, ndim, shape, p0, val, dom, salt);
 }
 
 /* the gathered value of x against f(full) computed by the caller */
@@ -908,13 +899,7 @@ static void test_out_reuse(void)
             dt_tensor *b = mk(&m, DT_F64, 1, shb, dt_replicate(), b_dom(oi, 1, DT_F64), salt + 7);
             if (a && b) {
                 CHECK_OK(call_binary(oi, a, b, &out));
-                if (salt == 0) {
-                    out0 = out;
-                    data0 = out ? dt_tensor_data(out) : NULL;
-                } else {
-                    CHECK(out == out0, "*out must stay the same tensor");
-                    CHECK(!out || dt_tensor_local_numel(out) == 0 || dt_tensor_data(out) == data0, "the buffer must be reused");
-                }
+                dtt_check_reuse(salt == 0, out, &out0, &data0);
                 for (i = 0; i < n; i++)
                     want[i] = ref_binary(oi, val(DT_F64, DTT_DOM_ANY, salt, i), val(DT_F64, b_dom(oi, 1, DT_F64), salt + 7, i % 4));
                 if (out) check_vals(out, DT_F64, n, want, "reused out values");

@@ -541,16 +541,7 @@ static void test_norm_sweep(void)
 
 static dt_tensor *mk(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, dt_placement p0, int salt)
 {
-    dt_placement pl[DT_MAX_MESH_DIMS];
-    int64_t n = dtt_numel(ndim, shape), i;
-    double *full = dtt_alloc_d(n);
-    dt_tensor *x;
-    memset(pl, 0, sizeof pl);
-    pl[0] = p0;
-    for (i = 0; i < n; i++) full[i] = val(t, DTT_DOM_ANY, salt, i);
-    x = dtt_from_full(m, t, ndim, shape, pl, full, dtt_val_unit(t));
-    free(full);
-    return x;
+    return dtt_mk_val(m, t, ndim, shape, p0, val, DTT_DOM_ANY, salt);
 }
 
 static void test_reuse_and_wrong_out(void)
@@ -569,13 +560,7 @@ static void test_reuse_and_wrong_out(void)
             double full[30], want[6], mag[6], got[6];
             if (!x) continue;
             CHECK_OK(call_red(op, x, 1, dim1, 0, &out));
-            if (salt == 0) {
-                out0 = out;
-                p0 = out ? dt_tensor_data(out) : NULL;
-            } else {
-                CHECK(out == out0, "*out must stay the same tensor");
-                CHECK(!out || dt_tensor_local_numel(out) == 0 || dt_tensor_data(out) == p0, "the buffer must be reused");
-            }
+            dtt_check_reuse(salt == 0, out, &out0, &p0);
             if (out) {
                 for (i = 0; i < 30; i++) full[i] = val(DT_F64, DTT_DOM_ANY, salt, i);
                 red_ref(op, 2, sh, 2u, full, 6, want, mag);
@@ -732,13 +717,7 @@ static void test_norm_reuse(void)
             else if (op == N_LOGSOFTMAX) CHECK_OK(dt_log_softmax(x, 1, &out));
             else if (op == N_LAYERNORM) CHECK_OK(dt_layer_norm(x, w, NULL, 1e-5, &out));
             else CHECK_OK(dt_rms_norm(x, w, 1e-5, &out));
-            if (salt == 0) {
-                out0 = out;
-                p0 = out ? dt_tensor_data(out) : NULL;
-            } else {
-                CHECK(out == out0, "*out must stay the same tensor");
-                CHECK(!out || dt_tensor_local_numel(out) == 0 || dt_tensor_data(out) == p0, "the buffer must be reused");
-            }
+            dtt_check_reuse(salt == 0, out, &out0, &p0);
             if (out) {
                 for (i = 0; i < 30; i++) full[i] = val(DT_F64, DTT_DOM_ANY, salt, i);
                 norm_ref(op, 2, sh, 1, full, op >= N_LAYERNORM ? fw : NULL, NULL, 1e-5, want);

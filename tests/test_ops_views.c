@@ -722,13 +722,7 @@ static void test_reuse_alias_wrong(void)
             if (!x) continue;
             if (v) CHECK_OK(dt_reshape(x, 1, sh24, &out));
             else CHECK_OK(dt_transpose(x, 0, 1, &out));
-            if (salt == 0) {
-                out0 = out;
-                p0 = out ? dt_tensor_data(out) : NULL;
-            } else {
-                CHECK(out == out0, "*out must stay the same tensor");
-                CHECK(!out || dt_tensor_local_numel(out) == 0 || dt_tensor_data(out) == p0, "the buffer must be reused");
-            }
+            dtt_check_reuse(salt == 0, out, &out0, &p0);
             fill_full(DT_F64, salt, 24, full);
             for (i = 0; i < 24; i++) {
                 unravel(2, sh, i, c);
