@@ -305,14 +305,6 @@ static void test_round_trips(void)
 
 /* ---------------------------------------------------------------- non-MPI backend */
 
-static dt_status p2p_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn, int src, int tag)
-{
-    MPI_Comm c = *(MPI_Comm *)user;
-    int rc = MPI_Sendrecv(sb, (int)sn, MPI_BYTE, dest >= 0 ? dest : MPI_PROC_NULL, tag, rb, (int)rn, MPI_BYTE,
-                          src >= 0 ? src : MPI_PROC_NULL, tag, c, MPI_STATUS_IGNORE);
-    return rc == MPI_SUCCESS ? DT_OK : DT_ERR_COMM;
-}
-
 static void test_fallback(void)
 {
     MPI_Comm dup;
@@ -327,7 +319,7 @@ static void test_fallback(void)
     cd.rank = dtt_rank;
     cd.size = dtt_np;
     cd.user = &dup;
-    cd.sendrecv = p2p_sendrecv;
+    cd.sendrecv = dtt_mpi_sendrecv;
     CHECK_OK(dt_comm_custom(&cd, &c));
     one[0] = dtt_np;
     two[0] = dtt_np >= 2 ? 2 : 1;
