@@ -6,6 +6,7 @@
 #define DT_BENCH_H
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int rank, nranks;
 
@@ -19,6 +20,16 @@ static inline void *xmalloc(size_t n) {
 #define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
     fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
     MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
+
+/* the first line of MPI_Get_library_version, in ver (for the results' "# MPI:" header line) */
+static inline const char *mpi_library(char ver[MPI_MAX_LIBRARY_VERSION_STRING]) {
+    int len;
+    char *nl;
+    MPI_Get_library_version(ver, &len);
+    nl = strchr(ver, '\n');
+    if (nl) *nl = 0;
+    return ver;
+}
 
 static inline int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -34,6 +45,13 @@ static inline double median(double *v, int n) {
 static inline double max_over_ranks(double x) {
     double y;
     MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return y;
+}
+
+/* e.g. the failures of all ranks */
+static inline int sum_over_ranks(int x) {
+    int y;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     return y;
 }
 

@@ -240,8 +240,7 @@ int main(int argc, char **argv) {
         run(op, 0, m1, iters, batches);
         if (nranks > 1) run(op, 1, mw, iters, batches);
     }
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int all = sum_over_ranks(failures);
     if (rank == 0) printf("# %s\n", all ? "FAILED: a call failed or a result was wrong" : "all results correct");
     if (csv) fclose(csv);
     dt_mesh_destroy(mw);

@@ -284,10 +284,7 @@ int main(int argc, char **argv) {
 
     if (rank == 0) {
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(ver, &len);
-        char *nl = strchr(ver, '\n');
-        if (nl) *nl = 0;
+        mpi_library(ver);
         printf("# dtensor.h %d.%d.%d: dt_tensor_redistribute vs ScaLAPACK pdgemr2d, f64 M x N, %d rank(s), "
                "dt mesh %dx%d\n", DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, nranks,
                pr, pc);
@@ -383,8 +380,7 @@ int main(int argc, char **argv) {
         free(tours); free(tpeer); free(tmax);
         for (int l = NLAYOUTS - 1; l >= 0; l--) free_layout(&L[l]);
     }
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int all = sum_over_ranks(failures);
     if (rank == 0) printf("# %s\n", all ? "FAILED: a wrong result" : "all results checked: OK");
     if (fc) fclose(fc);
     dt_mesh_destroy(mesh);

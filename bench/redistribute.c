@@ -440,10 +440,7 @@ int main(int argc, char **argv) {
     FILE *fc = NULL;
     if (rank == 0) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(lib, &len);
-        char *nl = strchr(lib, '\n');
-        if (nl) *nl = 0;
+        mpi_library(lib);
         printf("# dtensor.h %d.%d.%d redistribute benchmark: %d rank(s), 1-D mesh, f32\n# MPI: %s\n",
                DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, nranks, lib);
         printf("# times: median over reps of the max over ranks; ratio = ours / raw; "
