@@ -31,6 +31,19 @@ static inline const char *mpi_library(char ver[MPI_MAX_LIBRARY_VERSION_STRING]) 
     return ver;
 }
 
+/* the numbers of a list argument ("256 1024") into dst, at most cap of them; returns how many were read */
+static inline int parse_list(const char *s, int64_t *dst, int cap) {
+    int cnt = 0;
+    char *e;
+    for (;;) {
+        long long v = strtoll(s, &e, 10);
+        if (e == s) break;
+        if (cnt < cap) dst[cnt++] = v;
+        s = e;
+    }
+    return cnt;
+}
+
 static inline int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

@@ -168,16 +168,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             reps = atoi(argv[++i]);
         } else if ((!strcmp(argv[i], "--sizes") || !strcmp(argv[i], "--widths")) && i + 1 < argc) {
-            int isw = argv[i][2] == 'w', cnt = 0, cap = isw ? 4 : 16;
-            char *s = argv[++i], *e;
-            int64_t *dst = isw ? widths : sizes;
-            for (;;) {
-                long long v = strtoll(s, &e, 10);
-                if (e == s) break;
-                if (cnt < cap) dst[cnt++] = v;
-                s = e;
-            }
-            if (isw) nwidths = cnt; else nsizes = cnt;
+            if (argv[i][2] == 'w') nwidths = parse_list(argv[++i], widths, 4);
+            else nsizes = parse_list(argv[++i], sizes, 16);
         } else {
             if (rank == 0)
                 fprintf(stderr, "usage: bench_halo [--quick] [--reps N] [--sizes \"256 1024\"] [--widths \"1 2\"]\n");

@@ -171,14 +171,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             reps = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-            char *s = argv[++i], *e;
-            nsizes = 0;
-            for (;;) {
-                long long v = strtoll(s, &e, 10);
-                if (e == s) break;
-                if (nsizes < 16) sizes[nsizes++] = v;
-                s = e;
-            }
+            nsizes = parse_list(argv[++i], sizes, 16);
         } else {
             if (rank == 0) fprintf(stderr, "usage: bench_stencil [--quick] [--reps N] [--sizes \"256 1024\"]\n");
             MPI_Finalize();
