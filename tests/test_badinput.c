@@ -316,13 +316,19 @@ static void test_huge_extents(void)
     s00[1] = dt_shard(0);
     check_huge_layout(g_mesh, "1-D mesh");
     check_huge_layout(g_mesh2, "[np, 1] mesh");
-    check_huge_redistribute(g_mesh, 0, s0, rep, "[INT64_MAX, 0] S(0) -> R");
-    check_huge_redistribute(g_mesh, 0, rep, s0, "[INT64_MAX, 0] R -> S(0)");
-    check_huge_redistribute(g_mesh, 0, s0, s1, "[INT64_MAX, 0] S(0) -> S(1)");
-    check_huge_redistribute(g_mesh, 1, s1, s0, "[0, INT64_MAX] S(1) -> S(0)");
-    check_huge_redistribute(g_mesh2, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [np, 1]");
-    check_huge_redistribute(g_mesh, 0, pp, s0, "[INT64_MAX, 0] P(sum) -> S(0)");
-    check_huge_redistribute(g_mesh2, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [np, 1]");
+    {
+        const struct { dt_mesh *m; int big_dim; const dt_placement *from, *to; const char *what; } cs[] = {
+            { g_mesh, 0, s0, rep, "[INT64_MAX, 0] S(0) -> R" },
+            { g_mesh, 0, rep, s0, "[INT64_MAX, 0] R -> S(0)" },
+            { g_mesh, 0, s0, s1, "[INT64_MAX, 0] S(0) -> S(1)" },
+            { g_mesh, 1, s1, s0, "[0, INT64_MAX] S(1) -> S(0)" },
+            { g_mesh2, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [np, 1]" },
+            { g_mesh, 0, pp, s0, "[INT64_MAX, 0] P(sum) -> S(0)" },
+            { g_mesh2, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [np, 1]" },
+        };
+        int i;
+        for (i = 0; i < NELEM(cs); i++) check_huge_redistribute(cs[i].m, cs[i].big_dim, cs[i].from, cs[i].to, cs[i].what);
+    }
     if (dtt_np % 2 == 0 && dtt_np > 2) { /* two real splits of one dim: [2, np/2] */
         dt_mesh_desc md;
         memset(&md, 0, sizeof md);
@@ -331,15 +337,19 @@ static void test_huge_extents(void)
         md.shape[1] = dtt_np / 2;
         CHECK_OK(dt_mesh_create(g_comm, &md, &m22));
         if (m22) {
+            const struct { const dt_placement *from, *to; const char *what; } cs[] = {
+                { s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [2, np/2]" },
+                { rep, s00, "[INT64_MAX, 0] R,R -> S(0),S(0) on [2, np/2]" },
+                { s0, s00, "[INT64_MAX, 0] S(0),R -> S(0),S(0) on [2, np/2]" },
+                /* reductions: the planner sizes the blocks a reduce-scatter would leave */
+                { s0p, s00, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(0) on [2, np/2]" },
+                { s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [2, np/2]" },
+                { s0p, rep, "[INT64_MAX, 0] S(0),P(sum) -> R,R on [2, np/2]" },
+                { pp, s01, "[INT64_MAX, 0] P(sum),P(sum) -> S(0),S(1) on [2, np/2]" },
+            };
+            int i;
             check_huge_layout(m22, "[2, np/2] mesh");
-            check_huge_redistribute(m22, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [2, np/2]");
-            check_huge_redistribute(m22, 0, rep, s00, "[INT64_MAX, 0] R,R -> S(0),S(0) on [2, np/2]");
-            check_huge_redistribute(m22, 0, s0, s00, "[INT64_MAX, 0] S(0),R -> S(0),S(0) on [2, np/2]");
-            /* reductions: the planner sizes the blocks a reduce-scatter would leave */
-            check_huge_redistribute(m22, 0, s0p, s00, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(0) on [2, np/2]");
-            check_huge_redistribute(m22, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [2, np/2]");
-            check_huge_redistribute(m22, 0, s0p, rep, "[INT64_MAX, 0] S(0),P(sum) -> R,R on [2, np/2]");
-            check_huge_redistribute(m22, 0, pp, s01, "[INT64_MAX, 0] P(sum),P(sum) -> S(0),S(1) on [2, np/2]");
+            for (i = 0; i < NELEM(cs); i++) check_huge_redistribute(m22, 0, cs[i].from, cs[i].to, cs[i].what);
         }
         dt_mesh_destroy(m22);
     }
