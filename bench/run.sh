@@ -102,6 +102,23 @@ machine() {
 }
 rc=0
 
+# one benchmark program into one results file, the command at its top:
+# family NAME FILE HEADER_LINE
+family() {
+    local name=$1 f=$2 head=$3
+    echo "=== $f"
+    {
+        echo "$head"
+        [ "$name" = redistribute ] || echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_$name"
+        machine
+        "${TRUN[@]}" -n "$NP" "$B/bench_$name" 2>&1 || echo "# exit status $?"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+}
+
 # ---------------------------------------------------------------- matmul
 blas_check() {  # how pdgemm reaches BLAS, independently of the bench's dlsym check
     local lib=/usr/lib/x86_64-linux-gnu/libscalapack-$MPI.so
@@ -152,19 +169,7 @@ case " $ONLY " in *" matmul "*|*" matmul-arch "*) [ -n "$ARCH" ] && { run_matmul
 
 # ---------------------------------------------------------------- dispatch
 case " $ONLY " in *" dispatch "*)
-    f=$OUT/dispatch-$MPI-np$NP.txt
-    echo "=== $f"
-    {
-        echo "\$ bench/run.sh --mpi $MPI --np $NP --only dispatch   # which runs:"
-        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_dispatch"
-        machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_dispatch" 2>&1 || echo "# exit status $?"
-        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
-    grep -q '^# exit status' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
-    ;;
+    family dispatch "$OUT/dispatch-$MPI-np$NP.txt" "\$ bench/run.sh --mpi $MPI --np $NP --only dispatch   # which runs:" ;;
 esac
 
 # ---------------------------------------------------------------- callgrind
@@ -324,22 +329,6 @@ case " $ONLY " in *" rng "*)
     ;;
 esac
 
-# one benchmark program into one results file, the command at its top:
-# family NAME FILE HEADER_LINE
-family() {
-    local name=$1 f=$2 head=$3
-    echo "=== $f"
-    {
-        echo "$head"
-        [ "$name" = redistribute ] || echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_$name"
-        machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_$name" 2>&1 || echo "# exit status $?"
-        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
-    grep -q '^# exit status' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
-}
 
 # ---------------------------------------------------------------- redistribute
 case " $ONLY " in *" redistribute "*)

@@ -1341,6 +1341,22 @@ static inline dt_status dtt_mpi_sendrecv(void *user, const void *sb, size_t sn, 
     return rc == MPI_SUCCESS ? DT_OK : DT_ERR_COMM;
 }
 
+/* a dt_comm_custom "p2p" with only sendrecv (dtt_mpi_sendrecv) over *dup, an MPI_Comm the caller
+   duplicated and frees after the comm; NULL on failure (counted) */
+static inline dt_comm *dtt_p2p_comm(MPI_Comm *dup)
+{
+    dt_comm_desc cd;
+    dt_comm *c = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.name = "p2p";
+    cd.rank = dtt_rank;
+    cd.size = dtt_np;
+    cd.user = dup;
+    cd.sendrecv = dtt_mpi_sendrecv;
+    CHECK_OK(dt_comm_custom(&cd, &c));
+    return c;
+}
+
 /* DT_TEST_VERBOSE: print (rank 0) the time since *t for part `what`, and restart *t */
 static inline void dtt_lap(const char *what, double *t)
 {

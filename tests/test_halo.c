@@ -221,18 +221,9 @@ static void halo_sweep(dt_comm *comm)
 static void custom_backend(void)
 {
     static MPI_Comm dup;
-    dt_comm_desc cd;
-    dt_comm *comm = NULL;
+    dt_comm *comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    memset(&cd, 0, sizeof cd);
-    cd.name = "p2p";
-    cd.rank = dtt_rank;
-    cd.size = dtt_np;
-    cd.user = &dup;
-    cd.sendrecv = dtt_mpi_sendrecv;
-    CHECK_OK(dt_comm_custom(&cd, &comm));
-    cd.start = NULL;
-    cd.wait = NULL;
+    comm = dtt_p2p_comm(&dup);
     if (comm) {
         int save = dtt_quick;
         dtt_quick = 1;

@@ -308,19 +308,12 @@ static void test_round_trips(void)
 static void test_fallback(void)
 {
     MPI_Comm dup;
-    dt_comm_desc cd;
-    dt_comm *c = NULL, *self = NULL;
+    dt_comm *c, *self = NULL;
     dt_mesh *sm = NULL;
     dtt_mesh m, m1;
     int one[1], two[2], ti;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    memset(&cd, 0, sizeof cd);
-    cd.name = "p2p";
-    cd.rank = dtt_rank;
-    cd.size = dtt_np;
-    cd.user = &dup;
-    cd.sendrecv = dtt_mpi_sendrecv;
-    CHECK_OK(dt_comm_custom(&cd, &c));
+    c = dtt_p2p_comm(&dup);
     one[0] = dtt_np;
     two[0] = dtt_np >= 2 ? 2 : 1;
     two[1] = dtt_np / two[0];
