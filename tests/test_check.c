@@ -123,6 +123,19 @@ static void szk_init(void)
 }
 static double gval(int64_t i, int64_t j) { return (double)(10 * i + j); }
 
+/* a t [r, c] descriptor on the 1-D mesh with placement p0 */
+static dt_tensor_desc desc2(dt_dtype t, int64_t r, int64_t c, dt_placement p0)
+{
+    dt_tensor_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = 2;
+    d.shape[0] = r;
+    d.shape[1] = c;
+    d.placements[0] = p0;
+    return d;
+}
+
 /* x: f64 [r, c] Shard(0) with the closed form, made with checks off */
 static dt_tensor *make_x(int64_t r, int64_t c, dt_dtype t)
 {
@@ -134,12 +147,7 @@ static dt_tensor *make_x(int64_t r, int64_t c, dt_dtype t)
     int was = dt_get_checks();
     for (i = 0; i < r; i++)
         for (j = 0; j < c; j++) { full[i * c + j] = gval(i, j); ff[i * c + j] = (float)gval(i, j); }
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
-    d.ndim = 2;
-    d.shape[0] = r;
-    d.shape[1] = c;
-    d.placements[0] = dt_shard(0);
+    d = desc2(t, r, c, dt_shard(0));
     dt_set_checks(0);
     CHECK_OK(dt_tensor_distribute(g_mesh, &d, t == DT_F32 ? (void *)ff : (void *)full, DT_SRC_ALL, &x));
     dt_set_checks(was);
@@ -196,12 +204,7 @@ static void agreeing_calls(void)
         for (j = 0, bad = 0; j < R * C; j++) bad += full[j] != 2.0 * gval(j / C, j % C);
         CHECK(bad == 0, "scale: %d wrong", bad);
     }
-    memset(&d, 0, sizeof d);
-    d.dtype = DT_F64;
-    d.ndim = 2;
-    d.shape[0] = R;
-    d.shape[1] = C;
-    d.placements[0] = dt_shard(1);
+    d = desc2(DT_F64, R, C, dt_shard(1));
     for (j = 0; j < R * C; j++) full[j] = gval(j / C, j % C);
     CHECK_OK(dt_tensor_distribute(g_mesh, &d, full, 0, &w));
     if (w) check_full(w, "distribute from rank 0");
@@ -285,12 +288,7 @@ static void disagreeing_calls(int odd)
     check_unchanged(x);
 
     /* distribute: another shape (DT_SRC_ALL, which moves nothing) and another src_rank */
-    memset(&d, 0, sizeof d);
-    d.dtype = DT_F64;
-    d.ndim = 2;
-    d.shape[0] = R;
-    d.shape[1] = me_bad ? C - 1 : C;
-    d.placements[0] = dt_shard(0);
+    d = desc2(DT_F64, R, me_bad ? C - 1 : C, dt_shard(0));
     st = dt_tensor_distribute(g_mesh, &d, full, DT_SRC_ALL, &o);
     expect_mismatch(st, "dt_tensor_distribute", odd, 0);
     CHECK(o == NULL, "*out set on a mismatch");
@@ -363,12 +361,8 @@ static dt_tensor *zeros(dt_dtype t, int ndim, int64_t s0, int64_t s1, dt_placeme
     dt_tensor_desc d;
     dt_tensor *z = NULL;
     int was = dt_get_checks();
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
+    d = desc2(t, s0, s1, p0);
     d.ndim = ndim;
-    d.shape[0] = s0;
-    d.shape[1] = s1;
-    d.placements[0] = p0;
     dt_set_checks(0);
     CHECK_OK(dt_tensor_zeros(g_mesh, &d, &z));
     dt_set_checks(was);
@@ -517,17 +511,7 @@ static dt_tensor *mk(dt_dtype t, int ndim, const int64_t *shape, const dt_placem
     return z;
 }
 
-static dt_tensor_desc desc86(int64_t cols)
-{
-    dt_tensor_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = DT_F64;
-    d.ndim = 2;
-    d.shape[0] = R;
-    d.shape[1] = cols;
-    d.placements[0] = dt_shard(0);
-    return d;
-}
+static dt_tensor_desc desc86(int64_t cols) { return desc2(DT_F64, R, cols, dt_shard(0)); }
 
 /* meshes */
 /* a 1-D mesh over every rank: shape[0] np + extra, dim name `name`, out NULL if null_out */
