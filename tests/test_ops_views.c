@@ -116,6 +116,19 @@ static void check_out(const dtt_mesh *m, const dt_tensor *out, dt_dtype t, int n
     free(got);
 }
 
+/* the end of a one-output case: out (when made) has placements ex (when given) and the values want, x its
+   saved local data sv (freed here) */
+static void check_case(const dtt_mesh *m, const dt_tensor *x, void *sv, const dt_tensor *out, const dt_placement *ex,
+                       dt_dtype t, int no, const int64_t *so, const double *want)
+{
+    if (out) {
+        if (ex) dtt_expect_pl(m, out, ex, "output placements");
+        check_out(m, out, t, no, so, want);
+    }
+    CHECK(dtt_same_local(x, sv), "the input changed");
+    free(sv);
+}
+
 static void fill_full(dt_dtype t, int salt, int64_t n, double *f)
 {
     int64_t i;
@@ -181,11 +194,8 @@ static void run_permute(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
                 ex[k] = pl[k];
                 if (pl[k].kind == DT_SHARD) ex[k] = dt_shard(inv[pl[k].dim]);
             }
-            dtt_expect_pl(m, out, ex, "output placements");
-            check_out(m, out, t, ndim, so, want);
         }
-        CHECK(dtt_same_local(x, sv), "the input changed");
-        free(sv);
+        check_case(m, x, sv, out, ex, t, ndim, so, want);
     }
     dt_tensor_destroy(out);
     dt_tensor_destroy(x);
@@ -408,12 +418,7 @@ static void run_squeeze(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
         if (unsq) CHECK_OK(dt_unsqueeze(x, dim, &out));
         else CHECK_OK(dt_squeeze(x, dim, &out));
         if (!anyshard) CHECK(bytes_moved() == 0, "moved %llu bytes", (unsigned long long)bytes_moved());
-        if (out) {
-            dtt_expect_pl(m, out, ex, "output placements");
-            check_out(m, out, t, no, so, full);
-        }
-        CHECK(dtt_same_local(x, sv), "the input changed");
-        free(sv);
+        check_case(m, x, sv, out, ex, t, no, so, full);
     }
     dt_tensor_destroy(out);
     dt_tensor_destroy(x);
@@ -489,12 +494,7 @@ static void run_narrow(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *s
     if (x) {
         void *sv = dtt_save_local(x);
         CHECK_OK(dt_narrow(x, dim, start, len, &out));
-        if (out) {
-            if (n > 0) dtt_expect_pl(m, out, ex, "output placements");
-            check_out(m, out, t, ndim, so, want);
-        }
-        CHECK(dtt_same_local(x, sv), "the input changed");
-        free(sv);
+        check_case(m, x, sv, out, n > 0 ? ex : NULL, t, ndim, so, want);
     }
     dt_tensor_destroy(out);
     dt_tensor_destroy(x);
