@@ -102,6 +102,13 @@ machine() {
 }
 rc=0
 
+# a callgrind results file: FILE.tmp becomes FILE, a failure line in it sets rc=1, then it is shown
+publish_cg() {
+    grep -q '^# exit status\|reported a failure' "$1.tmp" && rc=1
+    mv "$1.tmp" "$1"
+    cat "$1"
+}
+
 # one benchmark program into one results file, the command at its top:
 # family NAME FILE HEADER_LINE
 family() {
@@ -246,9 +253,7 @@ case " $ONLY " in *" callgrind "*)
                           printf "%-6s %-4s %5d %14d %14d %8.4f\n", q[1], q[2], q[3], v["dt", k], v["bare", k],
                                  v["dt", k] ? v["bare", k] / v["dt", k] : 0 } }' | sort -k1,1 -k2,2 -k3,3n
     } > "$f.tmp" 2>&1
-    grep -q '^# exit status\|reported a failure' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
+    publish_cg "$f"
     rm -rf "$cg"
     ;;
 esac
@@ -322,9 +327,7 @@ case " $ONLY " in *" rng "*)
         sed 's/^/#   /' "$cg/simd/stdout"
         echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     } > "$f.tmp" 2>&1
-    grep -q '^# exit status\|reported a failure' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
+    publish_cg "$f"
     rm -rf "$cg"
     ;;
 esac
