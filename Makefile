@@ -235,12 +235,12 @@ $(BUILD)/bench_rng: bench/rng.c bench/bench.h $(HDR)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
 # halo exchange / stencil step vs hand-written MPI (MPI_Type_vector + Isend/Irecv)
-$(BUILD)/bench_halo: bench/halo.c bench/bench.h $(HDR)
+$(BUILD)/bench_halo: bench/halo.c bench/bench.h bench/ghosted.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
 # a 5-point step on the user's ghosted array: in-place halo vs hand-written MPI faces
-$(BUILD)/bench_stencil: bench/stencil.c bench/bench.h $(HDR)
+$(BUILD)/bench_stencil: bench/stencil.c bench/bench.h bench/ghosted.h $(HDR)
 	@mkdir -p $(BUILD)
 	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
 
@@ -307,12 +307,12 @@ bench-rng: $(BUILD)/bench_rng
 bench-halo: $(BUILD)/bench_halo
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only halo --bin $(BUILD)
 
-# the same for the in-place halo on a ghosted array (issue 18):
+# the same for the in-place halo on a ghosted array:
 # bench/results/stencil-<mpi>-np<N>.txt
 bench-stencil: $(BUILD)/bench_stencil
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only stencil --bin $(BUILD)
 
-# a padded array's redistribution (issue 18): bench/results/strided-<mpi>-np<N>.txt
+# a padded array's redistribution: bench/results/strided-<mpi>-np<N>.txt
 bench-strided: $(BUILD)/bench_strided
 	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only strided --bin $(BUILD)
 
@@ -481,7 +481,8 @@ $(BUILD)/test_threads: tests/test_threads.c $(HDR)
 # with an rpath to $(CUDA_HOME)/lib64 so that they run without
 # LD_LIBRARY_PATH. build/cuda/ holds one MPI's builds: `make clean` when
 # switching MPI.
-# Programs built when their source exists (others write them):
+# Programs built when their source exists (a checkout without CUDA sources
+# still builds the rest):
 #   tests/test_nccl.cu                  -> build/cuda/test_nccl
 #   tests/test_cuda_host.cu             -> build/cuda/test_cuda_host
 #   tests/test_device.c (-x cu -DDT_TEST_CUDA) -> build/cuda/test_device
@@ -558,7 +559,7 @@ test-cuda: cuda
 	CUDABENCHARGS='$(CUDABENCHARGS)' bash tests/run_cuda.sh $(MPI)
 
 bench-cuda: cuda-nvcc
-	@if [ ! -e bench/cuda.cu ]; then echo "bench-cuda: bench/cuda.cu does not exist yet"; exit 1; fi
+	@if [ ! -e bench/cuda.cu ]; then echo "bench-cuda: no bench/cuda.cu in this tree"; exit 1; fi
 	$(MAKE) $(CB)/bench_cuda
 	./$(CB)/bench_cuda $(CUDABENCHARGS)
 

@@ -57,10 +57,6 @@ static void *count_malloc(size_t n) { g_allocs++; return malloc(n); }
 static int failures, use_callgrind;
 static FILE *csv; /* --csv: the harness's raw rows (bench/bench.sh) */
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -244,8 +240,7 @@ int main(int argc, char **argv) {
         run(op, 0, m1, iters, batches);
         if (nranks > 1) run(op, 1, mw, iters, batches);
     }
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int all = sum_over_ranks(failures);
     if (rank == 0) printf("# %s\n", all ? "FAILED: a call failed or a result was wrong" : "all results correct");
     if (csv) fclose(csv);
     dt_mesh_destroy(mw);

@@ -72,10 +72,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static double aval(int64_t i, int64_t j, int64_t n1) { return (double)(i * n1 + j); }
 
 static void nan_fill(double *p, size_t n) {
@@ -134,10 +130,7 @@ int main(int argc, char **argv) {
 
     if (rank == 0) {
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(ver, &len);
-        char *nl = strchr(ver, '\n');
-        if (nl) *nl = 0;
+        mpi_library(ver);
         printf("# dtensor.h %d.%d.%d: dt_tensor_redistribute [S(0)] -> [S(1)] vs FFTW-MPI transpose (%s), "
                "f64 n0 x n1, %d rank(s), 1-D mesh\n", DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR,
                DTENSOR_VERSION_PATCH, fftw_version, nranks);
@@ -271,8 +264,7 @@ int main(int argc, char **argv) {
         dt_tensor_destroy(out);
         dt_tensor_destroy(in);
     }
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int all = sum_over_ranks(failures);
     if (rank == 0) printf("# %s\n", all ? "FAILED: a wrong result" : "all results checked: OK");
     if (fc) fclose(fc);
     dt_mesh_destroy(mesh);

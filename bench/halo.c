@@ -36,116 +36,28 @@
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
+#include "bench/ghosted.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
-static double val(int64_t i, int64_t j, int64_t n) { return (double)((i * n + j) % 1021) * 0.25; }
-
-/* the 5-point stencil on the cells of b (dim 1 has stride 1); both sides use it */
-static void five(const dt_stencil_block *b, void *user) {
-    const double r = *(const double *)user;
-    const int64_t s = b->in_stride[0];
-    int64_t i, j;
-    for (i = b->lo[0]; i < b->lo[0] + b->ext[0]; i++) {
-        const double *c = (const double *)b->in + (i + b->width[0]) * s + b->lo[1] + b->width[1];
-        double *o = (double *)b->out + i * b->out_stride[0] + b->lo[1];
-        for (j = 0; j < b->ext[1]; j++) {
-            double u = c[j];
-            o[j] = u + r * (((c[j - s] + c[j + s]) + (c[j - 1] + c[j + 1])) - 4.0 * u);
-        }
-    }
-}
-
-/* ---------------------------------------------------------------- hand-written */
-
-typedef struct hand {
-    int64_t lx, ly, w, gy;         /* local interior, width, ghosted row length */
-    double *g;                     /* ghosted array (lx+2w) x (ly+2w)           */
-    int nb[2][2];                  /* neighbours: [dim][0 = lower, 1 = upper]   */
-    MPI_Datatype row, col;         /* a face along dim 0 (w rows), along dim 1  */
-    MPI_Comm cart;
-} hand;
-
-static void hand_init(hand *h, MPI_Comm cart, int64_t lx, int64_t ly, int64_t w) {
-    h->lx = lx; h->ly = ly; h->w = w; h->gy = ly + 2 * w;
-    h->cart = cart;
-    h->g = (double *)xmalloc((size_t)((lx + 2 * w) * h->gy) * sizeof(double));
-    MPI_Cart_shift(cart, 0, 1, &h->nb[0][0], &h->nb[0][1]);
-    MPI_Cart_shift(cart, 1, 1, &h->nb[1][0], &h->nb[1][1]);
-    MPI_Type_vector((int)w, (int)ly, (int)h->gy, MPI_DOUBLE, &h->row);
-    MPI_Type_commit(&h->row);
-    MPI_Type_vector((int)lx, (int)w, (int)h->gy, MPI_DOUBLE, &h->col);
-    MPI_Type_commit(&h->col);
-}
-
-static void hand_free(hand *h) {
-    MPI_Type_free(&h->row);
-    MPI_Type_free(&h->col);
-    free(h->g);
-}
-
-#define G(h, i, j) ((h)->g + ((i) + (h)->w) * (h)->gy + (j) + (h)->w)   /* interior coords */
-
-/* a local periodic wrap when the neighbour is this rank */
-static void hand_self(hand *h, int d) {
-    int64_t i, w = h->w;
-    if (d == 0) {
-        for (i = 0; i < w; i++) {
-            memcpy(G(h, -w + i, 0), G(h, h->lx - w + i, 0), (size_t)h->ly * sizeof(double));
-            memcpy(G(h, h->lx + i, 0), G(h, i, 0), (size_t)h->ly * sizeof(double));
-        }
-    } else {
-        for (i = 0; i < h->lx; i++) {
-            memcpy(G(h, i, -w), G(h, i, h->ly - w), (size_t)w * sizeof(double));
-            memcpy(G(h, i, h->ly), G(h, i, 0), (size_t)w * sizeof(double));
-        }
-    }
-}
-
-static void hand_exchange(hand *h) {
-    MPI_Request rq[8];
-    int n = 0, d, me;
-    int64_t w = h->w;
-    MPI_Comm_rank(h->cart, &me);
-    for (d = 0; d < 2; d++) {
-        MPI_Datatype t = d == 0 ? h->row : h->col;
-        /* receive into the lower ghosts from the lower neighbour (its top face), and v.v. */
-        double *rlo = d == 0 ? G(h, -w, 0) : G(h, 0, -w);
-        double *rhi = d == 0 ? G(h, h->lx, 0) : G(h, 0, h->ly);
-        double *slo = G(h, 0, 0);
-        double *shi = d == 0 ? G(h, h->lx - w, 0) : G(h, 0, h->ly - w);
-        if (h->nb[d][0] == me && h->nb[d][1] == me) { hand_self(h, d); continue; }
-        MPI_Irecv(rlo, 1, t, h->nb[d][0], 10 + 2 * d, h->cart, &rq[n++]);
-        MPI_Irecv(rhi, 1, t, h->nb[d][1], 11 + 2 * d, h->cart, &rq[n++]);
-        MPI_Isend(shi, 1, t, h->nb[d][1], 10 + 2 * d, h->cart, &rq[n++]);
-        MPI_Isend(slo, 1, t, h->nb[d][0], 11 + 2 * d, h->cart, &rq[n++]);
-    }
-    MPI_Status st[8];  /* not MPI_STATUSES_IGNORE: gcc 12 -O2 -Wstringop-overflow false positive */
-    MPI_Waitall(n, rq, st);
-}
-
 /* the interior (contiguous lx x ly) into the ghosted array */
-static void hand_copy_in(hand *h, const double *x) {
+static void hand_copy_in(const hand *h, double *g, const double *x) {
     int64_t i;
-    for (i = 0; i < h->lx; i++) memcpy(G(h, i, 0), x + i * h->ly, (size_t)h->ly * sizeof(double));
+    for (i = 0; i < h->lx; i++) memcpy(AT(h, g, i, 0), x + i * h->ly, (size_t)h->ly * sizeof(double));
 }
 
-static void hand_step(hand *h, double *out, double r) {
+static void hand_step(const hand *h, double *g, double *out, double r) {
     dt_stencil_block b;
     memset(&b, 0, sizeof b);
     b.dtype = DT_F64; b.ndim = 2;
-    b.in = h->g; b.out = out;
+    b.in = g; b.out = out;
     b.in_stride[0] = h->gy; b.in_stride[1] = 1;
     b.out_stride[0] = h->ly; b.out_stride[1] = 1;
     b.width[0] = b.width[1] = h->w;
     b.ext[0] = b.local_shape[0] = h->lx;
     b.ext[1] = b.local_shape[1] = h->ly;
-    hand_exchange(h);
+    hand_exchange(h, g);
     five(&b, &r);
 }
 
@@ -158,7 +70,6 @@ typedef struct result { int p0, p1; int64_t n, w, lx, ly; double med[NSIDE]; } r
 static double timed_max(double t0) { return max_over_ranks(MPI_Wtime() - t0); }
 
 static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int64_t w, int reps, result *res) {
-    dt_mesh_desc md;
     dt_mesh *mesh;
     dt_tensor_desc td;
     dt_tensor *x = NULL, *y = NULL;
@@ -167,13 +78,8 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int64_t w, int rep
     int dims[2], periods[2] = {1, 1}, coords[2], k, bad = 0, side;
     int64_t sh[2], off[2], gsh[2], i, j;
     hand h;
-    double r = 0.2, *t[NSIDE], *hout, *x0;
-    memset(&md, 0, sizeof md);
-    md.ndim = 2; md.shape[0] = p0; md.shape[1] = p1;
-    CHECK(dt_mesh_create(comm, &md, &mesh));
-    memset(&td, 0, sizeof td);
-    td.dtype = DT_F64; td.ndim = 2; td.shape[0] = td.shape[1] = n;
-    td.placements[0] = dt_shard(0); td.placements[1] = dt_shard(1);
+    double r = 0.2, *t[NSIDE], *hout, *x0, *hg;
+    mesh = grid_mesh(comm, p0, p1, n, &td);
     CHECK(dt_tensor_empty(mesh, &td, &x));
     dt_tensor_local_shape(x, sh);
     dt_tensor_local_offset(x, off);
@@ -190,26 +96,27 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int64_t w, int rep
     MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
     MPI_Cart_coords(cart, rank, 2, coords);
     hand_init(&h, cart, sh[0], sh[1], w);
+    hg = hand_array(&h);
     hout = (double *)xmalloc((size_t)(sh[0] * sh[1]) * sizeof(double));
 
     /* warm-up + check: ghosts (non-corner cells) and stencil outputs */
     CHECK(dt_halo_exchange(x));
-    hand_copy_in(&h, x0);
-    hand_exchange(&h);
+    hand_copy_in(&h, hg, x0);
+    hand_exchange(&h, hg);
     {
         const double *gb = (const double *)dt_tensor_ghosted_data(x, gsh);
         for (i = 0; i < gsh[0]; i++)
             for (j = 0; j < gsh[1]; j++) {
                 int outi = i < w || i >= w + sh[0], outj = j < w || j >= w + sh[1];
                 if (outi && outj) continue;
-                if (gb[i * gsh[1] + j] != h.g[i * h.gy + j] && bad++ < 3)
+                if (gb[i * gsh[1] + j] != hg[i * h.gy + j] && bad++ < 3)
                     fprintf(stderr, "[%d] mesh %dx%d n %lld w %lld: ghosted cell (%lld, %lld): dt %g hand %g\n", rank,
                             p0, p1, (long long)n, (long long)w, (long long)i, (long long)j, gb[i * gsh[1] + j],
-                            h.g[i * h.gy + j]);
+                            hg[i * h.gy + j]);
             }
     }
     CHECK(dt_stencil_apply(x, five, &r, &y));
-    hand_step(&h, hout, r);
+    hand_step(&h, hg, hout, r);
     if (memcmp(dt_tensor_data(y), hout, (size_t)(sh[0] * sh[1]) * sizeof(double)) && bad++ < 3)
         fprintf(stderr, "[%d] mesh %dx%d n %lld w %lld: stencil outputs differ\n", rank, p0, p1, (long long)n,
                 (long long)w);
@@ -226,10 +133,10 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int64_t w, int rep
             t0 = MPI_Wtime();
             switch (side) {
             case A_DT: CHECK(dt_halo_exchange(x)); break;
-            case B_HAND: hand_exchange(&h); break;
-            case C_HANDCP: hand_copy_in(&h, x0); hand_exchange(&h); break;
+            case B_HAND: hand_exchange(&h, hg); break;
+            case C_HANDCP: hand_copy_in(&h, hg, x0); hand_exchange(&h, hg); break;
             case S_DT: CHECK(dt_stencil_apply(x, five, &r, &y)); break;
-            default: hand_step(&h, hout, r); break;
+            default: hand_step(&h, hg, hout, r); break;
             }
             t[side][k] = timed_max(t0);
         }
@@ -238,6 +145,7 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int64_t w, int rep
     for (side = 0; side < NSIDE; side++) { res->med[side] = median(t[side], reps) * 1e6; free(t[side]); }
 
     free(hout);
+    free(hg);
     hand_free(&h);
     MPI_Comm_free(&cart);
     dt_tensor_destroy(y);
@@ -260,16 +168,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             reps = atoi(argv[++i]);
         } else if ((!strcmp(argv[i], "--sizes") || !strcmp(argv[i], "--widths")) && i + 1 < argc) {
-            int isw = argv[i][2] == 'w', cnt = 0, cap = isw ? 4 : 16;
-            char *s = argv[++i], *e;
-            int64_t *dst = isw ? widths : sizes;
-            for (;;) {
-                long long v = strtoll(s, &e, 10);
-                if (e == s) break;
-                if (cnt < cap) dst[cnt++] = v;
-                s = e;
-            }
-            if (isw) nwidths = cnt; else nsizes = cnt;
+            if (argv[i][2] == 'w') nwidths = parse_list(argv[++i], widths, 4);
+            else nsizes = parse_list(argv[++i], sizes, 16);
         } else {
             if (rank == 0)
                 fprintf(stderr, "usage: bench_halo [--quick] [--reps N] [--sizes \"256 1024\"] [--widths \"1 2\"]\n");

@@ -90,10 +90,6 @@ void psgemm_(const char *ta, const char *tb, const int *m, const int *n, const i
 
 static int failures;
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 
 
 /* inputs: multiples of 1/8 in [-1, 1] (exact products and sums) */
@@ -525,10 +521,7 @@ int main(int argc, char **argv) {
 
     if (rank == 0) {
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(ver, &len);
-        char *nl = strchr(ver, '\n');
-        if (nl) *nl = 0;
+        mpi_library(ver);
         printf("# dtensor.h matmul benchmark: %d rank(s); dt_matmul vs ScaLAPACK p?gemm (same ranks, same\n"
                "# input and output distributions) and vs bare BLIS on the same local blocks\n", nranks);
         printf("# MPI: %s\n", ver);
@@ -569,8 +562,7 @@ int main(int argc, char **argv) {
             }
         }
     }
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int all = sum_over_ranks(failures);
     if (rank == 0) printf("# %s\n", all ? "FAILED: results differ or a call failed" : "all results agree exactly");
     if (g_csv) fclose(g_csv);
     dt_comm_destroy(self);

@@ -75,10 +75,6 @@
 void pdgemr2d_(const int *m, const int *n, const double *a, const int *ia, const int *ja, const int *desca,
                double *b, const int *ib, const int *jb, const int *descb, const int *ictxt);
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 enum { L_ROWS, L_COLS, L_2D, L_CYC64, L_CYC32, L_CYC64T, NLAYOUTS };
 static const char *layout_name[NLAYOUTS] = { "rows", "cols", "2d", "cyc64", "cyc32", "cyc64T" };
 #define NCASES 12
@@ -288,10 +284,7 @@ int main(int argc, char **argv) {
 
     if (rank == 0) {
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(ver, &len);
-        char *nl = strchr(ver, '\n');
-        if (nl) *nl = 0;
+        mpi_library(ver);
         printf("# dtensor.h %d.%d.%d: dt_tensor_redistribute vs ScaLAPACK pdgemr2d, f64 M x N, %d rank(s), "
                "dt mesh %dx%d\n", DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, nranks,
                pr, pc);
@@ -387,8 +380,7 @@ int main(int argc, char **argv) {
         free(tours); free(tpeer); free(tmax);
         for (int l = NLAYOUTS - 1; l >= 0; l--) free_layout(&L[l]);
     }
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int all = sum_over_ranks(failures);
     if (rank == 0) printf("# %s\n", all ? "FAILED: a wrong result" : "all results checked: OK");
     if (fc) fclose(fc);
     dt_mesh_destroy(mesh);

@@ -69,10 +69,6 @@ static int ragged(int trans) { return trans >= NTRANS_EVEN; }
 static int to_replicate(int trans) { return trans == S0_R || trans == P_R || trans == SB_R || trans == SZ_R; }
 
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 
 
 /* the global value at (i, j); small integers, exact in f32 even when summed */
@@ -444,10 +440,7 @@ int main(int argc, char **argv) {
     FILE *fc = NULL;
     if (rank == 0) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(lib, &len);
-        char *nl = strchr(lib, '\n');
-        if (nl) *nl = 0;
+        mpi_library(lib);
         printf("# dtensor.h %d.%d.%d redistribute benchmark: %d rank(s), 1-D mesh, f32\n# MPI: %s\n",
                DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, nranks, lib);
         printf("# times: median over reps of the max over ranks; ratio = ours / raw; "

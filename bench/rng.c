@@ -70,10 +70,6 @@
 #define KEEP(p) ((void)(p))
 #endif
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "%s failed: %s\n", #call, dt_last_error());                 \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

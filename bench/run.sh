@@ -102,6 +102,30 @@ machine() {
 }
 rc=0
 
+# a callgrind results file: FILE.tmp becomes FILE, a failure line in it sets rc=1, then it is shown
+publish_cg() {
+    grep -q '^# exit status\|reported a failure' "$1.tmp" && rc=1
+    mv "$1.tmp" "$1"
+    cat "$1"
+}
+
+# one benchmark program into one results file, the command at its top:
+# family NAME FILE HEADER_LINE
+family() {
+    local name=$1 f=$2 head=$3
+    echo "=== $f"
+    {
+        echo "$head"
+        [ "$name" = redistribute ] || echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_$name"
+        machine
+        "${TRUN[@]}" -n "$NP" "$B/bench_$name" 2>&1 || echo "# exit status $?"
+        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } > "$f.tmp" 2>&1
+    grep -q '^# exit status' "$f.tmp" && rc=1
+    mv "$f.tmp" "$f"
+    cat "$f"
+}
+
 # ---------------------------------------------------------------- matmul
 blas_check() {  # how pdgemm reaches BLAS, independently of the bench's dlsym check
     local lib=/usr/lib/x86_64-linux-gnu/libscalapack-$MPI.so
@@ -152,19 +176,7 @@ case " $ONLY " in *" matmul "*|*" matmul-arch "*) [ -n "$ARCH" ] && { run_matmul
 
 # ---------------------------------------------------------------- dispatch
 case " $ONLY " in *" dispatch "*)
-    f=$OUT/dispatch-$MPI-np$NP.txt
-    echo "=== $f"
-    {
-        echo "\$ bench/run.sh --mpi $MPI --np $NP --only dispatch   # which runs:"
-        echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_dispatch"
-        machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_dispatch" 2>&1 || echo "# exit status $?"
-        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
-    grep -q '^# exit status' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
-    ;;
+    family dispatch "$OUT/dispatch-$MPI-np$NP.txt" "\$ bench/run.sh --mpi $MPI --np $NP --only dispatch   # which runs:" ;;
 esac
 
 # ---------------------------------------------------------------- callgrind
@@ -241,9 +253,7 @@ case " $ONLY " in *" callgrind "*)
                           printf "%-6s %-4s %5d %14d %14d %8.4f\n", q[1], q[2], q[3], v["dt", k], v["bare", k],
                                  v["dt", k] ? v["bare", k] / v["dt", k] : 0 } }' | sort -k1,1 -k2,2 -k3,3n
     } > "$f.tmp" 2>&1
-    grep -q '^# exit status\|reported a failure' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
+    publish_cg "$f"
     rm -rf "$cg"
     ;;
 esac
@@ -317,29 +327,11 @@ case " $ONLY " in *" rng "*)
         sed 's/^/#   /' "$cg/simd/stdout"
         echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     } > "$f.tmp" 2>&1
-    grep -q '^# exit status\|reported a failure' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
+    publish_cg "$f"
     rm -rf "$cg"
     ;;
 esac
 
-# one benchmark program into one results file, the command at its top:
-# family NAME FILE HEADER_LINE
-family() {
-    local name=$1 f=$2 head=$3
-    echo "=== $f"
-    {
-        echo "$head"
-        [ "$name" = redistribute ] || echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_$name"
-        machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_$name" 2>&1 || echo "# exit status $?"
-        echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
-    grep -q '^# exit status' "$f.tmp" && rc=1
-    mv "$f.tmp" "$f"
-    cat "$f"
-}
 
 # ---------------------------------------------------------------- redistribute
 case " $ONLY " in *" redistribute "*)

@@ -1,5 +1,5 @@
 /* bench/stencil.c -- a 2-D 5-point Jacobi time step on the user's own
-   ghosted array (issue 18): dtensor's in-place halo exchange against a
+   ghosted array: dtensor's in-place halo exchange against a
    hand-written MPI face exchange on the same kind of array.
 
        make bench-stencil MPI=openmpi       (2 ranks)
@@ -34,17 +34,12 @@
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
+#include "bench/ghosted.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static const double R = 0.2;
-
-static double val(int64_t i, int64_t j, int64_t n) { return (double)((i * n + j) % 1021) * 0.25; }
 
 /* the user's own Jacobi loop: interior of `cur` -> interior of `nxt` (both ghosted, row length gy) */
 static void jacobi(const double *cur, double *nxt, int64_t lx, int64_t ly, int64_t gy) {
@@ -57,77 +52,6 @@ static void jacobi(const double *cur, double *nxt, int64_t lx, int64_t ly, int64
             o[j] = u + R * (((c[j - gy] + c[j + gy]) + (c[j - 1] + c[j + 1])) - 4.0 * u);
         }
     }
-}
-
-/* the same update as a dt_stencil_apply callback */
-static void five(const dt_stencil_block *b, void *user) {
-    const int64_t s = b->in_stride[0];
-    int64_t i, j;
-    (void)user;
-    for (i = b->lo[0]; i < b->lo[0] + b->ext[0]; i++) {
-        const double *c = (const double *)b->in + (i + b->width[0]) * s + b->lo[1] + b->width[1];
-        double *o = (double *)b->out + i * b->out_stride[0] + b->lo[1];
-        for (j = 0; j < b->ext[1]; j++) {
-            double u = c[j];
-            o[j] = u + R * (((c[j - s] + c[j + s]) + (c[j - 1] + c[j + 1])) - 4.0 * u);
-        }
-    }
-}
-
-/* ---------------------------------------------------------------- hand-written exchange */
-
-typedef struct hand {
-    int64_t lx, ly, gy;
-    int nb[2][2];                  /* [dim][0 lower, 1 upper]                   */
-    MPI_Datatype row, col;
-    MPI_Comm cart;
-    int me;
-} hand;
-
-static void hand_init(hand *h, MPI_Comm cart, int64_t lx, int64_t ly) {
-    h->lx = lx; h->ly = ly; h->gy = ly + 2;
-    h->cart = cart;
-    MPI_Comm_rank(cart, &h->me);
-    MPI_Cart_shift(cart, 0, 1, &h->nb[0][0], &h->nb[0][1]);
-    MPI_Cart_shift(cart, 1, 1, &h->nb[1][0], &h->nb[1][1]);
-    MPI_Type_vector(1, (int)ly, (int)h->gy, MPI_DOUBLE, &h->row);
-    MPI_Type_commit(&h->row);
-    MPI_Type_vector((int)lx, 1, (int)h->gy, MPI_DOUBLE, &h->col);
-    MPI_Type_commit(&h->col);
-}
-
-#define AT(h, g, i, j) ((g) + ((i) + 1) * (h)->gy + (j) + 1)   /* interior coordinates */
-
-static void hand_self(const hand *h, double *g, int d) {
-    int64_t i;
-    if (d == 0) {
-        memcpy(AT(h, g, -1, 0), AT(h, g, h->lx - 1, 0), (size_t)h->ly * sizeof(double));
-        memcpy(AT(h, g, h->lx, 0), AT(h, g, 0, 0), (size_t)h->ly * sizeof(double));
-    } else {
-        for (i = 0; i < h->lx; i++) {
-            *AT(h, g, i, -1) = *AT(h, g, i, h->ly - 1);
-            *AT(h, g, i, h->ly) = *AT(h, g, i, 0);
-        }
-    }
-}
-
-static void hand_exchange(const hand *h, double *g) {
-    MPI_Request rq[8];
-    MPI_Status st[8];
-    int n = 0, d;
-    for (d = 0; d < 2; d++) {
-        MPI_Datatype t = d == 0 ? h->row : h->col;
-        double *rlo = d == 0 ? AT(h, g, -1, 0) : AT(h, g, 0, -1);
-        double *rhi = d == 0 ? AT(h, g, h->lx, 0) : AT(h, g, 0, h->ly);
-        double *slo = AT(h, g, 0, 0);
-        double *shi = d == 0 ? AT(h, g, h->lx - 1, 0) : AT(h, g, 0, h->ly - 1);
-        if (h->nb[d][0] == h->me && h->nb[d][1] == h->me) { hand_self(h, g, d); continue; }
-        MPI_Irecv(rlo, 1, t, h->nb[d][0], 10 + 2 * d, h->cart, &rq[n++]);
-        MPI_Irecv(rhi, 1, t, h->nb[d][1], 11 + 2 * d, h->cart, &rq[n++]);
-        MPI_Isend(shi, 1, t, h->nb[d][1], 10 + 2 * d, h->cart, &rq[n++]);
-        MPI_Isend(slo, 1, t, h->nb[d][0], 11 + 2 * d, h->cart, &rq[n++]);
-    }
-    MPI_Waitall(n, rq, st);
 }
 
 /* ---------------------------------------------------------------- the case */
@@ -146,7 +70,6 @@ static double *ghosted_array(int64_t lx, int64_t ly, const int64_t *off, int64_t
 }
 
 static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *res) {
-    dt_mesh_desc md;
     dt_mesh *mesh;
     dt_tensor_desc td;
     dt_tensor *probe = NULL, *x[2] = {NULL, NULL}, *y = NULL;
@@ -155,13 +78,8 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
     int dims[2], periods[2] = {1, 1}, k, q, bad = 0, side, cur = 0, hcur = 0;
     int64_t ls[2], off[2], ghost[2] = {1, 1}, i, j, gy, gn;
     hand h;
-    double *d[2], *hg[2], *t[NSIDE];
-    memset(&md, 0, sizeof md);
-    md.ndim = 2; md.shape[0] = p0; md.shape[1] = p1;
-    CHECK(dt_mesh_create(comm, &md, &mesh));
-    memset(&td, 0, sizeof td);
-    td.dtype = DT_F64; td.ndim = 2; td.shape[0] = td.shape[1] = n;
-    td.placements[0] = dt_shard(0); td.placements[1] = dt_shard(1);
+    double r = R, *d[2], *hg[2], *t[NSIDE];
+    mesh = grid_mesh(comm, p0, p1, n, &td);
     CHECK(dt_tensor_empty(mesh, &td, &probe));
     dt_tensor_local_shape(probe, ls);
     dt_tensor_local_offset(probe, off);
@@ -181,7 +99,7 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
     }
     dims[0] = p0; dims[1] = p1;
     MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
-    hand_init(&h, cart, ls[0], ls[1]);
+    hand_init(&h, cart, ls[0], ls[1], 1);
 
     /* check: ghosts (faces), one step each, and apply against the loop */
     CHECK(dt_halo_exchange(x[0]));
@@ -197,7 +115,7 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
     jacobi(hg[0], hg[1], ls[0], ls[1], gy);
     if (memcmp(d[1], hg[1], (size_t)gn * sizeof(double)) && bad++ < 3)
         fprintf(stderr, "[%d] %dx%d n %lld: step results differ\n", rank, p0, p1, (long long)n);
-    CHECK(dt_stencil_apply(x[0], five, NULL, &y));
+    CHECK(dt_stencil_apply(x[0], five, &r, &y));
     for (i = 0; i < ls[0]; i++)
         if (memcmp((const double *)dt_tensor_data(y) + i * ls[1], d[1] + (i + 1) * gy + 1,
                    (size_t)ls[1] * sizeof(double)) && bad++ < 3)
@@ -224,15 +142,14 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
                 break;
             case HAND_X: hand_exchange(&h, hg[hcur]); break;
             case DT_X: CHECK(dt_halo_exchange(x[cur])); break;
-            default: CHECK(dt_stencil_apply(x[cur], five, NULL, &y)); break;
+            default: CHECK(dt_stencil_apply(x[cur], five, &r, &y)); break;
             }
             t[side][k] = max_over_ranks(MPI_Wtime() - t0);
         }
     res->p0 = p0; res->p1 = p1; res->n = n; res->lx = ls[0]; res->ly = ls[1];
     for (side = 0; side < NSIDE; side++) { res->med[side] = median(t[side], reps) * 1e6; free(t[side]); }
 
-    MPI_Type_free(&h.row);
-    MPI_Type_free(&h.col);
+    hand_free(&h);
     MPI_Comm_free(&cart);
     dt_tensor_destroy(y);
     for (k = 0; k < 2; k++) { dt_tensor_destroy(x[k]); free(d[k]); free(hg[k]); }
@@ -254,14 +171,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             reps = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-            char *s = argv[++i], *e;
-            nsizes = 0;
-            for (;;) {
-                long long v = strtoll(s, &e, 10);
-                if (e == s) break;
-                if (nsizes < 16) sizes[nsizes++] = v;
-                s = e;
-            }
+            nsizes = parse_list(argv[++i], sizes, 16);
         } else {
             if (rank == 0) fprintf(stderr, "usage: bench_stencil [--quick] [--reps N] [--sizes \"256 1024\"]\n");
             MPI_Finalize();

@@ -1,4 +1,4 @@
-/* bench/strided.c -- redistribution of a padded array (issue 18): the
+/* bench/strided.c -- redistribution of a padded array: the
    user's storage with a padded leading dimension, wrapped as it is
    (dt_tensor_from_local, desc.local_strides), against the same
    redistribution of a contiguous tensor and against hand-written MPI on
@@ -36,10 +36,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
 
 enum { PAD = 8 };
 static const double SENTINEL = -7.0;

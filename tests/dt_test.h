@@ -44,6 +44,10 @@ static int dtt_quick = 0;
 static const char *dtt_name = "?";
 static char dtt_ctxbuf[512] = "";
 
+#ifndef NELEM
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0]))) /* the length of an array */
+#endif
+
 /* ------------------------------------------------------------ reporting */
 
 static inline void dtt_ctx(const char *fmt, ...)
@@ -160,6 +164,19 @@ static inline int64_t dtt_numel(int ndim, const int64_t *shape)
     int i;
     for (i = 0; i < ndim; i++) n *= shape[i];
     return n;
+}
+
+/* the descriptor of a t tensor of shape[ndim] with placements pl[mnd] (the rest zero) */
+static inline dt_tensor_desc dtt_desc(dt_dtype t, int ndim, const int64_t *shape, int mnd, const dt_placement *pl)
+{
+    dt_tensor_desc d;
+    int k;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = ndim;
+    for (k = 0; k < ndim; k++) d.shape[k] = shape[k];
+    for (k = 0; k < mnd; k++) d.placements[k] = pl[k];
+    return d;
 }
 
 /* all ordered factorisations of n into exactly `ndim` factors (>= 1);
@@ -909,7 +926,7 @@ static inline dt_tensor *dtt_from_full(const dtt_mesh *m, dt_dtype t, int ndim, 
     dt_tensor_desc d;
     dt_tensor *x = NULL;
     dt_reduce op;
-    int k, np, p = dtt_part_index(m, pl, &np, &op);
+    int np, p = dtt_part_index(m, pl, &np, &op);
     void *buf;
     dtt_ref_layout(m->nd, m->shape, m->coord, ndim, shape, pl, ls, lo);
     n = dtt_numel(ndim, ls);
@@ -922,11 +939,7 @@ static inline dt_tensor *dtt_from_full(const dtt_mesh *m, dt_dtype t, int ndim, 
             memcpy((unsigned char *)buf + 8 * (size_t)i, &iv, 8);
         } else dtt_store_d(t, buf, (size_t)i, v);
     }
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
-    d.ndim = ndim;
-    for (k = 0; k < ndim; k++) d.shape[k] = shape[k];
-    for (k = 0; k < m->nd; k++) d.placements[k] = pl[k];
+    d = dtt_desc(t, ndim, shape, m->nd, pl);
     CHECK_OK(dt_tensor_from_local(m->mesh, &d, buf, DT_COPY, &x));
     free(buf);
     return x;
@@ -1248,6 +1261,59 @@ static inline uint64_t dtt_mix(int64_t g, int salt)
     return u;
 }
 
+/* the op tests' value domains: any sign, positive (log, sqrt, division), small (|v| <= 1 in floats) */
+enum { DTT_DOM_ANY, DTT_DOM_POS, DTT_DOM_SMALL };
+
+/* a float value of domain dom from the hash u: a multiple of 1/4, exact in every float dtype */
+static inline double dtt_val_float(int dom, uint64_t u)
+{
+    if (dom == DTT_DOM_POS) return 1.0 + (double)(u % 29) * 0.25;    /* [1, 8]      */
+    if (dom == DTT_DOM_SMALL) return ((double)(u % 9) - 4.0) * 0.25; /* [-1, 1]     */
+    return ((double)(u % 61) - 30.0) * 0.25;                         /* [-7.5, 7.5] */
+}
+
+/* a signed integer value from the hash u: [-100, 100], I64 ones also past 32 bits */
+static inline double dtt_val_int(dt_dtype t, uint64_t u)
+{
+    if (t == DT_I64) return (double)((int64_t)(u % 201) - 100) + (double)((int64_t)((u >> 20) % 5) - 2) * 8589934592.0;
+    return (double)((int64_t)(u % 201) - 100);
+}
+
+/* the step of the dtt_val_float / dtt_val_int values: 1/4 in every float dtype, 1 in integers */
+static inline double dtt_val_unit(dt_dtype t) { return dtt_is_float(t) ? 0.25 : 1.0; }
+
+/* a tensor on m, placements p0 then Replicate, element g = f(t, dom, salt, g) (a test's value generator) */
+static inline dt_tensor *dtt_mk_val(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, dt_placement p0,
+                                    double (*f)(dt_dtype, int, int, int64_t), int dom, int salt)
+{
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    int64_t n = dtt_numel(ndim, shape), i;
+    double *full = dtt_alloc_d(n);
+    dt_tensor *x;
+    memset(pl, 0, sizeof pl);
+    pl[0] = p0;
+    for (i = 0; i < n; i++) full[i] = f(t, dom, salt, i);
+    x = dtt_from_full(m, t, ndim, shape, pl, full, dtt_val_unit(t));
+    free(full);
+    return x;
+}
+
+/* *out reuse over repeated calls: the first call (first) records its *out and buffer in *out0 and *data0;
+   a later one must return the same tensor and, when it holds elements, the same buffer */
+#define dtt_check_reuse(first, out, out0, data0) dtt_check_reuse_at(__FILE__, __LINE__, first, out, out0, data0)
+static inline void dtt_check_reuse_at(const char *file, int line, int first, dt_tensor *out, dt_tensor **out0,
+                                      void **data0)
+{
+    if (first) {
+        *out0 = out;
+        *data0 = out ? dt_tensor_data(out) : NULL;
+        return;
+    }
+    if (out != *out0) dtt_fail(file, line, "out == out0", "*out must stay the same tensor");
+    if (out && dt_tensor_local_numel(out) != 0 && dt_tensor_data(out) != *data0)
+        dtt_fail(file, line, "dt_tensor_data(out) == data0", "the buffer must be reused");
+}
+
 /* the bad-input tests' meshes: m 1-D over all ranks, m2 1 x all ranks; 0 (neither left open) if one fails */
 static inline int dtt_open_1d_2d(dtt_mesh *m, dtt_mesh *m2, dt_comm *comm)
 {
@@ -1264,6 +1330,33 @@ static inline int dtt_open_1d_2d(dtt_mesh *m, dtt_mesh *m2, dt_comm *comm)
 }
 
 #ifndef DTENSOR_NO_MPI
+/* a dt_comm_desc.sendrecv over the MPI_Comm *user: MPI_Sendrecv of bytes, a negative rank sends or receives
+   nothing (MPI_PROC_NULL) */
+static inline dt_status dtt_mpi_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn, int src,
+                                         int tag)
+{
+    MPI_Comm c = *(MPI_Comm *)user;
+    int rc = MPI_Sendrecv(sb, (int)sn, MPI_BYTE, dest >= 0 ? dest : MPI_PROC_NULL, tag, rb, (int)rn, MPI_BYTE,
+                          src >= 0 ? src : MPI_PROC_NULL, tag, c, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? DT_OK : DT_ERR_COMM;
+}
+
+/* a dt_comm_custom "p2p" with only sendrecv (dtt_mpi_sendrecv) over *dup, an MPI_Comm the caller
+   duplicated and frees after the comm; NULL on failure (counted) */
+static inline dt_comm *dtt_p2p_comm(MPI_Comm *dup)
+{
+    dt_comm_desc cd;
+    dt_comm *c = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.name = "p2p";
+    cd.rank = dtt_rank;
+    cd.size = dtt_np;
+    cd.user = dup;
+    cd.sendrecv = dtt_mpi_sendrecv;
+    CHECK_OK(dt_comm_custom(&cd, &c));
+    return c;
+}
+
 /* DT_TEST_VERBOSE: print (rank 0) the time since *t for part `what`, and restart *t */
 static inline void dtt_lap(const char *what, double *t)
 {

@@ -69,7 +69,7 @@ LOGS=$OUT/logs
 mkdir -p "$LOGS"
 
 TESTS="test_mesh test_distribute test_redistribute test_layouts test_scalapack test_badinput test_badinput_ops test_check test_faults test_custom_backend test_bigcount test_rng test_io test_halo test_ghosted test_strided test_strided_ops test_layers test_device"
-# the op tests (issue 3): every file tests/test_ops_*.c
+# the op tests: every file tests/test_ops_*.c
 for f in tests/test_ops_*.c; do [ -e "$f" ] && TESTS="$TESTS $(basename "$f" .c)"; done
 # DT_TESTS="test_check test_io" runs just those (and skips test_nompi unless named)
 ONLY=${DT_TESTS:-}

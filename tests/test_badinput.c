@@ -316,13 +316,19 @@ static void test_huge_extents(void)
     s00[1] = dt_shard(0);
     check_huge_layout(g_mesh, "1-D mesh");
     check_huge_layout(g_mesh2, "[np, 1] mesh");
-    check_huge_redistribute(g_mesh, 0, s0, rep, "[INT64_MAX, 0] S(0) -> R");
-    check_huge_redistribute(g_mesh, 0, rep, s0, "[INT64_MAX, 0] R -> S(0)");
-    check_huge_redistribute(g_mesh, 0, s0, s1, "[INT64_MAX, 0] S(0) -> S(1)");
-    check_huge_redistribute(g_mesh, 1, s1, s0, "[0, INT64_MAX] S(1) -> S(0)");
-    check_huge_redistribute(g_mesh2, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [np, 1]");
-    check_huge_redistribute(g_mesh, 0, pp, s0, "[INT64_MAX, 0] P(sum) -> S(0)");
-    check_huge_redistribute(g_mesh2, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [np, 1]");
+    {
+        const struct { dt_mesh *m; int big_dim; const dt_placement *from, *to; const char *what; } cs[] = {
+            { g_mesh, 0, s0, rep, "[INT64_MAX, 0] S(0) -> R" },
+            { g_mesh, 0, rep, s0, "[INT64_MAX, 0] R -> S(0)" },
+            { g_mesh, 0, s0, s1, "[INT64_MAX, 0] S(0) -> S(1)" },
+            { g_mesh, 1, s1, s0, "[0, INT64_MAX] S(1) -> S(0)" },
+            { g_mesh2, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [np, 1]" },
+            { g_mesh, 0, pp, s0, "[INT64_MAX, 0] P(sum) -> S(0)" },
+            { g_mesh2, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [np, 1]" },
+        };
+        int i;
+        for (i = 0; i < NELEM(cs); i++) check_huge_redistribute(cs[i].m, cs[i].big_dim, cs[i].from, cs[i].to, cs[i].what);
+    }
     if (dtt_np % 2 == 0 && dtt_np > 2) { /* two real splits of one dim: [2, np/2] */
         dt_mesh_desc md;
         memset(&md, 0, sizeof md);
@@ -331,15 +337,19 @@ static void test_huge_extents(void)
         md.shape[1] = dtt_np / 2;
         CHECK_OK(dt_mesh_create(g_comm, &md, &m22));
         if (m22) {
+            const struct { const dt_placement *from, *to; const char *what; } cs[] = {
+                { s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [2, np/2]" },
+                { rep, s00, "[INT64_MAX, 0] R,R -> S(0),S(0) on [2, np/2]" },
+                { s0, s00, "[INT64_MAX, 0] S(0),R -> S(0),S(0) on [2, np/2]" },
+                /* reductions: the planner sizes the blocks a reduce-scatter would leave */
+                { s0p, s00, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(0) on [2, np/2]" },
+                { s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [2, np/2]" },
+                { s0p, rep, "[INT64_MAX, 0] S(0),P(sum) -> R,R on [2, np/2]" },
+                { pp, s01, "[INT64_MAX, 0] P(sum),P(sum) -> S(0),S(1) on [2, np/2]" },
+            };
+            int i;
             check_huge_layout(m22, "[2, np/2] mesh");
-            check_huge_redistribute(m22, 0, s00, rep, "[INT64_MAX, 0] S(0),S(0) -> R,R on [2, np/2]");
-            check_huge_redistribute(m22, 0, rep, s00, "[INT64_MAX, 0] R,R -> S(0),S(0) on [2, np/2]");
-            check_huge_redistribute(m22, 0, s0, s00, "[INT64_MAX, 0] S(0),R -> S(0),S(0) on [2, np/2]");
-            /* reductions: the planner sizes the blocks a reduce-scatter would leave */
-            check_huge_redistribute(m22, 0, s0p, s00, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(0) on [2, np/2]");
-            check_huge_redistribute(m22, 0, s0p, s01, "[INT64_MAX, 0] S(0),P(sum) -> S(0),S(1) on [2, np/2]");
-            check_huge_redistribute(m22, 0, s0p, rep, "[INT64_MAX, 0] S(0),P(sum) -> R,R on [2, np/2]");
-            check_huge_redistribute(m22, 0, pp, s01, "[INT64_MAX, 0] P(sum),P(sum) -> S(0),S(1) on [2, np/2]");
+            for (i = 0; i < NELEM(cs); i++) check_huge_redistribute(m22, 0, cs[i].from, cs[i].to, cs[i].what);
         }
         dt_mesh_destroy(m22);
     }
@@ -422,7 +432,7 @@ static int bad_descs(badcase *b)
     ADD(d->placements[0].kind = 7, DT_ERR_PLACEMENT, "placement kind 7");
     ADD(d->placements[0] = dt_partial((dt_reduce)9), DT_ERR_PLACEMENT, "Partial reduce 9");
     ADD(d->device = 3, DT_ERR_DEVICE, "device 3");
-    /* the split rules (issue 17): every rank passes the same bad placement */
+    /* the split rules: every rank passes the same bad placement */
     ADD(d->placements[0] = dt_shard_sizes(0, g_sz_short), DT_ERR_PLACEMENT, "sizes adding up to np, not the extent 2 np");
     ADD(d->placements[0] = dt_shard_sizes(0, g_sz_long), DT_ERR_PLACEMENT, "sizes adding up to 2 np + 1");
     ADD(d->placements[0] = dt_shard_sizes(0, g_sz_neg), DT_ERR_PLACEMENT, "a negative size");
@@ -570,7 +580,7 @@ static void test_tensor_args(void)
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
         pl[0] = dt_partial(DT_AVG);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
-        /* the split rules (issue 17) */
+        /* the split rules */
         pl[0] = dt_shard_sizes(0, g_sz_short);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
         pl[0] = dt_shard_sizes(1, g_sz_two); /* 2 np, never the 3 columns */
@@ -664,7 +674,7 @@ static void test_tensor_args(void)
           "dt_layout wrote its outputs");
     coord[0] = 0;
     CHECK_OK(dt_layout(g_mesh, &d, coord, NULL, NULL)); /* outputs are optional */
-    /* the index accessors (issue 17) */
+    /* the index accessors */
     memset(lo, 0xC3, sizeof lo);
     EXPECT(dt_layout_indices(NULL, &d, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
     EXPECT(dt_layout_indices(g_mesh, NULL, coord, 0, lo), DT_ERR_ARG, "dt_layout_indices");
@@ -707,7 +717,7 @@ static void test_tensor_args(void)
     free(buf);
 }
 
-/* ------------------------------------------------------------ from_local's contract (issue 17)
+/* ------------------------------------------------------------ from_local's contract
 
    DT_INFER_SIZES: every rank's desc->local_shape is the truth; a tensor dim
    split by one mesh dim becomes dt_shard_sizes of the gathered sizes,

@@ -570,7 +570,7 @@ static void test_rng(void)
     d.ndim = 2;
     d.shape[0] = d.shape[1] = (int64_t)1 << 40;
     BAD(DT_ERR_SHAPE, "dt_tensor_rand", dt_tensor_rand(g_mesh, &d, &o));
-    { /* a bad split rule (issue 17) */
+    { /* a bad split rule */
         static const int64_t one[64] = { 1 };
         d.shape[0] = 4 + dtt_np;
         d.shape[1] = 3;
@@ -684,7 +684,7 @@ static void test_npy(void)
     BADV(DT_ERR_PLACEMENT, "dt_tensor_load_npy", "2", dt_tensor_load_npy(g_mesh, path, pl, &o));
     pl[0] = dt_partial((dt_reduce)9); /* (only the mesh's ndim entries are read) */
     BAD(DT_ERR_PLACEMENT, "dt_tensor_load_npy", dt_tensor_load_npy(g_mesh, path, pl, &o));
-    { /* a bad split rule (issue 17) */
+    { /* a bad split rule */
         static const int64_t one[64] = { 1 };
         pl[0] = dt_shard_sizes(0, NULL);
         BAD(DT_ERR_PLACEMENT, "dt_tensor_load_npy", dt_tensor_load_npy(g_mesh, path, pl, &o));

@@ -27,7 +27,7 @@
      message starts with the call's name, *out stays NULL, the inputs and
      the fill target keep their values, the RNG state does not move, no
      file is created. DT_TEST_TABLE=1 prints the statuses as markdown rows.
-   - The split rules (issue 17): ranks passing another sizes array, cyclic
+   - The split rules: ranks passing another sizes array, cyclic
      block or rule (balanced vs torch.chunk too) to redistribute, distribute
      and from_local get DT_ERR_MISMATCH naming exactly them; one rank's bad
      rule (sizes adding up to R + 1, negative, NULL, block <= 0, split > 3,
@@ -101,7 +101,7 @@ static void expect_mismatch(dt_status st, const char *fn, int odd, int rejected)
     CHECK(strstr(dt_last_error(), want) != NULL, "message \"%s\" lacks \"%s\"", dt_last_error(), want);
 }
 
-/* the split rules (issue 17): sizes of R rows over the np ranks (PETSc's
+/* the split rules: sizes of R rows over the np ranks (PETSc's
    balanced parts), another valid array, one adding up to R + 1, one with a
    negative entry; filled by szk_init */
 static int64_t g_szk_ok[64], g_szk_other[64], g_szk_bad[64], g_szk_neg[64];
@@ -123,6 +123,19 @@ static void szk_init(void)
 }
 static double gval(int64_t i, int64_t j) { return (double)(10 * i + j); }
 
+/* a t [r, c] descriptor on the 1-D mesh with placement p0 */
+static dt_tensor_desc desc2(dt_dtype t, int64_t r, int64_t c, dt_placement p0)
+{
+    dt_tensor_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = t;
+    d.ndim = 2;
+    d.shape[0] = r;
+    d.shape[1] = c;
+    d.placements[0] = p0;
+    return d;
+}
+
 /* x: f64 [r, c] Shard(0) with the closed form, made with checks off */
 static dt_tensor *make_x(int64_t r, int64_t c, dt_dtype t)
 {
@@ -134,12 +147,7 @@ static dt_tensor *make_x(int64_t r, int64_t c, dt_dtype t)
     int was = dt_get_checks();
     for (i = 0; i < r; i++)
         for (j = 0; j < c; j++) { full[i * c + j] = gval(i, j); ff[i * c + j] = (float)gval(i, j); }
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
-    d.ndim = 2;
-    d.shape[0] = r;
-    d.shape[1] = c;
-    d.placements[0] = dt_shard(0);
+    d = desc2(t, r, c, dt_shard(0));
     dt_set_checks(0);
     CHECK_OK(dt_tensor_distribute(g_mesh, &d, t == DT_F32 ? (void *)ff : (void *)full, DT_SRC_ALL, &x));
     dt_set_checks(was);
@@ -196,12 +204,7 @@ static void agreeing_calls(void)
         for (j = 0, bad = 0; j < R * C; j++) bad += full[j] != 2.0 * gval(j / C, j % C);
         CHECK(bad == 0, "scale: %d wrong", bad);
     }
-    memset(&d, 0, sizeof d);
-    d.dtype = DT_F64;
-    d.ndim = 2;
-    d.shape[0] = R;
-    d.shape[1] = C;
-    d.placements[0] = dt_shard(1);
+    d = desc2(DT_F64, R, C, dt_shard(1));
     for (j = 0; j < R * C; j++) full[j] = gval(j / C, j % C);
     CHECK_OK(dt_tensor_distribute(g_mesh, &d, full, 0, &w));
     if (w) check_full(w, "distribute from rank 0");
@@ -285,12 +288,7 @@ static void disagreeing_calls(int odd)
     check_unchanged(x);
 
     /* distribute: another shape (DT_SRC_ALL, which moves nothing) and another src_rank */
-    memset(&d, 0, sizeof d);
-    d.dtype = DT_F64;
-    d.ndim = 2;
-    d.shape[0] = R;
-    d.shape[1] = me_bad ? C - 1 : C;
-    d.placements[0] = dt_shard(0);
+    d = desc2(DT_F64, R, me_bad ? C - 1 : C, dt_shard(0));
     st = dt_tensor_distribute(g_mesh, &d, full, DT_SRC_ALL, &o);
     expect_mismatch(st, "dt_tensor_distribute", odd, 0);
     CHECK(o == NULL, "*out set on a mismatch");
@@ -308,7 +306,7 @@ static void disagreeing_calls(int odd)
         expect_mismatch(st, "dt_tensor_from_local", odd, 0);
         d.local_shape = NULL;
     }
-    /* the split rules (issue 17): another sizes array, block or rule; no payload moves */
+    /* the split rules: another sizes array, block or rule; no payload moves */
     {
         int64_t ls[2];
         int k;
@@ -363,12 +361,8 @@ static dt_tensor *zeros(dt_dtype t, int ndim, int64_t s0, int64_t s1, dt_placeme
     dt_tensor_desc d;
     dt_tensor *z = NULL;
     int was = dt_get_checks();
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
+    d = desc2(t, s0, s1, p0);
     d.ndim = ndim;
-    d.shape[0] = s0;
-    d.shape[1] = s1;
-    d.placements[0] = p0;
     dt_set_checks(0);
     CHECK_OK(dt_tensor_zeros(g_mesh, &d, &z));
     dt_set_checks(was);
@@ -517,17 +511,7 @@ static dt_tensor *mk(dt_dtype t, int ndim, const int64_t *shape, const dt_placem
     return z;
 }
 
-static dt_tensor_desc desc86(int64_t cols)
-{
-    dt_tensor_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = DT_F64;
-    d.ndim = 2;
-    d.shape[0] = R;
-    d.shape[1] = cols;
-    d.placements[0] = dt_shard(0);
-    return d;
-}
+static dt_tensor_desc desc86(int64_t cols) { return desc2(DT_F64, R, cols, dt_shard(0)); }
 
 /* meshes */
 /* a 1-D mesh over every rank: shape[0] np + extra, dim name `name`, out NULL if null_out */
@@ -920,40 +904,36 @@ static dt_status c_stack_dim(int bad)
 }
 
 /* convolution, stencils, halos */
-static dt_status c_conv2d_pad(int bad)
+/* dt_conv2d / dt_conv3d of an F64 x (nd dims sx, Shard(2)) with an F64 replicated w (sw) */
+static dt_status conv_nd(int nd, const int64_t *sx, const int64_t *sw, const dt_conv_desc *cd)
 {
-    int64_t sx[4] = { 1, 2, 8, 4 }, sw[4] = { 3, 2, 3, 3 };
     dt_placement s2[1];
-    dt_conv_desc cd;
     dt_tensor *x, *w;
     dt_status st;
     s2[0] = dt_shard(2);
-    x = mk(DT_F64, 4, sx, s2);
-    w = mk(DT_F64, 4, sw, NULL);
-    memset(&cd, 0, sizeof cd);
-    cd.padding[0] = cd.padding[1] = 1;
-    if (bad) cd.padding[1] = -1;
-    st = dt_conv2d(x, w, NULL, &cd, &g_out);
+    x = mk(DT_F64, nd, sx, s2);
+    w = mk(DT_F64, nd, sw, NULL);
+    st = nd == 4 ? dt_conv2d(x, w, NULL, cd, &g_out) : dt_conv3d(x, w, NULL, cd, &g_out);
     dt_tensor_destroy(w);
     dt_tensor_destroy(x);
     return st;
 }
+static dt_status c_conv2d_pad(int bad)
+{
+    int64_t sx[4] = { 1, 2, 8, 4 }, sw[4] = { 3, 2, 3, 3 };
+    dt_conv_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.padding[0] = cd.padding[1] = 1;
+    if (bad) cd.padding[1] = -1;
+    return conv_nd(4, sx, sw, &cd);
+}
 static dt_status c_conv3d_dil(int bad)
 {
     int64_t sx[5] = { 1, 1, 8, 3, 3 }, sw[5] = { 1, 1, 2, 2, 2 };
-    dt_placement s2[1];
     dt_conv_desc cd;
-    dt_tensor *x, *w;
-    dt_status st;
-    s2[0] = dt_shard(2);
-    x = mk(DT_F64, 5, sx, s2);
-    w = mk(DT_F64, 5, sw, NULL);
     memset(&cd, 0, sizeof cd);
     cd.dilation[0] = bad ? 2 : 1;
-    st = dt_conv3d(x, w, NULL, &cd, &g_out);
-    dt_tensor_destroy(w);
-    dt_tensor_destroy(x);
-    return st;
+    return conv_nd(5, sx, sw, &cd);
 }
 static dt_status conv(int64_t pad)
 {
@@ -972,20 +952,15 @@ static dt_status c_conv_w_null(int bad)
 }
 static dt_status c_stencil_fn(int bad) { return dt_stencil_apply(g_h, bad ? NULL : noop_stencil, NULL, &g_out); }
 static dt_status c_stencil_out(int bad) { return dt_stencil_apply(g_h, noop_stencil, NULL, bad ? NULL : &g_out); }
-static dt_status c_set_halo_width(int bad)
+static dt_status set_halo(int64_t width)
 {
     dt_halo_desc hd;
     memset(&hd, 0, sizeof hd);
-    hd.width[0] = bad ? -1 : 1;
+    hd.width[0] = width;
     return dt_tensor_set_halo(g_nh, &hd);
 }
-static dt_status c_set_halo_other(int bad)
-{
-    dt_halo_desc hd;
-    memset(&hd, 0, sizeof hd);
-    hd.width[0] = bad ? 2 : 1;
-    return dt_tensor_set_halo(g_nh, &hd);
-}
+static dt_status c_set_halo_width(int bad) { return set_halo(bad ? -1 : 1); }
+static dt_status c_set_halo_other(int bad) { return set_halo(bad ? 2 : 1); }
 static dt_status c_halo_exchange_nohalo(int bad) { return dt_halo_exchange(bad ? g_nh : g_h); }
 static dt_status c_halo_begin_nohalo(int bad)
 {
@@ -1029,29 +1004,26 @@ static dt_status c_set_state(int bad)
     dt_rng_get_state(g_mesh, &s, &o);
     return dt_rng_set_state(g_mesh, s, bad ? o + 4 : o);
 }
-static dt_status c_rng_save(int bad, const char *badpath)
+/* a save of fn to badpath (bad) or to g_missing: g_missing must not be created when a rank refuses */
+static dt_status save_to(dt_status (*fn)(const char *), const char *fname, int bad, const char *badpath)
 {
-    dt_status st = dt_rng_save_state(g_mesh, bad ? badpath : g_missing);
-    CHECK(g_control || access(g_missing, F_OK) != 0, "dt_rng_save_state created %s", g_missing);
+    dt_status st = fn(bad ? badpath : g_missing);
+    CHECK(g_control || access(g_missing, F_OK) != 0, "%s created %s", fname, g_missing);
     return st;
 }
-static dt_status c_rng_save_empty(int bad) { return c_rng_save(bad, ""); }
-static dt_status c_rng_save_null(int bad) { return c_rng_save(bad, NULL); }
-static dt_status c_rng_save_other(int bad) { return c_rng_save(bad, g_path[3]); }
+static dt_status rng_save(const char *path) { return dt_rng_save_state(g_mesh, path); }
+static dt_status c_rng_save_empty(int bad) { return save_to(rng_save, "dt_rng_save_state", bad, ""); }
+static dt_status c_rng_save_null(int bad) { return save_to(rng_save, "dt_rng_save_state", bad, NULL); }
+static dt_status c_rng_save_other(int bad) { return save_to(rng_save, "dt_rng_save_state", bad, g_path[3]); }
 static dt_status c_rng_load_empty(int bad) { return dt_rng_load_state(g_mesh, bad ? "" : g_path[2]); }
 static dt_status c_rng_load_null(int bad) { return dt_rng_load_state(g_mesh, bad ? NULL : g_path[2]); }
 static dt_status c_rng_load_other(int bad) { return dt_rng_load_state(g_mesh, g_path[bad ? 3 : 2]); }
 
 /* checkpoints */
-static dt_status c_save(int bad, const char *badpath)
-{
-    dt_status st = dt_tensor_save_npy(g_x, bad ? badpath : g_missing);
-    CHECK(g_control || access(g_missing, F_OK) != 0, "dt_tensor_save_npy created %s", g_missing);
-    return st;
-}
-static dt_status c_save_empty(int bad) { return c_save(bad, ""); }
-static dt_status c_save_null(int bad) { return c_save(bad, NULL); }
-static dt_status c_save_other(int bad) { return c_save(bad, g_path[1]); }
+static dt_status x_save(const char *path) { return dt_tensor_save_npy(g_x, path); }
+static dt_status c_save_empty(int bad) { return save_to(x_save, "dt_tensor_save_npy", bad, ""); }
+static dt_status c_save_null(int bad) { return save_to(x_save, "dt_tensor_save_npy", bad, NULL); }
+static dt_status c_save_other(int bad) { return save_to(x_save, "dt_tensor_save_npy", bad, g_path[1]); }
 static dt_status load(const char *path, const dt_placement *pl, dt_tensor **out) { return dt_tensor_load_npy(g_mesh, path, pl, out); }
 static dt_placement g_s0[1], g_s1[1];
 static dt_status c_load_empty(int bad) { return load(bad ? "" : g_path[0], g_s0, &g_out); }
@@ -1062,37 +1034,31 @@ static dt_status c_load_pl_other(int bad) { return load(g_path[0], bad ? g_s1 : 
 static dt_status c_load_other(int bad) { return load(g_path[bad ? 1 : 0], g_s0, &g_out); }
 
 /* tensor-parallel layers */
-static dt_status lin_create(int64_t in, int64_t out)
+/* dt_tp_linear_create (in -> out; hidden 0) or dt_tp_mlp_create (in -> hidden, dropout p); a refused
+   create leaves *out NULL */
+static dt_status layer_create(int64_t in, int64_t out, int64_t hidden, double p)
 {
     dt_tp_linear_desc ld;
+    dt_tp_mlp_desc md;
     dt_tp_linear *l = NULL;
+    dt_tp_mlp *m = NULL;
     dt_status st;
     memset(&ld, 0, sizeof ld);
-    ld.in_features = in;
-    ld.out_features = out;
-    st = dt_tp_linear_create(g_mesh, &ld, &l);
-    CHECK(g_control || l == NULL, "dt_tp_linear_create: *out set");
-    dt_tp_linear_destroy(l);
-    return st;
-}
-static dt_status c_lin_create_in0(int bad) { return lin_create(bad ? 0 : 4, 6); }
-static dt_status c_lin_create_out(int bad) { return lin_create(4, bad ? 7 : 6); }
-static dt_status mlp_create(double p, int64_t hidden)
-{
-    dt_tp_mlp_desc md;
-    dt_tp_mlp *l = NULL;
-    dt_status st;
     memset(&md, 0, sizeof md);
-    md.in_features = 4;
+    ld.in_features = md.in_features = in;
+    ld.out_features = out;
     md.hidden_features = hidden;
     md.dropout = p;
-    st = dt_tp_mlp_create(g_mesh, &md, &l);
-    CHECK(g_control || l == NULL, "dt_tp_mlp_create: *out set");
-    dt_tp_mlp_destroy(l);
+    st = hidden ? dt_tp_mlp_create(g_mesh, &md, &m) : dt_tp_linear_create(g_mesh, &ld, &l);
+    CHECK(g_control || (l == NULL && m == NULL), "%s: *out set", hidden ? "dt_tp_mlp_create" : "dt_tp_linear_create");
+    dt_tp_linear_destroy(l);
+    dt_tp_mlp_destroy(m);
     return st;
 }
-static dt_status c_mlp_create_p(int bad) { return mlp_create(bad ? 1.5 : 0.5, 8); }
-static dt_status c_mlp_create_hidden(int bad) { return mlp_create(0.5, bad ? 16 : 8); }
+static dt_status c_lin_create_in0(int bad) { return layer_create(bad ? 0 : 4, 6, 0, 0.0); }
+static dt_status c_lin_create_out(int bad) { return layer_create(4, bad ? 7 : 6, 0, 0.0); }
+static dt_status c_mlp_create_p(int bad) { return layer_create(4, 0, 8, bad ? 1.5 : 0.5); }
+static dt_status c_mlp_create_hidden(int bad) { return layer_create(4, 0, bad ? 16 : 8, 0.5); }
 static dt_status c_lin_fwd_y(int bad) { return dt_tp_linear_forward(g_lin, g_lx, bad ? NULL : &g_out); }
 static dt_status c_lin_fwd_x(int bad) { return dt_tp_linear_forward(g_lin, bad ? g_lx5 : g_lx, &g_out); }
 static dt_status c_lin_bwd_dy(int bad) { return dt_tp_linear_backward(g_lin, g_lx, bad ? g_lx : g_ldy, &g_out); }

@@ -18,7 +18,7 @@
    dims are native sub-communicators that call it), also into an existing
    *out, which keeps its sentinel bytes.
 
-   *out on failure (issue 16): with only sendrecv, S(0)->R and P(sum)->R
+   *out on failure: with only sendrecv, S(0)->R and P(sum)->R
    into an existing *out filled with a sentinel, the k-th sendrecv of the
    call failing on every rank, for every k the call makes: DT_ERR_COMM
    naming dt_tensor_redistribute, *out byte-identical; then a fault-free

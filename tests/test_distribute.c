@@ -18,8 +18,6 @@
 
 static dt_comm *g_comm = NULL;
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* Partial(SUM) made from a full value: coordinate 0 keeps it, the others 0 */
 static dtt_model rrule_model(int nd, const dt_placement *pl)
 {
@@ -381,7 +379,7 @@ static void test_verify(void)
     dtt_ref_layout(1, m.shape, m.coord, 2, good.shape, good.placements, ls, lo);
     /* without local_shape DT_VERIFY checks the buffer only where the
        placements cannot be misread: 10 over 3 or 4 is a torch.chunk split
-       unlike the balanced one, which it refuses (issue 17) */
+       unlike the balanced one, which it refuses */
     verify_case(&m, &good, &good, -1, 10 % dtt_np == 0 || 10 % dtt_np == dtt_np - 1 ? DT_OK : DT_ERR_MISMATCH,
                 "all agree");
     good.local_shape = ls;

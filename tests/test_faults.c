@@ -289,18 +289,19 @@ static double f_rowsum(int nd, const int64_t *idx, void *u)
         return 4 * (s + pval(2, a));
     }
 }
-static int chk_rowsum(fx *f)
+/* check_each of f's output brought to Replicate first (fault-free): the result may be Partial */
+static int check_replicated(fx *f, double (*fn)(int ndim, const int64_t *idx, void *u))
 {
     dt_tensor *r = NULL;
     int ok;
-    /* the result may be Partial: bring it to Replicate (fault-free) */
     dt_placement pl[DT_MAX_MESH_DIMS];
     memset(pl, 0, sizeof pl);
     if (dt_tensor_redistribute(f->out, pl, &r)) return 0;
-    ok = check_each(r, f_rowsum, NULL);
+    ok = check_each(r, fn, NULL);
     dt_tensor_destroy(r);
     return ok;
 }
+static int chk_rowsum(fx *f) { return check_replicated(f, f_rowsum); }
 /* a @ b with a, b [8,8] periodic: sum_k v(i,k) v(k,j) = 4 * (v(i,0)v(0,j) + v(i,1)v(1,j)) */
 static double f_mm(int nd, const int64_t *idx, void *u)
 {
@@ -315,17 +316,7 @@ static double f_mm(int nd, const int64_t *idx, void *u)
     }
     return 4 * s;
 }
-static int chk_mm(fx *f)
-{
-    dt_tensor *r = NULL;
-    int ok;
-    dt_placement pl[DT_MAX_MESH_DIMS];
-    memset(pl, 0, sizeof pl);
-    if (dt_tensor_redistribute(f->out, pl, &r)) return 0;
-    ok = check_each(r, f_mm, NULL);
-    dt_tensor_destroy(r);
-    return ok;
-}
+static int chk_mm(fx *f) { return check_replicated(f, f_mm); }
 static int chk_gather(fx *f)
 {
     int64_t i, j, idx[2];

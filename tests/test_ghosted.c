@@ -1,4 +1,4 @@
-/* test_ghosted.c -- halos in the tensor's own storage (issue 18).
+/* test_ghosted.c -- halos in the tensor's own storage.
 
    A user's ghosted array (interior + ghost room on both sides of every
    dim) wrapped with dt_tensor_from_local(DT_BORROW, desc->local_ghost)
@@ -47,14 +47,7 @@ typedef struct garr {
 
 static dt_tensor_desc mkdesc(int nd, const int64_t *shape, const dtt_mesh *m, const dt_placement *pl)
 {
-    dt_tensor_desc d;
-    int k;
-    memset(&d, 0, sizeof d);
-    d.dtype = DT_F64;
-    d.ndim = nd;
-    for (k = 0; k < nd; k++) d.shape[k] = shape[k];
-    for (k = 0; k < m->nd; k++) d.placements[k] = pl[k];
-    return d;
+    return dtt_desc(DT_F64, nd, shape, m->nd, pl);
 }
 
 /* the local box the library gives this rank (any rule), from a throwaway tensor */

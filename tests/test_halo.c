@@ -218,29 +218,12 @@ static void halo_sweep(dt_comm *comm)
 
 /* ---------------------------------------------------------------- a sendrecv-only backend */
 
-static dt_status p2p_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn, int src, int tag)
-{
-    MPI_Comm c = *(MPI_Comm *)user;
-    int rc = MPI_Sendrecv(sb, (int)sn, MPI_BYTE, dest >= 0 ? dest : MPI_PROC_NULL, tag, rb, (int)rn, MPI_BYTE,
-                          src >= 0 ? src : MPI_PROC_NULL, tag, c, MPI_STATUS_IGNORE);
-    return rc == MPI_SUCCESS ? DT_OK : DT_ERR_COMM;
-}
-
 static void custom_backend(void)
 {
     static MPI_Comm dup;
-    dt_comm_desc cd;
-    dt_comm *comm = NULL;
+    dt_comm *comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    memset(&cd, 0, sizeof cd);
-    cd.name = "p2p";
-    cd.rank = dtt_rank;
-    cd.size = dtt_np;
-    cd.user = &dup;
-    cd.sendrecv = p2p_sendrecv;
-    CHECK_OK(dt_comm_custom(&cd, &comm));
-    cd.start = NULL;
-    cd.wait = NULL;
+    comm = dtt_p2p_comm(&dup);
     if (comm) {
         int save = dtt_quick;
         dtt_quick = 1;

@@ -305,30 +305,15 @@ static void test_round_trips(void)
 
 /* ---------------------------------------------------------------- non-MPI backend */
 
-static dt_status p2p_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn, int src, int tag)
-{
-    MPI_Comm c = *(MPI_Comm *)user;
-    int rc = MPI_Sendrecv(sb, (int)sn, MPI_BYTE, dest >= 0 ? dest : MPI_PROC_NULL, tag, rb, (int)rn, MPI_BYTE,
-                          src >= 0 ? src : MPI_PROC_NULL, tag, c, MPI_STATUS_IGNORE);
-    return rc == MPI_SUCCESS ? DT_OK : DT_ERR_COMM;
-}
-
 static void test_fallback(void)
 {
     MPI_Comm dup;
-    dt_comm_desc cd;
-    dt_comm *c = NULL, *self = NULL;
+    dt_comm *c, *self = NULL;
     dt_mesh *sm = NULL;
     dtt_mesh m, m1;
     int one[1], two[2], ti;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    memset(&cd, 0, sizeof cd);
-    cd.name = "p2p";
-    cd.rank = dtt_rank;
-    cd.size = dtt_np;
-    cd.user = &dup;
-    cd.sendrecv = p2p_sendrecv;
-    CHECK_OK(dt_comm_custom(&cd, &c));
+    c = dtt_p2p_comm(&dup);
     one[0] = dtt_np;
     two[0] = dtt_np >= 2 ? 2 : 1;
     two[1] = dtt_np / two[0];

@@ -31,8 +31,6 @@
 static dt_comm *g_comm = NULL;
 static int g_cases = 0;
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* ------------------------------------------------------------ helpers */
 
 /* room for n doubles, zeroed (one spare, so n may be 0) */

@@ -1,4 +1,4 @@
-/* test_layouts.c -- the Shard split rules (issue 17): dt_shard (torch.chunk),
+/* test_layouts.c -- the Shard split rules: dt_shard (torch.chunk),
    dt_shard_balanced, dt_shard_sizes and dt_shard_cyclic, alone and nested
    (several mesh dims on one tensor dim), against an independent reference
    written here from DESIGN.md §4 (no library internals):
@@ -51,8 +51,6 @@ static dt_comm *g_comm = NULL;
 static uint64_t g_seed = 1717;
 static char g_dir[256];
 static int g_rot = 0; /* dtype rotation */
-
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ------------------------------------------------------------ the reference */
 

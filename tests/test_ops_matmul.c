@@ -36,7 +36,6 @@ static uint64_t g_seed = 4242;
 static long g_cases = 0;
 static long g_asserted = 0; /* output placements asserted */
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define MAXIN 3
 
 enum { K_MM, K_BMM, K_ADDMM, K_MATMUL, K_LINEAR, K_DOT };

@@ -39,8 +39,6 @@
 static dt_comm *g_comm = NULL;
 static uint64_t g_seed = 777;
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static double now(void) { return MPI_Wtime(); }
 static void section(const char *name, double t0)
 {

@@ -40,34 +40,22 @@ static dt_mesh *g_selfmesh = NULL;
 static uint64_t g_seed = 9001;
 static long g_cases = 0;
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* ------------------------------------------------------------ values */
-
-enum { DOM_ANY, DOM_POS, DOM_SMALL };
 
 /* value of element g: exact in t; floats are multiples of 1/4 */
 static double val(dt_dtype t, int dom, int salt, int64_t g)
 {
     uint64_t u = dtt_mix(g, salt);
-    if (dtt_is_float(t)) {
-        if (dom == DOM_POS) return 1.0 + (double)(u % 29) * 0.25;     /* [1, 8]        */
-        if (dom == DOM_SMALL) return ((double)(u % 9) - 4.0) * 0.25;  /* [-1, 1]       */
-        return ((double)(u % 61) - 30.0) * 0.25;                      /* [-7.5, 7.5]   */
-    }
+    if (dtt_is_float(t)) return dtt_val_float(dom, u);
     if (t == DT_U8) {
-        if (dom == DOM_POS) return 4.0 + (double)(u % 29);
-        if (dom == DOM_SMALL) return (double)(u % 4);
+        if (dom == DTT_DOM_POS) return 4.0 + (double)(u % 29);
+        if (dom == DTT_DOM_SMALL) return (double)(u % 4);
         return 20.0 + (double)(u % 61);
     }
-    if (dom == DOM_POS) return 4.0 + (double)(u % 29);
-    if (dom == DOM_SMALL) return (double)(u % 9) - 4.0;
-    if (t == DT_I64) /* values past 32 bits */
-        return (double)((int64_t)(u % 201) - 100) + (double)((int64_t)((u >> 20) % 5) - 2) * 8589934592.0;
-    return (double)((int64_t)(u % 201) - 100);
+    if (dom == DTT_DOM_POS) return 4.0 + (double)(u % 29);
+    if (dom == DTT_DOM_SMALL) return (double)(u % 9) - 4.0;
+    return dtt_val_int(t, u);
 }
-
-static double unit_of(dt_dtype t) { return dtt_is_float(t) ? 0.25 : 1.0; }
 
 static double atol_of(dt_dtype t)
 {
@@ -97,31 +85,31 @@ typedef struct uop_t {
 #define NOI NAN
 #define RS (-1)
 static const uop_t uops[] = {
-    { "dt_neg", U_NEG, 0, 0, DOM_ANY, { DT_SUM, DT_AVG, DT_MIN, DT_MAX } },
-    { "dt_abs", U_ABS, 0, 0, DOM_ANY, { RS, RS, RS, RS } },
-    { "dt_exp", U_EXP, 0, NOI, DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
-    { "dt_log", U_LOG, 0, NOI, DOM_POS, { RS, RS, DT_MAX, DT_MIN } },
-    { "dt_sqrt", U_SQRT, 0, NOI, DOM_POS, { RS, RS, DT_MAX, DT_MIN } },
-    { "dt_rsqrt", U_RSQRT, 0, NOI, DOM_POS, { RS, RS, DT_MIN, DT_MAX } },
-    { "dt_sin", U_SIN, 0, NOI, DOM_ANY, { RS, RS, RS, RS } },
-    { "dt_cos", U_COS, 0, NOI, DOM_ANY, { RS, RS, RS, RS } },
-    { "dt_tanh", U_TANH, 0, NOI, DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
-    { "dt_sigmoid", U_SIGMOID, 0, NOI, DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
-    { "dt_relu", U_RELU, 0, 0, DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
-    { "dt_gelu", U_GELU, 0, NOI, DOM_ANY, { RS, RS, RS, RS } },
-    { "dt_silu", U_SILU, 0, NOI, DOM_ANY, { RS, RS, RS, RS } },
-    { "dt_scale", U_SCALE, 2.5, 3, DOM_ANY, { DT_SUM, DT_AVG, DT_MAX, DT_MIN } },
-    { "dt_scale", U_SCALE, -1.5, -2, DOM_ANY, { DT_SUM, DT_AVG, DT_MIN, DT_MAX } },
-    { "dt_scale", U_SCALE, 0.0, 0, DOM_ANY, { DT_SUM, DT_AVG, DT_MAX, DT_MIN } },
-    { "dt_shift", U_SHIFT, 1.25, 5, DOM_ANY, { RS, DT_AVG, DT_MAX, DT_MIN } },
-    { "dt_shift", U_SHIFT, -0.75, -3, DOM_ANY, { RS, DT_AVG, DT_MAX, DT_MIN } },
-    { "dt_pow", U_POW, 2.0, NOI, DOM_ANY, { RS, RS, RS, RS } },
-    { "dt_pow", U_POW, 3.0, NOI, DOM_ANY, { RS, RS, RS, RS } },
-    { "dt_pow", U_POW, 0.5, NOI, DOM_POS, { RS, RS, RS, RS } },
-    { "dt_pow", U_POW, -1.0, NOI, DOM_POS, { RS, RS, RS, RS } },
-    { "dt_copy", U_COPY, 0, 0, DOM_ANY, { DT_SUM, DT_AVG, DT_MAX, DT_MIN } },
-    { "dt_fill", U_FILL, 2.75, 7, DOM_ANY, { -2, -2, -2, -2 } },
-    { "dt_cast", U_CAST, 0, 0, DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
+    { "dt_neg", U_NEG, 0, 0, DTT_DOM_ANY, { DT_SUM, DT_AVG, DT_MIN, DT_MAX } },
+    { "dt_abs", U_ABS, 0, 0, DTT_DOM_ANY, { RS, RS, RS, RS } },
+    { "dt_exp", U_EXP, 0, NOI, DTT_DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
+    { "dt_log", U_LOG, 0, NOI, DTT_DOM_POS, { RS, RS, DT_MAX, DT_MIN } },
+    { "dt_sqrt", U_SQRT, 0, NOI, DTT_DOM_POS, { RS, RS, DT_MAX, DT_MIN } },
+    { "dt_rsqrt", U_RSQRT, 0, NOI, DTT_DOM_POS, { RS, RS, DT_MIN, DT_MAX } },
+    { "dt_sin", U_SIN, 0, NOI, DTT_DOM_ANY, { RS, RS, RS, RS } },
+    { "dt_cos", U_COS, 0, NOI, DTT_DOM_ANY, { RS, RS, RS, RS } },
+    { "dt_tanh", U_TANH, 0, NOI, DTT_DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
+    { "dt_sigmoid", U_SIGMOID, 0, NOI, DTT_DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
+    { "dt_relu", U_RELU, 0, 0, DTT_DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
+    { "dt_gelu", U_GELU, 0, NOI, DTT_DOM_ANY, { RS, RS, RS, RS } },
+    { "dt_silu", U_SILU, 0, NOI, DTT_DOM_ANY, { RS, RS, RS, RS } },
+    { "dt_scale", U_SCALE, 2.5, 3, DTT_DOM_ANY, { DT_SUM, DT_AVG, DT_MAX, DT_MIN } },
+    { "dt_scale", U_SCALE, -1.5, -2, DTT_DOM_ANY, { DT_SUM, DT_AVG, DT_MIN, DT_MAX } },
+    { "dt_scale", U_SCALE, 0.0, 0, DTT_DOM_ANY, { DT_SUM, DT_AVG, DT_MAX, DT_MIN } },
+    { "dt_shift", U_SHIFT, 1.25, 5, DTT_DOM_ANY, { RS, DT_AVG, DT_MAX, DT_MIN } },
+    { "dt_shift", U_SHIFT, -0.75, -3, DTT_DOM_ANY, { RS, DT_AVG, DT_MAX, DT_MIN } },
+    { "dt_pow", U_POW, 2.0, NOI, DTT_DOM_ANY, { RS, RS, RS, RS } },
+    { "dt_pow", U_POW, 3.0, NOI, DTT_DOM_ANY, { RS, RS, RS, RS } },
+    { "dt_pow", U_POW, 0.5, NOI, DTT_DOM_POS, { RS, RS, RS, RS } },
+    { "dt_pow", U_POW, -1.0, NOI, DTT_DOM_POS, { RS, RS, RS, RS } },
+    { "dt_copy", U_COPY, 0, 0, DTT_DOM_ANY, { DT_SUM, DT_AVG, DT_MAX, DT_MIN } },
+    { "dt_fill", U_FILL, 2.75, 7, DTT_DOM_ANY, { -2, -2, -2, -2 } },
+    { "dt_cast", U_CAST, 0, 0, DTT_DOM_ANY, { RS, RS, DT_MAX, DT_MIN } },
 };
 
 static int uop_int_ok(const uop_t *op, dt_dtype t)
@@ -214,8 +202,8 @@ static dt_placement unary_expect(const uop_t *op, dt_dtype t, dt_placement in)
 
 static int unary_dom(const uop_t *op, dt_dtype t, dt_dtype to)
 {
-    if (op->id == U_CAST && !dtt_is_float(t) && !dtt_is_float(to) && dtt_size(to) < dtt_size(t)) return DOM_POS;
-    if (op->id == U_CAST && t == DT_I64 && (to == DT_F16 || to == DT_BF16)) return DOM_SMALL;
+    if (op->id == U_CAST && !dtt_is_float(t) && !dtt_is_float(to) && dtt_size(to) < dtt_size(t)) return DTT_DOM_POS;
+    if (op->id == U_CAST && t == DT_I64 && (to == DT_F16 || to == DT_BF16)) return DTT_DOM_SMALL;
     return op->dom;
 }
 
@@ -238,7 +226,7 @@ static void run_unary(const dtt_mesh *m, const uop_t *op, dt_dtype t, dt_dtype t
             op->id == U_CAST ? dtt_dtname(to) : "", m->name, dtt_shape_str(ndim, shape, s1, sizeof s1),
             dtt_pl_str(pl, m->nd, s2, sizeof s2));
     for (i = 0; i < n; i++) full[i] = val(t, dom, salt, i);
-    x = dtt_from_full(m, t, ndim, shape, pl, full, unit_of(t));
+    x = dtt_from_full(m, t, ndim, shape, pl, full, dtt_val_unit(t));
     if (!x) goto done;
     saved = dtt_save_local(x);
     CHECK_OK(call_unary(op, x, to, &out));
@@ -363,7 +351,7 @@ static void test_unary_int_refused(void)
         int i;
         memset(pl, 0, sizeof pl);
         pl[0] = dt_shard(0);
-        for (i = 0; i < 5; i++) full[i] = val(its[ti], DOM_POS, 0, i);
+        for (i = 0; i < 5; i++) full[i] = val(its[ti], DTT_DOM_POS, 0, i);
         x = dtt_from_full(&m, its[ti], 1, sh, pl, full, 1.0);
         for (oi = 0; oi < NELEM(uops) && x; oi++) {
             dt_tensor *out = NULL;
@@ -419,11 +407,11 @@ static double ref_binary(int op, double a, double b)
 
 static int b_dom(int op, int which, dt_dtype t)
 {
-    if (which == 0) return DOM_ANY;
-    if (op == B_MUL) return DOM_SMALL;
-    if (op == B_DIV) return DOM_POS;
-    if (op == B_SUB && t == DT_U8) return DOM_SMALL;
-    return DOM_ANY;
+    if (which == 0) return DTT_DOM_ANY;
+    if (op == B_MUL) return DTT_DOM_SMALL;
+    if (op == B_DIV) return DTT_DOM_POS;
+    if (op == B_SUB && t == DT_U8) return DTT_DOM_SMALL;
+    return DTT_DOM_ANY;
 }
 
 /* Partial rules of the semantics table: the out reduce for (a, b) on one mesh
@@ -553,8 +541,8 @@ static void run_binary(const dtt_mesh *m, int op, dt_dtype t, int na, const int6
     got = dtt_alloc_d(nO);
     for (i = 0; i < nA; i++) fa[i] = val(t, b_dom(op, 0, t), salt, i);
     for (i = 0; i < nB; i++) fb[i] = val(t, b_dom(op, 1, t), salt + 3, i);
-    a = dtt_from_full(m, t, na, sa, pa, fa, unit_of(t));
-    b = dtt_from_full(bmesh ? bmesh : m, t, nb, sb, pb, fb, unit_of(t));
+    a = dtt_from_full(m, t, na, sa, pa, fa, dtt_val_unit(t));
+    b = dtt_from_full(bmesh ? bmesh : m, t, nb, sb, pb, fb, dtt_val_unit(t));
     if (a && b) {
         sva = dtt_save_local(a);
         svb = dtt_save_local(b);
@@ -775,11 +763,11 @@ static void run_axpy(const dtt_mesh *m, dt_dtype t, double a, int ndim, const in
     dtt_ctx("dt_axpy a=%g %s mesh %s %s x%s y%s", a, dtt_dtname(t), m->name, dtt_shape_str(ndim, shape, s1, sizeof s1),
             dtt_pl_str(px, m->nd, s2, sizeof s2), dtt_pl_str(py, m->nd, s3, sizeof s3));
     for (i = 0; i < n; i++) {
-        fx[i] = val(t, DOM_ANY, salt, i);
-        fy[i] = val(t, DOM_ANY, salt + 1, i);
+        fx[i] = val(t, DTT_DOM_ANY, salt, i);
+        fy[i] = val(t, DTT_DOM_ANY, salt + 1, i);
     }
-    x = dtt_from_full(m, t, ndim, shape, px, fx, unit_of(t));
-    y = dtt_from_full(m, t, ndim, shape, py, fy, unit_of(t));
+    x = dtt_from_full(m, t, ndim, shape, px, fx, dtt_val_unit(t));
+    y = dtt_from_full(m, t, ndim, shape, py, fy, dtt_val_unit(t));
     for (i = 0; i < m->nd; i++) /* an integer Partial(avg) y over more than one rank is refused */
         refused |= !dtt_is_float(t) && py[i].kind == DT_PARTIAL && py[i].reduce == DT_AVG && m->shape[i] > 1;
     if (x && y && refused) {
@@ -847,16 +835,7 @@ static void test_axpy(void)
 
 static dt_tensor *mk(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, dt_placement p0, int dom, int salt)
 {
-    dt_placement pl[DT_MAX_MESH_DIMS];
-    int64_t n = dtt_numel(ndim, shape), i;
-    double *full = dtt_alloc_d(n);
-    dt_tensor *x;
-    memset(pl, 0, sizeof pl);
-    pl[0] = p0;
-    for (i = 0; i < n; i++) full[i] = val(t, dom, salt, i);
-    x = dtt_from_full(m, t, ndim, shape, pl, full, unit_of(t));
-    free(full);
-    return x;
+    return dtt_mk_val(m, t, ndim, shape, p0, val, dom, salt);
 }
 
 /* the gathered value of x against f(full) computed by the caller */
@@ -916,19 +895,13 @@ static void test_out_reuse(void)
         int64_t shb[1] = { 4 };
         dtt_ctx("reuse %s", bnames[oi]);
         for (salt = 0; salt < 3; salt++) {
-            dt_tensor *a = mk(&m, DT_F64, 2, sh, salt == 1 ? dt_shard(0) : dt_shard(0), DOM_ANY, salt);
+            dt_tensor *a = mk(&m, DT_F64, 2, sh, salt == 1 ? dt_shard(0) : dt_shard(0), DTT_DOM_ANY, salt);
             dt_tensor *b = mk(&m, DT_F64, 1, shb, dt_replicate(), b_dom(oi, 1, DT_F64), salt + 7);
             if (a && b) {
                 CHECK_OK(call_binary(oi, a, b, &out));
-                if (salt == 0) {
-                    out0 = out;
-                    data0 = out ? dt_tensor_data(out) : NULL;
-                } else {
-                    CHECK(out == out0, "*out must stay the same tensor");
-                    CHECK(!out || dt_tensor_local_numel(out) == 0 || dt_tensor_data(out) == data0, "the buffer must be reused");
-                }
+                dtt_check_reuse(salt == 0, out, &out0, &data0);
                 for (i = 0; i < n; i++)
-                    want[i] = ref_binary(oi, val(DT_F64, DOM_ANY, salt, i), val(DT_F64, b_dom(oi, 1, DT_F64), salt + 7, i % 4));
+                    want[i] = ref_binary(oi, val(DT_F64, DTT_DOM_ANY, salt, i), val(DT_F64, b_dom(oi, 1, DT_F64), salt + 7, i % 4));
                 if (out) check_vals(out, DT_F64, n, want, "reused out values");
             }
             dt_tensor_destroy(a);
@@ -984,7 +957,7 @@ static void test_in_place(void)
                 }
                 /* binary in place: a = a op b where the out spec is a's */
                 for (oi = 0; oi < 6; oi++) {
-                    dt_tensor *a = mk(&m, DT_F64, 2, sh, p0, DOM_ANY, oi), *b, *o;
+                    dt_tensor *a = mk(&m, DT_F64, 2, sh, p0, DTT_DOM_ANY, oi), *b, *o;
                     double want2[35];
                     int64_t shb[1] = { 5 };
                     int r = p0.kind == DT_PARTIAL ? partial_rule(oi, p0.reduce, -1) : -1;
@@ -995,19 +968,19 @@ static void test_in_place(void)
                         CHECK_OK(call_binary(oi, a, b, &o));
                         CHECK(o == a, "in place: *out must stay a");
                         for (i = 0; i < n; i++)
-                            want2[i] = ref_binary(oi, val(DT_F64, DOM_ANY, oi, i), val(DT_F64, b_dom(oi, 1, DT_F64), oi + 1, i % 5));
+                            want2[i] = ref_binary(oi, val(DT_F64, DTT_DOM_ANY, oi, i), val(DT_F64, b_dom(oi, 1, DT_F64), oi + 1, i % 5));
                         check_vals(a, DT_F64, n, want2, "in-place values");
                     }
                     /* and as the second operand: b = a op b (b full size, spec S/R of a) */
                     /* (on a mesh dim of one rank the table order may pick R: only where every dim has ranks) */
                     if (a && p0.kind != DT_PARTIAL && (p0.kind == DT_REPLICATE || (m.shape[0] > 1 && m.shape[nd - 1] > 1))) {
-                        dt_tensor *c = mk(&m, DT_F64, 2, sh, p0, b_dom(oi, 1, DT_F64), oi + 2), *a2 = mk(&m, DT_F64, 2, sh, dt_replicate(), DOM_ANY, oi + 3);
+                        dt_tensor *c = mk(&m, DT_F64, 2, sh, p0, b_dom(oi, 1, DT_F64), oi + 2), *a2 = mk(&m, DT_F64, 2, sh, dt_replicate(), DTT_DOM_ANY, oi + 3);
                         if (c && a2) {
                             o = c;
                             CHECK_OK(call_binary(oi, a2, c, &o));
                             CHECK(o == c, "in place (second operand): *out must stay b");
                             for (i = 0; i < n; i++)
-                                want2[i] = ref_binary(oi, val(DT_F64, DOM_ANY, oi + 3, i), val(DT_F64, b_dom(oi, 1, DT_F64), oi + 2, i));
+                                want2[i] = ref_binary(oi, val(DT_F64, DTT_DOM_ANY, oi + 3, i), val(DT_F64, b_dom(oi, 1, DT_F64), oi + 2, i));
                             check_vals(c, DT_F64, n, want2, "in-place (second operand) values");
                         }
                         dt_tensor_destroy(c);
@@ -1052,27 +1025,27 @@ static void test_wrong_out(void)
     int k;
     if (!dtt_open_1d_2d(&m, &m2, g_comm)) return;
     for (k = 0; k < 5; k++) {
-        dt_tensor *x = mk(&m, DT_F32, 2, sh, dt_shard(0), DOM_ANY, 1), *y = mk(&m, DT_F32, 2, sh, dt_shard(0), DOM_ANY, 2);
+        dt_tensor *x = mk(&m, DT_F32, 2, sh, dt_shard(0), DTT_DOM_ANY, 1), *y = mk(&m, DT_F32, 2, sh, dt_shard(0), DTT_DOM_ANY, 2);
         dt_tensor *w;
         dt_dtype ot = k == 2 ? DT_F64 : DT_F32, bad_t = k == 2 ? DT_F32 : DT_F64;
         dtt_ctx("wrong out %s", fns[k]);
         if (!x || !y) { dt_tensor_destroy(x); dt_tensor_destroy(y); continue; }
-        w = mk(&m, bad_t, 2, sh, dt_shard(0), DOM_ANY, 5); /* dtype */
+        w = mk(&m, bad_t, 2, sh, dt_shard(0), DTT_DOM_ANY, 5); /* dtype */
         if (w) wrong_out_case(&m, fns[k], k, w, DT_ERR_DTYPE, x, y);
         dt_tensor_destroy(w);
-        w = mk(&m, ot, 2, sh2, dt_shard(0), DOM_ANY, 5); /* shape */
+        w = mk(&m, ot, 2, sh2, dt_shard(0), DTT_DOM_ANY, 5); /* shape */
         if (w) wrong_out_case(&m, fns[k], k, w, DT_ERR_SHAPE, x, y);
         dt_tensor_destroy(w);
-        w = mk(&m, ot, 3, sh3, dt_shard(0), DOM_ANY, 5); /* ndim */
+        w = mk(&m, ot, 3, sh3, dt_shard(0), DTT_DOM_ANY, 5); /* ndim */
         if (w) wrong_out_case(&m, fns[k], k, w, DT_ERR_SHAPE, x, y);
         dt_tensor_destroy(w);
-        w = mk(&m, ot, 2, sh, dt_shard(1), DOM_ANY, 5); /* placements */
+        w = mk(&m, ot, 2, sh, dt_shard(1), DTT_DOM_ANY, 5); /* placements */
         if (w) wrong_out_case(&m, fns[k], k, w, DT_ERR_PLACEMENT, x, y);
         dt_tensor_destroy(w);
-        w = mk(&m, ot, 2, sh, dt_replicate(), DOM_ANY, 5); /* placements */
+        w = mk(&m, ot, 2, sh, dt_replicate(), DTT_DOM_ANY, 5); /* placements */
         if (w) wrong_out_case(&m, fns[k], k, w, DT_ERR_PLACEMENT, x, y);
         dt_tensor_destroy(w);
-        w = mk(&m2, ot, 2, sh, dt_replicate(), DOM_ANY, 5); /* another mesh */
+        w = mk(&m2, ot, 2, sh, dt_replicate(), DTT_DOM_ANY, 5); /* another mesh */
         if (w) wrong_out_case(&m, fns[k], k, w, DT_ERR_MESH, x, y);
         dt_tensor_destroy(w);
         dt_tensor_destroy(x);
@@ -1080,10 +1053,10 @@ static void test_wrong_out(void)
     }
     /* axpy with x that cannot be brought to y: shape / dtype / mesh; y untouched */
     {
-        dt_tensor *y = mk(&m, DT_F32, 2, sh, dt_shard(0), DOM_ANY, 1);
-        dt_tensor *xs = mk(&m, DT_F32, 2, sh2, dt_shard(0), DOM_ANY, 2);
-        dt_tensor *xt = mk(&m, DT_F64, 2, sh, dt_shard(0), DOM_ANY, 2);
-        dt_tensor *xm = mk(&m2, DT_F32, 2, sh, dt_replicate(), DOM_ANY, 2);
+        dt_tensor *y = mk(&m, DT_F32, 2, sh, dt_shard(0), DTT_DOM_ANY, 1);
+        dt_tensor *xs = mk(&m, DT_F32, 2, sh2, dt_shard(0), DTT_DOM_ANY, 2);
+        dt_tensor *xt = mk(&m, DT_F64, 2, sh, dt_shard(0), DTT_DOM_ANY, 2);
+        dt_tensor *xm = mk(&m2, DT_F32, 2, sh, dt_replicate(), DTT_DOM_ANY, 2);
         void *sv = y ? dtt_save_local(y) : NULL;
         dtt_ctx("axpy errors");
         if (y && xs) { CHECK_ST(dt_axpy(2.0, xs, y), DT_ERR_SHAPE); CHECK_ERRMSG("dt_axpy"); }
@@ -1115,11 +1088,11 @@ static void test_bad_input(void)
     dt_tensor *a, *b, *c, *d64, *om, *hs = NULL, *sentinel;
     if (!dtt_open_1d_2d(&m, &m2, g_comm)) return;
     sentinel = (dt_tensor *)&m;
-    a = mk(&m, DT_F32, 2, sh, dt_shard(0), DOM_POS, 1);
-    b = mk(&m, DT_F32, 2, shb, dt_replicate(), DOM_POS, 2);
-    c = mk(&m, DT_F32, 2, sh, dt_replicate(), DOM_POS, 3);
-    d64 = mk(&m, DT_F64, 2, sh, dt_replicate(), DOM_POS, 3);
-    om = mk(&m2, DT_F32, 2, sh, dt_replicate(), DOM_POS, 4);
+    a = mk(&m, DT_F32, 2, sh, dt_shard(0), DTT_DOM_POS, 1);
+    b = mk(&m, DT_F32, 2, shb, dt_replicate(), DTT_DOM_POS, 2);
+    c = mk(&m, DT_F32, 2, sh, dt_replicate(), DTT_DOM_POS, 3);
+    d64 = mk(&m, DT_F64, 2, sh, dt_replicate(), DTT_DOM_POS, 3);
+    om = mk(&m2, DT_F32, 2, sh, dt_replicate(), DTT_DOM_POS, 4);
     if (g_selfmesh) {
         dt_tensor_desc dd;
         memset(&dd, 0, sizeof dd);
@@ -1229,7 +1202,7 @@ static void test_cache_bound(void)
         int64_t sh[1];
         dt_tensor *x, *o = NULL;
         sh[0] = 1 + i; /* distinct shapes: distinct cache keys */
-        x = mk(&m, DT_F32, 1, sh, dt_shard(0), DOM_ANY, i);
+        x = mk(&m, DT_F32, 1, sh, dt_shard(0), DTT_DOM_ANY, i);
         if (x) CHECK_OK(dt_neg(x, &o));
         dt_tensor_destroy(o);
         dt_tensor_destroy(x);
@@ -1258,8 +1231,8 @@ static void test_builder(void)
             if (!dtt_pl_ok(1, pl, (dt_dtype)ti)) continue;
             if (dtt_quick && (ti + pi) % 3) continue;
             dtt_ctx("builder %s %d", dtt_dtname((dt_dtype)ti), pi);
-            for (i = 0; i < 21; i++) full[i] = val((dt_dtype)ti, DOM_ANY, 0, i);
-            x = dtt_from_full(&m, (dt_dtype)ti, 2, sh, pl, full, unit_of((dt_dtype)ti));
+            for (i = 0; i < 21; i++) full[i] = val((dt_dtype)ti, DTT_DOM_ANY, 0, i);
+            x = dtt_from_full(&m, (dt_dtype)ti, 2, sh, pl, full, dtt_val_unit((dt_dtype)ti));
             if (!x) continue;
             CHECK_OK(dtt_gather_full(x, got));
             dtt_cmp("builder", (dt_dtype)ti, 21, got, full, NULL, 1e-15, 0);

@@ -38,26 +38,16 @@ static dt_comm *g_comm = NULL;
 static uint64_t g_seed = 5150;
 static long g_cases = 0;
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* ------------------------------------------------------------ values */
-
-enum { DOM_ANY, DOM_POS, DOM_SMALL };
 
 static double val(dt_dtype t, int dom, int salt, int64_t g)
 {
     uint64_t u = dtt_mix(g, salt);
-    if (dtt_is_float(t)) {
-        if (dom == DOM_POS) return 1.0 + (double)(u % 29) * 0.25;
-        if (dom == DOM_SMALL) return ((double)(u % 9) - 4.0) * 0.25;
-        return ((double)(u % 61) - 30.0) * 0.25; /* [-7.5, 7.5]: ties happen (argmax) */
-    }
+    if (dtt_is_float(t)) return dtt_val_float(dom, u); /* DTT_DOM_ANY has ties (argmax) */
     if (t == DT_U8) return 3.0 + (double)(u % 3); /* sums of <= 50 elements stay in range; MAX parts (v - 3) >= 0 */
-    if (t == DT_I64) return (double)((int64_t)(u % 201) - 100) + (double)((int64_t)((u >> 20) % 5) - 2) * 8589934592.0;
-    return (double)((int64_t)(u % 201) - 100);
+    return dtt_val_int(t, u);
 }
 
-static double unit_of(dt_dtype t) { return dtt_is_float(t) ? 0.25 : 1.0; }
 static double atol_of(dt_dtype t)
 {
     return t == DT_F64 ? 1e-12 : t == DT_F32 ? 2e-6 : t == DT_F16 ? 3e-3 : t == DT_BF16 ? 2e-2 : 0.0;
@@ -207,8 +197,8 @@ static void run_red(const dtt_mesh *m, int op, dt_dtype t, int ndim, const int64
     for (k = 0; k < ndims && dims; k++) snprintf(s3 + strlen(s3), sizeof s3 - strlen(s3), "%s%d", k ? "," : "", dims[k]);
     dtt_ctx("%s dims{%s}%s keepdim %d %s mesh %s %s %s", rnames[op], s3, dims ? "" : "(NULL)", keepdim, dtt_dtname(t),
             m->name, dtt_shape_str(ndim, shape, s1, sizeof s1), dtt_pl_str(pl, m->nd, s2, sizeof s2));
-    for (i = 0; i < n; i++) full[i] = val(t, DOM_ANY, salt, i);
-    x = dtt_from_full(m, t, ndim, shape, pl, full, unit_of(t));
+    for (i = 0; i < n; i++) full[i] = val(t, DTT_DOM_ANY, salt, i);
+    x = dtt_from_full(m, t, ndim, shape, pl, full, dtt_val_unit(t));
     if (x) {
         void *sv = dtt_save_local(x);
         CHECK_OK(call_red(op, x, ndims, dims, keepdim, &out));
@@ -466,16 +456,16 @@ static void run_norm(const dtt_mesh *m, int op, dt_dtype t, int ndim, const int6
     g_cases++;
     dtt_ctx("%s dim %d w%d %s mesh %s %s %s", nnames[op], dim, wmode, dtt_dtname(t), m->name,
             dtt_shape_str(ndim, shape, s1, sizeof s1), dtt_pl_str(pl, m->nd, s2, sizeof s2));
-    for (i = 0; i < n; i++) full[i] = val(t, DOM_ANY, salt, i);
+    for (i = 0; i < n; i++) full[i] = val(t, DTT_DOM_ANY, salt, i);
     for (i = 0; i < D; i++) {
-        fw[i] = val(t, DOM_SMALL, salt + 1, i) + 1.0; /* [0, 2] */
-        fb[i] = val(t, DOM_SMALL, salt + 2, i);
+        fw[i] = val(t, DTT_DOM_SMALL, salt + 1, i) + 1.0; /* [0, 2] */
+        fb[i] = val(t, DTT_DOM_SMALL, salt + 2, i);
     }
     memset(pwl, 0, sizeof pwl);
     pwl[0] = pw;
-    x = dtt_from_full(m, t, ndim, shape, pl, full, unit_of(t));
-    if (wmode >= 1) w = dtt_from_full(m, t, 1, &D, pwl, fw, unit_of(t));
-    if (wmode >= 2) b = dtt_from_full(m, t, 1, &D, pwl, fb, unit_of(t));
+    x = dtt_from_full(m, t, ndim, shape, pl, full, dtt_val_unit(t));
+    if (wmode >= 1) w = dtt_from_full(m, t, 1, &D, pwl, fw, dtt_val_unit(t));
+    if (wmode >= 2) b = dtt_from_full(m, t, 1, &D, pwl, fb, dtt_val_unit(t));
     if (x && (wmode < 1 || w) && (wmode < 2 || b)) {
         void *sv = dtt_save_local(x);
         dt_status st;
@@ -551,16 +541,7 @@ static void test_norm_sweep(void)
 
 static dt_tensor *mk(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, dt_placement p0, int salt)
 {
-    dt_placement pl[DT_MAX_MESH_DIMS];
-    int64_t n = dtt_numel(ndim, shape), i;
-    double *full = dtt_alloc_d(n);
-    dt_tensor *x;
-    memset(pl, 0, sizeof pl);
-    pl[0] = p0;
-    for (i = 0; i < n; i++) full[i] = val(t, DOM_ANY, salt, i);
-    x = dtt_from_full(m, t, ndim, shape, pl, full, unit_of(t));
-    free(full);
-    return x;
+    return dtt_mk_val(m, t, ndim, shape, p0, val, DTT_DOM_ANY, salt);
 }
 
 static void test_reuse_and_wrong_out(void)
@@ -579,15 +560,9 @@ static void test_reuse_and_wrong_out(void)
             double full[30], want[6], mag[6], got[6];
             if (!x) continue;
             CHECK_OK(call_red(op, x, 1, dim1, 0, &out));
-            if (salt == 0) {
-                out0 = out;
-                p0 = out ? dt_tensor_data(out) : NULL;
-            } else {
-                CHECK(out == out0, "*out must stay the same tensor");
-                CHECK(!out || dt_tensor_local_numel(out) == 0 || dt_tensor_data(out) == p0, "the buffer must be reused");
-            }
+            dtt_check_reuse(salt == 0, out, &out0, &p0);
             if (out) {
-                for (i = 0; i < 30; i++) full[i] = val(DT_F64, DOM_ANY, salt, i);
+                for (i = 0; i < 30; i++) full[i] = val(DT_F64, DTT_DOM_ANY, salt, i);
                 red_ref(op, 2, sh, 2u, full, 6, want, mag);
                 CHECK_OK(dtt_gather_full(out, got));
                 dtt_cmp("reused out values", op == R_ARGMAX ? DT_I64 : DT_F64, 6, got, want, mag, 1e-12, 1e-12);
@@ -734,7 +709,7 @@ static void test_norm_reuse(void)
         dt_tensor *w = mk(&m, DT_F64, 1, &D, dt_replicate(), 3);
         double full[30], fw[5], want[30], got[30];
         dtt_ctx("reuse %s", nnames[op]);
-        for (i = 0; i < 5; i++) fw[i] = val(DT_F64, DOM_ANY, 3, i);
+        for (i = 0; i < 5; i++) fw[i] = val(DT_F64, DTT_DOM_ANY, 3, i);
         for (salt = 0; salt < 2 && w; salt++) {
             dt_tensor *x = mk(&m, DT_F64, 2, sh, dt_shard(0), salt);
             if (!x) continue;
@@ -742,15 +717,9 @@ static void test_norm_reuse(void)
             else if (op == N_LOGSOFTMAX) CHECK_OK(dt_log_softmax(x, 1, &out));
             else if (op == N_LAYERNORM) CHECK_OK(dt_layer_norm(x, w, NULL, 1e-5, &out));
             else CHECK_OK(dt_rms_norm(x, w, 1e-5, &out));
-            if (salt == 0) {
-                out0 = out;
-                p0 = out ? dt_tensor_data(out) : NULL;
-            } else {
-                CHECK(out == out0, "*out must stay the same tensor");
-                CHECK(!out || dt_tensor_local_numel(out) == 0 || dt_tensor_data(out) == p0, "the buffer must be reused");
-            }
+            dtt_check_reuse(salt == 0, out, &out0, &p0);
             if (out) {
-                for (i = 0; i < 30; i++) full[i] = val(DT_F64, DOM_ANY, salt, i);
+                for (i = 0; i < 30; i++) full[i] = val(DT_F64, DTT_DOM_ANY, salt, i);
                 norm_ref(op, 2, sh, 1, full, op >= N_LAYERNORM ? fw : NULL, NULL, 1e-5, want);
                 CHECK_OK(dtt_gather_full(out, got));
                 dtt_cmp("reused out values", DT_F64, 30, got, want, NULL, 1e-12, 1e-12);

@@ -38,7 +38,6 @@ static dt_comm *g_comm = NULL;
 static uint64_t g_seed = 31337;
 static long g_cases = 0;
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define MAXN 4 /* inputs of cat / stack */
 
 /* ------------------------------------------------------------ values */
@@ -117,6 +116,19 @@ static void check_out(const dtt_mesh *m, const dt_tensor *out, dt_dtype t, int n
     free(got);
 }
 
+/* the end of a one-output case: out (when made) has placements ex (when given) and the values want, x its
+   saved local data sv (freed here) */
+static void check_case(const dtt_mesh *m, const dt_tensor *x, void *sv, const dt_tensor *out, const dt_placement *ex,
+                       dt_dtype t, int no, const int64_t *so, const double *want)
+{
+    if (out) {
+        if (ex) dtt_expect_pl(m, out, ex, "output placements");
+        check_out(m, out, t, no, so, want);
+    }
+    CHECK(dtt_same_local(x, sv), "the input changed");
+    free(sv);
+}
+
 static void fill_full(dt_dtype t, int salt, int64_t n, double *f)
 {
     int64_t i;
@@ -182,11 +194,8 @@ static void run_permute(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
                 ex[k] = pl[k];
                 if (pl[k].kind == DT_SHARD) ex[k] = dt_shard(inv[pl[k].dim]);
             }
-            dtt_expect_pl(m, out, ex, "output placements");
-            check_out(m, out, t, ndim, so, want);
         }
-        CHECK(dtt_same_local(x, sv), "the input changed");
-        free(sv);
+        check_case(m, x, sv, out, ex, t, ndim, so, want);
     }
     dt_tensor_destroy(out);
     dt_tensor_destroy(x);
@@ -409,12 +418,7 @@ static void run_squeeze(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *
         if (unsq) CHECK_OK(dt_unsqueeze(x, dim, &out));
         else CHECK_OK(dt_squeeze(x, dim, &out));
         if (!anyshard) CHECK(bytes_moved() == 0, "moved %llu bytes", (unsigned long long)bytes_moved());
-        if (out) {
-            dtt_expect_pl(m, out, ex, "output placements");
-            check_out(m, out, t, no, so, full);
-        }
-        CHECK(dtt_same_local(x, sv), "the input changed");
-        free(sv);
+        check_case(m, x, sv, out, ex, t, no, so, full);
     }
     dt_tensor_destroy(out);
     dt_tensor_destroy(x);
@@ -490,12 +494,7 @@ static void run_narrow(const dtt_mesh *m, dt_dtype t, int ndim, const int64_t *s
     if (x) {
         void *sv = dtt_save_local(x);
         CHECK_OK(dt_narrow(x, dim, start, len, &out));
-        if (out) {
-            if (n > 0) dtt_expect_pl(m, out, ex, "output placements");
-            check_out(m, out, t, ndim, so, want);
-        }
-        CHECK(dtt_same_local(x, sv), "the input changed");
-        free(sv);
+        check_case(m, x, sv, out, n > 0 ? ex : NULL, t, ndim, so, want);
     }
     dt_tensor_destroy(out);
     dt_tensor_destroy(x);
@@ -723,13 +722,7 @@ static void test_reuse_alias_wrong(void)
             if (!x) continue;
             if (v) CHECK_OK(dt_reshape(x, 1, sh24, &out));
             else CHECK_OK(dt_transpose(x, 0, 1, &out));
-            if (salt == 0) {
-                out0 = out;
-                p0 = out ? dt_tensor_data(out) : NULL;
-            } else {
-                CHECK(out == out0, "*out must stay the same tensor");
-                CHECK(!out || dt_tensor_local_numel(out) == 0 || dt_tensor_data(out) == p0, "the buffer must be reused");
-            }
+            dtt_check_reuse(salt == 0, out, &out0, &p0);
             fill_full(DT_F64, salt, 24, full);
             for (i = 0; i < 24; i++) {
                 unravel(2, sh, i, c);

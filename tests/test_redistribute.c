@@ -63,7 +63,6 @@ static void sweep(const dtt_mesh *m, int ndim, const int64_t *shape, double fr, 
 static const int64_t shapes1[][1] = { { 0 }, { 1 }, { 5 }, { 7 }, { 13 }, { 24 } };
 static const int64_t shapes2[][2] = { { 7, 5 }, { 0, 3 }, { 6, 4 }, { 1, 13 } };
 static const int64_t shapes3[][3] = { { 3, 5, 2 }, { 2, 0, 3 }, { 4, 1, 7 } };
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* fractions of the pairs run, per mesh rank: full run / --quick */
 static double frac(double full, double quick) { return dtt_quick ? quick : full; }

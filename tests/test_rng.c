@@ -62,7 +62,6 @@ static uint64_t g_seed = 4242;
 static long g_cases = 0;
 static long g_elems = 0; /* elements compared with the reference */
 
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define DTT_PI 3.14159265358979323846
 #define P2(k) ((int64_t)1 << (k))
 

@@ -1,4 +1,4 @@
-/* test_strided.c -- strided local storage (desc.local_strides, issue 18).
+/* test_strided.c -- strided local storage (desc.local_strides).
 
    A rank's shard wrapped where it lies in the caller's memory: a row-major
    array with each row padded, a column-major (Fortran) array, one field of
@@ -1078,30 +1078,24 @@ static void one_row_case(const dtt_mesh *m)
     rc = dt_tensor_from_local(m->mesh, &d, sarr_local(&A), DT_BORROW, &t);
     CHECK(all_agree(m, rc), "the ranks disagree: %s", dt_status_string(rc));
     if (rc == DT_OK && t) {
-        dt_placement rep[DT_MAX_MESH_DIMS], s1[DT_MAX_MESH_DIMS];
-        dt_tensor *r = NULL;
+        dt_placement to[2][DT_MAX_MESH_DIMS];
+        static const char *const toname[2] = { "-> [R]", "-> [S1]" };
         sarr T;
-        memset(rep, 0, sizeof rep);
-        memset(s1, 0, sizeof s1);
-        s1[0] = dt_shard(1);
+        int j;
+        memset(to, 0, sizeof to);
+        to[1][0] = dt_shard(1);
         dtt_check_gather(t, DT_F64, 2, shape, "gather");
-        CHECK_OK(dt_tensor_redistribute(t, rep, &r));
-        if (r) {
-            lay L;
-            lay_make(&L, m, 2, shape, rep);
-            check_contig(r, m, &L, DT_F64, shape, &m0, "-> [R]");
-            lay_free(&L);
+        for (j = 0; j < 2; j++) { /* to [R], then to [S1] */
+            dt_tensor *r = NULL;
+            CHECK_OK(dt_tensor_redistribute(t, to[j], &r));
+            if (r) {
+                lay L;
+                lay_make(&L, m, 2, shape, to[j]);
+                check_contig(r, m, &L, DT_F64, shape, &m0, toname[j]);
+                lay_free(&L);
+            }
+            dt_tensor_destroy(r);
         }
-        dt_tensor_destroy(r);
-        r = NULL;
-        CHECK_OK(dt_tensor_redistribute(t, s1, &r));
-        if (r) {
-            lay L;
-            lay_make(&L, m, 2, shape, s1);
-            check_contig(r, m, &L, DT_F64, shape, &m0, "-> [S1]");
-            lay_free(&L);
-        }
-        dt_tensor_destroy(r);
         /* and as a target: a fresh copy of the storage, written through the huge stride */
         sarr_init(&T, m, DT_F64, 2, shape, pl, K_CONTIG);
         {

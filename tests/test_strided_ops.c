@@ -1,5 +1,5 @@
 /* test_strided_ops.c -- random fills, .npy files and ops on strided local
-   storage (dt_tensor_desc.local_strides, issue 18).
+   storage (dt_tensor_desc.local_strides).
 
    Each rank wraps its shard (DT_BORROW) in a buffer laid out by strides:
    a padded leading dim, column-major (innermost stride > 1), one field of
@@ -437,14 +437,7 @@ static void mixed_cases(const dtt_mesh *m, const dt_tensor_desc *d0, const char 
 
 static dt_tensor_desc mk(int nd, const int64_t *shape, const dtt_mesh *m, const dt_placement *pl)
 {
-    dt_tensor_desc d;
-    int k;
-    memset(&d, 0, sizeof d);
-    d.dtype = DT_F64;
-    d.ndim = nd;
-    for (k = 0; k < nd; k++) d.shape[k] = shape[k];
-    for (k = 0; k < m->nd; k++) d.placements[k] = pl[k];
-    return d;
+    return dtt_desc(DT_F64, nd, shape, m->nd, pl);
 }
 
 static void cases(const dtt_mesh *m, const dt_placement *pl, int nd, const int64_t *shape, const char *dir, int cyclic)

@@ -1,5 +1,5 @@
-/* test_threads.c -- dt_comm_mpi and MPI's state and thread level (issue 19,
-   item 7; the header's "THREADS AND MPI'S THREAD LEVEL").
+/* test_threads.c -- dt_comm_mpi and MPI's state and thread level (the
+   header's "THREADS AND MPI'S THREAD LEVEL").
 
        test_threads [--level single|funneled|serialized]   (default funneled)
 

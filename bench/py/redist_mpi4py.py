@@ -40,7 +40,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from sizes import nominal_sizes, shape_for  # bench/py/sizes.py: the C bench's size rule
+from sizes import nominal_sizes, reps_for, shape_for  # bench/py/sizes.py: the C bench's size rule
 
 FAMILY = "mpi4py"
 CASES = ["S(0)->R", "S(0)->S(1)", "P(sum)->R", "P(sum)->S(0)"]
@@ -156,12 +156,7 @@ def main():
             fc = open(args.csv, "a")
     for case in CASES:
         for nominal in nominal_sizes(args.min_kib, max_mib):
-            if args.reps:
-                reps = args.reps
-            elif args.quick:
-                reps = 5
-            else:
-                reps = 30 if nominal <= 4 << 20 else 10 if nominal <= 64 << 20 else 5
+            reps = reps_for(nominal, args.reps, args.quick)
             rows, cols, med = run_case(comm, case, nominal, reps)
             if rank == 0:
                 size = rows * cols * 4

@@ -24,3 +24,12 @@ def nominal_sizes(min_kib, max_mib):
         out.append(int(b))
         b *= 4
     return out
+
+
+def reps_for(nominal, reps=0, quick=False):
+    """bench/redistribute.c's repetitions: --reps if given, 5 with --quick, else 30 up to 4 MiB, 10 up to 64 MiB, 5."""
+    if reps:
+        return reps
+    if quick:
+        return 5
+    return 30 if nominal <= 4 << 20 else 10 if nominal <= 64 << 20 else 5

@@ -71,7 +71,7 @@ try:
 except Exception:
     AsyncCollectiveTensor = None
 
-from sizes import nominal_sizes, shape_for  # bench/py/sizes.py: the C bench's size rule
+from sizes import nominal_sizes, reps_for, shape_for  # bench/py/sizes.py: the C bench's size rule
 
 CASES = ["S(0)->R", "S(0)->S(1)", "P(sum)->R", "P(sum)->S(0)"]
 
@@ -237,12 +237,7 @@ def main():
     if not args.no_redistribute:
         for case in CASES:
             for nominal in nominal_sizes(args.min_kib, max_mib):
-                if args.reps:
-                    reps = args.reps
-                elif args.quick:
-                    reps = 5
-                else:
-                    reps = 30 if nominal <= 4 << 20 else 10 if nominal <= 64 << 20 else 5
+                reps = reps_for(nominal, args.reps, args.quick)
                 rows, cols, med = run_case(mesh, rank, n, case, nominal, reps)
                 if med is None:
                     failed = True

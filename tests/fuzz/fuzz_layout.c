@@ -126,7 +126,7 @@ static void check_layout(fz *f) {
         if (k == 1 || k == 3) {
             if (td.ndim == 0) continue;
             td.placements[i] = dt_shard(fz_below(f, 2 * td.ndim) - td.ndim);
-            /* the split rule (issue 17), given the earlier ones; a bad one now and then */
+            /* the split rule, given the earlier ones; a bad one now and then */
             if (valid) valid = fz_rule(f, td.ndim, td.shape, mnd, ms, td.placements, i, store[i], 1);
         } else if (k == 2) {
             td.placements[i] = dt_partial((dt_reduce)fz_below(f, 4));

@@ -230,9 +230,10 @@ static void ref_coord(int mnd, const int *ms, int rank, int *coord) {
 
 /* ------------------------------------------------------------ the reference split rules
 
-   Every rule of issue 17, nested in mesh-dim order, written here again from
-   the contract (not the library's code): a rank's part of one tensor dim is
-   a set of global indices, kept as sorted disjoint intervals [lo, hi), its
+   Every Shard split rule (chunk, balanced, sizes, cyclic), nested in
+   mesh-dim order, written here again from the contract (not the library's
+   code): a rank's part of one tensor dim is a set of global indices, kept
+   as sorted disjoint intervals [lo, hi), its
    "local order" being increasing. A Shard on mesh dim i with k ranks and
    coordinate c takes, of the n positions of the part the earlier mesh dims
    left:
