@@ -1337,6 +1337,132 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 
 /* ---- bits, conversions, random numbers ---- */
 
+/* the bits of a float / double and back */
+DT__HD uint32_t dt__fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+DT__HD float dt__bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+DT__HD uint64_t dt__dbits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+DT__HD double dt__bitsd(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
+
+/* Products and sums that must round twice. nvcc fuses a*b+c into one fma
+   in device code by default; the host (C99, no contraction unless asked)
+   rounds each. Where a result must be the same bits on both sides (random
+   values, dt__expf, axpy) the arithmetic goes through these. */
+#ifdef __CUDA_ARCH__
+#define DT__FMUL(p, q) __fmul_rn(p, q)
+#define DT__FADD(p, q) __fadd_rn(p, q)
+#define DT__DMUL(p, q) __dmul_rn(p, q)
+#define DT__DADD(p, q) __dadd_rn(p, q)
+#else
+#define DT__FMUL(p, q) ((p) * (q))
+#define DT__FADD(p, q) ((p) + (q))
+#define DT__DMUL(p, q) ((p) * (q))
+#define DT__DADD(p, q) ((p) + (q))
+#endif
+
+/* wrapping int64 arithmetic (signed overflow would be undefined) */
+#define DT__IADD(p, q) ((int64_t)((uint64_t)(p) + (uint64_t)(q)))
+#define DT__ISUB(p, q) ((int64_t)((uint64_t)(p) - (uint64_t)(q)))
+#define DT__IMUL(p, q) ((int64_t)((uint64_t)(p) * (uint64_t)(q)))
+
+/* ---- half <-> float: IEEE F16 and BF16, round to nearest even ----
+   Written out because C99 has no half type and the library must not depend
+   on F16C or compiler extensions; written without branches (every case
+   computed and the right one selected) so that the host's loops over them
+   vectorise. NaNs stay quiet NaNs with their payload's top bits. Float
+   subnormals meet them only where the half result is 0 anyway, so
+   flush-to-zero modes do not change them. */
+
+DT__HD float dt__h2f(uint16_t h) {
+    uint32_t em = h & 0x7fffu, subbits, norm, is_sub, is_inf, bits;
+    float sub = (float)(int32_t)em * 5.9604644775390625e-08f; /* exponent 0: em * 2^-24, exact */
+    float f;
+    memcpy(&subbits, &sub, 4);
+    /* all-ones masks rather than ?: which the compiler keeps as branches here */
+    is_sub = 0u - (uint32_t)(em < 0x400u);
+    is_inf = 0u - (uint32_t)(em >= 0x7c00u);
+    /* rebias the exponent by 127 - 15; inf/NaN (exponent 31) by 255 - 31 */
+    norm = (em << 13) + 0x38000000u + (is_inf & 0x38000000u);
+    bits = (norm & ~is_sub) | (subbits & is_sub) | (uint32_t)(h & 0x8000u) << 16;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+DT__HD uint16_t dt__f2h(float f) {
+    uint32_t x, a, sign, norm, sub, r;
+    float af, t;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000u;
+    a = x & 0x7fffffffu;
+    /* normal: rebias and round the 13 dropped bits to nearest even; a carry
+       out of the mantissa correctly bumps the exponent */
+    norm = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    /* subnormal: adding 0.5 (ulp 2^-24) makes the FPU round |f| * 2^24 */
+    memcpy(&af, &a, 4);
+    t = af + 0.5f;
+    memcpy(&r, &t, 4);
+    sub = r - 0x3f000000u;
+    r = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) /* quiet NaN, payload kept */
+      : a >= 0x477ff000u ? 0x7c00u                       /* rounds past 65504: inf */
+      : a < 0x38800000u ? sub : norm;
+    return (uint16_t)(sign | r);
+}
+
+DT__HD float dt__b2f(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+DT__HD uint16_t dt__f2b(float f) {
+    uint32_t x, r;
+    memcpy(&x, &f, 4);
+    r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : r);
+}
+
+/* ---- the careful conversions ---- */
+
+/* float -> integer: truncation toward zero, saturating to [lo, hi], NaN -> 0.
+   The range test runs in double: every int64 bound is within one rounding. */
+DT__HD int64_t dt__sat_i64(double v, int64_t lo, int64_t hi) {
+    int64_t r;
+    if (v != v) return 0;
+    if (v >= 9223372036854775808.0) return hi;
+    if (v < -9223372036854775808.0) return lo;
+    r = (int64_t)v;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+/* double -> float rounded to odd (inexact results get their last bit set).
+   Narrowing that to F16/BF16 then rounds to nearest even exactly as a
+   direct double -> half conversion would: no double-rounding error. */
+DT__HD float dt__f64_to_f32_odd(double d) {
+    float f = (float)d;
+    uint32_t u;
+    if ((double)f == d || d != d) return f;
+    memcpy(&u, &f, 4);
+    if (fabs((double)f) > fabs(d)) u -= 1u; /* one step toward zero: the truncated value */
+    u |= 1u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* int64 -> double rounded to odd (bits beyond 53 folded into a sticky last
+   bit): narrowing that to float rounds exactly once. Integer arithmetic
+   only: a direct int64 -> float conversion is not correctly rounded
+   everywhere (valgrind's emulation goes through double). (m >> s) has at
+   most 53 bits, exact in double, and 2^s scales it exactly. */
+DT__HD double dt__i64_to_f64_odd(int64_t x) {
+    uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    int s = 0;
+    double d;
+    while ((m >> s) >> 53) s++;
+    d = s ? (double)((m >> s) | (uint64_t)((m & (((uint64_t)1 << s) - 1)) != 0)) * (double)((uint64_t)1 << s)
+          : (double)m;
+    return x < 0 ? -d : d;
+}
+
 /* ---- the ops' element functions (one per registry line) ---- */
 
 /* >>util ------------------------------------------------------------------
@@ -1739,63 +1865,6 @@ static int dt__pl_cyclic(const dt_placement *pl, int mndim) {
     return 0;
 }
 
-/* IEEE half <-> float, round to nearest even. Written out because C99 has no
-   half type and the library must not depend on F16C or compiler extensions. */
-static uint16_t dt__f32_to_f16(float f) {
-    uint32_t x, sign, absx, h, rem;
-    memcpy(&x, &f, 4);
-    sign = (x >> 16) & 0x8000u;
-    absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u) /* inf, nan (keep it a quiet nan) */
-        return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
-    if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds past 65504 */
-    if (absx < 0x38800000u) {                                     /* half subnormal */
-        uint32_t e = absx >> 23, m = (absx & 0x7fffffu) | 0x800000u, shift, half;
-        if (absx < 0x33000000u) return (uint16_t)sign;
-        shift = 126u - e;
-        h = m >> shift;
-        rem = m & ((1u << shift) - 1u);
-        half = 1u << (shift - 1u);
-        if (rem > half || (rem == half && (h & 1u))) h++;
-        return (uint16_t)(sign | h);
-    }
-    h = (absx >> 13) - ((127u - 15u) << 10);
-    rem = absx & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
-    return (uint16_t)(sign | h);
-}
-
-static float dt__f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
-    float f;
-    if (e == 0) {
-        if (m == 0) x = sign;
-        else {
-            e = 113;
-            while (!(m & 0x400u)) { m <<= 1; e--; }
-            x = sign | (e << 23) | ((m & 0x3ffu) << 13);
-        }
-    } else if (e == 31) x = sign | 0x7f800000u | (m << 13);
-    else x = sign | ((e + 112u) << 23) | (m << 13);
-    memcpy(&f, &x, 4);
-    return f;
-}
-
-static uint16_t dt__f32_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
-}
-
-static float dt__bf16_to_f32(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
-
 #define DT__REDUCE_LOOP(T)                                                       \
     do {                                                                         \
         T *a = (T *)acc;                                                         \
@@ -1813,10 +1882,10 @@ static void dt__reduce_half(dt_dtype t, dt_reduce op, void *acc, const void *x, 
     const uint16_t *b = (const uint16_t *)x;
     size_t i;
     for (i = 0; i < n; i++) {
-        float u = t == DT_F16 ? dt__f16_to_f32(a[i]) : dt__bf16_to_f32(a[i]);
-        float v = t == DT_F16 ? dt__f16_to_f32(b[i]) : dt__bf16_to_f32(b[i]);
+        float u = t == DT_F16 ? dt__h2f(a[i]) : dt__b2f(a[i]);
+        float v = t == DT_F16 ? dt__h2f(b[i]) : dt__b2f(b[i]);
         float r = op == DT_MAX ? (u > v || u != u ? u : v) : op == DT_MIN ? (u < v || u != u ? u : v) : u + v;
-        a[i] = t == DT_F16 ? dt__f32_to_f16(r) : dt__f32_to_bf16(r);
+        a[i] = t == DT_F16 ? dt__f2h(r) : dt__f2b(r);
     }
 }
 
@@ -2357,46 +2426,7 @@ static void dt__int_range(dt_dtype t, int64_t *lo, int64_t *hi) {
     }
 }
 
-/* float -> integer: truncation toward zero, saturating to [lo, hi], NaN -> 0.
-   The range test runs in double: every int64 bound is within one rounding. */
-static int64_t dt__sat_i64(double v, int64_t lo, int64_t hi) {
-    int64_t r;
-    if (v != v) return 0;
-    if (v >= 9223372036854775808.0) return hi;
-    if (v < -9223372036854775808.0) return lo;
-    r = (int64_t)v;
-    return r < lo ? lo : r > hi ? hi : r;
-}
-
 static int64_t dt__i64_of(double a) { return dt__sat_i64(a, INT64_MIN, INT64_MAX); }
-
-/* double -> float rounded to odd (inexact results get their last bit set).
-   Narrowing that to F16/BF16 then rounds to nearest even exactly as a
-   direct double -> half conversion would: no double-rounding error. */
-static float dt__f64_to_f32_odd(double d) {
-    float f = (float)d;
-    uint32_t u;
-    if ((double)f == d || d != d) return f;
-    memcpy(&u, &f, 4);
-    if (fabs((double)f) > fabs(d)) u -= 1u; /* one step toward zero: the truncated value */
-    u |= 1u;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* int64 -> double rounded to odd (bits beyond 53 folded into a sticky last
-   bit): narrowing that to float rounds exactly once. Integer arithmetic
-   only: a direct int64 -> float conversion is not correctly rounded
-   everywhere (valgrind's emulation goes through double). */
-static double dt__i64_to_f64_odd(int64_t x) {
-    uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-    int s = 0;
-    double d;
-    while ((m >> s) >> 53) s++;
-    if (s) d = ldexp((double)((m >> s) | ((m & (((uint64_t)1 << s) - 1)) != 0)), s);
-    else d = (double)m;
-    return x < 0 ? -d : d;
-}
 
 static int64_t dt__index_at(dt_dtype idx_t, const void *idx, size_t i) {
     return idx_t == DT_I32 ? (int64_t)((const int32_t *)idx)[i] : ((const int64_t *)idx)[i];
@@ -2437,68 +2467,9 @@ DT__DEFINE_LANE_SUMS(f64, double)
 #define DT__FMAX(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q))
 #define DT__FMIN(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
 
-/* wrapping int64 arithmetic (signed overflow would be undefined) */
-#define DT__IADD(p, q) ((int64_t)((uint64_t)(p) + (uint64_t)(q)))
-#define DT__ISUB(p, q) ((int64_t)((uint64_t)(p) - (uint64_t)(q)))
-#define DT__IMUL(p, q) ((int64_t)((uint64_t)(p) * (uint64_t)(q)))
+/* (DT__IADD, DT__ISUB, DT__IMUL: >>math) */
 #define DT__IMAX(p, q) ((p) > (q) ? (p) : (q))
 #define DT__IMIN(p, q) ((p) < (q) ? (p) : (q))
-
-/* ------------------------------------------------ half <-> float, vectorisable
-   The same results as dt__f16_to_f32 & co. (round to nearest even, the same
-   NaN payloads), written without branches so that loops over them
-   vectorise: every case is computed and the right one selected. Float
-   subnormals meet them only where the half result is 0 anyway, so
-   flush-to-zero modes do not change them. */
-
-DT__ELEMENTAL float dt__h2f(uint16_t h) {
-    uint32_t em = h & 0x7fffu, subbits, norm, is_sub, is_inf, bits;
-    float sub = (float)(int32_t)em * 5.9604644775390625e-08f; /* exponent 0: em * 2^-24, exact */
-    float f;
-    memcpy(&subbits, &sub, 4);
-    /* all-ones masks rather than ?: which the compiler keeps as branches here */
-    is_sub = 0u - (uint32_t)(em < 0x400u);
-    is_inf = 0u - (uint32_t)(em >= 0x7c00u);
-    /* rebias the exponent by 127 - 15; inf/NaN (exponent 31) by 255 - 31 */
-    norm = (em << 13) + 0x38000000u + (is_inf & 0x38000000u);
-    bits = (norm & ~is_sub) | (subbits & is_sub) | (uint32_t)(h & 0x8000u) << 16;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-DT__ELEMENTAL uint16_t dt__f2h(float f) {
-    uint32_t x, a, sign, norm, sub, r;
-    float af, t;
-    memcpy(&x, &f, 4);
-    sign = (x >> 16) & 0x8000u;
-    a = x & 0x7fffffffu;
-    /* normal: rebias and round the 13 dropped bits to nearest even; a carry
-       out of the mantissa correctly bumps the exponent */
-    norm = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
-    /* subnormal: adding 0.5 (ulp 2^-24) makes the FPU round |f| * 2^24 */
-    memcpy(&af, &a, 4);
-    t = af + 0.5f;
-    memcpy(&r, &t, 4);
-    sub = r - 0x3f000000u;
-    r = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) /* quiet NaN, payload kept */
-      : a >= 0x477ff000u ? 0x7c00u                       /* rounds past 65504: inf */
-      : a < 0x38800000u ? sub : norm;
-    return (uint16_t)(sign | r);
-}
-
-DT__ELEMENTAL float dt__b2f(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-DT__ELEMENTAL uint16_t dt__f2b(float f) {
-    uint32_t x, r;
-    memcpy(&x, &f, 4);
-    r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : r);
-}
 
 static void dt__widen_half(dt_dtype t, const void *src, float *dst, size_t n) {
     const uint16_t *s = (const uint16_t *)src;
@@ -2970,9 +2941,7 @@ static void dt__k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_
 
 /* ------------------------------------------------------------------ binary */
 
-#define DT__FADD(p, q) ((p) + (q))
 #define DT__FSUB(p, q) ((p) - (q))
-#define DT__FMUL(p, q) ((p) * (q))
 #define DT__FDIV(p, q) ((p) / (q))
 #define DT__FAXPY(p, q) (alpha * (p) + (q))
 #define DT__IAXPY(p, q) DT__IADD(DT__IMUL(alpha, p), q)
