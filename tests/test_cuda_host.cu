@@ -362,23 +362,21 @@ static void test_cast(void) {
 
 /* ------------------------------------------------------------ 3. rng */
 
-/* Box-Muller's log and sin/cos: the device's against dtensor.h's, on every
-   F32 argument the generator produces and on random F64 ones; and, for
-   the record, how often the float ones and glibc's logf/sinf/cosf are
-   not the correctly rounded value */
+/* Box-Muller's log and sin/cos (dtensor.h's >>math, the one copy host and
+   device run): within one ulp of the correctly rounded value on every F32
+   argument the generator produces, and within a few ulp of libm's double
+   functions on random F64 ones; and, for the record, how often the float
+   ones and glibc's logf/sinf/cosf are not the correctly rounded value */
 static void test_boxmuller_math(dtt_rng *rng) {
     uint32_t k;
-    long bad = 0, glibc_log = 0, glibc_trig = 0, ours_log = 0, ours_trig = 0;
+    long glibc_log = 0, glibc_trig = 0, ours_log = 0, ours_trig = 0;
     int i;
     section_begin();
     for (k = 0; k < (1u << 24); k++) {
         float u = (float)(int32_t)k * 5.9604644775390625e-08f; /* u24 of word k << 8 */
-        float x = 1.0f - u, th = 6.28318530717958647692f * u, s, c, hs, hc, l = dt__cu_logf(x);
+        float x = 1.0f - u, th = 6.28318530717958647692f * u, s, c, l = dt__bm_logf(x);
         float crl = (float)log((double)x), crs = (float)sin((double)th), crc = (float)cos((double)th);
-        dt__cu_sincosf(th, &s, &c);
-        dt__bm_sincosf(th, &hs, &hc);
-        bad += f2u(l) != f2u(dt__bm_logf(x));
-        bad += f2u(s) != f2u(hs) || f2u(c) != f2u(hc);
+        dt__bm_sincosf(th, &s, &c);
         /* to float, glibc's double functions are correctly rounded: the yardstick */
         ours_log += f2u(l) != f2u(crl);
         ours_trig += f2u(s) != f2u(crs) || f2u(c) != f2u(crc);
@@ -388,19 +386,15 @@ static void test_boxmuller_math(dtt_rng *rng) {
         if ((f2u(l) > f2u(crl) ? f2u(l) - f2u(crl) : f2u(crl) - f2u(l)) > 1) CHECK(0, "logf(%a) %a vs %a", x, l, crl);
     }
     for (i = 0; i < 4000000; i++) {
-        double u1 = dt__cu_u53(dtt_next(rng)), th = 6.28318530717958647692 * dt__cu_u53(dtt_next(rng)), s, c, hs, hc;
+        double u1 = dt__u53(dtt_next(rng)), th = 6.28318530717958647692 * dt__u53(dtt_next(rng)), s, c;
         if (i < 64) u1 = ldexp(1.0, -i) * (1.0 - ldexp(1.0, -53)); /* near 0, exponent by exponent */
-        dt__cu_sincos_d(th, &s, &c);
-        dt__bm_sincos(th, &hs, &hc);
-        bad += dt__dbits(dt__cu_log_d(1.0 - u1)) != dt__dbits(dt__bm_log(1.0 - u1));
-        bad += dt__dbits(s) != dt__dbits(hs) || dt__dbits(c) != dt__dbits(hc);
+        dt__bm_sincos(th, &s, &c);
         /* and accurate: within a few ulp of libm's double functions */
-        CHECK(fabs(dt__cu_log_d(1.0 - u1) - log(1.0 - u1)) <= 1e-15 * fabs(log(1.0 - u1)) + 1e-300 &&
+        CHECK(fabs(dt__bm_log(1.0 - u1) - log(1.0 - u1)) <= 1e-15 * fabs(log(1.0 - u1)) + 1e-300 &&
               fabs(s - sin(th)) <= 1e-15 * fabs(sin(th)) + 1e-30 && fabs(c - cos(th)) <= 1e-15 * fabs(cos(th)) + 1e-30,
               "log/sincos accuracy at u1 %a th %a", u1, th);
     }
     checked = (2l << 24) + 8000000;
-    CHECK(bad == 0, "%ld device log/sincos results differ from dtensor.h's", bad);
     printf("(boxmuller, of the 2^24 F32 arguments, not correctly rounded: ours log %ld, sin/cos %ld; glibc logf %ld, "
            "sinf/cosf %ld)\n", ours_log, ours_trig, glibc_log, glibc_trig);
     section_end("boxmuller");
