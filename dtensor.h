@@ -1783,7 +1783,7 @@ DT__HD_BIG void dt__bm_pair_d(uint64_t x1, uint64_t x2, double *z0, double *z1) 
 
 /* >>util ------------------------------------------------------------------
    Allocation, errors, overflow-checked arithmetic, placement names, and the
-   element-wise helpers (half conversion, reduction) that the backend's own
+   element-wise reduction (halves through >>math's conversions) the backend's own
    collectives need. */
 #include <assert.h>
 #include <math.h>
@@ -1795,11 +1795,8 @@ DT__HD_BIG void dt__bm_pair_d(uint64_t x1, uint64_t x2, double *z0, double *z1) 
 #include <time.h>
 #if defined(__GNUC__) || defined(__clang__)
 #define DT__MAYBE_UNUSED __attribute__((unused))
-/* per-element helpers must inline into the loops that call them, or the loops do not vectorise */
-#define DT__ELEMENTAL static inline __attribute__((always_inline))
 #else
 #define DT__MAYBE_UNUSED
-#define DT__ELEMENTAL static inline
 #endif
 /* local GEMM backend (DTENSOR_BLAS, see OPTIONS): DT__BLAS is 1 blis, 2 cblas,
    3 f77, 0 none. The value is pasted onto DT__BLAS_ID_ so that the user writes
@@ -4405,11 +4402,7 @@ static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int6
    DTENSOR_SIMD=avx2 / =none (environment, read once) caps the path: the
    values are the same on every path. */
 
-/* (the constants, one block dt__philox and dt__px_word_at: >>math) */
-#define DT__PX_M0 0xD2511F53u /* Random123's multipliers and Weyl key increments */
-#define DT__PX_M1 0xCD9E8D57u
-#define DT__PX_W0 0x9E3779B9u
-#define DT__PX_W1 0xBB67AE85u
+/* (the constants DT__PX_M0 & co., one block dt__philox and dt__px_word_at: >>math) */
 #define DT__PX_CH 48          /* words handed to the value loops per step (a multiple of 4) */
 #define DT__PX_NB 24          /* blocks per generator call: a step's words, + 1 for an unaligned start */
 
