@@ -1337,11 +1337,453 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 
 /* ---- bits, conversions, random numbers ---- */
 
+/* Two variants of DT__HD for the host's sake (under nvcc both are DT__HD):
+   DT__HD_RARE for a rarely taken path, kept out of line so that the loop
+   calling it stays small; DT__HD_BIG for a long function whose callers'
+   loops do not vectorise anyway, inlined where the compiler sees fit
+   (forcing it made the Box-Muller loop slower). */
+#if defined(__CUDACC__)
+#define DT__HD_RARE DT__HD
+#define DT__HD_BIG DT__HD
+#elif defined(__GNUC__) || defined(__clang__)
+#define DT__HD_RARE static __attribute__((noinline, unused))
+#define DT__HD_BIG static inline __attribute__((unused))
+#else
+#define DT__HD_RARE static
+#define DT__HD_BIG static inline
+#endif
+
+/* the bits of a float / double and back */
+DT__HD uint32_t dt__fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+DT__HD float dt__bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+DT__HD uint64_t dt__dbits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+DT__HD double dt__bitsd(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
+
+/* Products and sums that must round twice. nvcc fuses a*b+c into one fma
+   in device code by default; the host (C99, no contraction unless asked)
+   rounds each. Where a result must be the same bits on both sides (random
+   values, dt__expf, axpy) the arithmetic goes through these. */
+#ifdef __CUDA_ARCH__
+#define DT__FMUL(p, q) __fmul_rn(p, q)
+#define DT__FADD(p, q) __fadd_rn(p, q)
+#define DT__DMUL(p, q) __dmul_rn(p, q)
+#define DT__DADD(p, q) __dadd_rn(p, q)
+#else
+#define DT__FMUL(p, q) ((p) * (q))
+#define DT__FADD(p, q) ((p) + (q))
+#define DT__DMUL(p, q) ((p) * (q))
+#define DT__DADD(p, q) ((p) + (q))
+#endif
+
+/* wrapping int64 arithmetic (signed overflow would be undefined) */
+#define DT__IADD(p, q) ((int64_t)((uint64_t)(p) + (uint64_t)(q)))
+#define DT__ISUB(p, q) ((int64_t)((uint64_t)(p) - (uint64_t)(q)))
+#define DT__IMUL(p, q) ((int64_t)((uint64_t)(p) * (uint64_t)(q)))
+
+/* ---- half <-> float: IEEE F16 and BF16, round to nearest even ----
+   Written out because C99 has no half type and the library must not depend
+   on F16C or compiler extensions; written without branches (every case
+   computed and the right one selected) so that the host's loops over them
+   vectorise. NaNs stay quiet NaNs with their payload's top bits. Float
+   subnormals meet them only where the half result is 0 anyway, so
+   flush-to-zero modes do not change them. */
+
+DT__HD float dt__h2f(uint16_t h) {
+    uint32_t em = h & 0x7fffu, subbits, norm, is_sub, is_inf, bits;
+    float sub = (float)(int32_t)em * 5.9604644775390625e-08f; /* exponent 0: em * 2^-24, exact */
+    float f;
+    memcpy(&subbits, &sub, 4);
+    /* all-ones masks rather than ?: which the compiler keeps as branches here */
+    is_sub = 0u - (uint32_t)(em < 0x400u);
+    is_inf = 0u - (uint32_t)(em >= 0x7c00u);
+    /* rebias the exponent by 127 - 15; inf/NaN (exponent 31) by 255 - 31 */
+    norm = (em << 13) + 0x38000000u + (is_inf & 0x38000000u);
+    bits = (norm & ~is_sub) | (subbits & is_sub) | (uint32_t)(h & 0x8000u) << 16;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+DT__HD uint16_t dt__f2h(float f) {
+    uint32_t x, a, sign, norm, sub, r;
+    float af, t;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000u;
+    a = x & 0x7fffffffu;
+    /* normal: rebias and round the 13 dropped bits to nearest even; a carry
+       out of the mantissa correctly bumps the exponent */
+    norm = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    /* subnormal: adding 0.5 (ulp 2^-24) makes the FPU round |f| * 2^24 */
+    memcpy(&af, &a, 4);
+    t = af + 0.5f;
+    memcpy(&r, &t, 4);
+    sub = r - 0x3f000000u;
+    r = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) /* quiet NaN, payload kept */
+      : a >= 0x477ff000u ? 0x7c00u                       /* rounds past 65504: inf */
+      : a < 0x38800000u ? sub : norm;
+    return (uint16_t)(sign | r);
+}
+
+DT__HD float dt__b2f(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+DT__HD uint16_t dt__f2b(float f) {
+    uint32_t x, r;
+    memcpy(&x, &f, 4);
+    r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : r);
+}
+
+/* ---- the careful conversions ---- */
+
+/* float -> integer: truncation toward zero, saturating to [lo, hi], NaN -> 0.
+   The range test runs in double: every int64 bound is within one rounding. */
+DT__HD int64_t dt__sat_i64(double v, int64_t lo, int64_t hi) {
+    int64_t r;
+    if (v != v) return 0;
+    if (v >= 9223372036854775808.0) return hi;
+    if (v < -9223372036854775808.0) return lo;
+    r = (int64_t)v;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+/* double -> float rounded to odd (inexact results get their last bit set).
+   Narrowing that to F16/BF16 then rounds to nearest even exactly as a
+   direct double -> half conversion would: no double-rounding error. */
+DT__HD float dt__f64_to_f32_odd(double d) {
+    float f = (float)d;
+    uint32_t u;
+    if ((double)f == d || d != d) return f;
+    memcpy(&u, &f, 4);
+    if (fabs((double)f) > fabs(d)) u -= 1u; /* one step toward zero: the truncated value */
+    u |= 1u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* int64 -> double rounded to odd (bits beyond 53 folded into a sticky last
+   bit): narrowing that to float rounds exactly once. Integer arithmetic
+   only: a direct int64 -> float conversion is not correctly rounded
+   everywhere (valgrind's emulation goes through double). (m >> s) has at
+   most 53 bits, exact in double, and 2^s scales it exactly. */
+DT__HD double dt__i64_to_f64_odd(int64_t x) {
+    uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    int s = 0;
+    double d;
+    while ((m >> s) >> 53) s++;
+    d = s ? (double)((m >> s) | (uint64_t)((m & (((uint64_t)1 << s) - 1)) != 0)) * (double)((uint64_t)1 << s)
+          : (double)m;
+    return x < 0 ? -d : d;
+}
+
+/* ---- e^x in float ----
+   Without branches, so that loops over it vectorise (libm's expf is one
+   call per element). x = k ln2 + r, |r| <= ln2/2, with ln2 split so that
+   k * DT__LN2_HI is exact; e^r by its degree-7 Taylor polynomial
+   (truncation < 6e-9); 2^k applied as two exact powers of two so that a
+   subnormal result is rounded once. Within 2 ulp of exp; inf, NaN,
+   overflow and underflow as expf. */
+#define DT__LN2_HI 0.693145751953125f
+#define DT__LN2_LO 1.428606765330187045e-06f
+DT__HD float dt__expf(float x) {
+    const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float xc = x > 104.0f ? 104.0f : x < -104.0f ? -104.0f : x; /* NaN passes through */
+    float t = DT__FADD(DT__FMUL(xc, 1.44269504088896341f), round_magic), kf = t - round_magic, r, p, s1, s2;
+    uint32_t tb, mb, b1, b2;
+    int32_t k, k1;
+    memcpy(&tb, &t, 4);
+    memcpy(&mb, &round_magic, 4);
+    k = (int32_t)(tb - mb); /* the integer kf, read from t's low bits */
+    r = (xc - DT__FMUL(kf, DT__LN2_HI)) - DT__FMUL(kf, DT__LN2_LO); /* a difference of rounded products: nothing to fuse */
+    p = 1.0f / 5040.0f;
+    p = DT__FADD(DT__FMUL(p, r), 1.0f / 720.0f);
+    p = DT__FADD(DT__FMUL(p, r), 1.0f / 120.0f);
+    p = DT__FADD(DT__FMUL(p, r), 1.0f / 24.0f);
+    p = DT__FADD(DT__FMUL(p, r), 1.0f / 6.0f);
+    p = DT__FADD(DT__FMUL(p, r), 0.5f);
+    p = DT__FADD(DT__FMUL(p, r), 1.0f);
+    p = DT__FADD(DT__FMUL(p, r), 1.0f);
+    k1 = k / 2;
+    b1 = (uint32_t)(k1 + 127) << 23;
+    b2 = (uint32_t)(k - k1 + 127) << 23;
+    memcpy(&s1, &b1, 4);
+    memcpy(&s2, &b2, 4);
+    return DT__FMUL(DT__FMUL(p, s1), s2);
+}
+
+/* ---- Philox4x32-10 (Salmon et al., SC'11; Random123's constants and rounds) ---- */
+
+#define DT__PX_M0 0xD2511F53u /* Random123's multipliers and Weyl key increments */
+#define DT__PX_M1 0xCD9E8D57u
+#define DT__PX_W0 0x9E3779B9u
+#define DT__PX_W1 0xBB67AE85u
+
+/* one round on the state x0..x3 with the key k0, k1 (lvalues, updated in
+   place; the caller bumps the key between rounds). A macro, so that the
+   host's generator can run two blocks' rounds in lockstep. */
+#ifdef __CUDA_ARCH__
+#define DT__PX_SROUND(x0, x1, x2, x3, k0, k1)                                          \
+    do {                                                                               \
+        uint32_t h0_ = __umulhi(DT__PX_M0, x0), l0_ = DT__PX_M0 * x0;                  \
+        uint32_t h1_ = __umulhi(DT__PX_M1, x2), l1_ = DT__PX_M1 * x2;                  \
+        x0 = h1_ ^ x1 ^ k0; x1 = l1_;                                                  \
+        x2 = h0_ ^ x3 ^ k1; x3 = l0_;                                                  \
+    } while (0)
+#else
+#define DT__PX_SROUND(x0, x1, x2, x3, k0, k1)                                          \
+    do {                                                                               \
+        uint64_t p0_ = (uint64_t)DT__PX_M0 * x0, p1_ = (uint64_t)DT__PX_M1 * x2;       \
+        x0 = (uint32_t)(p1_ >> 32) ^ x1 ^ k0; x1 = (uint32_t)p1_;                      \
+        x2 = (uint32_t)(p0_ >> 32) ^ x3 ^ k1; x3 = (uint32_t)p0_;                      \
+    } while (0)
+#endif
+
+/* one block: counter (block, attempt, 0), the key bumped between rounds */
+DT__HD void dt__philox(uint64_t block, uint32_t attempt, uint32_t k0, uint32_t k1, uint32_t out[4]) {
+    uint32_t x0 = (uint32_t)block, x1 = (uint32_t)(block >> 32), x2 = attempt, x3 = 0;
+    int r;
+    for (r = 0; r < 10; r++) {
+        DT__PX_SROUND(x0, x1, x2, x3, k0, k1);
+        k0 += DT__PX_W0;
+        k1 += DT__PX_W1;
+    }
+    out[0] = x0; out[1] = x1; out[2] = x2; out[3] = x3;
+}
+
+/* the word at stream position `pos` with counter word 2 = `attempt`
+   (randint's redraws). Rare: out of line on the host (DT__HD_RARE), so
+   that the loops that may call it stay small. */
+DT__HD_RARE uint32_t dt__px_word_at(uint32_t k0, uint32_t k1, uint64_t pos, uint32_t attempt) {
+    uint32_t out[4];
+    dt__philox(pos >> 2, attempt, k0, k1, out);
+    return out[pos & 3u];
+}
+
+/* ---- words -> values (the documented mapping) ---- */
+
+DT__HD uint64_t dt__w64(const uint32_t *w) { return (uint64_t)w[1] << 32 | w[0]; }
+DT__HD float dt__u24(uint32_t w) { return (float)(int32_t)(w >> 8) * 5.9604644775390625e-08f; }
+DT__HD double dt__u53(uint64_t x) { return (double)(int64_t)(x >> 11) * 1.1102230246251565e-16; }
+
+/* the next value toward -inf (finite x): the step that keeps a rounded uniform below hi */
+DT__HD float dt__down_f32(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u = (u & 0x7fffffffu) == 0 ? 0x80000001u : (u >> 31) ? u + 1 : u - 1;
+    memcpy(&x, &u, 4);
+    return x;
+}
+DT__HD double dt__down_f64(double x) {
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    u = (u & 0x7fffffffffffffffull) == 0 ? 0x8000000000000001ull : (u >> 63) ? u + 1 : u - 1;
+    memcpy(&x, &u, 8);
+    return x;
+}
+DT__HD uint16_t dt__down_half(uint16_t h) {
+    return (uint16_t)((h & 0x7fffu) == 0 ? 0x8001u : (h >> 15) ? h + 1u : h - 1u);
+}
+
+/* high and low 64 bits of a * b */
+DT__HD uint64_t dt__mul64(uint64_t a, uint64_t b, uint64_t *lo) {
+#ifdef __CUDA_ARCH__
+    *lo = a * b;
+    return __umul64hi(a, b);
+#else
+    uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+    *lo = (mid << 32) | (ll & 0xffffffffu);
+    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+#endif
+}
+
+/* Lemire's multiply-shift with rejection: x * R / 2^bits (bits = 32 w),
+   redrawing x from the same position `pos` (the element's first word) with
+   counter word 2 = 1, 2, ... while it falls in the biased low part, so
+   every result in [0, R) has the same probability */
+DT__HD uint64_t dt__px_bounded(uint32_t k0, uint32_t k1, int w, uint64_t R, uint64_t pos, uint64_t x) {
+    uint32_t attempt = 0;
+    if (w == 1) {
+        uint64_t m;
+        uint32_t t;
+        if (R == ((uint64_t)1 << 32)) return x;
+        m = x * R;
+        if ((uint32_t)m < (uint32_t)R) {
+            t = (uint32_t)(0u - (uint32_t)R) % (uint32_t)R;
+            while ((uint32_t)m < t) {
+                x = dt__px_word_at(k0, k1, pos, ++attempt);
+                m = x * R;
+            }
+        }
+        return m >> 32;
+    } else {
+        uint64_t lo, hi = dt__mul64(x, R, &lo);
+        if (lo < R) {
+            uint64_t t = (0u - R) % R;
+            while (lo < t) {
+                ++attempt;
+                x = (uint64_t)dt__px_word_at(k0, k1, pos + 1, attempt) << 32 | dt__px_word_at(k0, k1, pos, attempt);
+                hi = dt__mul64(x, R, &lo);
+            }
+        }
+        return hi;
+    }
+}
+
+/* ---- Box-Muller ----
+   Its log, sin and cos are the library's own, not libm's: libm results
+   differ between libraries (glibc's logf/sinf/cosf are not correctly
+   rounded on ~1% of these arguments) and from CUDA's, and the values must
+   be the same bits everywhere. Double arithmetic, +, *, / only, each
+   rounded once (the products and sums through DT__DMUL/DT__DADD, so nvcc
+   fuses none of them; C99 does not contract them unless asked).
+   log x, x > 0 normal: x = m 2^e, m in (sqrt(1/2), sqrt(2)], log m =
+   2 atanh(s), s = (m-1)/(m+1), |s| < 0.1716, the series to s^23; ln 2 split
+   so that e * its high part is exact. Within a few ulp of log. */
+DT__HD_BIG double dt__bm_log(double x) {
+    uint64_t u;
+    int e;
+    double m, s, z, p;
+    memcpy(&u, &x, 8);
+    e = (int)((u >> 52) & 0x7ff) - 1023;
+    u = (u & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+    memcpy(&m, &u, 8);
+    if (m > 1.4142135623730951) { m = DT__DMUL(m, 0.5); e++; }
+    s = (m - 1.0) / (m + 1.0);
+    z = DT__DMUL(s, s);
+    p = 1.0 / 23;
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 21);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 19);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 17);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 15);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 13);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 11);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 9);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 7);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 5);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 3);
+    return DT__DADD(DT__DADD(DT__DMUL((double)e, 6.93147180369123816490e-01), DT__DMUL((double)e, 1.90821492927058770002e-10)),
+                    DT__DADD(DT__DMUL(DT__DMUL(DT__DMUL(2.0, s), z), p), DT__DMUL(2.0, s)));
+}
+
+/* sin and cos of th in [0, 8): th - k pi/2 with pi/2 in three 33-bit parts
+   (k * part exact), Taylor polynomials on |r| <= pi/4, the quadrant k & 3 */
+DT__HD_BIG void dt__bm_sincos(double th, double *sn, double *cs) {
+    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050630396597660e-11, p3 = 2.02226624879595063154e-21;
+    double k = (double)(int)DT__DADD(DT__DMUL(th, 0.63661977236758134308), 0.5), r, z, s, c;
+    int q = (int)k & 3;
+    r = ((th - DT__DMUL(k, p1)) - DT__DMUL(k, p2)) - DT__DMUL(k, p3);
+    z = DT__DMUL(r, r);
+    s = -1.0 / 121645100408832000.0; /* -1/19! */
+    s = DT__DADD(DT__DMUL(s, z), 1.0 / 355687428096000.0);
+    s = DT__DADD(DT__DMUL(s, z), -1.0 / 1307674368000.0);
+    s = DT__DADD(DT__DMUL(s, z), 1.0 / 6227020800.0);
+    s = DT__DADD(DT__DMUL(s, z), -1.0 / 39916800.0);
+    s = DT__DADD(DT__DMUL(s, z), 1.0 / 362880.0);
+    s = DT__DADD(DT__DMUL(s, z), -1.0 / 5040.0);
+    s = DT__DADD(DT__DMUL(s, z), 1.0 / 120.0);
+    s = DT__DADD(DT__DMUL(s, z), -1.0 / 6.0);
+    s = DT__DADD(DT__DMUL(DT__DMUL(s, z), r), r);
+    c = 1.0 / 6402373705728000.0; /* 1/18! */
+    c = DT__DADD(DT__DMUL(c, z), -1.0 / 20922789888000.0);
+    c = DT__DADD(DT__DMUL(c, z), 1.0 / 87178291200.0);
+    c = DT__DADD(DT__DMUL(c, z), -1.0 / 479001600.0);
+    c = DT__DADD(DT__DMUL(c, z), 1.0 / 3628800.0);
+    c = DT__DADD(DT__DMUL(c, z), -1.0 / 40320.0);
+    c = DT__DADD(DT__DMUL(c, z), 1.0 / 720.0);
+    c = DT__DADD(DT__DMUL(c, z), -1.0 / 24.0);
+    c = DT__DADD(DT__DMUL(c, z), 0.5);
+    c = 1.0 - DT__DMUL(c, z);
+    switch (q) {
+    case 0: *sn = s; *cs = c; break;
+    case 1: *sn = c; *cs = -s; break;
+    case 2: *sn = -s; *cs = -c; break;
+    default: *sn = -c; *cs = s; break;
+    }
+}
+
+/* The float kinds': the same method with the series cut where float no
+   longer sees them (errors below 2^-38 relative), and the quadrant picked
+   by selects rather than a switch, so the host's loop over pairs can
+   vectorise. x in (0, 1] and th in [0, 8), floats. */
+DT__HD_BIG float dt__bm_logf(float x) {
+    uint32_t u, mb;
+    float mf;
+    int e, big;
+    double m, s, z, p;
+    memcpy(&u, &x, 4);
+    e = (int)(u >> 23) - 127;
+    mb = (u & 0x7fffffu) | 0x3f800000u;
+    memcpy(&mf, &mb, 4);
+    m = (double)mf;
+    big = m > 1.4142135623730951;
+    m = big ? DT__DMUL(m, 0.5) : m;
+    e += big;
+    s = (m - 1.0) / (m + 1.0);
+    z = DT__DMUL(s, s);
+    p = 1.0 / 13;
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 11);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 9);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 7);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 5);
+    p = DT__DADD(DT__DMUL(p, z), 1.0 / 3);
+    return (float)DT__DADD(DT__DMUL((double)e, 0.69314718055994530942),
+                           DT__DADD(DT__DMUL(DT__DMUL(DT__DMUL(2.0, s), z), p), DT__DMUL(2.0, s)));
+}
+
+DT__HD_BIG void dt__bm_sincosf(float thf, float *sn, float *cs) {
+    double th = (double)thf, k = (double)(int)DT__DADD(DT__DMUL(th, 0.63661977236758134308), 0.5), r, z, s, c, ss, cc;
+    int q = (int)k & 3;
+    r = (th - DT__DMUL(k, 1.57079632673412561417e+00)) - DT__DMUL(k, 6.07710050650619224932e-11);
+    z = DT__DMUL(r, r);
+    s = 1.0 / 6227020800.0;
+    s = DT__DADD(DT__DMUL(s, z), -1.0 / 39916800.0);
+    s = DT__DADD(DT__DMUL(s, z), 1.0 / 362880.0);
+    s = DT__DADD(DT__DMUL(s, z), -1.0 / 5040.0);
+    s = DT__DADD(DT__DMUL(s, z), 1.0 / 120.0);
+    s = DT__DADD(DT__DMUL(s, z), -1.0 / 6.0);
+    s = DT__DADD(DT__DMUL(DT__DMUL(s, z), r), r);
+    c = 1.0 / 87178291200.0;
+    c = DT__DADD(DT__DMUL(c, z), -1.0 / 479001600.0);
+    c = DT__DADD(DT__DMUL(c, z), 1.0 / 3628800.0);
+    c = DT__DADD(DT__DMUL(c, z), -1.0 / 40320.0);
+    c = DT__DADD(DT__DMUL(c, z), 1.0 / 720.0);
+    c = DT__DADD(DT__DMUL(c, z), -1.0 / 24.0);
+    c = DT__DADD(DT__DMUL(c, z), 0.5);
+    c = 1.0 - DT__DMUL(c, z);
+    ss = (q & 1) ? c : s; /* quadrants 0..3: (s, c), (c, -s), (-s, -c), (-c, s) */
+    cc = (q & 1) ? s : c;
+    *sn = (float)((q & 2) ? -ss : ss);
+    *cs = (float)(((q + 1) & 2) ? -cc : cc);
+}
+
+/* one standard normal pair from two words (the float kinds: u24 each) */
+DT__HD_BIG void dt__bm_pair_f(uint32_t w0, uint32_t w1, float *z0, float *z1) {
+    float u1 = dt__u24(w0), u2 = dt__u24(w1), s, c;
+    float r = sqrtf(-2.0f * dt__bm_logf(1.0f - u1)), th = 6.28318530717958647692f * u2;
+    dt__bm_sincosf(th, &s, &c);
+    *z0 = r * c;
+    *z1 = r * s;
+}
+
+/* one standard normal pair from two 64-bit words (F64: u53 each) */
+DT__HD_BIG void dt__bm_pair_d(uint64_t x1, uint64_t x2, double *z0, double *z1) {
+    double u1 = dt__u53(x1), u2 = dt__u53(x2), s, c;
+    double r = sqrt(-2.0 * dt__bm_log(1.0 - u1)), th = 6.28318530717958647692 * u2;
+    dt__bm_sincos(th, &s, &c);
+    *z0 = r * c;
+    *z1 = r * s;
+}
+
 /* ---- the ops' element functions (one per registry line) ---- */
 
 /* >>util ------------------------------------------------------------------
    Allocation, errors, overflow-checked arithmetic, placement names, and the
-   element-wise helpers (half conversion, reduction) that the backend's own
+   element-wise reduction (halves through >>math's conversions) the backend's own
    collectives need. */
 #include <assert.h>
 #include <math.h>
@@ -1353,11 +1795,8 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 #include <time.h>
 #if defined(__GNUC__) || defined(__clang__)
 #define DT__MAYBE_UNUSED __attribute__((unused))
-/* per-element helpers must inline into the loops that call them, or the loops do not vectorise */
-#define DT__ELEMENTAL static inline __attribute__((always_inline))
 #else
 #define DT__MAYBE_UNUSED
-#define DT__ELEMENTAL static inline
 #endif
 /* local GEMM backend (DTENSOR_BLAS, see OPTIONS): DT__BLAS is 1 blis, 2 cblas,
    3 f77, 0 none. The value is pasted onto DT__BLAS_ID_ so that the user writes
@@ -1755,63 +2194,6 @@ static int dt__pl_cyclic(const dt_placement *pl, int mndim) {
     return 0;
 }
 
-/* IEEE half <-> float, round to nearest even. Written out because C99 has no
-   half type and the library must not depend on F16C or compiler extensions. */
-static uint16_t dt__f32_to_f16(float f) {
-    uint32_t x, sign, absx, h, rem;
-    memcpy(&x, &f, 4);
-    sign = (x >> 16) & 0x8000u;
-    absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u) /* inf, nan (keep it a quiet nan) */
-        return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
-    if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds past 65504 */
-    if (absx < 0x38800000u) {                                     /* half subnormal */
-        uint32_t e = absx >> 23, m = (absx & 0x7fffffu) | 0x800000u, shift, half;
-        if (absx < 0x33000000u) return (uint16_t)sign;
-        shift = 126u - e;
-        h = m >> shift;
-        rem = m & ((1u << shift) - 1u);
-        half = 1u << (shift - 1u);
-        if (rem > half || (rem == half && (h & 1u))) h++;
-        return (uint16_t)(sign | h);
-    }
-    h = (absx >> 13) - ((127u - 15u) << 10);
-    rem = absx & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
-    return (uint16_t)(sign | h);
-}
-
-static float dt__f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
-    float f;
-    if (e == 0) {
-        if (m == 0) x = sign;
-        else {
-            e = 113;
-            while (!(m & 0x400u)) { m <<= 1; e--; }
-            x = sign | (e << 23) | ((m & 0x3ffu) << 13);
-        }
-    } else if (e == 31) x = sign | 0x7f800000u | (m << 13);
-    else x = sign | ((e + 112u) << 23) | (m << 13);
-    memcpy(&f, &x, 4);
-    return f;
-}
-
-static uint16_t dt__f32_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
-}
-
-static float dt__bf16_to_f32(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
-
 #define DT__REDUCE_LOOP(T)                                                       \
     do {                                                                         \
         T *a = (T *)acc;                                                         \
@@ -1829,10 +2211,10 @@ static void dt__reduce_half(dt_dtype t, dt_reduce op, void *acc, const void *x, 
     const uint16_t *b = (const uint16_t *)x;
     size_t i;
     for (i = 0; i < n; i++) {
-        float u = t == DT_F16 ? dt__f16_to_f32(a[i]) : dt__bf16_to_f32(a[i]);
-        float v = t == DT_F16 ? dt__f16_to_f32(b[i]) : dt__bf16_to_f32(b[i]);
+        float u = t == DT_F16 ? dt__h2f(a[i]) : dt__b2f(a[i]);
+        float v = t == DT_F16 ? dt__h2f(b[i]) : dt__b2f(b[i]);
         float r = op == DT_MAX ? (u > v || u != u ? u : v) : op == DT_MIN ? (u < v || u != u ? u : v) : u + v;
-        a[i] = t == DT_F16 ? dt__f32_to_f16(r) : dt__f32_to_bf16(r);
+        a[i] = t == DT_F16 ? dt__f2h(r) : dt__f2b(r);
     }
 }
 
@@ -2381,46 +2763,7 @@ static void dt__int_range(dt_dtype t, int64_t *lo, int64_t *hi) {
     }
 }
 
-/* float -> integer: truncation toward zero, saturating to [lo, hi], NaN -> 0.
-   The range test runs in double: every int64 bound is within one rounding. */
-static int64_t dt__sat_i64(double v, int64_t lo, int64_t hi) {
-    int64_t r;
-    if (v != v) return 0;
-    if (v >= 9223372036854775808.0) return hi;
-    if (v < -9223372036854775808.0) return lo;
-    r = (int64_t)v;
-    return r < lo ? lo : r > hi ? hi : r;
-}
-
 static int64_t dt__i64_of(double a) { return dt__sat_i64(a, INT64_MIN, INT64_MAX); }
-
-/* double -> float rounded to odd (inexact results get their last bit set).
-   Narrowing that to F16/BF16 then rounds to nearest even exactly as a
-   direct double -> half conversion would: no double-rounding error. */
-static float dt__f64_to_f32_odd(double d) {
-    float f = (float)d;
-    uint32_t u;
-    if ((double)f == d || d != d) return f;
-    memcpy(&u, &f, 4);
-    if (fabs((double)f) > fabs(d)) u -= 1u; /* one step toward zero: the truncated value */
-    u |= 1u;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* int64 -> double rounded to odd (bits beyond 53 folded into a sticky last
-   bit): narrowing that to float rounds exactly once. Integer arithmetic
-   only: a direct int64 -> float conversion is not correctly rounded
-   everywhere (valgrind's emulation goes through double). */
-static double dt__i64_to_f64_odd(int64_t x) {
-    uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-    int s = 0;
-    double d;
-    while ((m >> s) >> 53) s++;
-    if (s) d = ldexp((double)((m >> s) | ((m & (((uint64_t)1 << s) - 1)) != 0)), s);
-    else d = (double)m;
-    return x < 0 ? -d : d;
-}
 
 static int64_t dt__index_at(dt_dtype idx_t, const void *idx, size_t i) {
     return idx_t == DT_I32 ? (int64_t)((const int32_t *)idx)[i] : ((const int64_t *)idx)[i];
@@ -2461,68 +2804,9 @@ DT__DEFINE_LANE_SUMS(f64, double)
 #define DT__FMAX(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q))
 #define DT__FMIN(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
 
-/* wrapping int64 arithmetic (signed overflow would be undefined) */
-#define DT__IADD(p, q) ((int64_t)((uint64_t)(p) + (uint64_t)(q)))
-#define DT__ISUB(p, q) ((int64_t)((uint64_t)(p) - (uint64_t)(q)))
-#define DT__IMUL(p, q) ((int64_t)((uint64_t)(p) * (uint64_t)(q)))
+/* (DT__IADD, DT__ISUB, DT__IMUL: >>math) */
 #define DT__IMAX(p, q) ((p) > (q) ? (p) : (q))
 #define DT__IMIN(p, q) ((p) < (q) ? (p) : (q))
-
-/* ------------------------------------------------ half <-> float, vectorisable
-   The same results as dt__f16_to_f32 & co. (round to nearest even, the same
-   NaN payloads), written without branches so that loops over them
-   vectorise: every case is computed and the right one selected. Float
-   subnormals meet them only where the half result is 0 anyway, so
-   flush-to-zero modes do not change them. */
-
-DT__ELEMENTAL float dt__h2f(uint16_t h) {
-    uint32_t em = h & 0x7fffu, subbits, norm, is_sub, is_inf, bits;
-    float sub = (float)(int32_t)em * 5.9604644775390625e-08f; /* exponent 0: em * 2^-24, exact */
-    float f;
-    memcpy(&subbits, &sub, 4);
-    /* all-ones masks rather than ?: which the compiler keeps as branches here */
-    is_sub = 0u - (uint32_t)(em < 0x400u);
-    is_inf = 0u - (uint32_t)(em >= 0x7c00u);
-    /* rebias the exponent by 127 - 15; inf/NaN (exponent 31) by 255 - 31 */
-    norm = (em << 13) + 0x38000000u + (is_inf & 0x38000000u);
-    bits = (norm & ~is_sub) | (subbits & is_sub) | (uint32_t)(h & 0x8000u) << 16;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-DT__ELEMENTAL uint16_t dt__f2h(float f) {
-    uint32_t x, a, sign, norm, sub, r;
-    float af, t;
-    memcpy(&x, &f, 4);
-    sign = (x >> 16) & 0x8000u;
-    a = x & 0x7fffffffu;
-    /* normal: rebias and round the 13 dropped bits to nearest even; a carry
-       out of the mantissa correctly bumps the exponent */
-    norm = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
-    /* subnormal: adding 0.5 (ulp 2^-24) makes the FPU round |f| * 2^24 */
-    memcpy(&af, &a, 4);
-    t = af + 0.5f;
-    memcpy(&r, &t, 4);
-    sub = r - 0x3f000000u;
-    r = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) /* quiet NaN, payload kept */
-      : a >= 0x477ff000u ? 0x7c00u                       /* rounds past 65504: inf */
-      : a < 0x38800000u ? sub : norm;
-    return (uint16_t)(sign | r);
-}
-
-DT__ELEMENTAL float dt__b2f(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-DT__ELEMENTAL uint16_t dt__f2b(float f) {
-    uint32_t x, r;
-    memcpy(&x, &f, 4);
-    r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : r);
-}
 
 static void dt__widen_half(dt_dtype t, const void *src, float *dst, size_t n) {
     const uint16_t *s = (const uint16_t *)src;
@@ -2536,40 +2820,6 @@ static void dt__narrow_half(dt_dtype t, const float *src, void *dst, size_t n) {
     size_t i;
     if (t == DT_F16) for (i = 0; i < n; i++) d[i] = dt__f2h(src[i]);
     else for (i = 0; i < n; i++) d[i] = dt__f2b(src[i]);
-}
-
-/* e^x in float without branches, so that loops over it vectorise (libm's
-   expf is one call per element). x = k ln2 + r, |r| <= ln2/2, with ln2 split
-   so that k * DT__LN2_HI is exact; e^r by its degree-7 Taylor polynomial
-   (truncation < 6e-9); 2^k applied as two exact powers of two so that a
-   subnormal result is rounded once. Within 2 ulp of exp; inf, NaN, overflow
-   and underflow as expf. */
-#define DT__LN2_HI 0.693145751953125f
-#define DT__LN2_LO 1.428606765330187045e-06f
-DT__ELEMENTAL float dt__expf(float x) {
-    const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-    float xc = x > 104.0f ? 104.0f : x < -104.0f ? -104.0f : x; /* NaN passes through */
-    float t = xc * 1.44269504088896341f + round_magic, kf = t - round_magic, r, p, s1, s2;
-    uint32_t tb, mb, b1, b2;
-    int32_t k, k1;
-    memcpy(&tb, &t, 4);
-    memcpy(&mb, &round_magic, 4);
-    k = (int32_t)(tb - mb); /* the integer kf, read from t's low bits */
-    r = (xc - kf * DT__LN2_HI) - kf * DT__LN2_LO;
-    p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    k1 = k / 2;
-    b1 = (uint32_t)(k1 + 127) << 23;
-    b2 = (uint32_t)(k - k1 + 127) << 23;
-    memcpy(&s1, &b1, 4);
-    memcpy(&s2, &b2, 4);
-    return p * s1 * s2;
 }
 
 /* NaN-propagating max (or min) of n values and `init`: independent lanes
@@ -2994,9 +3244,7 @@ static void dt__k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_
 
 /* ------------------------------------------------------------------ binary */
 
-#define DT__FADD(p, q) ((p) + (q))
 #define DT__FSUB(p, q) ((p) - (q))
-#define DT__FMUL(p, q) ((p) * (q))
 #define DT__FDIV(p, q) ((p) / (q))
 #define DT__FAXPY(p, q) (alpha * (p) + (q))
 #define DT__IAXPY(p, q) DT__IADD(DT__IMUL(alpha, p), q)
@@ -4178,10 +4426,7 @@ static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int6
    DTENSOR_SIMD=avx2 / =none (environment, read once) caps the path: the
    values are the same on every path. */
 
-#define DT__PX_M0 0xD2511F53u /* Random123's multipliers and Weyl key increments */
-#define DT__PX_M1 0xCD9E8D57u
-#define DT__PX_W0 0x9E3779B9u
-#define DT__PX_W1 0xBB67AE85u
+/* (the constants DT__PX_M0 & co., one block dt__philox and dt__px_word_at: >>math) */
 #define DT__PX_CH 48          /* words handed to the value loops per step (a multiple of 4) */
 #define DT__PX_NB 24          /* blocks per generator call: a step's words, + 1 for an unaligned start */
 
@@ -4191,56 +4436,23 @@ static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int6
 #include <immintrin.h>
 #endif
 
-/* one block: Random123's round, the key bumped between rounds */
-static void dt__philox(const uint32_t ctr[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
-    uint32_t x0 = ctr[0], x1 = ctr[1], x2 = ctr[2], x3 = ctr[3];
-    int r;
-    for (r = 0; r < 10; r++) {
-        uint64_t p0 = (uint64_t)DT__PX_M0 * x0, p1 = (uint64_t)DT__PX_M1 * x2;
-        x0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0;
-        x1 = (uint32_t)p1;
-        x2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1;
-        x3 = (uint32_t)p0;
-        k0 += DT__PX_W0;
-        k1 += DT__PX_W1;
-    }
-    out[0] = x0; out[1] = x1; out[2] = x2; out[3] = x3;
-}
-
-/* the word at stream position `pos` with counter word 2 = `attempt` (randint's redraws) */
-static uint32_t dt__px_word_at(uint32_t k0, uint32_t k1, uint64_t pos, uint32_t attempt) {
-    uint32_t ctr[4], out[4];
-    uint64_t b = pos >> 2;
-    ctr[0] = (uint32_t)b; ctr[1] = (uint32_t)(b >> 32); ctr[2] = attempt; ctr[3] = 0;
-    dt__philox(ctr, k0, k1, out);
-    return out[pos & 3u];
-}
-
 /* generators: blocks b, b+1, ... (counter word 2 = 0), 4 words each, in order */
 typedef void (*dt__px_gen_fn)(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out);
 
 /* two blocks in lockstep: their multiplies overlap instead of waiting on one chain */
-#define DT__PX_SROUND(x0, x1, x2, x3)                                                  \
-    do {                                                                               \
-        uint64_t p0 = (uint64_t)DT__PX_M0 * x0, p1 = (uint64_t)DT__PX_M1 * x2;         \
-        x0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0; x1 = (uint32_t)p1;                         \
-        x2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1; x3 = (uint32_t)p0;                         \
-    } while (0)
-
 static void dt__px_gen_scalar2(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
     uint32_t a0 = (uint32_t)b, a1 = (uint32_t)(b >> 32), a2 = 0, a3 = 0;
     uint32_t b0 = (uint32_t)(b + 1), b1 = (uint32_t)((b + 1) >> 32), b2 = 0, b3 = 0;
     int r;
     for (r = 0; r < 10; r++) {
-        DT__PX_SROUND(a0, a1, a2, a3);
-        DT__PX_SROUND(b0, b1, b2, b3);
+        DT__PX_SROUND(a0, a1, a2, a3, k0, k1);
+        DT__PX_SROUND(b0, b1, b2, b3, k0, k1);
         k0 += DT__PX_W0;
         k1 += DT__PX_W1;
     }
     out[0] = a0; out[1] = a1; out[2] = a2; out[3] = a3;
     out[4] = b0; out[5] = b1; out[6] = b2; out[7] = b3;
 }
-#undef DT__PX_SROUND
 
 static void dt__px_gen_scalar(uint32_t k0, uint32_t k1, uint64_t b, uint32_t *out) {
     int i;
@@ -4390,31 +4602,7 @@ static const uint32_t *dt__px_words(dt__px *s, uint64_t pos) {
     return s->buf + (size_t)(pos - 4 * s->b);
 }
 
-/* ---- words -> values (the documented mapping) ---- */
-
-
-DT__ELEMENTAL uint64_t dt__w64(const uint32_t *w) { return (uint64_t)w[1] << 32 | w[0]; }
-DT__ELEMENTAL float dt__u24(uint32_t w) { return (float)(int32_t)(w >> 8) * 5.9604644775390625e-08f; }
-DT__ELEMENTAL double dt__u53(uint64_t x) { return (double)(int64_t)(x >> 11) * 1.1102230246251565e-16; }
-
-/* the next value toward -inf (finite x): the step that keeps a rounded uniform below hi */
-static float dt__down_f32(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u = (u & 0x7fffffffu) == 0 ? 0x80000001u : (u >> 31) ? u + 1 : u - 1;
-    memcpy(&x, &u, 4);
-    return x;
-}
-static double dt__down_f64(double x) {
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    u = (u & 0x7fffffffffffffffull) == 0 ? 0x8000000000000001ull : (u >> 63) ? u + 1 : u - 1;
-    memcpy(&x, &u, 8);
-    return x;
-}
-static uint16_t dt__down_half(uint16_t h) {
-    return (uint16_t)((h & 0x7fffu) == 0 ? 0x8001u : (h >> 15) ? h + 1u : h - 1u);
-}
+/* (words -> values, dt__w64/u24/u53 and dt__down_*: >>math) */
 
 /* store n values of working type (float for F32/F16/BF16, double for F64) as t */
 static void dt__rng_store_f(dt_dtype t, const float *v, void *y, size_t i0, size_t n) {
@@ -4469,150 +4657,15 @@ static void dt__rng_uniform(const dt__rng_op *op, const uint32_t *wv, void *y, s
     }
 }
 
-/* Box-Muller's log, sin and cos are the library's own, not libm's: libm
-   results differ between libraries (glibc's logf/sinf/cosf are not
-   correctly rounded on ~1% of these arguments) and from CUDA's, and the
-   values must be the same bits everywhere (dtensor_cuda.h computes these
-   same operations on the GPU). Double arithmetic, +, *, / only, each
-   rounded once (C99 does not contract them into fma unless asked).
-   log x, x > 0 normal: x = m 2^e, m in (sqrt(1/2), sqrt(2)], log m =
-   2 atanh(s), s = (m-1)/(m+1), |s| < 0.1716, the series to s^23; ln 2 split
-   so that e * its high part is exact. Within a few ulp of log. */
-static double dt__bm_log(double x) {
-    uint64_t u;
-    int e;
-    double m, s, z, p;
-    memcpy(&u, &x, 8);
-    e = (int)((u >> 52) & 0x7ff) - 1023;
-    u = (u & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
-    memcpy(&m, &u, 8);
-    if (m > 1.4142135623730951) { m = m * 0.5; e++; }
-    s = (m - 1.0) / (m + 1.0);
-    z = s * s;
-    p = 1.0 / 23;
-    p = p * z + 1.0 / 21;
-    p = p * z + 1.0 / 19;
-    p = p * z + 1.0 / 17;
-    p = p * z + 1.0 / 15;
-    p = p * z + 1.0 / 13;
-    p = p * z + 1.0 / 11;
-    p = p * z + 1.0 / 9;
-    p = p * z + 1.0 / 7;
-    p = p * z + 1.0 / 5;
-    p = p * z + 1.0 / 3;
-    return ((double)e * 6.93147180369123816490e-01 + (double)e * 1.90821492927058770002e-10) + ((2.0 * s) * z * p + 2.0 * s);
-}
-
-/* sin and cos of th in [0, 8): th - k pi/2 with pi/2 in three 33-bit parts
-   (k * part exact), Taylor polynomials on |r| <= pi/4, the quadrant k & 3 */
-static void dt__bm_sincos(double th, double *sn, double *cs) {
-    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050630396597660e-11, p3 = 2.02226624879595063154e-21;
-    double k = (double)(int)(th * 0.63661977236758134308 + 0.5), r, z, s, c;
-    int q = (int)k & 3;
-    r = ((th - k * p1) - k * p2) - k * p3;
-    z = r * r;
-    s = -1.0 / 121645100408832000.0; /* -1/19! */
-    s = s * z + 1.0 / 355687428096000.0;
-    s = s * z + -1.0 / 1307674368000.0;
-    s = s * z + 1.0 / 6227020800.0;
-    s = s * z + -1.0 / 39916800.0;
-    s = s * z + 1.0 / 362880.0;
-    s = s * z + -1.0 / 5040.0;
-    s = s * z + 1.0 / 120.0;
-    s = s * z + -1.0 / 6.0;
-    s = s * z * r + r;
-    c = 1.0 / 6402373705728000.0; /* 1/18! */
-    c = c * z + -1.0 / 20922789888000.0;
-    c = c * z + 1.0 / 87178291200.0;
-    c = c * z + -1.0 / 479001600.0;
-    c = c * z + 1.0 / 3628800.0;
-    c = c * z + -1.0 / 40320.0;
-    c = c * z + 1.0 / 720.0;
-    c = c * z + -1.0 / 24.0;
-    c = c * z + 0.5;
-    c = 1.0 - c * z;
-    switch (q) {
-    case 0: *sn = s; *cs = c; break;
-    case 1: *sn = c; *cs = -s; break;
-    case 2: *sn = -s; *cs = -c; break;
-    default: *sn = -c; *cs = s; break;
-    }
-}
-
-/* The F32 kind's: the same method with the series cut where float no
-   longer sees them (errors below 2^-38 relative), and the quadrant picked
-   by selects rather than a switch, so the loop over pairs can vectorise.
-   x in (0, 1] and th in [0, 8), floats. */
-static float dt__bm_logf(float x) {
-    uint32_t u, mb;
-    float mf;
-    int e, big;
-    double m, s, z, p;
-    memcpy(&u, &x, 4);
-    e = (int)(u >> 23) - 127;
-    mb = (u & 0x7fffffu) | 0x3f800000u;
-    memcpy(&mf, &mb, 4);
-    m = (double)mf;
-    big = m > 1.4142135623730951;
-    m = big ? m * 0.5 : m;
-    e += big;
-    s = (m - 1.0) / (m + 1.0);
-    z = s * s;
-    p = 1.0 / 13;
-    p = p * z + 1.0 / 11;
-    p = p * z + 1.0 / 9;
-    p = p * z + 1.0 / 7;
-    p = p * z + 1.0 / 5;
-    p = p * z + 1.0 / 3;
-    return (float)((double)e * 0.69314718055994530942 + ((2.0 * s) * z * p + 2.0 * s));
-}
-
-static void dt__bm_sincosf(float thf, float *sn, float *cs) {
-    double th = (double)thf, k = (double)(int)(th * 0.63661977236758134308 + 0.5), r, z, s, c, ss, cc;
-    int q = (int)k & 3;
-    r = (th - k * 1.57079632673412561417e+00) - k * 6.07710050650619224932e-11;
-    z = r * r;
-    s = 1.0 / 6227020800.0;
-    s = s * z + -1.0 / 39916800.0;
-    s = s * z + 1.0 / 362880.0;
-    s = s * z + -1.0 / 5040.0;
-    s = s * z + 1.0 / 120.0;
-    s = s * z + -1.0 / 6.0;
-    s = s * z * r + r;
-    c = 1.0 / 87178291200.0;
-    c = c * z + -1.0 / 479001600.0;
-    c = c * z + 1.0 / 3628800.0;
-    c = c * z + -1.0 / 40320.0;
-    c = c * z + 1.0 / 720.0;
-    c = c * z + -1.0 / 24.0;
-    c = c * z + 0.5;
-    c = 1.0 - c * z;
-    ss = (q & 1) ? c : s; /* quadrants 0..3: (s, c), (c, -s), (-s, -c), (-c, s) */
-    cc = (q & 1) ? s : c;
-    *sn = (float)((q & 2) ? -ss : ss);
-    *cs = (float)(((q + 1) & 2) ? -cc : cc);
-}
-
+/* Box-Muller: dt__bm_pair_f / dt__bm_pair_d (>>math, the GPU's too) */
 /* Box-Muller over npairs pairs into z[2k], z[2k+1] (working precision) */
 static void dt__rng_normal_f(const uint32_t *wv, float *z, size_t npairs) {
     size_t k;
-    for (k = 0; k < npairs; k++) {
-        float u1 = dt__u24(wv[2 * k]), u2 = dt__u24(wv[2 * k + 1]), s, c;
-        float r = sqrtf(-2.0f * dt__bm_logf(1.0f - u1)), th = 6.28318530717958647692f * u2;
-        dt__bm_sincosf(th, &s, &c);
-        z[2 * k] = r * c;
-        z[2 * k + 1] = r * s;
-    }
+    for (k = 0; k < npairs; k++) dt__bm_pair_f(wv[2 * k], wv[2 * k + 1], &z[2 * k], &z[2 * k + 1]);
 }
 static void dt__rng_normal_d(const uint32_t *wv, double *z, size_t npairs) {
     size_t k;
-    for (k = 0; k < npairs; k++) {
-        double u1 = dt__u53(dt__w64(wv + 4 * k)), u2 = dt__u53(dt__w64(wv + 4 * k + 2));
-        double r = sqrt(-2.0 * dt__bm_log(1.0 - u1)), th = 6.28318530717958647692 * u2, s, c;
-        dt__bm_sincos(th, &s, &c);
-        z[2 * k] = r * c;
-        z[2 * k + 1] = r * s;
-    }
+    for (k = 0; k < npairs; k++) dt__bm_pair_d(dt__w64(wv + 4 * k), dt__w64(wv + 4 * k + 2), &z[2 * k], &z[2 * k + 1]);
 }
 
 /* keep flags: u < p as an integer compare (u24 < thr, u53 < thr) */
@@ -4652,47 +4705,9 @@ static void dt__rng_store_flags(dt_dtype t, const uint8_t *k, void *y, size_t i0
     }
 }
 
-/* high and low 64 bits of a * b, portably */
-static uint64_t dt__mul64(uint64_t a, uint64_t b, uint64_t *lo) {
-    uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
-    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-    uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
-    *lo = (mid << 32) | (ll & 0xffffffffu);
-    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-}
-
-/* Lemire's multiply-shift with rejection: x * R / 2^bits, redrawing x from
-   the same position with counter word 2 = 1, 2, ... while it falls in the
-   biased low part, so every result in [0, R) has the same probability */
+/* Lemire's bounded draw with redraws (dt__px_bounded, >>math) */
 static uint64_t dt__rng_bounded(const dt__px *s, const dt__rng_op *op, uint64_t pos, uint64_t x) {
-    uint64_t R = op->range;
-    uint32_t attempt = 0;
-    if (op->w == 1) {
-        uint64_t m;
-        uint32_t t;
-        if (R == ((uint64_t)1 << 32)) return x;
-        m = x * R;
-        if ((uint32_t)m < (uint32_t)R) {
-            t = (uint32_t)(0u - (uint32_t)R) % (uint32_t)R;
-            while ((uint32_t)m < t) {
-                x = dt__px_word_at(s->k0, s->k1, pos, ++attempt);
-                m = x * R;
-            }
-        }
-        return m >> 32;
-    } else {
-        uint64_t lo, hi = dt__mul64(x, R, &lo);
-        if (lo < R) {
-            uint64_t t = (0u - R) % R;
-            while (lo < t) {
-                ++attempt;
-                x = (uint64_t)dt__px_word_at(s->k0, s->k1, pos + 1, attempt) << 32 |
-                    dt__px_word_at(s->k0, s->k1, pos, attempt);
-                hi = dt__mul64(x, R, &lo);
-            }
-        }
-        return hi;
-    }
+    return dt__px_bounded(s->k0, s->k1, op->w, op->range, pos, x);
 }
 
 /* element values for elements [i0, i0+n) of the local buffer y from the

@@ -363,102 +363,15 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
    cuBLAS's. Which NaN a two-NaN operation returns is not specified (the
    GPU gives its canonical NaN). */
 
-/* ---- bits, and arithmetic nvcc must not contract ----
-   nvcc fuses a*b+c into one fma in device code by default; the host rounds
-   twice. Where the result must equal the host's bit for bit (random
-   values, dt__expf, axpy) the products and sums go through these. */
-DT__CU_HD uint32_t dt__cu_fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-DT__CU_HD float dt__cu_bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-DT__CU_HD uint64_t dt__cu_dbits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
-DT__CU_HD double dt__cu_bitsd(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
+/* the names the unary and binary element functions below use for
+   dtensor.h's DT__FMUL & co. (>>math: arithmetic nvcc must not contract) */
+#define DT__CU_FMUL DT__FMUL
+#define DT__CU_FADD DT__FADD
+#define DT__CU_DMUL DT__DMUL
+#define DT__CU_DADD DT__DADD
 
-#ifdef __CUDA_ARCH__
-#define DT__CU_FMUL(a, b) __fmul_rn(a, b)
-#define DT__CU_FADD(a, b) __fadd_rn(a, b)
-#define DT__CU_DMUL(a, b) __dmul_rn(a, b)
-#define DT__CU_DADD(a, b) __dadd_rn(a, b)
-#else
-#define DT__CU_FMUL(a, b) ((a) * (b))
-#define DT__CU_FADD(a, b) ((a) + (b))
-#define DT__CU_DMUL(a, b) ((a) * (b))
-#define DT__CU_DADD(a, b) ((a) + (b))
-#endif
-
-/* ---- F16 / BF16 <-> float, round to nearest even (dt__f32_to_f16 & co.) ---- */
-
-DT__CU_HD uint16_t dt__cu_f2h(float f) {
-    uint32_t x = dt__cu_fbits(f), sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu, h, rem;
-    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu)); /* quiet NaN, payload kept */
-    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);                       /* inf, or rounds past 65504 */
-    if (a < 0x38800000u) {                                                         /* a half subnormal (or 0) */
-        uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift, half;
-        if (a < 0x33000000u) return (uint16_t)sign;                                /* below half the least */
-        shift = 126u - e;
-        h = m >> shift;
-        rem = m & ((1u << shift) - 1u);
-        half = 1u << (shift - 1u);
-        if (rem > half || (rem == half && (h & 1u))) h++;
-        return (uint16_t)(sign | h);
-    }
-    h = (a >> 13) - ((127u - 15u) << 10);
-    rem = a & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* a carry bumps the exponent, as it should */
-    return (uint16_t)(sign | h);
-}
-
-DT__CU_HD float dt__cu_h2f(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    if (e == 0) {
-        if (m == 0) return dt__cu_bitsf(sign);
-        e = 113;
-        while (!(m & 0x400u)) { m <<= 1; e--; }
-        return dt__cu_bitsf(sign | (e << 23) | ((m & 0x3ffu) << 13));
-    }
-    if (e == 31) return dt__cu_bitsf(sign | 0x7f800000u | (m << 13));
-    return dt__cu_bitsf(sign | ((e + 112u) << 23) | (m << 13));
-}
-
-DT__CU_HD uint16_t dt__cu_f2b(float f) {
-    uint32_t x = dt__cu_fbits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
-DT__CU_HD float dt__cu_b2f(uint16_t h) { return dt__cu_bitsf((uint32_t)h << 16); }
-
-/* ---- the host's careful conversions ---- */
-
-/* double -> float rounded to odd, so that a following half narrowing rounds once */
-DT__CU_HD float dt__cu_f64_to_f32_odd(double d) {
-    float f = (float)d;
-    uint32_t u;
-    if ((double)f == d || d != d) return f;
-    u = dt__cu_fbits(f);
-    if (fabs((double)f) > fabs(d)) u -= 1u;
-    return dt__cu_bitsf(u | 1u);
-}
-
-/* int64 -> double rounded to odd (bits past 53 folded into a sticky bit) */
-DT__CU_HD double dt__cu_i64_to_f64_odd(int64_t x) {
-    uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-    int s = 0;
-    double d;
-    while ((m >> s) >> 53) s++;
-    /* (m >> s) has at most 53 bits: exact in double, and 2^s scales exactly */
-    d = s ? (double)((m >> s) | (uint64_t)((m & (((uint64_t)1 << s) - 1)) != 0)) * (double)((uint64_t)1 << s)
-          : (double)m;
-    return x < 0 ? -d : d;
-}
-
-/* float -> integer: truncation toward zero, saturating, NaN -> 0 */
-DT__CU_HD int64_t dt__cu_sat_i64(double v, int64_t lo, int64_t hi) {
-    int64_t r;
-    if (v != v) return 0;
-    if (v >= 9223372036854775808.0) return hi;
-    if (v < -9223372036854775808.0) return lo;
-    r = (int64_t)v;
-    return r < lo ? lo : r > hi ? hi : r;
-}
+/* (F16/BF16 <-> float, dt__f64_to_f32_odd, dt__i64_to_f64_odd and
+   dt__sat_i64 are dtensor.h's >>math functions, __host__ __device__ here) */
 
 DT__CU_HD int dt__cu_is_int(dt_dtype t) { return t == DT_I32 || t == DT_I64 || t == DT_U8; }
 DT__CU_HD size_t dt__cu_es(dt_dtype t) {
@@ -472,22 +385,22 @@ DT__CU_HD size_t dt__cu_es(dt_dtype t) {
    an integer dtype keeping the low bits. */
 DT__CU_HD float dt__cu_ld_f32(dt_dtype t, const void *p, int64_t i) {
     if (t == DT_F32) return ((const float *)p)[i];
-    if (t == DT_F16) return dt__cu_h2f(((const uint16_t *)p)[i]);
-    return dt__cu_b2f(((const uint16_t *)p)[i]);
+    if (t == DT_F16) return dt__h2f(((const uint16_t *)p)[i]);
+    return dt__b2f(((const uint16_t *)p)[i]);
 }
 
 DT__CU_HD void dt__cu_st_f32(dt_dtype t, void *p, int64_t i, float v) {
     if (t == DT_F32) ((float *)p)[i] = v;
-    else if (t == DT_F16) ((uint16_t *)p)[i] = dt__cu_f2h(v);
-    else ((uint16_t *)p)[i] = dt__cu_f2b(v);
+    else if (t == DT_F16) ((uint16_t *)p)[i] = dt__f2h(v);
+    else ((uint16_t *)p)[i] = dt__f2b(v);
 }
 
 DT__CU_HD double dt__cu_ld_f64(dt_dtype t, const void *p, int64_t i) {
     switch (t) {
     case DT_F64: return ((const double *)p)[i];
     case DT_F32: return (double)((const float *)p)[i];
-    case DT_F16: return (double)dt__cu_h2f(((const uint16_t *)p)[i]);
-    case DT_BF16: return (double)dt__cu_b2f(((const uint16_t *)p)[i]);
+    case DT_F16: return (double)dt__h2f(((const uint16_t *)p)[i]);
+    case DT_BF16: return (double)dt__b2f(((const uint16_t *)p)[i]);
     case DT_I32: return (double)((const int32_t *)p)[i];
     case DT_I64: return (double)((const int64_t *)p)[i];
     default: return (double)((const uint8_t *)p)[i];
@@ -498,11 +411,11 @@ DT__CU_HD void dt__cu_st_f64(dt_dtype t, void *p, int64_t i, double v) {
     switch (t) {
     case DT_F64: ((double *)p)[i] = v; break;
     case DT_F32: ((float *)p)[i] = (float)v; break;
-    case DT_F16: ((uint16_t *)p)[i] = dt__cu_f2h(dt__cu_f64_to_f32_odd(v)); break;
-    case DT_BF16: ((uint16_t *)p)[i] = dt__cu_f2b(dt__cu_f64_to_f32_odd(v)); break;
-    case DT_I32: ((int32_t *)p)[i] = (int32_t)dt__cu_sat_i64(v, INT32_MIN, INT32_MAX); break;
-    case DT_I64: ((int64_t *)p)[i] = dt__cu_sat_i64(v, INT64_MIN, INT64_MAX); break;
-    default: ((uint8_t *)p)[i] = (uint8_t)dt__cu_sat_i64(v, 0, UINT8_MAX); break;
+    case DT_F16: ((uint16_t *)p)[i] = dt__f2h(dt__f64_to_f32_odd(v)); break;
+    case DT_BF16: ((uint16_t *)p)[i] = dt__f2b(dt__f64_to_f32_odd(v)); break;
+    case DT_I32: ((int32_t *)p)[i] = (int32_t)dt__sat_i64(v, INT32_MIN, INT32_MAX); break;
+    case DT_I64: ((int64_t *)p)[i] = dt__sat_i64(v, INT64_MIN, INT64_MAX); break;
+    default: ((uint8_t *)p)[i] = (uint8_t)dt__sat_i64(v, 0, UINT8_MAX); break;
     }
 }
 
@@ -510,7 +423,7 @@ DT__CU_HD int64_t dt__cu_ld_i64(dt_dtype t, const void *p, int64_t i) {
     if (t == DT_I32) return ((const int32_t *)p)[i];
     if (t == DT_U8) return ((const uint8_t *)p)[i];
     if (t == DT_I64) return ((const int64_t *)p)[i];
-    return dt__cu_sat_i64(dt__cu_ld_f64(t, p, i), INT64_MIN, INT64_MAX); /* never passed: the host saturates too */
+    return dt__sat_i64(dt__cu_ld_f64(t, p, i), INT64_MIN, INT64_MAX); /* never passed: the host saturates too */
 }
 
 DT__CU_HD void dt__cu_st_i64(dt_dtype t, void *p, int64_t i, int64_t v) {
@@ -523,9 +436,9 @@ DT__CU_HD void dt__cu_st_i64(dt_dtype t, void *p, int64_t i, int64_t v) {
 /* int64 -> a float dtype, rounded once */
 DT__CU_HD void dt__cu_st_i64_as_float(dt_dtype t, void *p, int64_t i, int64_t v) {
     if (t == DT_F64) ((double *)p)[i] = (double)v;
-    else if (t == DT_F32) ((float *)p)[i] = (float)dt__cu_i64_to_f64_odd(v);
-    else if (t == DT_F16) ((uint16_t *)p)[i] = dt__cu_f2h(dt__cu_f64_to_f32_odd(dt__cu_i64_to_f64_odd(v)));
-    else ((uint16_t *)p)[i] = dt__cu_f2b(dt__cu_f64_to_f32_odd(dt__cu_i64_to_f64_odd(v)));
+    else if (t == DT_F32) ((float *)p)[i] = (float)dt__i64_to_f64_odd(v);
+    else if (t == DT_F16) ((uint16_t *)p)[i] = dt__f2h(dt__f64_to_f32_odd(dt__i64_to_f64_odd(v)));
+    else ((uint16_t *)p)[i] = dt__f2b(dt__f64_to_f32_odd(dt__i64_to_f64_odd(v)));
 }
 
 /* element i of a cast: the rules of dt__k_cast */
@@ -546,24 +459,8 @@ DT__CU_HD void dt__cu_cast_elem(dt_dtype from, const void *x, dt_dtype to, void 
     }
 }
 
-/* ---- dt__expf, operation for operation ---- */
-DT__CU_HD float dt__cu_expf(float x) {
-    const float magic = 12582912.0f;
-    float xc = x > 104.0f ? 104.0f : x < -104.0f ? -104.0f : x;
-    float t = DT__CU_FADD(DT__CU_FMUL(xc, 1.44269504088896341f), magic), kf = t - magic, r, p;
-    int32_t k = (int32_t)(dt__cu_fbits(t) - dt__cu_fbits(magic)), k1;
-    r = DT__CU_FADD(DT__CU_FADD(xc, -DT__CU_FMUL(kf, 0.693145751953125f)), -DT__CU_FMUL(kf, 1.428606765330187045e-06f));
-    p = 1.0f / 5040.0f;
-    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f / 720.0f);
-    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f / 120.0f);
-    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f / 24.0f);
-    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f / 6.0f);
-    p = DT__CU_FADD(DT__CU_FMUL(p, r), 0.5f);
-    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f);
-    p = DT__CU_FADD(DT__CU_FMUL(p, r), 1.0f);
-    k1 = k / 2;
-    return DT__CU_FMUL(DT__CU_FMUL(p, dt__cu_bitsf((uint32_t)(k1 + 127) << 23)), dt__cu_bitsf((uint32_t)(k - k1 + 127) << 23));
-}
+/* the name the unary element functions below use for dtensor.h's dt__expf (>>math) */
+#define dt__cu_expf dt__expf
 
 /* ---- unary: one element in the working type ---- */
 #define DT__CU_INV_SQRT2 0.70710678118654752440
@@ -617,9 +514,9 @@ DT__CU_HD double dt__cu_unary_f64(dt__uop op, double x, double a) {
 }
 
 /* wrapping int64 arithmetic (signed overflow would be undefined) */
-DT__CU_HD int64_t dt__cu_iadd(int64_t p, int64_t q) { return (int64_t)((uint64_t)p + (uint64_t)q); }
-DT__CU_HD int64_t dt__cu_isub(int64_t p, int64_t q) { return (int64_t)((uint64_t)p - (uint64_t)q); }
-DT__CU_HD int64_t dt__cu_imul(int64_t p, int64_t q) { return (int64_t)((uint64_t)p * (uint64_t)q); }
+#define dt__cu_iadd(p, q) DT__IADD(p, q) /* dtensor.h's >>math */
+#define dt__cu_isub(p, q) DT__ISUB(p, q)
+#define dt__cu_imul(p, q) DT__IMUL(p, q)
 
 /* the float-only ops never reach integers; COPY and the rest copy */
 DT__CU_HD int64_t dt__cu_unary_i64(dt__uop op, int64_t x, int64_t a) {
@@ -705,220 +602,11 @@ DT__CU_HD void dt__cu_bgeom_offsets(const dt__bgeom *g, int64_t o, int64_t *ia, 
     *ib = b;
 }
 
-/* ---- Philox4x32-10 and the word -> value mapping (see dt_rand's comment) ---- */
-
-DT__CU_HD void dt__cu_philox(uint64_t block, uint32_t attempt, uint32_t k0, uint32_t k1, uint32_t out[4]) {
-    uint32_t x0 = (uint32_t)block, x1 = (uint32_t)(block >> 32), x2 = attempt, x3 = 0;
-    int r;
-    for (r = 0; r < 10; r++) {
-#ifdef __CUDA_ARCH__
-        uint32_t h0 = __umulhi(0xD2511F53u, x0), l0 = 0xD2511F53u * x0;
-        uint32_t h1 = __umulhi(0xCD9E8D57u, x2), l1 = 0xCD9E8D57u * x2;
-#else
-        uint64_t p0 = (uint64_t)0xD2511F53u * x0, p1 = (uint64_t)0xCD9E8D57u * x2;
-        uint32_t h0 = (uint32_t)(p0 >> 32), l0 = (uint32_t)p0, h1 = (uint32_t)(p1 >> 32), l1 = (uint32_t)p1;
-#endif
-        x0 = h1 ^ x1 ^ k0;
-        x1 = l1;
-        x2 = h0 ^ x3 ^ k1;
-        x3 = l0;
-        k0 += 0x9E3779B9u; /* the Weyl key increments */
-        k1 += 0xBB67AE85u;
-    }
-    out[0] = x0; out[1] = x1; out[2] = x2; out[3] = x3;
-}
-
-DT__CU_HD uint32_t dt__cu_px_word_at(uint32_t k0, uint32_t k1, uint64_t pos, uint32_t attempt) {
-    uint32_t o[4];
-    dt__cu_philox(pos >> 2, attempt, k0, k1, o);
-    return o[pos & 3u];
-}
-
-DT__CU_HD uint64_t dt__cu_w64(uint32_t lo, uint32_t hi) { return (uint64_t)hi << 32 | lo; }
-DT__CU_HD float dt__cu_u24(uint32_t w) { return (float)(int32_t)(w >> 8) * 5.9604644775390625e-08f; }
-DT__CU_HD double dt__cu_u53(uint64_t x) { return (double)(int64_t)(x >> 11) * 1.1102230246251565e-16; }
-
-/* the next value toward -inf (finite x) */
-DT__CU_HD float dt__cu_down_f32(float x) {
-    uint32_t u = dt__cu_fbits(x);
-    return dt__cu_bitsf((u & 0x7fffffffu) == 0 ? 0x80000001u : (u >> 31) ? u + 1 : u - 1);
-}
-DT__CU_HD double dt__cu_down_f64(double x) {
-    uint64_t u = dt__cu_dbits(x);
-    return dt__cu_bitsd((u & 0x7fffffffffffffffull) == 0 ? 0x8000000000000001ull : (u >> 63) ? u + 1 : u - 1);
-}
-DT__CU_HD uint16_t dt__cu_down_half(uint16_t h) {
-    return (uint16_t)((h & 0x7fffu) == 0 ? 0x8001u : (h >> 15) ? h + 1u : h - 1u);
-}
-
-/* Box-Muller's log and sin/cos: dtensor.h's dt__bm_log / dt__bm_sincos
-   (F64) and dt__bm_logf / dt__bm_sincosf (float kinds), the host's own
-   (libm's differ between C libraries and from CUDA's in the last bit),
-   operation for operation, in double with +, *, / only; the products and
-   sums through DT__CU_DMUL/DADD so nvcc fuses none of them.
-   tests/test_cuda_host.cu checks them bit for bit against the host's. */
-DT__CU_HD double dt__cu_log_d(double x) { /* x > 0, normal */
-    uint64_t u = dt__cu_dbits(x);
-    int e = (int)((u >> 52) & 0x7ff) - 1023;
-    double m = dt__cu_bitsd((u & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, z, p, lm;
-    if (m > 1.4142135623730951) { m = DT__CU_DMUL(m, 0.5); e++; }
-    /* log m = 2 atanh(s), s = (m-1)/(m+1), |s| < 0.1716: the series to s^23 */
-    s = (m - 1.0) / (m + 1.0);
-    z = DT__CU_DMUL(s, s);
-    p = 1.0 / 23;
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 21);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 19);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 17);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 15);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 13);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 11);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 9);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 7);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 5);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 3);
-    lm = DT__CU_DADD(DT__CU_DMUL(DT__CU_DMUL(DT__CU_DMUL(2.0, s), z), p), DT__CU_DMUL(2.0, s));
-    /* e * ln2 with ln2 split: the high part has 32 bits, so e * hi is exact */
-    return DT__CU_DADD(DT__CU_DADD(DT__CU_DMUL((double)e, 6.93147180369123816490e-01), DT__CU_DMUL((double)e, 1.90821492927058770002e-10)), lm);
-}
-
-/* sin and cos of th in [0, 8): Cody-Waite reduction by pi/2 (three parts
-   of 33 bits: k * part is exact), then Taylor polynomials on |r| <= pi/4 */
-DT__CU_HD void dt__cu_sincos_d(double th, double *sn, double *cs) {
-    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050630396597660e-11, p3 = 2.02226624879595063154e-21;
-    double k = (double)(int)DT__CU_DADD(DT__CU_DMUL(th, 0.63661977236758134308), 0.5), r, z, s, c;
-    int q = (int)k & 3;
-    r = DT__CU_DADD(DT__CU_DADD(DT__CU_DADD(th, -DT__CU_DMUL(k, p1)), -DT__CU_DMUL(k, p2)), -DT__CU_DMUL(k, p3));
-    z = DT__CU_DMUL(r, r);
-    s = -1.0 / 121645100408832000.0;                       /* -1/19! */
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 355687428096000.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 1307674368000.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 6227020800.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 39916800.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 362880.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 5040.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 120.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 6.0);
-    s = DT__CU_DADD(DT__CU_DMUL(DT__CU_DMUL(s, z), r), r);
-    c = 1.0 / 6402373705728000.0;                          /* 1/18! */
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 20922789888000.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 87178291200.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 479001600.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 3628800.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 40320.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 720.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 24.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), 0.5);
-    c = DT__CU_DADD(-DT__CU_DMUL(c, z), 1.0);
-    switch (q) {
-    case 0: *sn = s; *cs = c; break;
-    case 1: *sn = c; *cs = -s; break;
-    case 2: *sn = -s; *cs = -c; break;
-    default: *sn = -c; *cs = s; break;
-    }
-}
-
-/* the float kinds' log and sin/cos: dtensor.h's dt__bm_logf / dt__bm_sincosf */
-DT__CU_HD float dt__cu_logf(float x) {
-    uint32_t u = dt__cu_fbits(x);
-    int e = (int)(u >> 23) - 127, big;
-    double m = (double)dt__cu_bitsf((u & 0x7fffffu) | 0x3f800000u), s, z, p;
-    big = m > 1.4142135623730951;
-    m = big ? DT__CU_DMUL(m, 0.5) : m;
-    e += big;
-    s = (m - 1.0) / (m + 1.0);
-    z = DT__CU_DMUL(s, s);
-    p = 1.0 / 13;
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 11);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 9);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 7);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 5);
-    p = DT__CU_DADD(DT__CU_DMUL(p, z), 1.0 / 3);
-    return (float)DT__CU_DADD(DT__CU_DMUL((double)e, 0.69314718055994530942),
-                              DT__CU_DADD(DT__CU_DMUL(DT__CU_DMUL(DT__CU_DMUL(2.0, s), z), p), DT__CU_DMUL(2.0, s)));
-}
-
-DT__CU_HD void dt__cu_sincosf(float thf, float *sn, float *cs) {
-    double th = (double)thf, k = (double)(int)DT__CU_DADD(DT__CU_DMUL(th, 0.63661977236758134308), 0.5), r, z, s, c, ss, cc;
-    int q = (int)k & 3;
-    r = DT__CU_DADD(DT__CU_DADD(th, -DT__CU_DMUL(k, 1.57079632673412561417e+00)), -DT__CU_DMUL(k, 6.07710050650619224932e-11));
-    z = DT__CU_DMUL(r, r);
-    s = 1.0 / 6227020800.0;
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 39916800.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 362880.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 5040.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), 1.0 / 120.0);
-    s = DT__CU_DADD(DT__CU_DMUL(s, z), -1.0 / 6.0);
-    s = DT__CU_DADD(DT__CU_DMUL(DT__CU_DMUL(s, z), r), r);
-    c = 1.0 / 87178291200.0;
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 479001600.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 3628800.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 40320.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), 1.0 / 720.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), -1.0 / 24.0);
-    c = DT__CU_DADD(DT__CU_DMUL(c, z), 0.5);
-    c = DT__CU_DADD(-DT__CU_DMUL(c, z), 1.0);
-    ss = (q & 1) ? c : s;
-    cc = (q & 1) ? s : c;
-    *sn = (float)((q & 2) ? -ss : ss);
-    *cs = (float)(((q + 1) & 2) ? -cc : cc);
-}
-
-/* the F32-kind Box-Muller of one pair of words, as dt__rng_normal_f */
-DT__CU_HD void dt__cu_normal_f(uint32_t w0, uint32_t w1, float *z0, float *z1) {
-    float u1 = dt__cu_u24(w0), u2 = dt__cu_u24(w1), s, c;
-    float r = sqrtf(-2.0f * dt__cu_logf(1.0f - u1));
-    float th = 6.28318530717958647692f * u2;
-    dt__cu_sincosf(th, &s, &c);
-    *z0 = r * c;
-    *z1 = r * s;
-}
-
-/* the F64 Box-Muller (dt__rng_normal_d) */
-DT__CU_HD void dt__cu_normal_d(uint64_t x1, uint64_t x2, double *z0, double *z1) {
-    double u1 = dt__cu_u53(x1), u2 = dt__cu_u53(x2), s, c;
-    double r = sqrt(-2.0 * dt__cu_log_d(1.0 - u1)), th = 6.28318530717958647692 * u2;
-    dt__cu_sincos_d(th, &s, &c);
-    *z0 = r * c;
-    *z1 = r * s;
-}
-
-/* Lemire's bounded draw with redraws (dt__rng_bounded); pos: the element's first word */
-DT__CU_HD uint64_t dt__cu_bounded(uint32_t k0, uint32_t k1, int w, uint64_t R, uint64_t pos, uint64_t x) {
-    uint32_t attempt = 0;
-    if (w == 1) {
-        uint64_t m;
-        if (R == ((uint64_t)1 << 32)) return x;
-        m = x * R;
-        if ((uint32_t)m < (uint32_t)R) {
-            uint32_t t = (uint32_t)(0u - (uint32_t)R) % (uint32_t)R;
-            while ((uint32_t)m < t) {
-                x = dt__cu_px_word_at(k0, k1, pos, ++attempt);
-                m = x * R;
-            }
-        }
-        return m >> 32;
-    } else {
-        uint64_t lo, hi;
-#ifdef __CUDA_ARCH__
-        hi = __umul64hi(x, R); lo = x * R;
-#else
-        hi = dt__mul64(x, R, &lo);
-#endif
-        if (lo < R) {
-            uint64_t t = (0u - R) % R;
-            while (lo < t) {
-                ++attempt;
-                x = (uint64_t)dt__cu_px_word_at(k0, k1, pos + 1, attempt) << 32 | dt__cu_px_word_at(k0, k1, pos, attempt);
-#ifdef __CUDA_ARCH__
-                hi = __umul64hi(x, R); lo = x * R;
-#else
-                hi = dt__mul64(x, R, &lo);
-#endif
-            }
-        }
-        return hi;
-    }
-}
+/* ---- the random fill's element values (see dt_rand's comment) ----
+   Philox (dt__philox, dt__px_word_at), the word -> value mapping
+   (dt__w64, dt__u24, dt__u53, dt__down_*), Box-Muller (dt__bm_pair_f,
+   dt__bm_pair_d) and the bounded draw (dt__px_bounded) are dtensor.h's
+   >>math functions, the very ones the host kernel runs. */
 
 /* 0/1 as t's 0 and 1 */
 DT__CU_HD void dt__cu_st_flag(dt_dtype t, void *y, int64_t i, int k) {
@@ -938,8 +626,8 @@ DT__CU_HD void dt__cu_st_randint(dt_dtype t, void *y, int64_t i, int64_t v) {
     switch (t) {
     case DT_F32: ((float *)y)[i] = (float)v; break;
     case DT_F64: ((double *)y)[i] = (double)v; break;
-    case DT_F16: ((uint16_t *)y)[i] = dt__cu_f2h((float)v); break;
-    case DT_BF16: ((uint16_t *)y)[i] = dt__cu_f2b((float)v); break;
+    case DT_F16: ((uint16_t *)y)[i] = dt__f2h((float)v); break;
+    case DT_BF16: ((uint16_t *)y)[i] = dt__f2b((float)v); break;
     case DT_I32: ((int32_t *)y)[i] = (int32_t)v; break;
     case DT_I64: ((int64_t *)y)[i] = v; break;
     default: ((uint8_t *)y)[i] = (uint8_t)v; break;
@@ -950,23 +638,23 @@ DT__CU_HD void dt__cu_st_randint(dt_dtype t, void *y, int64_t i, int64_t v) {
 DT__CU_HD void dt__cu_uniform_elem(const dt__rng_op *op, const uint32_t *wv, void *y, int64_t i) {
     double lo = op->a, span = op->b - op->a;
     if (op->t == DT_F64) {
-        double v = dt__cu_u53(dt__cu_w64(wv[0], wv[1]));
+        double v = dt__u53(dt__w64(wv));
         if (!(lo == 0 && span == 1)) {
-            v = DT__CU_DADD(lo, DT__CU_DMUL(span, v));
-            while (v >= op->b) v = dt__cu_down_f64(v);
+            v = DT__DADD(lo, DT__DMUL(span, v));
+            while (v >= op->b) v = dt__down_f64(v);
         }
         ((double *)y)[i] = v;
     } else if (op->t == DT_F32) {
-        float v = dt__cu_u24(wv[0]);
+        float v = dt__u24(wv[0]);
         if (!(lo == 0 && span == 1)) {
-            v = (float)DT__CU_DADD(lo, DT__CU_DMUL(span, (double)v));
-            while ((double)v >= op->b) v = dt__cu_down_f32(v);
+            v = (float)DT__DADD(lo, DT__DMUL(span, (double)v));
+            while ((double)v >= op->b) v = dt__down_f32(v);
         }
         ((float *)y)[i] = v;
     } else { /* F16 / BF16: the double result rounded to float, then to the dtype */
-        float v = (float)DT__CU_DADD(lo, DT__CU_DMUL(span, (double)dt__cu_u24(wv[0])));
-        uint16_t h = op->t == DT_F16 ? dt__cu_f2h(v) : dt__cu_f2b(v);
-        while ((double)(op->t == DT_F16 ? dt__cu_h2f(h) : dt__cu_b2f(h)) >= op->b) h = dt__cu_down_half(h);
+        float v = (float)DT__DADD(lo, DT__DMUL(span, (double)dt__u24(wv[0])));
+        uint16_t h = op->t == DT_F16 ? dt__f2h(v) : dt__f2b(v);
+        while ((double)(op->t == DT_F16 ? dt__h2f(h) : dt__b2f(h)) >= op->b) h = dt__down_half(h);
         ((uint16_t *)y)[i] = h;
     }
 }
@@ -974,7 +662,7 @@ DT__CU_HD void dt__cu_uniform_elem(const dt__rng_op *op, const uint32_t *wv, voi
 /* bernoulli / dropout keep flag: u < p as an integer compare */
 DT__CU_HD int dt__cu_keep(const dt__rng_op *op, const uint32_t *wv) {
     if (op->w == 1) return (wv[0] >> 8) < (uint32_t)op->thr;
-    return (dt__cu_w64(wv[0], wv[1]) >> 11) < op->thr;
+    return (dt__w64(wv) >> 11) < op->thr;
 }
 
 /* one element of every kind but normal; pos: its first word's position */
@@ -983,8 +671,8 @@ DT__CU_HD void dt__cu_rng_elem(const dt__rng_op *op, const uint32_t *wv, uint64_
     case DT__RK_UNIFORM: dt__cu_uniform_elem(op, wv, y, i); break;
     case DT__RK_BERNOULLI: dt__cu_st_flag(op->t, y, i, dt__cu_keep(op, wv)); break;
     case DT__RK_RANDINT: {
-        uint64_t x = op->w == 1 ? wv[0] : dt__cu_w64(wv[0], wv[1]);
-        uint64_t r = dt__cu_bounded((uint32_t)op->seed, (uint32_t)(op->seed >> 32), op->w, op->range, pos, x);
+        uint64_t x = op->w == 1 ? wv[0] : dt__w64(wv);
+        uint64_t r = dt__px_bounded((uint32_t)op->seed, (uint32_t)(op->seed >> 32), op->w, op->range, pos, x);
         dt__cu_st_randint(op->t, y, i, (int64_t)((uint64_t)op->lo + r));
         break;
     }
@@ -1008,14 +696,14 @@ DT__CU_HD void dt__cu_rng_elem(const dt__rng_op *op, const uint32_t *wv, uint64_
 DT__CU_HD void dt__cu_normal_pair(const dt__rng_op *op, const uint32_t *wv, void *y, int64_t i0, int64_t i1) {
     if (op->t == DT_F64) {
         double z0, z1;
-        dt__cu_normal_d(dt__cu_w64(wv[0], wv[1]), dt__cu_w64(wv[2], wv[3]), &z0, &z1);
-        if (i0 >= 0) ((double *)y)[i0] = DT__CU_DADD(op->a, DT__CU_DMUL(op->b, z0));
-        if (i1 >= 0) ((double *)y)[i1] = DT__CU_DADD(op->a, DT__CU_DMUL(op->b, z1));
+        dt__bm_pair_d(dt__w64(wv), dt__w64(wv + 2), &z0, &z1);
+        if (i0 >= 0) ((double *)y)[i0] = DT__DADD(op->a, DT__DMUL(op->b, z0));
+        if (i1 >= 0) ((double *)y)[i1] = DT__DADD(op->a, DT__DMUL(op->b, z1));
     } else {
         float z0, z1, mean = (float)op->a, sd = (float)op->b;
-        dt__cu_normal_f(wv[0], wv[1], &z0, &z1);
-        if (i0 >= 0) dt__cu_st_f32(op->t, y, i0, DT__CU_FADD(mean, DT__CU_FMUL(sd, z0)));
-        if (i1 >= 0) dt__cu_st_f32(op->t, y, i1, DT__CU_FADD(mean, DT__CU_FMUL(sd, z1)));
+        dt__bm_pair_f(wv[0], wv[1], &z0, &z1);
+        if (i0 >= 0) dt__cu_st_f32(op->t, y, i0, DT__FADD(mean, DT__FMUL(sd, z0)));
+        if (i1 >= 0) dt__cu_st_f32(op->t, y, i1, DT__FADD(mean, DT__FMUL(sd, z1)));
     }
 }
 
@@ -1079,11 +767,11 @@ DT__CU_HD int dt__cu_rng_fast4(const dt__rng_op *op, const void *y, int64_t i) {
 DT__CU_HD void dt__cu_rng_store4(uint64_t blk, uint32_t k0, uint32_t k1, void *y, int64_t i) {
     uint32_t w[4];
     float *o = (float *)y + i;
-    dt__cu_philox(blk, 0, k0, k1, w);
+    dt__philox(blk, 0, k0, k1, w);
 #ifdef __CUDA_ARCH__
-    *(float4 *)(void *)o = make_float4(dt__cu_u24(w[0]), dt__cu_u24(w[1]), dt__cu_u24(w[2]), dt__cu_u24(w[3]));
+    *(float4 *)(void *)o = make_float4(dt__u24(w[0]), dt__u24(w[1]), dt__u24(w[2]), dt__u24(w[3]));
 #else
-    o[0] = dt__cu_u24(w[0]); o[1] = dt__cu_u24(w[1]); o[2] = dt__cu_u24(w[2]); o[3] = dt__cu_u24(w[3]);
+    o[0] = dt__u24(w[0]); o[1] = dt__u24(w[1]); o[2] = dt__u24(w[2]); o[3] = dt__u24(w[3]);
 #endif
 }
 
@@ -1112,12 +800,12 @@ DT__CU_HD void dt__cu_rng_item(const dt__rng_op *op, const dt__cu_rngplan *pl, u
         dt__cu_rng_store4(blk, k0, k1, y, (int64_t)(base + ua));
         return;
     }
-    dt__cu_philox(blk, 0, k0, k1, wv);
+    dt__philox(blk, 0, k0, k1, wv);
     for (u = ua; u < ub; u++) {
         uint64_t rel = u << sh, pos = p0 + rel;
         size_t k = (size_t)(rel + q0 - 4 * j); /* the unit's first word in wv */
         if (k + unit > 4 && !have_next) {
-            dt__cu_philox(blk + 1, 0, k0, k1, wv + 4);
+            dt__philox(blk + 1, 0, k0, k1, wv + 4);
             have_next = 1;
         }
         if (pl->pair) {
@@ -1162,7 +850,7 @@ DT__CU_HD int dt__cu_arg_wins(int isint, const dt__cu_racc *b, const dt__cu_racc
 DT__CU_HD void dt__cu_racc_merge(dt__rop op, int isint, dt__cu_racc *a, const dt__cu_racc *b) {
     switch (op) {
     case DT__R_SUM: case DT__R_SUMSQ:
-        if (isint) a->iv = dt__cu_iadd(a->iv, b->iv);
+        if (isint) a->iv = DT__IADD(a->iv, b->iv);
         else a->v += b->v;
         break;
     case DT__R_MAX:
@@ -1185,7 +873,7 @@ DT__CU_HD void dt__cu_racc_add(dt__rop op, dt_dtype t, dt__cu_racc *a, const voi
     int isint = dt__cu_is_int(t);
     if (isint) {
         e.iv = dt__cu_ld_i64(t, x, off);
-        if (op == DT__R_SUMSQ) e.iv = dt__cu_imul(e.iv, e.iv);
+        if (op == DT__R_SUMSQ) e.iv = DT__IMUL(e.iv, e.iv);
         e.v = 0;
     } else {
         e.v = dt__cu_ld_f64(t, x, off);
@@ -1460,12 +1148,12 @@ __global__ void dt__cu_softmax_kernel(dt_dtype t, const void *x, void *y, int64_
             }
         } else {
             float mf = (float)m, f;
-            for (i = threadIdx.x; i < n; i += blockDim.x) s += (double)dt__cu_expf(dt__cu_ld_f32(t, x, base + i * inner) - mf);
+            for (i = threadIdx.x; i < n; i += blockDim.x) s += (double)dt__expf(dt__cu_ld_f32(t, x, base + i * inner) - mf);
             s = dt__cu_block_sum(s);
             f = want_log ? logf((float)s) : (float)(1.0 / s);
             for (i = threadIdx.x; i < n; i += blockDim.x) {
                 float v = dt__cu_ld_f32(t, x, base + i * inner) - mf;
-                dt__cu_st_f32(t, y, base + i * inner, want_log ? v - f : dt__cu_expf(v) * f);
+                dt__cu_st_f32(t, y, base + i * inner, want_log ? v - f : dt__expf(v) * f);
             }
         }
     }
@@ -1542,7 +1230,7 @@ __global__ void dt__cu_xent_kernel(dt_dtype t, const void *x, int64_t rows, int6
                 for (c = threadIdx.x; c < ncls; c += blockDim.x) s += exp(((const double *)x)[off + c] - M[r]);
             else
                 for (c = threadIdx.x; c < ncls; c += blockDim.x)
-                    s += (double)dt__cu_expf(dt__cu_ld_f32(t, x, off + c) - (float)M[r]);
+                    s += (double)dt__expf(dt__cu_ld_f32(t, x, off + c) - (float)M[r]);
             s = dt__cu_block_sum(s);
             if (threadIdx.x == 0) sumexp[r] = s;
         }
@@ -1641,11 +1329,11 @@ DT__CU_HD void dt__cu_gemm_elem(dt_dtype t, int64_t i, int64_t j, int64_t k, dou
                                 int64_t csc) {
     int64_t p, co = i * rsc + j * csc;
     if (dt__cu_is_int(t)) {
-        int64_t s = 0, al = dt__cu_sat_i64(alpha, INT64_MIN, INT64_MAX), be = dt__cu_sat_i64(beta, INT64_MIN, INT64_MAX);
+        int64_t s = 0, al = dt__sat_i64(alpha, INT64_MIN, INT64_MAX), be = dt__sat_i64(beta, INT64_MIN, INT64_MAX);
         for (p = 0; p < k; p++)
-            s = dt__cu_iadd(s, dt__cu_imul(dt__cu_ld_i64(t, a, i * rsa + p * csa), dt__cu_ld_i64(t, b, p * rsb + j * csb)));
-        s = dt__cu_imul(al, s);
-        if (beta != 0.0) s = dt__cu_iadd(s, dt__cu_imul(be, dt__cu_ld_i64(t, c, co)));
+            s = DT__IADD(s, DT__IMUL(dt__cu_ld_i64(t, a, i * rsa + p * csa), dt__cu_ld_i64(t, b, p * rsb + j * csb)));
+        s = DT__IMUL(al, s);
+        if (beta != 0.0) s = DT__IADD(s, DT__IMUL(be, dt__cu_ld_i64(t, c, co)));
         dt__cu_st_i64(t, c, co, s);
     } else if (t == DT_F64) {
         double s = 0.0;

@@ -7,7 +7,9 @@
    runs those functions on the host and compares them with dtensor.h's
    host kernels (dt__k_*), which define the semantics:
 
-   1. F16/BF16 conversions: every half, and floats across the whole range.
+   1. F16/BF16 conversions (dtensor.h's >>math, the one copy both sides
+      run): every half, and floats across the whole range, against the
+      straightforward branchy reference below.
    2. Unary, binary and cast element functions over special values (NaN,
       +-inf, -0, subnormals, integer extremes) for every dtype, bit for bit;
       binary also through random broadcast/transposed geometries.
@@ -56,32 +58,85 @@ static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
 /* ------------------------------------------------------------ 1. halves */
 
+/* The reference: IEEE half <-> float, round to nearest even, written the
+   obvious way (branches, a loop for subnormals), independent of the
+   branchless dt__f2h & co. that host and device share. */
+static uint16_t ref_f2h(float f) {
+    uint32_t x, sign, absx, h, rem;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000u;
+    absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u) /* inf, nan (keep it a quiet nan) */
+        return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
+    if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds past 65504 */
+    if (absx < 0x38800000u) {                                     /* half subnormal */
+        uint32_t e = absx >> 23, m = (absx & 0x7fffffu) | 0x800000u, shift, half;
+        if (absx < 0x33000000u) return (uint16_t)sign;
+        shift = 126u - e;
+        h = m >> shift;
+        rem = m & ((1u << shift) - 1u);
+        half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (h & 1u))) h++;
+        return (uint16_t)(sign | h);
+    }
+    h = (absx >> 13) - ((127u - 15u) << 10);
+    rem = absx & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static float ref_h2f(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+    float f;
+    if (e == 0) {
+        if (m == 0) x = sign;
+        else {
+            e = 113;
+            while (!(m & 0x400u)) { m <<= 1; e--; }
+            x = sign | (e << 23) | ((m & 0x3ffu) << 13);
+        }
+    } else if (e == 31) x = sign | 0x7f800000u | (m << 13);
+    else x = sign | ((e + 112u) << 23) | (m << 13);
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static uint16_t ref_f2b(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+static float ref_b2f(uint16_t h) { return u2f((uint32_t)h << 16); }
+
 static void test_halves(void) {
     uint64_t x;
     section_begin();
     for (x = 0; x < 65536; x++) {
         uint16_t h = (uint16_t)x;
         checked += 2;
-        CHECK(f2u(dt__cu_h2f(h)) == f2u(dt__f16_to_f32(h)), "h2f(%04x)", (unsigned)h);
-        CHECK(f2u(dt__cu_b2f(h)) == f2u(dt__bf16_to_f32(h)), "b2f(%04x)", (unsigned)h);
+        CHECK(f2u(dt__h2f(h)) == f2u(ref_h2f(h)), "h2f(%04x)", (unsigned)h);
+        CHECK(f2u(dt__b2f(h)) == f2u(ref_b2f(h)), "b2f(%04x)", (unsigned)h);
     }
     /* every float whose low bits are a fixed odd stride apart, plus the
        neighbourhood of every half boundary (where rounding is decided) */
     for (x = 0; x < ((uint64_t)1 << 32); x += 251) {
         float f = u2f((uint32_t)x);
         checked += 2;
-        CHECK(dt__cu_f2h(f) == dt__f32_to_f16(f), "f2h(%08x)", (unsigned)x);
-        CHECK(dt__cu_f2b(f) == dt__f32_to_bf16(f), "f2b(%08x)", (unsigned)x);
+        CHECK(dt__f2h(f) == ref_f2h(f), "f2h(%08x)", (unsigned)x);
+        CHECK(dt__f2b(f) == ref_f2b(f), "f2b(%08x)", (unsigned)x);
     }
     for (x = 0; x < 65536; x++) {
-        uint32_t mid = f2u(dt__f16_to_f32((uint16_t)x)) + 0x1000u, d; /* halfway to the next half (normals) */
+        uint32_t mid = f2u(ref_h2f((uint16_t)x)) + 0x1000u, d; /* halfway to the next half (normals) */
         for (d = 0; d < 5; d++) {
             uint32_t v = mid - 2 + d;
             checked++;
-            CHECK(dt__cu_f2h(u2f(v)) == dt__f32_to_f16(u2f(v)), "f2h(%08x)", (unsigned)v);
+            CHECK(dt__f2h(u2f(v)) == ref_f2h(u2f(v)), "f2h(%08x)", (unsigned)v);
             v = ((uint32_t)x << 16) + 0x8000u - 2 + d; /* bf16 halfway points */
             checked++;
-            CHECK(dt__cu_f2b(u2f(v)) == dt__f32_to_bf16(u2f(v)), "f2b(%08x)", (unsigned)v);
+            CHECK(dt__f2b(u2f(v)) == ref_f2b(u2f(v)), "f2b(%08x)", (unsigned)v);
         }
     }
     section_end("halves");
@@ -307,23 +362,21 @@ static void test_cast(void) {
 
 /* ------------------------------------------------------------ 3. rng */
 
-/* Box-Muller's log and sin/cos: the device's against dtensor.h's, on every
-   F32 argument the generator produces and on random F64 ones; and, for
-   the record, how often the float ones and glibc's logf/sinf/cosf are
-   not the correctly rounded value */
+/* Box-Muller's log and sin/cos (dtensor.h's >>math, the one copy host and
+   device run): within one ulp of the correctly rounded value on every F32
+   argument the generator produces, and within a few ulp of libm's double
+   functions on random F64 ones; and, for the record, how often the float
+   ones and glibc's logf/sinf/cosf are not the correctly rounded value */
 static void test_boxmuller_math(dtt_rng *rng) {
     uint32_t k;
-    long bad = 0, glibc_log = 0, glibc_trig = 0, ours_log = 0, ours_trig = 0;
+    long glibc_log = 0, glibc_trig = 0, ours_log = 0, ours_trig = 0;
     int i;
     section_begin();
     for (k = 0; k < (1u << 24); k++) {
         float u = (float)(int32_t)k * 5.9604644775390625e-08f; /* u24 of word k << 8 */
-        float x = 1.0f - u, th = 6.28318530717958647692f * u, s, c, hs, hc, l = dt__cu_logf(x);
+        float x = 1.0f - u, th = 6.28318530717958647692f * u, s, c, l = dt__bm_logf(x);
         float crl = (float)log((double)x), crs = (float)sin((double)th), crc = (float)cos((double)th);
-        dt__cu_sincosf(th, &s, &c);
-        dt__bm_sincosf(th, &hs, &hc);
-        bad += f2u(l) != f2u(dt__bm_logf(x));
-        bad += f2u(s) != f2u(hs) || f2u(c) != f2u(hc);
+        dt__bm_sincosf(th, &s, &c);
         /* to float, glibc's double functions are correctly rounded: the yardstick */
         ours_log += f2u(l) != f2u(crl);
         ours_trig += f2u(s) != f2u(crs) || f2u(c) != f2u(crc);
@@ -333,19 +386,15 @@ static void test_boxmuller_math(dtt_rng *rng) {
         if ((f2u(l) > f2u(crl) ? f2u(l) - f2u(crl) : f2u(crl) - f2u(l)) > 1) CHECK(0, "logf(%a) %a vs %a", x, l, crl);
     }
     for (i = 0; i < 4000000; i++) {
-        double u1 = dt__cu_u53(dtt_next(rng)), th = 6.28318530717958647692 * dt__cu_u53(dtt_next(rng)), s, c, hs, hc;
+        double u1 = dt__u53(dtt_next(rng)), th = 6.28318530717958647692 * dt__u53(dtt_next(rng)), s, c;
         if (i < 64) u1 = ldexp(1.0, -i) * (1.0 - ldexp(1.0, -53)); /* near 0, exponent by exponent */
-        dt__cu_sincos_d(th, &s, &c);
-        dt__bm_sincos(th, &hs, &hc);
-        bad += dt__cu_dbits(dt__cu_log_d(1.0 - u1)) != dt__cu_dbits(dt__bm_log(1.0 - u1));
-        bad += dt__cu_dbits(s) != dt__cu_dbits(hs) || dt__cu_dbits(c) != dt__cu_dbits(hc);
+        dt__bm_sincos(th, &s, &c);
         /* and accurate: within a few ulp of libm's double functions */
-        CHECK(fabs(dt__cu_log_d(1.0 - u1) - log(1.0 - u1)) <= 1e-15 * fabs(log(1.0 - u1)) + 1e-300 &&
+        CHECK(fabs(dt__bm_log(1.0 - u1) - log(1.0 - u1)) <= 1e-15 * fabs(log(1.0 - u1)) + 1e-300 &&
               fabs(s - sin(th)) <= 1e-15 * fabs(sin(th)) + 1e-30 && fabs(c - cos(th)) <= 1e-15 * fabs(cos(th)) + 1e-30,
               "log/sincos accuracy at u1 %a th %a", u1, th);
     }
     checked = (2l << 24) + 8000000;
-    CHECK(bad == 0, "%ld device log/sincos results differ from dtensor.h's", bad);
     printf("(boxmuller, of the 2^24 F32 arguments, not correctly rounded: ours log %ld, sin/cos %ld; glibc logf %ld, "
            "sinf/cosf %ld)\n", ours_log, ours_trig, glibc_log, glibc_trig);
     section_end("boxmuller");

@@ -50,8 +50,8 @@ static double get_el(const void *p, dt_dtype t, size_t i) {
     switch (t) {
     case DT_F32: return ((const float *)p)[i];
     case DT_F64: return ((const double *)p)[i];
-    case DT_F16: return (double)dt__f16_to_f32(((const uint16_t *)p)[i]);
-    case DT_BF16: return (double)dt__bf16_to_f32(((const uint16_t *)p)[i]);
+    case DT_F16: return (double)dt__h2f(((const uint16_t *)p)[i]);
+    case DT_BF16: return (double)dt__b2f(((const uint16_t *)p)[i]);
     case DT_I32: return ((const int32_t *)p)[i];
     case DT_I64: return (double)((const int64_t *)p)[i];
     case DT_U8: return ((const uint8_t *)p)[i];
@@ -63,8 +63,8 @@ static void set_el(void *p, dt_dtype t, size_t i, double v) {
     switch (t) {
     case DT_F32: ((float *)p)[i] = (float)v; break;
     case DT_F64: ((double *)p)[i] = v; break;
-    case DT_F16: ((uint16_t *)p)[i] = dt__f32_to_f16((float)v); break;
-    case DT_BF16: ((uint16_t *)p)[i] = dt__f32_to_bf16((float)v); break;
+    case DT_F16: ((uint16_t *)p)[i] = dt__f2h((float)v); break;
+    case DT_BF16: ((uint16_t *)p)[i] = dt__f2b((float)v); break;
     case DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
     case DT_I64: ((int64_t *)p)[i] = (int64_t)v; break;
     case DT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
