@@ -2284,8 +2284,11 @@ static int dt__log_read(void) {
 }
 
 /* is DTENSOR_LOG's `what` on? Read once: getenv scans the environment, and
-   this sits on every op (inlined: a load and a test) */
-DT__ELEMENTAL int dt__log_on(int what) {
+   this sits on every op (inlined: a load and a test; host code, so not DT__HD) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int dt__log_on(int what) {
     int f = dt__log_flags;
     if (f < 0) f = dt__log_read();
     return (f & what) != 0;
