@@ -3,15 +3,16 @@
 #   total <Ir> kernel <Ir> mallocs <calls>
 #   self <Ir> <function>        (the TOP functions by self cost)
 # The kernel is the local compute: cost at source lines of the kernel section
-# (src/kernels.inc, or dtensor.h lines K0 .. K1-1, the ">>kernels" section)
+# (src/kernels.inc, or dtensor.h lines K0 .. K1-1, the ">>kernels" section,
+# and M0 .. M1-1, ">>math", whose element functions the kernel loops inline)
 # plus the calls made from there into non-kernel code (BLIS, libm). Give the
 # file twice (two passes: the first finds which functions are kernel code):
-#   awk -v K0=1234 -v K1=2345 -v TOP=15 -f bench/callgrind.awk dump dump
+#   awk -v K0=1234 -v K1=2345 -v M0=100 -v M1=200 -v TOP=15 -f bench/callgrind.awk dump dump
 # (callgrind_annotate 3.19 mis-reads self costs in dumps made with
 # CALLGRIND_DUMP_STATS while functions are active, hence this reader)
 function inkern(f, l) {
     if (f ~ /src\/kernels\.inc$/) return 1
-    if (f ~ /dtensor\.h$/ && l >= K0 && l < K1) return 1
+    if (f ~ /dtensor\.h$/ && ((l >= K0 && l < K1) || (l >= M0 && l < M1))) return 1
     return 0
 }
 BEGIN { mode = "" }

@@ -197,13 +197,18 @@ case " $ONLY " in *" callgrind "*)
     K1=0
     [ -n "$K0" ] && K1=$(awk -v k="$K0" 'NR > k && /^\/\* >>/ { print NR; exit }' dtensor.h)
     K0=${K0:-0}; K1=${K1:-0}
+    # and >>math's, the element functions the kernels' loops inline
+    M0=$(grep -n '^/\* >>math' dtensor.h | head -1 | cut -d: -f1)
+    M1=0
+    [ -n "$M0" ] && M1=$(awk -v k="$M0" 'NR > k && /^\/\* >>/ { print NR; exit }' dtensor.h)
+    M0=${M0:-0}; M1=${M1:-0}
     echo "=== $f"
     {
         echo "\$ bench/run.sh --mpi $MPI --np $NP --only callgrind   # which runs:"
         echo "\$ $ENVSTR ${RUN[*]} -n $NP ${vg[*]/$cg/\$TMP} $B/bench_dispatch --callgrind --iters $ITERS --batches 1"
         machine
         echo "# $(valgrind --version); Ir = instructions executed; per call = the op loop's dump total / $ITERS"
-        echo "# kernel: Ir at dtensor.h's >>kernels source lines and"
+        echo "# kernel: Ir at dtensor.h's >>kernels and >>math source lines and"
         echo "#         in what they call (BLIS for mm); dispatch = total - kernel; mallocs: malloc/calloc/realloc/memalign calls per call (BLIS included)"
         echo "# targets: <= 2,000 instructions per call; anchor: about 134,000 instructions per"
         echo "#          DTensor detach in PyTorch (PR #167394)"
@@ -218,7 +223,7 @@ case " $ONLY " in *" callgrind "*)
             [ -n "$name" ] || continue
             pid=$(basename "$d" | sed 's/^cg\.\([0-9]*\)\..*/\1/')
             r=$(echo "$pids" | grep -n "^$pid\$" | cut -d: -f1)
-            read -r _ tot _ kern _ mal < <(awk -v K0="$K0" -v K1="$K1" -v TOP=0 -f bench/callgrind.awk "$d" "$d" | head -1)
+            read -r _ tot _ kern _ mal < <(awk -v K0="$K0" -v K1="$K1" -v M0="$M0" -v M1="$M1" -v TOP=0 -f bench/callgrind.awk "$d" "$d" | head -1)
             awk -v n="$name" -v r="$((r - 1))" -v t="$tot" -v k="$kern" -v m="$mal" -v it="$ITERS" \
                 'BEGIN { printf "%-8s %4d %10.0f %10.0f %10.0f %6.1f%% %8.2f\n", n, r, t/it, (t-k)/it, k/it, t ? 100*k/t : 0, m/it }'
         done | sort -k1,1 -k2,2n
@@ -226,7 +231,7 @@ case " $ONLY " in *" callgrind "*)
             d0=$(grep -l "^desc: Trigger: Client Request: $op\$" "$cg"/cg."$(echo "$pids" | head -1)".*-01 2>/dev/null | head -1)
             [ -n "$d0" ] || continue
             echo "# $op, rank 0: the top functions by self cost, Ir per call (after inlining, -O2 -g)"
-            awk -v K0="$K0" -v K1="$K1" -v TOP=14 -f bench/callgrind.awk "$d0" "$d0" | sed -n 's/^self //p' \
+            awk -v K0="$K0" -v K1="$K1" -v M0="$M0" -v M1="$M1" -v TOP=14 -f bench/callgrind.awk "$d0" "$d0" | sed -n 's/^self //p' \
                 | awk -v it="$ITERS" '{ printf "#   %8.1f  %s\n", $1/it, $2 }'
         done
         echo "# the bench's own output under valgrind (times are not meaningful here):"
