@@ -202,7 +202,7 @@ static const char *uop_name(int op)
 {
     static const char *const names[DT__U_NUM] = { "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
                                                    "sigmoid", "relu", "gelu", "silu", "scale", "shift", "pow", "copy",
-                                                   "fill", "square" };
+                                                   "fill" };
     return op >= 0 && op < DT__U_NUM ? names[op] : "?";
 }
 
@@ -234,7 +234,6 @@ static double ref_unary_f(int op, double x, double a)
     case DT__U_POW: return pow(x, a);
     case DT__U_COPY: return x;
     case DT__U_FILL: return a;
-    case DT__U_SQUARE: return x * x;
     }
     return 0;
 }
@@ -250,7 +249,6 @@ static int64_t ref_unary_i(dt_dtype t, int op, int64_t x, int64_t a)
     case DT__U_SHIFT: return wrap_int(t, u + ua);
     case DT__U_COPY: return x;
     case DT__U_FILL: return wrap_int(t, ua);
-    case DT__U_SQUARE: return wrap_int(t, u * u);
     }
     return 0;
 }
