@@ -2959,50 +2959,44 @@ DT__DEFINE_ROWMAX(f64, double)
 #define DT__ULOOP(NAME, name, wrap, fl, pm, fmath, imath)                                               \
     static void DT__ENAME(dt__, uloop, name, DT__SFX)(const DT__W *x, DT__W *y, size_t n, DT__W a) { \
         size_t i;                                                                                      \
-        for (i = 0; i < n; i++) y[i] = DT__ENAME(dt__, u, name, DT__SFX)(x[i], a);                    \
+        if (DT__U_##NAME != DT__U_COPY)                                                                \
+            for (i = 0; i < n; i++) y[i] = DT__ENAME(dt__, u, name, DT__SFX)(x[i], a);                \
+        else if (n && y != x) /* data movement: memmove, whatever the overlap */                      \
+            memmove(y, x, n * sizeof *x);                                                              \
     }
 #define DT__ULOOP_CASE(NAME, name, wrap, fl, pm, fmath, imath) \
     case DT__U_##NAME: DT__ENAME(dt__, uloop, name, DT__SFX)(x, y, n, a); break;
-/* o[i] = op(a[i], b[i]); an operand flagged scalar is its element 0 for all i.
-   The scalar cases are separate loops so that each one vectorises. */
-#define DT__BROW(NAME, name, k, fl, pr, fmath, imath)                                                          \
-    static void DT__ENAME(dt__, brow, name, DT__SFX)(const DT__W *a, int a_scalar, const DT__W *b, int b_scalar, \
-                                                     DT__W *o, size_t n, DT__W alpha) {                          \
-        size_t i;                                                                                              \
-        if (a_scalar && b_scalar) {                                                                            \
-            DT__W av = a[0], bv = b[0];                                                                        \
-            for (i = 0; i < n; i++) o[i] = DT__ENAME(dt__, b, name, DT__SFX)(av, bv, alpha);                   \
-        } else if (b_scalar) {                                                                                 \
-            DT__W bv = b[0];                                                                                   \
-            for (i = 0; i < n; i++) o[i] = DT__ENAME(dt__, b, name, DT__SFX)(a[i], bv, alpha);                 \
-        } else if (a_scalar) {                                                                                 \
-            DT__W av = a[0];                                                                                   \
-            for (i = 0; i < n; i++) o[i] = DT__ENAME(dt__, b, name, DT__SFX)(av, b[i], alpha);                 \
-        } else {                                                                                               \
-            for (i = 0; i < n; i++) o[i] = DT__ENAME(dt__, b, name, DT__SFX)(a[i], b[i], alpha);               \
-        }                                                                                                      \
-    }
-#define DT__BROW_CASE(NAME, name, k, fl, pr, fmath, imath) \
-    case DT__B_##k: DT__ENAME(dt__, brow, name, DT__SFX)(a, a_scalar, b, b_scalar, o, n, alpha); break;
+/* o[i] = op(a[i], b[i]); an operand flagged scalar is its element 0 for all
+   i. The scalar cases are separate loops so that each one vectorises: one
+   switch per case, its operands A and B (av, bv: the scalars) */
+#define DT__BLOOP(name, A, B) for (i = 0; i < n; i++) o[i] = DT__ENAME(dt__, b, name, DT__SFX)(A, B, alpha)
+#define DT__BCASE_SS(NAME, name, k, fl, pr, fmath, imath) case DT__B_##k: DT__BLOOP(name, av, bv); break;
+#define DT__BCASE_VS(NAME, name, k, fl, pr, fmath, imath) case DT__B_##k: DT__BLOOP(name, a[i], bv); break;
+#define DT__BCASE_SV(NAME, name, k, fl, pr, fmath, imath) case DT__B_##k: DT__BLOOP(name, av, b[i]); break;
+#define DT__BCASE_VV(NAME, name, k, fl, pr, fmath, imath) case DT__B_##k: DT__BLOOP(name, a[i], b[i]); break;
 /* the kernels of working type DT__W: dt__unary_<sfx> and dt__binary_row_<sfx> */
 #define DT__DEFINE_POINTWISE()                                                                                  \
     DT__UNARY_OPS(DT__ULOOP)                                                                                    \
     static void DT__SFXNAME(dt__unary)(dt__uop op, const DT__W *x, DT__W *y, size_t n, DT__W a) {               \
-        if (op == DT__U_COPY) { /* data movement: memmove, whatever the overlap */                             \
-            if (n && y != x) memmove(y, x, n * sizeof *x);                                                    \
-            return;                                                                                            \
-        }                                                                                                      \
         switch (op) {                                                                                          \
             DT__UNARY_OPS(DT__ULOOP_CASE)                                                                      \
         default: break;                                                                                        \
         }                                                                                                      \
     }                                                                                                          \
-    DT__BINARY_OPS(DT__BROW)                                                                                    \
     static void DT__SFXNAME(dt__binary_row)(dt__bop op, const DT__W *a, int a_scalar, const DT__W *b,          \
                                             int b_scalar, DT__W *o, size_t n, DT__W alpha) {                   \
-        switch (op) {                                                                                          \
-            DT__BINARY_OPS(DT__BROW_CASE)                                                                      \
-        default: break;                                                                                        \
+        size_t i;                                                                                              \
+        if (a_scalar && b_scalar) {                                                                            \
+            DT__W av = a[0], bv = b[0];                                                                        \
+            switch (op) { DT__BINARY_OPS(DT__BCASE_SS) default: break; }                                       \
+        } else if (b_scalar) {                                                                                 \
+            DT__W bv = b[0];                                                                                   \
+            switch (op) { DT__BINARY_OPS(DT__BCASE_VS) default: break; }                                       \
+        } else if (a_scalar) {                                                                                 \
+            DT__W av = a[0];                                                                                   \
+            switch (op) { DT__BINARY_OPS(DT__BCASE_SV) default: break; }                                       \
+        } else {                                                                                               \
+            switch (op) { DT__BINARY_OPS(DT__BCASE_VV) default: break; }                                       \
         }                                                                                                      \
     }
 
@@ -3051,8 +3045,11 @@ DT__DEFINE_POINTWISE()
 #undef DT__DEFINE_POINTWISE
 #undef DT__ULOOP
 #undef DT__ULOOP_CASE
-#undef DT__BROW
-#undef DT__BROW_CASE
+#undef DT__BLOOP
+#undef DT__BCASE_SS
+#undef DT__BCASE_VS
+#undef DT__BCASE_SV
+#undef DT__BCASE_VV
 
 static void dt__k_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a) {
     size_t i, len;
