@@ -1335,10 +1335,12 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
       next to dt_neg & co.); PLAIN generates the definition; ARG (an op with
       a double argument) writes it by hand in >>ops, as dt_shift;
    4. its tests: tests/test_ops_pointwise.c (values against libm, every
-      dtype, Partial in/out), tests/test_ops_kernels.c (the kernel: its
-      uop_name, uop_float_only and ref_unary_* entries), tests/test_cuda.cu
-      and tests/test_cuda_host.cu (float_only / libm lists: host vs device
-      bits), tests/test_badinput_ops.c when it refuses inputs;
+      dtype, Partial in/out), tests/test_ops_kernels.c (the kernel against
+      its ref_unary_f / ref_unary_i case: names and float-only come from
+      the line), tests/test_cuda.cu (its libm list: ops whose device
+      result may differ from the host's by the libm's ulps; the
+      host-vs-device bits of tests/test_cuda_host.cu follow the line),
+      tests/test_badinput_ops.c when it refuses inputs;
    5. its line in README.md's op list and in docs/api.md.
    A binary pointwise op: the same with DT__BINARY_OPS (its Partial rules,
    dt__pr_<name>, go to >>strategies); any other op: one DT__TABLE_OPS line
@@ -1469,6 +1471,9 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 /* ---- bits, conversions, random numbers ---- */
 
 /* ---- the ops' element functions (one per registry line) ---- */
+/* (for now in >>kernels, "the ops' element functions ... host side", after
+   dt__expf and DT__IADD & co. that their math calls; they come here once
+   those are in >>math above) */
 
 /* >>util ------------------------------------------------------------------
    Allocation, errors, overflow-checked arithmetic, placement names, and the
