@@ -8735,7 +8735,8 @@ static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, cons
 }
 
 /* >>strategies ------------------------------------------------------------
-   HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table: a
+   HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table (one
+   line of the op registry, top of the implementation): a
    name, a family, an arity, the kernel it runs and its Partial rule. The
    family's checker (>>ops) validates the inputs, computes the result's
    shape and describes every input dim by what it becomes (the dim map):
