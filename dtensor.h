@@ -1317,6 +1317,140 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 #if defined(DTENSOR_IMPLEMENTATION) && !defined(DTENSOR_IMPLEMENTATION_DONE)
 #define DTENSOR_IMPLEMENTATION_DONE
 
+/* >>registry --------------------------------------------------------------
+   THE OP REGISTRY. Every op is one line of one of the lists below, and everything that has
+   to agree with that line is generated from it: the kernel ids (dt__uop,
+   dt__bop), the op ids (DT__OP_*) and their rows of dt__op_table (the
+   strategies), the per-element math (dt__u_<name>_f32/_f64/_i64,
+   dt__b_<name>_*), the host kernels' loops and switch cases, dtensor_cuda.h's
+   per-element switch cases, and the public wrappers of the plain unary ops.
+   Positions no longer matter: DT__OP_x and its row come from the same line.
+
+   How to add a unary pointwise op (dt_foo(x, out)):
+   1. one line in DT__UNARY_OPS: X(FOO, foo, PLAIN, flags, Partial map,
+      float math, int64 math) (the columns are described at the list);
+   2. its math, if it needs more than an expression (a helper): a DT__HD
+      function in >>math next to the element functions, used on both sides;
+   3. its public prototype and its one-line doc in the public part (>>api,
+      next to dt_neg & co.); PLAIN generates the definition; ARG (an op with
+      a double argument) writes it by hand in >>ops, as dt_shift;
+   4. its tests: tests/test_ops_pointwise.c (values against libm, every
+      dtype, Partial in/out), tests/test_ops_kernels.c (the kernel against
+      its ref_unary_f / ref_unary_i case: names and float-only come from
+      the line), tests/test_cuda.cu (its libm list: ops whose device
+      result may differ from the host's by the libm's ulps; the
+      host-vs-device bits of tests/test_cuda_host.cu follow the line),
+      tests/test_badinput_ops.c when it refuses inputs;
+   5. its line in README.md's op list and in docs/api.md.
+   A binary pointwise op: the same with DT__BINARY_OPS (its Partial rules,
+   dt__pr_<name>, go to >>strategies); any other op: one DT__TABLE_OPS line
+   plus its family's code in >>propagate/>>ops.
+
+   The math columns are expressions, compiled once per working type: x (and
+   a, the op's scalar argument) for a unary op, p, q (and alpha, axpy's) for
+   a binary one. A float expression is written for both float (F32/F16/BF16)
+   and double (F64) through DT__W (the working type), DT__LM(fn) (libm's fn
+   for DT__W: fn##f or fn), DT__EXPW (exp: dt__expf, the polynomial that is
+   bit-identical on host and GPU, for float; exp for double), DT__MULW and
+   DT__ADDW (a product or sum the GPU compiler must not contract into an fma).
+   The int64 expression wraps (DT__IADD, DT__ISUB, DT__IMUL); a float-only op
+   (DT__FLOAT_ONLY, never run on integers) writes x. */
+
+/* Unary pointwise ops: X(NAME, name, wrapper, flags, Partial map, float math, int64 math).
+   wrapper: PLAIN generates dt_<name>(x, out); ARG: written by hand (takes a).
+   flags: DT__FLOAT_ONLY, DT__TRUNC_OK, DT__TO_REP (>>kernels' op flags; every
+   unary op is DT__ELEMENTWISE). Partial map: DT__PM_* (>>strategies), what a
+   Partial(SUM, AVG, MAX, MIN) input gives. */
+#define DT__UNARY_OPS(X)                                                                                       \
+    X(NEG, neg, PLAIN, DT__TRUNC_OK, DT__PM_ALL_NEG, -x, DT__ISUB(0, x))                                       \
+    X(ABS, abs, PLAIN, 0, DT__PM_NONE, DT__LM(fabs)(x), x < 0 ? DT__ISUB(0, x) : x)                            \
+    X(EXP, exp, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, DT__EXPW(x), x)                                            \
+    X(LOG, log, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, DT__LM(log)(x), x)                                         \
+    X(SQRT, sqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, DT__LM(sqrt)(x), x)                                      \
+    X(RSQRT, rsqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_ANTI, (DT__W)1 / DT__LM(sqrt)(x), x)                         \
+    X(SIN, sin, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE, DT__LM(sin)(x), x)                                         \
+    X(COS, cos, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE, DT__LM(cos)(x), x)                                         \
+    X(TANH, tanh, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, DT__LM(tanh)(x), x)                                      \
+    X(SIGMOID, sigmoid, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, (DT__W)1 / ((DT__W)1 + DT__EXPW(-x)), x)           \
+    X(RELU, relu, PLAIN, 0, DT__PM_MONO, x < (DT__W)0 ? (DT__W)0 : x, x < 0 ? 0 : x) /* NaN stays */          \
+    X(GELU, gelu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE,                                                          \
+      DT__MULW(DT__MULW((DT__W)0.5, x), (DT__W)1 + DT__LM(erf)(DT__MULW(x, (DT__W)DT__INV_SQRT2))), x)         \
+    X(SILU, silu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE, x / ((DT__W)1 + DT__EXPW(-x)), x)                        \
+    X(SCALE, scale, ARG, 0, DT__PM_ALL, x * a, DT__IMUL(x, a)) /* a < 0: DT__OP_SCALE_NEG's row */             \
+    X(SHIFT, shift, ARG, 0, DT__PM_SHIFT, x + a, DT__IADD(x, a))                                               \
+    X(POW, pow, ARG, DT__FLOAT_ONLY, DT__PM_NONE, DT__LM(pow)(x, a), x)                                        \
+    X(COPY, copy, PLAIN, DT__TRUNC_OK, DT__PM_ALL, x, x) /* the host moves memory (memmove) */                 \
+    X(FILL, fill, ARG, DT__TO_REP, DT__PM_NONE, a, a)
+
+/* Binary pointwise ops: X(NAME, name, kernel id, flags, Partial rules, float math, int64 math).
+   kernel id: DT__B_<id>; Partial rules: a dt__prule table (>>strategies). */
+#define DT__BINARY_OPS(X)                                                                                      \
+    X(ADD, add, ADD, 0, dt__pr_add, p + q, DT__IADD(p, q))                                                     \
+    X(SUB, sub, SUB, 0, dt__pr_sub, p - q, DT__ISUB(p, q))                                                     \
+    X(MUL, mul, MUL, 0, dt__pr_mul, p * q, DT__IMUL(p, q))                                                     \
+    X(DIV, div, DIV, DT__FLOAT_ONLY, dt__pr_div, p / q, q == 0 ? 0 : q == -1 ? DT__ISUB(0, p) : p / q)         \
+    X(MAXIMUM, maximum, MAX, 0, dt__pr_maximum, DT__FMAX(p, q), DT__IMAX(p, q)) /* NaN propagates */           \
+    X(MINIMUM, minimum, MIN, 0, dt__pr_minimum, DT__FMIN(p, q), DT__IMIN(p, q))                                \
+    X(AXPY, axpy, AXPY, 0, dt__pr_axpy, DT__ADDW(DT__MULW(alpha, p), q), DT__IADD(DT__IMUL(alpha, p), q))
+/* (integer DIV is never run, DT__FLOAT_ONLY; defined anyway so that no input is undefined) */
+
+/* Every other op: X(NAME, "public name", family, inputs, kernel, MPI reduce of
+   its Partial output (-1: none), flags, Partial map, Partial rules) -- the
+   fields of dt__opdef (>>strategies), one row each. */
+#define DT__TABLE_OPS(X)                                                                                       \
+    X(SCALE_NEG, "dt_scale", DT__F_UNARY, 1, DT__U_SCALE, -1, DT__ELEMENTWISE, DT__PM_ALL_NEG, DT__NOPR)       \
+    X(CAST, "dt_cast", DT__F_UNARY, 1, DT__U_COPY, -1, DT__ELEMENTWISE, DT__PM_MONO, DT__NOPR)                 \
+    X(SUM, "dt_sum", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_sum))                   \
+    X(MEAN, "dt_mean", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE, DT__PR(dt__pr_sum))    \
+    X(MAX, "dt_max", DT__F_REDUCE, 1, DT__R_MAX, DT_MAX, 0, DT__PM_NONE, DT__PR(dt__pr_max))                   \
+    X(MIN, "dt_min", DT__F_REDUCE, 1, DT__R_MIN, DT_MIN, 0, DT__PM_NONE, DT__PR(dt__pr_min))                   \
+    X(NORM2, "dt_norm2", DT__F_REDUCE, 1, DT__R_SUMSQ, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)          \
+    X(ARGMAX, "dt_argmax", DT__F_REDUCE, 1, DT__R_ARGMAX, -1, 0, DT__PM_NONE, DT__NOPR)                        \
+    X(MATMUL, "dt_matmul", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul))                     \
+    X(MM, "dt_mm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul))                             \
+    X(BMM, "dt_bmm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul))                           \
+    X(ADDMM, "dt_addmm", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mm3))                       \
+    X(LINEAR, "dt_linear", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mm3))                     \
+    X(DOT, "dt_dot", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul))                           \
+    X(SOFTMAX, "dt_softmax", DT__F_SOFTMAX, 1, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)                   \
+    X(LOG_SOFTMAX, "dt_log_softmax", DT__F_SOFTMAX, 1, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)           \
+    X(LAYER_NORM, "dt_layer_norm", DT__F_NORM, 3, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)                \
+    X(RMS_NORM, "dt_rms_norm", DT__F_NORM, 2, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)                    \
+    X(TRANSPOSE, "dt_transpose", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                  \
+    X(PERMUTE, "dt_permute", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                      \
+    X(SQUEEZE, "dt_squeeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                      \
+    X(UNSQUEEZE, "dt_unsqueeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                  \
+    X(RESHAPE, "dt_reshape", DT__F_RESHAPE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                      \
+    X(NARROW, "dt_narrow", DT__F_NARROW, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                         \
+    X(CAT, "dt_cat", DT__F_CAT, 0, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                                  \
+    X(STACK, "dt_stack", DT__F_CAT, 0, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                              \
+    X(EMBEDDING, "dt_embedding", DT__F_EMBED, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__NOPR)                          \
+    X(CROSS_ENTROPY, "dt_cross_entropy", DT__F_XENT, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__NOPR)
+
+/* The element functions one list line gives (>>math instantiates them, DT__HD,
+   for host and GPU alike), for the working type set around the expansion:
+   DT__EQUAL (their qualifier), DT__SFX (f32, f64, i64), DT__W and the
+   DT__LM/DT__EXPW/DT__MULW/DT__ADDW of that type; and the switch cases that
+   call them (dtensor_cuda.h's per-element switches). */
+#define DT__ENAME(pfx, kind, name, sfx) DT__ENAME_(pfx, kind, name, sfx)
+#define DT__ENAME_(pfx, kind, name, sfx) pfx##kind##_##name##_##sfx
+#define DT__UELEM_F(NAME, name, wrap, fl, pm, fmath, imath) \
+    DT__EQUAL DT__W DT__ENAME(dt__, u, name, DT__SFX)(DT__W x, DT__W a) { (void)x; (void)a; return fmath; }
+#define DT__UELEM_I(NAME, name, wrap, fl, pm, fmath, imath) \
+    DT__EQUAL int64_t DT__ENAME(dt__, u, name, i64)(int64_t x, int64_t a) { (void)x; (void)a; return imath; }
+#define DT__BELEM_F(NAME, name, k, fl, pr, fmath, imath) \
+    DT__EQUAL DT__W DT__ENAME(dt__, b, name, DT__SFX)(DT__W p, DT__W q, DT__W alpha) { (void)alpha; return fmath; }
+#define DT__BELEM_I(NAME, name, k, fl, pr, fmath, imath)                                                     \
+    DT__EQUAL int64_t DT__ENAME(dt__, b, name, i64)(int64_t p, int64_t q, int64_t alpha) {               \
+        (void)alpha;                                                                                         \
+        return imath;                                                                                        \
+    }
+/* their switch cases: element x (unary) or p, q (binary) of working type DT__SFX */
+#define DT__UELEM_CASE(NAME, name, wrap, fl, pm, fmath, imath) \
+    case DT__U_##NAME: return DT__ENAME(dt__, u, name, DT__SFX)(x, a);
+#define DT__BELEM_CASE(NAME, name, k, fl, pr, fmath, imath) \
+    case DT__B_##k: return DT__ENAME(dt__, b, name, DT__SFX)(p, q, alpha);
+
 /* >>math ------------------------------------------------------------------
    The per-element math, written once for the host and the GPU: every
    function here is DT__HD (static inline; __host__ __device__ under nvcc),
@@ -1779,7 +1913,54 @@ DT__HD_BIG void dt__bm_pair_d(uint64_t x1, uint64_t x2, double *z0, double *z1) 
     *z1 = r * s;
 }
 
-/* ---- the ops' element functions (one per registry line) ---- */
+/* ---- the ops' element functions (one per registry line) ----
+   dt__u_<name>_f32/_f64/_i64 and dt__b_<name>_f32/_f64/_i64 from the
+   registry's math columns, DT__HD: the host kernels' loops (>>kernels) and
+   dtensor_cuda.h's kernels call these very functions. A product or sum the
+   host rounds twice is DT__FMUL & co. there (nvcc would fuse it). */
+
+/* NaN-propagating max/min (torch.maximum): a NaN p wins, a NaN q survives */
+#define DT__FMAX(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q))
+#define DT__FMIN(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
+#define DT__IMAX(p, q) ((p) > (q) ? (p) : (q))
+#define DT__IMIN(p, q) ((p) < (q) ? (p) : (q))
+#define DT__INV_SQRT2 0.70710678118654752440
+
+#define DT__EQUAL DT__HD
+#define DT__W float
+#define DT__SFX f32
+#define DT__LM(fn) fn##f
+#define DT__EXPW(v) dt__expf(v)
+#define DT__MULW(p, q) DT__FMUL(p, q)
+#define DT__ADDW(p, q) DT__FADD(p, q)
+DT__UNARY_OPS(DT__UELEM_F)
+DT__BINARY_OPS(DT__BELEM_F)
+#undef DT__W
+#undef DT__SFX
+#undef DT__LM
+#undef DT__EXPW
+#undef DT__MULW
+#undef DT__ADDW
+
+#define DT__W double
+#define DT__SFX f64
+#define DT__LM(fn) fn
+#define DT__EXPW(v) exp(v)
+#define DT__MULW(p, q) DT__DMUL(p, q)
+#define DT__ADDW(p, q) DT__DADD(p, q)
+DT__UNARY_OPS(DT__UELEM_F)
+DT__BINARY_OPS(DT__BELEM_F)
+#undef DT__W
+#undef DT__SFX
+#undef DT__LM
+#undef DT__EXPW
+#undef DT__MULW
+#undef DT__ADDW
+
+/* the float-only ops are never called for integers (their int64 math is x) */
+DT__UNARY_OPS(DT__UELEM_I)
+DT__BINARY_OPS(DT__BELEM_I)
+#undef DT__EQUAL
 
 /* >>util ------------------------------------------------------------------
    Allocation, errors, overflow-checked arithmetic, placement names, and the
@@ -2618,15 +2799,15 @@ static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
    back). Empty inputs (n == 0, any extent 0) are fine. */
 
 /* the kernels an op can run (>>kernels implements them) */
-typedef enum dt__uop {
-    DT__U_NEG, DT__U_ABS, DT__U_EXP, DT__U_LOG, DT__U_SQRT, DT__U_RSQRT, DT__U_SIN, DT__U_COS,
-    DT__U_TANH, DT__U_SIGMOID, DT__U_RELU, DT__U_GELU, DT__U_SILU, DT__U_SCALE, DT__U_SHIFT,
-    DT__U_POW, DT__U_COPY, DT__U_FILL, DT__U_SQUARE, DT__U_NUM
-} dt__uop;
-/* float-only (never called for integer dtypes): EXP LOG SQRT RSQRT SIN COS TANH SIGMOID GELU
-   SILU POW. On integers SCALE/SHIFT/FILL use (int64_t)a (the ops layer passes integral a). */
+#define DT__U_ENUM(NAME, name, wrap, fl, pm, fmath, imath) DT__U_##NAME,
+typedef enum dt__uop { DT__UNARY_OPS(DT__U_ENUM) DT__U_NUM } dt__uop; /* one per DT__UNARY_OPS line */
+#undef DT__U_ENUM
+/* The DT__FLOAT_ONLY ones are never called for integer dtypes. On integers
+   SCALE/SHIFT/FILL use (int64_t)a (the ops layer passes integral a). */
 
-typedef enum dt__bop { DT__B_ADD, DT__B_SUB, DT__B_MUL, DT__B_DIV, DT__B_MAX, DT__B_MIN, DT__B_AXPY, DT__B_NUM } dt__bop;
+#define DT__B_ENUM(NAME, name, k, fl, pr, fmath, imath) DT__B_##k,
+typedef enum dt__bop { DT__BINARY_OPS(DT__B_ENUM) DT__B_NUM } dt__bop; /* one per DT__BINARY_OPS line */
+#undef DT__B_ENUM
 /* AXPY: out = alpha*a + b. DIV is float-only. MAX/MIN: NaN propagates (as torch.maximum). */
 
 typedef enum dt__rop { DT__R_SUM, DT__R_MAX, DT__R_MIN, DT__R_SUMSQ, DT__R_ARGMAX, DT__R_NUM } dt__rop;
@@ -2734,7 +2915,6 @@ typedef struct dt__kernels {
 #define DT__GEMM_SMALL 4096 /* m*n*k at or below which GEMM runs the loops, not BLIS */
 #define DT__GEMM_STACK 2048 /* loop-GEMM work space (elements) taken from the stack, not the heap */
 #define DT__TILE 16     /* permute: square tiles keep both sides of a transpose in cache (16 measured best) */
-#define DT__INV_SQRT2 0.70710678118654752440
 
 
 /* ------------------------------------------------------------- small helpers */
@@ -2803,13 +2983,7 @@ static double dt__lanes_total(const double *acc) {
 DT__DEFINE_LANE_SUMS(f32, float)
 DT__DEFINE_LANE_SUMS(f64, double)
 
-/* NaN-propagating max/min (torch.maximum): a NaN p wins, a NaN q survives */
-#define DT__FMAX(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q))
-#define DT__FMIN(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
-
-/* (DT__IADD, DT__ISUB, DT__IMUL: >>math) */
-#define DT__IMAX(p, q) ((p) > (q) ? (p) : (q))
-#define DT__IMIN(p, q) ((p) < (q) ? (p) : (q))
+/* (DT__FMAX, DT__FMIN, DT__IMAX, DT__IMIN, DT__IADD & co.: >>math) */
 
 static void dt__widen_half(dt_dtype t, const void *src, float *dst, size_t n) {
     const uint16_t *s = (const uint16_t *)src;
@@ -3091,67 +3265,82 @@ DT__DEFINE_ROWMAX(f64, double)
 
 /* ------------------------------------------------------------------- unary */
 
-#define DT__DEFINE_UNARY(SFX, W, F, EXPFN)                                                                \
-    /* the exp-based ops as loops of their own: small enough to inline EXPFN into */                 \
-    static void dt__exp_loop_##SFX(const W *x, W *y, size_t n) {                                     \
-        size_t i;                                                                                    \
-        for (i = 0; i < n; i++) y[i] = EXPFN(x[i]);                                                  \
-    }                                                                                                \
-    static void dt__sigmoid_loop_##SFX(const W *x, W *y, size_t n) {                                 \
-        size_t i;                                                                                    \
-        for (i = 0; i < n; i++) y[i] = (W)1 / ((W)1 + EXPFN(-x[i]));                                 \
-    }                                                                                                \
-    static void dt__silu_loop_##SFX(const W *x, W *y, size_t n) {                                    \
-        size_t i;                                                                                    \
-        for (i = 0; i < n; i++) y[i] = x[i] / ((W)1 + EXPFN(-x[i]));                                 \
-    }                                                                                                \
-    static void dt__unary_##SFX(dt__uop op, const W *x, W *y, size_t n, W a) {                      \
-        size_t i;                                                                                    \
-        switch (op) {                                                                                \
-        case DT__U_NEG: for (i = 0; i < n; i++) y[i] = -x[i]; break;                                 \
-        case DT__U_ABS: for (i = 0; i < n; i++) y[i] = fabs##F(x[i]); break;                         \
-        case DT__U_EXP: dt__exp_loop_##SFX(x, y, n); break;                                          \
-        case DT__U_LOG: for (i = 0; i < n; i++) y[i] = log##F(x[i]); break;                          \
-        case DT__U_SQRT: for (i = 0; i < n; i++) y[i] = sqrt##F(x[i]); break;                        \
-        case DT__U_RSQRT: for (i = 0; i < n; i++) y[i] = (W)1 / sqrt##F(x[i]); break;                \
-        case DT__U_SIN: for (i = 0; i < n; i++) y[i] = sin##F(x[i]); break;                          \
-        case DT__U_COS: for (i = 0; i < n; i++) y[i] = cos##F(x[i]); break;                          \
-        case DT__U_TANH: for (i = 0; i < n; i++) y[i] = tanh##F(x[i]); break;                        \
-        case DT__U_SIGMOID: dt__sigmoid_loop_##SFX(x, y, n); break;                                  \
-        case DT__U_RELU: /* x < 0 is false for NaN: NaN stays */                                     \
-            for (i = 0; i < n; i++) y[i] = x[i] < (W)0 ? (W)0 : x[i];                                \
-            break;                                                                                   \
-        case DT__U_GELU:                                                                             \
-            for (i = 0; i < n; i++) y[i] = (W)0.5 * x[i] * ((W)1 + erf##F(x[i] * (W)DT__INV_SQRT2)); \
-            break;                                                                                   \
-        case DT__U_SILU: dt__silu_loop_##SFX(x, y, n); break;                                        \
-        case DT__U_SCALE: for (i = 0; i < n; i++) y[i] = x[i] * a; break;                            \
-        case DT__U_SHIFT: for (i = 0; i < n; i++) y[i] = x[i] + a; break;                            \
-        case DT__U_POW: for (i = 0; i < n; i++) y[i] = pow##F(x[i], a); break;                       \
-        case DT__U_COPY: if (n && y != x) memmove(y, x, n * sizeof *x); break;                      \
-        case DT__U_FILL: for (i = 0; i < n; i++) y[i] = a; break;                                    \
-        case DT__U_SQUARE: for (i = 0; i < n; i++) y[i] = x[i] * x[i]; break;                        \
-        default: break;                                                                              \
-        }                                                                                            \
+/* ---- the loops over the ops' element functions (>>math) ---- */
+
+/* one loop per op, each its own function so that it vectorises with the
+   element function inlined into it */
+#define DT__SFXNAME(base) DT__SFXNAME_(base, DT__SFX)
+#define DT__SFXNAME_(base, sfx) DT__SFXNAME__(base, sfx)
+#define DT__SFXNAME__(base, sfx) base##_##sfx
+#define DT__ULOOP(NAME, name, wrap, fl, pm, fmath, imath)                                               \
+    static void DT__ENAME(dt__, uloop, name, DT__SFX)(const DT__W *x, DT__W *y, size_t n, DT__W a) { \
+        size_t i;                                                                                      \
+        if (DT__U_##NAME != DT__U_COPY)                                                                \
+            for (i = 0; i < n; i++) y[i] = DT__ENAME(dt__, u, name, DT__SFX)(x[i], a);                \
+        else if (n && y != x) /* data movement: memmove, whatever the overlap */                      \
+            memmove(y, x, n * sizeof *x);                                                              \
+    }
+#define DT__ULOOP_CASE(NAME, name, wrap, fl, pm, fmath, imath) \
+    case DT__U_##NAME: DT__ENAME(dt__, uloop, name, DT__SFX)(x, y, n, a); break;
+/* o[i] = op(a[i], b[i]); an operand flagged scalar is its element 0 for all
+   i. The scalar cases are separate loops so that each one vectorises: one
+   switch per case, its operands A and B (av, bv: the scalars) */
+#define DT__BLOOP(name, A, B) for (i = 0; i < n; i++) o[i] = DT__ENAME(dt__, b, name, DT__SFX)(A, B, alpha)
+#define DT__BCASE_SS(NAME, name, k, fl, pr, fmath, imath) case DT__B_##k: DT__BLOOP(name, av, bv); break;
+#define DT__BCASE_VS(NAME, name, k, fl, pr, fmath, imath) case DT__B_##k: DT__BLOOP(name, a[i], bv); break;
+#define DT__BCASE_SV(NAME, name, k, fl, pr, fmath, imath) case DT__B_##k: DT__BLOOP(name, av, b[i]); break;
+#define DT__BCASE_VV(NAME, name, k, fl, pr, fmath, imath) case DT__B_##k: DT__BLOOP(name, a[i], b[i]); break;
+/* the kernels of working type DT__W: dt__unary_<sfx> and dt__binary_row_<sfx> */
+#define DT__DEFINE_POINTWISE()                                                                                  \
+    DT__UNARY_OPS(DT__ULOOP)                                                                                    \
+    static void DT__SFXNAME(dt__unary)(dt__uop op, const DT__W *x, DT__W *y, size_t n, DT__W a) {               \
+        switch (op) {                                                                                          \
+            DT__UNARY_OPS(DT__ULOOP_CASE)                                                                      \
+        default: break;                                                                                        \
+        }                                                                                                      \
+    }                                                                                                          \
+    static void DT__SFXNAME(dt__binary_row)(dt__bop op, const DT__W *a, int a_scalar, const DT__W *b,          \
+                                            int b_scalar, DT__W *o, size_t n, DT__W alpha) {                   \
+        size_t i;                                                                                              \
+        if (a_scalar && b_scalar) {                                                                            \
+            DT__W av = a[0], bv = b[0];                                                                        \
+            switch (op) { DT__BINARY_OPS(DT__BCASE_SS) default: break; }                                       \
+        } else if (b_scalar) {                                                                                 \
+            DT__W bv = b[0];                                                                                   \
+            switch (op) { DT__BINARY_OPS(DT__BCASE_VS) default: break; }                                       \
+        } else if (a_scalar) {                                                                                 \
+            DT__W av = a[0];                                                                                   \
+            switch (op) { DT__BINARY_OPS(DT__BCASE_SV) default: break; }                                       \
+        } else {                                                                                               \
+            switch (op) { DT__BINARY_OPS(DT__BCASE_VV) default: break; }                                       \
+        }                                                                                                      \
     }
 
-DT__DEFINE_UNARY(f32, float, f, dt__expf)
-DT__DEFINE_UNARY(f64, double, , exp)
+#define DT__W float
+#define DT__SFX f32
+DT__DEFINE_POINTWISE()
+#undef DT__W
+#undef DT__SFX
 
-/* the float-only ops are never called for integers */
-static void dt__unary_i64(dt__uop op, const int64_t *x, int64_t *y, size_t n, int64_t a) {
-    size_t i;
-    switch (op) {
-    case DT__U_NEG: for (i = 0; i < n; i++) y[i] = DT__ISUB(0, x[i]); break;
-    case DT__U_ABS: for (i = 0; i < n; i++) y[i] = x[i] < 0 ? DT__ISUB(0, x[i]) : x[i]; break;
-    case DT__U_RELU: for (i = 0; i < n; i++) y[i] = x[i] < 0 ? 0 : x[i]; break;
-    case DT__U_SCALE: for (i = 0; i < n; i++) y[i] = DT__IMUL(x[i], a); break;
-    case DT__U_SHIFT: for (i = 0; i < n; i++) y[i] = DT__IADD(x[i], a); break;
-    case DT__U_FILL: for (i = 0; i < n; i++) y[i] = a; break;
-    case DT__U_SQUARE: for (i = 0; i < n; i++) y[i] = DT__IMUL(x[i], x[i]); break;
-    default: if (y != x) memmove(y, x, n * sizeof *x); break;
-    }
-}
+#define DT__W double
+#define DT__SFX f64
+DT__DEFINE_POINTWISE()
+#undef DT__W
+#undef DT__SFX
+
+#define DT__W int64_t
+#define DT__SFX i64
+DT__DEFINE_POINTWISE()
+#undef DT__W
+#undef DT__SFX
+#undef DT__DEFINE_POINTWISE
+#undef DT__ULOOP
+#undef DT__ULOOP_CASE
+#undef DT__BLOOP
+#undef DT__BCASE_SS
+#undef DT__BCASE_VS
+#undef DT__BCASE_SV
+#undef DT__BCASE_VV
 
 static void dt__k_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a) {
     size_t i, len;
@@ -3247,54 +3436,6 @@ static void dt__k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_
 
 /* ------------------------------------------------------------------ binary */
 
-#define DT__FSUB(p, q) ((p) - (q))
-#define DT__FDIV(p, q) ((p) / (q))
-#define DT__FAXPY(p, q) (alpha * (p) + (q))
-#define DT__IAXPY(p, q) DT__IADD(DT__IMUL(alpha, p), q)
-#define DT__IDIV(p, q) dt__idiv(p, q)
-
-/* DIV is float-only; defined for integers anyway so no input is undefined */
-static int64_t dt__idiv(int64_t p, int64_t q) {
-    if (q == 0) return 0;
-    if (q == -1) return DT__ISUB(0, p);
-    return p / q;
-}
-
-#define DT__BOP_LOOPS(A, B, ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                   \
-    switch (op) {                                                                 \
-    case DT__B_ADD: for (i = 0; i < n; i++) o[i] = ADD(A, B); break;              \
-    case DT__B_SUB: for (i = 0; i < n; i++) o[i] = SUB(A, B); break;              \
-    case DT__B_MUL: for (i = 0; i < n; i++) o[i] = MUL(A, B); break;              \
-    case DT__B_DIV: for (i = 0; i < n; i++) o[i] = DIV(A, B); break;              \
-    case DT__B_MAX: for (i = 0; i < n; i++) o[i] = MAX(A, B); break;              \
-    case DT__B_MIN: for (i = 0; i < n; i++) o[i] = MIN(A, B); break;              \
-    case DT__B_AXPY: for (i = 0; i < n; i++) o[i] = AXPY(A, B); break;            \
-    default: break;                                                               \
-    }
-
-/* o[i] = op(a[i], b[i]); an operand flagged scalar is its element 0 for all i.
-   The scalar cases are separate loops so that each one vectorises. */
-#define DT__DEFINE_BINARY_ROW(SFX, W, ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                 \
-    static void dt__binary_row_##SFX(dt__bop op, const W *a, int a_scalar, const W *b, int b_scalar, W *o, \
-                                     size_t n, W alpha) {                                                 \
-        size_t i;                                                                                         \
-        if (a_scalar && b_scalar) {                                                                       \
-            W av = a[0], bv = b[0];                                                                       \
-            DT__BOP_LOOPS(av, bv, ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                     \
-        } else if (b_scalar) {                                                                            \
-            W bv = b[0];                                                                                  \
-            DT__BOP_LOOPS(a[i], bv, ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                   \
-        } else if (a_scalar) {                                                                            \
-            W av = a[0];                                                                                  \
-            DT__BOP_LOOPS(av, b[i], ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                   \
-        } else {                                                                                          \
-            DT__BOP_LOOPS(a[i], b[i], ADD, SUB, MUL, DIV, MAX, MIN, AXPY)                                 \
-        }                                                                                                 \
-    }
-
-DT__DEFINE_BINARY_ROW(f32, float, DT__FADD, DT__FSUB, DT__FMUL, DT__FDIV, DT__FMAX, DT__FMIN, DT__FAXPY)
-DT__DEFINE_BINARY_ROW(f64, double, DT__FADD, DT__FSUB, DT__FMUL, DT__FDIV, DT__FMAX, DT__FMIN, DT__FAXPY)
-DT__DEFINE_BINARY_ROW(i64, int64_t, DT__IADD, DT__ISUB, DT__IMUL, DT__IDIV, DT__IMAX, DT__IMIN, DT__IAXPY)
 
 /* one innermost row of n outputs; a, b, o point at the row's first elements */
 static void dt__binary_row(dt__bop op, dt_dtype t, const void *a, int64_t sa, const void *b, int64_t sb, void *o,
@@ -8714,7 +8855,8 @@ static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, cons
 }
 
 /* >>strategies ------------------------------------------------------------
-   HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table: a
+   HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table (one
+   line of the op registry, top of the implementation): a
    name, a family, an arity, the kernel it runs and its Partial rule. The
    family's checker (>>ops) validates the inputs, computes the result's
    shape and describes every input dim by what it becomes (the dim map):
@@ -8753,7 +8895,6 @@ static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, cons
 #define DT__D_FIXED (-1)          /* dim map: must not be split             */
 #define DT__D_CLASS (-2)          /* cross_entropy's class dim              */
 #define DT__D_GROUP(g) (-16 - (g)) /* contraction/reduction group g (0..7)  */
-#define DT__IS_GROUP(v) ((v) <= -16)
 
 /* Partial rule codes: a reduce kind 0..3 (DT_SUM, DT_AVG, DT_MAX, DT_MIN), R: Replicate */
 #define R_ (-1)
@@ -8809,75 +8950,27 @@ static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
 #define DT__PM_ALL_NEG {DT_SUM, DT_AVG, DT_MIN, DT_MAX} /* x -> -x, x -> a*x with a < 0     */
 #define DT__PM_SHIFT {-1, DT_AVG, DT_MAX, DT_MIN} /* x + a: not SUM (n copies of a)  */
 
-enum { /* rows of dt__op_table */
-    DT__OP_NEG, DT__OP_ABS, DT__OP_EXP, DT__OP_LOG, DT__OP_SQRT, DT__OP_RSQRT, DT__OP_SIN, DT__OP_COS,
-    DT__OP_TANH, DT__OP_SIGMOID, DT__OP_RELU, DT__OP_GELU, DT__OP_SILU, DT__OP_SCALE, DT__OP_SCALE_NEG,
-    DT__OP_SHIFT, DT__OP_POW, DT__OP_CAST, DT__OP_COPY, DT__OP_FILL,
-    DT__OP_ADD, DT__OP_SUB, DT__OP_MUL, DT__OP_DIV, DT__OP_MAXIMUM, DT__OP_MINIMUM, DT__OP_AXPY,
-    DT__OP_SUM, DT__OP_MEAN, DT__OP_MAX, DT__OP_MIN, DT__OP_NORM2, DT__OP_ARGMAX,
-    DT__OP_MATMUL, DT__OP_MM, DT__OP_BMM, DT__OP_ADDMM, DT__OP_LINEAR, DT__OP_DOT,
-    DT__OP_SOFTMAX, DT__OP_LOG_SOFTMAX, DT__OP_LAYER_NORM, DT__OP_RMS_NORM,
-    DT__OP_TRANSPOSE, DT__OP_PERMUTE, DT__OP_SQUEEZE, DT__OP_UNSQUEEZE, DT__OP_RESHAPE, DT__OP_NARROW,
-    DT__OP_CAT, DT__OP_STACK, DT__OP_EMBEDDING, DT__OP_CROSS_ENTROPY, DT__OP_COUNT
-};
+/* DT__OP_<NAME>: the row of dt__op_table; both come from the registry's
+   lists (top of the implementation), in one order */
+#define DT__OP_ENUM_U(NAME, name, wrap, fl, pm, fmath, imath) DT__OP_##NAME,
+#define DT__OP_ENUM_B(NAME, name, k, fl, pr, fmath, imath) DT__OP_##NAME,
+#define DT__OP_ENUM_T(NAME, fn, fam, nin, k, mpi, fl, pm, pr) DT__OP_##NAME,
+enum { DT__UNARY_OPS(DT__OP_ENUM_U) DT__BINARY_OPS(DT__OP_ENUM_B) DT__TABLE_OPS(DT__OP_ENUM_T) DT__OP_COUNT };
+#undef DT__OP_ENUM_U
+#undef DT__OP_ENUM_B
+#undef DT__OP_ENUM_T
 
-#define DT__UN(name, k, fl, pm) {name, DT__F_UNARY, 1, k, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), pm, DT__NOPR}
+#define DT__OP_ROW_U(NAME, name, wrap, fl, pm, fmath, imath) \
+    {"dt_" #name, DT__F_UNARY, 1, DT__U_##NAME, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), pm, DT__NOPR},
+#define DT__OP_ROW_B(NAME, name, k, fl, pr, fmath, imath) \
+    {"dt_" #name, DT__F_BINARY, 2, DT__B_##k, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), DT__PM_NONE, DT__PR(pr)},
+#define DT__OP_ROW_T(NAME, fn, fam, nin, k, mpi, fl, pm, pr) {fn, fam, nin, k, mpi, fl, pm, pr},
 static const dt__opdef dt__op_table[DT__OP_COUNT] = {
-    DT__UN("dt_neg", DT__U_NEG, DT__TRUNC_OK, DT__PM_ALL_NEG),
-    DT__UN("dt_abs", DT__U_ABS, 0, DT__PM_NONE),
-    DT__UN("dt_exp", DT__U_EXP, DT__FLOAT_ONLY, DT__PM_MONO),
-    DT__UN("dt_log", DT__U_LOG, DT__FLOAT_ONLY, DT__PM_MONO),
-    DT__UN("dt_sqrt", DT__U_SQRT, DT__FLOAT_ONLY, DT__PM_MONO),
-    DT__UN("dt_rsqrt", DT__U_RSQRT, DT__FLOAT_ONLY, DT__PM_ANTI),
-    DT__UN("dt_sin", DT__U_SIN, DT__FLOAT_ONLY, DT__PM_NONE),
-    DT__UN("dt_cos", DT__U_COS, DT__FLOAT_ONLY, DT__PM_NONE),
-    DT__UN("dt_tanh", DT__U_TANH, DT__FLOAT_ONLY, DT__PM_MONO),
-    DT__UN("dt_sigmoid", DT__U_SIGMOID, DT__FLOAT_ONLY, DT__PM_MONO),
-    DT__UN("dt_relu", DT__U_RELU, 0, DT__PM_MONO),
-    DT__UN("dt_gelu", DT__U_GELU, DT__FLOAT_ONLY, DT__PM_NONE),
-    DT__UN("dt_silu", DT__U_SILU, DT__FLOAT_ONLY, DT__PM_NONE),
-    DT__UN("dt_scale", DT__U_SCALE, 0, DT__PM_ALL),
-    DT__UN("dt_scale", DT__U_SCALE, 0, DT__PM_ALL_NEG), /* a < 0 */
-    DT__UN("dt_shift", DT__U_SHIFT, 0, DT__PM_SHIFT),
-    DT__UN("dt_pow", DT__U_POW, DT__FLOAT_ONLY, DT__PM_NONE),
-    DT__UN("dt_cast", DT__U_COPY, 0, DT__PM_MONO),
-    DT__UN("dt_copy", DT__U_COPY, DT__TRUNC_OK, DT__PM_ALL),
-    DT__UN("dt_fill", DT__U_FILL, DT__TO_REP, DT__PM_NONE),
-    {"dt_add", DT__F_BINARY, 2, DT__B_ADD, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_add)},
-    {"dt_sub", DT__F_BINARY, 2, DT__B_SUB, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_sub)},
-    {"dt_mul", DT__F_BINARY, 2, DT__B_MUL, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_mul)},
-    {"dt_div", DT__F_BINARY, 2, DT__B_DIV, -1, DT__ELEMENTWISE | DT__FLOAT_ONLY, DT__PM_NONE, DT__PR(dt__pr_div)},
-    {"dt_maximum", DT__F_BINARY, 2, DT__B_MAX, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_maximum)},
-    {"dt_minimum", DT__F_BINARY, 2, DT__B_MIN, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_minimum)},
-    {"dt_axpy", DT__F_BINARY, 2, DT__B_AXPY, -1, DT__ELEMENTWISE, DT__PM_NONE, DT__PR(dt__pr_axpy)},
-    {"dt_sum", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_sum)},
-    {"dt_mean", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE, DT__PR(dt__pr_sum)},
-    {"dt_max", DT__F_REDUCE, 1, DT__R_MAX, DT_MAX, 0, DT__PM_NONE, DT__PR(dt__pr_max)},
-    {"dt_min", DT__F_REDUCE, 1, DT__R_MIN, DT_MIN, 0, DT__PM_NONE, DT__PR(dt__pr_min)},
-    {"dt_norm2", DT__F_REDUCE, 1, DT__R_SUMSQ, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
-    {"dt_argmax", DT__F_REDUCE, 1, DT__R_ARGMAX, -1, 0, DT__PM_NONE, DT__NOPR},
-    {"dt_matmul", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul)},
-    {"dt_mm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul)},
-    {"dt_bmm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul)},
-    {"dt_addmm", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mm3)},
-    {"dt_linear", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mm3)},
-    {"dt_dot", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul)},
-    {"dt_softmax", DT__F_SOFTMAX, 1, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
-    {"dt_log_softmax", DT__F_SOFTMAX, 1, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
-    {"dt_layer_norm", DT__F_NORM, 3, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
-    {"dt_rms_norm", DT__F_NORM, 2, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR},
-    {"dt_transpose", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
-    {"dt_permute", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
-    {"dt_squeeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
-    {"dt_unsqueeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
-    {"dt_reshape", DT__F_RESHAPE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
-    {"dt_narrow", DT__F_NARROW, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
-    {"dt_cat", DT__F_CAT, 0, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
-    {"dt_stack", DT__F_CAT, 0, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR},
-    {"dt_embedding", DT__F_EMBED, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__NOPR},
-    {"dt_cross_entropy", DT__F_XENT, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__NOPR},
+    DT__UNARY_OPS(DT__OP_ROW_U) DT__BINARY_OPS(DT__OP_ROW_B) DT__TABLE_OPS(DT__OP_ROW_T)
 };
-#undef DT__UN
+#undef DT__OP_ROW_U
+#undef DT__OP_ROW_B
+#undef DT__OP_ROW_T
 
 /* >>propagate -------------------------------------------------------------
    Picks one combination per mesh dim: the one whose input redistributions
@@ -10328,23 +10421,16 @@ static dt_status dt__unary(int op, const char *fn, const dt_tensor *x, double a,
     return dt__dispatch(&c, dt__check_unary, out);
 }
 
-#define DT__UNARY(fname, op) \
-    DT_API dt_status fname(const dt_tensor *x, dt_tensor **out) { return dt__unary(op, #fname, x, 0, out); }
-DT__UNARY(dt_neg, DT__OP_NEG)
-DT__UNARY(dt_abs, DT__OP_ABS)
-DT__UNARY(dt_exp, DT__OP_EXP)
-DT__UNARY(dt_log, DT__OP_LOG)
-DT__UNARY(dt_sqrt, DT__OP_SQRT)
-DT__UNARY(dt_rsqrt, DT__OP_RSQRT)
-DT__UNARY(dt_sin, DT__OP_SIN)
-DT__UNARY(dt_cos, DT__OP_COS)
-DT__UNARY(dt_tanh, DT__OP_TANH)
-DT__UNARY(dt_sigmoid, DT__OP_SIGMOID)
-DT__UNARY(dt_relu, DT__OP_RELU)
-DT__UNARY(dt_gelu, DT__OP_GELU)
-DT__UNARY(dt_silu, DT__OP_SILU)
-DT__UNARY(dt_copy, DT__OP_COPY)
-#undef DT__UNARY
+/* the plain unary ops' definitions, one per PLAIN line of DT__UNARY_OPS
+   (their prototypes and docs are in the public part) */
+#define DT__WRAP_PLAIN(NAME, name) \
+    DT_API dt_status dt_##name(const dt_tensor *x, dt_tensor **out) { return dt__unary(DT__OP_##NAME, "dt_" #name, x, 0, out); }
+#define DT__WRAP_ARG(NAME, name) /* written below, by hand */
+#define DT__WRAP(NAME, name, wrap, fl, pm, fmath, imath) DT__WRAP_##wrap(NAME, name)
+DT__UNARY_OPS(DT__WRAP)
+#undef DT__WRAP
+#undef DT__WRAP_PLAIN
+#undef DT__WRAP_ARG
 
 DT_API dt_status dt_scale(const dt_tensor *x, double a, dt_tensor **out) {
     return dt__unary(a < 0 ? DT__OP_SCALE_NEG : DT__OP_SCALE, "dt_scale", x, a, out);

@@ -363,13 +363,6 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
    cuBLAS's. Which NaN a two-NaN operation returns is not specified (the
    GPU gives its canonical NaN). */
 
-/* the names the unary and binary element functions below use for
-   dtensor.h's DT__FMUL & co. (>>math: arithmetic nvcc must not contract) */
-#define DT__CU_FMUL DT__FMUL
-#define DT__CU_FADD DT__FADD
-#define DT__CU_DMUL DT__DMUL
-#define DT__CU_DADD DT__DADD
-
 /* (F16/BF16 <-> float, dt__f64_to_f32_odd, dt__i64_to_f64_odd and
    dt__sat_i64 are dtensor.h's >>math functions, __host__ __device__ here) */
 
@@ -459,78 +452,53 @@ DT__CU_HD void dt__cu_cast_elem(dt_dtype from, const void *x, dt_dtype to, void 
     }
 }
 
-/* the name the unary element functions below use for dtensor.h's dt__expf (>>math) */
-#define dt__cu_expf dt__expf
-
-/* ---- unary: one element in the working type ---- */
-#define DT__CU_INV_SQRT2 0.70710678118654752440
-
+/* ---- unary and binary: one element in the working type ----
+   The switches over dtensor.h's element functions (>>math: dt__u_<name>_*,
+   dt__b_<name>_*, __host__ __device__ there), one case per registry line. */
+#define DT__SFX f32
 DT__CU_HD float dt__cu_unary_f32(dt__uop op, float x, float a) {
     switch (op) {
-    case DT__U_NEG: return -x;
-    case DT__U_ABS: return fabsf(x);
-    case DT__U_EXP: return dt__cu_expf(x);
-    case DT__U_LOG: return logf(x);
-    case DT__U_SQRT: return sqrtf(x);
-    case DT__U_RSQRT: return 1.0f / sqrtf(x);
-    case DT__U_SIN: return sinf(x);
-    case DT__U_COS: return cosf(x);
-    case DT__U_TANH: return tanhf(x);
-    case DT__U_SIGMOID: return 1.0f / (1.0f + dt__cu_expf(-x));
-    case DT__U_RELU: return x < 0.0f ? 0.0f : x; /* NaN stays */
-    case DT__U_GELU: return DT__CU_FMUL(DT__CU_FMUL(0.5f, x), 1.0f + erff(DT__CU_FMUL(x, (float)DT__CU_INV_SQRT2)));
-    case DT__U_SILU: return x / (1.0f + dt__cu_expf(-x));
-    case DT__U_SCALE: return x * a;
-    case DT__U_SHIFT: return x + a;
-    case DT__U_POW: return powf(x, a);
-    case DT__U_FILL: return a;
-    case DT__U_SQUARE: return x * x;
-    default: return x; /* COPY */
+        DT__UNARY_OPS(DT__UELEM_CASE)
+    default: return x;
     }
 }
+DT__CU_HD float dt__cu_bop_f32(dt__bop op, float p, float q, float alpha) {
+    switch (op) {
+        DT__BINARY_OPS(DT__BELEM_CASE)
+    default: return p;
+    }
+}
+#undef DT__SFX
 
+#define DT__SFX f64
 DT__CU_HD double dt__cu_unary_f64(dt__uop op, double x, double a) {
     switch (op) {
-    case DT__U_NEG: return -x;
-    case DT__U_ABS: return fabs(x);
-    case DT__U_EXP: return exp(x);
-    case DT__U_LOG: return log(x);
-    case DT__U_SQRT: return sqrt(x);
-    case DT__U_RSQRT: return 1.0 / sqrt(x);
-    case DT__U_SIN: return sin(x);
-    case DT__U_COS: return cos(x);
-    case DT__U_TANH: return tanh(x);
-    case DT__U_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case DT__U_RELU: return x < 0.0 ? 0.0 : x;
-    case DT__U_GELU: return DT__CU_DMUL(DT__CU_DMUL(0.5, x), 1.0 + erf(DT__CU_DMUL(x, DT__CU_INV_SQRT2)));
-    case DT__U_SILU: return x / (1.0 + exp(-x));
-    case DT__U_SCALE: return x * a;
-    case DT__U_SHIFT: return x + a;
-    case DT__U_POW: return pow(x, a);
-    case DT__U_FILL: return a;
-    case DT__U_SQUARE: return x * x;
+        DT__UNARY_OPS(DT__UELEM_CASE)
     default: return x;
     }
 }
+DT__CU_HD double dt__cu_bop_f64(dt__bop op, double p, double q, double alpha) {
+    switch (op) {
+        DT__BINARY_OPS(DT__BELEM_CASE)
+    default: return p;
+    }
+}
+#undef DT__SFX
 
-/* wrapping int64 arithmetic (signed overflow would be undefined) */
-#define dt__cu_iadd(p, q) DT__IADD(p, q) /* dtensor.h's >>math */
-#define dt__cu_isub(p, q) DT__ISUB(p, q)
-#define dt__cu_imul(p, q) DT__IMUL(p, q)
-
-/* the float-only ops never reach integers; COPY and the rest copy */
+#define DT__SFX i64
 DT__CU_HD int64_t dt__cu_unary_i64(dt__uop op, int64_t x, int64_t a) {
     switch (op) {
-    case DT__U_NEG: return dt__cu_isub(0, x);
-    case DT__U_ABS: return x < 0 ? dt__cu_isub(0, x) : x;
-    case DT__U_RELU: return x < 0 ? 0 : x;
-    case DT__U_SCALE: return dt__cu_imul(x, a);
-    case DT__U_SHIFT: return dt__cu_iadd(x, a);
-    case DT__U_FILL: return a;
-    case DT__U_SQUARE: return dt__cu_imul(x, x);
+        DT__UNARY_OPS(DT__UELEM_CASE)
     default: return x;
     }
 }
+DT__CU_HD int64_t dt__cu_bop_i64(dt__bop op, int64_t p, int64_t q, int64_t alpha) {
+    switch (op) {
+        DT__BINARY_OPS(DT__BELEM_CASE)
+    default: return p;
+    }
+}
+#undef DT__SFX
 
 /* element i of a unary op: a is already (float)a / a / dt__i64_of(a) by kind */
 DT__CU_HD void dt__cu_unary_elem(dt__uop op, dt_dtype t, const void *x, void *y, int64_t i, double a, int64_t ia) {
@@ -542,42 +510,6 @@ DT__CU_HD void dt__cu_unary_elem(dt__uop op, dt_dtype t, const void *x, void *y,
 /* ---- binary: one element in the working type ---- */
 #define DT__CU_FMAXOP(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q)) /* NaN p wins, NaN q survives */
 #define DT__CU_FMINOP(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
-
-DT__CU_HD float dt__cu_bop_f32(dt__bop op, float p, float q, float alpha) {
-    switch (op) {
-    case DT__B_ADD: return p + q;
-    case DT__B_SUB: return p - q;
-    case DT__B_MUL: return p * q;
-    case DT__B_DIV: return p / q;
-    case DT__B_MAX: return DT__CU_FMAXOP(p, q);
-    case DT__B_MIN: return DT__CU_FMINOP(p, q);
-    default: return DT__CU_FADD(DT__CU_FMUL(alpha, p), q); /* AXPY, two roundings as on the host */
-    }
-}
-
-DT__CU_HD double dt__cu_bop_f64(dt__bop op, double p, double q, double alpha) {
-    switch (op) {
-    case DT__B_ADD: return p + q;
-    case DT__B_SUB: return p - q;
-    case DT__B_MUL: return p * q;
-    case DT__B_DIV: return p / q;
-    case DT__B_MAX: return DT__CU_FMAXOP(p, q);
-    case DT__B_MIN: return DT__CU_FMINOP(p, q);
-    default: return DT__CU_DADD(DT__CU_DMUL(alpha, p), q);
-    }
-}
-
-DT__CU_HD int64_t dt__cu_bop_i64(dt__bop op, int64_t p, int64_t q, int64_t alpha) {
-    switch (op) {
-    case DT__B_ADD: return dt__cu_iadd(p, q);
-    case DT__B_SUB: return dt__cu_isub(p, q);
-    case DT__B_MUL: return dt__cu_imul(p, q);
-    case DT__B_DIV: return q == 0 ? 0 : q == -1 ? dt__cu_isub(0, p) : p / q; /* defined for every input */
-    case DT__B_MAX: return p > q ? p : q;
-    case DT__B_MIN: return p < q ? p : q;
-    default: return dt__cu_iadd(dt__cu_imul(alpha, p), q);
-    }
-}
 
 /* out[o] = op(a[ia], b[ib]) by dtype */
 DT__CU_HD void dt__cu_binary_at(dt__bop op, dt_dtype t, const void *a, int64_t ia, const void *b, int64_t ib,

@@ -197,9 +197,11 @@ static void test_unary(void) {
         int n = specials(t, x), i, ai;
         static const double as[] = {2.0, -0.5, 3.0, 0.0};
         for (op = 0; op < DT__U_NUM; op++) {
-            int float_only = op == DT__U_EXP || op == DT__U_LOG || op == DT__U_SQRT || op == DT__U_RSQRT ||
-                             op == DT__U_SIN || op == DT__U_COS || op == DT__U_TANH || op == DT__U_SIGMOID ||
-                             op == DT__U_GELU || op == DT__U_SILU || op == DT__U_POW;
+            /* the op registry's DT__FLOAT_ONLY lines (dtensor.h's DT__UNARY_OPS) */
+#define UOP_FLOAT_ONLY(NAME, name, wrap, fl, pm, fmath, imath) ((fl) & DT__FLOAT_ONLY) != 0,
+            static const int float_only_of[DT__U_NUM] = { DT__UNARY_OPS(UOP_FLOAT_ONLY) };
+#undef UOP_FLOAT_ONLY
+            int float_only = float_only_of[op];
             if (float_only && dt__is_int(t)) continue;
             for (ai = 0; ai < 4; ai++) {
                 double a = as[ai];

@@ -198,19 +198,20 @@ static void put_specials(dt_dtype t, void *buf, size_t n)
 
 /* ------------------------------------------------------------ unary */
 
+/* the names and the float-only flag come from the op registry's lines
+   (DT__UNARY_OPS); the reference math below is written independently */
+#define UOP_NAME(NAME, name, wrap, fl, pm, fmath, imath) #name,
+#define UOP_FLOAT_ONLY(NAME, name, wrap, fl, pm, fmath, imath) ((fl) & DT__FLOAT_ONLY) != 0,
 static const char *uop_name(int op)
 {
-    static const char *const names[DT__U_NUM] = { "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
-                                                   "sigmoid", "relu", "gelu", "silu", "scale", "shift", "pow", "copy",
-                                                   "fill", "square" };
+    static const char *const names[DT__U_NUM] = { DT__UNARY_OPS(UOP_NAME) };
     return op >= 0 && op < DT__U_NUM ? names[op] : "?";
 }
 
 static int uop_float_only(int op)
 {
-    return op == DT__U_EXP || op == DT__U_LOG || op == DT__U_SQRT || op == DT__U_RSQRT || op == DT__U_SIN ||
-           op == DT__U_COS || op == DT__U_TANH || op == DT__U_SIGMOID || op == DT__U_GELU || op == DT__U_SILU ||
-           op == DT__U_POW;
+    static const int float_only[DT__U_NUM] = { DT__UNARY_OPS(UOP_FLOAT_ONLY) };
+    return op >= 0 && op < DT__U_NUM && float_only[op];
 }
 
 static double ref_unary_f(int op, double x, double a)
@@ -234,7 +235,6 @@ static double ref_unary_f(int op, double x, double a)
     case DT__U_POW: return pow(x, a);
     case DT__U_COPY: return x;
     case DT__U_FILL: return a;
-    case DT__U_SQUARE: return x * x;
     }
     return 0;
 }
@@ -250,7 +250,6 @@ static int64_t ref_unary_i(dt_dtype t, int op, int64_t x, int64_t a)
     case DT__U_SHIFT: return wrap_int(t, u + ua);
     case DT__U_COPY: return x;
     case DT__U_FILL: return wrap_int(t, ua);
-    case DT__U_SQUARE: return wrap_int(t, u * u);
     }
     return 0;
 }
