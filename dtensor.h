@@ -50,6 +50,87 @@
    creation without data from elsewhere, destroying a tensor); `pure`: a
    function of its arguments alone (placements, dtype names, dt_layout).
 
+   MAP
+   ===
+   The file is sections behind banners you can grep, `>>name`, in this order.
+   Public part (always compiled):
+     >>config        version, DT_MAX_DIMS & co., DT_API, the ABI link check
+     >>types         dt_status, dt_dtype, dt_placement, the desc structs, dt_comm_desc
+     >>api           every public declaration, documented (collective/local/pure)
+   Implementation (DTENSOR_IMPLEMENTATION):
+     >>registry      THE OP REGISTRY: one line per op (DT__UNARY_OPS,
+                     DT__BINARY_OPS, DT__TABLE_OPS) and how to add one; kernel
+                     ids, op ids, table rows, element math and wrappers come from it
+     >>math          element math written once for host and GPU (DT__HD): half and
+                     bfloat16 conversion, Philox, Box-Muller, each op's element function
+     >>util          allocation, thread-local errors, checked size arithmetic,
+                     placement/shape strings, grow-only buffers, DTENSOR_LOG
+     >>layout        boxes: the global indices each rank holds under each split
+                     rule; strided box copies (pack, unpack, fill)
+     >>kernels       local compute behind a per-device table (dt__kernels): the
+                     vectorised loops, gemm (BLAS or loops), RNG fills, host table
+     >>device        where a shard's bytes live (dt__device: host, DT_CUDA) and the
+                     dispatchers that run a kernel on a device's buffers
+     >>backend       dt_comm: the vtable (MPI, self, custom), collectives emulated
+                     over sendrecv, groups, split-phase start/wait, accounting, muting
+     >>agree         cross-rank agreement on a call's arguments (DTENSOR_CHECK)
+     >>mesh          dt_mesh: its sub-communicators, slices, flattening, work
+                     buffers; dt__consistent (agreement on a mesh)
+     >>tensor        dt_tensor: desc normalisation, creation, from_local (strides,
+                     ghost room), accessors, contiguous stand-ins, destroy
+     >>checks        the argument checks the sections below share
+     >>redistribute  plans (reduce, move, re-label) and their execution;
+                     distribute, gather, redistribute
+     >>strategies    dt__op_table (from >>registry): each op's family, kernel and
+                     Partial rules
+     >>propagate     one sharding per mesh dim (alpha-beta cost), the per-mesh
+                     strategy cache, dt_explain
+     >>ops           the public ops: argument checks, dt__dispatch, the family
+                     checkers and runners
+     >>rng           the mesh's Philox offset and the random ops
+     >>halo          ghost cells: halo plans, exchanges, dt_stencil_apply
+     >>io            .npy checkpoints and RNG state files
+     >>layers        tensor-parallel linear layers and the MLP (public ops only)
+     >>debug         dt_tensor_print_sharding
+   dtensor_cuda.h: >>cuda-api, >>cuda-device (memory, stream), >>cuda-kernels
+   (the DT_CUDA kernel table, calling >>math), >>nccl (the NCCL backend).
+
+   THE RULE. A section names only functions defined above it or in itself;
+   code higher up reaches code below only through a pointer handed to it (a
+   device's kernel table, a tensor's halo_free, the family checker that
+   dt__dispatch passes to dt__propagate). A section reads any struct but
+   writes or frees only its own fields: those of the structs it defines and
+   those another struct keeps for it, marked with its name (dt_mesh's op
+   cache, >>propagate; its RNG state, >>rng). A comm's backend calls, group
+   translation, accounting and muting are >>backend's alone (dt__comm_*).
+   tests/lint/layering.py checks the first and last sentences on dtensor.h
+   and dtensor_cuda.h in every `make strict` and `make lint`.
+
+   ONE OP, AS IT RUNS: dt_matmul(a, b, &c)
+     dt_matmul -> dt__matmul                                         >>ops
+       dt__call_init, dt__call_in (a, b), dt__call_check: one mesh, one dtype,
+       the op allowed; a refusal goes through dt__call_refused, which makes
+       every rank fail alike (dt__consistent)
+       dt__dispatch
+         dt__propagate                                               >>propagate
+           dt__key_build: the mesh's strategy cache; on a miss only:
+             dt__check_matmul (the family checker: result shape, dim map;
+             >>ops, handed in as a pointer), dt__choose (dt__opts_build per
+             mesh dim from dt__op_table[DT__OP_MATMUL] of >>strategies, the
+             cheapest by dt__move_cost), dt__sizes_unnest, dt__public_out
+         dt__out_prepare: dt__tensor_make (>>tensor) or, for a given *out,
+           dt__check_out_spec (>>checks)
+         dt__consistent (with DTENSOR_CHECK: dt__agree_ex)         >>mesh, >>agree
+         dt__run
+           dt__move_inputs: each input whose placement must change goes
+             through dt__redistribute_into                           >>redistribute
+               dt__plan_build_shaped, dt__plan_run -> dt__comm_alltoallv,
+               dt__comm_allgatherv, ... (MPI or the user's backend)  >>backend
+           dt__run_matmul -> dev->kernels()->gemm: dt__k_gemm (BLAS, or the
+             loops for small or strided blocks)                      >>kernels
+         *out = the result with the propagated spec (Partial(SUM) when the
+           contracted dim was sharded)
+
    OPTIONS (define before including)
    =================================
    DTENSOR_IMPLEMENTATION  compile the implementation into this file

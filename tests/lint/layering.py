@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""Check dtensor.h's layering rule (stated in the header's map, "THE RULE"):
+"""Check dtensor.h's layering rule (stated under the header's MAP, "THE RULE"),
+and that the MAP lists every >>section banner in file order:
 
-  a section refers only to functions, types and tables defined above it or
-  in its own section.
+  a section names only functions defined above it or in itself; code higher
+  up reaches code below only through a pointer handed to it (a hook);
+  a comm's backend calls, group translation, accounting and muting are
+  >>backend's alone.
 
-So nothing is ever forward-declared across sections: a lower section that
-must reach code above it does so through a hook (a function pointer an
-upper section stores), never through a name it cannot see yet.
+So nothing is ever forward-declared across sections.
 
 Usage: layering.py [FILE ...] [--report]   (default dtensor.h; exit 1 on a violation)
 
 The checker strips comments, strings and preprocessor lines, finds the
 file-scope function definitions (name '(' ... ')' '{' at brace depth 0) and
-the sections (/* >>name lines), and then looks at every identifier inside
-each function body: if it names a function defined in a later section, that
-is a downward reference. ALLOWED lists the exceptions, each with its reason.
+the sections (/* >>name lines), and then looks at every identifier after the
+public part (in function bodies, initialisers, prototypes): if it names a
+function defined in a later section, that is a downward reference. PRIVATE
+lists what only one section may write or call. ALLOWED lists exceptions,
+each with its reason (none today).
 """
 import re
 import sys
@@ -102,6 +105,12 @@ def main(argv):
     secs = sections_of(lines)
     if not secs:
         print(f'layering: {path}: no /* >>section markers')
+        return 1
+    # the map at the top (dtensor.h's "MAP" block) lists every section, in order
+    mapped = [m.group(1) for m in re.finditer(r'^     >>([a-z_-]+) ', raw, re.M)]
+    if mapped and mapped != [name for _, name in secs]:
+        print(f'layering: {path}: the MAP lists {" ".join(mapped)}')
+        print(f'layering: {path}: the banners are {" ".join(name for _, name in secs)}')
         return 1
     sec_order = {name: k for k, (_, name) in enumerate(secs)}
     if len(sec_order) != len(secs):
