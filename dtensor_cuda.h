@@ -455,50 +455,29 @@ DT__CU_HD void dt__cu_cast_elem(dt_dtype from, const void *x, dt_dtype to, void 
 /* ---- unary and binary: one element in the working type ----
    The switches over dtensor.h's element functions (>>math: dt__u_<name>_*,
    dt__b_<name>_*, __host__ __device__ there), one case per registry line. */
+#define DT__CU_ELEM_SWITCHES(W)                                             \
+    DT__CU_HD W DT__SFXNAME(dt__cu_unary)(dt__uop op, W x, W a) {           \
+        switch (op) {                                                       \
+            DT__UNARY_OPS(DT__UELEM_CASE)                                   \
+        default: return x;                                                  \
+        }                                                                   \
+    }                                                                       \
+    DT__CU_HD W DT__SFXNAME(dt__cu_bop)(dt__bop op, W p, W q, W alpha) {    \
+        switch (op) {                                                       \
+            DT__BINARY_OPS(DT__BELEM_CASE)                                  \
+        default: return p;                                                  \
+        }                                                                   \
+    }
 #define DT__SFX f32
-DT__CU_HD float dt__cu_unary_f32(dt__uop op, float x, float a) {
-    switch (op) {
-        DT__UNARY_OPS(DT__UELEM_CASE)
-    default: return x;
-    }
-}
-DT__CU_HD float dt__cu_bop_f32(dt__bop op, float p, float q, float alpha) {
-    switch (op) {
-        DT__BINARY_OPS(DT__BELEM_CASE)
-    default: return p;
-    }
-}
+DT__CU_ELEM_SWITCHES(float)
 #undef DT__SFX
-
 #define DT__SFX f64
-DT__CU_HD double dt__cu_unary_f64(dt__uop op, double x, double a) {
-    switch (op) {
-        DT__UNARY_OPS(DT__UELEM_CASE)
-    default: return x;
-    }
-}
-DT__CU_HD double dt__cu_bop_f64(dt__bop op, double p, double q, double alpha) {
-    switch (op) {
-        DT__BINARY_OPS(DT__BELEM_CASE)
-    default: return p;
-    }
-}
+DT__CU_ELEM_SWITCHES(double)
 #undef DT__SFX
-
 #define DT__SFX i64
-DT__CU_HD int64_t dt__cu_unary_i64(dt__uop op, int64_t x, int64_t a) {
-    switch (op) {
-        DT__UNARY_OPS(DT__UELEM_CASE)
-    default: return x;
-    }
-}
-DT__CU_HD int64_t dt__cu_bop_i64(dt__bop op, int64_t p, int64_t q, int64_t alpha) {
-    switch (op) {
-        DT__BINARY_OPS(DT__BELEM_CASE)
-    default: return p;
-    }
-}
+DT__CU_ELEM_SWITCHES(int64_t)
 #undef DT__SFX
+#undef DT__CU_ELEM_SWITCHES
 
 /* element i of a unary op: a is already (float)a / a / dt__i64_of(a) by kind */
 DT__CU_HD void dt__cu_unary_elem(dt__uop op, dt_dtype t, const void *x, void *y, int64_t i, double a, int64_t ia) {
