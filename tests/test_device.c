@@ -274,13 +274,7 @@ static void fill_full(dt_dtype t, void *buf, int64_t n, int salt) {
 }
 
 static dt_tensor_desc mkdesc(dt_dtype t, int nd, const int64_t *shape, const dt_placement *pl, int mnd, int device) {
-    dt_tensor_desc d;
-    int i;
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
-    d.ndim = nd;
-    for (i = 0; i < nd; i++) d.shape[i] = shape[i];
-    for (i = 0; i < mnd; i++) d.placements[i] = pl[i];
+    dt_tensor_desc d = dtt_desc(t, nd, shape, mnd, pl);
     d.device = device;
     return d;
 }
