@@ -1443,25 +1443,25 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
    unary op is DT__ELEMENTWISE). Partial map: DT__PM_* (>>strategies), what a
    Partial(SUM, AVG, MAX, MIN) input gives. */
 #define DT__UNARY_OPS(X)                                                                                       \
-    X(NEG, neg, PLAIN, DT__TRUNC_OK, DT__PM_ALL_NEG, -x, DT__ISUB(0, x))                                       \
-    X(ABS, abs, PLAIN, 0, DT__PM_NONE, DT__LM(fabs)(x), x < 0 ? DT__ISUB(0, x) : x)                            \
-    X(EXP, exp, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, DT__EXPW(x), x)                                            \
-    X(LOG, log, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, DT__LM(log)(x), x)                                         \
-    X(SQRT, sqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, DT__LM(sqrt)(x), x)                                      \
-    X(RSQRT, rsqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_ANTI, (DT__W)1 / DT__LM(sqrt)(x), x)                         \
-    X(SIN, sin, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE, DT__LM(sin)(x), x)                                         \
-    X(COS, cos, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE, DT__LM(cos)(x), x)                                         \
-    X(TANH, tanh, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, DT__LM(tanh)(x), x)                                      \
-    X(SIGMOID, sigmoid, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO, (DT__W)1 / ((DT__W)1 + DT__EXPW(-x)), x)           \
-    X(RELU, relu, PLAIN, 0, DT__PM_MONO, x < (DT__W)0 ? (DT__W)0 : x, x < 0 ? 0 : x) /* NaN stays */          \
-    X(GELU, gelu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE,                                                          \
+    X(NEG, neg, PLAIN, DT__TRUNC_OK, DT__PM_ALL_NEG(), -x, DT__ISUB(0, x))                                     \
+    X(ABS, abs, PLAIN, 0, DT__PM_NONE(), DT__LM(fabs)(x), x < 0 ? DT__ISUB(0, x) : x)                          \
+    X(EXP, exp, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__EXPW(x), x)                                          \
+    X(LOG, log, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(log)(x), x)                                       \
+    X(SQRT, sqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(sqrt)(x), x)                                    \
+    X(RSQRT, rsqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_ANTI(), (DT__W)1 / DT__LM(sqrt)(x), x)                       \
+    X(SIN, sin, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(sin)(x), x)                                       \
+    X(COS, cos, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(cos)(x), x)                                       \
+    X(TANH, tanh, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(tanh)(x), x)                                    \
+    X(SIGMOID, sigmoid, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), (DT__W)1 / ((DT__W)1 + DT__EXPW(-x)), x)         \
+    X(RELU, relu, PLAIN, 0, DT__PM_MONO(), x < (DT__W)0 ? (DT__W)0 : x, x < 0 ? 0 : x) /* NaN stays */         \
+    X(GELU, gelu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(),                                                        \
       DT__MULW(DT__MULW((DT__W)0.5, x), (DT__W)1 + DT__LM(erf)(DT__MULW(x, (DT__W)DT__INV_SQRT2))), x)         \
-    X(SILU, silu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE, x / ((DT__W)1 + DT__EXPW(-x)), x)                        \
-    X(SCALE, scale, ARG, 0, DT__PM_ALL, x * a, DT__IMUL(x, a)) /* a < 0: DT__OP_SCALE_NEG's row */             \
-    X(SHIFT, shift, ARG, 0, DT__PM_SHIFT, x + a, DT__IADD(x, a))                                               \
-    X(POW, pow, ARG, DT__FLOAT_ONLY, DT__PM_NONE, DT__LM(pow)(x, a), x)                                        \
-    X(COPY, copy, PLAIN, DT__TRUNC_OK, DT__PM_ALL, x, x) /* the host moves memory (memmove) */                 \
-    X(FILL, fill, ARG, DT__TO_REP, DT__PM_NONE, a, a)
+    X(SILU, silu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), x / ((DT__W)1 + DT__EXPW(-x)), x)                      \
+    X(SCALE, scale, ARG, 0, DT__PM_ALL(), x * a, DT__IMUL(x, a)) /* a < 0: DT__OP_SCALE_NEG's row */           \
+    X(SHIFT, shift, ARG, 0, DT__PM_SHIFT(), x + a, DT__IADD(x, a))                                             \
+    X(POW, pow, ARG, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(pow)(x, a), x)                                      \
+    X(COPY, copy, PLAIN, DT__TRUNC_OK, DT__PM_ALL(), x, x) /* the host moves memory (memmove) */               \
+    X(FILL, fill, ARG, DT__TO_REP, DT__PM_NONE(), a, a)
 
 /* Binary pointwise ops: X(NAME, name, kernel id, flags, Partial rules, float math, int64 math).
    kernel id: DT__B_<id>; Partial rules: a dt__prule table (>>strategies). */
@@ -1479,34 +1479,34 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
    its Partial output (-1: none), flags, Partial map, Partial rules) -- the
    fields of dt__opdef (>>strategies), one row each. */
 #define DT__TABLE_OPS(X)                                                                                       \
-    X(SCALE_NEG, "dt_scale", DT__F_UNARY, 1, DT__U_SCALE, -1, DT__ELEMENTWISE, DT__PM_ALL_NEG, DT__NOPR)       \
-    X(CAST, "dt_cast", DT__F_UNARY, 1, DT__U_COPY, -1, DT__ELEMENTWISE, DT__PM_MONO, DT__NOPR)                 \
-    X(SUM, "dt_sum", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_sum))                   \
-    X(MEAN, "dt_mean", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE, DT__PR(dt__pr_sum))    \
-    X(MAX, "dt_max", DT__F_REDUCE, 1, DT__R_MAX, DT_MAX, 0, DT__PM_NONE, DT__PR(dt__pr_max))                   \
-    X(MIN, "dt_min", DT__F_REDUCE, 1, DT__R_MIN, DT_MIN, 0, DT__PM_NONE, DT__PR(dt__pr_min))                   \
-    X(NORM2, "dt_norm2", DT__F_REDUCE, 1, DT__R_SUMSQ, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)          \
-    X(ARGMAX, "dt_argmax", DT__F_REDUCE, 1, DT__R_ARGMAX, -1, 0, DT__PM_NONE, DT__NOPR)                        \
-    X(MATMUL, "dt_matmul", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul))                     \
-    X(MM, "dt_mm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul))                             \
-    X(BMM, "dt_bmm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul))                           \
-    X(ADDMM, "dt_addmm", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mm3))                       \
-    X(LINEAR, "dt_linear", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mm3))                     \
-    X(DOT, "dt_dot", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__PR(dt__pr_mul))                           \
-    X(SOFTMAX, "dt_softmax", DT__F_SOFTMAX, 1, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)                   \
-    X(LOG_SOFTMAX, "dt_log_softmax", DT__F_SOFTMAX, 1, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)           \
-    X(LAYER_NORM, "dt_layer_norm", DT__F_NORM, 3, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)                \
-    X(RMS_NORM, "dt_rms_norm", DT__F_NORM, 2, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE, DT__NOPR)                    \
-    X(TRANSPOSE, "dt_transpose", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                  \
-    X(PERMUTE, "dt_permute", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                      \
-    X(SQUEEZE, "dt_squeeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                      \
-    X(UNSQUEEZE, "dt_unsqueeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                  \
-    X(RESHAPE, "dt_reshape", DT__F_RESHAPE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                      \
-    X(NARROW, "dt_narrow", DT__F_NARROW, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                         \
-    X(CAT, "dt_cat", DT__F_CAT, 0, 0, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                                  \
-    X(STACK, "dt_stack", DT__F_CAT, 0, 1, -1, DT__PASS_ALL, DT__PM_ALL, DT__NOPR)                              \
-    X(EMBEDDING, "dt_embedding", DT__F_EMBED, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__NOPR)                          \
-    X(CROSS_ENTROPY, "dt_cross_entropy", DT__F_XENT, 2, 0, DT_SUM, 0, DT__PM_NONE, DT__NOPR)
+    X(SCALE_NEG, "dt_scale", DT__F_UNARY, 1, DT__U_SCALE, -1, DT__ELEMENTWISE, DT__PM_ALL_NEG(), DT__NOPR())   \
+    X(CAST, "dt_cast", DT__F_UNARY, 1, DT__U_COPY, -1, DT__ELEMENTWISE, DT__PM_MONO(), DT__NOPR())             \
+    X(SUM, "dt_sum", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_sum))                 \
+    X(MEAN, "dt_mean", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE(), DT__PR(dt__pr_sum))  \
+    X(MAX, "dt_max", DT__F_REDUCE, 1, DT__R_MAX, DT_MAX, 0, DT__PM_NONE(), DT__PR(dt__pr_max))                 \
+    X(MIN, "dt_min", DT__F_REDUCE, 1, DT__R_MIN, DT_MIN, 0, DT__PM_NONE(), DT__PR(dt__pr_min))                 \
+    X(NORM2, "dt_norm2", DT__F_REDUCE, 1, DT__R_SUMSQ, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())      \
+    X(ARGMAX, "dt_argmax", DT__F_REDUCE, 1, DT__R_ARGMAX, -1, 0, DT__PM_NONE(), DT__NOPR())                    \
+    X(MATMUL, "dt_matmul", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                   \
+    X(MM, "dt_mm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                           \
+    X(BMM, "dt_bmm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                         \
+    X(ADDMM, "dt_addmm", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mm3))                     \
+    X(LINEAR, "dt_linear", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mm3))                   \
+    X(DOT, "dt_dot", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                         \
+    X(SOFTMAX, "dt_softmax", DT__F_SOFTMAX, 1, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())               \
+    X(LOG_SOFTMAX, "dt_log_softmax", DT__F_SOFTMAX, 1, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())       \
+    X(LAYER_NORM, "dt_layer_norm", DT__F_NORM, 3, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())            \
+    X(RMS_NORM, "dt_rms_norm", DT__F_NORM, 2, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())                \
+    X(TRANSPOSE, "dt_transpose", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())              \
+    X(PERMUTE, "dt_permute", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
+    X(SQUEEZE, "dt_squeeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
+    X(UNSQUEEZE, "dt_unsqueeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())              \
+    X(RESHAPE, "dt_reshape", DT__F_RESHAPE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
+    X(NARROW, "dt_narrow", DT__F_NARROW, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                     \
+    X(CAT, "dt_cat", DT__F_CAT, 0, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                              \
+    X(STACK, "dt_stack", DT__F_CAT, 0, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                          \
+    X(EMBEDDING, "dt_embedding", DT__F_EMBED, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__NOPR())                      \
+    X(CROSS_ENTROPY, "dt_cross_entropy", DT__F_XENT, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__NOPR())
 
 /* The element functions one list line gives (>>math instantiates them, DT__HD,
    for host and GPU alike), for the working type set around the expansion:
@@ -9023,13 +9023,13 @@ static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
 #undef R_
 
 #define DT__PR(x) x, (uint8_t)(sizeof x / sizeof x[0])
-#define DT__NOPR NULL, 0
-#define DT__PM_NONE {-1, -1, -1, -1}
-#define DT__PM_ALL {DT_SUM, DT_AVG, DT_MAX, DT_MIN}
-#define DT__PM_MONO {-1, -1, DT_MAX, DT_MIN}  /* increasing maps commute with max/min */
-#define DT__PM_ANTI {-1, -1, DT_MIN, DT_MAX}  /* decreasing maps swap them           */
-#define DT__PM_ALL_NEG {DT_SUM, DT_AVG, DT_MIN, DT_MAX} /* x -> -x, x -> a*x with a < 0     */
-#define DT__PM_SHIFT {-1, DT_AVG, DT_MAX, DT_MIN} /* x + a: not SUM (n copies of a)  */
+#define DT__NOPR() NULL, 0
+#define DT__PM_NONE() {-1, -1, -1, -1}
+#define DT__PM_ALL() {DT_SUM, DT_AVG, DT_MAX, DT_MIN}
+#define DT__PM_MONO() {-1, -1, DT_MAX, DT_MIN}  /* increasing maps commute with max/min */
+#define DT__PM_ANTI() {-1, -1, DT_MIN, DT_MAX}  /* decreasing maps swap them           */
+#define DT__PM_ALL_NEG() {DT_SUM, DT_AVG, DT_MIN, DT_MAX} /* x -> -x, x -> a*x with a < 0     */
+#define DT__PM_SHIFT() {-1, DT_AVG, DT_MAX, DT_MIN} /* x + a: not SUM (n copies of a)  */
 
 /* DT__OP_<NAME>: the row of dt__op_table; both come from the registry's
    lists (top of the implementation), in one order */
@@ -9042,9 +9042,9 @@ enum { DT__UNARY_OPS(DT__OP_ENUM_U) DT__BINARY_OPS(DT__OP_ENUM_B) DT__TABLE_OPS(
 #undef DT__OP_ENUM_T
 
 #define DT__OP_ROW_U(NAME, name, wrap, fl, pm, fmath, imath) \
-    {"dt_" #name, DT__F_UNARY, 1, DT__U_##NAME, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), pm, DT__NOPR},
+    {"dt_" #name, DT__F_UNARY, 1, DT__U_##NAME, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), pm, DT__NOPR()},
 #define DT__OP_ROW_B(NAME, name, k, fl, pr, fmath, imath) \
-    {"dt_" #name, DT__F_BINARY, 2, DT__B_##k, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), DT__PM_NONE, DT__PR(pr)},
+    {"dt_" #name, DT__F_BINARY, 2, DT__B_##k, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), DT__PM_NONE(), DT__PR(pr)},
 #define DT__OP_ROW_T(NAME, fn, fam, nin, k, mpi, fl, pm, pr) {fn, fam, nin, k, mpi, fl, pm, pr},
 static const dt__opdef dt__op_table[DT__OP_COUNT] = {
     DT__UNARY_OPS(DT__OP_ROW_U) DT__BINARY_OPS(DT__OP_ROW_B) DT__TABLE_OPS(DT__OP_ROW_T)
@@ -11689,6 +11689,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     g.bnd = h->bnd;
     g.corners = corners;
 
+    DT_ASSERT(m->size >= 1); /* (said for the static analyzer: a mesh has a rank) */
     if ((st = dt__alloc(fn, 2 * (size_t)m->size * sizeof *h->links, (void **)&h->links))) goto fail;
     for (dir = 0; dir < 2; dir++) /* what I send to each peer, then what I receive */
         for (r = 0; r < m->size; r++) {
@@ -12169,6 +12170,7 @@ static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_
     int64_t gs[DT_MAX_DIMS], os[DT_MAX_DIMS], base[3], co = o->desc.shape[1], ci = w->desc.shape[1];
     int64_t n, tap, rows = 1, row;
     dt_status st;
+    DT_ASSERT(h && nd >= 3 && cv->nsp == nd - 2); /* (said for the static analyzer: dt__conv_check's shapes) */
     if (!o->numel) return DT_OK;
     for (i = nd - 1; i >= 0; i--) {
         /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): h is non-NULL once dt__halo_build and the agreement succeeded */
