@@ -805,7 +805,6 @@ static inline void dtt_run_pair_at(const char *file, int line, const dtt_mesh *m
     dt_comm_stats st;
     dt_status rc;
     char s1[64], s2[64], s3[64];
-    int k, dim;
 
     dtt_ctx("mesh %s %s %s %s -> %s (from %s:%d)", m->name, dtt_dtname(t), dtt_shape_str(ndim, shape, s1, sizeof s1),
             dtt_pl_str(src, m->nd, s2, sizeof s2), dtt_pl_str(dst, m->nd, s3, sizeof s3), file, line);
@@ -819,11 +818,7 @@ static inline void dtt_run_pair_at(const char *file, int line, const dtt_mesh *m
     dtt_fill_model(m, t, ndim, shape, ls, lo, &ms, buf);
     memcpy(saved, buf, (size_t)n * es);
 
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
-    d.ndim = ndim;
-    for (dim = 0; dim < ndim; dim++) d.shape[dim] = shape[dim];
-    for (k = 0; k < m->nd; k++) d.placements[k] = src[k];
+    d = dtt_desc(t, ndim, shape, m->nd, src);
     if (flags & DTT_LOCALSHAPE) d.local_shape = ls;
     CHECK_OK(dt_tensor_from_local(m->mesh, &d, buf, (flags & DTT_BORROW) ? DT_BORROW : DT_COPY, &a));
     if (!a) {

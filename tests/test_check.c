@@ -126,14 +126,10 @@ static double gval(int64_t i, int64_t j) { return (double)(10 * i + j); }
 /* a t [r, c] descriptor on the 1-D mesh with placement p0 */
 static dt_tensor_desc desc2(dt_dtype t, int64_t r, int64_t c, dt_placement p0)
 {
-    dt_tensor_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = t;
-    d.ndim = 2;
-    d.shape[0] = r;
-    d.shape[1] = c;
-    d.placements[0] = p0;
-    return d;
+    int64_t shape[2];
+    shape[0] = r;
+    shape[1] = c;
+    return dtt_desc(t, 2, shape, 1, &p0);
 }
 
 /* x: f64 [r, c] Shard(0) with the closed form, made with checks off */
