@@ -5566,20 +5566,15 @@ static dt_status dt__p2p_rounds(dt_comm *carrier, int n, const dt_message *msgs)
     return DT_OK;
 }
 
-/* Post n messages on c (peers: carrier ranks), counted in c's stats. With
-   the backend's start/wait, *request is its handle for dt__comm_wait;
+/* Post n messages on c (peers: carrier ranks), counted in c's stats as
+   `sent` and `recv` bytes (their totals, which the caller planned once).
+   With the backend's start/wait, *request is its handle for dt__comm_wait;
    otherwise the exchange is done here and *request is NULL. */
-static dt_status dt__comm_start(dt_comm *c, int n, dt_message *msgs, void **request) {
+static dt_status dt__comm_start(dt_comm *c, int n, dt_message *msgs, uint64_t sent, uint64_t recv, void **request) {
     dt_comm *w = dt__comm_carrier(c);
-    uint64_t sent = 0, recv = 0;
-    int i;
     dt_status st;
     *request = NULL;
     if (!n) return DT_OK;
-    for (i = 0; i < n; i++) {
-        if (msgs[i].send) sent += msgs[i].bytes;
-        else recv += msgs[i].bytes;
-    }
     dt__count(c, sent, recv);
     if (!w->be.start || !w->be.wait) return dt__p2p_rounds(w, n, msgs);
     if ((st = w->be.start(w->be.user, n, msgs, request))) {
@@ -11457,6 +11452,7 @@ struct dt__halo {
     int nfills;
     unsigned char pattern[8];       /* the fill value in the dtype               */
     char *buf;                      /* message bytes: sends, then receives       */
+    size_t sbytes, rbytes;          /* their totals                              */
     dt_message *msgs;               /* the links, peers in carrier ranks         */
     int nmsgs;
     dt_comm *comm;                  /* the mesh comm                             */
@@ -11711,6 +11707,8 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     for (i = 0; i < h->nsend + h->nrecv; i++) {
         h->links[i].off = off;
         off += h->links[i].bytes;
+        if (i < h->nsend) h->sbytes += h->links[i].bytes;
+        else h->rbytes += h->links[i].bytes;
     }
     if (off && (st = dt__alloc(fn, off, (void **)&h->buf))) goto fail;
     h->comm = m->comm;
@@ -11790,7 +11788,7 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
     for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], h->pattern);
     dt__halo_pack_sends(h, in, from_array);
-    if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, &h->request))) return dt__within(fn, st);
+    if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request))) return dt__within(fn, st);
     /* the wraps of a dim this rank holds whole, while the messages fly: their
        ghost cells are not the ones the messages fill, their sources interior */
     for (i = h->self_first; i < h->self_first + h->self_count; i++) {
