@@ -134,6 +134,12 @@
    OPTIONS (define before including)
    =================================
    DTENSOR_IMPLEMENTATION  compile the implementation into this file
+   DTENSOR_IMPLEMENTATION_LINKED
+                           ignore DTENSOR_IMPLEMENTATION in this file: the
+                           program links an implementation compiled once
+                           elsewhere (cc -x c -DDTENSOR_IMPLEMENTATION -c
+                           dtensor.h, with the same options), so that many
+                           single-file programs share one object
    DTENSOR_NO_MPI          no <mpi.h>, no dt_comm_mpi(); the self and custom
                            backends remain
    DTENSOR_STATIC          make every public function static (DT_API)
@@ -1395,7 +1401,7 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 /* ======================================================================== */
 /*                            IMPLEMENTATION                                */
 /* ======================================================================== */
-#if defined(DTENSOR_IMPLEMENTATION) && !defined(DTENSOR_IMPLEMENTATION_DONE)
+#if defined(DTENSOR_IMPLEMENTATION) && !defined(DTENSOR_IMPLEMENTATION_DONE) && !defined(DTENSOR_IMPLEMENTATION_LINKED)
 #define DTENSOR_IMPLEMENTATION_DONE
 
 /* >>registry --------------------------------------------------------------

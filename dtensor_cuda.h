@@ -36,7 +36,7 @@
 #if defined(DTENSOR_IMPLEMENTATION) && defined(DTENSOR_IMPLEMENTATION_DONE)
 #error "dtensor_cuda.h: dtensor.h's implementation is already in this file; include dtensor_cuda.h instead of dtensor.h"
 #endif
-#ifdef DTENSOR_IMPLEMENTATION
+#if defined(DTENSOR_IMPLEMENTATION) && !defined(DTENSOR_IMPLEMENTATION_LINKED)
 #define DT__CUDA_BUILD 1
 #endif
 #include "dtensor.h"
@@ -71,7 +71,7 @@ DT_API dt_status dt_comm_nccl(ncclComm_t comm, cudaStream_t stream, dt_comm **ou
 #endif
 #endif /* DTENSOR_CUDA_H */
 
-#if defined(DTENSOR_IMPLEMENTATION) && !defined(DTENSOR_CUDA_IMPLEMENTATION_DONE)
+#if defined(DTENSOR_IMPLEMENTATION) && !defined(DTENSOR_CUDA_IMPLEMENTATION_DONE) && !defined(DTENSOR_IMPLEMENTATION_LINKED)
 #define DTENSOR_CUDA_IMPLEMENTATION_DONE
 
 /* >>cuda-device -------------------------------------------------------------

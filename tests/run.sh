@@ -1,28 +1,30 @@
 #!/usr/bin/env bash
 # tests/run.sh -- build and run dtensor.h's tests under one MPI.
 #
-#   tests/run.sh <mpich|openmpi> [--smoke|--quick|--full] [--np "1 2 3 4 6 8"] [--jobs N] [--wrap "valgrind -q --error-exitcode=9"]
+#   tests/run.sh <mpich|openmpi> [--smoke|--quick|--full] [--np "1 2 3 4 6 8"] [--variant asan] [--wrap CMD] [--jobs N]
 #
-# Builds every test into build/<mpi>/ with
-#   mpicc.<mpi> -std=c99 -O1 -g -Wall -Wextra -Werror -pedantic -I. $CFLAGS
-# (test_nompi with gcc -DDTENSOR_NO_MPI and the same flags), checks that the
-# test harness and a test compile as C++17 too, runs each multi-rank test at
-# each rank count (a 300 s timeout per run) and test_nompi once, and counts
-# the PASS/FAIL lines: a run that crashes, times out or exits non-zero
-# without a PASS line is a failure, named. The very last line is
-#   N passed, N failed
-# and the exit status is non-zero if anything failed. DT_TEST_LOG=file
-# appends that line (prefixed by the MPI name) to `file`.
+# Each test describes itself in the TEST block at its top (tests/README.md,
+# "The TEST block"): the rank counts it runs at, whether it takes --quick,
+# what it needs, whether it links the configuration's implementation
+# object, and optional alternative arguments or environments. This script
+# builds the tests through `make tests` (build/tests/<mpi>[-<variant>]/,
+# -std=c99 -O1 -g -Wall -Wextra -Werror -pedantic, and a C++17 syntax check
+# of each), then runs each at each rank count in both its block and --np
+# (300 s timeout per run), and counts the PASS/FAIL lines: a run that
+# crashes, times out or exits non-zero without a PASS line is a failure,
+# named. The last line is "N passed, N failed" (also appended, prefixed by
+# the MPI, to $DT_TEST_LOG when set); the exit status is non-zero if anything
+# failed. Logs: build/tests/<config>/logs/<test>.np<N>.log.
 #
-# --smoke (make test, the README's command: minutes): every test at 1 2 3
-# ranks with --quick sizes, the C++17 check on one test only; the default
-# (make test-full) is the whole sweep below. --jobs N builds N tests at
-# once (default: the number of cores).
-# --quick passes --quick to the tests (a smaller sweep). MPICH busy-polls
-# when oversubscribed, so with mpich the tests run --quick at 3 ranks and
-# more unless --full is given. Logs: build/<mpi>/logs/<test>.np<N>.log.
-# DT_TEST_BUILD=dir builds into dir/<mpi> instead of build/<mpi> (two runs
-# at once in one checkout must not share it).
+# --smoke: rank counts up to 3, --quick sizes (make test). --quick: --quick
+# sizes. --full: full sizes everywhere (the default). --variant asan: built
+# with -fsanitize=address,undefined, leak checking on (.ci/lsan.supp).
+# --wrap CMD: every rank runs under CMD (valgrind). --jobs N: N builds at
+# once and N one-rank runs at once (default: the number of cores).
+# DT_TESTS="test_check test_io" runs only those.
+# MPICH (ch4:ucx) busy-polls when ranks outnumber cores; its ranks get
+# build/libdt_yield.so preloaded (tests/mpich_yield.c), which makes a
+# waiting rank yield its core.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -30,19 +32,20 @@ usage() { sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ $# -ge 1 ] || usage
 MPI=$1; shift
 case "$MPI" in mpich|openmpi) ;; *) usage ;; esac
-QUICK=auto
+QUICK=no
 NPS="1 2 3 4 6 8"
 WRAP=""
+VARIANT=""
 JOBS=$(nproc 2>/dev/null || echo 2)
-CXXALL=yes
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=yes ;;
-    --smoke) QUICK=yes; NPS="1 2 3"; CXXALL=no ;;
-    --jobs) shift; JOBS=${1:?--jobs needs a number} ;;
+    --smoke) QUICK=yes; NPS="1 2 3" ;;
     --full) QUICK=no ;;
+    --jobs) shift; JOBS=${1:?--jobs needs a number} ;;
     --np) shift; NPS=${1:?--np needs a list} ;;
     --np=*) NPS=${1#--np=} ;;
+    --variant) shift; VARIANT=${1:?--variant needs a name} ;;
     --wrap) shift; WRAP=${1:?--wrap needs a command} ;;
     --wrap=*) WRAP=${1#--wrap=} ;;
     -h|--help) usage ;;
@@ -50,152 +53,182 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+case "$VARIANT" in ""|asan) ;; *) echo "run.sh: unknown variant $VARIANT (asan)" >&2; exit 2 ;; esac
 
-CC="mpicc.$MPI"
-CXX="mpicxx.$MPI"
-CXXDEF=""
-[ "$MPI" = openmpi ] && CXXDEF="-DOMPI_SKIP_MPICXX=1" # its C++ bindings do not build with -Werror
-if [ "$MPI" = openmpi ]; then
-    RUN=(mpiexec.openmpi --allow-run-as-root --oversubscribe)
-else
-    RUN=(mpiexec.mpich)
-fi
-command -v "$CC" >/dev/null || { echo "run.sh: $CC not found"; echo "0 passed, 1 failed"; exit 1; }
-FLAGS=(-std=c99 -O1 -g -Wall -Wextra -Werror -pedantic -I.)
-# shellcheck disable=SC2206
-EXTRA=(${CFLAGS:-})
-OUT=${DT_TEST_BUILD:-build}/$MPI
+OUT=build/tests/$MPI${VARIANT:+-$VARIANT}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
+command -v "mpicc.$MPI" >/dev/null || { echo "run.sh: mpicc.$MPI not found"; echo "0 passed, 1 failed"; exit 1; }
+RUN=(mpiexec.$MPI)
+[ "$MPI" = openmpi ] && RUN+=(--allow-run-as-root --oversubscribe)
+if [ "$VARIANT" = asan ]; then
+    # Open MPI's plugins stay loaded (disable_dlclose) so that leak stacks
+    # inside them are symbolised and .ci/lsan.supp can match them; the yield
+    # shim is preloaded before the ASan runtime (verify_asan_link_order=0)
+    export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:verify_asan_link_order=0"
+    export LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    export OMPI_MCA_mca_base_component_disable_dlclose=1
+fi
 
-TESTS="test_mesh test_distribute test_redistribute test_layouts test_scalapack test_badinput test_badinput_ops test_check test_faults test_custom_backend test_bigcount test_rng test_io test_halo test_ghosted test_strided test_strided_ops test_layers test_device"
-# the op tests: every file tests/test_ops_*.c
-for f in tests/test_ops_*.c; do [ -e "$f" ] && TESTS="$TESTS $(basename "$f" .c)"; done
-# DT_TESTS="test_check test_io" runs just those (and skips test_nompi unless named)
-ONLY=${DT_TESTS:-}
-[ -n "$ONLY" ] && TESTS=${ONLY//test_nompi/}
-LIBS=(-lblis -lm)
+# the TEST block: spec FILE KEY prints the value of "KEY:" in it
+spec() { sed -n '1,/\*\//s/^ *'"$2"': *//p' "$1" | head -n 1; }
+
+TESTS=""
+for f in tests/test_*.c; do TESTS="$TESTS $(basename "$f" .c)"; done
+if [ -n "${DT_TESTS:-}" ]; then
+    for t in $DT_TESTS; do [ -e "tests/$t.c" ] || { echo "run.sh: no tests/$t.c"; echo "0 passed, 1 failed"; exit 1; }; done
+    TESTS=$DT_TESTS
+fi
 passed=0
 failed=0
 failures=()
-
 pass() { passed=$((passed + 1)); echo "$1"; }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "$1"; }
 
 # ---------------------------------------------------------------- build
-# JOBS compilers at once; each writes its own log and a .ok marker
-build_one() {
-    local t=$1
-    rm -f "$OUT/$t.ok"
-    "$CC" "${FLAGS[@]}" "${EXTRA[@]}" "tests/$t.c" -o "$OUT/$t" "${LIBS[@]}" >"$LOGS/$t.build.log" 2>&1 &&
-        : >"$OUT/$t.ok"
-}
-running=0
+targets=(build/libdt_yield.so)
 for t in $TESTS; do
-    if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
-    build_one "$t" &
-    running=$((running + 1))
+    targets+=("$OUT/$t")
+    [ -z "$VARIANT" ] && targets+=("$OUT/cxx/$t.ok")
 done
-wait
+[ -z "$VARIANT" ] && targets+=("$OUT/cxx/dtensor.ok")
+rm -f "$OUT"/cxx/*.ok.failed
+make -k -j"$JOBS" --no-print-directory MPI="$MPI" VARIANT="$VARIANT" "${targets[@]}" >"$LOGS/build.log" 2>&1
 built=""
 for t in $TESTS; do
-    if [ -e "$OUT/$t.ok" ]; then
+    if [ -x "$OUT/$t" ] && [ "$OUT/$t" -nt "tests/$t.c" ] && [ "$OUT/$t" -nt dtensor.h ]; then
         built="$built $t"
     else
-        fail "FAIL build $t ($MPI): see $LOGS/$t.build.log"
-        sed -n '1,15p' "$LOGS/$t.build.log"
+        fail "FAIL build $t ($MPI${VARIANT:+ $VARIANT}): see $LOGS/$t.build.log"
+        sed -n '1,15p' "$LOGS/$t.build.log" 2>/dev/null
     fi
 done
-nompi_ok=0
-if [ -n "$ONLY" ] && [[ " $ONLY " != *" test_nompi "* ]]; then
-    nompi_ok=0
-elif gcc -DDTENSOR_NO_MPI "${FLAGS[@]}" "${EXTRA[@]}" tests/test_nompi.c -o "$OUT/test_nompi" "${LIBS[@]}" >"$LOGS/test_nompi.build.log" 2>&1; then
-    nompi_ok=1
-else
-    fail "FAIL build test_nompi (gcc -DDTENSOR_NO_MPI): see $LOGS/test_nompi.build.log"
-    sed -n '1,15p' "$LOGS/test_nompi.build.log"
-fi
-# the harness and the tests (with the implementation) compile as C++17 too
-if command -v "$CXX" >/dev/null; then
-    : >"$LOGS/cxx.build.log"
-    cxx_ok=1
-    cxx_tests=$TESTS
-    [ "$CXXALL" = no ] && cxx_tests=${TESTS%% *} # --smoke: the harness and the implementation, once
-    for t in $cxx_tests; do
-        # shellcheck disable=SC2086
-        "$CXX" -x c++ -std=c++17 -Wall -Wextra -Werror -pedantic -I. $CXXDEF -fsyntax-only "tests/$t.c" \
-            >>"$LOGS/cxx.build.log" 2>&1 || cxx_ok=0
-    done
-    g++ -x c++ -DDTENSOR_NO_MPI -std=c++17 -Wall -Wextra -Werror -pedantic -I. -fsyntax-only tests/test_nompi.c \
-        >>"$LOGS/cxx.build.log" 2>&1 || cxx_ok=0
-    if [ $cxx_ok -eq 1 ]; then
+if [ -z "$VARIANT" ]; then
+    cxx_bad=""
+    for t in dtensor $TESTS; do [ -e "$OUT/cxx/$t.ok" ] || cxx_bad="$cxx_bad $t"; done
+    if [ -z "$cxx_bad" ]; then
         pass "PASS build-c++17 tests ($MPI)"
     else
-        fail "FAIL build-c++17 tests ($MPI): see $LOGS/cxx.build.log"
-        sed -n '1,15p' "$LOGS/cxx.build.log"
+        fail "FAIL build-c++17 ($MPI):$cxx_bad: see $LOGS/build.log"
+        grep -m 15 -E 'error|Error' "$LOGS/build.log"
     fi
 fi
+[ -e build/libdt_yield.so ] || { fail "FAIL build build/libdt_yield.so: see $LOGS/build.log"; }
 
 # ---------------------------------------------------------------- run
-run_one() { # name np log cmd...
+if [ "$MPI" = mpich ]; then export LD_PRELOAD="$PWD/build/libdt_yield.so${LD_PRELOAD:+:$LD_PRELOAD}"; fi
+# run_one NAME NP LOG CMD...: one run, its verdict into LOG.verdict
+run_one() {
     local name=$1 np=$2 log=$3
     shift 3
-    local rc line t0 secs
+    local rc line t0 secs why
     t0=$(date +%s.%N)
     timeout -k 10 300 "$@" >"$log" 2>&1
     rc=$?
     secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     line=$(grep -E "^(PASS|FAIL) " "$log" | tail -n 1)
     if [ $rc -eq 0 ] && [ "${line%% *}" = PASS ]; then
-        pass "$line ($secs s)"
+        echo "PASS|$line ($secs s)" >"$log.verdict"
+        return
+    fi
+    why="exit $rc"
+    { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && why="timeout (300 s)"
+    [ $rc -gt 128 ] && [ $rc -ne 137 ] && why="killed by signal $((rc - 128)) (exit $rc)"
+    if [ "${line%% *}" = FAIL ]; then
+        line="$line [$MPI, $why, $secs s]"
+    elif [ "${line%% *}" = PASS ]; then
+        line="FAIL $name np=$np ($MPI): printed PASS but $why (a sanitizer or --wrap report?), $secs s"
     else
-        local why="exit $rc"
-        [ $rc -eq 124 ] || [ $rc -eq 137 ] && why="timeout (300 s)"
-        [ $rc -gt 128 ] && [ $rc -ne 137 ] && why="killed by signal $((rc - 128)) (exit $rc)"
-        if [ "${line%% *}" = FAIL ]; then
-            fail "$line [$MPI, $why, $secs s]"
-        elif [ "${line%% *}" = PASS ]; then
-            fail "FAIL $name np=$np ($MPI): printed PASS but $why (a sanitizer or --wrap report?), $secs s"
-        else
-            fail "FAIL $name np=$np ($MPI): no PASS line, $why, $secs s"
-        fi
+        line="FAIL $name np=$np ($MPI): no PASS line, $why, $secs s"
+    fi
+    {
+        echo "FAIL|$line"
         echo "---- last lines of $log"
         grep -v -E "^ *(--------|Primary job|a non-zero exit|mpiexec.* detected|mpiexec.* noticed|Process name|Exit code|the job to be|$)" "$log" |
             tail -n 25 | sed "s/^/  | /"
         echo "----"
+    } >"$log.verdict"
+}
+pending=()
+# collect the verdicts of the runs started so far, in the order they started
+collect() {
+    local v
+    wait
+    for v in "${pending[@]}"; do
+        if [ -s "$v" ] && [ "$(head -c 5 "$v")" = "PASS|" ]; then
+            pass "$(sed 's/^PASS|//' "$v")"
+        else
+            [ -s "$v" ] || echo "FAIL|FAIL ${v%.verdict}: no verdict" >"$v"
+            fail "$(head -n 1 "$v" | sed 's/^FAIL|//')"
+            tail -n +2 "$v"
+        fi
+    done
+    pending=()
+}
+# launch NAME NP LOG CMD...: one-rank runs go JOBS at a time, the others alone
+running=0
+launch() {
+    local np=$2 log=$3
+    rm -f "$log.verdict"
+    if [ "$np" -eq 1 ] && [ "$JOBS" -gt 1 ]; then
+        if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+        pending+=("$log.verdict")
+        run_one "$@" &
+        running=$((running + 1))
+    else
+        collect; running=0
+        pending+=("$log.verdict")
+        run_one "$@"
+        collect
     fi
 }
 
 for np in $NPS; do
     for t in $built; do
+        f=tests/$t.c
+        needs=$(spec "$f" needs)
+        case " $(spec "$f" ranks) " in *" $np "*) ;; *) continue ;; esac
         q=()
-        if [ "$QUICK" = yes ] || { [ "$QUICK" = auto ] && [ "$MPI" = mpich ] && [ "$np" -ge 3 ]; }; then q=(--quick); fi
-        # shellcheck disable=SC2086
-        run_one "${t#test_}" "$np" "$LOGS/$t.np$np.log" "${RUN[@]}" -n "$np" $WRAP "$OUT/$t" "${q[@]}"
+        [ "$QUICK" = yes ] && [ "$(spec "$f" quick)" = yes ] && q=(--quick)
+        if [[ " $needs " == *" nompi "* ]]; then
+            # shellcheck disable=SC2086
+            launch "${t#test_}" 1 "$LOGS/$t.log" $WRAP "$OUT/$t" "${q[@]}"
+            continue
+        fi
+        args=$(spec "$f" args)
+        i=0
+        while IFS= read -r alt; do
+            i=$((i + 1))
+            log=$LOGS/$t.np$np.log
+            [ -n "$args" ] && log=$LOGS/$t.$i.np$np.log
+            # shellcheck disable=SC2086
+            launch "${t#test_}" "$np" "$log" "${RUN[@]}" -n "$np" $WRAP "$OUT/$t" $alt "${q[@]}"
+        done < <(echo "${args:-}" | tr '|' '\n')
     done
 done
-# the random values must not depend on the Philox generator the CPU gets:
-# test_rng again on the narrower ones (AVX2, portable), at the smallest rank
-# count of the sweep and at 3
-case " $built " in *" test_rng "*)
-    for simd in avx2 none; do
-        for np in $(echo "$NPS" | tr ' ' '\n' | sort -n | head -n 1) 3; do
+# "env: A=1 | A=2": the test again, --quick, in each environment, at the
+# smallest rank count of the sweep and at 3
+lowest=$(echo "$NPS" | tr ' ' '\n' | sort -n | head -n 1)
+for t in $built; do
+    envs=$(spec "tests/$t.c" env)
+    [ -n "$envs" ] || continue
+    while IFS= read -r e; do
+        e=$(echo "$e" | xargs)
+        [ -n "$e" ] || continue
+        for np in $(echo "$lowest 3" | tr ' ' '\n' | sort -un); do
             # shellcheck disable=SC2086
-            run_one "rng DTENSOR_SIMD=$simd" "$np" "$LOGS/test_rng.$simd.np$np.log" \
-                env DTENSOR_SIMD=$simd "${RUN[@]}" -n "$np" $WRAP "$OUT/test_rng" --quick
+            launch "${t#test_} $e" "$np" "$LOGS/$t.${e//[^A-Za-z0-9]/_}.np$np.log" env $e "${RUN[@]}" -n "$np" $WRAP "$OUT/$t" --quick
         done
-    done ;;
-esac
-if [ $nompi_ok -eq 1 ]; then
-    # shellcheck disable=SC2086
-    run_one nompi 1 "$LOGS/test_nompi.log" $WRAP "$OUT/test_nompi"
-fi
+    done < <(echo "$envs" | tr '|' '\n')
+done
+collect
 
 if [ $failed -gt 0 ]; then
     echo "failed:"
     for f in "${failures[@]}"; do echo "  $f"; done
 fi
 summary="$passed passed, $failed failed"
-[ -n "${DT_TEST_LOG:-}" ] && echo "$MPI: $summary" >>"$DT_TEST_LOG"
+[ -n "${DT_TEST_LOG:-}" ] && echo "$MPI${VARIANT:+-$VARIANT}: $summary" >>"$DT_TEST_LOG"
 echo "$summary"
 [ $failed -eq 0 ]

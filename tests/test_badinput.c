@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_badinput.c -- every public function with bad arguments.
 
    Each failing call must return the exact dt_status, leave a message in

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_badinput_ops.c -- the ops, RNG, halo, conv, I/O and TP-layer half of
    the bad-input suite (test_badinput.c has comms, meshes, descs, tensors).
 

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  own
+*/
 /* test_bigcount.c -- the MPI backend's paths for messages past an int count.
 
    A real 2 GiB message per rank does not fit a test run, so this test lowers

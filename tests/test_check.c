@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  own
+*/
 /* test_check.c -- cross-rank consistency checks (dt_set_checks, DTENSOR_CHECK).
 
    - DTENSOR_CHECK=1 is read lazily: setenv before the first call turns the

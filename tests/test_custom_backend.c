@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_custom_backend.c -- a user backend built only on MPI point-to-point.
 
    Variant "p2p": dt_comm_desc with only `sendrecv` (MPI_Sendrecv on a dup of

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi (and a GPU when built with -DDT_TEST_CUDA: make cuda)
+   impl:  own
+*/
 /* test_device.c -- device tensors through the whole library.
 
    Built two ways:

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_distribute.c -- making tensors: distribute, from_local, zeros, empty.
 
    - dt_tensor_distribute from every mesh rank and from DT_SRC_ALL, on 1-D and

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  own
+*/
 /* test_faults.c -- fault injection: failing allocations and failing backend calls.
 
    1. Allocation faults. DT_MALLOC / DT_FREE are a counting allocator that

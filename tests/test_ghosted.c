@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_ghosted.c -- halos in the tensor's own storage.
 
    A user's ghosted array (interior + ghost room on both sides of every

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_halo.c -- ghost cells, stencils and convolution against serial references.
 
    Halo exchange: tensors whose value at global index g is a closed form

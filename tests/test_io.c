@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  own
+*/
 /* test_io.c -- .npy checkpoints: dt_tensor_save_npy / dt_tensor_load_npy.
 
    - round trips: closed-form values (dtt_val of the global index, exact in

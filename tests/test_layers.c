@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_layers.c -- the tensor-parallel layers (dt_tp_linear, dt_tp_mlp).
 
    Every result is checked against an independent serial reference computed

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_layouts.c -- the Shard split rules: dt_shard (torch.chunk),
    dt_shard_balanced, dt_shard_sizes and dt_shard_cyclic, alone and nested
    (several mesh dims on one tensor dim), against an independent reference

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_mesh.c -- meshes: shapes 1-D to 4-D, names, coordinates, subsets of
    ranks, slices, flattening, dt_layout for every coordinate, and the mesh
    description errors (duplicate names, product mismatch).

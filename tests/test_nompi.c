@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1
+   quick: yes
+   needs: nompi
+   impl:  own
+*/
 /* test_nompi.c -- the serial build: no MPI at all.
 
    gcc -DDTENSOR_NO_MPI -std=c99 ... tests/test_nompi.c

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_ops_intavg.c -- integer Partial(AVG) through the ops.
 
    An integer Partial(AVG) tensor's value is the exact mean of its parts

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi blas
+   impl:  own
+*/
 /* test_ops_kernels.c -- the host compute kernels (src/kernels.inc) called
    directly through (&dt__host_kernels), each against a naive double-precision (or
    exact integer) reference written independently here: every op, every

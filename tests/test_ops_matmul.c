@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi blas
+   impl:  own
+*/
 /* test_ops_matmul.c -- the matmul family: dt_mm, dt_bmm, dt_addmm, dt_matmul
    (N-D, batch broadcasting, 1-D operands as torch.matmul), dt_linear (with
    and without bias) and dt_dot.

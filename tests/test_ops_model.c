@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_ops_model.c -- the model-level ops and the op machinery.
 
    - dt_embedding with every table placement (Replicate, row-sharded

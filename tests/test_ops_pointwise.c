@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_ops_pointwise.c -- the pointwise ops: unary (neg abs exp log sqrt
    rsqrt sin cos tanh sigmoid relu gelu silu scale shift pow cast copy fill),
    binary with numpy broadcasting (add sub mul div maximum minimum) and axpy.

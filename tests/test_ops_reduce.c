@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_ops_reduce.c -- reductions (dt_sum, dt_mean, dt_max, dt_min,
    dt_norm2, dt_argmax over dim lists, keepdim 0/1, full reductions) and the
    row ops dt_softmax, dt_log_softmax, dt_layer_norm, dt_rms_norm.

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_ops_views.c -- the view ops: dt_transpose, dt_permute, dt_reshape
    (split and merge cases where the shards do and do not line up), dt_squeeze,
    dt_unsqueeze, dt_narrow, dt_cat, dt_stack, dt_split.

@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_redistribute.c -- redistribution between every pair of placements.
 
    For every mesh shape whose product is the number of ranks (every pair of

@@ -1,3 +1,10 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+   env:   DTENSOR_SIMD=avx2 | DTENSOR_SIMD=none
+*/
 /* test_rng.c -- the random-number ops: dt_manual_seed, dt_rng_get_state /
    dt_rng_set_state, dt_tensor_rand, dt_tensor_randn, dt_uniform_,
    dt_normal_, dt_bernoulli_, dt_randint_, dt_dropout.

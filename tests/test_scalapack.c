@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_scalapack.c -- dt_tensor_scalapack_desc against ScaLAPACK's own
    index rules, written out here (no ScaLAPACK library needed):
      NUMROC(n, nb, p, 0, np)   the local extent of process p
@@ -19,6 +25,7 @@
    names the call. Ranks outside a mesh get myrow = mycol = -1, LLD 1.
    --quick: fewer shapes. */
 #define DTENSOR_IMPLEMENTATION
+#include <limits.h>
 #include "dtensor.h"
 #include "dt_test.h"
 

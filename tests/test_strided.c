@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_strided.c -- strided local storage (desc.local_strides).
 
    A rank's shard wrapped where it lies in the caller's memory: a row-major

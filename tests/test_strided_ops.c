@@ -1,3 +1,9 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  linked
+*/
 /* test_strided_ops.c -- random fills, .npy files and ops on strided local
    storage (dt_tensor_desc.local_strides).
 

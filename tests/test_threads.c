@@ -1,3 +1,10 @@
+/* TEST
+   ranks: 1 2
+   quick: no
+   needs: mpi
+   impl:  linked
+   args:  --level single | --level funneled | --level serialized
+*/
 /* test_threads.c -- dt_comm_mpi and MPI's state and thread level (the
    header's "THREADS AND MPI'S THREAD LEVEL").
 

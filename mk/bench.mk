@@ -1,0 +1,111 @@
+# mk/bench.mk -- the benchmarks (bench/README.md). Each compares dtensor.h
+# with the raw MPI collective for the same bytes and with named peers, side
+# by side in one run; each checks its results and exits non-zero on a wrong
+# one. Output goes to build/bench/; `make bench-publish` copies a report,
+# dated and stamped with the commit, into bench/results/.
+
+BENCHARGS    ?=
+MATMULARGS   ?=
+DISPATCHARGS ?=
+RNGARGS      ?=
+PLANNERARGS  ?=
+BLASARGS     ?=
+BENCH_NP     ?= 4
+TORCH        ?= torch==2.15.0
+SCALAPACK     = -lscalapack-$(MPI)
+# the op benchmarks run at 2 ranks (one per core on the 2-core reference
+# machine) unless NP is given on the command line: make bench-ops NP=4
+OPS_NP = $(if $(filter command line environment,$(origin NP)),$(NP),2)
+
+# bench/NAME.c -> build/$(MPI)/bench_NAME, -O2, each compiling the
+# implementation itself (some read private names). Extra libraries:
+# BLIBS_NAME. bench_matmul links -lblis before ScaLAPACK's own libblas.so.3
+# dependency, so the dgemm_ that pdgemm calls binds to libblis.so (the bench
+# prints where dgemm_ and bli_dgemm come from and fails if they differ).
+BLIBS_matmul   = $(SCALAPACK)
+BLIBS_pdgemr2d = $(SCALAPACK)
+$(BUILD)/bench_%: bench/%.c bench/bench.h bench/ghosted.h bench/scalapack.h $(HDR)
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(BLIBS_$*) $(LDLIBS)
+
+# FFTW-MPI's transpose vs S(0) -> S(1): always Open MPI (Debian builds
+# libfftw3-mpi-dev against Open MPI only), whatever MPI is
+build/openmpi/bench_fftw_transpose: bench/fftw_transpose.c bench/bench.h $(HDR)
+	@mkdir -p $(@D)
+	mpicc.openmpi -std=c99 $(WARN) -O2 -g -I. -o $@ $< -lfftw3_mpi -lfftw3 $(LDLIBS)
+
+# the planner at scale: one process plays one rank of a simulated mesh
+# through a counting dt_comm_custom backend (no MPI, gcc, strict flags)
+build/bench_planner: bench/planner.c $(HDR)
+	@mkdir -p $(@D)
+	gcc -std=c99 $(STRICT) -O2 -g -I. -o $@ $< $(LDLIBS)
+
+# LD_PRELOAD shim forcing BLIS's kernel set (DT_BLIS_ARCH=skx ...); see the file
+build/libblis_arch.so: bench/blis_arch.c
+	@mkdir -p $(@D)
+	gcc -std=c99 $(WARN) -O2 -shared -fPIC -o $@ $< -ldl
+
+.PHONY: bench bench-quick bench-deps bench-redistribute bench-ops bench-blas bench-rng bench-halo bench-stencil \
+        bench-strided bench-smoke bench-results bench-planner bench-planner-callgrind
+
+bench: ## every benchmark against its peer (bench/bench.sh), Open MPI, BENCH_NP ranks (4)
+	bash bench/bench.sh --np $(BENCH_NP) $(BENCHARGS)
+
+bench-quick: ## the same at small sizes (< 5 min)
+	bash bench/bench.sh --quick --np $(BENCH_NP) $(BENCHARGS)
+
+bench-deps: ## the peers: Debian packages (mk/deps.sh --bench) and torch into build/pyenv
+	@bash mk/deps.sh --bench
+	@if build/pyenv/bin/python -c "import torch" 2>/dev/null; then \
+	  echo "bench-deps: torch $$(build/pyenv/bin/python -c 'import torch; print(torch.__version__)') in build/pyenv"; \
+	else \
+	  /usr/bin/python3 -m venv --system-site-packages build/pyenv && \
+	  build/pyenv/bin/pip install -q "$(TORCH)" || \
+	  echo "bench-deps: torch did not install; make bench will run without it"; \
+	fi
+
+bench-redistribute: $(BUILD)/bench_redistribute ## redistribution vs the raw MPI collectives only, NP ranks
+	$(MPIEXEC) -n $(NP) ./$(BUILD)/bench_redistribute $(BENCHARGS)
+
+bench-ops: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch ## dt_matmul vs ScaLAPACK pdgemm and BLIS; op dispatch overhead (2 ranks)
+	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_matmul $(MATMULARGS)
+	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_dispatch $(DISPATCHARGS)
+
+bench-blas: ## dt_matmul vs the same BLAS's dgemm called directly, each BLAS installed: build/bench/blas-openmpi.txt
+	@mkdir -p build/bench
+	@printf '# make bench-blas (bash tests/run_blas.sh --bench --mpi openmpi --np %s), %s, %s\n\n' "$(OPS_NP)" \
+	  "$$(date -u +%Y-%m-%d)" "$$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" > build/bench/blas-openmpi.txt
+	bash tests/run_blas.sh --bench --mpi openmpi --np $(OPS_NP) --out build/bench/blas-openmpi.txt --args "$(BLASARGS)"
+	@cat build/bench/blas-openmpi.txt
+
+bench-rng: $(BUILD)/bench_rng ## random fills vs Random123 on one rank, + callgrind
+	bash bench/run.sh --mpi $(MPI) --only rng --bin $(BUILD)
+
+bench-halo: $(BUILD)/bench_halo ## halo exchange / stencil step vs hand-written MPI, every 2-D mesh of 2 ranks
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only halo --bin $(BUILD)
+
+bench-stencil: $(BUILD)/bench_stencil ## a 5-point step on a ghosted array, in-place halo vs hand-written MPI faces
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only stencil --bin $(BUILD)
+
+bench-strided: $(BUILD)/bench_strided ## a padded array redistributed through its strides vs contiguous, staged, MPI_Alltoallw
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only strided --bin $(BUILD)
+
+bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo build/libblis_arch.so ## every op benchmark via bench/run.sh (2 ranks)
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP)
+
+bench-planner: build/bench_planner ## the planner at scale, simulated in one process (64 to 65,536 ranks)
+	./build/bench_planner $(PLANNERARGS)
+
+bench-planner-callgrind: build/bench_planner ## the same loops' instructions per call (callgrind)
+	bash bench/planner_callgrind.sh build/bench_planner $(PLANNERARGS)
+
+# CI: the op, RNG, halo, stencil, strided and planner benchmarks at small
+# sizes; they exit non-zero on a wrong result (not on a slow one)
+bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil $(BUILD)/bench_strided build/bench_planner ## every benchmark at small sizes, checking results (CI)
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_matmul --quick $(MATMULARGS)
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_dispatch --quick $(DISPATCHARGS)
+	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_halo --quick
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_stencil --quick
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_strided --quick
+	./build/bench_planner --quick

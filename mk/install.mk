@@ -1,0 +1,42 @@
+# mk/install.mk -- make install and the packaging tests.
+#
+# make install PREFIX=... DESTDIR=...: the headers, pkg-config files and the
+# CMake package (packaging/). The version comes from dtensor.h's
+# DTENSOR_VERSION_MAJOR/MINOR/PATCH lines, nowhere else. dtensor.pc gives
+# -I and BLIS (-lblis -lm; variable blas_libs) and is used with mpicc, which
+# adds MPI's flags; dtensor-mpich.pc / dtensor-openmpi.pc add MPICH's / Open
+# MPI's own .pc for a plain compiler. dtensor-config.cmake: options
+# DTENSOR_NO_MPI and DTENSOR_BLAS=blis|none (packaging/dtensor-target.cmake).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+DT_VERSION := $(shell awk '/^\#define DTENSOR_VERSION_(MAJOR|MINOR|PATCH) /{v = v sep $$3; sep = "."} END {print v}' dtensor.h)
+INST_INC   = $(DESTDIR)$(PREFIX)/include
+INST_PC    = $(DESTDIR)$(PREFIX)/lib/pkgconfig
+INST_CMAKE = $(DESTDIR)$(PREFIX)/lib/cmake/dtensor
+CMAKE_PKG  = dtensor-config.cmake dtensor-config-version.cmake dtensor-target.cmake
+PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(DT_VERSION)|g'
+
+.PHONY: install uninstall test-install test-abi test-threads
+install: ## the headers, pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
+	@test -n "$(DT_VERSION)" || { echo "install: no version in dtensor.h"; exit 1; }
+	install -d $(INST_INC) $(INST_PC) $(INST_CMAKE)
+	install -m 644 dtensor.h dtensor_cuda.h $(INST_INC)/
+	$(PC_SED) packaging/dtensor.pc.in > $(INST_PC)/dtensor.pc
+	$(PC_SED) -e 's|@MPI@|mpich|g' -e 's|@MPIPC@|mpich|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-mpich.pc
+	$(PC_SED) -e 's|@MPI@|openmpi|g' -e 's|@MPIPC@|ompi-c|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-openmpi.pc
+	install -m 644 $(addprefix packaging/,$(CMAKE_PKG)) $(INST_CMAKE)/
+	@echo "install: dtensor $(DT_VERSION) into $(DESTDIR)$(PREFIX)"
+
+uninstall: ## remove what make install put into PREFIX
+	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(addprefix $(INST_PC)/,dtensor.pc dtensor-mpich.pc dtensor-openmpi.pc) \
+	      $(addprefix $(INST_CMAKE)/,$(CMAKE_PKG))
+	-rmdir $(INST_CMAKE)
+
+test-install: ## install into a temporary prefix; a consumer via pkg-config, find_package, add_subdirectory, FetchContent
+	bash tests/install/run.sh
+
+test-abi: ## files built with another DT_MAX_DIMS / DT_MAX_MESH_DIMS / DTENSOR_NO_MPI fail to link (tests/abi)
+	bash tests/abi/run.sh $(MPI)
+
+test-threads: ## dt_comm_mpi's MPI state and thread-level checks (tests/test_threads.c) at 1 and 2 ranks
+	DT_TESTS=test_threads bash tests/run.sh $(MPI) --np "1 2"

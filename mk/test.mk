@@ -1,0 +1,107 @@
+# mk/test.mk -- the test suite (tests/README.md): builds, sweeps, make check.
+#
+# A configuration is MPI x VARIANT (none, or asan: AddressSanitizer +
+# UndefinedBehaviorSanitizer) and builds into build/tests/<mpi>[-asan]/.
+# Each test says at its top, in a TEST comment block, its rank counts,
+# whether it takes --quick, what it needs and whether it links the
+# configuration's one implementation object (impl: linked) or compiles the
+# implementation itself (impl: own: it sets options such as DT_MALLOC before
+# the include, or reads private dt__ names; needs: nompi: gcc without MPI).
+# tests/run.sh builds through `make tests` and runs what the blocks say.
+
+VARIANT  ?=
+TESTARGS ?=
+TB        = build/tests/$(MPI)$(if $(VARIANT),-$(VARIANT))
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+TEST_CFLAGS = -std=c99 -O1 -g $(STRICT) -I. $(if $(filter asan,$(VARIANT)),$(SAN_FLAGS))
+# Open MPI's C++ bindings do not build with -Werror
+CXX_CHECK = $(MPICXX) -x c++ -std=c++17 $(STRICT) -I. $(if $(filter openmpi,$(MPI)),-DOMPI_SKIP_MPICXX=1) -fsyntax-only
+
+TEST_SRCS  := $(wildcard tests/test_*.c)
+OWN_SRCS   := $(shell grep -l '^ *impl: *own' $(TEST_SRCS))
+NOMPI_SRCS := $(shell grep -l '^ *needs:.*\bnompi\b' $(TEST_SRCS))
+TEST_BINS   = $(patsubst tests/%.c,$(TB)/%,$(TEST_SRCS))
+LINKED_BINS = $(patsubst tests/%.c,$(TB)/%,$(filter-out $(OWN_SRCS),$(TEST_SRCS)))
+OWN_BINS    = $(patsubst tests/%.c,$(TB)/%,$(filter-out $(NOMPI_SRCS),$(OWN_SRCS)))
+NOMPI_BINS  = $(patsubst tests/%.c,$(TB)/%,$(NOMPI_SRCS))
+# every test also compiles as C++17 (syntax only; the implementation as C++ once)
+CXX_OKS     = $(TB)/cxx/dtensor.ok $(patsubst tests/%.c,$(TB)/cxx/%.ok,$(TEST_SRCS))
+TEST_DEPS   = tests/dt_test.h $(HDR)
+# a failed build leaves its log in $(TB)/logs/NAME.build.log and no binary
+BUILD_LOG   = >$(TB)/logs/$(@F).build.log 2>&1 || { sed -n 1,20p $(TB)/logs/$(@F).build.log; exit 1; }
+
+.PHONY: tests test test-full test-asan test-valgrind test-readme test-blas check
+tests: $(TEST_BINS) $(if $(VARIANT),,$(CXX_OKS)) build/libdt_yield.so ## build the tests of one configuration (MPI=, VARIANT=asan) into build/tests/
+
+$(TB)/dtensor.o: $(HDR)
+	@mkdir -p $(@D)/logs
+	$(MPICC) $(TEST_CFLAGS) -x c -DDTENSOR_IMPLEMENTATION -c -o $@ $< $(BUILD_LOG)
+
+$(LINKED_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) $(TB)/dtensor.o
+	$(MPICC) $(TEST_CFLAGS) -DDTENSOR_IMPLEMENTATION_LINKED -o $@ $< $(TB)/dtensor.o $(LDLIBS) $(BUILD_LOG)
+
+$(OWN_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/dtensor.o
+	$(MPICC) $(TEST_CFLAGS) -o $@ $< $(LDLIBS) $(BUILD_LOG)
+
+$(NOMPI_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/dtensor.o
+	gcc -DDTENSOR_NO_MPI $(TEST_CFLAGS) -o $@ $< $(LDLIBS) $(BUILD_LOG)
+
+$(TB)/cxx/dtensor.ok: $(HDR)
+	@mkdir -p $(@D)
+	$(CXX_CHECK) -DDTENSOR_IMPLEMENTATION $< && touch $@
+
+$(TB)/cxx/%.ok: tests/%.c $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CXX_CHECK) $(if $(filter $<,$(NOMPI_SRCS)),-DDTENSOR_NO_MPI) $(if $(filter $<,$(OWN_SRCS)),,-DDTENSOR_IMPLEMENTATION_LINKED) $< && touch $@
+
+# MPICH (ch4:ucx) busy-polls: with more ranks than cores each spinning rank
+# holds its core until the scheduler preempts it (3 ranks on 2 cores: 14 s
+# for what takes 0.07 s at 2). tests/run.sh preloads this into MPICH's ranks:
+# after 64 idle polls of UCX, sched_yield (tests/mpich_yield.c).
+build/libdt_yield.so: tests/mpich_yield.c
+	@mkdir -p $(@D)
+	gcc -std=gnu99 -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+
+test: ## every test at 1 2 3 ranks, --quick sizes (tests/run.sh --smoke): the README's test command
+	bash tests/run.sh $(MPI) --smoke $(TESTARGS)
+
+test-full: ## every test at every rank count its TEST block lists (1 2 3 4 6 8), full sizes
+	bash tests/run.sh $(MPI) $(TESTARGS)
+
+test-asan: ## the suite built with ASan + UBSan (VARIANT=asan), leak checks on; TESTARGS='--np "1 2"'
+	bash tests/run.sh $(MPI) --variant asan $(TESTARGS)
+
+VALGRIND = valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+           --num-callers=40 --suppressions=$(CURDIR)/.ci/valgrind.supp
+test-valgrind: ## the suite under valgrind memcheck (.ci/valgrind.supp: MPI's own allocations only)
+	bash tests/run.sh $(MPI) --wrap "$(VALGRIND)" $(TESTARGS)
+
+test-readme: ## the README's first program compiles as pasted and runs at 2 ranks; its links resolve
+	bash tests/readme_snippet.sh
+
+test-blas: ## the GEMM tests against every BLAS installed, 1 and 2 ranks (tests/run_blas.sh)
+	bash tests/run_blas.sh --mpi openmpi --np "1 2"
+
+# before every submission (tests/README.md): what CI most often rejects, in
+# under 10 minutes on 2 cores
+check: ## the pre-submit check: layering, strict builds, lint, docs, smoke suite, ASan at 1-2 ranks
+	bash tests/check.sh
+
+# libFuzzer targets (clang, ASan + UBSan; no MPI, no BLIS: one process plays
+# rank r of N through tests/fuzz/fuzz_sim.h), each for FUZZ_SECONDS from its
+# committed corpus tests/fuzz/corpus/<target>/, two at a time
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   ?= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+                -DDTENSOR_NO_MPI -DDTENSOR_NO_BLIS
+FUZZ_TARGETS  = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+.PHONY: fuzz fuzz-build
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_sim.h $(HDR)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) $< -o $@ -lm
+
+fuzz-build: $(FUZZ_TARGETS) ## build the libFuzzer targets (build/fuzz/fuzz_*)
+
+fuzz: fuzz-build ## each libFuzzer target for FUZZ_SECONDS (60), crashes into build/fuzz/
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh

@@ -1,0 +1,5 @@
+/* the implementation in one translation unit (make strict builds it with every
+   compiler and option set, as C, C++ and CUDA) */
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+int main(void) { return dt_status_string(DT_OK) == NULL; }
