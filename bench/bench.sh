@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # bench/bench.sh -- every benchmark against its peer, side by side, in one run:
-# the table on stdout, bench/results/latest.csv (+ latest.md, the same table
-# in Markdown) and one PNG plot per family (gnuplot).
+# the table on stdout, OUT/latest.csv (+ latest.md, the same table in
+# Markdown) and one PNG plot per family (gnuplot); OUT is build/bench/harness
+# unless --out says otherwise, the raw rows and the log go to OUT/raw/.
+# Nothing is written into the source tree: `make bench-publish` copies the
+# report into bench/results/, dated and stamped with the commit.
 #
 #   bench/bench.sh [--quick] [--np 4] [--rounds N] [--out DIR] [--only "FAMILIES"]
 #   make bench        (= bench/bench.sh)          make bench-quick (= --quick, < 5 min)
@@ -44,7 +47,8 @@ cd "$(dirname "$0")/.." || exit 2
 QUICK=0
 NP=4
 ROUNDS=""
-OUT=bench/results
+OUT=build/bench/harness
+ONLY_ARG=""
 ONLY="redistribute pdgemr2d pdgemm fftw mpi4py torch dispatch planner"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,8 +56,8 @@ while [ $# -gt 0 ]; do
     --np) NP=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --out) OUT=$2; shift ;;
-    --only) ONLY=$2; shift ;;
-    -h|--help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --only) ONLY=$2; ONLY_ARG=" --only \"$2\""; shift ;;
+    -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -63,13 +67,13 @@ want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 
 MPI=openmpi
 B=build/$MPI
-WORK=build/bench
+WORK=$OUT/raw
 PY=/usr/bin/python3
 TORCHPY=build/pyenv/bin/python
 RUN=(env BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 mpiexec.openmpi --allow-run-as-root --oversubscribe)
 RAW=$WORK/raw.csv
 LOG=$WORK/log
-mkdir -p "$WORK" "$OUT"
+mkdir -p "$WORK"
 : > "$RAW"; : > "$LOG"
 FAILED=()
 MISSING=()
@@ -179,7 +183,7 @@ want fftw && run_prog bench_fftw_transpose "$NP" "${RUN[@]}" -n "$NP" "$B/bench_
 want planner && run_prog bench_planner 1 build/bench_planner "${QARG[@]}"
 
 ELAPSED=$(( $(date +%s) - START ))
-CMD="bench/bench.sh$([ $QUICK = 1 ] && echo ' --quick') --np $NP --rounds $ROUNDS"
+CMD="bench/bench.sh$([ $QUICK = 1 ] && echo ' --quick') --np $NP --rounds $ROUNDS$ONLY_ARG"
 "$PY" bench/report.py --raw "$RAW" --out "$OUT" --cmd "$CMD" --np "$NP" --seconds "$ELAPSED" \
     --missing "$(IFS=';'; echo "${MISSING[*]:-}")" --failed "$(IFS=';'; echo "${FAILED[*]:-}")" \
     --crashed "$(IFS=';'; echo "${CRASHED[*]:-}")"

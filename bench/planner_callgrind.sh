@@ -25,6 +25,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 valgrind --tool=callgrind --compress-strings=no --compress-pos=no --callgrind-out-file="$tmp/cg.%p" "$BIN" --callgrind "$@" > "$tmp/out.txt" 2> "$tmp/vg.txt" || {
     tail -20 "$tmp/vg.txt" >&2; exit 1; }
+echo "# $(valgrind --version); instructions per call of the library (the counting backend's callbacks subtracted), middle simulated rank"
 for f in $(ls "$tmp"/cg.* | sort -V); do
     awk '/^desc: Trigger: Client Request: planner / { sub(/^desc: Trigger: Client Request: planner /, ""); name = $0 }
          /^(totals|summary):/ { tot = $2 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench/report.py -- turn the harness's raw rows into the results table.
 
-    bench/report.py --raw build/bench/raw.csv --out bench/results [--cmd TEXT]
+    bench/report.py --raw build/bench/harness/raw/raw.csv --out build/bench/harness [--cmd TEXT]
                     [--np N] [--seconds S] [--missing "a;b"] [--failed "a;b"] [--crashed "a;b"]
 
 Input rows (bench/bench.sh prefixes the number of ranks):
@@ -16,8 +16,10 @@ Output: a table on stdout; OUT/latest.csv with the columns
 (ratio = ours / peer: below 1 we are faster or smaller; target is the
 issue's bound on the ratio, or on ours where the column says "ours";
 raw-mpi-v's holds from 1 MiB on, TARGET_FROM); the
-same table as Markdown in OUT/latest.md; one PNG per family (gnuplot),
-OUT/<family>.png. Exit status 1 if a target is missed is NOT used: misses
+same table as Markdown in OUT/latest.md, which names the command, the
+machine and the commit; one PNG per family (gnuplot), OUT/<family>.png,
+the commit in its title. `make bench-publish` copies them into
+bench/results/. Exit status 1 if a target is missed is NOT used: misses
 are reported, not hidden, and the run's status is about correctness only.
 Standard library only.
 """
@@ -149,6 +151,17 @@ def records(paired, units):
     return recs
 
 
+def commit():
+    """HEAD's short hash, with "-dirty" when tracked files have uncommitted changes"""
+    try:
+        git = lambda *a: subprocess.run(["git"] + list(a), capture_output=True, text=True, timeout=20).stdout.strip()
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head + ("-dirty" if dirty else "")) if head else "unknown"
+
+
 def machine():
     cpu = "unknown CPU"
     try:
@@ -255,7 +268,7 @@ def growth_lines(recs):
     return out
 
 
-def plot(recs, outdir, workdir):
+def plot(recs, outdir, workdir, rev):
     """one PNG per family: the ratio (or ours) against size, one line per case"""
     if subprocess.run(["sh", "-c", "command -v gnuplot"], capture_output=True).returncode != 0:
         return ["gnuplot not found: no plots (make bench-deps installs gnuplot-nox)"]
@@ -302,7 +315,7 @@ def plot(recs, outdir, workdir):
         script = "\n".join([
             "set terminal pngcairo size 900,560 font 'sans,10' noenhanced",
             "set output '%s'" % png,
-            "set title 'dtensor.h: %s vs %s'" % (fam, FAMILIES[fam][0].replace("'", "")),
+            "set title 'dtensor.h %s: %s vs %s'" % (rev, fam, FAMILIES[fam][0].replace("'", "")),
             "set xlabel '%s'" % xlabel, "set ylabel '%s'" % ylabel.replace("'", ""),
             "set logscale x 2" if fam not in ("torch-dispatch", "dispatch") else "set logscale x",
             "set format x '%.0b %BB'" if "bytes" in xlabel else "set format x '%.0f'",
@@ -320,7 +333,7 @@ def plot(recs, outdir, workdir):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--raw", required=True)
-    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--out", default="build/bench/harness")
     ap.add_argument("--cmd", default="bench/bench.sh")
     ap.add_argument("--np", type=int, default=4)
     ap.add_argument("--seconds", type=int, default=0)
@@ -330,10 +343,12 @@ def main():
     a = ap.parse_args()
     med, units = read_rows(a.raw)
     recs = records(pair(med), units)
+    rev = commit()
     os.makedirs(a.out, exist_ok=True)
     write_csv(os.path.join(a.out, "latest.csv"), recs)
     info = ["command: `%s` (%d s), %s" % (a.cmd, a.seconds, time.strftime("%Y-%m-%d %H:%M %Z")),
             "machine: " + machine(),
+            "commit: " + rev,
             "ratio = ours / peer (below 1: ours is faster, or smaller); medians of >= 5 repetitions after a "
             "warm-up, medians over rounds"]
     missing = [m for m in a.missing.split(";") if m]
@@ -346,7 +361,7 @@ def main():
     if crashed:
         info.append("peers that crashed at exit after all their rows (rows kept): " + "; ".join(crashed))
     grow = growth_lines(recs)
-    plots = plot(recs, a.out, os.path.join(os.path.dirname(a.raw) or ".", "plot"))
+    plots = plot(recs, a.out, os.path.join(os.path.dirname(a.raw) or ".", "plot"), rev)
     with open(os.path.join(a.out, "latest.md"), "w") as f:
         f.write("\n".join(["- " + x for x in info + grow]) + "\n\n")
         f.write("\n".join(summary(recs, True)) + "\n\n")

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# bench/run.sh -- run the benchmarks and write bench/results/*.txt, each file
-# starting with the command that made it.
+# bench/run.sh -- run the benchmarks and write build/bench/*.txt, each file
+# starting with the command that made it, the machine and the commit
+# (`make bench-publish` copies them into bench/results/, dated).
 #
-#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute halo stencil strided"]
-#                [--arch NAME] [--out DIR] [--note TEXT] [--bin DIR] [--nice N]
+#   bench/run.sh [--mpi mpich|openmpi] [--np 2] [--only "matmul dispatch callgrind rng redistribute halo stencil strided planner planner-callgrind"]
+#                [--arch NAME] [--out DIR] [--note TEXT] [--bin DIR] [--nice N] [--args "..."]
 #
 # matmul        bench_matmul (dt_matmul vs ScaLAPACK and bare BLIS), BLIS's own
 #               kernel choice           -> matmul-<mpi>-np<N>.txt
@@ -17,8 +18,8 @@
 # rng           bench_rng on one rank (random fills vs Random123's philox4x32,
 #               same values), then under callgrind: instructions per element
 #               (`make bench-rng` runs only this)  -> rng.txt
-# redistribute  bench_redistribute (not by default: minutes; its results file
-#               is mpich-np2.txt etc.)      -> <mpi>-np<N>.txt
+# redistribute  bench_redistribute (not by default: minutes;
+#               `make bench-redistribute` runs only this) -> <mpi>-np<N>.txt
 # halo          bench_halo: dt_halo_exchange and dt_stencil_apply vs a
 #               hand-written MPI halo exchange (MPI_Type_vector + Isend/Irecv),
 #               every 2-D mesh of the ranks (`make bench-halo` runs only this)
@@ -29,10 +30,17 @@
 # strided       bench_strided: a padded array's [S(0)] -> [S(1)] through its
 #               strides vs contiguous, staged copies and MPI_Alltoallw
 #               (`make bench-strided` runs only this) -> strided-<mpi>-np<N>.txt
+# planner       build/bench_planner, no MPI (`make bench-planner`) -> planner.txt
+# planner-callgrind  bench/planner_callgrind.sh (`make bench-planner-callgrind`)
+#                                       -> planner-callgrind.txt
 #
+# --out DIR: where the files go (default build/bench; nothing is written into
+#           the source tree).
 # --bin DIR: take the benchmark binaries from DIR and do not build them.
 # --nice N: run the timed benchmarks under `nice -n N` (e.g. -20 as root, on a
 #           machine that others share; the files say so).
+# --args "...": more arguments for the programs of dispatch, redistribute,
+#           halo, stencil, strided, planner and planner-callgrind.
 # Every rank runs with BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 (one core each).
 # Run on an idle machine: the script prints the load average into each file.
 # Exit status: non-zero if a benchmark failed (a wrong result included).
@@ -43,10 +51,11 @@ MPI=mpich
 NP=2
 ONLY="matmul dispatch callgrind rng"
 ARCH=skx
-OUT=bench/results
+OUT=build/bench
 NOTE=""
 BIN=""
 NICE=""
+ARGS=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --mpi) MPI=$2; shift ;;
@@ -57,7 +66,8 @@ while [ $# -gt 0 ]; do
     --note) NOTE=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --nice) NICE=$2; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --args) ARGS=$2; shift ;;
+    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -85,6 +95,7 @@ if [ -z "$BIN" ]; then
     case " $ONLY " in *" halo "*) targets+=("$B/bench_halo") ;; esac
     case " $ONLY " in *" stencil "*) targets+=("$B/bench_stencil") ;; esac
     case " $ONLY " in *" strided "*) targets+=("$B/bench_strided") ;; esac
+    case " $ONLY " in *" planner "*|*" planner-callgrind "*) targets+=(build/bench_planner) ;; esac
 fi
 if [ ${#targets[@]} -gt 0 ]; then
     make "${targets[@]}" MPI="$MPI" >"$blog" 2>&1 || { cat "$blog"; rm -f "$blog"; exit 1; }
@@ -109,21 +120,21 @@ publish_cg() {
     cat "$1"
 }
 
-# one benchmark program into one results file, the command at its top:
-# family NAME FILE HEADER_LINE
+# one benchmark program into one results file, shown as it runs; at its top
+# how it was asked for, the command itself, the machine and the commit:
+# family FILE HEADER_LINE COMMAND...
 family() {
-    local name=$1 f=$2 head=$3
+    local f=$1 head=$2; shift 2
     echo "=== $f"
     {
         echo "$head"
-        [ "$name" = redistribute ] || echo "\$ $ENVSTR ${TRUN[*]} -n $NP $B/bench_$name"
+        echo "\$ $ENVSTR $*"
         machine
-        "${TRUN[@]}" -n "$NP" "$B/bench_$name" 2>&1 || echo "# exit status $?"
+        "$@" 2>&1 || echo "# exit status $?"
         echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-    } > "$f.tmp" 2>&1
+    } 2>&1 | tee "$f.tmp"
     grep -q '^# exit status' "$f.tmp" && rc=1
     mv "$f.tmp" "$f"
-    cat "$f"
 }
 
 # ---------------------------------------------------------------- matmul
@@ -175,8 +186,10 @@ case " $ONLY " in *" matmul "*) run_matmul "" || rc=1 ;; esac
 case " $ONLY " in *" matmul "*|*" matmul-arch "*) [ -n "$ARCH" ] && { run_matmul "$ARCH" || rc=1; } ;; esac
 
 # ---------------------------------------------------------------- dispatch
+# shellcheck disable=SC2086  # --args: split into words on purpose
 case " $ONLY " in *" dispatch "*)
-    family dispatch "$OUT/dispatch-$MPI-np$NP.txt" "\$ bench/run.sh --mpi $MPI --np $NP --only dispatch   # which runs:" ;;
+    family "$OUT/dispatch-$MPI-np$NP.txt" "\$ bench/run.sh --mpi $MPI --np $NP --only dispatch${ARGS:+ --args \"$ARGS\"}   # which runs:" \
+        "${TRUN[@]}" -n "$NP" "$B/bench_dispatch" $ARGS ;;
 esac
 
 # ---------------------------------------------------------------- callgrind
@@ -339,15 +352,31 @@ esac
 
 
 # ---------------------------------------------------------------- redistribute
+# shellcheck disable=SC2086
 case " $ONLY " in *" redistribute "*)
-    family redistribute "$OUT/$MPI-np$NP.txt" "\$ make bench-redistribute MPI=$MPI NP=$NP   # via bench/run.sh --only redistribute" ;;
+    family "$OUT/$MPI-np$NP.txt" "\$ make bench-redistribute MPI=$MPI NP=$NP${ARGS:+ BENCHARGS=\"$ARGS\"}   # = bench/run.sh --only redistribute, which runs:" \
+        "${TRUN[@]}" -n "$NP" "$B/bench_redistribute" $ARGS ;;
 esac
 
 # ---------------------------------------------------------------- halo, stencil, strided
+# shellcheck disable=SC2086
 for name in halo stencil strided; do
     case " $ONLY " in *" $name "*)
-        family "$name" "$OUT/$name-$MPI-np$NP.txt" \
-            "\$ bench/run.sh --mpi $MPI --np $NP --only $name${NICE:+ --nice $NICE}   # (make bench-$name MPI=$MPI: without --nice), which runs:" ;;
+        family "$OUT/$name-$MPI-np$NP.txt" \
+            "\$ bench/run.sh --mpi $MPI --np $NP --only $name${NICE:+ --nice $NICE}${ARGS:+ --args \"$ARGS\"}   # (make bench-$name MPI=$MPI: without --nice), which runs:" \
+            "${TRUN[@]}" -n "$NP" "$B/bench_$name" $ARGS ;;
     esac
 done
+
+# ---------------------------------------------------------------- planner (one process, no MPI)
+# shellcheck disable=SC2086
+case " $ONLY " in *" planner "*)
+    family "$OUT/planner.txt" "\$ bench/run.sh --only planner${NICE:+ --nice $NICE}${ARGS:+ --args \"$ARGS\"}   # = make bench-planner${ARGS:+ PLANNERARGS=\"$ARGS\"}${NICE:+ under nice}, which runs:" \
+        ${NICE:+nice -n "$NICE"} ./build/bench_planner $ARGS ;;
+esac
+# shellcheck disable=SC2086
+case " $ONLY " in *" planner-callgrind "*)
+    family "$OUT/planner-callgrind.txt" "\$ bench/run.sh --only planner-callgrind${ARGS:+ --args \"$ARGS\"}   # = make bench-planner-callgrind${ARGS:+ PLANNERARGS=\"$ARGS\"}, which runs:" \
+        bash bench/planner_callgrind.sh build/bench_planner $ARGS ;;
+esac
 exit $rc

@@ -10,6 +10,7 @@ DISPATCHARGS ?=
 RNGARGS      ?=
 PLANNERARGS  ?=
 BLASARGS     ?=
+PUBLISH      ?=
 BENCH_NP     ?= 4
 TORCH        ?= torch==2.15.0
 SCALAPACK     = -lscalapack-$(MPI)
@@ -46,9 +47,9 @@ build/libblis_arch.so: bench/blis_arch.c
 	gcc -std=c99 $(WARN) -O2 -shared -fPIC -o $@ $< -ldl
 
 .PHONY: bench bench-quick bench-deps bench-redistribute bench-ops bench-blas bench-rng bench-halo bench-stencil \
-        bench-strided bench-smoke bench-results bench-planner bench-planner-callgrind
+        bench-strided bench-smoke bench-results bench-planner bench-planner-callgrind bench-publish
 
-bench: ## every benchmark against its peer (bench/bench.sh), Open MPI, BENCH_NP ranks (4)
+bench: ## every benchmark against its peer (bench/bench.sh), Open MPI, BENCH_NP ranks (4), into build/bench/harness/
 	bash bench/bench.sh --np $(BENCH_NP) $(BENCHARGS)
 
 bench-quick: ## the same at small sizes (< 5 min)
@@ -64,40 +65,41 @@ bench-deps: ## the peers: Debian packages (mk/deps.sh --bench) and torch into bu
 	  echo "bench-deps: torch did not install; make bench will run without it"; \
 	fi
 
-bench-redistribute: $(BUILD)/bench_redistribute ## redistribution vs the raw MPI collectives only, NP ranks
-	$(MPIEXEC) -n $(NP) ./$(BUILD)/bench_redistribute $(BENCHARGS)
-
 bench-ops: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch ## dt_matmul vs ScaLAPACK pdgemm and BLIS; op dispatch overhead (2 ranks)
 	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_matmul $(MATMULARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n $(OPS_NP) ./$(BUILD)/bench_dispatch $(DISPATCHARGS)
 
 bench-blas: ## dt_matmul vs the same BLAS's dgemm called directly, each BLAS installed: build/bench/blas-openmpi.txt
 	@mkdir -p build/bench
-	@printf '# make bench-blas (bash tests/run_blas.sh --bench --mpi openmpi --np %s), %s, %s\n\n' "$(OPS_NP)" \
-	  "$$(date -u +%Y-%m-%d)" "$$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" > build/bench/blas-openmpi.txt
+	@{ echo '$$ make bench-blas   # = bash tests/run_blas.sh --bench --mpi openmpi --np $(OPS_NP) --args "$(BLASARGS)"'; \
+	  echo "# $$(date -u +%Y-%m-%d), $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(getconf _NPROCESSORS_ONLN) cores"; \
+	  echo "# dtensor.h: commit $$(git rev-parse --short HEAD)"; echo; } > build/bench/blas-openmpi.txt
 	bash tests/run_blas.sh --bench --mpi openmpi --np $(OPS_NP) --out build/bench/blas-openmpi.txt --args "$(BLASARGS)"
 	@cat build/bench/blas-openmpi.txt
 
-bench-rng: $(BUILD)/bench_rng ## random fills vs Random123 on one rank, + callgrind
-	bash bench/run.sh --mpi $(MPI) --only rng --bin $(BUILD)
+# bench/run.sh: each benchmark's output also into a file in build/bench/,
+# headed by the command, the machine and the commit (bench/run.sh --help:
+# rng.txt, halo-$(MPI)-np2.txt, planner.txt, ...)
+bench-redistribute: $(BUILD)/bench_redistribute ## redistribution vs the raw MPI collectives only, NP ranks
+	bash bench/run.sh --mpi $(MPI) --np $(NP) --only redistribute --bin $(BUILD) --args "$(BENCHARGS)"
 
-bench-halo: $(BUILD)/bench_halo ## halo exchange / stencil step vs hand-written MPI, every 2-D mesh of 2 ranks
-	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only halo --bin $(BUILD)
+bench-rng:     ## random fills vs Random123 on one rank, + callgrind
+bench-halo:    ## halo exchange / stencil step vs hand-written MPI, every 2-D mesh of 2 ranks
+bench-stencil: ## a 5-point step on a ghosted array, in-place halo vs hand-written MPI faces
+bench-strided: ## a padded array redistributed through its strides vs contiguous, staged, MPI_Alltoallw
+bench-rng bench-halo bench-stencil bench-strided: bench-%: $(BUILD)/bench_%
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only $* --bin $(BUILD)
 
-bench-stencil: $(BUILD)/bench_stencil ## a 5-point step on a ghosted array, in-place halo vs hand-written MPI faces
-	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only stencil --bin $(BUILD)
+bench-results: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng build/libblis_arch.so ## matmul, dispatch (+ callgrind) and rng via bench/run.sh (2 ranks)
+	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --bin $(BUILD)
 
-bench-strided: $(BUILD)/bench_strided ## a padded array redistributed through its strides vs contiguous, staged, MPI_Alltoallw
-	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP) --only strided --bin $(BUILD)
+bench-planner:           ## the planner at scale, simulated in one process (64 to 65,536 ranks)
+bench-planner-callgrind: ## the same loops' instructions per call (callgrind)
+bench-planner bench-planner-callgrind: bench-%: build/bench_planner
+	bash bench/run.sh --only $* --bin build --args "$(PLANNERARGS)"
 
-bench-results: $(BUILD)/bench_redistribute $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo build/libblis_arch.so ## every op benchmark via bench/run.sh (2 ranks)
-	bash bench/run.sh --mpi $(MPI) --np $(OPS_NP)
-
-bench-planner: build/bench_planner ## the planner at scale, simulated in one process (64 to 65,536 ranks)
-	./build/bench_planner $(PLANNERARGS)
-
-bench-planner-callgrind: build/bench_planner ## the same loops' instructions per call (callgrind)
-	bash bench/planner_callgrind.sh build/bench_planner $(PLANNERARGS)
+bench-publish: ## copy the reports in build/bench/ into bench/results/, dated, with commit, machine, command (bench/publish.sh)
+	@bash bench/publish.sh $(PUBLISH)
 
 # CI: the op, RNG, halo, stencil, strided and planner benchmarks at small
 # sizes; they exit non-zero on a wrong result (not on a slow one)
