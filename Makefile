@@ -20,6 +20,10 @@ WARN    = -Wall -Wextra -pedantic
 STRICT  = -Wall -Wextra -Werror -pedantic
 # one core per rank: BLIS (Debian installs its OpenMP build first) and OpenMP single-threaded
 BENCH_ENV = BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# the CUDA toolkit (mk/cuda.mk; make strict's nvcc builds too)
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+NVSTRICT   = -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:

@@ -11,11 +11,8 @@
 # LD_LIBRARY_PATH. build/cuda/ holds one MPI's builds: `make clean` when
 # switching MPI. Programs: tests/NAME.cu, tests/test_device.c (as CUDA, with
 # -DDT_TEST_CUDA), bench/cuda.cu (bench_cuda) and examples/NAME.cu.
-CUDA_HOME     ?= /usr/local/cuda
 CUDA_ARCH     ?= sm_90
 CUDABENCHARGS ?=
-NVCC          ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
-NVSTRICT       = -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
 NVFLAGS    = $(NVSTRICT) -arch=$(CUDA_ARCH) -O2 -g
 CUDA_LIBS  = -L$(CUDA_HOME)/lib64 -Xlinker -rpath=$(CUDA_HOME)/lib64 -lnccl -lcublas -lcurand -lcudart
 MPI_SHOW   = $(shell mpicc.$(MPI) -show 2>/dev/null)

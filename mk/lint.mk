@@ -17,7 +17,7 @@ IMPLXX    = -x c++ tests/lint/impl.c
 SDEPS     = $(HDR) tests/lint/impl.c tests/lint/decl.c
 STRICT_SRCS = examples/heat2d.c bench/halo.c bench/stencil.c
 STRICT_OUT  = c99.run c99_O2.o c99_O3.o c99_static.o decl99.o c11.o cxx17.o declxx.o nompi.run noblis.run \
-              cxx17_noblis.o $(foreach f,$(STRICT_SRCS),$(basename $(notdir $f)).o $(basename $(notdir $f))_O3.o \
+              cxx17_noblis.o $(foreach f,$(STRICT_SRCS),$(basename $(notdir $f)).linked $(basename $(notdir $f))_O3.o \
               $(basename $(notdir $f))_xx.o) $(if $(NVCC),cu_nompi.o cu_mpi.o)
 
 .PHONY: strict layering
@@ -62,7 +62,7 @@ $(SB)/cxx17_noblis.o: $(SDEPS)
 	mpicxx.mpich -std=c++17 $(STRICT) -O2 -DDTENSOR_NO_BLIS -I. -c -o $@ $(IMPLXX)
 # examples/heat2d.c, bench/halo.c and bench/stencil.c: C99 at -O2 (linked) and
 # -O3 -march=x86-64-v4, and C++17
-$(SB)/%.o: $(SDEPS)
+$(SB)/%.linked: $(SDEPS)
 	@mkdir -p $(@D)
 	mpicc.mpich -std=c99 $(STRICT) -O2 -I. -o $(SB)/$* $(filter %/$*.c,$(STRICT_SRCS)) $(LDLIBS) && touch $@
 $(SB)/%_O3.o: $(SDEPS)

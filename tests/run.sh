@@ -124,7 +124,7 @@ run_one() {
     shift 3
     local rc line t0 secs why
     t0=$(date +%s.%N)
-    timeout -k 10 300 "$@" >"$log" 2>&1
+    timeout -k 10 300 "$@" >"$log" 2>&1 </dev/null
     rc=$?
     secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     line=$(grep -E "^(PASS|FAIL) " "$log" | tail -n 1)

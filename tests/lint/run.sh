@@ -22,7 +22,6 @@ order=(4 5 0 1 2 3)
 jobs=${LINT_JOBS:-2}
 run_check() { # index
     local name=${checks[$1]%%|*} cmd=${checks[$1]#*|}
-    [ "$name" = docs ] && [ ! -e tests/lint/docs.py ] && { echo "skipped: no tests/lint/docs.py" >"$out/$name.log"; : >"$out/$name.ok"; return; }
     rm -f "$out/$name.ok"
     # shellcheck disable=SC2086
     { echo "\$ $cmd"; eval "$cmd"; } >"$out/$name.log" 2>&1 && : >"$out/$name.ok"
