@@ -871,7 +871,7 @@ DT_API dt_status dt_cos(const dt_tensor *x, dt_tensor **out);  /* collective */
 DT_API dt_status dt_tanh(const dt_tensor *x, dt_tensor **out);  /* collective */
 DT_API dt_status dt_sigmoid(const dt_tensor *x, dt_tensor **out);  /* collective */
 DT_API dt_status dt_relu(const dt_tensor *x, dt_tensor **out);  /* collective */
-DT_API dt_status dt_gelu(const dt_tensor *x, dt_tensor **out);  /* collective; exact: x/2 (1 + erf(x/sqrt 2)) */
+DT_API dt_status dt_gelu(const dt_tensor *x, dt_tensor **out);  /* collective; exact: x/2 (1 + erf(x/sqrt 2)), computed as x/2 erfc(-x/sqrt 2) (no cancellation for x < 0) */
 DT_API dt_status dt_silu(const dt_tensor *x, dt_tensor **out);  /* collective */
 DT_API dt_status dt_scale(const dt_tensor *x, double a, dt_tensor **out); /* collective; x * a */
 DT_API dt_status dt_shift(const dt_tensor *x, double a, dt_tensor **out); /* collective; x + a */
@@ -1461,7 +1461,7 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
     X(SIGMOID, sigmoid, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), (DT__W)1 / ((DT__W)1 + DT__EXPW(-x)), x)         \
     X(RELU, relu, PLAIN, 0, DT__PM_MONO(), x < (DT__W)0 ? (DT__W)0 : x, x < 0 ? 0 : x) /* NaN stays */         \
     X(GELU, gelu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(),                                                        \
-      DT__MULW(DT__MULW((DT__W)0.5, x), (DT__W)1 + DT__LM(erf)(DT__MULW(x, (DT__W)DT__INV_SQRT2))), x)         \
+      DT__MULW(DT__MULW((DT__W)0.5, x), DT__LM(erfc)(DT__MULW(-x, (DT__W)DT__INV_SQRT2))), x)                  \
     X(SILU, silu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), x / ((DT__W)1 + DT__EXPW(-x)), x)                      \
     X(SCALE, scale, ARG, 0, DT__PM_ALL(), x * a, DT__IMUL(x, a)) /* a < 0: DT__OP_SCALE_NEG's row */           \
     X(SHIFT, shift, ARG, 0, DT__PM_SHIFT(), x + a, DT__IADD(x, a))                                             \
@@ -5257,6 +5257,9 @@ static dt_status dt__emu_reduce_scatter(dt_comm *c, const void *sb, void *rb, co
     dt_status st;
     if ((st = dt__alloc("dt_comm reduce_scatter", 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
     if ((st = dt__alloc("dt_comm reduce_scatter", mine * (size_t)n, (void **)&all))) { DT_FREE(v); return st; }
+    /* the loop below fills every entry, but only when n > 0, which gcc 13's
+       -Wmaybe-uninitialized cannot see through the const arrays handed on */
+    memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     for (j = 0; j < n; j++) {
         v[j] = counts[j] * es;               /* send counts */
         v[n + j] = off;                      /* send displs */
@@ -13853,7 +13856,7 @@ static void dt__tp_act_backward(dt_tp_activation act, dt_dtype t, size_t n, cons
         double gv = t == DT_F32 ? (double)((float *)g)[i] : ((double *)g)[i], dv;
         if (mask) gv = mask[i] ? gv * scale : 0.0;
         if (act == DT_TP_GELU) /* Phi(h) + h phi(h) */
-            dv = 0.5 * (1.0 + erf(hv * 0.70710678118654752440)) + hv * exp(-0.5 * hv * hv) * 0.39894228040143267794;
+            dv = 0.5 * erfc(-hv * 0.70710678118654752440) + hv * exp(-0.5 * hv * hv) * 0.39894228040143267794;
         else
             dv = hv > 0.0 ? 1.0 : 0.0;
         if (t == DT_F32) ((float *)g)[i] = (float)(gv * dv);

@@ -17,7 +17,7 @@ IMPLXX    = -x c++ tests/lint/impl.c
 SDEPS     = $(HDR) tests/lint/impl.c tests/lint/decl.c
 STRICT_SRCS = examples/heat2d.c bench/halo.c bench/stencil.c
 STRICT_OUT  = c99.run c99_O2.o c99_O3.o c99_static.o decl99.o c11.o cxx17.o declxx.o nompi.run noblis.run \
-              cxx17_noblis.o $(foreach f,$(STRICT_SRCS),$(basename $(notdir $f)).linked $(basename $(notdir $f))_O3.o \
+              cxx17_noblis.o clang_O2.o clang_O3.o clang_nompi.o $(foreach f,$(STRICT_SRCS),$(basename $(notdir $f)).linked $(basename $(notdir $f))_O3.o \
               $(basename $(notdir $f))_xx.o) $(if $(NVCC),cu_nompi.o cu_mpi.o)
 
 .PHONY: strict layering
@@ -60,6 +60,18 @@ $(SB)/noblis.run: $(SDEPS)
 $(SB)/cxx17_noblis.o: $(SDEPS)
 	@mkdir -p $(@D)
 	mpicxx.mpich -std=c++17 $(STRICT) -O2 -DDTENSOR_NO_BLIS -I. -c -o $@ $(IMPLXX)
+# clang with its uninitialised-use analyses (gcc 13's -Wmaybe-uninitialized
+# class; Debian 12 has no gcc 13)
+CLANG_STRICT = clang -std=c99 $(STRICT) -Wconditional-uninitialized -Wsometimes-uninitialized -I.
+$(SB)/clang_O2.o: $(SDEPS)
+	@mkdir -p $(@D)
+	$(CLANG_STRICT) -O2 $(MPICH_INC) -c -o $@ $(IMPL)
+$(SB)/clang_O3.o: $(SDEPS)
+	@mkdir -p $(@D)
+	$(CLANG_STRICT) -O3 -march=x86-64-v4 $(MPICH_INC) -c -o $@ $(IMPL)
+$(SB)/clang_nompi.o: $(SDEPS)
+	@mkdir -p $(@D)
+	$(CLANG_STRICT) -O2 -DDTENSOR_NO_MPI -c -o $@ $(IMPL)
 # examples/heat2d.c, bench/halo.c and bench/stencil.c: C99 at -O2 (linked) and
 # -O3 -march=x86-64-v4, and C++17
 $(SB)/%.linked: $(SDEPS)

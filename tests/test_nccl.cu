@@ -53,11 +53,18 @@ static void upload(void *d, const void *h, size_t bytes)
     CHECK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) == cudaSuccess, "upload of %zu bytes", bytes);
 }
 
-/* waits for the stream first: the callbacks only enqueue */
-static void download(void *h, const void *d, size_t bytes)
+/* waits for the stream first: the callbacks only enqueue. `room` is the
+   host buffer's size: a download larger than it is a failed check, not a
+   heap overflow (the first GPU run found one: a reduce-scatter's 16 guard
+   bytes downloaded into a buffer sized for the data only) */
+static void download(void *h, size_t room, const void *d, size_t bytes)
 {
     CHECK(cudaStreamSynchronize(stream) == cudaSuccess, "cudaStreamSynchronize: %s",
           cudaGetErrorString(cudaGetLastError()));
+    if (bytes > room) {
+        CHECK(0, "download of %zu bytes into a host buffer of %zu", bytes, room);
+        return;
+    }
     CHECK(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) == cudaSuccess, "download of %zu bytes", bytes);
 }
 
@@ -125,7 +132,7 @@ static void check_allgatherv(dt_comm *c, int via, int uneven, size_t gap, int in
     for (i = 0; i < rc[me]; i++) h[i] = pattern(me, 1, i);
     upload(sbuf, h, rc[me]);
     CHECK_OK(do_allgatherv(c, via, sbuf, rc[me], d, rc, rd));
-    download(h, d, total);
+    download(h, total + rc[me] + 1, d, total);
     for (i = 0; i < total; i++)
         if (h[i] != want[i]) {
             CHECK(h[i] == want[i], "byte %zu: got %d want %d", i, h[i], want[i]);
@@ -175,7 +182,7 @@ static void check_alltoallv(dt_comm *c, int via, size_t scale)
     dr = (char *)dalloc(rtot, 0xEE);
     upload(ds, hs, stot);
     CHECK_OK(do_alltoallv(c, via, ds, sc, sd, dr, rc, rd, bound));
-    download(hr, dr, rtot);
+    download(hr, rtot + 1, dr, rtot);
     for (i = 0; i < rtot; i++)
         if (hr[i] != want[i]) {
             CHECK(hr[i] == want[i], "byte %zu: got %d want %d", i, hr[i], want[i]);
@@ -239,7 +246,7 @@ static void check_allreduce(dt_comm *c, int via, dt_dtype t, dt_reduce op, size_
     fill_vals(t, c->rank, 0, count, h);
     upload(ds, h, count * es);
     CHECK_OK(do_allreduce(c, via, ds, dr, count, t, op));
-    download(h, dr, count * es);
+    download(h, count * es + 1, dr, count * es);
     for (i = 0; i < count; i++) {
         double got = dtt_load_d(t, h, i), want = rwant(t, op, c->size, i);
         if (!rclose(t, op, c->size, got, want)) {
@@ -266,13 +273,13 @@ static void check_reduce_scatter(dt_comm *c, int via, dt_dtype t, dt_reduce op, 
         total += counts[j];
     }
     dtt_ctx("reduce_scatter %s %s op=%d uneven=%d n=%d", via_name(via), dtt_dtname(t), (int)op, uneven, n);
-    h = (unsigned char *)dtt_malloc(total * es + 1);
+    h = (unsigned char *)dtt_malloc(total * es + 16); /* the data, then my block's 16 guard bytes */
     ds = (char *)dalloc(total * es, 0);
     dr = (char *)dalloc(counts[me] * es + 16, 0xEE); /* 16 guard bytes must stay 0xEE */
     fill_vals(t, me, 0, total, h);
     upload(ds, h, total * es);
     CHECK_OK(do_reduce_scatter(c, via, ds, dr, counts, t, op));
-    download(h, dr, counts[me] * es + 16);
+    download(h, total * es + 16, dr, counts[me] * es + 16);
     for (i = 0; i < counts[me]; i++) {
         double got = dtt_load_d(t, h, i), want = rwant(t, op, n, off + i);
         if (!rclose(t, op, n, got, want)) {
@@ -299,7 +306,7 @@ static void check_broadcast(dt_comm *c, int via, size_t bytes)
     for (i = 0; i < bytes; i++) h[i] = c->rank == root ? pattern(root, 3, i) : 0;
     upload(d, h, bytes);
     CHECK_OK(do_broadcast(c, via, d, bytes, root));
-    download(h, d, bytes);
+    download(h, bytes + 1, d, bytes);
     for (i = 0; i < bytes; i++)
         if (h[i] != pattern(root, 3, i)) {
             CHECK(0, "byte %zu: got %d want %d", i, h[i], pattern(root, 3, i));
@@ -372,7 +379,7 @@ static void check_child_sum(dt_comm *c, int via, int color, int n)
         if ((r == n - 1 && n > 2 ? -1 : r % 2) == color) want += r + 1;
     upload(d, &one, sizeof one);
     CHECK_OK(do_allreduce(c, via, d, d, 1, DT_I32, DT_SUM));
-    download(&got, d, sizeof got);
+    download(&got, sizeof got, d, sizeof got);
     CHECK(got == want, "child allreduce: got %d want %d", (int)got, (int)want);
     cudaFree(d);
 }
