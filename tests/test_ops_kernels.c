@@ -221,30 +221,33 @@ static int uop_float_only(int op)
     return op >= 0 && op < DT__U_NUM && float_only[op];
 }
 
-static double ref_unary_f(int op, double x, double a)
+/* in long double (x87 on x86-64): also the accuracy test's reference */
+static long double ref_unary_ld(int op, long double x, long double a)
 {
     switch (op) {
     case DT__U_NEG: return -x;
-    case DT__U_ABS: return fabs(x);
-    case DT__U_EXP: return exp(x);
-    case DT__U_LOG: return log(x);
-    case DT__U_SQRT: return sqrt(x);
-    case DT__U_RSQRT: return 1.0 / sqrt(x);
-    case DT__U_SIN: return sin(x);
-    case DT__U_COS: return cos(x);
-    case DT__U_TANH: return tanh(x);
-    case DT__U_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case DT__U_RELU: return is_nan(x) ? x : (x > 0 ? x : 0.0);
-    case DT__U_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-    case DT__U_SILU: return x * (1.0 / (1.0 + exp(-x)));
+    case DT__U_ABS: return fabsl(x);
+    case DT__U_EXP: return expl(x);
+    case DT__U_LOG: return logl(x);
+    case DT__U_SQRT: return sqrtl(x);
+    case DT__U_RSQRT: return 1.0L / sqrtl(x);
+    case DT__U_SIN: return sinl(x);
+    case DT__U_COS: return cosl(x);
+    case DT__U_TANH: return tanhl(x);
+    case DT__U_SIGMOID: return 1.0L / (1.0L + expl(-x));
+    case DT__U_RELU: return x != x ? x : x > 0 ? x : 0.0L; /* NaN stays */
+    case DT__U_GELU: return 0.5L * x * erfcl(-x / sqrtl(2.0L));
+    case DT__U_SILU: return x / (1.0L + expl(-x));
     case DT__U_SCALE: return x * a;
     case DT__U_SHIFT: return x + a;
-    case DT__U_POW: return pow(x, a);
+    case DT__U_POW: return powl(x, a);
     case DT__U_COPY: return x;
     case DT__U_FILL: return a;
     }
     return 0;
 }
+
+static double ref_unary_f(int op, double x, double a) { return (double)ref_unary_ld(op, x, a); }
 
 static int64_t ref_unary_i(dt_dtype t, int op, int64_t x, int64_t a)
 {
@@ -294,30 +297,6 @@ static int64_t ref_unary_i(dt_dtype t, int op, int64_t x, int64_t a)
 #define ACC_SIG 3.0
 #define ACC_GELU 3.0
 
-static long double ref_unary_ld(int op, long double x, long double a)
-{
-    switch (op) {
-    case DT__U_NEG: return -x;
-    case DT__U_ABS: return fabsl(x);
-    case DT__U_EXP: return expl(x);
-    case DT__U_LOG: return logl(x);
-    case DT__U_SQRT: return sqrtl(x);
-    case DT__U_RSQRT: return 1.0L / sqrtl(x);
-    case DT__U_SIN: return sinl(x);
-    case DT__U_COS: return cosl(x);
-    case DT__U_TANH: return tanhl(x);
-    case DT__U_SIGMOID: return 1.0L / (1.0L + expl(-x));
-    case DT__U_RELU: return x > 0 ? x : 0.0L;
-    case DT__U_GELU: return 0.5L * x * erfcl(-x / sqrtl(2.0L));
-    case DT__U_SILU: return x / (1.0L + expl(-x));
-    case DT__U_SCALE: return x * a;
-    case DT__U_SHIFT: return x + a;
-    case DT__U_POW: return powl(x, a);
-    case DT__U_COPY: return x;
-    case DT__U_FILL: return a;
-    }
-    return 0;
-}
 
 static double acc_bound(int op, double x)
 {
