@@ -12,80 +12,57 @@
 # the preprocessed host code (-cuda) and g++ compiles that with -pedantic.
 SB        = build/strict
 MPICH_INC = $(filter -I%,$(shell mpicc.mpich -show 2>/dev/null))
-IMPL      = tests/lint/impl.c
-IMPLXX    = -x c++ tests/lint/impl.c
 SDEPS     = $(HDR) tests/lint/impl.c tests/lint/decl.c
+UNINIT    = -Wconditional-uninitialized -Wsometimes-uninitialized
+# One build per name: the compiler and flags (strict flags and -I. added) of
+# tests/lint/impl.c, the implementation (NAME.o: compiled; NAME.run: linked
+# and run), or of tests/lint/decl.c, the declarations only (decl*). clang
+# brings its uninitialised-use analyses (gcc 13's -Wmaybe-uninitialized
+# class; Debian 12 has no gcc 13).
+S_c99          = mpicc.mpich -std=c99
+S_c99_O2       = mpicc.mpich -std=c99 -O2
+S_c99_O3       = mpicc.mpich -std=c99 -O3 -march=x86-64-v4
+S_c99_static   = mpicc.mpich -std=c99 -O2 -DDTENSOR_STATIC
+S_c11          = mpicc.mpich -std=c11 -O2
+S_cxx17        = mpicxx.mpich -std=c++17 -O2 -x c++
+S_cxx17_noblis = mpicxx.mpich -std=c++17 -O2 -DDTENSOR_NO_BLIS -x c++
+S_nompi        = gcc -std=c99 -O2 -DDTENSOR_NO_MPI
+S_noblis       = gcc -std=c99 -O2 -DDTENSOR_NO_MPI -DDTENSOR_NO_BLIS
+S_clang_O2     = clang -std=c99 -O2 $(UNINIT) $(MPICH_INC)
+S_clang_O3     = clang -std=c99 -O3 -march=x86-64-v4 $(UNINIT) $(MPICH_INC)
+S_clang_nompi  = clang -std=c99 -O2 $(UNINIT) -DDTENSOR_NO_MPI
+S_decl99       = mpicc.mpich -std=c99
+S_declxx       = mpicxx.mpich -std=c++17 -x c++
+S_SRC          = tests/lint/$(if $(filter decl%,$*),decl,impl).c
+# examples/heat2d.c, bench/halo.c and bench/stencil.c: C99 at -O2 (linked),
+# at -O3 -march=x86-64-v4, and as C++17
 STRICT_SRCS = examples/heat2d.c bench/halo.c bench/stencil.c
-STRICT_OUT  = c99.run c99_O2.o c99_O3.o c99_static.o decl99.o c11.o cxx17.o declxx.o nompi.run noblis.run \
-              cxx17_noblis.o clang_O2.o clang_O3.o clang_nompi.o $(foreach f,$(STRICT_SRCS),$(basename $(notdir $f)).linked $(basename $(notdir $f))_O3.o \
-              $(basename $(notdir $f))_xx.o) $(if $(NVCC),cu_nompi.o cu_mpi.o)
+STRICT_NAMES = $(basename $(notdir $(STRICT_SRCS)))
+STRICT_OUT  = c99.run nompi.run noblis.run c99_O2.o c99_O3.o c99_static.o c11.o cxx17.o cxx17_noblis.o \
+              clang_O2.o clang_O3.o clang_nompi.o decl99.o declxx.o \
+              $(foreach n,$(STRICT_NAMES),$n.linked $n.O3.o $n.xx.o) $(if $(NVCC),cu_nompi.o cu_mpi.o)
 
 .PHONY: strict layering
-strict: layering $(addprefix $(SB)/,$(STRICT_OUT)) ## the layering rule; C99/C11/C++17/nvcc builds, -Werror -pedantic (make -j2)
+strict: layering $(addprefix $(SB)/,$(STRICT_OUT)) ## the layering rule; C99/C11/C++17/clang/nvcc builds, -Werror -pedantic (make -j2)
 	@echo "strict: OK$(if $(NVCC),, (nvcc not found: no CUDA builds))"
 
 layering:
 	python3 tests/lint/layering.py dtensor.h dtensor_cuda.h
 
-$(SB)/c99.run: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicc.mpich -std=c99 $(STRICT) -I. -o $(SB)/c99 $(IMPL) $(LDLIBS) && ./$(SB)/c99 && touch $@
-$(SB)/c99_O2.o: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicc.mpich -std=c99 $(STRICT) -O2 -I. -c -o $@ $(IMPL)
-$(SB)/c99_O3.o: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicc.mpich -std=c99 $(STRICT) -O3 -march=x86-64-v4 -I. -c -o $@ $(IMPL)
-$(SB)/c99_static.o: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicc.mpich -std=c99 $(STRICT) -O2 -DDTENSOR_STATIC -I. -c -o $@ $(IMPL)
-$(SB)/decl99.o: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicc.mpich -std=c99 $(STRICT) -I. -c -o $@ tests/lint/decl.c
-$(SB)/c11.o: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicc.mpich -std=c11 $(STRICT) -O2 -I. -c -o $@ $(IMPL)
-$(SB)/cxx17.o: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicxx.mpich -std=c++17 $(STRICT) -O2 -I. -c -o $@ $(IMPLXX)
-$(SB)/declxx.o: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicxx.mpich -std=c++17 $(STRICT) -I. -c -o $@ -x c++ tests/lint/decl.c
-$(SB)/nompi.run: $(SDEPS)
-	@mkdir -p $(@D)
-	gcc -std=c99 $(STRICT) -O2 -DDTENSOR_NO_MPI -I. -o $(SB)/nompi $(IMPL) $(LDLIBS) && ./$(SB)/nompi && touch $@
-$(SB)/noblis.run: $(SDEPS)
-	@mkdir -p $(@D)
-	gcc -std=c99 $(STRICT) -O2 -DDTENSOR_NO_MPI -DDTENSOR_NO_BLIS -I. -o $(SB)/noblis $(IMPL) -lm && ./$(SB)/noblis && touch $@
-$(SB)/cxx17_noblis.o: $(SDEPS)
-	@mkdir -p $(@D)
-	mpicxx.mpich -std=c++17 $(STRICT) -O2 -DDTENSOR_NO_BLIS -I. -c -o $@ $(IMPLXX)
-# clang with its uninitialised-use analyses (gcc 13's -Wmaybe-uninitialized
-# class; Debian 12 has no gcc 13)
-CLANG_STRICT = clang -std=c99 $(STRICT) -Wconditional-uninitialized -Wsometimes-uninitialized -I.
-$(SB)/clang_O2.o: $(SDEPS)
-	@mkdir -p $(@D)
-	$(CLANG_STRICT) -O2 $(MPICH_INC) -c -o $@ $(IMPL)
-$(SB)/clang_O3.o: $(SDEPS)
-	@mkdir -p $(@D)
-	$(CLANG_STRICT) -O3 -march=x86-64-v4 $(MPICH_INC) -c -o $@ $(IMPL)
-$(SB)/clang_nompi.o: $(SDEPS)
-	@mkdir -p $(@D)
-	$(CLANG_STRICT) -O2 -DDTENSOR_NO_MPI -c -o $@ $(IMPL)
-# examples/heat2d.c, bench/halo.c and bench/stencil.c: C99 at -O2 (linked) and
-# -O3 -march=x86-64-v4, and C++17
-$(SB)/%.linked: $(SDEPS)
-	@mkdir -p $(@D)
+$(SB):
+	mkdir -p $@
+$(SB)/%.run: $(SDEPS) | $(SB)
+	$(S_$*) $(STRICT) -I. -o $(SB)/$* $(S_SRC) $(if $(filter noblis,$*),-lm,$(LDLIBS)) && ./$(SB)/$* && touch $@
+$(SB)/%.o: $(SDEPS) | $(SB)
+	$(S_$*) $(STRICT) -I. -c -o $@ $(S_SRC)
+$(SB)/%.linked: $(SDEPS) | $(SB)
 	mpicc.mpich -std=c99 $(STRICT) -O2 -I. -o $(SB)/$* $(filter %/$*.c,$(STRICT_SRCS)) $(LDLIBS) && touch $@
-$(SB)/%_O3.o: $(SDEPS)
-	@mkdir -p $(@D)
+$(SB)/%.O3.o: $(SDEPS) | $(SB)
 	mpicc.mpich -std=c99 $(STRICT) -O3 -march=x86-64-v4 -I. -c -o $@ $(filter %/$*.c,$(STRICT_SRCS))
-$(SB)/%_xx.o: $(SDEPS)
-	@mkdir -p $(@D)
+$(SB)/%.xx.o: $(SDEPS) | $(SB)
 	mpicxx.mpich -std=c++17 $(STRICT) -O2 -I. -x c++ -c -o $@ $(filter %/$*.c,$(STRICT_SRCS))
-$(SB)/cu_%.o: $(SDEPS)
-	@mkdir -p $(@D)
-	$(NVCC) $(NVSTRICT) $(if $(filter nompi,$*),-DDTENSOR_NO_MPI,$(MPICH_INC)) -I. -x cu -cuda -o $(SB)/cu_$*.ii $(IMPL)
+$(SB)/cu_%.o: $(SDEPS) | $(SB)
+	$(NVCC) $(NVSTRICT) $(if $(filter nompi,$*),-DDTENSOR_NO_MPI,$(MPICH_INC)) -I. -x cu -cuda -o $(SB)/cu_$*.ii $(S_SRC)
 	g++ -std=c++17 $(STRICT) -c -o $@ $(SB)/cu_$*.ii
 
 # Static analysis: cppcheck and clang-tidy (its checks and the reason for each
@@ -94,8 +71,8 @@ $(SB)/cu_%.o: $(SDEPS)
 # clang-tidy's as /* NOLINTNEXTLINE(check): reason */). Both run on dtensor.h
 # itself as the main file (-x c -DDTENSOR_IMPLEMENTATION): clang's analyzer
 # only follows functions of the main file. Two configurations: MPICH's
-# headers + BLIS, and -DDTENSOR_NO_MPI. tests/lint/run.sh runs the five
-# checks two at a time (clang-tidy's analyzer is nearly all of the time)
+# headers + BLIS, and -DDTENSOR_NO_MPI. tests/lint/run.sh runs the six
+# checks (with the layering rule and the docs' references) two at a time (clang-tidy's analyzer is nearly all of the time)
 # and prints "lint: N passed, N failed".
 LINT_TIDY = clang-tidy$(if $(shell command -v clang-tidy-14 2>/dev/null),-14)
 LINT_CPPCHECK = cppcheck --enable=warning,performance,portability,style --std=c99 --language=c -I. \
