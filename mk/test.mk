@@ -33,17 +33,19 @@ BUILD_LOG   = >$(TB)/logs/$(@F).build.log 2>&1 || { sed -n 1,20p $(TB)/logs/$(@F
 .PHONY: tests test test-full test-asan test-valgrind test-readme test-blas check
 tests: $(TEST_BINS) $(if $(VARIANT),,$(CXX_OKS)) build/libdt_yield.so ## build the tests of one configuration (MPI=, VARIANT=asan) into build/tests/
 
-$(TB)/dtensor.o: $(HDR)
-	@mkdir -p $(@D)/logs
+$(TB)/logs:
+	mkdir -p $@
+
+$(TB)/dtensor.o: $(HDR) | $(TB)/logs
 	$(MPICC) $(TEST_CFLAGS) -x c -DDTENSOR_IMPLEMENTATION -c -o $@ $< $(BUILD_LOG)
 
-$(LINKED_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) $(TB)/dtensor.o
+$(LINKED_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) $(TB)/dtensor.o | $(TB)/logs
 	$(MPICC) $(TEST_CFLAGS) -DDTENSOR_IMPLEMENTATION_LINKED -o $@ $< $(TB)/dtensor.o $(LDLIBS) $(BUILD_LOG)
 
-$(OWN_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/dtensor.o
+$(OWN_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/logs
 	$(MPICC) $(TEST_CFLAGS) -o $@ $< $(LDLIBS) $(BUILD_LOG)
 
-$(NOMPI_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/dtensor.o
+$(NOMPI_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/logs
 	gcc -DDTENSOR_NO_MPI $(TEST_CFLAGS) -o $@ $< $(LDLIBS) $(BUILD_LOG)
 
 $(TB)/cxx/dtensor.ok: $(HDR)

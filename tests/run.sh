@@ -93,7 +93,6 @@ for t in $TESTS; do
     [ -z "$VARIANT" ] && targets+=("$OUT/cxx/$t.ok")
 done
 [ -z "$VARIANT" ] && targets+=("$OUT/cxx/dtensor.ok")
-rm -f "$OUT"/cxx/*.ok.failed
 make -k -j"$JOBS" --no-print-directory MPI="$MPI" VARIANT="$VARIANT" "${targets[@]}" >"$LOGS/build.log" 2>&1
 built=""
 for t in $TESTS; do
