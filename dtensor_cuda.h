@@ -84,6 +84,12 @@ DT_API dt_status dt_comm_nccl(ncclComm_t comm, cudaStream_t stream, dt_comm **ou
 #define DT__CU_HD static __host__ __device__ inline
 #define DT__CU_THREADS 256
 
+/* every kernel launch goes through here; tests/standin/cuda_runtime.h
+   defines it to run the kernel on the CPU, block by block */
+#ifndef DT__CU_START
+#define DT__CU_START(kernel, grid, block, ...) kernel<<<grid, block, 0, dt__cu_stream_v>>>(__VA_ARGS__)
+#endif
+
 /* ---- stream, allocator, the first asynchronous error ---- */
 
 static cudaStream_t dt__cu_stream_v = 0;          /* dt_cuda_set_stream's; 0: legacy default */
@@ -182,17 +188,27 @@ static dt_status dt__cu_err(const char *fn, const char *what, cudaError_t e) {
     return dt__fail(DT_ERR_DEVICE, "%s: %s: %s", fn, what, cudaGetErrorString(e));
 }
 
+/* waits for the stream; reports the first error since the last sync: an
+   asynchronous fault, or a launch that failed (kept by dt__cu_note) */
+static dt_status dt__cu_sync(const char *fn) {
+    cudaError_t e = cudaStreamSynchronize(dt__cu_stream_v), late = cudaGetLastError();
+    if (e == cudaSuccess) e = dt__cu_pending;
+    if (e == cudaSuccess) e = late;
+    dt__cu_pending = cudaSuccess;
+    if (e != cudaSuccess) return dt__fail(DT_ERR_DEVICE, "%s: CUDA: %s", fn, cudaGetErrorString(e));
+    return DT_OK;
+}
+
 /* device-to-device stays asynchronous on the stream; a host side must be
-   safe to read or reuse on return, so then the stream is synchronised */
+   safe to read or reuse on return, so then the stream is synchronised --
+   and, as every sync, reports a kernel that failed before the copy (its
+   output is what the host would read) */
 static dt_status dt__cu_copy(const char *fn, void *dst, const void *src, size_t bytes) {
     cudaError_t e;
     if (!bytes || dst == src) return DT_OK;
     e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, dt__cu_stream_v);
     if (e != cudaSuccess) return dt__cu_err(fn, "cudaMemcpyAsync", e);
-    if (!dt__cu_owns(dst) || !dt__cu_owns(src)) {
-        e = cudaStreamSynchronize(dt__cu_stream_v);
-        if (e != cudaSuccess) return dt__cu_err(fn, "cudaStreamSynchronize after a host copy", e);
-    }
+    if (!dt__cu_owns(dst) || !dt__cu_owns(src)) return dt__cu_sync(fn);
     return DT_OK;
 }
 
@@ -212,14 +228,6 @@ static dt_status dt__cu_zero(const char *fn, void *p, size_t bytes) {
     return e == cudaSuccess ? DT_OK : dt__cu_err(fn, "cudaMemsetAsync", e);
 }
 
-static dt_status dt__cu_sync(const char *fn) {
-    cudaError_t e = cudaStreamSynchronize(dt__cu_stream_v), late = cudaGetLastError();
-    if (e == cudaSuccess) e = dt__cu_pending;
-    if (e == cudaSuccess) e = late;
-    dt__cu_pending = cudaSuccess;
-    if (e != cudaSuccess) return dt__fail(DT_ERR_DEVICE, "%s: CUDA: %s", fn, cudaGetErrorString(e));
-    return DT_OK;
-}
 
 /* ---- strided box copy (pack / unpack) ----
    The plan of dt__copy_box: the innermost dims whole in the box and in
@@ -344,7 +352,7 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
     if (!dt__cu_boxplan_make(s, d, p, &pl)) return DT_OK;
     if (pl.rows == 1) /* one contiguous run: the copy engine's job */
         return dt__cu_d2d(fn, pl.dst, pl.src, (size_t)(pl.nunit * pl.vec));
-    dt__cu_copy_box_kernel<<<dt__cu_blocks(pl.rows * pl.nunit), DT__CU_THREADS, 0, dt__cu_stream_v>>>(pl);
+    DT__CU_START(dt__cu_copy_box_kernel, dt__cu_blocks(pl.rows * pl.nunit), DT__CU_THREADS, pl);
     dt__cu_check_launch();
     return DT_OK;
 }
@@ -829,7 +837,7 @@ DT__CU_HD int64_t dt__cu_unravel(int n, const int64_t *ext, const int64_t *st, i
 
 #define DT__CU_LAUNCH(kernel, n, ...)                                                                    \
     do {                                                                                                 \
-        kernel<<<dt__cu_blocks((uint64_t)(n)), DT__CU_THREADS, 0, dt__cu_stream_v>>>(__VA_ARGS__);      \
+        DT__CU_START(kernel, dt__cu_blocks((uint64_t)(n)), DT__CU_THREADS, __VA_ARGS__);                 \
         dt__cu_check_launch();                                                                           \
     } while (0)
 
@@ -1012,7 +1020,7 @@ static void dt__cu_k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *sha
     }
     if (use_blocks) {
         unsigned blocks = (unsigned)(p.nout < 65535 ? p.nout : 65535);
-        dt__cu_reduce_block_kernel<<<blocks, DT__CU_THREADS, 0, dt__cu_stream_v>>>(op, t, p, x, out, scale);
+        DT__CU_START(dt__cu_reduce_block_kernel, blocks, DT__CU_THREADS, op, t, p, x, out, scale);
         dt__cu_check_launch();
     } else {
         DT__CU_LAUNCH(dt__cu_reduce_thread_kernel, p.nout, op, t, p, x, out, scale);
@@ -1074,7 +1082,7 @@ static unsigned dt__cu_row_blocks(uint64_t rows) { return (unsigned)(rows < 6553
 
 static void dt__cu_k_softmax(dt_dtype t, const void *x, void *y, size_t outer, size_t n, size_t inner, int want_log) {
     if (!n || !inner || !outer) return;
-    dt__cu_softmax_kernel<<<dt__cu_row_blocks(outer * inner), DT__CU_THREADS, 0, dt__cu_stream_v>>>(
+    DT__CU_START(dt__cu_softmax_kernel, dt__cu_row_blocks(outer * inner), DT__CU_THREADS,
         t, x, y, (int64_t)outer, (int64_t)n, (int64_t)inner, want_log);
     dt__cu_check_launch();
 }
@@ -1115,7 +1123,7 @@ __global__ void dt__cu_norm_kernel(dt_dtype t, const void *x, const void *w, con
 static void dt__cu_k_norm(dt_dtype t, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
                           double eps, int rms) {
     if (!n || !rows) return;
-    dt__cu_norm_kernel<<<dt__cu_row_blocks(rows), DT__CU_THREADS, 0, dt__cu_stream_v>>>(t, x, w, b, y, (int64_t)rows,
+    DT__CU_START(dt__cu_norm_kernel, dt__cu_row_blocks(rows), DT__CU_THREADS, t, x, w, b, y, (int64_t)rows,
                                                                                           (int64_t)n, eps, rms);
     dt__cu_check_launch();
 }
@@ -1155,7 +1163,7 @@ __global__ void dt__cu_xent_kernel(dt_dtype t, const void *x, int64_t rows, int6
 static void dt__cu_k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
                           const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit) {
     if (!rows) return;
-    dt__cu_xent_kernel<<<dt__cu_row_blocks(rows), DT__CU_THREADS, 0, dt__cu_stream_v>>>(
+    DT__CU_START(dt__cu_xent_kernel, dt__cu_row_blocks(rows), DT__CU_THREADS,
         t, x, (int64_t)rows, (int64_t)ncls, cls0, target_t, target, M, rowmax, sumexp, tlogit);
     dt__cu_check_launch();
 }
@@ -1388,22 +1396,27 @@ __global__ void dt__cu_permute_kernel(size_t es, dt__cu_pplan p, int64_t total, 
 
 /* blockDim (32, 8): a tile is read along q (x contiguous) and written
    along last (y contiguous); the padding column keeps the transposed
-   reads of shared memory free of bank conflicts */
+   reads of shared memory free of bank conflicts. Any blockDim computes the
+   same (the x loops run once at 32; the CPU stand-in launches 1 x 1). */
 __global__ void dt__cu_permute_tiled_kernel(size_t es, dt__cu_pplan p, const char *x, char *y) {
     __shared__ uint64_t tile[DT__CU_TILE * (DT__CU_TILE + 1)];
     char *sm = (char *)tile;
     int64_t t, ntiles = p.nout * p.ntq * p.ntl;
-    int tx = (int)threadIdx.x, ty;
+    int tx, ty;
     for (t = blockIdx.x; t < ntiles; t += gridDim.x) {
         int64_t xo, yo, q0, l0;
         dt__cu_pplan_tile(&p, t, &xo, &yo, &q0, &l0);
-        for (ty = (int)threadIdx.y; ty < DT__CU_TILE; ty += (int)blockDim.y) /* element (q0 + tx, l0 + ty) */
-            if (q0 + tx < p.eq && l0 + ty < p.el)
-                dt__cu_move(es, sm + (size_t)(ty * (DT__CU_TILE + 1) + tx) * es, x + (xo + tx + ty * p.xl) * (int64_t)es);
+        for (tx = (int)threadIdx.x; tx < DT__CU_TILE; tx += (int)blockDim.x)
+            for (ty = (int)threadIdx.y; ty < DT__CU_TILE; ty += (int)blockDim.y) /* element (q0 + tx, l0 + ty) */
+                if (q0 + tx < p.eq && l0 + ty < p.el)
+                    dt__cu_move(es, sm + (size_t)(ty * (DT__CU_TILE + 1) + tx) * es,
+                                x + (xo + tx + ty * p.xl) * (int64_t)es);
         __syncthreads();
-        for (ty = (int)threadIdx.y; ty < DT__CU_TILE; ty += (int)blockDim.y) /* element (q0 + ty, l0 + tx) */
-            if (q0 + ty < p.eq && l0 + tx < p.el)
-                dt__cu_move(es, y + (yo + ty * p.yq + tx) * (int64_t)es, sm + (size_t)(tx * (DT__CU_TILE + 1) + ty) * es);
+        for (tx = (int)threadIdx.x; tx < DT__CU_TILE; tx += (int)blockDim.x)
+            for (ty = (int)threadIdx.y; ty < DT__CU_TILE; ty += (int)blockDim.y) /* element (q0 + ty, l0 + tx) */
+                if (q0 + ty < p.eq && l0 + tx < p.el)
+                    dt__cu_move(es, y + (yo + ty * p.yq + tx) * (int64_t)es,
+                                sm + (size_t)(tx * (DT__CU_TILE + 1) + ty) * es);
         __syncthreads();
     }
 }
@@ -1440,7 +1453,7 @@ static void dt__cu_k_permute(size_t es, int ndim, const int64_t *xshape, const i
         dim3 block(DT__CU_TILE, 8);
         unsigned grid = (unsigned)(ntiles < (int64_t)dt__cu_blocks((uint64_t)ntiles * DT__CU_THREADS)
                                        ? ntiles : (int64_t)dt__cu_blocks((uint64_t)ntiles * DT__CU_THREADS));
-        dt__cu_permute_tiled_kernel<<<grid, block, 0, dt__cu_stream_v>>>(es, p, (const char *)x, (char *)y);
+        DT__CU_START(dt__cu_permute_tiled_kernel, grid, block, es, p, (const char *)x, (char *)y);
         dt__cu_check_launch();
         return;
     }
@@ -1478,7 +1491,7 @@ static void dt__cu_k_rng(const dt__rng_op *op, int ndim, const int64_t *gs, cons
     uint64_t items;
     if (!dt__cu_rngplan_make(op, ndim, gs, lo, ext, &pl)) return;
     items = pl.nruns * pl.bpr;
-    dt__cu_rng_kernel<<<dt__cu_blocks(items), DT__CU_THREADS, 0, dt__cu_stream_v>>>(*op, pl, items, y);
+    DT__CU_START(dt__cu_rng_kernel, dt__cu_blocks(items), DT__CU_THREADS, *op, pl, items, y);
     dt__cu_check_launch();
 }
 
@@ -1530,6 +1543,16 @@ static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
                    padding elements on the wire and two device copies. The
                    scratch is stream-ordered (cudaMallocAsync / cudaFreeAsync
                    on the stream): nothing waits, the pool caches it.
+   one rank        allreduce and reduce_scatter on a one-rank communicator
+                   are a device copy (every op, AVG included, is the
+                   identity there). Not only a shortcut: NCCL (2.28.3 seen)
+                   runs ncclAvg at one rank as a pre-multiplying kernel whose
+                   blocks each take floor(count/blocks) elements rounded up to
+                   a 16-byte pack, with blocks = min(32, bytes/16 KiB rounded
+                   up); when that rounding adds nothing, the count % blocks
+                   elements past the last block are never written (F64,
+                   3,000,017 elements: 3,000,000 written). test_nccl runs
+                   counts just past 512 KiB, where that split starts to drop.
    broadcast       ncclBroadcast in place, in bytes (ncclUint8).
    barrier         a one-element ncclAllReduce on a stream-ordered scratch
                    int, then cudaStreamSynchronize.
@@ -1783,6 +1806,7 @@ static dt_status dt__nccl_allreduce(void *user, const void *sb, void *rb, size_t
     dt_status st;
     if ((st = dt__nccl_reduction("allreduce", count, t, op, &ty, &o))) return st;
     if (!count) return DT_OK; /* the same on every rank */
+    if (b->size == 1) return dt__nccl_copy(b, rb, sb, count * dt_dtype_size(t)); /* see "one rank" above */
     return dt__nccl_check(b->comm, ncclAllReduce(sb, rb, count, ty, o, b->comm, b->stream), "ncclAllReduce");
 }
 
@@ -1833,6 +1857,7 @@ static dt_status dt__nccl_reduce_scatter(void *user, const void *sb, void *rb, c
     }
     if ((st = dt__nccl_reduction("reduce_scatter", total, t, op, &ty, &o))) return st;
     if (!m) return DT_OK; /* nothing anywhere (the counts are the same on every rank) */
+    if (b->size == 1) return dt__nccl_copy(b, rb, sb, m * dt_dtype_size(t)); /* see "one rank" above */
     if (dt__nccl_uniform(counts, NULL, b->size))
         return dt__nccl_check(b->comm, ncclReduceScatter(sb, rb, m, ty, o, b->comm, b->stream), "ncclReduceScatter");
     return dt__nccl_reduce_scatter_padded(b, sb, rb, counts, m, dt_dtype_size(t), ty, o);

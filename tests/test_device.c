@@ -18,11 +18,15 @@
      GPU machine): the same checks on DT_CUDA memory, allocations counted
      through dt_cuda_set_allocator; float results compared with a tolerance
      (different kernels), random numbers still bit for bit.
+   - the same -DDT_TEST_CUDA source with g++ against tests/standin/ (the CPU
+     stand-in for the CUDA runtime, NCCL and cuBLAS; `make standin`, every
+     CI run): DT_CUDA memory the host cannot touch, kernels run on the
+     CPU, NCCL over MPI at every rank count.
 
    Backends: the MPI backend (device shards staged through host buffers)
    and a backend that takes device memory itself -- for sim, the MPI
-   backend behind pointer decoding; for CUDA at one rank, NCCL
-   (DT_TEST_BACKEND=nccl). Every value is checked against the same
+   backend behind pointer decoding; for CUDA, NCCL (DT_TEST_BACKEND=nccl;
+   at one rank on a GPU machine, at every rank on the stand-in). Every value is checked against the same
    computation on host tensors, and gathered results against closed forms. */
 #define DTENSOR_IMPLEMENTATION
 #ifdef DT_TEST_CUDA
@@ -253,12 +257,20 @@ static dt_status device_backend(dt_comm **out) {
 #endif
 
 #ifdef DT_TEST_CUDA
+static ncclComm_t user_nccl = NULL; /* the caller's communicator: dt_comm_destroy leaves it */
 static dt_status device_backend(dt_comm **out) {
-    ncclComm_t nc;
+#ifdef DTCU_STANDIN /* tests/standin: NCCL over MPI, a "GPU" per rank */
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    if (dtt_rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) return DT_ERR_COMM;
+    MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (ncclCommInitRank(&user_nccl, dtt_np, id, dtt_rank) != ncclSuccess) return DT_ERR_COMM;
+#else
     int dev0 = 0;
     if (dtt_np != 1) return DT_ERR_UNSUPPORTED; /* NCCL needs a GPU per rank */
-    if (ncclCommInitAll(&nc, 1, &dev0) != ncclSuccess) return DT_ERR_COMM;
-    return dt_comm_nccl(nc, 0, out);
+    if (ncclCommInitAll(&user_nccl, 1, &dev0) != ncclSuccess) return DT_ERR_COMM;
+#endif
+    return dt_comm_nccl(user_nccl, 0, out);
 }
 #endif
 
@@ -658,11 +670,14 @@ int main(int argc, char **argv) {
     if (!be || strcmp(be, "mpi") != 0) { /* a backend that takes device memory */
         dt_status st = device_backend(&comm);
         if (st == DT_OK) run_all(comm, "device backend", 1);
-#ifdef DT_TEST_CUDA
+#if defined(DT_TEST_CUDA) && !defined(DTCU_STANDIN)
         else if (dtt_np > 1) st = DT_OK; /* NCCL runs at one rank here (one GPU) */
 #endif
         CHECK(st == DT_OK, "device backend: %s", dt_last_error());
         dt_comm_destroy(comm);
+#ifdef DT_TEST_CUDA
+        if (user_nccl) ncclCommDestroy(user_nccl);
+#endif
     }
     CHECK(dev_live == 0, "%ld device allocations leaked", dev_live);
 #ifndef DT_TEST_CUDA

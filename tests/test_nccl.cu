@@ -460,7 +460,10 @@ static const dt_dtype all_types[] = { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, D
 static void run_all(dt_comm *c, int via, size_t big)
 {
     int k, o;
-    size_t counts[] = { 0, 1, 1000, big };
+    /* per dtype below: 16 KiB and 512 KiB plus one element, where NCCL's
+       one-rank AVG kernel splits over 2 and 32 blocks and dropped the
+       last element (see dtensor_cuda.h, >>nccl, "one rank") */
+    size_t counts[] = { 0, 1, 1000, 0, 0, big };
     check_allgatherv(c, via, 0, 0, 0, 1000);   /* ncclAllGather */
     check_allgatherv(c, via, 0, 0, 1, 1000);   /* ... in place */
     check_allgatherv(c, via, 1, 7, 0, 333);    /* broadcasts, gaps, a zero block */
@@ -470,6 +473,8 @@ static void run_all(dt_comm *c, int via, size_t big)
     check_alltoallv(c, via, 4097);
     for (k = 0; k < (int)(sizeof all_types / sizeof all_types[0]); k++) {
         dt_dtype t = all_types[k];
+        counts[3] = (16u << 10) / dtt_size(t) + 1;
+        counts[4] = (512u << 10) / dtt_size(t) + 1;
         for (o = 0; o < 4; o++) {
             dt_reduce op = (dt_reduce)o;
             size_t q;
@@ -483,6 +488,7 @@ static void run_all(dt_comm *c, int via, size_t big)
         check_reduce_scatter(c, via, t, DT_MIN, 0, 0); /* every count zero */
     }
     check_reduce_scatter(c, via, DT_F32, DT_AVG, 1, big / 8);
+    check_reduce_scatter(c, via, DT_F64, DT_AVG, 0, (512u << 10) / 8 + 1); /* the one-rank split, per block */
     check_broadcast(c, via, 1);
     check_broadcast(c, via, big);
     CHECK_OK(via ? dt_comm_barrier(c) : c->be.barrier(c->be.user));

@@ -1,0 +1,534 @@
+/* tests/standin/cuda_runtime.h -- a CPU stand-in for the part of the CUDA
+   runtime that dtensor_cuda.h and its tests use, so that they build with
+   g++ and run where CI runs: no GPU, no CUDA toolkit.
+
+   With tests/standin/ first on the include path, `#include "dtensor_cuda.h"`
+   gets this file, nccl.h (NCCL's collectives over MPI) and cublas_v2.h
+   (column-major GEMM loops) from here. The programs are compiled as C++
+   (g++ -x c++ -I tests/standin); `make standin` builds them, tests/run.sh
+   runs them (see tests/README.md).
+
+   What it models, and how faithfully:
+   - DEVICE MEMORY is host memory the program cannot touch. Every
+     cudaMalloc is its own mapping, PROT_NONE outside the stand-in's "device
+     work" (kernel launches, copies, memsets, NCCL and cuBLAS calls), with a
+     guard page after it. Host code that reads or writes a device pointer
+     directly -- a bug that only a GPU would have shown -- faults at once,
+     with a backtrace under ASan. cudaMemcpy/Memset and every NCCL and
+     cuBLAS call check that each device range lies inside ONE live
+     allocation and that the copy direction matches the pointers (stricter
+     than CUDA, which may fault later or not at all); double and foreign
+     frees are errors.
+   - The DEVICE has 2 SMs (so grid-stride loops wrap: dtensor_cuda.h caps its
+     grids at 32 blocks per SM), DTCU_STANDIN_DEVICES devices (default 8:
+     one per rank of a test) and DTCU_STANDIN_MEM bytes (default 2 GiB): an
+     allocation past it fails with cudaErrorMemoryAllocation, so a test
+     that outgrows a GPU's budget fails here too. Launch limits are CUDA's:
+     a grid or block that is empty or too large is cudaErrorInvalidConfiguration
+     from the next cudaGetLastError.
+   - KERNELS run on the CPU, at launch: every block in turn, each as ONE
+     thread (blockDim 1). Kernels written for any blockDim (grid-stride and
+     block-stride loops, tree merges over blockDim) compute their results;
+     __syncthreads is a no-op, __shared__ is static. A kernel that assumes
+     its launch's blockDim is wrong here, as it would be on a GPU launched
+     otherwise. Warp-level behaviour, timing and races: GPU only.
+   - STREAMS AND EVENTS are synchronous: work runs when it is enqueued, so
+     the stand-in cannot show a missing synchronisation.
+   - ERRORS: the last error is per thread, read and cleared by
+     cudaGetLastError. Any entry point can be made to fail on its n-th call
+     (DTCU_STANDIN_FAIL="cudaMalloc:3,ncclAllReduce:1", or
+     dtcu_standin_fail() from a test): allocations then answer
+     cudaErrorMemoryAllocation, everything else cudaErrorLaunchFailure
+     (NCCL: ncclUnhandledCudaError).
+   Not modelled: the CUDA libm (the stand-in's device math is the host's),
+   managed memory, multiple devices per process, peer access, graphs. */
+#ifndef DTCU_STANDIN_CUDA_RUNTIME_H
+#define DTCU_STANDIN_CUDA_RUNTIME_H
+
+#ifndef __cplusplus
+#error "tests/standin: compile as C++ (g++ -x c++), as nvcc compiles dtensor_cuda.h"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define DTCU_STANDIN 1
+
+/* ------------------------------------------------------------ language */
+
+#define __host__
+#define __device__
+#define __global__
+#define __shared__ static
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+typedef dim3 uint3;
+struct uint2 { unsigned x, y; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+struct alignas(16) float4 { float x, y, z, w; };
+static inline float4 make_float4(float x, float y, float z, float w) {
+    float4 v;
+    v.x = x, v.y = y, v.z = z, v.w = w;
+    return v;
+}
+
+/* the running block's coordinates (the one thread of a block is thread 0) */
+static thread_local dim3 threadIdx(0, 0, 0), blockIdx(0, 0, 0), blockDim, gridDim;
+static inline void __syncthreads(void) {}
+
+/* ------------------------------------------------------------ types */
+
+enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorLaunchFailure = 719
+};
+typedef enum cudaError cudaError_t;
+
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+};
+
+enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1, cudaMemoryTypeDevice = 2, cudaMemoryTypeManaged = 3 };
+struct cudaPointerAttributes {
+    enum cudaMemoryType type;
+    int device;
+    void *devicePointer;
+    void *hostPointer;
+};
+
+enum cudaDeviceAttr { cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMultiProcessorCount = 16 };
+
+typedef struct dtcu_stream *cudaStream_t; /* 0: the legacy default stream */
+typedef struct dtcu_event *cudaEvent_t;
+#define cudaStreamDefault 0x0
+#define cudaStreamNonBlocking 0x1
+#define cudaEventDefault 0x0
+#define cudaEventDisableTiming 0x2
+
+struct dtcu_stream { unsigned magic; };
+struct dtcu_event { unsigned magic; };
+#define DTCU_STREAM_MAGIC 0x5354524du
+#define DTCU_EVENT_MAGIC 0x45564e54u
+
+/* ------------------------------------------------------------ state */
+
+/* one device allocation: a mapping [base, base + maplen) whose last page is
+   a guard; the caller's bytes [ptr, ptr + size) end at most 255 bytes
+   before the guard (ptr stays 256-aligned, as cudaMalloc's are) */
+struct dtcu_alloc {
+    char *base, *ptr;
+    size_t maplen, size;
+};
+
+struct dtcu_state {
+    int init;
+    size_t budget, live_bytes, peak_bytes;
+    int ndev;
+    struct dtcu_alloc *a;
+    int na, cap;
+    int depth;                /* device work in progress: device memory readable */
+    long fail_nth[16];        /* DTCU_STANDIN_FAIL / dtcu_standin_fail */
+    char fail_fn[16][40];
+    long calls[16];
+    int nfail;
+};
+static struct dtcu_state dtcu_s;
+static thread_local cudaError_t dtcu_last = cudaSuccess;
+static thread_local int dtcu_device = 0;
+
+static inline size_t dtcu_page(void) {
+    static size_t p = 0;
+    if (!p) p = (size_t)sysconf(_SC_PAGESIZE);
+    return p;
+}
+
+static inline void dtcu_fail_add(const char *fn, long nth) {
+    int i;
+    for (i = 0; i < dtcu_s.nfail; i++)
+        if (!strcmp(dtcu_s.fail_fn[i], fn)) break;
+    if (i == dtcu_s.nfail) {
+        if (dtcu_s.nfail == 16) return;
+        dtcu_s.nfail++;
+        snprintf(dtcu_s.fail_fn[i], sizeof dtcu_s.fail_fn[i], "%s", fn);
+    }
+    dtcu_s.fail_nth[i] = nth;
+    dtcu_s.calls[i] = 0;
+}
+
+static inline void dtcu_boot(void) {
+    const char *e;
+    if (dtcu_s.init) return;
+    dtcu_s.init = 1;
+    dtcu_s.budget = (size_t)2 << 30;
+    dtcu_s.ndev = 8;
+    if ((e = getenv("DTCU_STANDIN_MEM")) && *e) dtcu_s.budget = (size_t)strtoull(e, NULL, 10);
+    if ((e = getenv("DTCU_STANDIN_DEVICES")) && *e) dtcu_s.ndev = atoi(e);
+    if ((e = getenv("DTCU_STANDIN_FAIL")) && *e) { /* name:n[,name:n...] */
+        char buf[512], *tok, *save = NULL;
+        snprintf(buf, sizeof buf, "%s", e);
+        for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            char *colon = strchr(tok, ':');
+            if (!colon) continue;
+            *colon = 0;
+            dtcu_fail_add(tok, atol(colon + 1));
+        }
+    }
+}
+
+/* The n-th call of `fn` from now on fails (n >= 1; 0 cancels). For tests
+   of the error paths; DTCU_STANDIN_FAIL sets the same from the environment. */
+static inline void dtcu_standin_fail(const char *fn, long nth) {
+    dtcu_boot();
+    dtcu_fail_add(fn, nth);
+}
+
+/* 1 if this call of `fn` is the one to fail */
+static inline int dtcu_injected(const char *fn) {
+    int i;
+    dtcu_boot();
+    for (i = 0; i < dtcu_s.nfail; i++)
+        if (dtcu_s.fail_nth[i] > 0 && !strcmp(dtcu_s.fail_fn[i], fn))
+            if (++dtcu_s.calls[i] == dtcu_s.fail_nth[i]) return 1;
+    return 0;
+}
+
+static inline size_t dtcu_standin_peak_bytes(void) { return dtcu_s.peak_bytes; }
+static inline size_t dtcu_standin_live_bytes(void) { return dtcu_s.live_bytes; }
+
+static inline cudaError_t dtcu_err(cudaError_t e) {
+    if (e != cudaSuccess) dtcu_last = e;
+    return e;
+}
+
+/* ------------------------------------------------------------ device memory */
+
+static inline void dtcu_protect(const struct dtcu_alloc *a, int prot) {
+    if (mprotect(a->base, a->maplen - dtcu_page(), prot) != 0) {
+        perror("tests/standin: mprotect");
+        abort();
+    }
+}
+
+/* device work begins / ends: device memory readable and writable inside */
+static inline void dtcu_enter(void) {
+    int i;
+    if (dtcu_s.depth++ == 0)
+        for (i = 0; i < dtcu_s.na; i++) dtcu_protect(&dtcu_s.a[i], PROT_READ | PROT_WRITE);
+}
+static inline void dtcu_leave(void) {
+    int i;
+    if (--dtcu_s.depth == 0)
+        for (i = 0; i < dtcu_s.na; i++) dtcu_protect(&dtcu_s.a[i], PROT_NONE);
+}
+
+/* the allocation holding p, or -1 */
+static inline int dtcu_find(const void *p) {
+    const char *c = (const char *)p;
+    int i;
+    for (i = 0; i < dtcu_s.na; i++)
+        if (c >= dtcu_s.a[i].ptr && c < dtcu_s.a[i].ptr + (dtcu_s.a[i].size ? dtcu_s.a[i].size : 1)) return i;
+    return -1;
+}
+
+/* 1: [p, p + n) is device memory (inside one allocation); 0: p is not
+   device memory; -1: p is, but the range runs past its allocation */
+static inline int dtcu_range(const void *p, size_t n) {
+    int i = dtcu_find(p);
+    if (i < 0) return 0;
+    return (size_t)((const char *)p - dtcu_s.a[i].ptr) + n <= dtcu_s.a[i].size ? 1 : -1;
+}
+
+static inline cudaError_t dtcu_malloc(const char *fn, void **p, size_t size) {
+    size_t pg = dtcu_page(), data, lead;
+    struct dtcu_alloc a;
+    void *m;
+    dtcu_boot();
+    if (!p) return dtcu_err(cudaErrorInvalidValue);
+    *p = NULL;
+    if (dtcu_injected(fn) || size > dtcu_s.budget - dtcu_s.live_bytes) return dtcu_err(cudaErrorMemoryAllocation);
+    lead = (size + 255) / 256 * 256;
+    data = (lead + pg - 1) / pg * pg;
+    if (!data) data = pg;
+    m = mmap(NULL, data + pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return dtcu_err(cudaErrorMemoryAllocation);
+    a.base = (char *)m;
+    a.maplen = data + pg;
+    a.ptr = a.base + (data - lead);
+    a.size = size;
+    if (dtcu_s.na == dtcu_s.cap) {
+        int cap = dtcu_s.cap ? 2 * dtcu_s.cap : 64;
+        struct dtcu_alloc *na = (struct dtcu_alloc *)realloc(dtcu_s.a, (size_t)cap * sizeof *na);
+        if (!na) {
+            munmap(m, a.maplen);
+            return dtcu_err(cudaErrorMemoryAllocation);
+        }
+        dtcu_s.a = na;
+        dtcu_s.cap = cap;
+    }
+    dtcu_s.a[dtcu_s.na++] = a;
+    if (dtcu_s.depth) dtcu_protect(&a, PROT_READ | PROT_WRITE);
+    dtcu_s.live_bytes += size;
+    if (dtcu_s.live_bytes > dtcu_s.peak_bytes) dtcu_s.peak_bytes = dtcu_s.live_bytes;
+    *p = a.ptr;
+    return cudaSuccess;
+}
+
+static inline cudaError_t dtcu_free(const char *fn, void *p) {
+    int i;
+    dtcu_boot();
+    if (!p) return cudaSuccess;
+    if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
+    i = dtcu_find(p);
+    if (i < 0 || dtcu_s.a[i].ptr != (char *)p) {
+        fprintf(stderr, "tests/standin: %s(%p): not a live device allocation (a double or foreign free)\n", fn, p);
+        return dtcu_err(cudaErrorInvalidValue);
+    }
+    dtcu_s.live_bytes -= dtcu_s.a[i].size;
+    munmap(dtcu_s.a[i].base, dtcu_s.a[i].maplen);
+    dtcu_s.a[i] = dtcu_s.a[--dtcu_s.na];
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------ the runtime API */
+
+static inline const char *cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    }
+    return "unrecognized error code";
+}
+static inline cudaError_t cudaGetLastError(void) {
+    cudaError_t e = dtcu_last;
+    dtcu_last = cudaSuccess;
+    return e;
+}
+static inline cudaError_t cudaPeekAtLastError(void) { return dtcu_last; }
+
+static inline cudaError_t cudaGetDeviceCount(int *n) {
+    dtcu_boot();
+    if (!n) return dtcu_err(cudaErrorInvalidValue);
+    *n = dtcu_s.ndev;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaSetDevice(int d) {
+    dtcu_boot();
+    if (d < 0 || d >= dtcu_s.ndev) return dtcu_err(cudaErrorInvalidDevice);
+    dtcu_device = d;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaGetDevice(int *d) {
+    if (!d) return dtcu_err(cudaErrorInvalidValue);
+    *d = dtcu_device;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d) {
+    dtcu_boot();
+    if (!v || d < 0 || d >= dtcu_s.ndev) return dtcu_err(cudaErrorInvalidValue);
+    *v = a == cudaDevAttrMultiProcessorCount ? 2 : a == cudaDevAttrMaxThreadsPerBlock ? 1024 : 0;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+
+static inline cudaError_t cudaMalloc(void **p, size_t n) { return dtcu_malloc("cudaMalloc", p, n); }
+static inline cudaError_t cudaFree(void *p) { return dtcu_free("cudaFree", p); }
+static inline cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s) {
+    (void)s;
+    return dtcu_malloc("cudaMallocAsync", p, n);
+}
+static inline cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
+    (void)s;
+    return dtcu_free("cudaFreeAsync", p);
+}
+/* pinned host memory is host memory */
+static inline cudaError_t cudaMallocHost(void **p, size_t n) {
+    if (!p) return dtcu_err(cudaErrorInvalidValue);
+    *p = dtcu_injected("cudaMallocHost") ? NULL : malloc(n ? n : 1);
+    return *p ? cudaSuccess : dtcu_err(cudaErrorMemoryAllocation);
+}
+static inline cudaError_t cudaFreeHost(void *p) {
+    free(p);
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *at, const void *p) {
+    int i;
+    if (!at) return dtcu_err(cudaErrorInvalidValue);
+    i = dtcu_find(p);
+    memset(at, 0, sizeof *at);
+    at->type = i >= 0 ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+    at->device = i >= 0 ? dtcu_device : -2;
+    at->devicePointer = i >= 0 ? (void *)p : NULL;
+    at->hostPointer = i >= 0 ? NULL : (void *)p;
+    return cudaSuccess;
+}
+
+/* the copy's direction from the pointers; a kind that contradicts them is
+   an error here (CUDA's behaviour is undefined) */
+static inline cudaError_t dtcu_copy(const char *fn, void *dst, const void *src, size_t n, enum cudaMemcpyKind k) {
+    int dd, sd;
+    if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
+    if (!n) return cudaSuccess;
+    if (!dst || !src) return dtcu_err(cudaErrorInvalidValue);
+    dd = dtcu_range(dst, n);
+    sd = dtcu_range(src, n);
+    if (dd < 0 || sd < 0) {
+        fprintf(stderr, "tests/standin: %s of %zu bytes runs past the end of a device allocation (%s)\n", fn, n,
+                dd < 0 ? "destination" : "source");
+        return dtcu_err(cudaErrorInvalidValue);
+    }
+    if ((k == cudaMemcpyHostToDevice && (!dd || sd)) || (k == cudaMemcpyDeviceToHost && (dd || !sd)) ||
+        (k == cudaMemcpyDeviceToDevice && (!dd || !sd)) || (k == cudaMemcpyHostToHost && (dd || sd))) {
+        fprintf(stderr, "tests/standin: %s: kind %d but the destination is %s memory and the source %s memory\n",
+                fn, (int)k, dd ? "device" : "host", sd ? "device" : "host");
+        return dtcu_err(cudaErrorInvalidValue);
+    }
+    dtcu_enter();
+    memmove(dst, src, n);
+    dtcu_leave();
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind k) {
+    return dtcu_copy("cudaMemcpy", dst, src, n, k);
+}
+static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind k,
+                                          cudaStream_t s = 0) {
+    (void)s;
+    return dtcu_copy("cudaMemcpyAsync", dst, src, n, k);
+}
+
+static inline cudaError_t dtcu_set(const char *fn, void *p, int v, size_t n) {
+    int r;
+    if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
+    if (!n) return cudaSuccess;
+    if ((r = dtcu_range(p, n)) != 1) {
+        fprintf(stderr, "tests/standin: %s of %zu bytes at %p: %s\n", fn, n, p,
+                r ? "runs past the end of its device allocation" : "not device memory");
+        return dtcu_err(cudaErrorInvalidValue);
+    }
+    dtcu_enter();
+    memset(p, v, n);
+    dtcu_leave();
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemset(void *p, int v, size_t n) { return dtcu_set("cudaMemset", p, v, n); }
+static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s = 0) {
+    (void)s;
+    return dtcu_set("cudaMemsetAsync", p, v, n);
+}
+
+/* streams and events: handles only (work is done when enqueued) */
+static inline cudaError_t dtcu_stream_ok(cudaStream_t s) {
+    return !s || s->magic == DTCU_STREAM_MAGIC ? cudaSuccess : dtcu_err(cudaErrorInvalidResourceHandle);
+}
+static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
+    (void)flags;
+    if (!s) return dtcu_err(cudaErrorInvalidValue);
+    *s = (cudaStream_t)malloc(sizeof **s);
+    if (!*s) return dtcu_err(cudaErrorMemoryAllocation);
+    (*s)->magic = DTCU_STREAM_MAGIC;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, 0); }
+static inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    if (!s || dtcu_stream_ok(s)) return dtcu_err(cudaErrorInvalidResourceHandle);
+    s->magic = 0;
+    free(s);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+    if (dtcu_injected("cudaStreamSynchronize")) return dtcu_err(cudaErrorLaunchFailure);
+    return dtcu_stream_ok(s);
+}
+static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
+    (void)flags;
+    if (!e) return dtcu_err(cudaErrorInvalidValue);
+    if (dtcu_injected("cudaEventCreateWithFlags")) return dtcu_err(cudaErrorMemoryAllocation);
+    *e = (cudaEvent_t)malloc(sizeof **e);
+    if (!*e) return dtcu_err(cudaErrorMemoryAllocation);
+    (*e)->magic = DTCU_EVENT_MAGIC;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
+static inline cudaError_t dtcu_event_ok(cudaEvent_t e) {
+    return e && e->magic == DTCU_EVENT_MAGIC ? cudaSuccess : dtcu_err(cudaErrorInvalidResourceHandle);
+}
+static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = 0) {
+    if (dtcu_injected("cudaEventRecord")) return dtcu_err(cudaErrorLaunchFailure);
+    return dtcu_event_ok(e) ? dtcu_last : dtcu_stream_ok(s);
+}
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    if (dtcu_injected("cudaEventSynchronize")) return dtcu_err(cudaErrorLaunchFailure);
+    return dtcu_event_ok(e);
+}
+static inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    if (dtcu_event_ok(e)) return dtcu_last;
+    e->magic = 0;
+    free(e);
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------ kernel launches */
+
+/* CUDA's limits: 1..1024 threads a block (z <= 64), grid x < 2^31, y and z
+   <= 65535; a launch outside them does not run */
+static inline int dtcu_config_ok(dim3 g, dim3 b) {
+    unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
+    return g.x >= 1 && g.y >= 1 && g.z >= 1 && g.x <= 0x7fffffffu && g.y <= 65535u && g.z <= 65535u && threads >= 1 &&
+           threads <= 1024 && b.z <= 64;
+}
+
+template <class F> static void dtcu_launch(const char *name, dim3 grid, dim3 block, F body) {
+    unsigned x, y, z;
+    (void)name;
+    if (dtcu_injected("launch")) {
+        dtcu_err(cudaErrorLaunchFailure);
+        return;
+    }
+    if (!dtcu_config_ok(grid, block)) {
+        dtcu_err(cudaErrorInvalidConfiguration);
+        return;
+    }
+    dtcu_enter();
+    gridDim = grid;
+    blockDim = dim3(1, 1, 1);
+    threadIdx = dim3(0, 0, 0);
+    for (z = 0; z < grid.z; z++)
+        for (y = 0; y < grid.y; y++)
+            for (x = 0; x < grid.x; x++) {
+                blockIdx = dim3(x, y, z);
+                body();
+            }
+    dtcu_leave();
+}
+
+/* dtensor_cuda.h's launch point (its default is kernel<<<grid, block, 0,
+   stream>>>(args)) */
+#define DT__CU_START(kernel, grid, block, ...) \
+    dtcu_launch(#kernel, dim3(grid), dim3(block), [&]() { kernel(__VA_ARGS__); })
+
+#endif /* DTCU_STANDIN_CUDA_RUNTIME_H */
