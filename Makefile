@@ -3,6 +3,7 @@
 #   mk/build.mk    the examples and the demo          mk/test.mk     the test suite, make check
 #   mk/bench.mk    the benchmarks (into build/)       mk/cuda.mk     dtensor_cuda.h (nvcc)
 #   mk/lint.mk     strict builds, static analysis     mk/install.mk  install, packaging tests
+#   mk/standin.mk  the CUDA tests on the CPU stand-in (tests/standin/)
 # Nothing here writes outside build/ except `make install` and `make bench-publish`.
 
 MPI     ?= mpich
@@ -31,7 +32,7 @@ NVSTRICT   = -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
 
 all: examples ## build every example (build/$(MPI)/NAME)
 
-MK = mk/build.mk mk/test.mk mk/lint.mk mk/cuda.mk mk/bench.mk mk/install.mk
+MK = mk/build.mk mk/test.mk mk/standin.mk mk/lint.mk mk/cuda.mk mk/bench.mk mk/install.mk
 include $(MK)
 
 help: ## this list (variables: MPI=mpich|openmpi NP ARGS CFLAGS LDLIBS TESTARGS; see each mk/*.mk)

@@ -136,7 +136,13 @@ static dt_status dt__cu_alloc(const char *fn, size_t bytes, void **p) {
     *p = NULL;
     if (dt__cu_allocator_v.alloc) {
         *p = dt__cu_allocator_v.alloc(bytes ? bytes : 1, dt__cu_allocator_v.user);
-        if (!*p) return dt__fail(DT_ERR_NOMEM, "%s: the dt_cuda_allocator failed to allocate %zu bytes", fn, bytes);
+        if (!*p) {
+            /* a hook over cudaMalloc leaves its out-of-memory as CUDA's last
+               error: clear it, or the next sync reports it as a fault of
+               whatever call comes next (the stand-in's fault sweep saw this) */
+            (void)cudaGetLastError();
+            return dt__fail(DT_ERR_NOMEM, "%s: the dt_cuda_allocator failed to allocate %zu bytes", fn, bytes);
+        }
         return DT_OK;
     }
     e = cudaMalloc(p, bytes ? bytes : 1);

@@ -31,7 +31,7 @@ TEST_DEPS   = tests/dt_test.h $(HDR)
 BUILD_LOG   = >$(TB)/logs/$(@F).build.log 2>&1 || { sed -n 1,20p $(TB)/logs/$(@F).build.log; exit 1; }
 
 .PHONY: tests test test-full test-asan test-valgrind test-readme test-blas check
-tests: $(TEST_BINS) $(if $(VARIANT),,$(CXX_OKS)) build/libdt_yield.so ## build the tests of one configuration (MPI=, VARIANT=asan) into build/tests/
+tests: $(TEST_BINS) $(if $(VARIANT),,$(CXX_OKS)) $(STANDIN_BINS) build/libdt_yield.so ## build the tests of one configuration (MPI=, VARIANT=asan) into build/tests/
 
 $(TB)/logs:
 	mkdir -p $@

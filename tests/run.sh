@@ -74,10 +74,21 @@ fi
 # the TEST block: spec FILE KEY prints the value of "KEY:" in it
 spec() { sed -n '1,/\*\//s/^ *'"$2"': *//p' "$1" | head -n 1; }
 
+# every test: its source and program. A block with "standin:" adds
+# standin_NAME, the CUDA build of the source on tests/standin/ (mk/standin.mk)
+declare -A SRC BIN
 TESTS=""
-for f in tests/test_*.c; do TESTS="$TESTS $(basename "$f" .c)"; done
+for f in tests/test_*.c tests/test_*.cu; do
+    t=$(basename "${f%.*}")
+    if [ "${f##*.}" = c ]; then
+        TESTS="$TESTS $t"; SRC[$t]=$f; BIN[$t]=$OUT/$t
+    fi
+    if [ -n "$(spec "$f" standin)" ]; then
+        TESTS="$TESTS standin_$t"; SRC[standin_$t]=$f; BIN[standin_$t]=$OUT/standin/$t
+    fi
+done
 if [ -n "${DT_TESTS:-}" ]; then
-    for t in $DT_TESTS; do [ -e "tests/$t.c" ] || { echo "run.sh: no tests/$t.c"; echo "0 passed, 1 failed"; exit 1; }; done
+    for t in $DT_TESTS; do [ -n "${SRC[$t]:-}" ] || { echo "run.sh: no test $t"; echo "0 passed, 1 failed"; exit 1; }; done
     TESTS=$DT_TESTS
 fi
 passed=0
@@ -89,14 +100,15 @@ fail() { failed=$((failed + 1)); failures+=("$1"); echo "$1"; }
 # ---------------------------------------------------------------- build
 targets=(build/libdt_yield.so)
 for t in $TESTS; do
-    targets+=("$OUT/$t")
-    [ -z "$VARIANT" ] && targets+=("$OUT/cxx/$t.ok")
+    targets+=("${BIN[$t]}")
+    [ -z "$VARIANT" ] && [ "${t#standin_}" = "$t" ] && targets+=("$OUT/cxx/$t.ok")
 done
 [ -z "$VARIANT" ] && targets+=("$OUT/cxx/dtensor.ok")
 make -k -j"$JOBS" --no-print-directory MPI="$MPI" VARIANT="$VARIANT" "${targets[@]}" >"$LOGS/build.log" 2>&1
 built=""
 for t in $TESTS; do
-    if [ -x "$OUT/$t" ] && [ "$OUT/$t" -nt "tests/$t.c" ] && [ "$OUT/$t" -nt dtensor.h ]; then
+    b=${BIN[$t]}
+    if [ -x "$b" ] && [ "$b" -nt "${SRC[$t]}" ] && [ "$b" -nt dtensor.h ]; then
         built="$built $t"
     else
         fail "FAIL build $t ($MPI${VARIANT:+ $VARIANT}): see $LOGS/$t.build.log"
@@ -105,7 +117,10 @@ for t in $TESTS; do
 done
 if [ -z "$VARIANT" ]; then
     cxx_bad=""
-    for t in dtensor $TESTS; do [ -e "$OUT/cxx/$t.ok" ] || cxx_bad="$cxx_bad $t"; done
+    for t in dtensor $TESTS; do
+        [ "${t#standin_}" = "$t" ] || continue
+        [ -e "$OUT/cxx/$t.ok" ] || cxx_bad="$cxx_bad $t"
+    done
     if [ -z "$cxx_bad" ]; then
         pass "PASS build-c++17 tests ($MPI)"
     else
@@ -185,14 +200,14 @@ launch() {
 
 for np in $NPS; do
     for t in $built; do
-        f=tests/$t.c
+        f=${SRC[$t]}
         needs=$(spec "$f" needs)
         case " $(spec "$f" ranks) " in *" $np "*) ;; *) continue ;; esac
         q=()
         [ "$QUICK" = yes ] && [ "$(spec "$f" quick)" = yes ] && q=(--quick)
         if [[ " $needs " == *" nompi "* ]]; then
             # shellcheck disable=SC2086
-            launch "${t#test_}" 1 "$LOGS/$t.log" $WRAP "$OUT/$t" "${q[@]}"
+            launch "${t#test_}" 1 "$LOGS/$t.log" $WRAP "${BIN[$t]}" "${q[@]}"
             continue
         fi
         args=$(spec "$f" args)
@@ -202,7 +217,7 @@ for np in $NPS; do
             log=$LOGS/$t.np$np.log
             [ -n "$args" ] && log=$LOGS/$t.$i.np$np.log
             # shellcheck disable=SC2086
-            launch "${t#test_}" "$np" "$log" "${RUN[@]}" -n "$np" $WRAP "$OUT/$t" $alt "${q[@]}"
+            launch "${t#test_}" "$np" "$log" "${RUN[@]}" -n "$np" $WRAP "${BIN[$t]}" $alt "${q[@]}"
         done < <(echo "${args:-}" | tr '|' '\n')
     done
 done
@@ -210,14 +225,14 @@ done
 # smallest rank count of the sweep and at 3
 lowest=$(echo "$NPS" | tr ' ' '\n' | sort -n | head -n 1)
 for t in $built; do
-    envs=$(spec "tests/$t.c" env)
+    envs=$(spec "${SRC[$t]}" env)
     [ -n "$envs" ] || continue
     while IFS= read -r e; do
         e=$(echo "$e" | xargs)
         [ -n "$e" ] || continue
         for np in $(echo "$lowest 3" | tr ' ' '\n' | sort -un); do
             # shellcheck disable=SC2086
-            launch "${t#test_} $e" "$np" "$LOGS/$t.${e//[^A-Za-z0-9]/_}.np$np.log" env $e "${RUN[@]}" -n "$np" $WRAP "$OUT/$t" --quick
+            launch "${t#test_} $e" "$np" "$LOGS/$t.${e//[^A-Za-z0-9]/_}.np$np.log" env $e "${RUN[@]}" -n "$np" $WRAP "${BIN[$t]}" --quick
         done
     done < <(echo "$envs" | tr '|' '\n')
 done

@@ -1,3 +1,9 @@
+/* TEST
+   ranks:   1
+   quick:   no
+   needs:   nompi (and a GPU when built by nvcc: make cuda)
+   standin: yes
+*/
 /* test_cuda.cu -- dtensor_cuda.h's DT_CUDA device and kernel table ON A GPU,
    against dtensor.h's host kernels (tests/test_cuda_host.cu checks the
    same math on the CPU without a GPU).

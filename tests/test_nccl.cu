@@ -1,3 +1,9 @@
+/* TEST
+   ranks:   1 2 3 4 6 8
+   quick:   yes
+   needs:   mpi (and a GPU per rank when built by nvcc: make cuda)
+   standin: yes
+*/
 /* test_nccl.cu -- the NCCL backend (dt_comm_nccl) through its dt_comm.
 
    Every callback of the dt_comm_desc that dt_comm_nccl builds is driven on

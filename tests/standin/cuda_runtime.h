@@ -150,6 +150,7 @@ struct dtcu_state {
     char fail_fn[16][40];
     long calls[16];
     int nfail;
+    long fired;               /* injected failures so far */
 };
 static struct dtcu_state dtcu_s;
 static thread_local cudaError_t dtcu_last = cudaSuccess;
@@ -207,9 +208,16 @@ static inline int dtcu_injected(const char *fn) {
     dtcu_boot();
     for (i = 0; i < dtcu_s.nfail; i++)
         if (dtcu_s.fail_nth[i] > 0 && !strcmp(dtcu_s.fail_fn[i], fn))
-            if (++dtcu_s.calls[i] == dtcu_s.fail_nth[i]) return 1;
+            if (++dtcu_s.calls[i] == dtcu_s.fail_nth[i]) {
+                dtcu_s.fired++;
+                return 1;
+            }
     return 0;
 }
+
+/* how many injected failures have happened (a test arms one, makes a
+   call, and learns whether the call reached the n-th use) */
+static inline long dtcu_standin_fired(void) { return dtcu_s.fired; }
 
 static inline size_t dtcu_standin_peak_bytes(void) { return dtcu_s.peak_bytes; }
 static inline size_t dtcu_standin_live_bytes(void) { return dtcu_s.live_bytes; }
