@@ -2006,9 +2006,10 @@ DT__HD_BIG void dt__bm_pair_d(uint64_t x1, uint64_t x2, double *z0, double *z1) 
    dtensor_cuda.h's kernels call these very functions. A product or sum the
    host rounds twice is DT__FMUL & co. there (nvcc would fuse it). */
 
-/* NaN-propagating max/min (torch.maximum): a NaN p wins, a NaN q survives */
-#define DT__FMAX(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q))
-#define DT__FMIN(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
+/* NaN-propagating max/min (torch.maximum): a NaN p wins, a NaN q survives.
+   `|` of ints, not `||`: no branch (and no bool `|` for C++ compilers) */
+#define DT__FMAX(p, q) (((int)((p) > (q)) | (int)((p) != (p))) ? (p) : (q))
+#define DT__FMIN(p, q) (((int)((p) < (q)) | (int)((p) != (p))) ? (p) : (q))
 #define DT__IMAX(p, q) ((p) > (q) ? (p) : (q))
 #define DT__IMIN(p, q) ((p) < (q) ? (p) : (q))
 #define DT__INV_SQRT2 0.70710678118654752440

@@ -501,8 +501,6 @@ DT__CU_HD void dt__cu_unary_elem(dt__uop op, dt_dtype t, const void *x, void *y,
 }
 
 /* ---- binary: one element in the working type ---- */
-#define DT__CU_FMAXOP(p, q) ((((p) > (q)) | ((p) != (p))) ? (p) : (q)) /* NaN p wins, NaN q survives */
-#define DT__CU_FMINOP(p, q) ((((p) < (q)) | ((p) != (p))) ? (p) : (q))
 
 /* out[o] = op(a[ia], b[ib]) by dtype */
 DT__CU_HD void dt__cu_binary_at(dt__bop op, dt_dtype t, const void *a, int64_t ia, const void *b, int64_t ib,
@@ -780,11 +778,11 @@ DT__CU_HD void dt__cu_racc_merge(dt__rop op, int isint, dt__cu_racc *a, const dt
         break;
     case DT__R_MAX:
         if (isint) a->iv = b->iv > a->iv ? b->iv : a->iv;
-        else a->v = DT__CU_FMAXOP(b->v, a->v);
+        else a->v = DT__FMAX(b->v, a->v);
         break;
     case DT__R_MIN:
         if (isint) a->iv = b->iv < a->iv ? b->iv : a->iv;
-        else a->v = DT__CU_FMINOP(b->v, a->v);
+        else a->v = DT__FMIN(b->v, a->v);
         break;
     default:
         if (dt__cu_arg_wins(isint, b, a)) *a = *b;
@@ -1058,7 +1056,7 @@ __global__ void dt__cu_softmax_kernel(dt_dtype t, const void *x, void *y, int64_
         double m = -HUGE_VAL, s = 0.0;
         for (i = threadIdx.x; i < n; i += blockDim.x) {
             double v = t == DT_F64 ? ((const double *)x)[base + i * inner] : (double)dt__cu_ld_f32(t, x, base + i * inner);
-            m = DT__CU_FMAXOP(v, m);
+            m = DT__FMAX(v, m);
         }
         m = dt__cu_block_max(m);
         if (t == DT_F64) {
@@ -1144,7 +1142,7 @@ __global__ void dt__cu_xent_kernel(dt_dtype t, const void *x, int64_t rows, int6
         int64_t off = r * ncls;
         if (!M) {
             double m = -HUGE_VAL;
-            for (c = threadIdx.x; c < ncls; c += blockDim.x) m = DT__CU_FMAXOP(dt__cu_ld_f64(t, x, off + c), m);
+            for (c = threadIdx.x; c < ncls; c += blockDim.x) m = DT__FMAX(dt__cu_ld_f64(t, x, off + c), m);
             m = dt__cu_block_max(m);
             if (threadIdx.x == 0 && rowmax) rowmax[r] = m;
             continue;

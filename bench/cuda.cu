@@ -17,9 +17,10 @@
        CURAND_RNG_PSEUDO_PHILOX4_32_10 curandGenerateUniform for the same
        count: ratio = cuRAND time / ours (target >= 1.0); normal likewise.
    (d) dispatch: dt_add of tiny device tensors through the public API, time
-       per call on the host with one cudaStreamSynchronize at the end
-       (needs the ops layer routed through dt__device; skipped with the
-       library's error message if tensors cannot live on DT_CUDA yet).
+       per call on the host with one cudaStreamSynchronize at the end, and
+       a bare cudaLaunchKernel of the kernel dt_add launches for them
+       (dt__cu_binary_f32x4_kernel, one float4) timed the same way: ratio =
+       dt_add / bare launch (target <= 1.3).
 
    Times: cudaEvent pairs around each call on dt_cuda_stream(), 3 warm-up
    calls, the median of --reps (default 11, at least 7). (a)-(c) call the
@@ -235,6 +236,29 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* the kernel dt_add runs on two aligned [4] F32 blocks, launched bare:
+   median host time per launch over n batches of iters */
+static double bare_launch_s(int iters, int n) {
+    float4 *x = (float4 *)dalloc(16), *y = (float4 *)dalloc(16), *z = (float4 *)dalloc(16);
+    dt__bop op = DT__B_ADD;
+    int64_t n4 = 1;
+    float alpha = 1.0f;
+    void *args[6] = {&op, &n4, &x, &y, &z, &alpha};
+    double t[15];
+    int r, i;
+    for (r = 0; r < n; r++) {
+        double t0 = now_s();
+        for (i = 0; i < iters; i++)
+            CU(cudaLaunchKernel((const void *)dt__cu_binary_f32x4_kernel, dim3(1), dim3(DT__CU_THREADS), args, 0,
+                                dt_cuda_stream()));
+        CU(cudaStreamSynchronize(dt_cuda_stream()));
+        t[r] = (now_s() - t0) / iters;
+    }
+    qsort(t, (size_t)n, sizeof *t, cmp_d);
+    CU(cudaFree(x)); CU(cudaFree(y)); CU(cudaFree(z));
+    return t[n / 2];
+}
+
 static void bench_dispatch(void) {
     dt_comm *comm = NULL;
     dt_mesh *mesh = NULL;
@@ -263,6 +287,11 @@ static void bench_dispatch(void) {
         qsort(t, (size_t)n, sizeof *t, cmp_d);
         printf("  %-40s %10.2f us per call (median of %d batches of %d)\n", "dt_add [4] + [4] -> *out reused",
                t[n / 2] * 1e6, n, iters);
+        {
+            double bare = bare_launch_s(iters, n);
+            printf("  %-40s %10.2f us per call; dt_add / bare = %.2f (target <= 1.3)\n",
+                   "cudaLaunchKernel, the same kernel", bare * 1e6, t[n / 2] / bare);
+        }
     }
     dt_tensor_destroy(c); dt_tensor_destroy(b); dt_tensor_destroy(a);
     dt_mesh_destroy(mesh); dt_comm_destroy(comm);

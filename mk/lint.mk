@@ -12,7 +12,7 @@
 # the preprocessed host code (-cuda) and g++ compiles that with -pedantic.
 SB        = build/strict
 MPICH_INC = $(filter -I%,$(shell mpicc.mpich -show 2>/dev/null))
-SDEPS     = $(HDR) tests/lint/impl.c tests/lint/decl.c
+SDEPS     = $(HDR) tests/lint/impl.c tests/lint/decl.c dtensor_cuda.h tests/lint/impl_cuda.cu $(wildcard tests/standin/*.h)
 UNINIT    = -Wconditional-uninitialized -Wsometimes-uninitialized
 # One build per name: the compiler and flags (strict flags and -I. added) of
 # tests/lint/impl.c, the implementation (NAME.o: compiled; NAME.run: linked
@@ -33,13 +33,19 @@ S_clang_O3     = clang -std=c99 -O3 -march=x86-64-v4 $(UNINIT) $(MPICH_INC)
 S_clang_nompi  = clang -std=c99 -O2 $(UNINIT) -DDTENSOR_NO_MPI
 S_decl99       = mpicc.mpich -std=c99
 S_declxx       = mpicxx.mpich -std=c++17 -x c++
-S_SRC          = tests/lint/$(if $(filter decl%,$*),decl,impl).c
+# dtensor_cuda.h's host code AND its kernels through g++ and clang++ on the
+# CUDA stand-in (tests/standin/): nvcc's host pass never shows gcc the
+# kernel bodies, and gcc 13 found what gcc 12 did not (issue 26)
+S_cuhost_O2    = mpicxx.mpich -std=c++17 -O2 -x c++ -I tests/standin
+S_cuhost_O3    = mpicxx.mpich -std=c++17 -O3 -march=x86-64-v4 -x c++ -I tests/standin
+S_cuhost_clang = clang++ -std=c++17 -O2 $(UNINIT) -x c++ -I tests/standin $(MPICH_INC)
+S_SRC          = $(if $(filter cuhost%,$*),tests/lint/impl_cuda.cu,tests/lint/$(if $(filter decl%,$*),decl,impl).c)
 # examples/heat2d.c, bench/halo.c and bench/stencil.c: C99 at -O2 (linked),
 # at -O3 -march=x86-64-v4, and as C++17
 STRICT_SRCS = examples/heat2d.c bench/halo.c bench/stencil.c
 STRICT_NAMES = $(basename $(notdir $(STRICT_SRCS)))
 STRICT_OUT  = c99.run nompi.run noblis.run c99_O2.o c99_O3.o c99_static.o c11.o cxx17.o cxx17_noblis.o \
-              clang_O2.o clang_O3.o clang_nompi.o decl99.o declxx.o \
+              clang_O2.o clang_O3.o clang_nompi.o decl99.o declxx.o cuhost_O2.o cuhost_O3.o cuhost_clang.o \
               $(foreach n,$(STRICT_NAMES),$n.linked $n.O3.o $n.xx.o) $(if $(NVCC),cu_nompi.o cu_mpi.o)
 
 .PHONY: strict layering

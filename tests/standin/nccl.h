@@ -394,29 +394,30 @@ static inline int dtnc_nranks(const dtnc_call *c) { return c->comm->size; }
 #define DTNC_CHUNK ((size_t)1 << 20)
 
 #ifndef DTENSOR_NO_MPI
-/* the per-rank contributions of x (count elements) gathered, chunk by chunk,
-   and combined into y in rank order */
+/* chunk by chunk: the chunk cut into n blocks, block j of every rank sent
+   to rank j (MPI_Alltoall), combined there in rank order, and the reduced
+   blocks gathered by all (MPI_Allgather): every rank gets the same bits */
 static inline ncclResult_t dtnc_run_allreduce(const dtnc_call *c) {
-    size_t es = dtnc_size(c->t), per = DTNC_CHUNK / es, off, n = (size_t)c->comm->size;
-    char *tmp = (char *)malloc(n * per * es), *mine = (char *)malloc(per * es);
+    size_t es = dtnc_size(c->t), per = DTNC_CHUNK / es, n = (size_t)c->comm->size, off;
+    size_t bmax = (per + n - 1) / n;
+    char *pack = (char *)calloc(n * bmax, es), *tmp = (char *)malloc(n * bmax * es);
     int j;
-    if (!tmp || !mine) {
-        free(tmp);
-        free(mine);
+    if (!pack || !tmp) {
+        free(pack), free(tmp);
         return dtnc_fail(ncclSystemError, "ncclAllReduce: out of host memory");
     }
     for (off = 0; off < c->count; off += per) {
-        size_t k = c->count - off < per ? c->count - off : per;
-        memcpy(mine, (const char *)c->sb + off * es, k * es);
-        if (c->op == ncclAvg && dtnc_is_float(c->t)) dtnc_premul(c->t, mine, k, (int)n);
-        MPI_Allgather(mine, (int)(k * es), MPI_BYTE, tmp, (int)(k * es), MPI_BYTE, c->comm->mpi);
-        memcpy(mine, tmp, k * es);
-        for (j = 1; j < (int)n; j++) dtnc_combine(c->t, c->op, mine, tmp + (size_t)j * k * es, k);
-        if (c->op == ncclAvg && !dtnc_is_float(c->t)) dtnc_postdiv(c->t, mine, k, (int)n);
-        memcpy((char *)c->rb + off * es, mine, k * es);
+        size_t k = c->count - off < per ? c->count - off : per, b = (k + n - 1) / n;
+        memset(pack, 0, n * b * es); /* the last block's padding */
+        memcpy(pack, (const char *)c->sb + off * es, k * es);
+        if (c->op == ncclAvg && dtnc_is_float(c->t)) dtnc_premul(c->t, pack, k, (int)n);
+        MPI_Alltoall(pack, (int)(b * es), MPI_BYTE, tmp, (int)(b * es), MPI_BYTE, c->comm->mpi);
+        for (j = 1; j < (int)n; j++) dtnc_combine(c->t, c->op, tmp, tmp + (size_t)j * b * es, b);
+        if (c->op == ncclAvg && !dtnc_is_float(c->t)) dtnc_postdiv(c->t, tmp, b, (int)n);
+        MPI_Allgather(tmp, (int)(b * es), MPI_BYTE, pack, (int)(b * es), MPI_BYTE, c->comm->mpi);
+        memcpy((char *)c->rb + off * es, pack, k * es);
     }
-    free(tmp);
-    free(mine);
+    free(pack), free(tmp);
     return ncclSuccess;
 }
 
