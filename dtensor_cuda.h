@@ -914,6 +914,61 @@ __global__ void dt__cu_binary_f32x4_kernel(dt__bop op, int64_t n4, const float4 
     }
 }
 
+/* Two dims whose inner strides are 0 or 1 on both sides (a row-broadcast
+   add [m, n] + [n], a per-row scale [m, n] * [m, 1]): rows over blocks,
+   columns over threads, so no element pays the general kernel's two 64-bit
+   divisions (that kernel ran the row-broadcast add at 0.33 of copy
+   bandwidth on the first GPU run). */
+__global__ void dt__cu_binary_rows_kernel(dt__bop op, dt_dtype t, dt__bgeom g, const void *a, const void *b,
+                                          void *out, double alpha, int64_t ialpha) {
+    int64_t r, c, cols = g.ext[1];
+    for (r = blockIdx.x; r < g.ext[0]; r += gridDim.x)
+        for (c = threadIdx.x; c < cols; c += blockDim.x)
+            dt__cu_binary_at(op, t, a, r * g.sa[0] + c * g.sa[1], b, r * g.sb[0] + c * g.sb[1], out, r * cols + c,
+                             alpha, ialpha);
+}
+
+/* the same for F32 with a's and out's rows 16-byte aligned, in float4s;
+   b's row is a vector (sb[1] = 1, aligned too) or one value (sb[1] = 0) */
+__global__ void dt__cu_binary_rows_f32x4_kernel(dt__bop op, dt__bgeom g, const float *a, const float *b, float *out,
+                                                float alpha) {
+    int64_t r, c, c4 = g.ext[1] / 4;
+    for (r = blockIdx.x; r < g.ext[0]; r += gridDim.x) {
+        const float4 *ar = (const float4 *)(const void *)(a + r * g.sa[0]);
+        const float *br = b + r * g.sb[0];
+        float4 *orow = (float4 *)(void *)(out + r * g.ext[1]);
+        for (c = threadIdx.x; c < c4; c += blockDim.x) {
+            float4 p = ar[c], q, o;
+            if (g.sb[1]) q = ((const float4 *)(const void *)br)[c];
+            else q = make_float4(br[0], br[0], br[0], br[0]);
+            o.x = dt__cu_bop_f32(op, p.x, q.x, alpha); o.y = dt__cu_bop_f32(op, p.y, q.y, alpha);
+            o.z = dt__cu_bop_f32(op, p.z, q.z, alpha); o.w = dt__cu_bop_f32(op, p.w, q.w, alpha);
+            orow[c] = o;
+        }
+    }
+}
+
+/* g is [rows, cols] with both inner strides 0 or 1 and rows long enough to
+   keep a block's threads busy */
+static int dt__cu_binary_rows_fit(const dt__bgeom *g) {
+    return g->nd == 2 && g->ext[1] >= 64 && (g->sa[1] == 0 || g->sa[1] == 1) && (g->sb[1] == 0 || g->sb[1] == 1);
+}
+static int dt__cu_binary_rows_x4(dt_dtype t, const dt__bgeom *g, const void *a, const void *b, const void *out) {
+    return t == DT_F32 && g->sa[1] == 1 && g->ext[1] % 4 == 0 && g->sa[0] % 4 == 0 && dt__cu_aligned16(a) &&
+           dt__cu_aligned16(out) && (g->sb[1] == 0 || (g->sb[0] % 4 == 0 && dt__cu_aligned16(b)));
+}
+static void dt__cu_binary_rows(dt__bop op, dt_dtype t, const dt__bgeom *g, const void *a, const void *b, void *out,
+                               double alpha, int64_t ialpha) {
+    uint64_t rows = (uint64_t)g->ext[0], cap = dt__cu_blocks((uint64_t)g->ext[0] * (uint64_t)g->ext[1]);
+    unsigned blocks = (unsigned)(rows < cap ? rows : cap);
+    if (dt__cu_binary_rows_x4(t, g, a, b, out))
+        DT__CU_START(dt__cu_binary_rows_f32x4_kernel, blocks, DT__CU_THREADS, op, *g, (const float *)a,
+                     (const float *)b, (float *)out, (float)alpha);
+    else
+        DT__CU_START(dt__cu_binary_rows_kernel, blocks, DT__CU_THREADS, op, t, *g, a, b, out, alpha, ialpha);
+    dt__cu_check_launch();
+}
+
 /* out may alias a or b: every element is read by the thread that writes it */
 static void dt__cu_k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
                             const void *b, const int64_t *sb, void *out, double alpha) {
@@ -933,6 +988,10 @@ static void dt__cu_k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *sha
         if (n > done)
             DT__CU_LAUNCH(dt__cu_binary_flat_kernel, n - done, op, t, n - done, (const char *)a + done * 4 * g.sa[0],
                           g.sa[0], (const char *)b + done * 4 * g.sb[0], g.sb[0], (char *)out + done * 4, alpha, ialpha);
+        return;
+    }
+    if (dt__cu_binary_rows_fit(&g)) {
+        dt__cu_binary_rows(op, t, &g, a, b, out, alpha, ialpha);
         return;
     }
     DT__CU_LAUNCH(dt__cu_binary_kernel, n, op, t, g, n, a, b, out, alpha, ialpha);

@@ -153,6 +153,30 @@ static void test_unary_cast_binary(dtt_rng *r) {
             dk->binary((dt__bop)op, t, 2, sh2, dx, sa, db, sb, dy, 0.75);
             down(yd, dy, 300 * 333 * es);
             compare("binary strided", t, yh, yd, 300 * 333, 0);
+            {
+                /* the rows kernels: [rows, cols] with inner strides 0/1 (float4 rows when F32 and cols % 4 == 0,
+                   the element kernel otherwise), and a narrow one (the general kernel) */
+                static const int64_t g[][6] = {
+                    {300, 332, 332, 1, 0, 1},   /* row-broadcast a + b[cols] (float4 rows for F32) */
+                    {300, 333, 333, 1, 0, 1},   /* the same, odd cols */
+                    {300, 332, 332, 1, 1, 0},   /* per-row scalar a * b[rows, 1] */
+                    {300, 333, 0, 1, 333, 1},   /* a broadcast along rows, b a matrix */
+                    {297, 336, 0, 0, 1, 0},     /* both broadcast: a scalar, b per row */
+                    {1000, 40, 40, 1, 0, 1},    /* narrow rows: the general kernel */
+                };
+                size_t q;
+                for (q = 0; q < sizeof g / sizeof g[0]; q++) {
+                    int64_t shr[2] = {g[q][0], g[q][1]}, sar[2] = {g[q][2], g[q][3]}, sbr[2] = {g[q][4], g[q][5]};
+                    size_t m = (size_t)(g[q][0] * g[q][1]);
+                    dtt_ctx("binary op %d rows case %zu", op, q);
+                    CHECK(m <= n, "rows case %zu: %zu elements, the buffers hold %zu", q, m, n);
+                    if (m > n) continue;
+                    hk->binary((dt__bop)op, t, 2, shr, x, sar, b, sbr, yh, 0.75);
+                    dk->binary((dt__bop)op, t, 2, shr, dx, sar, db, sbr, dy, 0.75);
+                    down(yd, dy, m * es);
+                    compare("binary rows", t, yh, yd, m, 0);
+                }
+            }
         }
         dtt_ctx("");
         dev->free(dx); dev->free(db); dev->free(dy);
