@@ -39,7 +39,8 @@
      (DTCU_STANDIN_FAIL="cudaMalloc:3,ncclAllReduce:1", or
      dtcu_standin_fail() from a test): allocations then answer
      cudaErrorMemoryAllocation, everything else cudaErrorLaunchFailure
-     (NCCL: ncclUnhandledCudaError).
+     (NCCL: ncclUnhandledCudaError). DTCU_STANDIN_REPORT=1 prints the device
+     memory's high-water mark and the allocations not freed, at exit.
    Not modelled: the CUDA libm (the stand-in's device math is the host's),
    managed memory, multiple devices per process, peer access, graphs. */
 #ifndef DTCU_STANDIN_CUDA_RUNTIME_H
@@ -175,10 +176,21 @@ static inline void dtcu_fail_add(const char *fn, long nth) {
     dtcu_s.calls[i] = 0;
 }
 
+/* DTCU_STANDIN_REPORT=1: one line at exit, the device memory's high-water
+   mark and what was never freed */
+static void dtcu_report(void) {
+    size_t live = 0;
+    int i;
+    for (i = 0; i < dtcu_s.na; i++) live += dtcu_s.a[i].size;
+    fprintf(stderr, "tests/standin: peak device memory %zu bytes; at exit %d allocations (%zu bytes) not freed\n",
+            dtcu_s.peak_bytes, dtcu_s.na, live);
+}
+
 static inline void dtcu_boot(void) {
     const char *e;
     if (dtcu_s.init) return;
     dtcu_s.init = 1;
+    if ((e = getenv("DTCU_STANDIN_REPORT")) && *e == '1') atexit(dtcu_report);
     dtcu_s.budget = (size_t)2 << 30;
     dtcu_s.ndev = 8;
     if ((e = getenv("DTCU_STANDIN_MEM")) && *e) dtcu_s.budget = (size_t)strtoull(e, NULL, 10);
