@@ -58,52 +58,18 @@ static inline double dtcb_ld(cudaDataType_t t, const void *p, size_t i) {
     switch (t) {
     case CUDA_R_64F: return ((const double *)p)[i];
     case CUDA_R_32F: return ((const float *)p)[i];
-    default: {
-        uint16_t h = ((const uint16_t *)p)[i];
-        uint32_t u;
-        float f;
-        if (t == CUDA_R_16BF) {
-            u = (uint32_t)h << 16;
-            memcpy(&f, &u, 4);
-            return f;
-        }
-        {
-            uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023u;
-            if (e == 0) return (s ? -1.0 : 1.0) * (double)m / 16777216.0;
-            u = e == 31 ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112) << 23) | (m << 13));
-            memcpy(&f, &u, 4);
-            return f;
-        }
-    }
+    case CUDA_R_16BF: return dtcu_b2f(((const uint16_t *)p)[i]);
+    default: return dtcu_h2f(((const uint16_t *)p)[i]);
     }
 }
 
 /* double -> float -> half/bfloat16, round to nearest even at each step */
 static inline void dtcb_st(cudaDataType_t t, void *p, size_t i, double v) {
-    float f = (float)v;
-    uint32_t u;
-    if (t == CUDA_R_64F) { ((double *)p)[i] = v; return; }
-    if (t == CUDA_R_32F) { ((float *)p)[i] = f; return; }
-    memcpy(&u, &f, 4);
-    if (t == CUDA_R_16BF) {
-        if ((u & 0x7fffffffu) > 0x7f800000u) u |= 0x400000u;
-        else u += 0x7fffu + ((u >> 16) & 1u);
-        ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
-        return;
-    }
-    {
-        uint32_t s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu, h;
-        if (a > 0x7f800000u) h = s | 0x7e00u;
-        else if (a >= 0x477ff000u) h = s | 0x7c00u;
-        else if (a < 0x38800000u) {
-            float x;
-            memcpy(&x, &a, 4);
-            h = s | (uint32_t)__builtin_rintf(x * 16777216.0f);
-        } else {
-            a += ((a >> 13) & 1u) + 0xfffu;
-            h = s | (((a >> 23) - 112) << 10) | ((a >> 13) & 1023u);
-        }
-        ((uint16_t *)p)[i] = (uint16_t)h;
+    switch (t) {
+    case CUDA_R_64F: ((double *)p)[i] = v; break;
+    case CUDA_R_32F: ((float *)p)[i] = (float)v; break;
+    case CUDA_R_16BF: ((uint16_t *)p)[i] = dtcu_f2b((float)v); break;
+    default: ((uint16_t *)p)[i] = dtcu_f2h((float)v); break;
     }
 }
 

@@ -328,6 +328,50 @@ static inline cudaError_t dtcu_free(const char *fn, void *p) {
     return cudaSuccess;
 }
 
+/* ------------------------------------------------------------ half and bfloat16 (NCCL's and cuBLAS's math) */
+
+static inline float dtcu_h2f(uint16_t h) { /* IEEE half */
+    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023u, u;
+    float f;
+    if (e == 31) u = s | 0x7f800000u | (m << 13);
+    else if (e) u = s | ((e + 112) << 23) | (m << 13);
+    else {
+        f = (float)m * (1.0f / 16777216.0f); /* subnormal: m * 2^-24, exact */
+        return s ? -f : f;
+    }
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint16_t dtcu_f2h(float f) { /* round to nearest even */
+    uint32_t u, s, a;
+    memcpy(&u, &f, 4);
+    s = (u >> 16) & 0x8000u;
+    a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(s | 0x7e00u);
+    if (a >= 0x477ff000u) return (uint16_t)(s | 0x7c00u); /* rounds to inf */
+    if (a < 0x38800000u) {                                 /* subnormal or zero: scale to units of 2^-24 */
+        float x, q;
+        memcpy(&x, &a, 4);
+        q = x * 16777216.0f;
+        return (uint16_t)(s | (uint32_t)__builtin_rintf(q)); /* exact product, rint rounds to even */
+    }
+    a += ((a >> 13) & 1u) + 0xfffu;
+    return (uint16_t)(s | (((a >> 23) - 112) << 10) | ((a >> 13) & 1023u));
+}
+static inline float dtcu_b2f(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint16_t dtcu_f2b(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
 /* ------------------------------------------------------------ the runtime API */
 
 static inline const char *cudaGetErrorString(cudaError_t e) {

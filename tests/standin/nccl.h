@@ -244,48 +244,6 @@ static inline ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *
 
 /* ------------------------------------------------------------ element math */
 
-static inline float dtnc_h2f(uint16_t h) { /* IEEE half */
-    uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023u, u;
-    float f;
-    if (e == 31) u = s | 0x7f800000u | (m << 13);
-    else if (e) u = s | ((e + 112) << 23) | (m << 13);
-    else {
-        f = (float)m * (1.0f / 16777216.0f); /* subnormal: m * 2^-24, exact */
-        return s ? -f : f;
-    }
-    memcpy(&f, &u, 4);
-    return f;
-}
-static inline uint16_t dtnc_f2h(float f) { /* round to nearest even */
-    uint32_t u, s, a;
-    memcpy(&u, &f, 4);
-    s = (u >> 16) & 0x8000u;
-    a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) return (uint16_t)(s | 0x7e00u);
-    if (a >= 0x477ff000u) return (uint16_t)(s | 0x7c00u); /* rounds to inf */
-    if (a < 0x38800000u) {                                 /* subnormal or zero: scale to units of 2^-24 */
-        float x, q;
-        memcpy(&x, &a, 4);
-        q = x * 16777216.0f;
-        return (uint16_t)(s | (uint32_t)__builtin_rintf(q)); /* exact product, rint rounds to even */
-    }
-    a += ((a >> 13) & 1u) + 0xfffu;
-    return (uint16_t)(s | (((a >> 23) - 112) << 10) | ((a >> 13) & 1023u));
-}
-static inline float dtnc_b2f(uint16_t b) {
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static inline uint16_t dtnc_f2b(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
 /* element i of a buffer of type t, as double (64-bit integers exactly via
    the int64 path below) */
 static inline double dtnc_ld(ncclDataType_t t, const void *p, size_t i) {
@@ -294,8 +252,8 @@ static inline double dtnc_ld(ncclDataType_t t, const void *p, size_t i) {
     case ncclUint8: return ((const uint8_t *)p)[i];
     case ncclInt32: return ((const int32_t *)p)[i];
     case ncclUint32: return ((const uint32_t *)p)[i];
-    case ncclFloat16: return dtnc_h2f(((const uint16_t *)p)[i]);
-    case ncclBfloat16: return dtnc_b2f(((const uint16_t *)p)[i]);
+    case ncclFloat16: return dtcu_h2f(((const uint16_t *)p)[i]);
+    case ncclBfloat16: return dtcu_b2f(((const uint16_t *)p)[i]);
     case ncclFloat32: return ((const float *)p)[i];
     default: return ((const double *)p)[i];
     }
@@ -306,8 +264,8 @@ static inline void dtnc_st(ncclDataType_t t, void *p, size_t i, double v) {
     case ncclUint8: ((uint8_t *)p)[i] = (uint8_t)(int64_t)v; break;
     case ncclInt32: ((int32_t *)p)[i] = (int32_t)(int64_t)v; break;
     case ncclUint32: ((uint32_t *)p)[i] = (uint32_t)(int64_t)v; break;
-    case ncclFloat16: ((uint16_t *)p)[i] = dtnc_f2h((float)v); break;
-    case ncclBfloat16: ((uint16_t *)p)[i] = dtnc_f2b((float)v); break;
+    case ncclFloat16: ((uint16_t *)p)[i] = dtcu_f2h((float)v); break;
+    case ncclBfloat16: ((uint16_t *)p)[i] = dtcu_f2b((float)v); break;
     case ncclFloat32: ((float *)p)[i] = (float)v; break;
     default: ((double *)p)[i] = v; break;
     }
@@ -353,8 +311,8 @@ static inline void dtnc_premul(ncclDataType_t t, void *x, size_t count, int n) {
     size_t i;
     double f = 1.0 / n;
     if (t == ncclFloat32) f = (double)(float)f;
-    else if (t == ncclFloat16) f = dtnc_h2f(dtnc_f2h((float)f));
-    else if (t == ncclBfloat16) f = dtnc_b2f(dtnc_f2b((float)f));
+    else if (t == ncclFloat16) f = dtcu_h2f(dtcu_f2h((float)f));
+    else if (t == ncclBfloat16) f = dtcu_b2f(dtcu_f2b((float)f));
     for (i = 0; i < count; i++) dtnc_st(t, x, i, dtnc_ld(t, x, i) * f);
 }
 
