@@ -234,7 +234,6 @@ static dt_status dt__cu_zero(const char *fn, void *p, size_t bytes) {
     return e == cudaSuccess ? DT_OK : dt__cu_err(fn, "cudaMemsetAsync", e);
 }
 
-
 /* ---- strided box copy (pack / unpack) ----
    The plan of dt__copy_box: the innermost dims whole in the box and in
    both arrays fold into one contiguous run; the remaining outer dims are

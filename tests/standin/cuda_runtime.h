@@ -179,11 +179,8 @@ static inline void dtcu_fail_add(const char *fn, long nth) {
 /* DTCU_STANDIN_REPORT=1: one line at exit, the device memory's high-water
    mark and what was never freed */
 static void dtcu_report(void) {
-    size_t live = 0;
-    int i;
-    for (i = 0; i < dtcu_s.na; i++) live += dtcu_s.a[i].size;
     fprintf(stderr, "tests/standin: peak device memory %zu bytes; at exit %d allocations (%zu bytes) not freed\n",
-            dtcu_s.peak_bytes, dtcu_s.na, live);
+            dtcu_s.peak_bytes, dtcu_s.na, dtcu_s.live_bytes);
 }
 
 static inline void dtcu_boot(void) {
@@ -231,7 +228,6 @@ static inline int dtcu_injected(const char *fn) {
    call, and learns whether the call reached the n-th use) */
 static inline long dtcu_standin_fired(void) { return dtcu_s.fired; }
 
-static inline size_t dtcu_standin_peak_bytes(void) { return dtcu_s.peak_bytes; }
 static inline size_t dtcu_standin_live_bytes(void) { return dtcu_s.live_bytes; }
 
 static inline cudaError_t dtcu_err(cudaError_t e) {
@@ -391,7 +387,6 @@ static inline cudaError_t cudaGetLastError(void) {
     dtcu_last = cudaSuccess;
     return e;
 }
-static inline cudaError_t cudaPeekAtLastError(void) { return dtcu_last; }
 
 static inline cudaError_t cudaGetDeviceCount(int *n) {
     dtcu_boot();
@@ -416,7 +411,6 @@ static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, 
     *v = a == cudaDevAttrMultiProcessorCount ? 2 : a == cudaDevAttrMaxThreadsPerBlock ? 1024 : 0;
     return cudaSuccess;
 }
-static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 
 static inline cudaError_t cudaMalloc(void **p, size_t n) { return dtcu_malloc("cudaMalloc", p, n); }
 static inline cudaError_t cudaFree(void *p) { return dtcu_free("cudaFree", p); }
@@ -537,20 +531,22 @@ static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flag
     (*e)->magic = DTCU_EVENT_MAGIC;
     return cudaSuccess;
 }
-static inline cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
 static inline cudaError_t dtcu_event_ok(cudaEvent_t e) {
     return e && e->magic == DTCU_EVENT_MAGIC ? cudaSuccess : dtcu_err(cudaErrorInvalidResourceHandle);
 }
 static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = 0) {
+    cudaError_t r;
     if (dtcu_injected("cudaEventRecord")) return dtcu_err(cudaErrorLaunchFailure);
-    return dtcu_event_ok(e) ? dtcu_last : dtcu_stream_ok(s);
+    if ((r = dtcu_event_ok(e)) != cudaSuccess) return r;
+    return dtcu_stream_ok(s);
 }
 static inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     if (dtcu_injected("cudaEventSynchronize")) return dtcu_err(cudaErrorLaunchFailure);
     return dtcu_event_ok(e);
 }
 static inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
-    if (dtcu_event_ok(e)) return dtcu_last;
+    cudaError_t r = dtcu_event_ok(e);
+    if (r != cudaSuccess) return r;
     e->magic = 0;
     free(e);
     return cudaSuccess;

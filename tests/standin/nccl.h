@@ -346,10 +346,10 @@ static thread_local dtnc_call *dtnc_q = NULL;
 static thread_local int dtnc_nq = 0, dtnc_capq = 0;
 static thread_local ncclResult_t dtnc_qerr = ncclSuccess;
 
-static inline int dtnc_nranks(const dtnc_call *c) { return c->comm->size; }
-
 /* one rank's byte pieces, in chunks MPI counts can hold */
 #define DTNC_CHUNK ((size_t)1 << 20)
+/* a send or recv in MPI messages of at most this many bytes */
+#define DTNC_PIECE ((size_t)1 << 30)
 
 #ifndef DTENSOR_NO_MPI
 /* chunk by chunk: the chunk cut into n blocks, block j of every rank sent
@@ -494,9 +494,15 @@ static inline ncclResult_t dtnc_match_self(void) {
 /* the queued group: sends and recvs posted, collectives in order, wait */
 static inline ncclResult_t dtnc_flush(void) {
     ncclResult_t r = dtnc_qerr;
-    int i, np = 0;
+    int i;
 #ifndef DTENSOR_NO_MPI
-    MPI_Request *rq = (MPI_Request *)malloc(((size_t)dtnc_nq + 1) * 64 * sizeof *rq);
+    /* each message in pieces an int count holds */
+    size_t npieces = 0, np = 0;
+    MPI_Request *rq;
+    for (i = 0; i < dtnc_nq; i++)
+        if ((dtnc_q[i].kind == DTNC_SEND || dtnc_q[i].kind == DTNC_RECV) && dtnc_q[i].peer != dtnc_q[i].comm->rank)
+            npieces += (dtnc_q[i].count * dtnc_size(dtnc_q[i].t) + DTNC_PIECE - 1) / DTNC_PIECE;
+    rq = (MPI_Request *)malloc((npieces ? npieces : 1) * sizeof *rq);
     if (!rq) r = dtnc_fail(ncclSystemError, "ncclGroupEnd: out of host memory");
 #endif
     dtcu_enter();
@@ -507,12 +513,12 @@ static inline ncclResult_t dtnc_flush(void) {
 #ifndef DTENSOR_NO_MPI
         {
             size_t bytes = c->count * dtnc_size(c->t), off;
-            for (off = 0; off < bytes && np < (dtnc_nq + 1) * 64; off += DTNC_CHUNK * 1024) {
-                size_t k = bytes - off < DTNC_CHUNK * 1024 ? bytes - off : DTNC_CHUNK * 1024;
+            for (off = 0; off < bytes; off += DTNC_PIECE) {
+                int k = (int)(bytes - off < DTNC_PIECE ? bytes - off : DTNC_PIECE);
                 if (c->kind == DTNC_SEND)
-                    MPI_Isend((const char *)c->sb + off, (int)k, MPI_BYTE, c->peer, 0, c->comm->mpi, &rq[np++]);
+                    MPI_Isend((const char *)c->sb + off, k, MPI_BYTE, c->peer, 0, c->comm->mpi, &rq[np++]);
                 else
-                    MPI_Irecv((char *)c->rb + off, (int)k, MPI_BYTE, c->peer, 0, c->comm->mpi, &rq[np++]);
+                    MPI_Irecv((char *)c->rb + off, k, MPI_BYTE, c->peer, 0, c->comm->mpi, &rq[np++]);
             }
         }
 #endif
@@ -520,11 +526,10 @@ static inline ncclResult_t dtnc_flush(void) {
     if (!r) r = dtnc_match_self();
     for (i = 0; i < dtnc_nq && !r; i++) r = dtnc_run(&dtnc_q[i]);
 #ifndef DTENSOR_NO_MPI
-    if (rq && np) MPI_Waitall(np, rq, MPI_STATUSES_IGNORE);
+    if (np) MPI_Waitall((int)np, rq, MPI_STATUSES_IGNORE);
     free(rq);
 #endif
     dtcu_leave();
-    (void)np;
     dtnc_nq = 0;
     dtnc_qerr = ncclSuccess;
     return r;
