@@ -114,7 +114,7 @@
        dt__dispatch
          dt__propagate                                               >>propagate
            dt__key_build: the mesh's strategy cache; on a miss only:
-             dt__check_matmul (the family checker: result shape, dim map;
+             dt__infer_matmul (the family checker: result shape, dim map;
              >>ops, handed in as a pointer), dt__choose (dt__opts_build per
              mesh dim from dt__op_table[DT__OP_MATMUL] of >>strategies, the
              cheapest by dt__move_cost), dt__sizes_unnest, dt__public_out
@@ -1514,6 +1514,43 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
     X(EMBEDDING, "dt_embedding", DT__F_EMBED, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__NOPR())                      \
     X(CROSS_ENTROPY, "dt_cross_entropy", DT__F_XENT, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__NOPR())
 
+/* Op families: X(NAME, infer, run, traits), one line each. A family is how
+   an op's inputs map to its output: its shape inference dt__infer_<infer>
+   (the result's shape and the dim map) and its runner dt__run_<run> (the
+   local kernels on this rank's blocks), written side by side in >>ops,
+   which makes dt__families from these lines; the traits are what the
+   strategy search and the runner must know about it (dt__family_traits,
+   >>strategies). Adding a family: a line here, its two functions in >>ops,
+   its ops in DT__TABLE_OPS. */
+enum { /* family traits */
+    DT__FAM_READS_ANY = 1,   /* its runner reads strided inputs in place, any strides   */
+    DT__FAM_READS_ROWS = 2,  /* ... when the last dim is unit-stride (a call per row)   */
+    DT__FAM_INDICES = 4,     /* input 1 holds indices: its own dtype, read on the host,
+                                never split cyclically                                 */
+    DT__FAM_CHUNK_ONLY = 8,  /* runs in torch.chunk splits only (a view of the blocks)  */
+    DT__FAM_ADDEND = 16,     /* input 2 is added to the result (bias, addmm's c): it is
+                                made Partial(SUM) where the contraction is split       */
+    DT__FAM_CLASS_SPLIT = 32, /* may take its logits split along the classes (dim 1)    */
+    DT__FAM_PMAP = 64,       /* a Partial input maps through the op's Partial map      */
+    DT__FAM_DIM_GROUPS = 128 /* output dims come from groups of input dims (reshape)    */
+};
+#define DT__FAMILIES(X)                                                                                        \
+    X(UNARY, unary, unary, DT__FAM_READS_ROWS | DT__FAM_PMAP)                                                  \
+    X(BINARY, binary, binary, DT__FAM_READS_ANY)                                                               \
+    X(REDUCE, reduce, reduce, 0)                                                                               \
+    X(MATMUL, matmul, matmul, DT__FAM_ADDEND)                                                                  \
+    X(SOFTMAX, softmax, softmax, 0)                                                                            \
+    X(NORM, norm, norm, 0)                                                                                     \
+    X(PERMUTE, permute, view, 0)                                                                               \
+    X(RESHAPE, reshape, view, DT__FAM_CHUNK_ONLY | DT__FAM_DIM_GROUPS)                                         \
+    X(NARROW, narrow, narrow, DT__FAM_READS_ANY | DT__FAM_CHUNK_ONLY)                                          \
+    X(CAT, cat, cat, DT__FAM_CHUNK_ONLY)                                                                       \
+    X(EMBED, embed, embed, DT__FAM_INDICES)                                                                    \
+    X(XENT, xent, xent, DT__FAM_INDICES | DT__FAM_CLASS_SPLIT)
+#define DT__F_ENUM(NAME, infer, run, traits) DT__F_##NAME,
+enum { DT__FAMILIES(DT__F_ENUM) DT__F_COUNT }; /* DT__F_<NAME>: the family of a DT__TABLE_OPS line */
+#undef DT__F_ENUM
+
 /* The element functions one list line gives (>>math instantiates them, DT__HD,
    for host and GPU alike), for the working type set around the expansion:
    DT__EQUAL (their qualifier), DT__SFX (f32, f64, i64), DT__W and the
@@ -2900,10 +2937,6 @@ typedef enum dt__bop { DT__BINARY_OPS(DT__B_ENUM) DT__B_NUM } dt__bop; /* one pe
 
 typedef enum dt__rop { DT__R_SUM, DT__R_MAX, DT__R_MIN, DT__R_SUMSQ, DT__R_ARGMAX, DT__R_NUM } dt__rop;
 
-enum { /* families: how an op's inputs map to its output, and its kernel runner */
-    DT__F_UNARY, DT__F_BINARY, DT__F_REDUCE, DT__F_MATMUL, DT__F_SOFTMAX, DT__F_NORM, DT__F_PERMUTE,
-    DT__F_RESHAPE, DT__F_NARROW, DT__F_CAT, DT__F_EMBED, DT__F_XENT
-};
 enum { /* op flags */
     DT__FLOAT_ONLY = 1, /* integer inputs are DT_ERR_DTYPE                        */
     DT__PASS_ALL = 2,   /* data movement only: every input Partial(k) -> Partial(k) */
@@ -9058,6 +9091,12 @@ static const dt__opdef dt__op_table[DT__OP_COUNT] = {
 #undef DT__OP_ROW_B
 #undef DT__OP_ROW_T
 
+#define DT__TRAITS_ROW(NAME, infer, run, traits) traits,
+static const uint8_t dt__family_traits[DT__F_COUNT] = {DT__FAMILIES(DT__TRAITS_ROW)};
+#undef DT__TRAITS_ROW
+
+static int dt__has_trait(const dt__opdef *f, int trait) { return (dt__family_traits[f->family] & trait) != 0; }
+
 /* >>propagate -------------------------------------------------------------
    Picks one combination per mesh dim: the one whose input redistributions
    cost least under an alpha-beta model (the comm's alpha and beta; the
@@ -9251,9 +9290,8 @@ static void dt__opts_reshape(const dt__call *c, int mdim, dt__opts *o) {
    the one-run rules) read it from the box; views, cat and reshape work in
    chunk. Inputs of another extent along the code (broadcasting) refuse. */
 static int dt__rule_family(const dt__call *c, const dt_placement *p) {
-    int f = c->def->family;
-    if (f == DT__F_RESHAPE || f == DT__F_NARROW || f == DT__F_CAT) return 0;
-    return p->split != DT_SPLIT_CYCLIC || (f != DT__F_EMBED && f != DT__F_XENT);
+    if (dt__has_trait(c->def, DT__FAM_CHUNK_ONLY)) return 0;
+    return p->split != DT_SPLIT_CYCLIC || !dt__has_trait(c->def, DT__FAM_INDICES);
 }
 
 /* the rule input k has on mesh dim mdim, for code v (an output dim or a
@@ -9289,7 +9327,7 @@ static dt_placement dt__with_dim(dt_placement rule, int d) {
 static void dt__opts_shards(const dt__call *c, int mdim, dt__opts *o) {
     dt_placement in[DT__MAX_IN], rule;
     int i, j, k, any;
-    if (c->def->family == DT__F_RESHAPE) { dt__opts_reshape(c, mdim, o); return; }
+    if (dt__has_trait(c->def, DT__FAM_DIM_GROUPS)) { dt__opts_reshape(c, mdim, o); return; }
     for (j = 0; j < c->out.ndim; j++) {
         memset(in, 0, sizeof in);
         any = 0;
@@ -9321,7 +9359,7 @@ static void dt__opts_groups(const dt__call *c, int mdim, dt__opts *o) {
         for (i = 0; i < c->nin; i++) {
             int d = dt__dim_with(c, i, DT__D_GROUP(g));
             if (d >= 0) { in[i] = dt_shard(d); any = 1; }
-            else if (c->in[i].d && c->def->family == DT__F_MATMUL) in[i] = dt_partial(DT_SUM); /* bias, addmm's c */
+            else if (c->in[i].d && dt__has_trait(c->def, DT__FAM_ADDEND)) in[i] = dt_partial(DT_SUM); /* bias, addmm's c */
         }
         if (any) dt__opts_add(o, c, in, dt_partial((dt_reduce)c->def->reduce));
         for (k = 0; any && k < c->nin; k++) { /* a contraction over the parts of any one rule */
@@ -9350,7 +9388,7 @@ static void dt__opts_partial(const dt__call *c, int mdim, dt__opts *o) {
     dt_placement in[DT__MAX_IN];
     const dt__opdef *f = c->def;
     int i, k, r, avg = dt__avg_passes(c, mdim);
-    if (f->family == DT__F_UNARY) {
+    if (dt__has_trait(c->def, DT__FAM_PMAP)) {
         for (k = 0; k < 4; k++) {
             in[0] = dt_partial((dt_reduce)k);
             if (f->flags & DT__TO_REP) dt__opts_add(o, c, in, dt_replicate());
@@ -9384,7 +9422,7 @@ static void dt__opts_build(const dt__call *c, int mdim, dt__opts *o) {
     dt__opts_add(o, c, in, dt_replicate());
     dt__opts_shards(c, mdim, o);
     dt__opts_groups(c, mdim, o);
-    if (c->def->family == DT__F_XENT) { /* class-sharded logits: statistics allreduced in the kernel */
+    if (dt__has_trait(c->def, DT__FAM_CLASS_SPLIT)) { /* class-sharded logits: statistics allreduced in the kernel */
         in[0] = dt_shard(1);
         dt__opts_add(o, c, in, dt_replicate());
     }
@@ -9432,7 +9470,7 @@ static int dt__makes_partial(const dt__call *c, const dt__opts *o, int k) {
     int i;
     if (o->out[k].kind != DT_PARTIAL) return 0;
     for (i = 0; i < c->nin; i++)
-        if (o->in[k][i].kind == DT_PARTIAL && c->in[i].d && !(c->def->family == DT__F_MATMUL && i == 2))
+        if (o->in[k][i].kind == DT_PARTIAL && c->in[i].d && !(dt__has_trait(c->def, DT__FAM_ADDEND) && i == 2))
             return 0; /* (a bias is made Partial only to be added once) */
     return 1;
 }
@@ -9586,9 +9624,16 @@ DT_API int dt_mesh_op_cache_count(const dt_mesh *m) { return m ? m->ops_count : 
 
 /* >>ops -------------------------------------------------------------------
    Each public op fills a dt__call (inputs, static args, scalars) and hands
-   it to dt__dispatch with its family's checker: propagate (cached), make or
-   reuse *out, move the inputs that must move into the mesh's input slots,
-   run the family's local kernel on the local blocks. */
+   it to dt__dispatch, which reads the op's family in dt__families: its
+   shape inference (dt__infer_<family>: the result's shape and the dim map,
+   run by >>propagate on a strategy-cache miss) and its runner
+   (dt__run_<family>: the local kernels on the blocks). dt__dispatch
+   propagates (cached), makes or reuses *out, moves the inputs that must
+   move into the mesh's input slots and runs the family. An op family is
+   one line of DT__FAMILIES (>>registry) and its two functions here, side
+   by side. */
+
+/* ---- the call: inputs, arguments, their validation ---- */
 
 static dt_status dt__call_init(dt__call *c, int op, const char *fn) {
     c->op = op;
@@ -9707,23 +9752,6 @@ static dt_status dt__call_refused(const dt__call *c, dt_status st) {
     return dt__consistent(c->m, c->fn, st, 0, NULL, NULL);
 }
 
-/* inputs present, on one mesh, one dtype, allowed by the op */
-static dt_status dt__call_check(dt__call *c) {
-    dt_status st;
-    int i;
-    if ((st = dt__call_mesh(c))) return dt__call_refused(c, st);
-    if (!dt__on_host(c->dev) && (c->def->family == DT__F_EMBED || c->def->family == DT__F_XENT))
-        return dt__call_refused(c, dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors (its indices are "
-                                            "checked on the host)", c->fn, c->dev->name));
-    for (i = 1; i < c->nin; i++)
-        if (c->def->family != DT__F_EMBED && c->def->family != DT__F_XENT && (st = dt__same_dtype(c, 0, i)))
-            return dt__call_refused(c, st);
-    if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
-        return dt__call_refused(c, dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is defined for floating-point "
-                                            "tensors", c->fn, c->in[0].name, dt_dtype_name(c->in[0].d->dtype)));
-    return DT_OK;
-}
-
 static dt_status dt__norm_dim(const dt__call *c, const char *what, int dim, int ndim, int *out) {
     int d = dim < 0 ? dim + ndim : dim;
     *out = 0; /* set on every path: callers' -O2 flow analysis cannot see the early return */
@@ -9745,16 +9773,92 @@ static void dt__map_identity(dt__call *c, int i) {
     for (d = 0; d < c->in[i].d->ndim; d++) c->dmap[i][d] = (int8_t)d;
 }
 
-/* ---- checkers: the result's shape and the dim map ---- */
+/* ---- what the runners share ---- */
 
-static dt_status dt__check_unary(dt__call *c) {
+typedef struct dt__local { /* an input's block on this rank after the moves */
+    const void *data;
+    dt__box box;
+    int ndim;
+    const int64_t *stride;      /* element strides (a strided input read in place); NULL: row-major */
+} dt__local;
+
+static void dt__strides(const int64_t *ext, int n, int64_t *st) {
+    int64_t s = 1;
+    int d;
+    for (d = n - 1; d >= 0; d--) { st[d] = s; s *= ext[d]; }
+}
+
+static size_t dt__prod(const int64_t *e, int from, int to) {
+    size_t p = 1;
+    int d;
+    for (d = from; d < to; d++) p *= (size_t)e[d];
+    return p;
+}
+
+/* a value of dtype t from a double (addmm's beta), through the kernel cast */
+static void dt__scalar_of(dt_dtype t, double v, void *out) { dt__host_kernels.cast(DT_F64, &v, t, out, 1); }
+
+/* the same in the call's memory: a kernel operand (device: the scalar slot) */
+static dt_status dt__scalar_on(const dt__call *c, dt_dtype t, double v, char *host, void **out) {
+    dt_status st;
+    dt__scalar_of(t, v, host);
+    *out = host;
+    if (dt__on_host(c->dev)) return DT_OK;
+    if ((st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_SCALAR, 16, out))) return st;
+    return c->dev->copy(c->fn, *out, host, dt_dtype_size(t));
+}
+
+/* narrow, cat, stack: box copies between local blocks, in local coordinates */
+static void dt__local_array(const dt__local *x, size_t es, dt__array *a) {
+    int d;
+    a->data = (char *)x->data;
+    a->ndim = x->ndim;
+    a->es = es;
+    a->stride = NULL;
+    for (d = 0; d < x->ndim; d++) { a->box.lo[d] = 0; a->box.ext[d] = x->box.ext[d]; }
+}
+
+/* ---- unary: elementwise maps; dt_cast ---- */
+
+static dt_status dt__infer_unary(dt__call *c) {
     dt__out_like(c, c->in[0].d);
     if (c->op == DT__OP_CAST) c->out.dtype = (dt_dtype)c->arg[0];
     dt__map_identity(c, 0);
     return DT_OK;
 }
 
-static dt_status dt__check_binary(dt__call *c) {
+static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor *o) {
+    const dt__kernels *k = c->dev->kernels();
+    int64_t idx[DT_MAX_DIMS] = {0}, n, off = 0;
+    size_t xes = dt_dtype_size(c->in[0].d->dtype), oes = dt_dtype_size(o->desc.dtype), rows, r;
+    int nd = x->ndim, d;
+    if (!x->stride) {
+        if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
+        else k->unary((dt__uop)c->def->kernel, o->desc.dtype, x->data, o->data, o->numel, c->a);
+        return DT_OK;
+    }
+    /* strided x (unit-stride last dim): one kernel call per row into the contiguous result */
+    if (!o->numel) return DT_OK;
+    n = x->box.ext[nd - 1];
+    rows = o->numel / (size_t)n;
+    for (r = 0; r < rows; r++) {
+        const char *xr = (const char *)x->data + (size_t)off * xes;
+        char *orow = (char *)o->data + r * (size_t)n * oes;
+        if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, xr, o->desc.dtype, orow, (size_t)n);
+        else k->unary((dt__uop)c->def->kernel, o->desc.dtype, xr, orow, (size_t)n, c->a);
+        for (d = nd - 2; d >= 0; d--) { /* next row: odometer over the leading dims */
+            off += x->stride[d];
+            if (++idx[d] < x->box.ext[d]) break;
+            off -= x->box.ext[d] * x->stride[d];
+            idx[d] = 0;
+        }
+    }
+    return DT_OK;
+}
+
+/* ---- binary: elementwise with broadcasting ---- */
+
+static dt_status dt__infer_binary(dt__call *c) {
     const dt_tensor_desc *a = c->in[0].d, *b = c->in[1].d;
     int n = a->ndim > b->ndim ? a->ndim : b->ndim, j;
     char sa[160], sb[160];
@@ -9778,8 +9882,38 @@ static dt_status dt__check_binary(dt__call *c) {
     return DT_OK;
 }
 
+/* element strides of an operand aligned at the right of the result (0: broadcast) */
+static void dt__bcast_strides(const dt__local *x, const int64_t *oext, int n, int64_t *st) {
+    int64_t xs[DT_MAX_DIMS];
+    int j;
+    if (x->stride) memcpy(xs, x->stride, (size_t)x->ndim * sizeof *xs); /* strided storage, read in place */
+    else dt__strides(x->box.ext, x->ndim, xs);
+    for (j = 0; j < n; j++) {
+        int d = j - (n - x->ndim);
+        st[j] = d < 0 || (x->box.ext[d] == 1 && oext[j] != 1) ? 0 : xs[d];
+    }
+}
+
+static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    int64_t sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], one = 1, zero = 0;
+    int n = o->desc.ndim;
+    if (!o->numel) return DT_OK;
+    if (n == 0) {
+        c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &one, in[0].data, &zero, in[1].data, &zero,
+                            o->data, c->a);
+        return DT_OK;
+    }
+    dt__bcast_strides(&in[0], o->box.ext, n, sa);
+    dt__bcast_strides(&in[1], o->box.ext, n, sb);
+    c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, n, o->box.ext, in[0].data, sa, in[1].data, sb, o->data,
+                        c->a);
+    return DT_OK;
+}
+
+/* ---- reduce: sum, mean, max, min, norm2, argmax over dims ---- */
+
 /* arg[0]: the mask of reduced dims, arg[1]: keepdim */
-static dt_status dt__check_reduce(dt__call *c) {
+static dt_status dt__infer_reduce(dt__call *c) {
     const dt_tensor_desc *x = c->in[0].d;
     unsigned mask = (unsigned)c->arg[0];
     int d, j = 0, g = 0;
@@ -9807,32 +9941,43 @@ static dt_status dt__check_reduce(dt__call *c) {
     return DT_OK;
 }
 
-static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int ndims, const int *dims, int keepdim,
-                                 dt__call *c) {
+static double dt__reduced_count(const dt__call *c) {
+    const dt_tensor_desc *x = c->in[0].d;
+    double n = 1;
+    int d;
+    for (d = 0; d < x->ndim; d++)
+        if ((unsigned)c->arg[0] >> d & 1u) n *= (double)x->shape[d];
+    return n;
+}
+
+/* norm2: sums of squares, Partial where a reduced dim was sharded, are
+   reduced into the result, then the square root */
+static dt_status dt__run_reduce(const dt__call *c, const dt__local *x, dt_tensor *o) {
+    const dt__kernels *k = c->dev->kernels();
+    dt_tensor part;
     dt_status st;
-    unsigned mask = 0;
-    int i, d;
-    dt__call_init(c, op, fn);
-    if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
-    if (ndims < 0) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims));
-    if (!dims) ndims = 0; /* documented: NULL dims means all dims */
-    if (op == DT__OP_ARGMAX && ndims > 1)
-        return dt__call_refused(c, dt__fail(DT_ERR_ARG, "dt_argmax: ndims = %d; argmax takes one dim or all (0)", ndims));
-    for (i = 0; i < ndims; i++) {
-        if ((st = dt__norm_dim(c, "dims[i]", dims[i], x->desc.ndim, &d))) return dt__call_refused(c, st);
-        if (mask >> d & 1u) return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn, dims[i]));
-        mask |= 1u << d;
+    void *buf;
+    double scale = c->op == DT__OP_MEAN ? 1.0 / dt__reduced_count(c) : 1.0;
+    if (c->op != DT__OP_NORM2 || dt__placements_eq(c->out.placements, c->out_public.placements, c->m->ndim)) {
+        k->reduce((dt__rop)c->def->kernel, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, o->data,
+                  scale);
+        if (c->op == DT__OP_NORM2) k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
+        return DT_OK;
     }
-    if (ndims == 0 || !dims) mask = (1u << x->desc.ndim) - 1u;
-    dt__call_arg(c, (int64_t)mask);
-    dt__call_arg(c, keepdim != 0);
+    if ((st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_TMP, o->bytes, &buf))) return st;
+    dt__tensor_view(o, &c->out, buf, &part);
+    k->reduce(DT__R_SUMSQ, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, buf, 1.0);
+    if ((st = dt__redistribute_into(&part, c->out_public.placements, o->data))) return st;
+    k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
     return DT_OK;
 }
+
+/* ---- matmul: matmul, mm, bmm, addmm, linear, dot ---- */
 
 /* matmul family. arg[0]: 1 when b is a linear weight [out,in] (used transposed).
    a: [...,m,k] or [k]; b: [...,k,n] or [k]; c (addmm) broadcasts to [m,n];
    bias (linear) is [n]. Batch dims broadcast. */
-static dt_status dt__check_matmul(dt__call *c) {
+static dt_status dt__infer_matmul(dt__call *c) {
     const dt_tensor_desc *a = c->in[0].d, *b = c->in[1].d;
     int wt = (int)c->arg[0], na = a->ndim, nb = b->ndim, ba, bb, nbatch, j, ka, kb;
     int64_t K1, K2;
@@ -9890,15 +10035,80 @@ static dt_status dt__check_matmul(dt__call *c) {
     return DT_OK;
 }
 
+static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    const dt__kernels *k = c->dev->kernels();
+    const dt__local *a = &in[0], *b = &in[1];
+    dt_dtype t = o->desc.dtype;
+    size_t es = dt_dtype_size(t);
+    int wt = (int)c->arg[0], na = a->ndim, nb = b->ndim, nbatch = 0, j;
+    int64_t M = na >= 2 ? a->box.ext[na - 2] : 1, K = a->box.ext[na - 1];
+    int64_t N = wt ? b->box.ext[0] : (nb >= 2 ? b->box.ext[nb - 1] : 1);
+    int64_t rsb = wt ? 1 : N, csb = wt ? K : 1;
+    int64_t bext[DT_MAX_DIMS], sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], idx[DT_MAX_DIMS];
+    double beta = 0;
+    size_t nb_out, e;
+    dt__local av = *a, bv = *b;
+    dt_status st;
+    if (!o->numel) return DT_OK;
+    /* batch dims: the result's dims before m, n */
+    nbatch = o->desc.ndim - (na >= 2) - (wt || nb >= 2);
+    memcpy(bext, o->box.ext, sizeof bext);
+    av.ndim = na >= 2 ? na - 2 : 0;
+    bv.ndim = wt || nb < 2 ? 0 : nb - 2;
+    dt__bcast_strides(&av, bext, nbatch, sa);
+    dt__bcast_strides(&bv, bext, nbatch, sb);
+    for (j = 0; j < nbatch; j++) { sa[j] *= M * K; sb[j] *= K * N; }
+    if (c->nin > 2 && in[2].data) { /* start from the bias / beta*c, then accumulate */
+        int64_t oe[2], sc[2], zero[2] = {0, 0}, rows = (int64_t)(o->numel / (size_t)(M * N));
+        char bs[16];
+        void *beta_v = NULL;
+        dt__local cv = in[2];
+        oe[0] = M; oe[1] = N;
+        dt__bcast_strides(&cv, oe, 2, sc);
+        if ((st = dt__scalar_on(c, t, c->op == DT__OP_ADDMM ? c->b : 1.0, bs, &beta_v))) return st;
+        for (e = 0; e < (size_t)rows; e++)
+            k->binary(DT__B_MUL, t, 2, oe, cv.data, sc, beta_v, zero, (char *)o->data + e * (size_t)(M * N) * es, 0);
+        beta = 1;
+    }
+    nb_out = dt__prod(o->box.ext, 0, nbatch);
+    for (j = 0; j < nbatch; j++) idx[j] = 0;
+    for (e = 0; e < nb_out; e++) {
+        int64_t oa = 0, ob = 0;
+        for (j = 0; j < nbatch; j++) { oa += idx[j] * sa[j]; ob += idx[j] * sb[j]; }
+        /* K == 0: a and b are empty (data may be NULL; no offset on NULL) */
+        st = k->gemm(t, M, N, K, c->op == DT__OP_ADDMM ? c->a : 1.0, K ? (const char *)a->data + (size_t)oa * es : a->data,
+                     K, 1, K ? (const char *)b->data + (size_t)ob * es : b->data, rsb, csb, beta,
+                     (char *)o->data + e * (size_t)(M * N) * es, N, 1);
+        if (st) return st;
+        for (j = nbatch - 1; j >= 0; j--) {
+            if (++idx[j] < bext[j]) break;
+            idx[j] = 0;
+        }
+    }
+    return DT_OK;
+}
+
+/* ---- softmax: softmax, log_softmax ---- */
+
 /* arg[0]: the dim (softmax) */
-static dt_status dt__check_softmax(dt__call *c) {
+static dt_status dt__infer_softmax(dt__call *c) {
     dt__out_like(c, c->in[0].d);
     dt__map_identity(c, 0);
     c->dmap[0][c->arg[0]] = DT__D_FIXED;
     return DT_OK;
 }
 
-static dt_status dt__check_norm(dt__call *c) {
+static dt_status dt__run_softmax(const dt__call *c, const dt__local *x, dt_tensor *o) {
+    int d = (int)c->arg[0];
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): every device's kernels() returns its static table */
+    c->dev->kernels()->softmax(o->desc.dtype, x->data, o->data, dt__prod(x->box.ext, 0, d), (size_t)x->box.ext[d],
+                         dt__prod(x->box.ext, d + 1, x->ndim), c->def->kernel);
+    return DT_OK;
+}
+
+/* ---- norm: layer_norm, rms_norm ---- */
+
+static dt_status dt__infer_norm(dt__call *c) {
     const dt_tensor_desc *x = c->in[0].d;
     int i, last = x->ndim - 1;
     if (x->ndim < 1) return dt__fail(DT_ERR_SHAPE, "%s: x is 0-d; it normalises along the last dim", c->fn);
@@ -9915,9 +10125,19 @@ static dt_status dt__check_norm(dt__call *c) {
     return DT_OK;
 }
 
+static dt_status dt__run_norm(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    size_t n = (size_t)in[0].box.ext[in[0].ndim - 1];
+    if (!o->numel) return DT_OK;
+    c->dev->kernels()->norm(o->desc.dtype, in[0].data, in[1].data, c->nin > 2 ? in[2].data : NULL, o->data, o->numel / n, n,
+                      c->a, c->def->kernel);
+    return DT_OK;
+}
+
+/* ---- permute and reshape: transpose, permute, squeeze, unsqueeze; reshape (both run dt__run_view) ---- */
+
 /* transpose/permute: arg[0..ndim) the permutation. squeeze: arg[0] the dim
    (-1: nothing to squeeze). unsqueeze: arg[0] the new dim. */
-static dt_status dt__check_permute(dt__call *c) {
+static dt_status dt__infer_permute(dt__call *c) {
     const dt_tensor_desc *x = c->in[0].d;
     int d, j;
     memset(&c->out, 0, sizeof c->out);
@@ -9945,7 +10165,7 @@ static dt_status dt__check_permute(dt__call *c) {
 /* reshape: arg[0..n) the new shape (resolved). Dims group into runs with
    equal products; a group's first non-1 input dim may stay sharded as the
    group's first non-1 output dim (if the chunks line up, >>propagate). */
-static dt_status dt__check_reshape(dt__call *c) {
+static dt_status dt__infer_reshape(dt__call *c) {
     const dt_tensor_desc *x = c->in[0].d;
     int n = c->narg, i = 0, j = 0, d, g = 0;
     memset(&c->out, 0, sizeof c->out);
@@ -9969,8 +10189,23 @@ static dt_status dt__check_reshape(dt__call *c) {
     return DT_OK;
 }
 
+static dt_status dt__run_view(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    int perm[DT_MAX_DIMS], j;
+    size_t es = dt_dtype_size(o->desc.dtype);
+    if (!o->numel) return DT_OK;
+    if (c->def->family == DT__F_PERMUTE && c->def->kernel == 0) {
+        for (j = 0; j < in[0].ndim; j++) perm[j] = (int)c->arg[j];
+        c->dev->kernels()->permute(es, in[0].ndim, in[0].box.ext, perm, in[0].data, o->data);
+    } else if (o->data != in[0].data) {
+        return c->dev->copy(c->fn, o->data, in[0].data, o->bytes);
+    }
+    return DT_OK;
+}
+
+/* ---- narrow ---- */
+
 /* narrow: arg = dim, start, length */
-static dt_status dt__check_narrow(dt__call *c) {
+static dt_status dt__infer_narrow(dt__call *c) {
     dt__out_like(c, c->in[0].d);
     c->out.shape[c->arg[0]] = c->arg[2];
     dt__map_identity(c, 0);
@@ -9978,8 +10213,26 @@ static dt_status dt__check_narrow(dt__call *c) {
     return DT_OK;
 }
 
+static dt_status dt__run_narrow(const dt__call *c, const dt__local *x, dt_tensor *o) {
+    int d = (int)c->arg[0];
+    dt__array src, dst;
+    dt__box p;
+    if (!o->numel) return DT_OK;
+    dt__local_array(x, dt_dtype_size(o->desc.dtype), &src);
+    p = src.box;
+    p.lo[d] = c->arg[1];
+    p.ext[d] = c->arg[2];
+    dst = src;
+    dst.data = (char *)o->data;
+    dst.box = p;
+    src.stride = x->stride; /* strided storage, read in place */
+    return c->dev->copy_box(c->fn, &src, &dst, &p);
+}
+
+/* ---- cat: cat, stack ---- */
+
 /* cat (arg[0] the dim) / stack (arg[0] the new dim) */
-static dt_status dt__check_cat(dt__call *c) {
+static dt_status dt__infer_cat(dt__call *c) {
     const dt_tensor_desc *x = c->in[0].d;
     int dim = (int)c->arg[0], stack = c->op == DT__OP_STACK, i, d;
     char s1[160], s2[160];
@@ -10015,7 +10268,36 @@ static dt_status dt__check_cat(dt__call *c) {
     return DT_OK;
 }
 
-static dt_status dt__check_embed(dt__call *c) {
+static dt_status dt__run_cat(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    int d = (int)c->arg[0], i, k;
+    size_t es = dt_dtype_size(o->desc.dtype);
+    int64_t at = 0;
+    dt__array src, dst;
+    dt_status st;
+    if (!o->numel) return DT_OK;
+    dst.data = (char *)o->data;
+    dst.ndim = o->desc.ndim;
+    dst.es = es;
+    dst.stride = NULL;
+    for (k = 0; k < dst.ndim; k++) { dst.box.lo[k] = 0; dst.box.ext[k] = o->box.ext[k]; }
+    for (i = 0; i < c->nin; i++) { /* stack: the inputs lack dim d; viewed with extent 1 there */
+        dt__local v = in[i];
+        if (v.ndim < dst.ndim) {
+            for (k = dst.ndim - 1; k > d; k--) v.box.ext[k] = v.box.ext[k - 1];
+            v.box.ext[d] = 1;
+            v.ndim = dst.ndim;
+        }
+        dt__local_array(&v, es, &src);
+        src.box.lo[d] = at;
+        at += src.box.ext[d];
+        if (dt__box_numel(src.ndim, &src.box) && (st = c->dev->copy_box(c->fn, &src, &dst, &src.box))) return st;
+    }
+    return DT_OK;
+}
+
+/* ---- embed: embedding ---- */
+
+static dt_status dt__infer_embed(dt__call *c) {
     const dt_tensor_desc *w = c->in[0].d, *ix = c->in[1].d;
     int d;
     if (w->ndim != 2) return dt__fail(DT_ERR_SHAPE, "dt_embedding: table is %d-d, must be 2-D [V, D]", w->ndim);
@@ -10031,7 +10313,16 @@ static dt_status dt__check_embed(dt__call *c) {
     return DT_OK;
 }
 
-static dt_status dt__check_xent(dt__call *c) {
+static dt_status dt__run_embed(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    if (!o->numel) return DT_OK;
+    c->dev->kernels()->embedding(o->desc.dtype, in[0].data, in[0].box.lo[0], in[0].box.ext[0], in[0].box.ext[1],
+                           c->in[1].d->dtype, in[1].data, dt__box_numel(in[1].ndim, &in[1].box), o->data);
+    return DT_OK;
+}
+
+/* ---- xent: cross_entropy ---- */
+
+static dt_status dt__infer_xent(dt__call *c) {
     const dt_tensor_desc *x = c->in[0].d, *t = c->in[1].d;
     if (x->ndim != 2 || t->ndim != 1 || t->shape[0] != x->shape[0])
         return dt__fail(DT_ERR_SHAPE, "dt_cross_entropy: logits must be [N, C] and target [N] (got %d-d and %d-d)",
@@ -10046,34 +10337,73 @@ static dt_status dt__check_xent(dt__call *c) {
     return DT_OK;
 }
 
-/* ---- running: move the inputs, then the family's kernel ---- */
+/* loss_parallel: per-row max, sum of exp and target logit are reduced over
+   the mesh dims that split the classes; rows are summed locally (Partial
+   where they are split) */
+static dt_status dt__run_xent(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    const dt__local *x = &in[0];
+    size_t rows = (size_t)x->box.ext[0], r;
+    double *buf, loss = 0;
+    dt_status st;
+    int i;
+    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, 3 * rows * sizeof(double) + 1, (void **)&buf))) return st;
+    c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1],
+                      c->in[1].d->dtype, in[1].data, NULL, buf, NULL, NULL);
+    for (i = 0; i < c->m->ndim; i++)
+        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
+            (st = dt__comm_allreduce(c->m->dim[i], buf, buf, rows, DT_F64, DT_MAX)))
+            return st;
+    c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1], c->in[1].d->dtype,
+                      in[1].data, buf, NULL, buf + rows, buf + 2 * rows);
+    for (i = 0; i < c->m->ndim; i++)
+        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
+            (st = dt__comm_allreduce(c->m->dim[i], buf + rows, buf + rows, 2 * rows, DT_F64, DT_SUM)))
+            return st;
+    for (r = 0; r < rows; r++) loss += log(buf[rows + r]) + buf[r] - buf[2 * rows + r];
+    dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], o->data);
+    return DT_OK;
+}
 
-typedef struct dt__local { /* an input's block on this rank after the moves */
-    const void *data;
-    dt__box box;
-    int ndim;
-    const int64_t *stride;      /* element strides (a strided input read in place); NULL: row-major */
-} dt__local;
+/* ---- the family table, and running an op ---- */
 
-static void dt__strides(const int64_t *ext, int n, int64_t *st) {
-    int64_t s = 1;
-    int d;
-    for (d = n - 1; d >= 0; d--) { st[d] = s; s *= ext[d]; }
+/* dt__families[DT__F_x]: one row per line of DT__FAMILIES (>>registry) */
+typedef struct dt__family {
+    dt_status (*infer)(dt__call *c);                                        /* shapes, dim map */
+    dt_status (*run)(const dt__call *c, const dt__local *in, dt_tensor *o); /* local kernels   */
+} dt__family;
+
+#define DT__FAMILY_ROW(NAME, infer, run, traits) {dt__infer_##infer, dt__run_##run},
+static const dt__family dt__families[DT__F_COUNT] = {DT__FAMILIES(DT__FAMILY_ROW)};
+#undef DT__FAMILY_ROW
+
+/* inputs present, on one mesh, one dtype, allowed by the op */
+static dt_status dt__call_check(dt__call *c) {
+    dt_status st;
+    int i;
+    int indices = dt__has_trait(c->def, DT__FAM_INDICES);
+    if ((st = dt__call_mesh(c))) return dt__call_refused(c, st);
+    if (indices && !dt__on_host(c->dev))
+        return dt__call_refused(c, dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors (its indices are "
+                                            "checked on the host)", c->fn, c->dev->name));
+    for (i = 1; i < c->nin && !indices; i++)
+        if ((st = dt__same_dtype(c, 0, i))) return dt__call_refused(c, st);
+    if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
+        return dt__call_refused(c, dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is defined for floating-point "
+                                            "tensors", c->fn, c->in[0].name, dt_dtype_name(c->in[0].d->dtype)));
+    return DT_OK;
 }
 
 /* Strided storage (local_strides, local_ghost): the families whose local
-   kernels take an input's strides read it in place -- the binary family
-   (the kernel walks any strides), the unary family and casts (one kernel
-   call per row of the last dim, when that dim is unit-stride), narrow (a
-   box copy); the other families get one contiguous copy of the shard. A
-   strided input that must move (other placements) is packed by the
+   kernels take an input's strides read it in place (DT__FAMILIES' reads
+   traits: READS_ANY -- the binary family's kernel walks any strides, narrow
+   is a box copy; READS_ROWS -- one kernel call per row of a unit-stride
+   last dim, the unary family and casts); the others get one contiguous
+   copy of the shard.
+   A strided input that must move (other placements) is packed by the
    redistribution, which reads strides. */
 static int dt__reads_strides(const dt__call *c, const dt_tensor *t) {
-    switch (c->def->family) {
-    case DT__F_BINARY: case DT__F_NARROW: return 1;
-    case DT__F_UNARY: return t->stride[t->desc.ndim - 1] == 1;
-    default: return 0;
-    }
+    if (dt__has_trait(c->def, DT__FAM_READS_ANY)) return 1;
+    return dt__has_trait(c->def, DT__FAM_READS_ROWS) && t->stride[t->desc.ndim - 1] == 1;
 }
 
 /* the inputs' blocks as the op wants them placed: in place where the
@@ -10139,283 +10469,6 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
     return DT_OK;
 }
 
-static size_t dt__prod(const int64_t *e, int from, int to) {
-    size_t p = 1;
-    int d;
-    for (d = from; d < to; d++) p *= (size_t)e[d];
-    return p;
-}
-
-static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor *o) {
-    const dt__kernels *k = c->dev->kernels();
-    int64_t idx[DT_MAX_DIMS] = {0}, n, off = 0;
-    size_t xes = dt_dtype_size(c->in[0].d->dtype), oes = dt_dtype_size(o->desc.dtype), rows, r;
-    int nd = x->ndim, d;
-    if (!x->stride) {
-        if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
-        else k->unary((dt__uop)c->def->kernel, o->desc.dtype, x->data, o->data, o->numel, c->a);
-        return DT_OK;
-    }
-    /* strided x (unit-stride last dim): one kernel call per row into the contiguous result */
-    if (!o->numel) return DT_OK;
-    n = x->box.ext[nd - 1];
-    rows = o->numel / (size_t)n;
-    for (r = 0; r < rows; r++) {
-        const char *xr = (const char *)x->data + (size_t)off * xes;
-        char *orow = (char *)o->data + r * (size_t)n * oes;
-        if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, xr, o->desc.dtype, orow, (size_t)n);
-        else k->unary((dt__uop)c->def->kernel, o->desc.dtype, xr, orow, (size_t)n, c->a);
-        for (d = nd - 2; d >= 0; d--) { /* next row: odometer over the leading dims */
-            off += x->stride[d];
-            if (++idx[d] < x->box.ext[d]) break;
-            off -= x->box.ext[d] * x->stride[d];
-            idx[d] = 0;
-        }
-    }
-    return DT_OK;
-}
-
-/* element strides of an operand aligned at the right of the result (0: broadcast) */
-static void dt__bcast_strides(const dt__local *x, const int64_t *oext, int n, int64_t *st) {
-    int64_t xs[DT_MAX_DIMS];
-    int j;
-    if (x->stride) memcpy(xs, x->stride, (size_t)x->ndim * sizeof *xs); /* strided storage, read in place */
-    else dt__strides(x->box.ext, x->ndim, xs);
-    for (j = 0; j < n; j++) {
-        int d = j - (n - x->ndim);
-        st[j] = d < 0 || (x->box.ext[d] == 1 && oext[j] != 1) ? 0 : xs[d];
-    }
-}
-
-static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    int64_t sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], one = 1, zero = 0;
-    int n = o->desc.ndim;
-    if (!o->numel) return DT_OK;
-    if (n == 0) {
-        c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &one, in[0].data, &zero, in[1].data, &zero,
-                            o->data, c->a);
-        return DT_OK;
-    }
-    dt__bcast_strides(&in[0], o->box.ext, n, sa);
-    dt__bcast_strides(&in[1], o->box.ext, n, sb);
-    c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, n, o->box.ext, in[0].data, sa, in[1].data, sb, o->data,
-                        c->a);
-    return DT_OK;
-}
-
-static double dt__reduced_count(const dt__call *c) {
-    const dt_tensor_desc *x = c->in[0].d;
-    double n = 1;
-    int d;
-    for (d = 0; d < x->ndim; d++)
-        if ((unsigned)c->arg[0] >> d & 1u) n *= (double)x->shape[d];
-    return n;
-}
-
-/* norm2: sums of squares, Partial where a reduced dim was sharded, are
-   reduced into the result, then the square root */
-static dt_status dt__run_reduce(const dt__call *c, const dt__local *x, dt_tensor *o) {
-    const dt__kernels *k = c->dev->kernels();
-    dt_tensor part;
-    dt_status st;
-    void *buf;
-    double scale = c->op == DT__OP_MEAN ? 1.0 / dt__reduced_count(c) : 1.0;
-    if (c->op != DT__OP_NORM2 || dt__placements_eq(c->out.placements, c->out_public.placements, c->m->ndim)) {
-        k->reduce((dt__rop)c->def->kernel, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, o->data,
-                  scale);
-        if (c->op == DT__OP_NORM2) k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
-        return DT_OK;
-    }
-    if ((st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_TMP, o->bytes, &buf))) return st;
-    dt__tensor_view(o, &c->out, buf, &part);
-    k->reduce(DT__R_SUMSQ, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, buf, 1.0);
-    if ((st = dt__redistribute_into(&part, c->out_public.placements, o->data))) return st;
-    k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
-    return DT_OK;
-}
-
-/* a value of dtype t from a double (addmm's beta), through the kernel cast */
-static void dt__scalar_of(dt_dtype t, double v, void *out) { dt__host_kernels.cast(DT_F64, &v, t, out, 1); }
-
-/* the same in the call's memory: a kernel operand (device: the scalar slot) */
-static dt_status dt__scalar_on(const dt__call *c, dt_dtype t, double v, char *host, void **out) {
-    dt_status st;
-    dt__scalar_of(t, v, host);
-    *out = host;
-    if (dt__on_host(c->dev)) return DT_OK;
-    if ((st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_SCALAR, 16, out))) return st;
-    return c->dev->copy(c->fn, *out, host, dt_dtype_size(t));
-}
-
-static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    const dt__kernels *k = c->dev->kernels();
-    const dt__local *a = &in[0], *b = &in[1];
-    dt_dtype t = o->desc.dtype;
-    size_t es = dt_dtype_size(t);
-    int wt = (int)c->arg[0], na = a->ndim, nb = b->ndim, nbatch = 0, j;
-    int64_t M = na >= 2 ? a->box.ext[na - 2] : 1, K = a->box.ext[na - 1];
-    int64_t N = wt ? b->box.ext[0] : (nb >= 2 ? b->box.ext[nb - 1] : 1);
-    int64_t rsb = wt ? 1 : N, csb = wt ? K : 1;
-    int64_t bext[DT_MAX_DIMS], sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], idx[DT_MAX_DIMS];
-    double beta = 0;
-    size_t nb_out, e;
-    dt__local av = *a, bv = *b;
-    dt_status st;
-    if (!o->numel) return DT_OK;
-    /* batch dims: the result's dims before m, n */
-    nbatch = o->desc.ndim - (na >= 2) - (wt || nb >= 2);
-    memcpy(bext, o->box.ext, sizeof bext);
-    av.ndim = na >= 2 ? na - 2 : 0;
-    bv.ndim = wt || nb < 2 ? 0 : nb - 2;
-    dt__bcast_strides(&av, bext, nbatch, sa);
-    dt__bcast_strides(&bv, bext, nbatch, sb);
-    for (j = 0; j < nbatch; j++) { sa[j] *= M * K; sb[j] *= K * N; }
-    if (c->nin > 2 && in[2].data) { /* start from the bias / beta*c, then accumulate */
-        int64_t oe[2], sc[2], zero[2] = {0, 0}, rows = (int64_t)(o->numel / (size_t)(M * N));
-        char bs[16];
-        void *beta_v = NULL;
-        dt__local cv = in[2];
-        oe[0] = M; oe[1] = N;
-        dt__bcast_strides(&cv, oe, 2, sc);
-        if ((st = dt__scalar_on(c, t, c->op == DT__OP_ADDMM ? c->b : 1.0, bs, &beta_v))) return st;
-        for (e = 0; e < (size_t)rows; e++)
-            k->binary(DT__B_MUL, t, 2, oe, cv.data, sc, beta_v, zero, (char *)o->data + e * (size_t)(M * N) * es, 0);
-        beta = 1;
-    }
-    nb_out = dt__prod(o->box.ext, 0, nbatch);
-    for (j = 0; j < nbatch; j++) idx[j] = 0;
-    for (e = 0; e < nb_out; e++) {
-        int64_t oa = 0, ob = 0;
-        for (j = 0; j < nbatch; j++) { oa += idx[j] * sa[j]; ob += idx[j] * sb[j]; }
-        /* K == 0: a and b are empty (data may be NULL; no offset on NULL) */
-        st = k->gemm(t, M, N, K, c->op == DT__OP_ADDMM ? c->a : 1.0, K ? (const char *)a->data + (size_t)oa * es : a->data,
-                     K, 1, K ? (const char *)b->data + (size_t)ob * es : b->data, rsb, csb, beta,
-                     (char *)o->data + e * (size_t)(M * N) * es, N, 1);
-        if (st) return st;
-        for (j = nbatch - 1; j >= 0; j--) {
-            if (++idx[j] < bext[j]) break;
-            idx[j] = 0;
-        }
-    }
-    return DT_OK;
-}
-
-static dt_status dt__run_softmax(const dt__call *c, const dt__local *x, dt_tensor *o) {
-    int d = (int)c->arg[0];
-    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): every device's kernels() returns its static table */
-    c->dev->kernels()->softmax(o->desc.dtype, x->data, o->data, dt__prod(x->box.ext, 0, d), (size_t)x->box.ext[d],
-                         dt__prod(x->box.ext, d + 1, x->ndim), c->def->kernel);
-    return DT_OK;
-}
-
-static dt_status dt__run_norm(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    size_t n = (size_t)in[0].box.ext[in[0].ndim - 1];
-    if (!o->numel) return DT_OK;
-    c->dev->kernels()->norm(o->desc.dtype, in[0].data, in[1].data, c->nin > 2 ? in[2].data : NULL, o->data, o->numel / n, n,
-                      c->a, c->def->kernel);
-    return DT_OK;
-}
-
-static dt_status dt__run_view(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    int perm[DT_MAX_DIMS], j;
-    size_t es = dt_dtype_size(o->desc.dtype);
-    if (!o->numel) return DT_OK;
-    if (c->def->family == DT__F_PERMUTE && c->def->kernel == 0) {
-        for (j = 0; j < in[0].ndim; j++) perm[j] = (int)c->arg[j];
-        c->dev->kernels()->permute(es, in[0].ndim, in[0].box.ext, perm, in[0].data, o->data);
-    } else if (o->data != in[0].data) {
-        return c->dev->copy(c->fn, o->data, in[0].data, o->bytes);
-    }
-    return DT_OK;
-}
-
-/* narrow, cat, stack: box copies between local blocks, in local coordinates */
-static void dt__local_array(const dt__local *x, size_t es, dt__array *a) {
-    int d;
-    a->data = (char *)x->data;
-    a->ndim = x->ndim;
-    a->es = es;
-    a->stride = NULL;
-    for (d = 0; d < x->ndim; d++) { a->box.lo[d] = 0; a->box.ext[d] = x->box.ext[d]; }
-}
-
-static dt_status dt__run_narrow(const dt__call *c, const dt__local *x, dt_tensor *o) {
-    int d = (int)c->arg[0];
-    dt__array src, dst;
-    dt__box p;
-    if (!o->numel) return DT_OK;
-    dt__local_array(x, dt_dtype_size(o->desc.dtype), &src);
-    p = src.box;
-    p.lo[d] = c->arg[1];
-    p.ext[d] = c->arg[2];
-    dst = src;
-    dst.data = (char *)o->data;
-    dst.box = p;
-    src.stride = x->stride; /* strided storage, read in place */
-    return c->dev->copy_box(c->fn, &src, &dst, &p);
-}
-
-static dt_status dt__run_cat(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    int d = (int)c->arg[0], i, k;
-    size_t es = dt_dtype_size(o->desc.dtype);
-    int64_t at = 0;
-    dt__array src, dst;
-    dt_status st;
-    if (!o->numel) return DT_OK;
-    dst.data = (char *)o->data;
-    dst.ndim = o->desc.ndim;
-    dst.es = es;
-    dst.stride = NULL;
-    for (k = 0; k < dst.ndim; k++) { dst.box.lo[k] = 0; dst.box.ext[k] = o->box.ext[k]; }
-    for (i = 0; i < c->nin; i++) { /* stack: the inputs lack dim d; viewed with extent 1 there */
-        dt__local v = in[i];
-        if (v.ndim < dst.ndim) {
-            for (k = dst.ndim - 1; k > d; k--) v.box.ext[k] = v.box.ext[k - 1];
-            v.box.ext[d] = 1;
-            v.ndim = dst.ndim;
-        }
-        dt__local_array(&v, es, &src);
-        src.box.lo[d] = at;
-        at += src.box.ext[d];
-        if (dt__box_numel(src.ndim, &src.box) && (st = c->dev->copy_box(c->fn, &src, &dst, &src.box))) return st;
-    }
-    return DT_OK;
-}
-
-static dt_status dt__run_embed(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    if (!o->numel) return DT_OK;
-    c->dev->kernels()->embedding(o->desc.dtype, in[0].data, in[0].box.lo[0], in[0].box.ext[0], in[0].box.ext[1],
-                           c->in[1].d->dtype, in[1].data, dt__box_numel(in[1].ndim, &in[1].box), o->data);
-    return DT_OK;
-}
-
-/* loss_parallel: per-row max, sum of exp and target logit are reduced over
-   the mesh dims that split the classes; rows are summed locally (Partial
-   where they are split) */
-static dt_status dt__run_xent(const dt__call *c, const dt__local *in, dt_tensor *o) {
-    const dt__local *x = &in[0];
-    size_t rows = (size_t)x->box.ext[0], r;
-    double *buf, loss = 0;
-    dt_status st;
-    int i;
-    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, 3 * rows * sizeof(double) + 1, (void **)&buf))) return st;
-    c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1],
-                      c->in[1].d->dtype, in[1].data, NULL, buf, NULL, NULL);
-    for (i = 0; i < c->m->ndim; i++)
-        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
-            (st = dt__comm_allreduce(c->m->dim[i], buf, buf, rows, DT_F64, DT_MAX)))
-            return st;
-    c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1], c->in[1].d->dtype,
-                      in[1].data, buf, NULL, buf + rows, buf + 2 * rows);
-    for (i = 0; i < c->m->ndim; i++)
-        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
-            (st = dt__comm_allreduce(c->m->dim[i], buf + rows, buf + rows, 2 * rows, DT_F64, DT_SUM)))
-            return st;
-    for (r = 0; r < rows; r++) loss += log(buf[rows + r]) + buf[r] - buf[2 * rows + r];
-    dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], o->data);
-    return DT_OK;
-}
-
 static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     dt__local loc[DT__MAX_IN];
     void *extra[DT__MAX_IN];
@@ -10424,19 +10477,7 @@ static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     if (c->m->rank < 0) return DT_OK;
     memset(extra, 0, sizeof extra);
     st = dt__move_inputs(c, loc, extra);
-    if (!st) switch (c->def->family) {
-        case DT__F_UNARY: st = dt__run_unary(c, &loc[0], o); break;
-        case DT__F_BINARY: st = dt__run_binary(c, loc, o); break;
-        case DT__F_REDUCE: st = dt__run_reduce(c, &loc[0], o); break;
-        case DT__F_MATMUL: st = dt__run_matmul(c, loc, o); break;
-        case DT__F_SOFTMAX: st = dt__run_softmax(c, &loc[0], o); break;
-        case DT__F_NORM: st = dt__run_norm(c, loc, o); break;
-        case DT__F_PERMUTE: case DT__F_RESHAPE: st = dt__run_view(c, loc, o); break;
-        case DT__F_NARROW: st = dt__run_narrow(c, &loc[0], o); break;
-        case DT__F_CAT: st = dt__run_cat(c, loc, o); break;
-        case DT__F_EMBED: st = dt__run_embed(c, loc, o); break;
-        default: st = dt__run_xent(c, loc, o); break;
-    }
+    if (!st) st = dt__families[c->def->family].run(c, loc, o);
     for (i = 0; i < DT__MAX_IN; i++)
         if (extra[i]) c->dev->free(extra[i]);
     return st;
@@ -10461,12 +10502,12 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
    contiguous copy of its shard (read in first: every byte the op leaves
    alone keeps its value), written back through the strides only once the
    op has succeeded; the padding is never written. */
-static dt_status dt__dispatch(dt__call *c, dt_status (*check)(dt__call *), dt_tensor **out) {
+static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
     dt_tensor *o = NULL, staged;
     void *obuf = NULL;
     dt_status st;
     if (!out) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn));
-    if (!(st = dt__propagate(c, check))) {
+    if (!(st = dt__propagate(c, dt__families[c->def->family].infer))) {
         c->out.device = c->out_public.device = c->in[0].d->device;
         st = dt__out_prepare(c, out, &o);
     }
@@ -10504,7 +10545,7 @@ static dt_status dt__unary(int op, const char *fn, const dt_tensor *x, double a,
                                          op == DT__OP_FILL) && a != (double)(int64_t)a)
         return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "%s: a = %g is not an integer, and x is %s", fn, a,
                                              dt_dtype_name(x->desc.dtype)));
-    return dt__dispatch(&c, dt__check_unary, out);
+    return dt__dispatch(&c, out);
 }
 
 /* the plain unary ops' definitions, one per PLAIN line of DT__UNARY_OPS
@@ -10532,7 +10573,7 @@ DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out) {
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
     if (!dt__dtype_valid(to)) return dt__call_refused(&c, dt__fail(DT_ERR_DTYPE, "dt_cast: to = %d is not a dt_dtype", (int)to));
     dt__call_arg(&c, (int64_t)to);
-    return dt__dispatch(&c, dt__check_unary, out);
+    return dt__dispatch(&c, out);
 }
 
 static dt_status dt__binary(int op, const char *fn, const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
@@ -10540,7 +10581,7 @@ static dt_status dt__binary(int op, const char *fn, const dt_tensor *a, const dt
     dt_status st;
     dt__call_init(&c, op, fn);
     if ((st = dt__call_in(&c, a, "a", 0)) || (st = dt__call_in(&c, b, "b", 0)) || (st = dt__call_check(&c))) return st;
-    return dt__dispatch(&c, dt__check_binary, out);
+    return dt__dispatch(&c, out);
 }
 
 DT_API dt_status dt_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_ADD, "dt_add", a, b, out); }
@@ -10581,14 +10622,36 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y) {
         return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_axpy: a = %g is not an integer, and y is %s", a,
                                              dt_dtype_name(y->desc.dtype)));
     if ((st = dt__axpy_int_avg(y))) return dt__call_refused(&c, st);
-    return dt__dispatch(&c, dt__check_binary, &o);
+    return dt__dispatch(&c, &o);
+}
+
+static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int ndims, const int *dims, int keepdim,
+                                 dt__call *c) {
+    dt_status st;
+    unsigned mask = 0;
+    int i, d;
+    dt__call_init(c, op, fn);
+    if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
+    if (ndims < 0) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims));
+    if (!dims) ndims = 0; /* documented: NULL dims means all dims */
+    if (op == DT__OP_ARGMAX && ndims > 1)
+        return dt__call_refused(c, dt__fail(DT_ERR_ARG, "dt_argmax: ndims = %d; argmax takes one dim or all (0)", ndims));
+    for (i = 0; i < ndims; i++) {
+        if ((st = dt__norm_dim(c, "dims[i]", dims[i], x->desc.ndim, &d))) return dt__call_refused(c, st);
+        if (mask >> d & 1u) return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn, dims[i]));
+        mask |= 1u << d;
+    }
+    if (ndims == 0 || !dims) mask = (1u << x->desc.ndim) - 1u;
+    dt__call_arg(c, (int64_t)mask);
+    dt__call_arg(c, keepdim != 0);
+    return DT_OK;
 }
 
 #define DT__REDUCE(fname, op)                                                                         \
     DT_API dt_status fname(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out) { \
         dt__call c;                                                                                   \
         dt_status st = dt__reduce_call(op, #fname, x, ndims, dims, keepdim, &c);                      \
-        return st ? st : dt__dispatch(&c, dt__check_reduce, out);                                     \
+        return st ? st : dt__dispatch(&c, out);                                     \
     }
 DT__REDUCE(dt_sum, DT__OP_SUM)
 DT__REDUCE(dt_mean, DT__OP_MEAN)
@@ -10618,7 +10681,7 @@ static dt_status dt__matmul(int op, const char *fn, const dt_tensor *a, const dt
         return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "dt_dot: a is %d-d and b is %d-d; both must be 1-D",
                                             a->desc.ndim, b->desc.ndim));
     dt__call_arg(c, weight);
-    return dt__dispatch(c, dt__check_matmul, out);
+    return dt__dispatch(c, out);
 }
 
 DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
@@ -10653,7 +10716,7 @@ DT_API dt_status dt_addmm(const dt_tensor *cm, const dt_tensor *a, const dt_tens
         return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_addmm: alpha = %g, beta = %g must be integers for %s "
                                              "tensors", alpha, beta, dt_dtype_name(a->desc.dtype)));
     dt__call_arg(&c, 0);
-    return dt__dispatch(&c, dt__check_matmul, out);
+    return dt__dispatch(&c, out);
 }
 
 static dt_status dt__softmax(int op, const char *fn, const dt_tensor *x, int dim, dt_tensor **out) {
@@ -10664,7 +10727,7 @@ static dt_status dt__softmax(int op, const char *fn, const dt_tensor *x, int dim
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
     if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return dt__call_refused(&c, st);
     dt__call_arg(&c, d);
-    return dt__dispatch(&c, dt__check_softmax, out);
+    return dt__dispatch(&c, out);
 }
 DT_API dt_status dt_softmax(const dt_tensor *x, int dim, dt_tensor **out) { return dt__softmax(DT__OP_SOFTMAX, "dt_softmax", x, dim, out); }
 DT_API dt_status dt_log_softmax(const dt_tensor *x, int dim, dt_tensor **out) {
@@ -10679,7 +10742,7 @@ DT_API dt_status dt_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_in(&c, w, "w", 1)) || (st = dt__call_in(&c, b, "b", 1)) ||
         (st = dt__call_check(&c)))
         return st;
-    return dt__dispatch(&c, dt__check_norm, out);
+    return dt__dispatch(&c, out);
 }
 
 DT_API dt_status dt_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out) {
@@ -10688,7 +10751,7 @@ DT_API dt_status dt_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps,
     dt__call_init(&c, DT__OP_RMS_NORM, "dt_rms_norm");
     c.a = eps;
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_in(&c, w, "w", 1)) || (st = dt__call_check(&c))) return st;
-    return dt__dispatch(&c, dt__check_norm, out);
+    return dt__dispatch(&c, out);
 }
 
 static dt_status dt__view_call(int op, const char *fn, const dt_tensor *x, dt__call *c) {
@@ -10711,7 +10774,7 @@ DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out
         seen |= 1u << d;
         dt__call_arg(&c, d);
     }
-    return dt__dispatch(&c, dt__check_permute, out);
+    return dt__dispatch(&c, out);
 }
 
 DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out) {
@@ -10722,7 +10785,7 @@ DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **ou
     if ((st = dt__norm_dim(&c, "d0", d0, x->desc.ndim, &a)) || (st = dt__norm_dim(&c, "d1", d1, x->desc.ndim, &b)))
         return dt__call_refused(&c, st);
     for (j = 0; j < x->desc.ndim; j++) dt__call_arg(&c, j == a ? b : j == b ? a : j);
-    return dt__dispatch(&c, dt__check_permute, out);
+    return dt__dispatch(&c, out);
 }
 
 DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
@@ -10732,7 +10795,7 @@ DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
     if ((st = dt__view_call(DT__OP_SQUEEZE, "dt_squeeze", x, &c))) return st;
     if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return dt__call_refused(&c, st);
     dt__call_arg(&c, x->desc.shape[d] == 1 ? d : -1);
-    return dt__dispatch(&c, dt__check_permute, out);
+    return dt__dispatch(&c, out);
 }
 
 DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
@@ -10744,7 +10807,7 @@ DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
         return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_unsqueeze: x already has DT_MAX_DIMS = %d dims", DT_MAX_DIMS));
     if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim + 1, &d))) return dt__call_refused(&c, st);
     dt__call_arg(&c, d);
-    return dt__dispatch(&c, dt__check_permute, out);
+    return dt__dispatch(&c, out);
 }
 
 DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out) {
@@ -10776,7 +10839,7 @@ DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, 
         return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_reshape: x %s has %lld elements, the shape %s cannot "
                                              "hold them", dt__shape_str(x->desc.shape, x->desc.ndim, s1, sizeof s1),
                                              (long long)total, dt__shape_str(shape, ndim, s2, sizeof s2)));
-    return dt__dispatch(&c, dt__check_reshape, out);
+    return dt__dispatch(&c, out);
 }
 
 DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out) {
@@ -10792,7 +10855,7 @@ DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t l
     dt__call_arg(&c, d);
     dt__call_arg(&c, start);
     dt__call_arg(&c, length);
-    return dt__dispatch(&c, dt__check_narrow, out);
+    return dt__dispatch(&c, out);
 }
 
 static dt_status dt__cat(int op, const char *fn, int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
@@ -10813,7 +10876,7 @@ static dt_status dt__cat(int op, const char *fn, int n, const dt_tensor *const *
         return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_stack: the result would have more than DT_MAX_DIMS dims"));
     if ((st = dt__norm_dim(&c, "dim", dim, xs[0]->desc.ndim + (op == DT__OP_STACK), &d))) return dt__call_refused(&c, st);
     dt__call_arg(&c, d);
-    return dt__dispatch(&c, dt__check_cat, out);
+    return dt__dispatch(&c, out);
 }
 DT_API dt_status dt_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) { return dt__cat(DT__OP_CAT, "dt_cat", n, xs, dim, out); }
 DT_API dt_status dt_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
@@ -10907,7 +10970,7 @@ DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_t
         st = dt__fail(DT_ERR_SHAPE, "dt_embedding: table is %d-d, must be 2-D [V, D]", table->desc.ndim);
     if (!st && idx->mesh != c.m) st = dt__fail(DT_ERR_MESH, "dt_embedding: idx lives on another mesh than table");
     if ((st = dt__check_indices(&c, idx, table->desc.ndim == 2 ? table->desc.shape[0] : 0, "idx", st))) return st;
-    return dt__dispatch(&c, dt__check_embed, out);
+    return dt__dispatch(&c, out);
 }
 
 DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out) {
@@ -10927,7 +10990,7 @@ DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *targ
         if ((st = dt__check_indices(&c, target, logits->desc.shape[1], "target", st))) return st;
     } else if (st)
         return dt__call_refused(&c, st);
-    return dt__dispatch(&c, dt__check_xent, out);
+    return dt__dispatch(&c, out);
 }
 
 /* >>rng -------------------------------------------------------------------

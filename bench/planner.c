@@ -702,23 +702,23 @@ static void op_call(int op, dt_tensor *const *in, dt__call *c, dt_status (**chec
         dt__call_init(c, DT__OP_MATMUL, "dt_matmul");
         CHECK(dt__call_in(c, in[0], "a", 0)); CHECK(dt__call_in(c, in[1], "b", 0)); CHECK(dt__call_check(c));
         dt__call_arg(c, 0);
-        *check = dt__check_matmul;
+        *check = dt__infer_matmul;
         break;
     case 1:
         dt__call_init(c, DT__OP_LINEAR, "dt_linear");
         CHECK(dt__call_in(c, in[0], "x", 0)); CHECK(dt__call_in(c, in[1], "w", 0));
         CHECK(dt__call_in(c, in[2], "bias", 1)); CHECK(dt__call_check(c));
         dt__call_arg(c, 1);
-        *check = dt__check_matmul;
+        *check = dt__infer_matmul;
         break;
     case 2:
         dt__call_init(c, DT__OP_ADD, "dt_add");
         CHECK(dt__call_in(c, in[0], "a", 0)); CHECK(dt__call_in(c, in[1], "b", 0)); CHECK(dt__call_check(c));
-        *check = dt__check_binary;
+        *check = dt__infer_binary;
         break;
     default:
         CHECK(dt__reduce_call(DT__OP_SUM, "dt_sum", in[0], 1, &dim0, 0, c));
-        *check = dt__check_reduce;
+        *check = dt__infer_reduce;
         break;
     }
 }
