@@ -150,7 +150,7 @@
    DT_MAX_DIMS             max tensor rank (default 8, at least 8)
    DT_MAX_MESH_DIMS        max mesh rank (default 4, at least 4)
    DT_OP_CACHE             strategy-cache entries per mesh (default 256)
-   DTENSOR_BLAS            the local GEMM (F32/F64; F16/BF16 staged through F32):
+   DTENSOR_BLAS            the local GEMM (F32/F64; F16/BF16 widened to F32):
                            blis (default: bli_?gemm_ex, general strides; <blis.h>
                            or <blis/blis.h>, or DTENSOR_BLIS_HEADER; -lblis),
                            cblas (cblas_?gemm from DTENSOR_CBLAS_HEADER, default
@@ -196,7 +196,7 @@
    unpack, the steps of multi-step plans; at most ~1 local shard each) and
    reuses them, so a time loop allocates and page-faults no data buffer
    after its first step (small per-call bookkeeping, O(ranks), the F32
-   staging of F16/BF16 reductions and the receive buffers of collectives the
+   F32 copies of F16/BF16 reductions and the receive buffers of collectives the
    library emulates over sendrecv are still allocated); dt_mesh_destroy
    frees them.
    A tensor made with DT_BORROW does not own its buffer: the caller frees it
@@ -693,12 +693,12 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    - read/written through the strides, no copy of the shard:
      dt_tensor_redistribute as source and as *out (the box and piece
      exchanges pack from and unpack into the strides; cyclic and reduction
-     plans stage one contiguous copy), dt_tensor_gather (packed once),
+     plans make one contiguous copy), dt_tensor_gather (packed once),
      dt_tensor_from_local(DT_COPY) (gathered into the new contiguous
      shard), dt_halo_exchange / dt_stencil_apply on a ghosted array (the
      halo section); random fills (dt_uniform_, dt_normal_, dt_bernoulli_,
      dt_randint_, dt_tensor_rand / dt_tensor_randn into a strided *out,
-     dt_dropout's x and *out): written in place, one kernel call per run of
+     dt_dropout's x and *out): written in place, one kernel call per span of
      the last dim (through a 32-element stack buffer when that dim is not
      unit-stride), every value bit-identical to the same fill of a
      contiguous tensor; op inputs of the binary family (dt_add, dt_sub,
@@ -706,7 +706,7 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      walks any strides, broadcasting included), of the unary family and
      dt_cast when the last dim is unit-stride (one kernel call per row),
      and of dt_narrow;
-   - staged through one contiguous copy of the shard, allocated and freed by
+   - through one contiguous copy of the shard, allocated and freed by
      the call: every other op input (reductions, softmax, norms, matmul,
      views, cat/stack, embedding, cross-entropy; unary inputs whose last
      dim is not unit-stride); a strided op *out (the op runs into a
@@ -845,7 +845,7 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* loca
    Strided storage (local_strides, ghosted arrays; see dt_tensor_from_local):
    the binary family, the unary family and dt_cast (unit-stride last dim)
    and dt_narrow read a strided input in place; every other op input is
-   staged through one contiguous copy each (allocated per call, freed at
+   read through one contiguous copy each (allocated per call, freed at
    its end). A strided *out: the op runs into one contiguous copy of its
    shard, written back through its strides once the op has succeeded (the
    padding is never written; on failure *out is untouched).
@@ -1203,7 +1203,7 @@ DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tens
    every rank has written and closed it; on any failure the temporary is
    removed and `path` is left as it was (never truncated or half-written).
    Every rank returns the same status and message. Strided storage
-   (local_strides, local_ghost): staged through one contiguous copy of the
+   (local_strides, local_ghost): written from one contiguous copy of the
    shard (on the ranks that write; the file's bytes are the contiguous
    tensor's, the padding is never read). */
 DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);  /* collective */
@@ -2644,10 +2644,10 @@ static int64_t dt__numroc(int64_t n, int64_t b, int k, int r) {
     return own;
 }
 
-/* Part r of n positions over k under a rule that gives one run (every rule
+/* Part r of n positions over k under a rule that gives one span (every rule
    but cyclic): its offset and length. Empty parts sit at the end of the
    parts before them, inside [0, n]. */
-static void dt__split_run(int64_t n, int k, int r, const dt_placement *p, int64_t *off, int64_t *len) {
+static void dt__split_span(int64_t n, int k, int r, const dt_placement *p, int64_t *off, int64_t *len) {
     if (p->split == DT_SPLIT_BALANCED) {
         int64_t q = n / k, e = n % k;
         *off = (int64_t)r * q + (r < e ? r : e);
@@ -2663,7 +2663,7 @@ static void dt__split_run(int64_t n, int k, int r, const dt_placement *p, int64_
     }
 }
 
-/* The coordinate whose part holds position a (0 <= a < n) under a one-run
+/* The coordinate whose part holds position a (0 <= a < n) under a one-span
    rule; parts of length 0 hold nothing */
 static int dt__split_find(int64_t n, int k, const dt_placement *p, int64_t a) {
     if (p->split == DT_SPLIT_BALANCED) {
@@ -2690,12 +2690,12 @@ static int dt__split_find(int64_t n, int k, const dt_placement *p, int64_t a) {
 typedef struct dt__level {
     dt_placement p;
     int k, c;
-    int64_t n, off;  /* the parent's extent; a one-run rule's offset in it */
+    int64_t n, off;  /* the parent's extent; a one-span rule's offset in it */
 } dt__level;
 
 typedef struct dt__chain {
     int n;           /* levels */
-    int cyclic;      /* some level is cyclic: the part may be several runs */
+    int cyclic;      /* some level is cyclic: the part may be several spans */
     int64_t ext;     /* the local extent */
     int64_t lo;      /* the global index of local position 0 (end of the parent if empty) */
     dt__level lv[DT_MAX_MESH_DIMS];
@@ -2712,7 +2712,7 @@ static int64_t dt__chain_up(const dt__chain *ch, int64_t p) {
 }
 
 /* from local position p, how many positions map to consecutive global indices */
-static int64_t dt__chain_run(const dt__chain *ch, int64_t p) {
+static int64_t dt__chain_span(const dt__chain *ch, int64_t p) {
     int64_t len = ch->ext - p;
     int i;
     for (i = ch->n - 1; i >= 0; i--) {
@@ -2747,12 +2747,12 @@ static void dt__chain_build(int64_t n, int mndim, const int *mshape, const int *
             l->off = 0;
             n = dt__numroc(n, pl[i].block, l->k, l->c);
         } else {
-            dt__split_run(n, l->k, l->c, &pl[i], &l->off, &n);
+            dt__split_span(n, l->k, l->c, &pl[i], &l->off, &n);
             lo += l->off;
         }
     }
     ch->ext = n;
-    /* one-run chains keep the running offset, also for empty parts (at the end
+    /* one-span chains keep the running offset, also for empty parts (at the end
        of the parts before them); an empty cyclic part sits at the global end */
     ch->lo = !ch->cyclic ? lo : n ? dt__chain_up(ch, 0) : ch->lv[0].n;
 }
@@ -2838,41 +2838,41 @@ static size_t dt__array_offset(const dt__array *a, const size_t *stride, const d
     return off;
 }
 
-/* Is `piece` one contiguous run of `a`, its elements in row-major order?
+/* Is `piece` one contiguous span of `a`, its elements in row-major order?
    Then it can be sent or received in place, with no pack or unpack: the
    dims where the piece is longer than 1, taken inner to outer, start at
-   the element size and each steps over exactly the run inside it. */
+   the element size and each steps over exactly the span inside it. */
 static int dt__piece_contiguous(const dt__array *a, const dt__box *piece, size_t *byte_off) {
-    size_t stride[DT_MAX_DIMS] = {0}, run;
+    size_t stride[DT_MAX_DIMS] = {0}, span;
     int d;
     *byte_off = 0;
     if (dt__box_numel(a->ndim, piece) == 0 || a->ndim == 0) return 1;
     dt__array_strides(a, stride);
-    run = a->es;
+    span = a->es;
     for (d = a->ndim - 1; d >= 0; d--) {
         /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): piece->ext[0..ndim) is set for every dim of the box */
         if (piece->ext[d] == 1) continue;
-        if (stride[d] != run) return 0;
-        run *= (size_t)piece->ext[d];
+        if (stride[d] != span) return 0;
+        span *= (size_t)piece->ext[d];
     }
     *byte_off = dt__array_offset(a, stride, piece);
     return 1;
 }
 
-/* n runs of `run` bytes, at strides ds / ss; the common element sizes as
+/* n spans of `span` bytes, at strides ds / ss; the common element sizes as
    fixed-size copies (inlined, no call per element) */
-static void dt__copy_runs(char *d, size_t ds, const char *s, size_t ss, size_t run, int64_t n) {
+static void dt__copy_spans(char *d, size_t ds, const char *s, size_t ss, size_t span, int64_t n) {
     int64_t i;
-    if (run == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
-    else if (run == 4) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 4);
-    else for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, run);
+    if (span == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
+    else if (span == 4) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 4);
+    else for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, span);
 }
 
 /* Copy the global box `p` (inside both arrays) from s to d: the innermost
-   dims that are one run in both arrays fold into one memcpy (a strided
+   dims that are one span in both arrays fold into one memcpy (a strided
    array's innermost dim that is not unit-stride copies element by element). */
 static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *p) {
-    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0}, run = s->es, so, doff; /* zeroed: for the static analyzer */
+    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0}, span = s->es, so, doff; /* zeroed: for the static analyzer */
     int64_t idx[DT_MAX_DIMS];
     int k = s->ndim, j;
     if (dt__box_numel(s->ndim, p) == 0) return;
@@ -2880,17 +2880,17 @@ static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *
     dt__array_strides(s, ss);
     dt__array_strides(d, ds);
     if (ss[k - 1] == s->es && ds[k - 1] == s->es) {
-        run *= (size_t)p->ext[--k];
-        while (k > 0 && ss[k - 1] == run && ds[k - 1] == run) run *= (size_t)p->ext[--k];
+        span *= (size_t)p->ext[--k];
+        while (k > 0 && ss[k - 1] == span && ds[k - 1] == span) span *= (size_t)p->ext[--k];
     }
     so = dt__array_offset(s, ss, p);
     doff = dt__array_offset(d, ds, p);
-    if (k == 0) { memcpy(d->data + doff, s->data + so, run); return; }
-    /* dim k-1 as a tight loop of runs: a column face is one element per row,
+    if (k == 0) { memcpy(d->data + doff, s->data + so, span); return; }
+    /* dim k-1 as a tight loop of spans: a column face is one element per row,
        where a call per element would cost more than the bytes */
     for (j = 0; j < k - 1; j++) idx[j] = 0;
     for (;;) {
-        dt__copy_runs(d->data + doff, ds[k - 1], s->data + so, ss[k - 1], run, p->ext[k - 1]);
+        dt__copy_spans(d->data + doff, ds[k - 1], s->data + so, ss[k - 1], span, p->ext[k - 1]);
         for (j = k - 2; j >= 0; j--) {
             so += ss[j]; doff += ds[j];
             if (++idx[j] < p->ext[j]) break;
@@ -2917,7 +2917,7 @@ static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
    Local compute on one rank's row-major buffers, behind a table per device
    (dtensor_cuda.h registers its own). The ops layer has already checked
    everything (shapes, dtypes, which ops a dtype allows); kernels do not
-   fail except for memory (gemm staging). Working precision: F32 for
+   fail except for memory (the F32 copies of F16/BF16 gemm). Working precision: F32 for
    F32/F16/BF16, F64 for F64, int64 for I32/I64/U8. Loops are written so
    the compiler vectorises them (blocks of up to DT__BLOCK elements
    converted to the working type, a plain loop over the block, converted
@@ -2994,7 +2994,7 @@ typedef struct dt__kernels {
        for each matrix, so transposed views cost no copy. beta == 0: C is not read
        (may hold NaN). F32/F64: the BLAS DTENSOR_BLAS picks (BLIS's general strides; a
        CBLAS/Fortran BLAS's ld + transposes, other strides packed), or loops;
-       F16/BF16: staged through F32 buffers (DT_ERR_NOMEM possible);
+       F16/BF16: widened to F32 buffers (DT_ERR_NOMEM possible);
        ints: loops in int64 (alpha, beta integral). */
     dt_status (*gemm)(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
                       int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
@@ -4209,7 +4209,7 @@ DT__DEFINE_GEMM_LOOP(i64, int64_t, dt__gather_i64, dt__scatter_i64, DT__IMAC, DT
 
 #if DT__BLAS != 0
 /* how dt__k_gemm ran its F32/F64/F16/BF16 calls on this thread: the BLAS on
-   the caller's strides (or on F16/BF16's F32 staging copies), the BLAS after
+   the caller's strides (or on F16/BF16's F32 copies), the BLAS after
    packing an F32/F64 matrix it cannot take, the loops (small, or no BLAS
    linked). For the tests and bench/blas.c. */
 static DT__TLS long dt__gemm_count[3];
@@ -4439,7 +4439,7 @@ static int dt__gemm_blas(dt_dtype t, int64_t m, int64_t n, int64_t k, double alp
 
 /* F16/BF16: A, B (and C when beta != 0) widened into contiguous F32 copies,
    one sgemm, C narrowed back */
-static dt_status dt__gemm_half_staged(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
+static dt_status dt__gemm_half_widened(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
                                       int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta,
                                       void *c, int64_t rsc, int64_t csc) {
     size_t es = dt_dtype_size(t), na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
@@ -4449,7 +4449,7 @@ static dt_status dt__gemm_half_staged(dt_dtype t, int64_t m, int64_t n, int64_t 
     dt_status st;
     if (na / (size_t)m != (size_t)k || nb / (size_t)k != (size_t)n || nc / (size_t)m != (size_t)n ||
         na + nb + nc < na || (na + nb + nc) > SIZE_MAX / sizeof(float))
-        return dt__fail(DT_ERR_NOMEM, "dt gemm: %lld x %lld x %lld staging does not fit in memory", (long long)m,
+        return dt__fail(DT_ERR_NOMEM, "dt gemm: %lld x %lld x %lld F32 copy does not fit in memory", (long long)m,
                         (long long)n, (long long)k);
     if ((st = dt__alloc("dt gemm", (na + nb + nc) * sizeof(float), &mem))) return st;
     af = (float *)mem;
@@ -4509,7 +4509,7 @@ static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double 
             dt__gemm_blas(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc))
             return DT_OK;
         if (DT__WITH_BLAS(k > 0 && !small && t != DT_F32))
-            return dt__gemm_half_staged(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
+            return dt__gemm_half_widened(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
         dt__gemm_count[2]++;
 #endif
         return dt__gemm_loop_f32(t, m, n, k, (float)alpha, a, rsa, csa, b, rsb, csb, (float)beta, beta_zero, c, rsc,
@@ -4680,7 +4680,7 @@ static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int6
 
 /* ------------------------------------------------ Philox4x32-10 (random ops)
    The element with global row-major index g reads the words at stream
-   positions offset + w*g, so the kernel walks the runs of the local box
+   positions offset + w*g, so the kernel walks the spans of the local box
    that are contiguous in the global index space and generates exactly
    their words: O(local) work. Philox's 32x32->64 multiplies do not auto-vectorise well (GCC 12
    at -O2/-O3 made them 0.7-1.2x the scalar loop, measured), so on x86-64
@@ -4838,7 +4838,7 @@ static void dt__px_pick(dt__px_gen_fn *gen) {
 }
 
 /* A window on the stream: generated blocks [b, b + nblk), kept so that
-   short runs close together (a box sharded along the last dim) share them. */
+   short spans close together (a box sharded along the last dim) share them. */
 typedef struct dt__px {
     uint32_t k0, k1;
     dt__px_gen_fn gen;
@@ -4877,11 +4877,11 @@ static void dt__rng_store_f(dt_dtype t, const float *v, void *y, size_t i0, size
 
 /* uniform [a, b) for the general bounds; the fast [0,1) paths are below */
 static void dt__rng_uniform(const dt__rng_op *op, const uint32_t *wv, void *y, size_t i0, size_t n) {
-    double lo = op->a, span = op->b - op->a;
+    double lo = op->a, width = op->b - op->a;
     size_t i;
     if (op->t == DT_F64) {
         double *o = (double *)y + i0;
-        if (lo == 0 && span == 1) {
+        if (lo == 0 && width == 1) {
             double v[DT__PX_CH / 2];
             if (n == DT__PX_CH / 2) {
                 for (i = 0; i < DT__PX_CH / 2; i++) v[i] = dt__u53(dt__w64(wv + 2 * i));
@@ -4891,13 +4891,13 @@ static void dt__rng_uniform(const dt__rng_op *op, const uint32_t *wv, void *y, s
             return;
         }
         for (i = 0; i < n; i++) {
-            double v = lo + span * dt__u53(dt__w64(wv + 2 * i));
+            double v = lo + width * dt__u53(dt__w64(wv + 2 * i));
             while (v >= op->b) v = dt__down_f64(v);
             o[i] = v;
         }
         return;
     }
-    if (op->t == DT_F32 && lo == 0 && span == 1) { /* the hot path: exact, never reaches 1 */
+    if (op->t == DT_F32 && lo == 0 && width == 1) { /* the hot path: exact, never reaches 1 */
         float v[DT__PX_CH];
         if (n == DT__PX_CH) {
             for (i = 0; i < DT__PX_CH; i++) v[i] = dt__u24(wv[i]);
@@ -4908,7 +4908,7 @@ static void dt__rng_uniform(const dt__rng_op *op, const uint32_t *wv, void *y, s
     }
     {
         float v[DT__PX_CH] = {0}; /* (only to quiet -Wmaybe-uninitialized) */
-        for (i = 0; i < n; i++) v[i] = (float)(lo + span * (double)dt__u24(wv[i]));
+        for (i = 0; i < n; i++) v[i] = (float)(lo + width * (double)dt__u24(wv[i]));
         dt__rng_store_f(op->t, v, y, i0, n);
         for (i = 0; i < n; i++) { /* rounding may reach hi: step down (rare) */
             if (op->t == DT_F32) {
@@ -4981,7 +4981,7 @@ static void dt__rng_chunk(dt__px *s, const dt__rng_op *op, const uint32_t *wv, u
     size_t i;
     switch (op->kind) {
     case DT__RK_UNIFORM: dt__rng_uniform(op, wv, y, i0, n); break;
-    case DT__RK_NORMAL: break; /* pairs: dt__rng_run_normal */
+    case DT__RK_NORMAL: break; /* pairs: dt__rng_span_normal */
     case DT__RK_BERNOULLI: {
         uint8_t keep[DT__PX_CH];
         dt__rng_keep(op, wv, keep, n);
@@ -5018,8 +5018,8 @@ static void dt__rng_chunk(dt__px *s, const dt__rng_op *op, const uint32_t *wv, u
 }
 
 /* normals for global elements [g, g+n) into y[i0..]: whole pairs are drawn
-   and the elements of this run kept */
-static void dt__rng_run_normal(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64_t g, size_t n, void *y, size_t i0) {
+   and the elements of this span kept */
+static void dt__rng_span_normal(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64_t g, size_t n, void *y, size_t i0) {
     uint64_t ga = g & ~(uint64_t)1, end = g + n;
     size_t per = (size_t)(DT__PX_CH / op->w); /* elements (an even number) per step */
     while (ga < end) {
@@ -5039,10 +5039,10 @@ static void dt__rng_run_normal(dt__px *s, const dt__rng_op *op, uint64_t offset,
     }
 }
 
-/* one run: global elements [g, g+n) are local elements [i0, i0+n) */
-static void dt__rng_run(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64_t g, size_t n, void *y, size_t i0) {
+/* one span: global elements [g, g+n) are local elements [i0, i0+n) */
+static void dt__rng_span(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64_t g, size_t n, void *y, size_t i0) {
     size_t per = (size_t)(DT__PX_CH / op->w), i = 0;
-    if (op->kind == DT__RK_NORMAL) { dt__rng_run_normal(s, op, offset, g, n, y, i0); return; }
+    if (op->kind == DT__RK_NORMAL) { dt__rng_span_normal(s, op, offset, g, n, y, i0); return; }
     while (i < n) {
         size_t k = n - i < per ? n - i : per;
         uint64_t pos = offset + (uint64_t)op->w * (g + i);
@@ -5051,26 +5051,26 @@ static void dt__rng_run(dt__px *s, const dt__rng_op *op, uint64_t offset, uint64
     }
 }
 
-/* Walk the local box as runs contiguous in the global row-major order: the
-   trailing dims the box spans completely merge into one run. */
+/* Walk the local box as spans contiguous in the global row-major order: the
+   trailing dims the box spans completely merge into one span. */
 static void dt__k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int64_t *lo, const int64_t *ext,
                       void *y) {
     int d0 = nd - 1, d;
     int64_t idx[DT_MAX_DIMS] = {0};
-    size_t run = 1, nruns = 1, r;
+    size_t span = 1, nspans = 1, r;
     dt__px s;
     for (d = 0; d < nd; d++)
         if (!ext[d]) return;
     dt__px_init(&s, op->seed);
-    if (nd == 0) { dt__rng_run(&s, op, op->offset, 0, 1, y, 0); return; }
+    if (nd == 0) { dt__rng_span(&s, op, op->offset, 0, 1, y, 0); return; }
     while (d0 > 0 && lo[d0] == 0 && ext[d0] == gs[d0]) d0--;
-    for (d = d0; d < nd; d++) run *= (size_t)ext[d];
-    for (d = 0; d < d0; d++) nruns *= (size_t)ext[d];
-    for (r = 0; r < nruns; r++) {
+    for (d = d0; d < nd; d++) span *= (size_t)ext[d];
+    for (d = 0; d < d0; d++) nspans *= (size_t)ext[d];
+    for (r = 0; r < nspans; r++) {
         uint64_t g = 0;
         for (d = 0; d < nd; d++) g = g * (uint64_t)gs[d] + (uint64_t)(lo[d] + (d < d0 ? idx[d] : 0));
-        dt__rng_run(&s, op, op->offset, g, run, y, r * run);
-        for (d = d0 - 1; d >= 0; d--) { /* next run: odometer over the leading dims */
+        dt__rng_span(&s, op, op->offset, g, span, y, r * span);
+        for (d = d0 - 1; d >= 0; d--) { /* next span: odometer over the leading dims */
             if (++idx[d] < ext[d]) break;
             idx[d] = 0;
         }
@@ -6843,7 +6843,7 @@ struct dt_tensor {
     struct dt__halo *halo; /* ghost cells and their exchange plan (>>halo), or NULL */
     void (*halo_free)(struct dt__halo *h); /* frees `halo`: >>halo's, given with it */
     int64_t *sizes;       /* the tensor's copy of its dt_shard_sizes arrays (desc points here) */
-    int strided;          /* 1: the shard is not one row-major run (local_strides, local_ghost) */
+    int strided;          /* 1: the shard is not one row-major span (local_strides, local_ghost) */
     int64_t stride[DT_MAX_DIMS]; /* element strides of the storage (desc.local_strides points here) */
     int ghosted;          /* 1: data sits inside a ghosted array (desc.local_ghost) */
     int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
@@ -7550,8 +7550,8 @@ static void dt__indices_of(const dt_mesh *m, const dt_tensor_desc *norm, const i
     dt__chain ch;
     int64_t p = 0;
     dt__chain_build(norm->shape[dim], m->ndim, m->shape, coord, norm->placements, dim, &ch);
-    while (p < ch.ext) { /* run by run: O(runs x levels + extent) */
-        int64_t len = dt__chain_run(&ch, p), g = dt__chain_up(&ch, p), j;
+    while (p < ch.ext) { /* span by span: O(spans x levels + extent) */
+        int64_t len = dt__chain_span(&ch, p), g = dt__chain_up(&ch, p), j;
         for (j = 0; j < len; j++) idx[p + j] = g + j;
         p += len;
     }
@@ -7598,12 +7598,12 @@ static void dt__tensor_view(const dt_tensor *t, const dt_tensor_desc *d, void *d
     memset(v->ghost, 0, sizeof v->ghost);
 }
 
-/* Staging for the calls that work on a contiguous shard: *v = t, over a
+/* A contiguous copy for the calls that work on a contiguous shard: *v = t, over a
    new row-major buffer *buf (freed by the caller with DT_FREE) holding a
    copy of t's elements (copy_in; host storage only -- strided storage is
    host-only). A contiguous t: *v = t, *buf NULL, no copy. The stand-in
    has no halo and no ghost room (its storage is the buffer). */
-static dt_status dt__stage_contig(const char *fn, const dt_tensor *t, int copy_in, dt_tensor *v, void **buf) {
+static dt_status dt__contig_copy(const char *fn, const dt_tensor *t, int copy_in, dt_tensor *v, void **buf) {
     dt_status st;
     *v = *t; /* a contiguous t stands for itself */
     *buf = NULL;
@@ -7623,7 +7623,7 @@ static dt_status dt__stage_contig(const char *fn, const dt_tensor *t, int copy_i
 
 /* t's elements := buf (row-major over t's box), through t's strides; the
    padding between them is not written. Host storage. */
-static void dt__store_contig(const dt_tensor *t, const void *buf) {
+static void dt__contig_write_back(const dt_tensor *t, const void *buf) {
     dt__array a, b;
     if (!t->bytes || t->data == buf) return;
     if (!t->strided) { memcpy(t->data, buf, t->bytes); return; }
@@ -7652,7 +7652,7 @@ static dt_status dt__host_only(const char *fn, const char *what, const dt_tensor
 }
 
 /* Strided storage (desc.local_strides, local_ghost): the calls that read
-   or write a shard as one contiguous run refuse it rather than misread it */
+   or write a shard as one contiguous span refuse it rather than misread it */
 static dt_status dt__no_strided(const char *fn, const char *what, const dt_tensor *t) {
     char g[160];
     if (!t || !t->strided) return DT_OK;
@@ -7684,7 +7684,7 @@ static dt_status dt__check_out_spec(const char *fn, const dt_tensor *o, const dt
     return DT_OK;
 }
 
-/* the same for a call that writes *out as one contiguous run */
+/* the same for a call that writes *out as one contiguous span */
 static dt_status dt__check_out(const char *fn, const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
     dt_status st = dt__check_out_spec(fn, o, m, want);
     return st ? st : dt__no_strided(fn, "*out", o);
@@ -7721,7 +7721,7 @@ static dt_status dt__check_out(const char *fn, const dt_tensor *o, const dt_mesh
       coordinate 0 and zeros elsewhere; AVG/MAX/MIN keep it everywhere.
 
    Data moves between row-major local buffers. A piece that is one
-   contiguous run of its buffer (e.g. Shard(0) blocks) goes to the backend in
+   contiguous span of its buffer (e.g. Shard(0) blocks) goes to the backend in
    place; only non-contiguous pieces are packed/unpacked.
 
    Cost at scale. The plan is O(mesh dims). A step over p ranks lists only
@@ -7778,7 +7778,7 @@ static void dt__plan_move(int mndim, const dt_placement *from, const dt_placemen
     dt_placement cur[DT_MAX_MESH_DIMS];
     int i, ok = 1, ndiff = 0, last = -1, save = plan->n;
     memcpy(cur, from, (size_t)mndim * sizeof *cur);
-    if (dt__pl_cyclic(from, mndim) || dt__pl_cyclic(to, mndim)) { /* parts of several boxes: the run exchange */
+    if (dt__pl_cyclic(from, mndim) || dt__pl_cyclic(to, mndim)) { /* parts of several boxes: the span exchange */
         dt__plan_push(plan, DT__EXCHANGE, -1, cur, to[0], to, mndim);
         return;
     }
@@ -8117,7 +8117,7 @@ static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
     }
     r1 = m->shape[i];
     if (w->fixed >> i & 1u) { r0 = m->coord[i]; r1 = r0 + 1; }
-    if (w->pl[i].kind == DT_SHARD) { /* the parts that meet the target (one-run rules only: see dt__plan_move) */
+    if (w->pl[i].kind == DT_SHARD) { /* the parts that meet the target (one-span rules only: see dt__plan_move) */
         int64_t a, e;
         int k0, k1;
         d = w->pl[i].dim;
@@ -8136,7 +8136,7 @@ static dt_status dt__walk_dim(dt__walk *w, int i, const dt__box *b) {
         dt__box nb = *b;
         if (d >= 0) {
             int64_t off, len;
-            dt__split_run(n, m->shape[i], r, &w->pl[i], &off, &len);
+            dt__split_span(n, m->shape[i], r, &w->pl[i], &off, &len);
             nb.lo[d] = b->lo[d] + off;
             nb.ext[d] = len;
         }
@@ -8210,20 +8210,20 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
 
 /* ---- block-cyclic exchanges ----
    Under a cyclic rule a part is several boxes, so the exchange above (one
-   box per peer) does not apply. Per tensor dim, a part is a list of runs of
+   box per peer) does not apply. Per tensor dim, a part is a list of spans of
    consecutive global indices (dt__chain); two parts meet in the product,
-   over the dims, of their runs' overlaps. A message carries that product
+   over the dims, of their spans' overlaps. A message carries that product
    row-major, in increasing global order on every dim, which sender and
    receiver both enumerate from the same two chains. The peers and the
    bytes are those of dt__run_exchange: the lower bound. */
 
 typedef struct dt__seg { int64_t g, len, a, b; } dt__seg; /* global start, length, position on side a, on side b */
 
-/* the runs of a chain: (global start, length, local position) triples; returns how many (buf NULL: only counts) */
-static int64_t dt__chain_runs(const dt__chain *ch, int64_t *buf) {
+/* the spans of a chain: (global start, length, local position) triples; returns how many (buf NULL: only counts) */
+static int64_t dt__chain_spans(const dt__chain *ch, int64_t *buf) {
     int64_t p = 0, n = 0;
     while (p < ch->ext) {
-        int64_t len = dt__chain_run(ch, p), g = dt__chain_up(ch, p);
+        int64_t len = dt__chain_span(ch, p), g = dt__chain_up(ch, p);
         if (n && buf && buf[3 * (n - 1)] + buf[3 * (n - 1) + 1] == g) buf[3 * (n - 1) + 1] += len;
         else {
             if (buf) { buf[3 * n] = g; buf[3 * n + 1] = len; buf[3 * n + 2] = p; }
@@ -8234,33 +8234,33 @@ static int64_t dt__chain_runs(const dt__chain *ch, int64_t *buf) {
     return n;
 }
 
-/* one side's runs on every dim, in one allocation */
-typedef struct dt__partruns { int64_t n[DT_MAX_DIMS]; int64_t *r[DT_MAX_DIMS]; int64_t *mem; } dt__partruns;
+/* one side's spans on every dim, in one allocation */
+typedef struct dt__partspans { int64_t n[DT_MAX_DIMS]; int64_t *r[DT_MAX_DIMS]; int64_t *mem; } dt__partspans;
 
-static dt_status dt__partruns_of(const dt__ctx *x, const dt_placement *pl, const int *coord, dt__partruns *pr) {
+static dt_status dt__partspans_of(const dt__ctx *x, const dt_placement *pl, const int *coord, dt__partspans *pr) {
     dt__chain ch[DT_MAX_DIMS];
     int64_t total = 0, at = 0;
     int d;
     dt_status st;
     for (d = 0; d < x->ndim; d++) {
         dt__chain_build(x->gshape[d], x->m->ndim, x->m->shape, coord, pl, d, &ch[d]);
-        total += pr->n[d] = dt__chain_runs(&ch[d], NULL);
+        total += pr->n[d] = dt__chain_spans(&ch[d], NULL);
     }
     pr->mem = NULL;
     if ((st = dt__alloc("dt_tensor_redistribute", (size_t)(3 * total + 1) * sizeof(int64_t), (void **)&pr->mem)))
         return st;
     for (d = 0; d < x->ndim; d++) {
         pr->r[d] = pr->mem + 3 * at;
-        pr->n[d] = dt__chain_runs(&ch[d], pr->r[d]);
+        pr->n[d] = dt__chain_spans(&ch[d], pr->r[d]);
         at += pr->n[d];
     }
     return DT_OK;
 }
 
-/* The overlaps of runs a and b on every dim (positions: each side's local
-   one; a side given as NULL runs is the packed message, numbered in order).
+/* The overlaps of spans a and b on every dim (positions: each side's local
+   one; a side given as NULL spans is the packed message, numbered in order).
    Returns the number of elements; segs is filled if non-NULL. */
-static size_t dt__overlaps(const dt__ctx *x, const dt__partruns *a, const dt__partruns *b, int pack_a, int pack_b,
+static size_t dt__overlaps(const dt__ctx *x, const dt__partspans *a, const dt__partspans *b, int pack_a, int pack_b,
                            dt__seg **segs, int64_t *nseg, int64_t *count) {
     size_t numel = 1;
     int d;
@@ -8299,7 +8299,7 @@ static void dt__byte_strides(int nd, const int64_t *ext, size_t es, size_t *st) 
 
 /* copy every element of the segments' product from A (positions .a,
    strides sa) to B (positions .b, strides sb): the innermost dim's
-   segments are runs on both sides, one memcpy each */
+   segments are spans on both sides, one memcpy each */
 static void dt__segs_copy(int nd, size_t es, dt__seg *const *seg, const int64_t *nseg, const char *A,
                           const size_t *sa, char *B, const size_t *sb) {
     int64_t si[DT_MAX_DIMS] = {0}, oi[DT_MAX_DIMS] = {0}, t;
@@ -8329,7 +8329,7 @@ static void dt__segs_copy(int nd, size_t es, dt__seg *const *seg, const int64_t 
 }
 
 /* room for the segments of two parts' overlaps */
-static dt_status dt__segs_alloc(const dt__ctx *x, const dt__partruns *a, const dt__partruns *b, dt__seg **segs,
+static dt_status dt__segs_alloc(const dt__ctx *x, const dt__partspans *a, const dt__partspans *b, dt__seg **segs,
                                 dt__seg **mem) {
     int64_t total = 0;
     int d;
@@ -8341,8 +8341,8 @@ static dt_status dt__segs_alloc(const dt__ctx *x, const dt__partruns *a, const d
     return DT_OK;
 }
 
-/* move data between A (runs ra, positions on side a) and B (runs rb), one side maybe the packed message */
-static dt_status dt__overlap_copy(const dt__ctx *x, const dt__partruns *ra, const dt__partruns *rb, int pack_a,
+/* move data between A (spans ra, positions on side a) and B (spans rb), one side maybe the packed message */
+static dt_status dt__overlap_copy(const dt__ctx *x, const dt__partspans *ra, const dt__partspans *rb, int pack_a,
                                   int pack_b, const char *A, const int64_t *ext_a, char *B, const int64_t *ext_b) {
     dt__seg *segs[DT_MAX_DIMS], *mem;
     int64_t nseg[DT_MAX_DIMS], cnt[DT_MAX_DIMS];
@@ -8357,11 +8357,11 @@ static dt_status dt__overlap_copy(const dt__ctx *x, const dt__partruns *ra, cons
     return DT_OK;
 }
 
-static dt_status dt__run_exchange_runs(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
+static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_mesh *m = x->m;
     int n = m->size, me = m->rank, q, i, c[DT_MAX_MESH_DIMS], any_shard = 0;
     unsigned fixed = 0;
-    dt__partruns src_me, dst_me, peer;
+    dt__partspans src_me, dst_me, peer;
     size_t *v = NULL, *sc, *sd, *rc, *rd, soff = 0, roff = 0;
     char *sbuf = NULL, *rbuf = NULL;
     dt_status st;
@@ -8370,7 +8370,7 @@ static dt_status dt__run_exchange_runs(const dt__ctx *x, const dt__step *s, cons
         else any_shard = 1;
     }
     src_me.mem = dst_me.mem = peer.mem = NULL;
-    if ((st = dt__partruns_of(x, s->from, m->coord, &src_me)) || (st = dt__partruns_of(x, s->to, m->coord, &dst_me)))
+    if ((st = dt__partspans_of(x, s->from, m->coord, &src_me)) || (st = dt__partspans_of(x, s->to, m->coord, &dst_me)))
         goto done;
     if (!any_shard) { /* every rank holds all it needs: a local copy */
         st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext);
@@ -8384,10 +8384,10 @@ static dt_status dt__run_exchange_runs(const dt__ctx *x, const dt__step *s, cons
         for (i = 0; i < m->ndim; i++)
             if ((fixed >> i & 1u) && c[i] != m->coord[i]) break;
         if (i < m->ndim || q == me) continue;
-        if ((st = dt__partruns_of(x, s->to, c, &peer))) goto done;
+        if ((st = dt__partspans_of(x, s->to, c, &peer))) goto done;
         sc[q] = dt__overlaps(x, &src_me, &peer, 0, 1, NULL, NULL, NULL) * x->es;
         DT_FREE(peer.mem);
-        if ((st = dt__partruns_of(x, s->from, c, &peer))) goto done;
+        if ((st = dt__partspans_of(x, s->from, c, &peer))) goto done;
         rc[q] = dt__overlaps(x, &peer, &dst_me, 1, 0, NULL, NULL, NULL) * x->es;
         DT_FREE(peer.mem);
         peer.mem = NULL;
@@ -8401,7 +8401,7 @@ static dt_status dt__run_exchange_runs(const dt__ctx *x, const dt__step *s, cons
         /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Branch): sc is zeroed with the rest of v above */
         if (!sc[q]) continue;
         dt__mesh_coord_of(m, q, c);
-        if ((st = dt__partruns_of(x, s->to, c, &peer))) goto done;
+        if ((st = dt__partspans_of(x, s->to, c, &peer))) goto done;
         st = dt__overlap_copy(x, &src_me, &peer, 0, 1, in->data, in->box.ext, sbuf + sd[q], NULL);
         DT_FREE(peer.mem);
         peer.mem = NULL;
@@ -8414,7 +8414,7 @@ static dt_status dt__run_exchange_runs(const dt__ctx *x, const dt__step *s, cons
     for (q = 0; q < n; q++) {
         if (!rc[q]) continue;
         dt__mesh_coord_of(m, q, c);
-        if ((st = dt__partruns_of(x, s->from, c, &peer))) goto done;
+        if ((st = dt__partspans_of(x, s->from, c, &peer))) goto done;
         st = dt__overlap_copy(x, &peer, &dst_me, 1, 0, rbuf + rd[q], NULL, out->data, out->box.ext);
         DT_FREE(peer.mem);
         peer.mem = NULL;
@@ -8593,7 +8593,7 @@ static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__arr
     case DT__SLICE: return x->dev->copy_box("dt_tensor_redistribute", in, out, &out->box);
     case DT__GATHER: case DT__ALLTOALL: return dt__run_along(x, s, in, out);
     case DT__EXCHANGE:
-        if (dt__pl_cyclic(s->from, x->m->ndim) || dt__pl_cyclic(s->to, x->m->ndim)) return dt__run_exchange_runs(x, s, in, out);
+        if (dt__pl_cyclic(s->from, x->m->ndim) || dt__pl_cyclic(s->to, x->m->ndim)) return dt__run_exchange_spans(x, s, in, out);
         return dt__run_exchange(x, s, in, out);
     case DT__ALLREDUCE: return dt__run_allreduce(x, s, in, out);
     case DT__REDUCE_SCATTER: return dt__run_reduce_scatter(x, s, in, out);
@@ -8602,7 +8602,7 @@ static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__arr
 }
 
 /* Can step s read (or write) a strided array? The box-copy and piece
-   exchanges pack and unpack through dt__copy_box; the cyclic run copies
+   exchanges pack and unpack through dt__copy_box; the cyclic span copies
    and the reductions work on whole contiguous buffers. */
 static int dt__step_takes_strides(const dt__ctx *x, const dt__step *s) {
     if (s->kind == DT__SLICE || s->kind == DT__GATHER || s->kind == DT__ALLTOALL) return 1;
@@ -8727,7 +8727,7 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
     dt__array a, b;
     dt__box box;
     dt_status st;
-    if ((st = dt__stage_contig(fn, t, 1, &v, &in))) return st;
+    if ((st = dt__contig_copy(fn, t, 1, &v, &in))) return st;
     if (dst_stride && (st = dt__alloc(fn, obytes + 1, &out))) { DT_FREE(in); return st; }
     st = dt__redistribute_into_strided(&v, dst_pl, dst_stride ? out : dst, NULL);
     if (!st && dst_stride) {
@@ -8745,7 +8745,8 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
 
 /* t's shard, re-placed as dst_pl, into dst laid out by dst_stride (NULL:
    row-major). Strided storage on either end is packed from and unpacked
-   into directly by the exchanges that move pieces; other plans stage. */
+   into directly by the exchanges that move pieces; other plans go through
+   a contiguous copy (dt__contig_copy). */
 static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
                                                const int64_t *dst_stride) {
     dt__ctx x;
@@ -9210,7 +9211,7 @@ static int dt__dim_with(const dt__call *c, int i, int v) {
 }
 
 /* the flat element range [*a, *a + *n) of a box over dims [g0, g1) of shape
-   sh; 0 if the box is not one contiguous run */
+   sh; 0 if the box is not one contiguous span */
 static int dt__flat_range(const int64_t *sh, const int64_t *lo, const int64_t *ext, int g0, int g1, int64_t *a,
                           int64_t *n) {
     int64_t stride = 1;
@@ -9229,7 +9230,7 @@ static int dt__flat_range(const int64_t *sh, const int64_t *lo, const int64_t *e
 /* reshape keeps input dim d sharded as output dim j on mesh dim `mdim` only
    if every rank's elements stay where they are. With the mesh dims already
    chosen to split dims of the same group (nested, in mesh-dim order), each
-   rank's elements of the group must be one run, the same in both shapes. */
+   rank's elements of the group must be one span, the same in both shapes. */
 static int dt__reshape_keeps(const dt__call *c, int d, int j, int mdim) {
     const int64_t *si = c->in[0].d->shape, *so = c->out.shape;
     int kd[DT_MAX_MESH_DIMS], kj[DT_MAX_MESH_DIMS], ks[DT_MAX_MESH_DIMS], nk = 0, i, g = c->grp[0][d];
@@ -9287,7 +9288,7 @@ static void dt__opts_reshape(const dt__call *c, int mdim, dt__opts *o) {
    of keeping it, every input whose dim maps to the same code then taking
    the same rule, so that ops on inputs of one layout run where the data is.
    Only families whose kernels never read a block's global offset, or (for
-   the one-run rules) read it from the box; views, cat and reshape work in
+   the one-span rules) read it from the box; views, cat and reshape work in
    chunk. Inputs of another extent along the code (broadcasting) refuse. */
 static int dt__rule_family(const dt__call *c, const dt_placement *p) {
     if (dt__has_trait(c->def, DT__FAM_CHUNK_ONLY)) return 0;
@@ -9673,7 +9674,7 @@ static dt_status dt__call_mesh(dt__call *c) {
     for (i = 0; i < c->nin; i++) {
         dt__in *in = &c->in[i];
         int k;
-        /* strided storage (local_strides, local_ghost) is read in place or staged by dt__move_inputs */
+        /* strided storage (local_strides, local_ghost) is read in place or copied by dt__move_inputs */
         if (in->t && in->t->dev != c->dev)
             return dt__fail(DT_ERR_DEVICE, "%s: %s is on device %d (%s) but %s is on device %d (%s); move one with "
                             "dt_tensor_from_local(DT_COPY) or dt_tensor_gather", c->fn, c->in[first].name,
@@ -10162,7 +10163,7 @@ static dt_status dt__infer_permute(dt__call *c) {
     return DT_OK;
 }
 
-/* reshape: arg[0..n) the new shape (resolved). Dims group into runs with
+/* reshape: arg[0..n) the new shape (resolved). Dims group into spans with
    equal products; a group's first non-1 input dim may stay sharded as the
    group's first non-1 output dim (if the chunks line up, >>propagate). */
 static dt_status dt__infer_reshape(dt__call *c) {
@@ -10407,7 +10408,7 @@ static int dt__reads_strides(const dt__call *c, const dt_tensor *t) {
 }
 
 /* the inputs' blocks as the op wants them placed: in place where the
-   placements match (a strided one per dt__reads_strides, else staged),
+   placements match (a strided one per dt__reads_strides, else copied),
    redistributed into scratch otherwise; extra[i]: buffers to free */
 static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra) {
     dt_mesh *m = c->m;
@@ -10444,7 +10445,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
             loc[i].box = t->box;
             if (t->strided && t->desc.ndim > 0 && dt__reads_strides(c, t)) {
                 loc[i].stride = t->stride; /* read in place */
-            } else if (t->strided && t->numel) { /* staged: one contiguous copy, freed at the end of the call */
+            } else if (t->strided && t->numel) { /* copied: one contiguous copy, freed at the end of the call */
                 dt__array a, b;
                 if ((st = c->dev->alloc(c->fn, t->bytes, &buf))) return st;
                 extra[i] = buf;
@@ -10488,7 +10489,7 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
     dt_status st;
     int i;
     if (!*out) return dt__tensor_make(c->fn, c->m, &c->out_public, NULL, 0, o);
-    if ((st = dt__check_out_spec(c->fn, *out, c->m, &c->out_public))) return st; /* strided: staged (dt__dispatch) */
+    if ((st = dt__check_out_spec(c->fn, *out, c->m, &c->out_public))) return st; /* strided: copied (dt__dispatch) */
     if (!(c->def->flags & DT__ELEMENTWISE))
         for (i = 0; i < c->nin; i++)
             if (c->in[i].t && (c->in[i].t == *out || ((*out)->bytes && c->in[i].t->data == (*out)->data)))
@@ -10503,7 +10504,7 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
    alone keeps its value), written back through the strides only once the
    op has succeeded; the padding is never written. */
 static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
-    dt_tensor *o = NULL, staged;
+    dt_tensor *o = NULL, contig;
     void *obuf = NULL;
     dt_status st;
     if (!out) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn));
@@ -10512,7 +10513,7 @@ static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
         st = dt__out_prepare(c, out, &o);
     }
     /* (allocated before the ranks compare: a failure here fails every rank together) */
-    if (!st && o == *out && o->strided) st = dt__stage_contig(c->fn, o, 1, &staged, &obuf);
+    if (!st && o == *out && o->strided) st = dt__contig_copy(c->fn, o, 1, &contig, &obuf);
     if (st) st = dt__within(c->fn, st);
     /* consistency checks: once per public op, before anything moves */
     if (dt__checks_on() && c->m->size > 1 && c->m->rank >= 0 &&
@@ -10522,12 +10523,12 @@ static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
         return st;
     }
     if (st) { DT_FREE(obuf); return st; }
-    if ((st = dt__run(c, obuf ? &staged : o))) {
+    if ((st = dt__run(c, obuf ? &contig : o))) {
         if (o != *out) dt_tensor_destroy(o);
         DT_FREE(obuf);
         return dt__within(c->fn, st);
     }
-    if (obuf) dt__store_contig(o, obuf);
+    if (obuf) dt__contig_write_back(o, obuf);
     DT_FREE(obuf);
     *out = o;
     return DT_OK;
@@ -10832,7 +10833,7 @@ DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, 
     }
     for (j = 0; j < ndim; j++)
         dt__call_arg(&c, j == infer ? (known ? total / known : 0) : shape[j]);
-    /* (before the checker, whose grouping multiplies runs of these dims) */
+    /* (before the checker, whose grouping multiplies spans of these dims) */
     if ((st = dt__shape_fits("dt_reshape", "the new shape", x->desc.dtype, ndim, c.arg)))
         return dt__call_refused(&c, st);
     if ((infer >= 0 ? (known == 0 || total % known) : known != total))
@@ -11109,12 +11110,12 @@ static void dt__rng_explain(const char *fn, const dt_tensor *t, const dt_mesh *m
             (unsigned long long)m->rng_offset, (unsigned long long)(m->rng_offset + dt__rng_words(&t->desc, dt__rng_w(t->desc.dtype))));
 }
 
-/* A cyclic part is several boxes: the kernel fills it one run of the last
+/* A cyclic part is several boxes: the kernel fills it one span of the last
    dim at a time (a contiguous piece of the local buffer and a box of
    global indices), so each element still gets the word of its global
    index. Allocation-free, like the box case: nothing can fail after the
    ranks have agreed. */
-static void dt__rng_apply_runs(const dt_tensor *t, dt__rng_op *op, void *y) {
+static void dt__rng_apply_spans(const dt_tensor *t, dt__rng_op *op, void *y) {
     dt__chain ch[DT_MAX_DIMS];
     int64_t pos[DT_MAX_DIMS], lo[DT_MAX_DIMS], ext[DT_MAX_DIMS];
     size_t ey = dt_dtype_size(t->desc.dtype), ex = dt_dtype_size(op->t);
@@ -11138,7 +11139,7 @@ static void dt__rng_apply_runs(const dt_tensor *t, dt__rng_op *op, void *y) {
         while (p < ch[last].ext) {
             dt__rng_op one = *op;
             size_t at = base + (size_t)p;
-            ext[last] = dt__chain_run(&ch[last], p);
+            ext[last] = dt__chain_span(&ch[last], p);
             lo[last] = dt__chain_up(&ch[last], p);
             if (op->x) one.x = (const char *)op->x + at * ex;
             if (op->mask) one.mask = (char *)op->mask + at;
@@ -11155,7 +11156,7 @@ static void dt__rng_apply_runs(const dt_tensor *t, dt__rng_op *op, void *y) {
 
 /* Strided storage (local_strides, local_ghost): y laid out by ys and op->x
    by xs (NULL: row-major over the local extents; the mask is row-major).
-   The same walk as dt__rng_apply_runs -- each run of the last dim that is
+   The same walk as dt__rng_apply_spans -- each span of the last dim that is
    consecutive in global indices (the whole dim unless cyclic) is one
    kernel call, so every element gets the word of its global index and the
    values are bit-identical to a contiguous fill; the padding between
@@ -11192,7 +11193,7 @@ static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, c
         }
         mb *= ch[last].ext;
         while (p < ch[last].ext) {
-            int64_t run = dt__chain_run(&ch[last], p), i = 0;
+            int64_t span = dt__chain_span(&ch[last], p), i = 0;
             char *yp = (char *)y + (size_t)(yb + p * yst[last]) * ey;
             const char *xp = op->x ? (const char *)op->x + (size_t)(xb + p * xst[last]) * ex : NULL;
             uint8_t *mp = op->mask ? (uint8_t *)op->mask + (mb + p) : NULL;
@@ -11201,14 +11202,14 @@ static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, c
                 dt__rng_op one = *op;
                 one.x = xp;
                 one.mask = mp;
-                ext[last] = run;
+                ext[last] = span;
                 k->rng(&one, nd, t->desc.shape, lo, ext, yp);
             } else {
-                while (i < run) { /* through the stack: gather x, draw, scatter y */
+                while (i < span) { /* through the stack: gather x, draw, scatter y */
                     /* cppcheck-suppress unassignedVariable ; xbuf is filled by the memcpy below */
                     double ybuf[DT__RNG_SCH], xbuf[DT__RNG_SCH]; /* (8-byte elements at most) */
                     dt__rng_op one = *op;
-                    int64_t n = run - i < DT__RNG_SCH ? run - i : DT__RNG_SCH, j, lo_last = lo[last];
+                    int64_t n = span - i < DT__RNG_SCH ? span - i : DT__RNG_SCH, j, lo_last = lo[last];
                     if (xp)
                         for (j = 0; j < n; j++) memcpy((char *)xbuf + (size_t)j * ex, xp + (size_t)((i + j) * xst[last]) * ex, ex);
                     one.x = xp ? (const void *)xbuf : NULL;
@@ -11221,7 +11222,7 @@ static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, c
                     i += n;
                 }
             }
-            p += run;
+            p += span;
         }
         for (d = last - 1; d >= 0; d--) {
             if (++pos[d] < ch[d].ext) break;
@@ -11240,7 +11241,7 @@ static void dt__rng_apply_at(const char *fn, const dt_tensor *t, dt__rng_op *op,
     op->seed = m->rng_seed;
     op->offset = m->rng_offset;
     if (t->numel && (ys || xs)) dt__rng_apply_strided(t, op, y, ys, xs);
-    else if (t->numel && dt__pl_cyclic(t->desc.placements, m->ndim)) dt__rng_apply_runs(t, op, y);
+    else if (t->numel && dt__pl_cyclic(t->desc.placements, m->ndim)) dt__rng_apply_spans(t, op, y);
     else if (t->numel) t->dev->kernels()->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
     m->rng_offset += dt__rng_words(&t->desc, op->w);
 }
@@ -11493,7 +11494,7 @@ typedef struct dt__hpiece {
     dt__box src;                    /* in the sender's box (global coordinates) */
     int64_t shift[DT_MAX_DIMS];     /* where it lands: src + shift              */
     int direct;                     /* received straight into the ghosted block */
-    int contig;                     /* a send that is one run of the ghosted block */
+    int contig;                     /* a send that is one span of the ghosted block */
     size_t goff;                    /* ... at this byte offset                    */
 } dt__hpiece;
 
@@ -11682,8 +11683,8 @@ static void dt__halo_plan_fills(dt__halo *h, const int64_t *n) {
 
 static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__box *out);
 
-/* the messages of one link: the whole packed run, or one per piece. A
-   piece received alone that is one contiguous run of the ghosted block (a
+/* the messages of one link: the whole packed span, or one per piece. A
+   piece received alone that is one contiguous span of the ghosted block (a
    row face) lands there directly, with no unpack: the block's ghost cells
    are not to be touched between _begin and _end anyway. (Sends are packed
    always, so the interior may change after _begin.) */
@@ -11698,7 +11699,7 @@ static void dt__halo_link_msgs(dt__halo *h, const dt__hlink *l, int send, int pe
             dt__box at;
             dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
             pc->direct = per_piece && !send && h->g.data && dt__piece_contiguous(&h->g, &at, &goff);
-            /* an in-place send from the caller's array: one run of it? (sent from there when
+            /* an in-place send from the caller's array: one span of it? (sent from there when
                the exchange ends before anyone can write the interior: dt__halo_begin) */
             pc->contig = per_piece && send && h->in_place && h->g.data &&
                          dt__piece_contiguous(&h->g, &pc->src, &pc->goff);
@@ -11743,7 +11744,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
         dt__ghost_box(nd, &t->box, t->ghost, &h->g.box);
     } else {
         h->g.box = h->hbox;
-        if (gn && (st = dt__alloc(fn, gn * h->g.es, (void **)&h->g.data))) goto fail;
+        if (gn && (st = dt__alloc(fn, gn * h->g.es, (void **)&h->g.data))) goto done;
         if (gn) memset(h->g.data, 0, gn * h->g.es);
     }
     dt__halo_plan_fills(h, t->desc.shape);
@@ -11759,14 +11760,14 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     g.corners = corners;
 
     DT_ASSERT(m->size >= 1); /* (said for the static analyzer: a mesh has a rank) */
-    if ((st = dt__alloc(fn, 2 * (size_t)m->size * sizeof *h->links, (void **)&h->links))) goto fail;
+    if ((st = dt__alloc(fn, 2 * (size_t)m->size * sizeof *h->links, (void **)&h->links))) goto done;
     for (dir = 0; dir < 2; dir++) /* what I send to each peer, then what I receive */
         for (r = 0; r < m->size; r++) {
             dt__box pb;
             int first = h->npieces, cnt;
             if (!dt__halo_peer_box(m, &t->desc, r, &pb) || (dir && r == m->rank)) continue;
             st = dir ? dt__halo_pieces(&g, &t->box, &pb, h, &cnt) : dt__halo_pieces(&g, &pb, &t->box, h, &cnt);
-            if (st) goto fail;
+            if (st) goto done;
             if (r == m->rank) {
                 h->self_first = first;
                 h->self_count = cnt;
@@ -11783,7 +11784,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
         if (i < h->nsend) h->sbytes += h->links[i].bytes;
         else h->rbytes += h->links[i].bytes;
     }
-    if (off && (st = dt__alloc(fn, off, (void **)&h->buf))) goto fail;
+    if (off && (st = dt__alloc(fn, off, (void **)&h->buf))) goto done;
     h->comm = m->comm;
     if (h->nsend + h->nrecv) {
         /* Where the backend keeps several messages to one peer in order,
@@ -11794,21 +11795,21 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
            MPI's shared-memory 4 KiB) and cost a handshake. */
         int per_piece = h->per_piece = dt__comm_ordered_messages(m->comm);
         size_t cap = (size_t)(per_piece ? h->npieces : h->nsend + h->nrecv);
-        if ((st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->msgs, (void **)&h->msgs))) goto fail;
+        if ((st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->msgs, (void **)&h->msgs))) goto done;
         for (i = 0; i < h->nsend + h->nrecv; i++)
             dt__halo_link_msgs(h, &h->links[i], i < h->nsend, dt__comm_carrier_rank(m->comm, h->links[i].peer),
                                per_piece);
     }
     *out = h;
     return DT_OK;
-fail:
+done:
     dt__halo_free(h);
     return st;
 }
 
 /* fill `b` (inside a) with copies of the es-byte pattern */
 static void dt__fill_box(const dt__array *a, const dt__box *b, const unsigned char *pattern) {
-    size_t stride[DT_MAX_DIMS] = {0}, off, run = (size_t)(a->ndim ? b->ext[a->ndim - 1] : 1), j;
+    size_t stride[DT_MAX_DIMS] = {0}, off, span = (size_t)(a->ndim ? b->ext[a->ndim - 1] : 1), j;
     int64_t idx[DT_MAX_DIMS];
     int nd = a->ndim, k;
     if (!dt__box_numel(nd, b)) return;
@@ -11816,7 +11817,7 @@ static void dt__fill_box(const dt__array *a, const dt__box *b, const unsigned ch
     off = dt__array_offset(a, stride, b);
     for (k = 0; k < nd; k++) idx[k] = 0;
     for (;;) {
-        for (j = 0; j < run; j++) memcpy(a->data + off + j * (nd ? stride[nd - 1] : a->es), pattern, a->es);
+        for (j = 0; j < span; j++) memcpy(a->data + off + j * (nd ? stride[nd - 1] : a->es), pattern, a->es);
         for (k = nd - 2; k >= 0; k--) {
             off += stride[k];
             if (++idx[k] < b->ext[k]) break;
@@ -11834,7 +11835,7 @@ static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__bo
 }
 
 /* The send messages' buffers: packed, or (in place, one message per
-   piece, `from_array`) a face that is one run of the caller's array is sent
+   piece, `from_array`) a face that is one span of the caller's array is sent
    from the array itself. Only where the exchange ends before the caller
    can write the interior (dt_halo_exchange, dt_stencil_apply): after the
    public _begin the interior may change, so there every send is packed. */
@@ -12126,19 +12127,19 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
             b.offset[d] = x->box.lo[d];
         }
         dt__tensor_array(x, &in);
-        if ((st = dt__halo_begin(fn_name, x->halo, &in, 1))) goto fail;
+        if ((st = dt__halo_begin(fn_name, x->halo, &in, 1))) goto done;
         if (b.ndim == 0) { /* a 0-d tensor has one cell and no ghosts */
-            if ((st = dt__halo_end(fn_name, x->halo))) goto fail;
+            if ((st = dt__halo_end(fn_name, x->halo))) goto done;
             fn(&b, user);
         } else {
             dt__stencil_run(fn, user, &b, 0);
-            if ((st = dt__halo_end(fn_name, x->halo))) goto fail;
+            if ((st = dt__halo_end(fn_name, x->halo))) goto done;
             dt__stencil_run(fn, user, &b, 1);
         }
     }
     *out = o;
     return DT_OK;
-fail:
+done:
     if (o != *out) dt_tensor_destroy(o);
     return st;
 }
@@ -12408,10 +12409,10 @@ DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tens
    Saving: reduce Partial mesh dims (dt_tensor_redistribute to Replicate),
    write "<path>.tmp.<token>", agree on the outcome, rename. Each element is
    written by exactly one rank: the holder with coordinate 0 on every
-   Replicate mesh dim. MPI-IO: each writer writes its box as contiguous runs
+   Replicate mesh dim. MPI-IO: each writer writes its box as contiguous spans
    (the innermost whole dims folded, as dt__copy_box does) with
    MPI_File_write_at; a subarray file view with write_at_all would batch
-   the runs of a column-sharded tensor and is the obvious next step.
+   the spans of a column-sharded tensor and is the obvious next step.
    Loading: mesh rank 0 reads and parses the header, broadcasts the verdict
    (status and message) and the fields; each rank then reads its box the
    same way (MPI-IO) or rank 0 reads everything and scatters it. */
@@ -12656,16 +12657,16 @@ static int dt__io_writer(const dt_mesh *m, const dt_placement *pl, const int *co
 }
 
 #ifndef DTENSOR_NO_MPI
-/* Each contiguous run of the box `b` of a C-order global array (shape gs,
+/* Each contiguous span of the box `b` of a C-order global array (shape gs,
    element size es, starting at file byte `base`) against the row-major local
    buffer `data`: read (rd) or written with MPI_File_*_at, in pieces of at
    most 1 GiB (MPI counts are ints). */
-static dt_status dt__io_mpi_runs(const char *fn, MPI_File fh, int rd, int ndim, const int64_t *gs, const dt__box *b,
+static dt_status dt__io_mpi_spans(const char *fn, MPI_File fh, int rd, int ndim, const int64_t *gs, const dt__box *b,
                                  size_t es, char *data, uint64_t base) {
     int64_t idx[DT_MAX_DIMS], one = 1;
     uint64_t gstr[DT_MAX_DIMS], off;
     dt__box b0;
-    size_t run;
+    size_t span;
     int k, j;
     if (dt__box_numel(ndim, b) == 0) return DT_OK;
     if (ndim == 0) { /* a 0-d tensor: one element, as a [1] box of a [1] array */
@@ -12678,17 +12679,17 @@ static dt_status dt__io_mpi_runs(const char *fn, MPI_File fh, int rd, int ndim, 
     k = ndim - 1;
     gstr[ndim - 1] = es;
     for (j = ndim - 2; j >= 0; j--) gstr[j] = gstr[j + 1] * (uint64_t)gs[j + 1];
-    run = (size_t)b->ext[k];
+    span = (size_t)b->ext[k];
     /* cppcheck-suppress objectIndex ; gs = &one only with ndim = 1, and then k = 0 */
-    while (k > 0 && b->ext[k] == gs[k]) { k--; run *= (size_t)b->ext[k]; }
-    run *= es;
+    while (k > 0 && b->ext[k] == gs[k]) { k--; span *= (size_t)b->ext[k]; }
+    span *= es;
     for (j = 0; j < ndim; j++) idx[j] = 0;
     for (;;) {
         size_t done = 0;
         off = base;
         for (j = 0; j < ndim; j++) off += (uint64_t)(b->lo[j] + (j < k ? idx[j] : 0)) * gstr[j];
-        while (done < run) {
-            size_t piece = run - done < ((size_t)1 << 30) ? run - done : ((size_t)1 << 30);
+        while (done < span) {
+            size_t piece = span - done < ((size_t)1 << 30) ? span - done : ((size_t)1 << 30);
             MPI_Status status;
             int rc, got = 0;
             rc = rd ? MPI_File_read_at(fh, (MPI_Offset)(off + done), data + done, (int)piece, MPI_BYTE, &status)
@@ -12705,7 +12706,7 @@ static dt_status dt__io_mpi_runs(const char *fn, MPI_File fh, int rd, int ndim, 
             }
             done += piece;
         }
-        data += run;
+        data += span;
         for (j = k - 1; j >= 0; j--) {
             if (++idx[j] < b->ext[j]) break;
             idx[j] = 0;
@@ -12764,9 +12765,9 @@ static dt_status dt__io_mpi_write(const char *fn, MPI_Comm mc, const char *tmp, 
         int64_t one = (int64_t)hlen;
         hb.lo[0] = 0;
         hb.ext[0] = one;
-        st = dt__io_mpi_runs(fn, fh, 0, 1, &one, &hb, 1, (char *)hdr, 0);
+        st = dt__io_mpi_spans(fn, fh, 0, 1, &one, &hb, 1, (char *)hdr, 0);
     }
-    if (!st && b) st = dt__io_mpi_runs(fn, fh, 0, ndim, gs, b, es, data, hlen);
+    if (!st && b) st = dt__io_mpi_spans(fn, fh, 0, ndim, gs, b, es, data, hlen);
     if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && !st) st = dt__io_mpi_fail(fn, rc, "MPI_File_close", tmp);
     return st;
 }
@@ -12799,7 +12800,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     const dt_tensor *src;
     dt_placement pl[DT_MAX_MESH_DIMS];
     char *hdr = NULL, *tmp = NULL, *full = NULL;
-    dt_tensor staged;
+    dt_tensor contig;
     void *sbuf = NULL;
     size_t hlen = 0, es, total_data = 1;
     uint64_t tok = 0;
@@ -12836,13 +12837,13 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     }
     writer = dt__io_writer(m, pl, m->coord);
     st = dt__npy_header(fn, t->desc.dtype, t->desc.ndim, t->desc.shape, &hdr, &hlen);
-    /* strided storage: a writer's shard staged through one contiguous copy (the others send nothing) */
-    if (!st && src->strided && writer && !(st = dt__stage_contig(fn, src, 1, &staged, &sbuf))) src = &staged;
+    /* strided storage: a writer's shard through one contiguous copy (the others send nothing) */
+    if (!st && src->strided && writer && !(st = dt__contig_copy(fn, src, 1, &contig, &sbuf))) src = &contig;
     if (!st) st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
-    if ((st = dt__io_agree(m->comm, fn, st))) goto out;
+    if ((st = dt__io_agree(m->comm, fn, st))) goto done;
     if (m->rank == 0) tok = dt__io_token();
     st = dt__comm_broadcast_ctl(m->comm, &tok, sizeof tok, 0);
-    if (st) goto out;
+    if (st) goto done;
     sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
 #ifndef DTENSOR_NO_MPI
     if (dt__comm_mpi_handle(m->comm, &mc)) {
@@ -12858,7 +12859,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
         int j, c[DT_MAX_MESH_DIMS];
         if (m->rank == 0) st = dt__alloc(fn, total_data, (void **)&full);
         if (!st) st = dt__boxes(m->size, &send, &recv);
-        if ((st = dt__io_agree(m->comm, fn, st))) { DT_FREE(send); goto out; }
+        if ((st = dt__io_agree(m->comm, fn, st))) { DT_FREE(send); goto done; }
         dt__ctx_of(src, &x);
         in.data = (char *)src->data;
         in.ndim = x.ndim;
@@ -12888,7 +12889,7 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     st2 = dt__io_agree(m->comm, fn, st);
     if (st2 && m->rank == 0) remove(tmp); /* failed: no temporary left behind */
     st = st2;
-out:
+done:
     DT_FREE(sbuf);
     DT_FREE(full);
     DT_FREE(tmp);
@@ -13058,13 +13059,13 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
             st = dt__io_mpi_fail(fn, rc, "MPI_File_open", path);
         } else {
             MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
-            st = dt__io_mpi_runs(fn, fh, 1, norm.ndim, norm.shape, &box, dt_dtype_size(norm.dtype), (char *)dst,
+            st = dt__io_mpi_spans(fn, fh, 1, norm.ndim, norm.shape, &box, dt_dtype_size(norm.dtype), (char *)dst,
                                  info.data_offset);
             if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && !st) st = dt__io_mpi_fail(fn, rc, "MPI_File_close", path);
         }
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
         for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], dst, bytes);
-        if (*out) dt__store_contig(*out, dst);
+        if (*out) dt__contig_write_back(*out, dst);
         else *out = t;
         return DT_OK;
     }
@@ -13078,7 +13079,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         DT_FREE(full);
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
         if (*out) {
-            dt__store_contig(*out, t->data);
+            dt__contig_write_back(*out, t->data);
             dt_tensor_destroy(t);
         } else {
             *out = t;
@@ -14010,8 +14011,8 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f) {
             dt__chain ch;
             int64_t runs, first;
             dt__chain_build(t->desc.shape[i], m->ndim, m->shape, c, t->desc.placements, i, &ch);
-            runs = ch.cyclic ? dt__chain_runs(&ch, NULL) : 1;
-            first = runs > 1 ? dt__chain_run(&ch, 0) : b.ext[i];
+            runs = ch.cyclic ? dt__chain_spans(&ch, NULL) : 1;
+            first = runs > 1 ? dt__chain_span(&ch, 0) : b.ext[i];
             len += (size_t)snprintf(rg + len, sizeof rg - len, "%s%lld:%lld", i ? ", " : "", (long long)b.lo[i],
                                     (long long)(b.lo[i] + first));
             if (runs > 1 && len < sizeof rg) /* block-cyclic: the first block, then how many more */

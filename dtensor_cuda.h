@@ -236,9 +236,9 @@ static dt_status dt__cu_zero(const char *fn, void *p, size_t bytes) {
 
 /* ---- strided box copy (pack / unpack) ----
    The plan of dt__copy_box: the innermost dims whole in the box and in
-   both arrays fold into one contiguous run; the remaining outer dims are
-   merged where both sides step through them as one. The run moves in
-   units of `vec` bytes (16, 8, 4, 2 or 1: the widest that the run length,
+   both arrays fold into one contiguous span; the remaining outer dims are
+   merged where both sides step through them as one. The span moves in
+   units of `vec` bytes (16, 8, 4, 2 or 1: the widest that the span length,
    both start addresses and every outer stride allow), so a thread moves
    one uint4 where it can. Unit u of the copy is row u / nunit, unit
    u % nunit of that row. */
@@ -254,18 +254,18 @@ typedef struct dt__cu_boxplan {
 
 /* host side: 0 when there is nothing to copy */
 static int dt__cu_boxplan_make(const dt__array *s, const dt__array *d, const dt__box *p, dt__cu_boxplan *pl) {
-    size_t ss[DT_MAX_DIMS], ds[DT_MAX_DIMS], run, so, doff, align;
+    size_t ss[DT_MAX_DIMS], ds[DT_MAX_DIMS], span, so, doff, align;
     int k = s->ndim - 1, j, n = 0;
     unsigned v;
     if (dt__box_numel(s->ndim, p) == 0) return 0;
     if (s->ndim == 0) {
         so = doff = 0;
-        run = s->es;
+        span = s->es;
         k = 0;
     } else {
-        run = (size_t)p->ext[k];
-        while (k > 0 && p->ext[k] == s->box.ext[k] && p->ext[k] == d->box.ext[k]) { k--; run *= (size_t)p->ext[k]; }
-        run *= s->es;
+        span = (size_t)p->ext[k];
+        while (k > 0 && p->ext[k] == s->box.ext[k] && p->ext[k] == d->box.ext[k]) { k--; span *= (size_t)p->ext[k]; }
+        span *= s->es;
         dt__array_strides(s, ss);
         dt__array_strides(d, ds);
         so = dt__array_offset(s, ss, p);
@@ -290,11 +290,11 @@ static int dt__cu_boxplan_make(const dt__array *s, const dt__array *d, const dt_
     pl->nd = n;
     pl->src = s->data + so;
     pl->dst = d->data + doff;
-    align = (size_t)(uintptr_t)pl->src | (size_t)(uintptr_t)pl->dst | run;
+    align = (size_t)(uintptr_t)pl->src | (size_t)(uintptr_t)pl->dst | span;
     for (j = 0; j < n; j++) align |= (size_t)pl->ss[j] | (size_t)pl->ds[j];
     for (v = 16; v > 1 && (align & (v - 1)); v >>= 1) {}
     pl->vec = v;
-    pl->nunit = run / v;
+    pl->nunit = span / v;
     return 1;
 }
 
@@ -355,7 +355,7 @@ __global__ void dt__cu_copy_box_kernel(dt__cu_boxplan pl) {
 static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p) {
     dt__cu_boxplan pl;
     if (!dt__cu_boxplan_make(s, d, p, &pl)) return DT_OK;
-    if (pl.rows == 1) /* one contiguous run: the copy engine's job */
+    if (pl.rows == 1) /* one contiguous span: the copy engine's job */
         return dt__cu_d2d(fn, pl.dst, pl.src, (size_t)(pl.nunit * pl.vec));
     DT__CU_START(dt__cu_copy_box_kernel, dt__cu_blocks(pl.rows * pl.nunit), DT__CU_THREADS, pl);
     dt__cu_check_launch();
@@ -558,17 +558,17 @@ DT__CU_HD void dt__cu_st_randint(dt_dtype t, void *y, int64_t i, int64_t v) {
 
 /* uniform [a, b) into y[i] from the element's words (w of them at wv) */
 DT__CU_HD void dt__cu_uniform_elem(const dt__rng_op *op, const uint32_t *wv, void *y, int64_t i) {
-    double lo = op->a, span = op->b - op->a;
+    double lo = op->a, width = op->b - op->a;
     if (op->t == DT_F64) {
         double v = dt__u53(dt__w64(wv));
-        if (!(lo == 0 && span == 1)) {
+        if (!(lo == 0 && width == 1)) {
             v = DT__DADD(lo, DT__DMUL(span, v));
             while (v >= op->b) v = dt__down_f64(v);
         }
         ((double *)y)[i] = v;
     } else if (op->t == DT_F32) {
         float v = dt__u24(wv[0]);
-        if (!(lo == 0 && span == 1)) {
+        if (!(lo == 0 && width == 1)) {
             v = (float)DT__DADD(lo, DT__DMUL(span, (double)v));
             while ((double)v >= op->b) v = dt__down_f32(v);
         }
@@ -630,17 +630,17 @@ DT__CU_HD void dt__cu_normal_pair(const dt__rng_op *op, const uint32_t *wv, void
 }
 
 /* ---- the random fill's work items ----
-   The local box is walked as runs contiguous in the global row-major order
-   (the trailing dims the box spans whole merge into one run, as dt__k_rng
-   does). Within a run, a work item is one Philox block: it writes the
+   The local box is walked as spans contiguous in the global row-major order
+   (the trailing dims the box spans whole merge into one span, as dt__k_rng
+   does). Within a span, a work item is one Philox block: it writes the
    elements (normal: the pairs) whose FIRST word lies in that block, reading
    the next block too when an element's words cross into it (an offset not
-   a multiple of 4, or w = 2). Item t = run t / bpr, block t % bpr. */
+   a multiple of 4, or w = 2). Item t = span t / bpr, block t % bpr. */
 typedef struct dt__cu_rngplan {
-    int nd, d0;                      /* dims; runs are over dims >= d0         */
+    int nd, d0;                      /* dims; spans are over dims >= d0         */
     int64_t gs[DT_MAX_DIMS], lo[DT_MAX_DIMS], ext[DT_MAX_DIMS];
-    uint64_t run, nruns;             /* elements per run, runs                 */
-    uint64_t bpr;                    /* work items (blocks) per run            */
+    uint64_t span, nspans;            /* elements per span, spans               */
+    uint64_t bpr;                    /* work items (blocks) per span            */
     int pair;                        /* normal: units are pairs of elements    */
 } dt__cu_rngplan;
 
@@ -655,19 +655,19 @@ static int dt__cu_rngplan_make(const dt__rng_op *op, int nd, const int64_t *gs, 
     for (d = 0; d < nd; d++) { pl->gs[d] = gs[d]; pl->lo[d] = lo[d]; pl->ext[d] = ext[d]; }
     pl->d0 = nd > 0 ? nd - 1 : 0;
     while (pl->d0 > 0 && lo[pl->d0] == 0 && ext[pl->d0] == gs[pl->d0]) pl->d0--;
-    pl->run = 1;
-    pl->nruns = 1;
-    for (d = pl->d0; d < nd; d++) pl->run *= (uint64_t)ext[d];
-    for (d = 0; d < pl->d0; d++) pl->nruns *= (uint64_t)ext[d];
+    pl->span = 1;
+    pl->nspans = 1;
+    for (d = pl->d0; d < nd; d++) pl->span *= (uint64_t)ext[d];
+    for (d = 0; d < pl->d0; d++) pl->nspans *= (uint64_t)ext[d];
     pl->pair = op->kind == DT__RK_NORMAL;
-    /* the words from the run's first unit's first word, plus up to 3 before it in its block */
-    words = (uint64_t)op->w * (pl->run + (pl->pair ? 2 : 0)) + 3;
+    /* the words from the span's first unit's first word, plus up to 3 before it in its block */
+    words = (uint64_t)op->w * (pl->span + (pl->pair ? 2 : 0)) + 3;
     pl->bpr = words / 4 + 1;
     return 1;
 }
 
-/* the global index of run r's first element */
-DT__CU_HD uint64_t dt__cu_rng_run_start(const dt__cu_rngplan *pl, uint64_t r) {
+/* the global index of span r's first element */
+DT__CU_HD uint64_t dt__cu_rng_span_start(const dt__cu_rngplan *pl, uint64_t r) {
     int64_t idx[DT_MAX_DIMS];
     uint64_t g = 0;
     int d;
@@ -680,7 +680,7 @@ DT__CU_HD uint64_t dt__cu_rng_run_start(const dt__cu_rngplan *pl, uint64_t r) {
 }
 
 /* the hot case, F32 uniform [0, 1) with a whole 16-byte-aligned block of
-   4 elements: its own registers (the general path indexes its words at run
+   4 elements: its own registers (the general path indexes its words at span
    time, which puts them in local memory) and one 16-byte store */
 DT__CU_HD int dt__cu_rng_fast4(const dt__rng_op *op, const void *y, int64_t i) {
     return op->kind == DT__RK_UNIFORM && op->t == DT_F32 && op->a == 0 && op->b == 1 &&
@@ -702,14 +702,14 @@ DT__CU_HD void dt__cu_rng_store4(uint64_t blk, uint32_t k0, uint32_t k1, void *y
    unit are shifts. */
 DT__CU_HD void dt__cu_rng_item(const dt__rng_op *op, const dt__cu_rngplan *pl, uint64_t t, void *y) {
     uint32_t k0 = (uint32_t)op->seed, k1 = (uint32_t)(op->seed >> 32), wv[8];
-    uint64_t r = pl->nruns == 1 ? 0 : t / pl->bpr, j = t - r * pl->bpr;
-    uint64_t g0 = pl->nd && pl->nruns > 1 ? dt__cu_rng_run_start(pl, r) : pl->nd ? dt__cu_rng_run_start(pl, 0) : 0;
+    uint64_t r = pl->nspans == 1 ? 0 : t / pl->bpr, j = t - r * pl->bpr;
+    uint64_t g0 = pl->nd && pl->nspans > 1 ? dt__cu_rng_span_start(pl, r) : pl->nd ? dt__cu_rng_span_start(pl, 0) : 0;
     uint64_t w = (uint64_t)op->w, unit = pl->pair ? 2 * w : w;     /* words per unit                 */
     int sh = unit == 1 ? 0 : unit == 2 ? 1 : 2;
-    uint64_t u0 = pl->pair ? g0 & ~(uint64_t)1 : g0;                /* the run's first unit's element */
-    uint64_t nunits = pl->pair ? (g0 + pl->run - u0 + 1) / 2 : pl->run;
+    uint64_t u0 = pl->pair ? g0 & ~(uint64_t)1 : g0;                /* the span's first unit's element */
+    uint64_t nunits = pl->pair ? (g0 + pl->span - u0 + 1) / 2 : pl->span;
     uint64_t p0 = op->offset + w * u0, q0 = p0 & 3u;                /* its first word, place in block */
-    uint64_t blk = (p0 >> 2) + j, lo_rel, hi_rel, ua, ub, u, base = r * pl->run;
+    uint64_t blk = (p0 >> 2) + j, lo_rel, hi_rel, ua, ub, u, base = r * pl->span;
     int have_next = 0;
     /* units whose first word (relative to p0: unit * u) is in [4j - q0, 4j - q0 + 4) */
     lo_rel = 4 * j >= q0 ? 4 * j - q0 : 0;
@@ -733,7 +733,7 @@ DT__CU_HD void dt__cu_rng_item(const dt__rng_op *op, const dt__cu_rngplan *pl, u
         if (pl->pair) {
             uint64_t ge = u0 + 2 * u; /* the pair's first element (global) */
             int64_t i0 = ge >= g0 ? (int64_t)(base + (ge - g0)) : -1;
-            int64_t i1 = ge + 1 < g0 + pl->run ? (int64_t)(base + (ge + 1 - g0)) : -1;
+            int64_t i1 = ge + 1 < g0 + pl->span ? (int64_t)(base + (ge + 1 - g0)) : -1;
             dt__cu_normal_pair(op, wv + k, y, i0, i1);
         } else {
             dt__cu_rng_elem(op, wv + k, pos, y, (int64_t)(base + u));
@@ -1075,7 +1075,7 @@ static void dt__cu_k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *sha
     /* Coalescing decides: when x's innermost dim is kept, neighbouring
        outputs are neighbouring elements, so a thread per output reads a
        warp's worth of a row at once; when it is reduced, a block's threads
-       read one output's run together. Few outputs: blocks either way. */
+       read one output's span together. Few outputs: blocks either way. */
     {
         int inner_kept = p.nk > 0 && p.kst[p.nk - 1] == 1;
         use_blocks = inner_kept ? p.nout < 2048 : (p.nred >= 32 || p.nout < 1024);
@@ -1552,7 +1552,7 @@ static void dt__cu_k_rng(const dt__rng_op *op, int ndim, const int64_t *gs, cons
     dt__cu_rngplan pl;
     uint64_t items;
     if (!dt__cu_rngplan_make(op, ndim, gs, lo, ext, &pl)) return;
-    items = pl.nruns * pl.bpr;
+    items = pl.nspans * pl.bpr;
     DT__CU_START(dt__cu_rng_kernel, dt__cu_blocks(items), DT__CU_THREADS, *op, pl, items, y);
     dt__cu_check_launch();
 }
