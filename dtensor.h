@@ -1404,177 +1404,6 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 #if defined(DTENSOR_IMPLEMENTATION) && !defined(DTENSOR_IMPLEMENTATION_DONE) && !defined(DTENSOR_IMPLEMENTATION_LINKED)
 #define DTENSOR_IMPLEMENTATION_DONE
 
-/* >>registry --------------------------------------------------------------
-   THE OP REGISTRY. Every op is one line of one of the lists below, and everything that has
-   to agree with that line is generated from it: the kernel ids (dt__uop,
-   dt__bop), the op ids (DT__OP_*) and their rows of dt__op_table (the
-   strategies), the per-element math (dt__u_<name>_f32/_f64/_i64,
-   dt__b_<name>_*), the host kernels' loops and switch cases, dtensor_cuda.h's
-   per-element switch cases, and the public wrappers of the plain unary ops.
-   Positions no longer matter: DT__OP_x and its row come from the same line.
-
-   How to add a unary pointwise op (dt_foo(x, out)):
-   1. one line in DT__UNARY_OPS: X(FOO, foo, PLAIN, flags, Partial map,
-      float math, int64 math) (the columns are described at the list);
-   2. its math, if it needs more than an expression (a helper): a DT__HD
-      function in >>math next to the element functions, used on both sides;
-   3. its public prototype and its one-line doc in the public part (>>api,
-      next to dt_neg & co.); PLAIN generates the definition; ARG (an op with
-      a double argument) writes it by hand in >>ops, as dt_shift;
-   4. its tests: tests/test_ops_pointwise.c (values against libm, every
-      dtype, Partial in/out), tests/test_ops_kernels.c (the kernel against
-      its ref_unary_f / ref_unary_i case: names and float-only come from
-      the line), tests/test_cuda.cu (its libm list: ops whose device
-      result may differ from the host's by the libm's ulps; the
-      host-vs-device bits of tests/test_cuda_host.cu follow the line),
-      tests/test_badinput_ops.c when it refuses inputs;
-   5. its line in README.md's op list and in docs/api.md.
-   A binary pointwise op: the same with DT__BINARY_OPS (its Partial rules,
-   dt__pr_<name>, go to >>strategies); any other op: one DT__TABLE_OPS line
-   plus its family's code in >>propagate/>>ops.
-
-   The math columns are expressions, compiled once per working type: x (and
-   a, the op's scalar argument) for a unary op, p, q (and alpha, axpy's) for
-   a binary one. A float expression is written for both float (F32/F16/BF16)
-   and double (F64) through DT__W (the working type), DT__LM(fn) (libm's fn
-   for DT__W: fn##f or fn), DT__EXPW (exp: dt__expf, the polynomial that is
-   bit-identical on host and GPU, for float; exp for double), DT__MULW and
-   DT__ADDW (a product or sum the GPU compiler must not contract into an fma).
-   The int64 expression wraps (DT__IADD, DT__ISUB, DT__IMUL); a float-only op
-   (DT__FLOAT_ONLY, never run on integers) writes x. */
-
-/* Unary pointwise ops: X(NAME, name, wrapper, flags, Partial map, float math, int64 math).
-   wrapper: PLAIN generates dt_<name>(x, out); ARG: written by hand (takes a).
-   flags: DT__FLOAT_ONLY, DT__TRUNC_OK, DT__TO_REP (>>kernels' op flags; every
-   unary op is DT__ELEMENTWISE). Partial map: DT__PM_* (>>strategies), what a
-   Partial(SUM, AVG, MAX, MIN) input gives. */
-#define DT__UNARY_OPS(X)                                                                                       \
-    X(NEG, neg, PLAIN, DT__TRUNC_OK, DT__PM_ALL_NEG(), -x, DT__ISUB(0, x))                                     \
-    X(ABS, abs, PLAIN, 0, DT__PM_NONE(), DT__LM(fabs)(x), x < 0 ? DT__ISUB(0, x) : x)                          \
-    X(EXP, exp, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__EXPW(x), x)                                          \
-    X(LOG, log, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(log)(x), x)                                       \
-    X(SQRT, sqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(sqrt)(x), x)                                    \
-    X(RSQRT, rsqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_ANTI(), (DT__W)1 / DT__LM(sqrt)(x), x)                       \
-    X(SIN, sin, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(sin)(x), x)                                       \
-    X(COS, cos, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(cos)(x), x)                                       \
-    X(TANH, tanh, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(tanh)(x), x)                                    \
-    X(SIGMOID, sigmoid, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), (DT__W)1 / ((DT__W)1 + DT__EXPW(-x)), x)         \
-    X(RELU, relu, PLAIN, 0, DT__PM_MONO(), x < (DT__W)0 ? (DT__W)0 : x, x < 0 ? 0 : x) /* NaN stays */         \
-    X(GELU, gelu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(),                                                        \
-      DT__MULW(DT__MULW((DT__W)0.5, x), DT__LM(erfc)(DT__MULW(-x, (DT__W)DT__INV_SQRT2))), x)                  \
-    X(SILU, silu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), x / ((DT__W)1 + DT__EXPW(-x)), x)                      \
-    X(SCALE, scale, ARG, 0, DT__PM_ALL(), x * a, DT__IMUL(x, a)) /* a < 0: DT__OP_SCALE_NEG's row */           \
-    X(SHIFT, shift, ARG, 0, DT__PM_SHIFT(), x + a, DT__IADD(x, a))                                             \
-    X(POW, pow, ARG, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(pow)(x, a), x)                                      \
-    X(COPY, copy, PLAIN, DT__TRUNC_OK, DT__PM_ALL(), x, x) /* the host moves memory (memmove) */               \
-    X(FILL, fill, ARG, DT__TO_REP, DT__PM_NONE(), a, a)
-
-/* Binary pointwise ops: X(NAME, name, kernel id, flags, Partial rules, float math, int64 math).
-   kernel id: DT__B_<id>; Partial rules: a dt__prule table (>>strategies). */
-#define DT__BINARY_OPS(X)                                                                                      \
-    X(ADD, add, ADD, 0, dt__pr_add, p + q, DT__IADD(p, q))                                                     \
-    X(SUB, sub, SUB, 0, dt__pr_sub, p - q, DT__ISUB(p, q))                                                     \
-    X(MUL, mul, MUL, 0, dt__pr_mul, p * q, DT__IMUL(p, q))                                                     \
-    X(DIV, div, DIV, DT__FLOAT_ONLY, dt__pr_div, p / q, q == 0 ? 0 : q == -1 ? DT__ISUB(0, p) : p / q)         \
-    X(MAXIMUM, maximum, MAX, 0, dt__pr_maximum, DT__FMAX(p, q), DT__IMAX(p, q)) /* NaN propagates */           \
-    X(MINIMUM, minimum, MIN, 0, dt__pr_minimum, DT__FMIN(p, q), DT__IMIN(p, q))                                \
-    X(AXPY, axpy, AXPY, 0, dt__pr_axpy, DT__ADDW(DT__MULW(alpha, p), q), DT__IADD(DT__IMUL(alpha, p), q))
-/* (integer DIV is never run, DT__FLOAT_ONLY; defined anyway so that no input is undefined) */
-
-/* Every other op: X(NAME, "public name", family, inputs, kernel, MPI reduce of
-   its Partial output (-1: none), flags, Partial map, Partial rules) -- the
-   fields of dt__opdef (>>strategies), one row each. */
-#define DT__TABLE_OPS(X)                                                                                       \
-    X(SCALE_NEG, "dt_scale", DT__F_UNARY, 1, DT__U_SCALE, -1, DT__ELEMENTWISE, DT__PM_ALL_NEG(), DT__NOPR())   \
-    X(CAST, "dt_cast", DT__F_UNARY, 1, DT__U_COPY, -1, DT__ELEMENTWISE, DT__PM_MONO(), DT__NOPR())             \
-    X(SUM, "dt_sum", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_sum))                 \
-    X(MEAN, "dt_mean", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE(), DT__PR(dt__pr_sum))  \
-    X(MAX, "dt_max", DT__F_REDUCE, 1, DT__R_MAX, DT_MAX, 0, DT__PM_NONE(), DT__PR(dt__pr_max))                 \
-    X(MIN, "dt_min", DT__F_REDUCE, 1, DT__R_MIN, DT_MIN, 0, DT__PM_NONE(), DT__PR(dt__pr_min))                 \
-    X(NORM2, "dt_norm2", DT__F_REDUCE, 1, DT__R_SUMSQ, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())      \
-    X(ARGMAX, "dt_argmax", DT__F_REDUCE, 1, DT__R_ARGMAX, -1, 0, DT__PM_NONE(), DT__NOPR())                    \
-    X(MATMUL, "dt_matmul", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                   \
-    X(MM, "dt_mm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                           \
-    X(BMM, "dt_bmm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                         \
-    X(ADDMM, "dt_addmm", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mm3))                     \
-    X(LINEAR, "dt_linear", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mm3))                   \
-    X(DOT, "dt_dot", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                         \
-    X(SOFTMAX, "dt_softmax", DT__F_SOFTMAX, 1, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())               \
-    X(LOG_SOFTMAX, "dt_log_softmax", DT__F_SOFTMAX, 1, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())       \
-    X(LAYER_NORM, "dt_layer_norm", DT__F_NORM, 3, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())            \
-    X(RMS_NORM, "dt_rms_norm", DT__F_NORM, 2, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())                \
-    X(TRANSPOSE, "dt_transpose", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())              \
-    X(PERMUTE, "dt_permute", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
-    X(SQUEEZE, "dt_squeeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
-    X(UNSQUEEZE, "dt_unsqueeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())              \
-    X(RESHAPE, "dt_reshape", DT__F_RESHAPE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
-    X(NARROW, "dt_narrow", DT__F_NARROW, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                     \
-    X(CAT, "dt_cat", DT__F_CAT, 0, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                              \
-    X(STACK, "dt_stack", DT__F_CAT, 0, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                          \
-    X(EMBEDDING, "dt_embedding", DT__F_EMBED, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__NOPR())                      \
-    X(CROSS_ENTROPY, "dt_cross_entropy", DT__F_XENT, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__NOPR())
-
-/* Op families: X(NAME, infer, run, traits), one line each. A family is how
-   an op's inputs map to its output: its shape inference dt__infer_<infer>
-   (the result's shape and the dim map) and its runner dt__run_<run> (the
-   local kernels on this rank's blocks), written side by side in >>ops,
-   which makes dt__families from these lines; the traits are what the
-   strategy search and the runner must know about it (dt__family_traits,
-   >>strategies). Adding a family: a line here, its two functions in >>ops,
-   its ops in DT__TABLE_OPS. */
-enum { /* family traits */
-    DT__FAM_READS_ANY = 1,   /* its runner reads strided inputs in place, any strides   */
-    DT__FAM_READS_ROWS = 2,  /* ... when the last dim is unit-stride (a call per row)   */
-    DT__FAM_INDICES = 4,     /* input 1 holds indices: its own dtype, read on the host,
-                                never split cyclically                                 */
-    DT__FAM_CHUNK_ONLY = 8,  /* runs in torch.chunk splits only (a view of the blocks)  */
-    DT__FAM_ADDEND = 16,     /* input 2 is added to the result (bias, addmm's c): it is
-                                made Partial(SUM) where the contraction is split       */
-    DT__FAM_CLASS_SPLIT = 32, /* may take its logits split along the classes (dim 1)    */
-    DT__FAM_PMAP = 64,       /* a Partial input maps through the op's Partial map      */
-    DT__FAM_DIM_GROUPS = 128 /* output dims come from groups of input dims (reshape)    */
-};
-#define DT__FAMILIES(X)                                                                                        \
-    X(UNARY, unary, unary, DT__FAM_READS_ROWS | DT__FAM_PMAP)                                                  \
-    X(BINARY, binary, binary, DT__FAM_READS_ANY)                                                               \
-    X(REDUCE, reduce, reduce, 0)                                                                               \
-    X(MATMUL, matmul, matmul, DT__FAM_ADDEND)                                                                  \
-    X(SOFTMAX, softmax, softmax, 0)                                                                            \
-    X(NORM, norm, norm, 0)                                                                                     \
-    X(PERMUTE, permute, view, 0)                                                                               \
-    X(RESHAPE, reshape, view, DT__FAM_CHUNK_ONLY | DT__FAM_DIM_GROUPS)                                         \
-    X(NARROW, narrow, narrow, DT__FAM_READS_ANY | DT__FAM_CHUNK_ONLY)                                          \
-    X(CAT, cat, cat, DT__FAM_CHUNK_ONLY)                                                                       \
-    X(EMBED, embed, embed, DT__FAM_INDICES)                                                                    \
-    X(XENT, xent, xent, DT__FAM_INDICES | DT__FAM_CLASS_SPLIT)
-#define DT__F_ENUM(NAME, infer, run, traits) DT__F_##NAME,
-enum { DT__FAMILIES(DT__F_ENUM) DT__F_COUNT }; /* DT__F_<NAME>: the family of a DT__TABLE_OPS line */
-#undef DT__F_ENUM
-
-/* The element functions one list line gives (>>math instantiates them, DT__HD,
-   for host and GPU alike), for the working type set around the expansion:
-   DT__EQUAL (their qualifier), DT__SFX (f32, f64, i64), DT__W and the
-   DT__LM/DT__EXPW/DT__MULW/DT__ADDW of that type; and the switch cases that
-   call them (dtensor_cuda.h's per-element switches). */
-#define DT__ENAME(pfx, kind, name, sfx) DT__ENAME_(pfx, kind, name, sfx)
-#define DT__ENAME_(pfx, kind, name, sfx) pfx##kind##_##name##_##sfx
-#define DT__UELEM_F(NAME, name, wrap, fl, pm, fmath, imath) \
-    DT__EQUAL DT__W DT__ENAME(dt__, u, name, DT__SFX)(DT__W x, DT__W a) { (void)x; (void)a; return fmath; }
-#define DT__UELEM_I(NAME, name, wrap, fl, pm, fmath, imath) \
-    DT__EQUAL int64_t DT__ENAME(dt__, u, name, i64)(int64_t x, int64_t a) { (void)x; (void)a; return imath; }
-#define DT__BELEM_F(NAME, name, k, fl, pr, fmath, imath) \
-    DT__EQUAL DT__W DT__ENAME(dt__, b, name, DT__SFX)(DT__W p, DT__W q, DT__W alpha) { (void)alpha; return fmath; }
-#define DT__BELEM_I(NAME, name, k, fl, pr, fmath, imath)                                                     \
-    DT__EQUAL int64_t DT__ENAME(dt__, b, name, i64)(int64_t p, int64_t q, int64_t alpha) {               \
-        (void)alpha;                                                                                         \
-        return imath;                                                                                        \
-    }
-/* their switch cases: element x (unary) or p, q (binary) of working type DT__SFX */
-#define DT__UELEM_CASE(NAME, name, wrap, fl, pm, fmath, imath) \
-    case DT__U_##NAME: return DT__ENAME(dt__, u, name, DT__SFX)(x, a);
-#define DT__BELEM_CASE(NAME, name, k, fl, pr, fmath, imath) \
-    case DT__B_##k: return DT__ENAME(dt__, b, name, DT__SFX)(p, q, alpha);
-
 /* >>math ------------------------------------------------------------------
    The per-element math, written once for the host and the GPU: every
    function here is DT__HD (static inline; __host__ __device__ under nvcc),
@@ -2037,12 +1866,6 @@ DT__HD_BIG void dt__bm_pair_d(uint64_t x1, uint64_t x2, double *z0, double *z1) 
     *z1 = r * s;
 }
 
-/* ---- the ops' element functions (one per registry line) ----
-   dt__u_<name>_f32/_f64/_i64 and dt__b_<name>_f32/_f64/_i64 from the
-   registry's math columns, DT__HD: the host kernels' loops (>>kernels) and
-   dtensor_cuda.h's kernels call these very functions. A product or sum the
-   host rounds twice is DT__FMUL & co. there (nvcc would fuse it). */
-
 /* NaN-propagating max/min (torch.maximum): a NaN p wins, a NaN q survives.
    `|` of ints, not `||`: no branch (and no bool `|` for C++ compilers) */
 #define DT__FMAX(p, q) (((int)((p) > (q)) | (int)((p) != (p))) ? (p) : (q))
@@ -2051,6 +1874,291 @@ DT__HD_BIG void dt__bm_pair_d(uint64_t x1, uint64_t x2, double *z0, double *z1) 
 #define DT__IMIN(p, q) ((p) < (q) ? (p) : (q))
 #define DT__INV_SQRT2 0.70710678118654752440
 
+/* >>registry --------------------------------------------------------------
+   THE OP REGISTRY. Every op is one line of one of the lists below, and everything that has
+   to agree with that line is generated from it: the kernel ids (dt__uop,
+   dt__bop), the op ids (DT__OP_*) and their rows of dt__op_table (the
+   strategies), the per-element math (dt__u_<name>_f32/_f64/_i64,
+   dt__b_<name>_*), the host kernels' loops and switch cases, dtensor_cuda.h's
+   per-element switch cases, and the public wrappers of the plain unary ops.
+   Positions no longer matter: DT__OP_x and its row come from the same line.
+
+   How to add a unary pointwise op (dt_foo(x, out)):
+   1. one line in DT__UNARY_OPS: X(FOO, foo, PLAIN, flags, Partial map,
+      float math, int64 math) (the columns are described at the list);
+   2. its math, if it needs more than an expression (a helper): a DT__HD
+      function in >>math next to the element functions, used on both sides;
+   3. its public prototype and its one-line doc in the public part (>>api,
+      next to dt_neg & co.); PLAIN generates the definition; ARG (an op with
+      a double argument) writes it by hand in >>ops, as dt_shift;
+   4. its tests: tests/test_ops_pointwise.c (values against libm, every
+      dtype, Partial in/out), tests/test_ops_kernels.c (the kernel against
+      its ref_unary_f / ref_unary_i case: names and float-only come from
+      the line), tests/test_cuda.cu (its libm list: ops whose device
+      result may differ from the host's by the libm's ulps; the
+      host-vs-device bits of tests/test_cuda_host.cu follow the line),
+      tests/test_badinput_ops.c when it refuses inputs;
+   5. its line in README.md's op list and in docs/api.md.
+   A binary pointwise op: the same with DT__BINARY_OPS (its Partial rules,
+   dt__pr_<name>, go to >>strategies); any other op: one DT__TABLE_OPS line
+   plus its family's code in >>propagate/>>ops.
+
+   The math columns are expressions, compiled once per working type: x (and
+   a, the op's scalar argument) for a unary op, p, q (and alpha, axpy's) for
+   a binary one. A float expression is written for both float (F32/F16/BF16)
+   and double (F64) through DT__W (the working type), DT__LM(fn) (libm's fn
+   for DT__W: fn##f or fn), DT__EXPW (exp: dt__expf, the polynomial that is
+   bit-identical on host and GPU, for float; exp for double), DT__MULW and
+   DT__ADDW (a product or sum the GPU compiler must not contract into an fma).
+   The int64 expression wraps (DT__IADD, DT__ISUB, DT__IMUL); a float-only op
+   (DT__FLOAT_ONLY, never run on integers) writes x. */
+
+/* ---- the words the lists are written in ---- */
+
+enum { /* op flags */
+    DT__FLOAT_ONLY = 1, /* integer inputs are DT_ERR_DTYPE                        */
+    DT__PASS_ALL = 2,   /* data movement only: every input Partial(k) -> Partial(k) */
+    DT__TO_REP = 4,     /* a Partial input gives a Replicate output (fill)         */
+    DT__ELEMENTWISE = 8, /* *out may alias an input                                */
+    DT__TRUNC_OK = 16   /* commutes with truncation toward zero: an integer
+                           Partial(AVG) passes through (DT__PASS_ALL ops too)    */
+};
+
+typedef enum dt__rop { DT__R_SUM, DT__R_MAX, DT__R_MIN, DT__R_SUMSQ, DT__R_ARGMAX, DT__R_NUM } dt__rop;
+
+#define DT__PR(x) x, (uint8_t)(sizeof x / sizeof x[0])
+#define DT__NOPR() NULL, 0
+#define DT__PM_NONE() {-1, -1, -1, -1}
+#define DT__PM_ALL() {DT_SUM, DT_AVG, DT_MAX, DT_MIN}
+#define DT__PM_MONO() {-1, -1, DT_MAX, DT_MIN}  /* increasing maps commute with max/min */
+#define DT__PM_ANTI() {-1, -1, DT_MIN, DT_MAX}  /* decreasing maps swap them           */
+#define DT__PM_ALL_NEG() {DT_SUM, DT_AVG, DT_MIN, DT_MAX} /* x -> -x, x -> a*x with a < 0     */
+#define DT__PM_SHIFT() {-1, DT_AVG, DT_MAX, DT_MIN} /* x + a: not SUM (n copies of a)  */
+
+/* Partial rule codes: a reduce kind 0..3 (DT_SUM, DT_AVG, DT_MAX, DT_MIN), R: Replicate */
+#define R_ (-1)
+typedef struct dt__prule { int8_t in[3]; int8_t out; } dt__prule;
+/* a + b, a - b: Partial(SUM/AVG) on both sides; MAX/MIN with a replicated other side */
+static const dt__prule dt__pr_add[] = {
+    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{DT_AVG, R_, R_}, DT_AVG},
+    {{R_, DT_AVG, R_}, DT_AVG},     {{DT_MAX, R_, R_}, DT_MAX},     {{R_, DT_MAX, R_}, DT_MAX},
+    {{DT_MIN, R_, R_}, DT_MIN},     {{R_, DT_MIN, R_}, DT_MIN}};
+static const dt__prule dt__pr_sub[] = {
+    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{DT_AVG, R_, R_}, DT_AVG},
+    {{R_, DT_AVG, R_}, DT_AVG},     {{DT_MAX, R_, R_}, DT_MAX},     {{R_, DT_MAX, R_}, DT_MIN},
+    {{DT_MIN, R_, R_}, DT_MIN},     {{R_, DT_MIN, R_}, DT_MAX}};
+/* multilinear: one Partial(SUM/AVG) operand times replicated others */
+static const dt__prule dt__pr_mul[] = {
+    {{DT_SUM, R_, R_}, DT_SUM}, {{R_, DT_SUM, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}, {{R_, DT_AVG, R_}, DT_AVG}};
+static const dt__prule dt__pr_div[] = {{{DT_SUM, R_, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}};
+static const dt__prule dt__pr_maximum[] = {
+    {{DT_MAX, DT_MAX, R_}, DT_MAX}, {{DT_MAX, R_, R_}, DT_MAX}, {{R_, DT_MAX, R_}, DT_MAX}};
+static const dt__prule dt__pr_minimum[] = {
+    {{DT_MIN, DT_MIN, R_}, DT_MIN}, {{DT_MIN, R_, R_}, DT_MIN}, {{R_, DT_MIN, R_}, DT_MIN}};
+/* axpy(x, y): a*x + y with y kept */
+static const dt__prule dt__pr_axpy[] = {
+    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{R_, DT_AVG, R_}, DT_AVG},
+    {{R_, DT_MAX, R_}, DT_MAX},     {{R_, DT_MIN, R_}, DT_MIN}};
+/* matmul with an additive third input (bias, addmm's c): it takes the same Partial */
+static const dt__prule dt__pr_mm3[] = {
+    {{DT_SUM, R_, DT_SUM}, DT_SUM}, {{R_, DT_SUM, DT_SUM}, DT_SUM}, {{DT_AVG, R_, DT_AVG}, DT_AVG},
+    {{R_, DT_AVG, DT_AVG}, DT_AVG}};
+static const dt__prule dt__pr_sum[] = {{{DT_SUM, R_, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}};
+static const dt__prule dt__pr_max[] = {{{DT_MAX, R_, R_}, DT_MAX}};
+static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
+#undef R_
+
+/* ---- the lists ---- */
+
+/* Unary pointwise ops: X(NAME, name, wrapper, flags, Partial map, float math, int64 math).
+   wrapper: PLAIN generates dt_<name>(x, out); ARG: written by hand (takes a).
+   flags: DT__FLOAT_ONLY, DT__TRUNC_OK, DT__TO_REP (>>kernels' op flags; every
+   unary op is DT__ELEMENTWISE). Partial map: DT__PM_* (>>strategies), what a
+   Partial(SUM, AVG, MAX, MIN) input gives. */
+#define DT__UNARY_OPS(X)                                                                                       \
+    X(NEG, neg, PLAIN, DT__TRUNC_OK, DT__PM_ALL_NEG(), -x, DT__ISUB(0, x))                                     \
+    X(ABS, abs, PLAIN, 0, DT__PM_NONE(), DT__LM(fabs)(x), x < 0 ? DT__ISUB(0, x) : x)                          \
+    X(EXP, exp, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__EXPW(x), x)                                          \
+    X(LOG, log, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(log)(x), x)                                       \
+    X(SQRT, sqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(sqrt)(x), x)                                    \
+    X(RSQRT, rsqrt, PLAIN, DT__FLOAT_ONLY, DT__PM_ANTI(), (DT__W)1 / DT__LM(sqrt)(x), x)                       \
+    X(SIN, sin, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(sin)(x), x)                                       \
+    X(COS, cos, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(cos)(x), x)                                       \
+    X(TANH, tanh, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), DT__LM(tanh)(x), x)                                    \
+    X(SIGMOID, sigmoid, PLAIN, DT__FLOAT_ONLY, DT__PM_MONO(), (DT__W)1 / ((DT__W)1 + DT__EXPW(-x)), x)         \
+    X(RELU, relu, PLAIN, 0, DT__PM_MONO(), x < (DT__W)0 ? (DT__W)0 : x, x < 0 ? 0 : x) /* NaN stays */         \
+    X(GELU, gelu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(),                                                        \
+      DT__MULW(DT__MULW((DT__W)0.5, x), DT__LM(erfc)(DT__MULW(-x, (DT__W)DT__INV_SQRT2))), x)                  \
+    X(SILU, silu, PLAIN, DT__FLOAT_ONLY, DT__PM_NONE(), x / ((DT__W)1 + DT__EXPW(-x)), x)                      \
+    X(SCALE, scale, ARG, 0, DT__PM_ALL(), x * a, DT__IMUL(x, a)) /* a < 0: DT__OP_SCALE_NEG's row */           \
+    X(SHIFT, shift, ARG, 0, DT__PM_SHIFT(), x + a, DT__IADD(x, a))                                             \
+    X(POW, pow, ARG, DT__FLOAT_ONLY, DT__PM_NONE(), DT__LM(pow)(x, a), x)                                      \
+    X(COPY, copy, PLAIN, DT__TRUNC_OK, DT__PM_ALL(), x, x) /* the host moves memory (memmove) */               \
+    X(FILL, fill, ARG, DT__TO_REP, DT__PM_NONE(), a, a)
+
+/* Binary pointwise ops: X(NAME, name, kernel id, flags, Partial rules, float math, int64 math).
+   kernel id: DT__B_<id>; Partial rules: a dt__prule table (>>strategies). */
+#define DT__BINARY_OPS(X)                                                                                      \
+    X(ADD, add, ADD, 0, dt__pr_add, p + q, DT__IADD(p, q))                                                     \
+    X(SUB, sub, SUB, 0, dt__pr_sub, p - q, DT__ISUB(p, q))                                                     \
+    X(MUL, mul, MUL, 0, dt__pr_mul, p * q, DT__IMUL(p, q))                                                     \
+    X(DIV, div, DIV, DT__FLOAT_ONLY, dt__pr_div, p / q, q == 0 ? 0 : q == -1 ? DT__ISUB(0, p) : p / q)         \
+    X(MAXIMUM, maximum, MAX, 0, dt__pr_maximum, DT__FMAX(p, q), DT__IMAX(p, q)) /* NaN propagates */           \
+    X(MINIMUM, minimum, MIN, 0, dt__pr_minimum, DT__FMIN(p, q), DT__IMIN(p, q))                                \
+    X(AXPY, axpy, AXPY, 0, dt__pr_axpy, DT__ADDW(DT__MULW(alpha, p), q), DT__IADD(DT__IMUL(alpha, p), q))
+/* (integer DIV is never run, DT__FLOAT_ONLY; defined anyway so that no input is undefined) */
+
+/* Every other op: X(NAME, "public name", family, inputs, kernel, MPI reduce of
+   its Partial output (-1: none), flags, Partial map, Partial rules) -- the
+   fields of dt__opdef (>>strategies), one row each. */
+#define DT__TABLE_OPS(X)                                                                                       \
+    X(SCALE_NEG, "dt_scale", DT__F_UNARY, 1, DT__U_SCALE, -1, DT__ELEMENTWISE, DT__PM_ALL_NEG(), DT__NOPR())   \
+    X(CAST, "dt_cast", DT__F_UNARY, 1, DT__U_COPY, -1, DT__ELEMENTWISE, DT__PM_MONO(), DT__NOPR())             \
+    X(SUM, "dt_sum", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_sum))                 \
+    X(MEAN, "dt_mean", DT__F_REDUCE, 1, DT__R_SUM, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE(), DT__PR(dt__pr_sum))  \
+    X(MAX, "dt_max", DT__F_REDUCE, 1, DT__R_MAX, DT_MAX, 0, DT__PM_NONE(), DT__PR(dt__pr_max))                 \
+    X(MIN, "dt_min", DT__F_REDUCE, 1, DT__R_MIN, DT_MIN, 0, DT__PM_NONE(), DT__PR(dt__pr_min))                 \
+    X(NORM2, "dt_norm2", DT__F_REDUCE, 1, DT__R_SUMSQ, DT_SUM, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())      \
+    X(ARGMAX, "dt_argmax", DT__F_REDUCE, 1, DT__R_ARGMAX, -1, 0, DT__PM_NONE(), DT__NOPR())                    \
+    X(MATMUL, "dt_matmul", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                   \
+    X(MM, "dt_mm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                           \
+    X(BMM, "dt_bmm", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                         \
+    X(ADDMM, "dt_addmm", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mm3))                     \
+    X(LINEAR, "dt_linear", DT__F_MATMUL, 3, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mm3))                   \
+    X(DOT, "dt_dot", DT__F_MATMUL, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__PR(dt__pr_mul))                         \
+    X(SOFTMAX, "dt_softmax", DT__F_SOFTMAX, 1, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())               \
+    X(LOG_SOFTMAX, "dt_log_softmax", DT__F_SOFTMAX, 1, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())       \
+    X(LAYER_NORM, "dt_layer_norm", DT__F_NORM, 3, 0, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())            \
+    X(RMS_NORM, "dt_rms_norm", DT__F_NORM, 2, 1, -1, DT__FLOAT_ONLY, DT__PM_NONE(), DT__NOPR())                \
+    X(TRANSPOSE, "dt_transpose", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())              \
+    X(PERMUTE, "dt_permute", DT__F_PERMUTE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
+    X(SQUEEZE, "dt_squeeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
+    X(UNSQUEEZE, "dt_unsqueeze", DT__F_PERMUTE, 1, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())              \
+    X(RESHAPE, "dt_reshape", DT__F_RESHAPE, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                  \
+    X(NARROW, "dt_narrow", DT__F_NARROW, 1, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                     \
+    X(CAT, "dt_cat", DT__F_CAT, 0, 0, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                              \
+    X(STACK, "dt_stack", DT__F_CAT, 0, 1, -1, DT__PASS_ALL, DT__PM_ALL(), DT__NOPR())                          \
+    X(EMBEDDING, "dt_embedding", DT__F_EMBED, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__NOPR())                      \
+    X(CROSS_ENTROPY, "dt_cross_entropy", DT__F_XENT, 2, 0, DT_SUM, 0, DT__PM_NONE(), DT__NOPR())
+
+/* Op families: X(NAME, infer, run, traits), one line each. A family is how
+   an op's inputs map to its output: its shape inference dt__infer_<infer>
+   (the result's shape and the dim map) and its runner dt__run_<run> (the
+   local kernels on this rank's blocks), written side by side in >>ops,
+   which makes dt__families from these lines; the traits are what the
+   strategy search and the runner must know about it (dt__family_traits,
+   >>strategies). Adding a family: a line here, its two functions in >>ops,
+   its ops in DT__TABLE_OPS. */
+enum { /* family traits */
+    DT__FAM_READS_ANY = 1,   /* its runner reads strided inputs in place, any strides   */
+    DT__FAM_READS_ROWS = 2,  /* ... when the last dim is unit-stride (a call per row)   */
+    DT__FAM_INDICES = 4,     /* input 1 holds indices: its own dtype, read on the host,
+                                never split cyclically                                 */
+    DT__FAM_CHUNK_ONLY = 8,  /* runs in torch.chunk splits only (a view of the blocks)  */
+    DT__FAM_ADDEND = 16,     /* input 2 is added to the result (bias, addmm's c): it is
+                                made Partial(SUM) where the contraction is split       */
+    DT__FAM_CLASS_SPLIT = 32, /* may take its logits split along the classes (dim 1)    */
+    DT__FAM_PMAP = 64,       /* a Partial input maps through the op's Partial map      */
+    DT__FAM_DIM_GROUPS = 128 /* output dims come from groups of input dims (reshape)    */
+};
+#define DT__FAMILIES(X)                                                                                        \
+    X(UNARY, unary, unary, DT__FAM_READS_ROWS | DT__FAM_PMAP)                                                  \
+    X(BINARY, binary, binary, DT__FAM_READS_ANY)                                                               \
+    X(REDUCE, reduce, reduce, 0)                                                                               \
+    X(MATMUL, matmul, matmul, DT__FAM_ADDEND)                                                                  \
+    X(SOFTMAX, softmax, softmax, 0)                                                                            \
+    X(NORM, norm, norm, 0)                                                                                     \
+    X(PERMUTE, permute, view, 0)                                                                               \
+    X(RESHAPE, reshape, view, DT__FAM_CHUNK_ONLY | DT__FAM_DIM_GROUPS)                                         \
+    X(NARROW, narrow, narrow, DT__FAM_READS_ANY | DT__FAM_CHUNK_ONLY)                                          \
+    X(CAT, cat, cat, DT__FAM_CHUNK_ONLY)                                                                       \
+    X(EMBED, embed, embed, DT__FAM_INDICES)                                                                    \
+    X(XENT, xent, xent, DT__FAM_INDICES | DT__FAM_CLASS_SPLIT)
+#define DT__F_ENUM(NAME, infer, run, traits) DT__F_##NAME,
+enum { DT__FAMILIES(DT__F_ENUM) DT__F_COUNT }; /* DT__F_<NAME>: the family of a DT__TABLE_OPS line */
+#undef DT__F_ENUM
+
+/* ---- what the lists generate: kernel ids, op ids, the op table ---- */
+
+/* the kernels an op can run (>>kernels implements them) */
+#define DT__U_ENUM(NAME, name, wrap, fl, pm, fmath, imath) DT__U_##NAME,
+typedef enum dt__uop { DT__UNARY_OPS(DT__U_ENUM) DT__U_NUM } dt__uop; /* one per DT__UNARY_OPS line */
+#undef DT__U_ENUM
+/* The DT__FLOAT_ONLY ones are never called for integer dtypes. On integers
+   SCALE/SHIFT/FILL use (int64_t)a (the ops layer passes integral a). */
+
+#define DT__B_ENUM(NAME, name, k, fl, pr, fmath, imath) DT__B_##k,
+typedef enum dt__bop { DT__BINARY_OPS(DT__B_ENUM) DT__B_NUM } dt__bop; /* one per DT__BINARY_OPS line */
+#undef DT__B_ENUM
+/* AXPY: out = alpha*a + b. DIV is float-only. MAX/MIN: NaN propagates (as torch.maximum). */
+
+typedef struct dt__opdef {
+    const char *name;
+    uint8_t family, arity, kernel; /* kernel: the dt__uop / dt__bop / dt__rop it runs       */
+    int8_t reduce;                 /* the Partial kind a contraction/reduction yields; -1: the
+                                      reduced dims are fixed instead (argmax)               */
+    uint8_t flags;
+    int8_t pmap[4];                /* unary: input Partial(k) -> output Partial(pmap[k]); -1 */
+    const dt__prule *prules;       /* multi-input Partial rule                              */
+    uint8_t nprules;
+} dt__opdef;
+
+/* DT__OP_<NAME>: the row of dt__op_table; both come from the registry's
+   lists (top of the implementation), in one order */
+#define DT__OP_ENUM_U(NAME, name, wrap, fl, pm, fmath, imath) DT__OP_##NAME,
+#define DT__OP_ENUM_B(NAME, name, k, fl, pr, fmath, imath) DT__OP_##NAME,
+#define DT__OP_ENUM_T(NAME, fn, fam, nin, k, mpi, fl, pm, pr) DT__OP_##NAME,
+enum { DT__UNARY_OPS(DT__OP_ENUM_U) DT__BINARY_OPS(DT__OP_ENUM_B) DT__TABLE_OPS(DT__OP_ENUM_T) DT__OP_COUNT };
+#undef DT__OP_ENUM_U
+#undef DT__OP_ENUM_B
+#undef DT__OP_ENUM_T
+
+#define DT__OP_ROW_U(NAME, name, wrap, fl, pm, fmath, imath) \
+    {"dt_" #name, DT__F_UNARY, 1, DT__U_##NAME, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), pm, DT__NOPR()},
+#define DT__OP_ROW_B(NAME, name, k, fl, pr, fmath, imath) \
+    {"dt_" #name, DT__F_BINARY, 2, DT__B_##k, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), DT__PM_NONE(), DT__PR(pr)},
+#define DT__OP_ROW_T(NAME, fn, fam, nin, k, mpi, fl, pm, pr) {fn, fam, nin, k, mpi, fl, pm, pr},
+static const dt__opdef dt__op_table[DT__OP_COUNT] = {
+    DT__UNARY_OPS(DT__OP_ROW_U) DT__BINARY_OPS(DT__OP_ROW_B) DT__TABLE_OPS(DT__OP_ROW_T)
+};
+#undef DT__OP_ROW_U
+#undef DT__OP_ROW_B
+#undef DT__OP_ROW_T
+
+#define DT__TRAITS_ROW(NAME, infer, run, traits) traits,
+static const uint8_t dt__family_traits[DT__F_COUNT] = {DT__FAMILIES(DT__TRAITS_ROW)};
+#undef DT__TRAITS_ROW
+
+/* ---- the element functions ---- */
+
+/* The element functions one list line gives (>>math instantiates them, DT__HD,
+   for host and GPU alike), for the working type set around the expansion:
+   DT__EQUAL (their qualifier), DT__SFX (f32, f64, i64), DT__W and the
+   DT__LM/DT__EXPW/DT__MULW/DT__ADDW of that type; and the switch cases that
+   call them (dtensor_cuda.h's per-element switches). */
+#define DT__ENAME(pfx, kind, name, sfx) DT__ENAME_(pfx, kind, name, sfx)
+#define DT__ENAME_(pfx, kind, name, sfx) pfx##kind##_##name##_##sfx
+#define DT__UELEM_F(NAME, name, wrap, fl, pm, fmath, imath) \
+    DT__EQUAL DT__W DT__ENAME(dt__, u, name, DT__SFX)(DT__W x, DT__W a) { (void)x; (void)a; return fmath; }
+#define DT__UELEM_I(NAME, name, wrap, fl, pm, fmath, imath) \
+    DT__EQUAL int64_t DT__ENAME(dt__, u, name, i64)(int64_t x, int64_t a) { (void)x; (void)a; return imath; }
+#define DT__BELEM_F(NAME, name, k, fl, pr, fmath, imath) \
+    DT__EQUAL DT__W DT__ENAME(dt__, b, name, DT__SFX)(DT__W p, DT__W q, DT__W alpha) { (void)alpha; return fmath; }
+#define DT__BELEM_I(NAME, name, k, fl, pr, fmath, imath)                                                     \
+    DT__EQUAL int64_t DT__ENAME(dt__, b, name, i64)(int64_t p, int64_t q, int64_t alpha) {               \
+        (void)alpha;                                                                                         \
+        return imath;                                                                                        \
+    }
+/* their switch cases: element x (unary) or p, q (binary) of working type DT__SFX */
+#define DT__UELEM_CASE(NAME, name, wrap, fl, pm, fmath, imath) \
+    case DT__U_##NAME: return DT__ENAME(dt__, u, name, DT__SFX)(x, a);
+#define DT__BELEM_CASE(NAME, name, k, fl, pr, fmath, imath) \
+    case DT__B_##k: return DT__ENAME(dt__, b, name, DT__SFX)(p, q, alpha);
+
+/*    dt__u_<name>_f32/_f64/_i64 and dt__b_<name>_f32/_f64/_i64 from the
+   registry's math columns, DT__HD: the host kernels' loops (>>kernels) and
+   dtensor_cuda.h's kernels call these very functions. A product or sum the
+   host rounds twice is DT__FMUL & co. there (nvcc would fuse it). */
 #define DT__EQUAL DT__HD
 #define DT__W float
 #define DT__SFX f32
@@ -2600,6 +2708,21 @@ static inline int dt__log_on(int what) {
     return (f & what) != 0;
 }
 
+/* DTENSOR_CHECK (or dt_set_checks): the cross-rank consistency checks of
+   >>agree and >>mesh; read once, like DTENSOR_LOG */
+static int dt__checks_state = -1; /* -1: not read yet */
+
+static int dt__checks_on(void) {
+    if (dt__checks_state < 0) {
+        const char *s = getenv("DTENSOR_CHECK");
+        dt__checks_state = s && *s && strcmp(s, "0") != 0;
+    }
+    return dt__checks_state;
+}
+
+DT_API void dt_set_checks(int on) { dt__checks_state = on != 0; }
+DT_API int dt_get_checks(void) { return dt__checks_on(); }
+
 /* >>layout ----------------------------------------------------------------
    Where each rank's shard sits in global index space. A shard is a box
    (lo, ext per tensor dim); a local buffer is a row-major array covering a
@@ -2922,29 +3045,6 @@ static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
    the compiler vectorises them (blocks of up to DT__BLOCK elements
    converted to the working type, a plain loop over the block, converted
    back). Empty inputs (n == 0, any extent 0) are fine. */
-
-/* the kernels an op can run (>>kernels implements them) */
-#define DT__U_ENUM(NAME, name, wrap, fl, pm, fmath, imath) DT__U_##NAME,
-typedef enum dt__uop { DT__UNARY_OPS(DT__U_ENUM) DT__U_NUM } dt__uop; /* one per DT__UNARY_OPS line */
-#undef DT__U_ENUM
-/* The DT__FLOAT_ONLY ones are never called for integer dtypes. On integers
-   SCALE/SHIFT/FILL use (int64_t)a (the ops layer passes integral a). */
-
-#define DT__B_ENUM(NAME, name, k, fl, pr, fmath, imath) DT__B_##k,
-typedef enum dt__bop { DT__BINARY_OPS(DT__B_ENUM) DT__B_NUM } dt__bop; /* one per DT__BINARY_OPS line */
-#undef DT__B_ENUM
-/* AXPY: out = alpha*a + b. DIV is float-only. MAX/MIN: NaN propagates (as torch.maximum). */
-
-typedef enum dt__rop { DT__R_SUM, DT__R_MAX, DT__R_MIN, DT__R_SUMSQ, DT__R_ARGMAX, DT__R_NUM } dt__rop;
-
-enum { /* op flags */
-    DT__FLOAT_ONLY = 1, /* integer inputs are DT_ERR_DTYPE                        */
-    DT__PASS_ALL = 2,   /* data movement only: every input Partial(k) -> Partial(k) */
-    DT__TO_REP = 4,     /* a Partial input gives a Replicate output (fill)         */
-    DT__ELEMENTWISE = 8, /* *out may alias an input                                */
-    DT__TRUNC_OK = 16   /* commutes with truncation toward zero: an integer
-                           Partial(AVG) passes through (DT__PASS_ALL ops too)    */
-};
 
 #define DT__BLOCK 256
 
@@ -6430,26 +6530,12 @@ static dt_status dt__agree_ex(dt_comm *c, const char *fn, dt_status local, uint6
     return dt__agree_detail(c, fn, local, hash, describe, ctx, checked);
 }
 
-/* ---- consistency checks (dt_set_checks, DTENSOR_CHECK) ---- */
-static int dt__checks_state = -1; /* -1: not read yet */
-
-static int dt__checks_on(void) {
-    if (dt__checks_state < 0) {
-        const char *s = getenv("DTENSOR_CHECK");
-        dt__checks_state = s && *s && strcmp(s, "0") != 0;
-    }
-    return dt__checks_state;
-}
-
 /* The agreement a collective call always makes (mesh set-up, I/O, halos):
    with checks on, a rank that rejected its own arguments returns
    DT_ERR_MISMATCH like the others, so every rank has one verdict. */
 static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t hash) {
     return dt__agree_ex(c, fn, local, hash, NULL, NULL, dt__checks_on());
 }
-
-DT_API void dt_set_checks(int on) { dt__checks_state = on != 0; }
-DT_API int dt_get_checks(void) { return dt__checks_on(); }
 
 /* a local failure is always returned (as itself or another error); said for
    the static analyzer, which does not follow every call. Analysis builds only. */
@@ -8974,8 +9060,19 @@ static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, cons
     return DT_OK;
 }
 
-/* >>strategies ------------------------------------------------------------
-   HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table (one
+/* >>propagate -------------------------------------------------------------
+   Picks one combination per mesh dim: the one whose input redistributions
+   cost least under an alpha-beta model (the comm's alpha and beta; the
+   bytes a rank holds, computed from the global shape so that every rank
+   computes the same number); local changes (Replicate -> Shard or ->
+   Partial) cost a hundredth of moving the bytes, so a combination that
+   moves nothing wins and one that only slices beats one that communicates;
+   ties go to the earlier combination. The choice depends only on the op,
+   the input specs and the static args, so it is cached per mesh in a
+   direct-mapped table of DT_OP_CACHE entries (a colliding entry is
+   replaced: bounded, cf. pytorch #178335). */
+
+/*    HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table (one
    line of the op registry, top of the implementation): a
    name, a family, an arity, the kernel it runs and its Partial rule. The
    family's checker (>>ops) validates the inputs, computes the result's
@@ -9016,99 +9113,7 @@ static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, cons
 #define DT__D_CLASS (-2)          /* cross_entropy's class dim              */
 #define DT__D_GROUP(g) (-16 - (g)) /* contraction/reduction group g (0..7)  */
 
-/* Partial rule codes: a reduce kind 0..3 (DT_SUM, DT_AVG, DT_MAX, DT_MIN), R: Replicate */
-#define R_ (-1)
-typedef struct dt__prule { int8_t in[3]; int8_t out; } dt__prule;
-
-typedef struct dt__opdef {
-    const char *name;
-    uint8_t family, arity, kernel; /* kernel: the dt__uop / dt__bop / dt__rop it runs       */
-    int8_t reduce;                 /* the Partial kind a contraction/reduction yields; -1: the
-                                      reduced dims are fixed instead (argmax)               */
-    uint8_t flags;
-    int8_t pmap[4];                /* unary: input Partial(k) -> output Partial(pmap[k]); -1 */
-    const dt__prule *prules;       /* multi-input Partial rule                              */
-    uint8_t nprules;
-} dt__opdef;
-
-/* a + b, a - b: Partial(SUM/AVG) on both sides; MAX/MIN with a replicated other side */
-static const dt__prule dt__pr_add[] = {
-    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{DT_AVG, R_, R_}, DT_AVG},
-    {{R_, DT_AVG, R_}, DT_AVG},     {{DT_MAX, R_, R_}, DT_MAX},     {{R_, DT_MAX, R_}, DT_MAX},
-    {{DT_MIN, R_, R_}, DT_MIN},     {{R_, DT_MIN, R_}, DT_MIN}};
-static const dt__prule dt__pr_sub[] = {
-    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{DT_AVG, R_, R_}, DT_AVG},
-    {{R_, DT_AVG, R_}, DT_AVG},     {{DT_MAX, R_, R_}, DT_MAX},     {{R_, DT_MAX, R_}, DT_MIN},
-    {{DT_MIN, R_, R_}, DT_MIN},     {{R_, DT_MIN, R_}, DT_MAX}};
-/* multilinear: one Partial(SUM/AVG) operand times replicated others */
-static const dt__prule dt__pr_mul[] = {
-    {{DT_SUM, R_, R_}, DT_SUM}, {{R_, DT_SUM, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}, {{R_, DT_AVG, R_}, DT_AVG}};
-static const dt__prule dt__pr_div[] = {{{DT_SUM, R_, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}};
-static const dt__prule dt__pr_maximum[] = {
-    {{DT_MAX, DT_MAX, R_}, DT_MAX}, {{DT_MAX, R_, R_}, DT_MAX}, {{R_, DT_MAX, R_}, DT_MAX}};
-static const dt__prule dt__pr_minimum[] = {
-    {{DT_MIN, DT_MIN, R_}, DT_MIN}, {{DT_MIN, R_, R_}, DT_MIN}, {{R_, DT_MIN, R_}, DT_MIN}};
-/* axpy(x, y): a*x + y with y kept */
-static const dt__prule dt__pr_axpy[] = {
-    {{DT_SUM, DT_SUM, R_}, DT_SUM}, {{DT_AVG, DT_AVG, R_}, DT_AVG}, {{R_, DT_AVG, R_}, DT_AVG},
-    {{R_, DT_MAX, R_}, DT_MAX},     {{R_, DT_MIN, R_}, DT_MIN}};
-/* matmul with an additive third input (bias, addmm's c): it takes the same Partial */
-static const dt__prule dt__pr_mm3[] = {
-    {{DT_SUM, R_, DT_SUM}, DT_SUM}, {{R_, DT_SUM, DT_SUM}, DT_SUM}, {{DT_AVG, R_, DT_AVG}, DT_AVG},
-    {{R_, DT_AVG, DT_AVG}, DT_AVG}};
-static const dt__prule dt__pr_sum[] = {{{DT_SUM, R_, R_}, DT_SUM}, {{DT_AVG, R_, R_}, DT_AVG}};
-static const dt__prule dt__pr_max[] = {{{DT_MAX, R_, R_}, DT_MAX}};
-static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
-#undef R_
-
-#define DT__PR(x) x, (uint8_t)(sizeof x / sizeof x[0])
-#define DT__NOPR() NULL, 0
-#define DT__PM_NONE() {-1, -1, -1, -1}
-#define DT__PM_ALL() {DT_SUM, DT_AVG, DT_MAX, DT_MIN}
-#define DT__PM_MONO() {-1, -1, DT_MAX, DT_MIN}  /* increasing maps commute with max/min */
-#define DT__PM_ANTI() {-1, -1, DT_MIN, DT_MAX}  /* decreasing maps swap them           */
-#define DT__PM_ALL_NEG() {DT_SUM, DT_AVG, DT_MIN, DT_MAX} /* x -> -x, x -> a*x with a < 0     */
-#define DT__PM_SHIFT() {-1, DT_AVG, DT_MAX, DT_MIN} /* x + a: not SUM (n copies of a)  */
-
-/* DT__OP_<NAME>: the row of dt__op_table; both come from the registry's
-   lists (top of the implementation), in one order */
-#define DT__OP_ENUM_U(NAME, name, wrap, fl, pm, fmath, imath) DT__OP_##NAME,
-#define DT__OP_ENUM_B(NAME, name, k, fl, pr, fmath, imath) DT__OP_##NAME,
-#define DT__OP_ENUM_T(NAME, fn, fam, nin, k, mpi, fl, pm, pr) DT__OP_##NAME,
-enum { DT__UNARY_OPS(DT__OP_ENUM_U) DT__BINARY_OPS(DT__OP_ENUM_B) DT__TABLE_OPS(DT__OP_ENUM_T) DT__OP_COUNT };
-#undef DT__OP_ENUM_U
-#undef DT__OP_ENUM_B
-#undef DT__OP_ENUM_T
-
-#define DT__OP_ROW_U(NAME, name, wrap, fl, pm, fmath, imath) \
-    {"dt_" #name, DT__F_UNARY, 1, DT__U_##NAME, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), pm, DT__NOPR()},
-#define DT__OP_ROW_B(NAME, name, k, fl, pr, fmath, imath) \
-    {"dt_" #name, DT__F_BINARY, 2, DT__B_##k, -1, (uint8_t)(DT__ELEMENTWISE | (fl)), DT__PM_NONE(), DT__PR(pr)},
-#define DT__OP_ROW_T(NAME, fn, fam, nin, k, mpi, fl, pm, pr) {fn, fam, nin, k, mpi, fl, pm, pr},
-static const dt__opdef dt__op_table[DT__OP_COUNT] = {
-    DT__UNARY_OPS(DT__OP_ROW_U) DT__BINARY_OPS(DT__OP_ROW_B) DT__TABLE_OPS(DT__OP_ROW_T)
-};
-#undef DT__OP_ROW_U
-#undef DT__OP_ROW_B
-#undef DT__OP_ROW_T
-
-#define DT__TRAITS_ROW(NAME, infer, run, traits) traits,
-static const uint8_t dt__family_traits[DT__F_COUNT] = {DT__FAMILIES(DT__TRAITS_ROW)};
-#undef DT__TRAITS_ROW
-
 static int dt__has_trait(const dt__opdef *f, int trait) { return (dt__family_traits[f->family] & trait) != 0; }
-
-/* >>propagate -------------------------------------------------------------
-   Picks one combination per mesh dim: the one whose input redistributions
-   cost least under an alpha-beta model (the comm's alpha and beta; the
-   bytes a rank holds, computed from the global shape so that every rank
-   computes the same number); local changes (Replicate -> Shard or ->
-   Partial) cost a hundredth of moving the bytes, so a combination that
-   moves nothing wins and one that only slices beats one that communicates;
-   ties go to the earlier combination. The choice depends only on the op,
-   the input specs and the static args, so it is cached per mesh in a
-   direct-mapped table of DT_OP_CACHE entries (a colliding entry is
-   replaced: bounded, cf. pytorch #178335). */
 
 typedef struct dt__in {         /* one input as an op sees it                      */
     const dt_tensor *t;         /* NULL: an absent optional input (a bias)           */
