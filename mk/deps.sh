@@ -10,7 +10,7 @@ pkgs=(
     mpich libmpich-dev openmpi-bin libopenmpi-dev   # both MPIs (mpicc.mpich, mpicc.openmpi)
     libblis-dev libblas-dev                         # the local GEMM; the reference BLAS for make test-blas
     valgrind clang libclang-rt-14-dev               # memcheck; libFuzzer, sanitizers
-    clang-tidy cppcheck                             # make lint
+    clang-tidy cppcheck universal-ctags             # make lint (ctags: tests/lint/ctags_check.sh)
     cmake pkg-config                                # make test-install
     libscalapack-mpich-dev libscalapack-openmpi-dev # the ScaLAPACK example and benchmarks
     librandom123-dev                                # test_rng's and bench_rng's reference Philox

@@ -52,8 +52,12 @@ STRICT_OUT  = c99.run nompi.run noblis.run c99_O2.o c99_O3.o c99_static.o c11.o 
 strict: layering $(addprefix $(SB)/,$(STRICT_OUT)) ## the layering rule; C99/C11/C++17/clang/nvcc builds, -Werror -pedantic (make -j2)
 	@echo "strict: OK$(if $(NVCC),, (nvcc not found: no CUDA builds))"
 
+# the layering rule (functions, macros, enumerators, types: no name of a later
+# section) and ctags_check.sh: the set of functions Universal Ctags sees equals
+# layering.py's (a definition ctags swallows is one a code browser misses);
+# both run, either fails the target
 layering:
-	python3 tests/lint/layering.py dtensor.h dtensor_cuda.h
+	@s=0; python3 tests/lint/layering.py dtensor.h dtensor_cuda.h || s=1; bash tests/lint/ctags_check.sh || s=1; exit $$s
 
 $(SB):
 	mkdir -p $@
@@ -77,13 +81,13 @@ $(SB)/cu_%.o: $(SDEPS) | $(SB)
 # clang-tidy's as /* NOLINTNEXTLINE(check): reason */). Both run on dtensor.h
 # itself as the main file (-x c -DDTENSOR_IMPLEMENTATION): clang's analyzer
 # only follows functions of the main file. Two configurations: MPICH's
-# headers + BLIS, and -DDTENSOR_NO_MPI. tests/lint/run.sh runs the six
-# checks (with the layering rule and the docs' references) two at a time (clang-tidy's analyzer is nearly all of the time)
+# headers + BLIS, and -DDTENSOR_NO_MPI. tests/lint/run.sh runs the seven
+# checks (with the layering rule, its ctags cross-check and the docs' references) two at a time (clang-tidy's analyzer is nearly all of the time)
 # and prints "lint: N passed, N failed".
 LINT_TIDY = clang-tidy$(if $(shell command -v clang-tidy-14 2>/dev/null),-14)
 LINT_CPPCHECK = cppcheck --enable=warning,performance,portability,style --std=c99 --language=c -I. \
                 --inline-suppr --suppressions-list=tests/lint/cppcheck.supp --error-exitcode=1 --quiet \
                 --template='{file}:{line}:{column}: {severity}: {message} [{id}]'
 .PHONY: lint lint-docs
-lint: ## layering, cppcheck and clang-tidy on dtensor.h (with and without MPI), the docs' references
+lint: ## layering (and its ctags cross-check), cppcheck and clang-tidy on dtensor.h (with and without MPI), the docs' references
 	@LINT_TIDY='$(LINT_TIDY)' LINT_CPPCHECK="$(LINT_CPPCHECK)" MPICH_INC='$(MPICH_INC)' bash tests/lint/run.sh
