@@ -52,84 +52,113 @@
 
    MAP
    ===
-   The file is sections behind banners you can grep, `>>name`, in this order.
+   The file is sections behind banners you can grep, `>>name`, in this order
+   (inside a section, sub-banners: a comment that opens with `---- name ----`).
    Public part (always compiled):
      >>config        version, DT_MAX_DIMS & co., DT_API, the ABI link check
      >>types         dt_status, dt_dtype, dt_placement, the desc structs, dt_comm_desc
      >>api           every public declaration, documented (collective/local/pure)
    Implementation (DTENSOR_IMPLEMENTATION):
-     >>registry      THE OP REGISTRY: one line per op (DT__UNARY_OPS,
-                     DT__BINARY_OPS, DT__TABLE_OPS) and how to add one; kernel
-                     ids, op ids, table rows, element math and wrappers come from it
      >>math          element math written once for host and GPU (DT__HD): half and
-                     bfloat16 conversion, Philox, Box-Muller, each op's element function
-     >>util          allocation, thread-local errors, checked size arithmetic,
-                     placement/shape strings, grow-only buffers, DTENSOR_LOG
+                     bfloat16 conversion, Philox, Box-Muller, exp, NaN-aware
+                     max/min and wrapping integer arithmetic (the registry's words)
+     >>registry      THE OP REGISTRY: one line per op (DT__UNARY_OPS,
+                     DT__BINARY_OPS, DT__TABLE_OPS) and per op family
+                     (DT__FAMILIES), and how to add one; the words the lines use
+                     (op flags, Partial maps and rules, reduce kernels); what they
+                     generate: kernel ids, op ids, dt__op_table (each op's family,
+                     kernel and Partial rules), family traits, element functions
+     >>util          the BLAS selection and its headers (DTENSOR_BLAS), allocation,
+                     thread-local errors, checked size arithmetic, placement/shape
+                     strings, grow-only buffers, the environment switches
+                     (DTENSOR_LOG, DTENSOR_CHECK), the element-wise reduction
      >>layout        boxes: the global indices each rank holds under each split
                      rule; strided box copies (pack, unpack, fill)
      >>kernels       local compute behind a per-device table (dt__kernels): the
-                     vectorised loops, gemm (BLAS or loops), RNG fills, host table
-     >>device        where a shard's bytes live (dt__device: host, DT_CUDA) and the
-                     dispatchers that run a kernel on a device's buffers
+                     vectorised loops of pointwise, reduce, softmax, norm, permute,
+                     embedding and cross-entropy kernels
+     >>gemm          the local GEMM: BLAS calls, or cache-blocked loops for small,
+                     strided and integer blocks; F16/BF16 widened to F32
+     >>philox        Philox4x32-10 random fills (AVX2/AVX-512 generators chosen at
+                     run time, the same values on every path)
+     >>device        where a shard's bytes live (dt__device: host, DT_CUDA), the
+                     host's kernel table, and the dispatchers that run a kernel on
+                     a device's buffers
      >>backend       dt_comm: the vtable (MPI, self, custom), collectives emulated
                      over sendrecv, groups, split-phase start/wait, accounting, muting
      >>agree         cross-rank agreement on a call's arguments (DTENSOR_CHECK)
      >>mesh          dt_mesh: its sub-communicators, slices, flattening, work
                      buffers; dt__consistent (agreement on a mesh)
      >>tensor        dt_tensor: desc normalisation, creation, from_local (strides,
-                     ghost room), accessors, contiguous stand-ins, destroy
+                     ghost room), accessors, contiguous copies, destroy
      >>checks        the argument checks the sections below share
      >>redistribute  plans (reduce, move, re-label) and their execution;
                      distribute, gather, redistribute
-     >>strategies    dt__op_table (from >>registry): each op's family, kernel and
-                     Partial rules
-     >>propagate     one sharding per mesh dim (alpha-beta cost), the per-mesh
-                     strategy cache, dt_explain
-     >>ops           the public ops: argument checks, dt__dispatch, the family
-                     checkers and runners
+     >>propagate     how an op chooses its sharding: one combination per mesh dim
+                     (alpha-beta cost), the per-mesh strategy cache, dt_explain
+     >>ops           the public ops: the call and its argument checks; per op
+                     family its shape inference and its runner side by side;
+                     dt__families (from DT__FAMILIES), dt__dispatch
      >>rng           the mesh's Philox offset and the random ops
      >>halo          ghost cells: halo plans, exchanges, dt_stencil_apply
-     >>io            .npy checkpoints and RNG state files
+     >>io            .npy checkpoints, RNG state files, ScaLAPACK interop
+                     (dt_tensor_scalapack_desc: a tensor's BLACS descriptor)
      >>layers        tensor-parallel linear layers and the MLP (public ops only)
      >>debug         dt_tensor_print_sharding
    dtensor_cuda.h: >>cuda-api, >>cuda-device (memory, stream), >>cuda-kernels
    (the DT_CUDA kernel table, calling >>math), >>nccl (the NCCL backend).
 
-   THE RULE. A section names only functions defined above it or in itself;
-   code higher up reaches code below only through a pointer handed to it (a
-   device's kernel table, a tensor's halo_free, the family checker that
-   dt__dispatch passes to dt__propagate). A section reads any struct but
+   WORDS, one meaning each: to `run` is to execute (dt__run, dt__plan_run);
+   a `span` is a stretch of elements contiguous in memory (dt__copy_spans,
+   dt__chain_spans); to `stage` is to copy through a buffer in the other
+   memory, host for a device or device for a host (dt__stage_in,
+   dt__redistribute_staged); strided storage goes through a contiguous copy
+   (dt__contig_copy); to `check` is to validate arguments (dt__check_*,
+   dt__call_check); to `infer` is to compute a result's shape and dim map
+   (dt__infer_<family>); every function that unwinds on failure has one
+   cleanup label, `done`.
+
+   THE RULE. A section names only what is defined above it or in itself --
+   functions, macros, enumerators and types; code higher up reaches code
+   below only through a pointer handed to it (a device's kernel table, a
+   tensor's halo_free, the family's shape inference that dt__dispatch hands
+   to dt__propagate). A section reads any struct but
    writes or frees only its own fields: those of the structs it defines and
    those another struct keeps for it, marked with its name (dt_mesh's op
    cache, >>propagate; its RNG state, >>rng). A comm's backend calls, group
    translation, accounting and muting are >>backend's alone (dt__comm_*).
    tests/lint/layering.py checks the first and last sentences on dtensor.h
-   and dtensor_cuda.h in every `make strict` and `make lint`.
+   and dtensor_cuda.h in every `make strict` and `make lint`, and
+   tests/lint/ctags_check.sh that Universal Ctags sees the same functions.
 
    ONE OP, AS IT RUNS: dt_matmul(a, b, &c)
      dt_matmul -> dt__matmul                                         >>ops
        dt__call_init, dt__call_in (a, b), dt__call_check: one mesh, one dtype,
        the op allowed; a refusal goes through dt__call_refused, which makes
        every rank fail alike (dt__consistent)
-       dt__dispatch
-         dt__propagate                                               >>propagate
+       dt__dispatch: f = dt__families[DT__F_MATMUL]
+         dt__propagate(c, f->infer)                                  >>propagate
            dt__key_build: the mesh's strategy cache; on a miss only:
-             dt__infer_matmul (the family checker: result shape, dim map;
-             >>ops, handed in as a pointer), dt__choose (dt__opts_build per
-             mesh dim from dt__op_table[DT__OP_MATMUL] of >>strategies, the
-             cheapest by dt__move_cost), dt__sizes_unnest, dt__public_out
+             dt__infer_matmul (result shape, dim map; >>ops, handed in),
+             dt__choose (dt__opts_build per mesh dim from
+             dt__op_table[DT__OP_MATMUL], the cheapest by dt__move_cost),
+             dt__sizes_unnest, dt__public_out
          dt__out_prepare: dt__tensor_make (>>tensor) or, for a given *out,
            dt__check_out_spec (>>checks)
-         dt__consistent (with DTENSOR_CHECK: dt__agree_ex)         >>mesh, >>agree
+         dt__consistent, with DTENSOR_CHECK only (dt__agree_ex)    >>mesh, >>agree
          dt__run
            dt__move_inputs: each input whose placement must change goes
              through dt__redistribute_into                           >>redistribute
                dt__plan_build_shaped, dt__plan_run -> dt__comm_alltoallv,
                dt__comm_allgatherv, ... (MPI or the user's backend)  >>backend
-           dt__run_matmul -> dev->kernels()->gemm: dt__k_gemm (BLAS, or the
-             loops for small or strided blocks)                      >>kernels
+           f->run = dt__run_matmul -> dev->kernels()->gemm: dt__k_gemm
+             (BLAS, or the loops for small or strided blocks)        >>gemm
          *out = the result with the propagated spec (Partial(SUM) when the
            contracted dim was sharded)
+     Sections entered (a and b row-sharded on 2 ranks, F64, a strategy-cache
+     miss, checks off; 10, from 11 before the family table; checked by
+     tests/lint/walk.sh --check in make lint): ops propagate util tensor
+     layout mesh redistribute backend device gemm
 
    OPTIONS (define before including)
    =================================
@@ -829,7 +858,7 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
    (no communication): call it on one rank. */
 DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* local */
 
-/* ---- ops ----------------------------------------------------------------
+/* ---- ops ----
    Every op takes its inputs first and `dt_tensor **out` last. It checks the
    inputs, picks a sharding strategy from the static table (>>strategies):
    the input placements it needs and the output placement it produces, on
@@ -956,7 +985,7 @@ DT_API dt_status dt_explain(dt_mesh *m, FILE *f);  /* local */
 /* the strategy cache: entries in use (at most DT_OP_CACHE) */
 DT_API int dt_mesh_op_cache_count(const dt_mesh *m);  /* local */
 
-/* ---- random numbers ------------------------------------------------------
+/* ---- random numbers ----
    Philox4x32-10 (Salmon et al., SC'11; Random123's constants and rounds,
    bit-exact with its known-answer vectors), counter-based and made
    sharding-invariant. Each mesh holds one state (seed, offset), the same on
@@ -1042,7 +1071,7 @@ DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi);  /* collecti
    with x's spec. *out may be x (in place); both follow the *out rules. */
 DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask);  /* collective */
 
-/* ---- halos, stencils and convolution -------------------------------------
+/* ---- halos, stencils and convolution ----
    A tensor can carry ghost cells (PETSc DMDA's ghost points): a second
    local buffer, owned by the tensor, holding this rank's box widened by
    width[d] cells on both sides of every tensor dim d, row-major. Ops keep
@@ -1173,7 +1202,7 @@ DT_API dt_status dt_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_tens
 DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
                            const dt_conv_desc *desc, dt_tensor **out);  /* collective */
 
-/* ---- checkpoints: numpy .npy files ----------------------------------------
+/* ---- checkpoints: numpy .npy files ----
    One .npy file (numpy format 1.0; 2.0 only if the header outgrows 64 KiB)
    holds the GLOBAL tensor in C order with a little-endian dtype: F32 '<f4',
    F64 '<f8', F16 '<f2', I32 '<i4', I64 '<i8', U8 '|u1'. numpy.load reads it
@@ -1421,6 +1450,13 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
 #else
 #define DT__HD static inline
 #endif
+
+/* A macro that generates functions ends in DT__DEFS_END and is used with a
+   `;` (DT__DEFINE_NORM(f32, float);), an X-macro list expanded into
+   functions likewise (DT__UNARY_OPS(DT__UELEM_F) DT__DEFS_END;): the `;`
+   closes a declaration that declares nothing new, so each use reads as one
+   declaration and code browsers (ctags) still see the definition after it. */
+#define DT__DEFS_END extern int dt__defs_end
 
 /* ---- bits, conversions, random numbers ---- */
 
@@ -2166,8 +2202,8 @@ static const uint8_t dt__family_traits[DT__F_COUNT] = {DT__FAMILIES(DT__TRAITS_R
 #define DT__EXPW(v) dt__expf(v)
 #define DT__MULW(p, q) DT__FMUL(p, q)
 #define DT__ADDW(p, q) DT__FADD(p, q)
-DT__UNARY_OPS(DT__UELEM_F)
-DT__BINARY_OPS(DT__BELEM_F)
+DT__UNARY_OPS(DT__UELEM_F) DT__DEFS_END;
+DT__BINARY_OPS(DT__BELEM_F) DT__DEFS_END;
 #undef DT__W
 #undef DT__SFX
 #undef DT__LM
@@ -2181,8 +2217,8 @@ DT__BINARY_OPS(DT__BELEM_F)
 #define DT__EXPW(v) exp(v)
 #define DT__MULW(p, q) DT__DMUL(p, q)
 #define DT__ADDW(p, q) DT__DADD(p, q)
-DT__UNARY_OPS(DT__UELEM_F)
-DT__BINARY_OPS(DT__BELEM_F)
+DT__UNARY_OPS(DT__UELEM_F) DT__DEFS_END;
+DT__BINARY_OPS(DT__BELEM_F) DT__DEFS_END;
 #undef DT__W
 #undef DT__SFX
 #undef DT__LM
@@ -2191,8 +2227,8 @@ DT__BINARY_OPS(DT__BELEM_F)
 #undef DT__ADDW
 
 /* the float-only ops are never called for integers (their int64 math is x) */
-DT__UNARY_OPS(DT__UELEM_I)
-DT__BINARY_OPS(DT__BELEM_I)
+DT__UNARY_OPS(DT__UELEM_I) DT__DEFS_END;
+DT__BINARY_OPS(DT__BELEM_I) DT__DEFS_END;
 #undef DT__EQUAL
 
 /* >>util ------------------------------------------------------------------
@@ -3036,109 +3072,10 @@ static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
     dt__copy_box(&b, a, piece);
 }
 
-/* >>kernels ---------------------------------------------------------------
-   Local compute on one rank's row-major buffers, behind a table per device
-   (dtensor_cuda.h registers its own). The ops layer has already checked
-   everything (shapes, dtypes, which ops a dtype allows); kernels do not
-   fail except for memory (the F32 copies of F16/BF16 gemm). Working precision: F32 for
-   F32/F16/BF16, F64 for F64, int64 for I32/I64/U8. Loops are written so
-   the compiler vectorises them (blocks of up to DT__BLOCK elements
-   converted to the working type, a plain loop over the block, converted
-   back). Empty inputs (n == 0, any extent 0) are fine. */
-
-#define DT__BLOCK 256
-
-typedef enum dt__rkind { DT__RK_UNIFORM, DT__RK_NORMAL, DT__RK_BERNOULLI, DT__RK_RANDINT, DT__RK_DROPOUT } dt__rkind;
-
-/* one random op on one rank's box (>>rng fills it; the mapping is documented at the public API) */
-typedef struct dt__rng_op {
-    uint64_t seed, offset; /* the mesh's stream state before the op              */
-    dt__rkind kind;
-    dt_dtype t;         /* of the values drawn (dropout: of x)                 */
-    int w;              /* words per element                                     */
-    double a, b;        /* uniform lo, hi; normal mean, std; bernoulli p; dropout 1-p */
-    int64_t lo;         /* randint                                               */
-    uint64_t range;     /* randint hi - lo (0: 2^64 never happens; lo < hi)      */
-    uint64_t thr;       /* bernoulli/dropout: keep when the u24/u53 integer < thr */
-    const void *x;      /* dropout input                                          */
-    void *mask;         /* dropout keep mask (U8) or NULL                          */
-} dt__rng_op;
-
-typedef struct dt__kernels {
-    /* y[i] = f(x[i]; a), n elements; y may equal x */
-    void (*unary)(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a);
-    /* y[i] = (to)x[i]; float -> int truncates toward zero, saturating, NaN -> 0 */
-    void (*cast)(dt_dtype from, const void *x, dt_dtype to, void *y, size_t n);
-    /* out (contiguous, row-major, `shape`) = op(a, b); sa/sb: element strides of a and b
-       per dim (0 where that operand is broadcast). out may equal a or b when that
-       operand's strides are the contiguous ones. */
-    void (*binary)(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
-                   const void *b, const int64_t *sb, void *out, double alpha);
-    /* x: contiguous `shape`; reduce over the dims whose bit is set in `mask`; out:
-       contiguous, shape with those dims 1. SUM/SUMSQ accumulate in double (floats) or
-       int64 (ints) and write sum*scale (scale is 1.0 except for mean). MAX/MIN of an
-       empty set: -inf/+inf (floats), the type's min/max (ints), so that a rank with an
-       empty shard is the identity of the Partial combine. ARGMAX: out is I64, the
-       row-major index within the reduced dims of the first maximum (NaN counts as
-       maximum); empty: 0. out_t == t except ARGMAX (DT_I64). */
-    void (*reduce)(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask, const void *x,
-                   void *out, double scale);
-    /* x viewed as [outer, n, inner]; softmax (or log_softmax) over the middle dim,
-       max-subtracted; y may equal x */
-    void (*softmax)(dt_dtype t, const void *x, void *y, size_t outer, size_t n, size_t inner, int log);
-    /* rows of n: (x - mean)/sqrt(var + eps) * w + b (layer norm, biased variance), or
-       rms: x / sqrt(mean(x^2) + eps) * w; w, b may be NULL (1 and 0); y may equal x */
-    void (*norm)(dt_dtype t, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
-                 double eps, int rms);
-    /* C[m,n] = alpha * A[m,k] B[k,n] + beta * C, element strides (row stride, col stride)
-       for each matrix, so transposed views cost no copy. beta == 0: C is not read
-       (may hold NaN). F32/F64: the BLAS DTENSOR_BLAS picks (BLIS's general strides; a
-       CBLAS/Fortran BLAS's ld + transposes, other strides packed), or loops;
-       F16/BF16: widened to F32 buffers (DT_ERR_NOMEM possible);
-       ints: loops in int64 (alpha, beta integral). */
-    dt_status (*gemm)(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
-                      int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
-                      int64_t csc);
-    /* y = x permuted: y has ndim dims, y.shape[j] = xshape[perm[j]]; es-byte elements */
-    void (*permute)(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y);
-    /* out[i, :] = table[idx[i] - row0, :] when row0 <= idx[i] < row0 + nrows, else zeros;
-       table is [nrows, dim] contiguous; idx is I32 or I64 (idx_t), nidx of them */
-    void (*embedding)(dt_dtype t, const void *table, int64_t row0, int64_t nrows, int64_t dim, dt_dtype idx_t,
-                      const void *idx, size_t nidx, void *out);
-    /* cross-entropy pieces over local logits [rows, ncls] holding the global classes
-       [cls0, cls0 + ncls): for each row r, with the row's global max M[r] given:
-       sumexp[r] = sum_c exp(x[r,c] - M[r]); tlogit[r] = x[r, target[r] - cls0] if the
-       target class is local, else 0. target is I32 or I64. rowmax[r] = max_c x[r,c]
-       (-inf if ncls == 0) is the first pass (M = NULL: only rowmax is computed). */
-    void (*xent)(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
-                 const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit);
-    /* the random op's values for the local box (lo, ext per dim) of a tensor of global
-       shape gs, into y (row-major over the box); dropout also reads op->x, writes op->mask */
-    void (*rng)(const dt__rng_op *op, int ndim, const int64_t *gs, const int64_t *lo, const int64_t *ext, void *y);
-} dt__kernels;
-
-
-/* ---------------------------------------------------------------- implementation
-   Every kernel converts blocks of DT__BLOCK elements to its working type in
-   stack arrays, runs a plain loop the compiler can vectorise, and converts
-   back; F32/F64 data is used in place where the layout allows. The dtype
-   and op switches sit outside the element loops. Integer results are
-   computed in int64 with wrapping (unsigned) arithmetic, so overflow is never
-   undefined, and stored by C conversion: I32 and U8 keep the low bits (U8 is
-   arithmetic mod 256). */
-
-
-
-#define DT__LANES 8     /* independent accumulators: vectorisable, and less rounding error */
-#define DT__GEMM_MB 64  /* loop-GEMM block: rows of C per packed panel of B */
-#define DT__GEMM_KB 128 /* depth of a packed panel of B */
-#define DT__GEMM_NB DT__BLOCK
-#define DT__GEMM_SMALL 4096 /* m*n*k at or below which GEMM runs the loops, not BLIS */
-#define DT__GEMM_STACK 2048 /* loop-GEMM work space (elements) taken from the stack, not the heap */
-#define DT__TILE 16     /* permute: square tiles keep both sides of a transpose in cache (16 measured best) */
-
-
-/* ------------------------------------------------------------- small helpers */
+/* ---- elements by dtype ----
+   The working type a dtype computes in (F32 for F32/F16/BF16, F64, int64
+   for the integers), element addresses, and strided element copies into
+   and out of a working-type array, converting. */
 
 typedef enum dt__wkind { DT__WK_F32, DT__WK_F64, DT__WK_I64 } dt__wkind;
 
@@ -3150,61 +3087,12 @@ static dt__wkind dt__work_kind(dt_dtype t) {
     }
 }
 
-static int dt__is_int(dt_dtype t) { return dt__work_kind(t) == DT__WK_I64; }
-
-static size_t dt__blk(size_t left) { return left < DT__BLOCK ? left : DT__BLOCK; }
+static int64_t dt__i64_of(double a) { return dt__sat_i64(a, INT64_MIN, INT64_MAX); }
 
 static const void *dt__at(const void *base, int64_t off, size_t es) {
     return (const char *)base + (ptrdiff_t)off * (ptrdiff_t)es;
 }
 static void *dt__at_mut(void *base, int64_t off, size_t es) { return (char *)base + (ptrdiff_t)off * (ptrdiff_t)es; }
-
-static void dt__int_range(dt_dtype t, int64_t *lo, int64_t *hi) {
-    switch (t) {
-    case DT_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
-    case DT_U8: *lo = 0; *hi = UINT8_MAX; break;
-    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
-    }
-}
-
-static int64_t dt__i64_of(double a) { return dt__sat_i64(a, INT64_MIN, INT64_MAX); }
-
-static int64_t dt__index_at(dt_dtype idx_t, const void *idx, size_t i) {
-    return idx_t == DT_I32 ? (int64_t)((const int32_t *)idx)[i] : ((const int64_t *)idx)[i];
-}
-
-/* ------------------------------------------------ sums over lanes (double) */
-
-static double dt__lanes_total(const double *acc) {
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
-#define DT__DEFINE_LANE_SUMS(SFX, W)                                               \
-    static double dt__sum_##SFX(const W *v, size_t n) {                            \
-        double acc[DT__LANES] = {0};                                               \
-        size_t i = 0, j;                                                           \
-        for (; i + DT__LANES <= n; i += DT__LANES)                                 \
-            for (j = 0; j < DT__LANES; j++) acc[j] += (double)v[i + j];            \
-        for (; i < n; i++) acc[0] += (double)v[i];                                 \
-        return dt__lanes_total(acc);                                               \
-    }                                                                              \
-    /* sum of (v - mu)^2 */                                                        \
-    static double dt__sqdev_##SFX(const W *v, size_t n, double mu) {               \
-        double acc[DT__LANES] = {0};                                               \
-        size_t i = 0, j;                                                           \
-        for (; i + DT__LANES <= n; i += DT__LANES)                                 \
-            for (j = 0; j < DT__LANES; j++) {                                      \
-                double d = (double)v[i + j] - mu;                                  \
-                acc[j] += d * d;                                                   \
-            }                                                                      \
-        for (; i < n; i++) acc[0] += ((double)v[i] - mu) * ((double)v[i] - mu);    \
-        return dt__lanes_total(acc);                                               \
-    }
-
-DT__DEFINE_LANE_SUMS(f32, float)
-DT__DEFINE_LANE_SUMS(f64, double)
-
-/* (DT__FMAX, DT__FMIN, DT__IMAX, DT__IMIN, DT__IADD & co.: >>math) */
 
 static void dt__widen_half(dt_dtype t, const void *src, float *dst, size_t n) {
     const uint16_t *s = (const uint16_t *)src;
@@ -3220,46 +3108,7 @@ static void dt__narrow_half(dt_dtype t, const float *src, void *dst, size_t n) {
     else for (i = 0; i < n; i++) d[i] = dt__f2b(src[i]);
 }
 
-/* NaN-propagating max (or min) of n values and `init`: independent lanes
-   whose compare-and-select the compiler vectorises, plus lanes that catch
-   a NaN (a plain max would drop it) */
-#define DT__DEFINE_MAX_LANES(SFX, W, L)                                                      \
-    static W dt__maxv_##SFX(const W *v, size_t n, W init, int want_min) {                    \
-        W acc[L], nan[L];                                                                    \
-        size_t i = 0, j;                                                                     \
-        for (j = 0; j < L; j++) {                                                            \
-            acc[j] = init;                                                                   \
-            nan[j] = (W)0;                                                                   \
-        }                                                                                    \
-        if (want_min) {                                                                      \
-            for (; i + L <= n; i += L)                                                       \
-                for (j = 0; j < L; j++) {                                                    \
-                    W x = v[i + j];                                                          \
-                    acc[j] = x < acc[j] ? x : acc[j];                                        \
-                    nan[j] = x != x ? x : nan[j];                                            \
-                }                                                                            \
-            for (; i < n; i++) acc[0] = DT__FMIN(v[i], acc[0]);                              \
-            for (j = 1; j < L; j++) acc[0] = DT__FMIN(acc[j], acc[0]);                       \
-        } else {                                                                             \
-            for (; i + L <= n; i += L)                                                       \
-                for (j = 0; j < L; j++) {                                                    \
-                    W x = v[i + j];                                                          \
-                    acc[j] = x > acc[j] ? x : acc[j];                                        \
-                    nan[j] = x != x ? x : nan[j];                                            \
-                }                                                                            \
-            for (; i < n; i++) acc[0] = DT__FMAX(v[i], acc[0]);                              \
-            for (j = 1; j < L; j++) acc[0] = DT__FMAX(acc[j], acc[0]);                       \
-        }                                                                                    \
-        for (j = 0; j < L; j++)                                                              \
-            if (nan[j] != nan[j]) return nan[j];                                             \
-        return acc[0];                                                                       \
-    }
-
-DT__DEFINE_MAX_LANES(f32, float, 16)
-DT__DEFINE_MAX_LANES(f64, double, 8)
-
-/* ------------------------------------------------ gather / scatter by dtype
-   gather: n elements at element stride st (0 repeats one) into a working
+/*    gather: n elements at element stride st (0 repeats one) into a working
    array; scatter: the reverse. src/dst point at the first element. */
 
 /* F32/F16/BF16 -> float */
@@ -3440,6 +3289,199 @@ static void dt__scatter_i64(dt_dtype t, const int64_t *src, void *dst, int64_t s
     }
 }
 
+/* >>kernels ---------------------------------------------------------------
+   Local compute on one rank's row-major buffers, behind a table per device
+   (dtensor_cuda.h registers its own). The ops layer has already checked
+   everything (shapes, dtypes, which ops a dtype allows); kernels do not
+   fail except for memory (the F32 copies of F16/BF16 gemm). Working precision: F32 for
+   F32/F16/BF16, F64 for F64, int64 for I32/I64/U8. Loops are written so
+   the compiler vectorises them (blocks of up to DT__BLOCK elements
+   converted to the working type, a plain loop over the block, converted
+   back). Empty inputs (n == 0, any extent 0) are fine. */
+
+#define DT__BLOCK 256
+
+typedef enum dt__rkind { DT__RK_UNIFORM, DT__RK_NORMAL, DT__RK_BERNOULLI, DT__RK_RANDINT, DT__RK_DROPOUT } dt__rkind;
+
+/* one random op on one rank's box (>>rng fills it; the mapping is documented at the public API) */
+typedef struct dt__rng_op {
+    uint64_t seed, offset; /* the mesh's stream state before the op              */
+    dt__rkind kind;
+    dt_dtype t;         /* of the values drawn (dropout: of x)                 */
+    int w;              /* words per element                                     */
+    double a, b;        /* uniform lo, hi; normal mean, std; bernoulli p; dropout 1-p */
+    int64_t lo;         /* randint                                               */
+    uint64_t range;     /* randint hi - lo (0: 2^64 never happens; lo < hi)      */
+    uint64_t thr;       /* bernoulli/dropout: keep when the u24/u53 integer < thr */
+    const void *x;      /* dropout input                                          */
+    void *mask;         /* dropout keep mask (U8) or NULL                          */
+} dt__rng_op;
+
+typedef struct dt__kernels {
+    /* y[i] = f(x[i]; a), n elements; y may equal x */
+    void (*unary)(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a);
+    /* y[i] = (to)x[i]; float -> int truncates toward zero, saturating, NaN -> 0 */
+    void (*cast)(dt_dtype from, const void *x, dt_dtype to, void *y, size_t n);
+    /* out (contiguous, row-major, `shape`) = op(a, b); sa/sb: element strides of a and b
+       per dim (0 where that operand is broadcast). out may equal a or b when that
+       operand's strides are the contiguous ones. */
+    void (*binary)(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                   const void *b, const int64_t *sb, void *out, double alpha);
+    /* x: contiguous `shape`; reduce over the dims whose bit is set in `mask`; out:
+       contiguous, shape with those dims 1. SUM/SUMSQ accumulate in double (floats) or
+       int64 (ints) and write sum*scale (scale is 1.0 except for mean). MAX/MIN of an
+       empty set: -inf/+inf (floats), the type's min/max (ints), so that a rank with an
+       empty shard is the identity of the Partial combine. ARGMAX: out is I64, the
+       row-major index within the reduced dims of the first maximum (NaN counts as
+       maximum); empty: 0. out_t == t except ARGMAX (DT_I64). */
+    void (*reduce)(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask, const void *x,
+                   void *out, double scale);
+    /* x viewed as [outer, n, inner]; softmax (or log_softmax) over the middle dim,
+       max-subtracted; y may equal x */
+    void (*softmax)(dt_dtype t, const void *x, void *y, size_t outer, size_t n, size_t inner, int log);
+    /* rows of n: (x - mean)/sqrt(var + eps) * w + b (layer norm, biased variance), or
+       rms: x / sqrt(mean(x^2) + eps) * w; w, b may be NULL (1 and 0); y may equal x */
+    void (*norm)(dt_dtype t, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
+                 double eps, int rms);
+    /* C[m,n] = alpha * A[m,k] B[k,n] + beta * C, element strides (row stride, col stride)
+       for each matrix, so transposed views cost no copy. beta == 0: C is not read
+       (may hold NaN). F32/F64: the BLAS DTENSOR_BLAS picks (BLIS's general strides; a
+       CBLAS/Fortran BLAS's ld + transposes, other strides packed), or loops;
+       F16/BF16: widened to F32 buffers (DT_ERR_NOMEM possible);
+       ints: loops in int64 (alpha, beta integral). */
+    dt_status (*gemm)(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                      int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                      int64_t csc);
+    /* y = x permuted: y has ndim dims, y.shape[j] = xshape[perm[j]]; es-byte elements */
+    void (*permute)(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y);
+    /* out[i, :] = table[idx[i] - row0, :] when row0 <= idx[i] < row0 + nrows, else zeros;
+       table is [nrows, dim] contiguous; idx is I32 or I64 (idx_t), nidx of them */
+    void (*embedding)(dt_dtype t, const void *table, int64_t row0, int64_t nrows, int64_t dim, dt_dtype idx_t,
+                      const void *idx, size_t nidx, void *out);
+    /* cross-entropy pieces over local logits [rows, ncls] holding the global classes
+       [cls0, cls0 + ncls): for each row r, with the row's global max M[r] given:
+       sumexp[r] = sum_c exp(x[r,c] - M[r]); tlogit[r] = x[r, target[r] - cls0] if the
+       target class is local, else 0. target is I32 or I64. rowmax[r] = max_c x[r,c]
+       (-inf if ncls == 0) is the first pass (M = NULL: only rowmax is computed). */
+    void (*xent)(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
+                 const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit);
+    /* the random op's values for the local box (lo, ext per dim) of a tensor of global
+       shape gs, into y (row-major over the box); dropout also reads op->x, writes op->mask */
+    void (*rng)(const dt__rng_op *op, int ndim, const int64_t *gs, const int64_t *lo, const int64_t *ext, void *y);
+} dt__kernels;
+
+
+/* ---- implementation ----
+   Every kernel converts blocks of DT__BLOCK elements to its working type in
+   stack arrays, runs a plain loop the compiler can vectorise, and converts
+   back; F32/F64 data is used in place where the layout allows. The dtype
+   and op switches sit outside the element loops. Integer results are
+   computed in int64 with wrapping (unsigned) arithmetic, so overflow is never
+   undefined, and stored by C conversion: I32 and U8 keep the low bits (U8 is
+   arithmetic mod 256). */
+
+
+
+#define DT__LANES 8     /* independent accumulators: vectorisable, and less rounding error */
+#define DT__GEMM_MB 64  /* loop-GEMM block: rows of C per packed panel of B */
+#define DT__GEMM_KB 128 /* depth of a packed panel of B */
+#define DT__GEMM_NB DT__BLOCK
+#define DT__GEMM_SMALL 4096 /* m*n*k at or below which GEMM runs the loops, not BLIS */
+#define DT__GEMM_STACK 2048 /* loop-GEMM work space (elements) taken from the stack, not the heap */
+#define DT__TILE 16     /* permute: square tiles keep both sides of a transpose in cache (16 measured best) */
+
+
+/* ---- small helpers ---- */
+
+static int dt__is_int(dt_dtype t) { return dt__work_kind(t) == DT__WK_I64; }
+
+static size_t dt__blk(size_t left) { return left < DT__BLOCK ? left : DT__BLOCK; }
+
+static void dt__int_range(dt_dtype t, int64_t *lo, int64_t *hi) {
+    switch (t) {
+    case DT_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    case DT_U8: *lo = 0; *hi = UINT8_MAX; break;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    }
+}
+
+static int64_t dt__index_at(dt_dtype idx_t, const void *idx, size_t i) {
+    return idx_t == DT_I32 ? (int64_t)((const int32_t *)idx)[i] : ((const int64_t *)idx)[i];
+}
+
+/* ---- sums over lanes (double) ---- */
+
+static double dt__lanes_total(const double *acc) {
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+#define DT__DEFINE_LANE_SUMS(SFX, W)                                               \
+    static double dt__sum_##SFX(const W *v, size_t n) {                            \
+        double acc[DT__LANES] = {0};                                               \
+        size_t i = 0, j;                                                           \
+        for (; i + DT__LANES <= n; i += DT__LANES)                                 \
+            for (j = 0; j < DT__LANES; j++) acc[j] += (double)v[i + j];            \
+        for (; i < n; i++) acc[0] += (double)v[i];                                 \
+        return dt__lanes_total(acc);                                               \
+    }                                                                              \
+    /* sum of (v - mu)^2 */                                                        \
+    static double dt__sqdev_##SFX(const W *v, size_t n, double mu) {               \
+        double acc[DT__LANES] = {0};                                               \
+        size_t i = 0, j;                                                           \
+        for (; i + DT__LANES <= n; i += DT__LANES)                                 \
+            for (j = 0; j < DT__LANES; j++) {                                      \
+                double d = (double)v[i + j] - mu;                                  \
+                acc[j] += d * d;                                                   \
+            }                                                                      \
+        for (; i < n; i++) acc[0] += ((double)v[i] - mu) * ((double)v[i] - mu);    \
+        return dt__lanes_total(acc);                                               \
+    }                                                                              \
+    DT__DEFS_END
+
+DT__DEFINE_LANE_SUMS(f32, float);
+DT__DEFINE_LANE_SUMS(f64, double);
+
+/* (DT__FMAX, DT__FMIN, DT__IMAX, DT__IMIN, DT__IADD & co.: >>math) */
+
+/* NaN-propagating max (or min) of n values and `init`: independent lanes
+   whose compare-and-select the compiler vectorises, plus lanes that catch
+   a NaN (a plain max would drop it) */
+#define DT__DEFINE_MAX_LANES(SFX, W, L)                                                      \
+    static W dt__maxv_##SFX(const W *v, size_t n, W init, int want_min) {                    \
+        W acc[L], nan[L];                                                                    \
+        size_t i = 0, j;                                                                     \
+        for (j = 0; j < L; j++) {                                                            \
+            acc[j] = init;                                                                   \
+            nan[j] = (W)0;                                                                   \
+        }                                                                                    \
+        if (want_min) {                                                                      \
+            for (; i + L <= n; i += L)                                                       \
+                for (j = 0; j < L; j++) {                                                    \
+                    W x = v[i + j];                                                          \
+                    acc[j] = x < acc[j] ? x : acc[j];                                        \
+                    nan[j] = x != x ? x : nan[j];                                            \
+                }                                                                            \
+            for (; i < n; i++) acc[0] = DT__FMIN(v[i], acc[0]);                              \
+            for (j = 1; j < L; j++) acc[0] = DT__FMIN(acc[j], acc[0]);                       \
+        } else {                                                                             \
+            for (; i + L <= n; i += L)                                                       \
+                for (j = 0; j < L; j++) {                                                    \
+                    W x = v[i + j];                                                          \
+                    acc[j] = x > acc[j] ? x : acc[j];                                        \
+                    nan[j] = x != x ? x : nan[j];                                            \
+                }                                                                            \
+            for (; i < n; i++) acc[0] = DT__FMAX(v[i], acc[0]);                              \
+            for (j = 1; j < L; j++) acc[0] = DT__FMAX(acc[j], acc[0]);                       \
+        }                                                                                    \
+        for (j = 0; j < L; j++)                                                              \
+            if (nan[j] != nan[j]) return nan[j];                                             \
+        return acc[0];                                                                       \
+    }                                                                                        \
+    DT__DEFS_END
+
+DT__DEFINE_MAX_LANES(f32, float, 16);
+DT__DEFINE_MAX_LANES(f64, double, 8);
+
 /* Contiguous block views for the row kernels (softmax, norm, xent): the data
    itself when its dtype is the working type, else a widened copy in buf;
    results go to dt__target_* and are narrowed by dt__commit_*. */
@@ -3479,12 +3521,13 @@ static void dt__commit_f64(dt_dtype t, const double *buf, void *base, size_t off
             m = dt__maxv_##SFX(dt__view_##SFX(t, x, off + i, len, buf), len, m, 0);            \
         }                                                                                      \
         return m;                                                                              \
-    }
+    }                                                                                          \
+    DT__DEFS_END
 
-DT__DEFINE_ROWMAX(f32, float)
-DT__DEFINE_ROWMAX(f64, double)
+DT__DEFINE_ROWMAX(f32, float);
+DT__DEFINE_ROWMAX(f64, double);
 
-/* ------------------------------------------------------------------- unary */
+/* ---- unary ---- */
 
 /* ---- the loops over the ops' element functions (>>math) ---- */
 
@@ -3535,23 +3578,24 @@ DT__DEFINE_ROWMAX(f64, double)
         } else {                                                                                               \
             switch (op) { DT__BINARY_OPS(DT__BCASE_VV) default: break; }                                       \
         }                                                                                                      \
-    }
+    }                                                                                                          \
+    DT__DEFS_END
 
 #define DT__W float
 #define DT__SFX f32
-DT__DEFINE_POINTWISE()
+DT__DEFINE_POINTWISE();
 #undef DT__W
 #undef DT__SFX
 
 #define DT__W double
 #define DT__SFX f64
-DT__DEFINE_POINTWISE()
+DT__DEFINE_POINTWISE();
 #undef DT__W
 #undef DT__SFX
 
 #define DT__W int64_t
 #define DT__SFX i64
-DT__DEFINE_POINTWISE()
+DT__DEFINE_POINTWISE();
 #undef DT__W
 #undef DT__SFX
 #undef DT__DEFINE_POINTWISE
@@ -3597,7 +3641,7 @@ static void dt__k_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n
     }
 }
 
-/* -------------------------------------------------------------------- cast */
+/* ---- cast ---- */
 
 /* int64 -> a float dtype, rounded once to nearest even */
 static void dt__scatter_i64_as_float(dt_dtype t, const int64_t *src, void *dst, size_t n) {
@@ -3655,7 +3699,7 @@ static void dt__k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_
     }
 }
 
-/* ------------------------------------------------------------------ binary */
+/* ---- binary ---- */
 
 
 /* one innermost row of n outputs; a, b, o point at the row's first elements */
@@ -3806,7 +3850,7 @@ static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape,
     }
 }
 
-/* ------------------------------------------------------------------ reduce */
+/* ---- reduce ---- */
 
 /* Floats reduce in double, integers in int64 (wrapping sums). A running
    reduction of one output: v (floats) or iv (ints), arg for ARGMAX. */
@@ -4089,7 +4133,7 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
     else dt__reduce_outer(op, t, &g, x, out, scale);
 }
 
-/* ----------------------------------------------------------------- softmax */
+/* ---- softmax ---- */
 
 /* Three passes (max, sum of exp in double, write). F32/F64 softmax keeps the
    exponentials in y between the last two passes; half types recompute them
@@ -4164,10 +4208,11 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
                 dt__commit_##SFX(t, o, y, r * inner + c0, len);                                   \
             }                                                                                     \
         }                                                                                         \
-    }
+    }                                                                                             \
+    DT__DEFS_END
 
-DT__DEFINE_SOFTMAX(f32, float, f, dt__expf)
-DT__DEFINE_SOFTMAX(f64, double, , exp)
+DT__DEFINE_SOFTMAX(f32, float, f, dt__expf);
+DT__DEFINE_SOFTMAX(f64, double, , exp);
 
 static void dt__k_softmax(dt_dtype t, const void *x, void *y, size_t outer, size_t n, size_t inner, int want_log) {
     size_t o, es = dt_dtype_size(t), slab = n * inner;
@@ -4186,7 +4231,7 @@ static void dt__k_softmax(dt_dtype t, const void *x, void *y, size_t outer, size
     }
 }
 
-/* -------------------------------------------------------------------- norm */
+/* ---- norm ---- */
 
 /* mean and variance in double, two passes (no cancellation); the output
    pass in the working type */
@@ -4231,10 +4276,11 @@ static void dt__k_softmax(dt_dtype t, const void *x, void *y, size_t outer, size
                 dt__commit_##SFX(t, o, y, off + i, len);                                               \
             }                                                                                          \
         }                                                                                              \
-    }
+    }                                                                                                  \
+    DT__DEFS_END
 
-DT__DEFINE_NORM(f32, float)
-DT__DEFINE_NORM(f64, double)
+DT__DEFINE_NORM(f32, float);
+DT__DEFINE_NORM(f64, double);
 
 static void dt__k_norm(dt_dtype t, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
                        double eps, int rms) {
@@ -4243,7 +4289,169 @@ static void dt__k_norm(dt_dtype t, const void *x, const void *w, const void *b, 
     else dt__norm_rows_f32(t, x, w, b, y, rows, n, eps, rms);
 }
 
-/* -------------------------------------------------------------------- gemm */
+/* ---- permute ---- */
+
+#define DT__TILE_COPY(ES)                                                                        \
+    for (r = 0; r < nr; r++)                                                                     \
+        for (q = 0; q < nc; q++) memcpy(y + (r * ys_r + q) * (ES), x + (r + q * xs_c) * (ES), ES);
+
+/* y[r * ys_r + q] = x[r + q * xs_c] for r < nr, q < nc: the transposing core,
+   where x runs contiguously along r and y along q. Constant-size memcpy
+   compiles to one move. */
+static void dt__transpose_tile(size_t es, const char *x, int64_t xs_c, char *y, int64_t ys_r, int64_t nr, int64_t nc) {
+    int64_t r, q;
+    switch (es) {
+    case 1: DT__TILE_COPY(1) break;
+    case 2: DT__TILE_COPY(2) break;
+    case 4: DT__TILE_COPY(4) break;
+    case 8: DT__TILE_COPY(8) break;
+    default:
+        for (r = 0; r < nr; r++)
+            for (q = 0; q < nc; q++) memcpy(y + (size_t)(r * ys_r + q) * es, x + (size_t)(r + q * xs_c) * es, es);
+        break;
+    }
+}
+
+static void dt__k_permute(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y) {
+    int64_t xst[DT_MAX_DIMS], ext[DT_MAX_DIMS], st[DT_MAX_DIMS], yst[DT_MAX_DIMS], idx[DT_MAX_DIMS];
+    int64_t total = 1, xo = 0, yo = 0, outer = 1, o;
+    int d, nd = 0, q = -1, last;
+    for (d = ndim - 1; d >= 0; d--) {
+        xst[d] = total;
+        total *= xshape[d];
+    }
+    if (total == 0) return;
+    /* y's dims with their x strides; drop extent 1, merge dims still adjacent in x */
+    for (d = 0; d < ndim; d++) {
+        int64_t e = xshape[perm[d]], s = xst[perm[d]];
+        if (e == 1) continue;
+        if (nd > 0 && st[nd - 1] == s * e) ext[nd - 1] *= e;
+        else ext[nd++] = e;
+        st[nd - 1] = s;
+    }
+    if (nd <= 1) { /* no reordering left */
+        memcpy(y, x, (size_t)total * es);
+        return;
+    }
+    last = nd - 1;
+    yst[last] = 1;
+    for (d = last - 1; d >= 0; d--) yst[d] = yst[d + 1] * ext[d + 1];
+    if (st[last] == 1) { /* rows stay contiguous: copy rows */
+        size_t row = (size_t)ext[last] * es;
+        outer = total / ext[last];
+        for (d = 0; d < last; d++) idx[d] = 0;
+        for (o = 0; o < outer; o++) {
+            memcpy((char *)y + (size_t)o * row, (const char *)x + (size_t)xo * es, row);
+            xo = dt__odo_next(last, ext, st, idx, xo);
+        }
+        return;
+    }
+    for (d = 0; d < nd; d++)
+        if (st[d] == 1) q = d;
+    /* tiles of the plane (q: contiguous in x, last: contiguous in y), for every
+       index of the other dims */
+    {
+        int64_t oext[DT_MAX_DIMS], oxs[DT_MAX_DIMS], oys[DT_MAX_DIMS], oidx[DT_MAX_DIMS];
+        int no = 0;
+        for (d = 0; d < nd; d++)
+            if (d != q && d != last) {
+                oext[no] = ext[d];
+                oxs[no] = st[d];
+                oys[no] = yst[d];
+                oidx[no] = 0;
+                outer *= ext[d];
+                no++;
+            }
+        for (o = 0; o < outer; o++) {
+            int64_t r0, c0, nr, nc;
+            /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): q >= 0: some dim of a non-empty permuted array has x stride 1 */
+            for (r0 = 0; r0 < ext[q]; r0 += DT__TILE)
+                for (c0 = 0; c0 < ext[last]; c0 += DT__TILE) {
+                    nr = ext[q] - r0 < DT__TILE ? ext[q] - r0 : DT__TILE;
+                    nc = ext[last] - c0 < DT__TILE ? ext[last] - c0 : DT__TILE;
+                    dt__transpose_tile(es, (const char *)x + (size_t)(xo + r0 + c0 * st[last]) * es, st[last],
+                                       (char *)y + (size_t)(yo + r0 * yst[q] + c0) * es, yst[q], nr, nc);
+                }
+            /* advance the other dims' counter, both offsets */
+            for (d = no - 1; d >= 0; d--) {
+                xo += oxs[d];
+                yo += oys[d];
+                if (++oidx[d] < oext[d]) break;
+                xo -= oxs[d] * oext[d];
+                yo -= oys[d] * oext[d];
+                oidx[d] = 0;
+            }
+        }
+    }
+}
+
+/* ---- embedding ---- */
+
+static void dt__k_embedding(dt_dtype t, const void *table, int64_t row0, int64_t nrows, int64_t dim, dt_dtype idx_t,
+                            const void *idx, size_t nidx, void *out) {
+    size_t row = (size_t)dim * dt_dtype_size(t), i;
+    for (i = 0; i < nidx; i++) {
+        int64_t v = dt__index_at(idx_t, idx, i);
+        char *dst = (char *)out + i * row;
+        if (v >= row0 && v - row0 < nrows) memcpy(dst, (const char *)table + (size_t)(v - row0) * row, row);
+        else memset(dst, 0, row);
+    }
+}
+
+/* ---- xent ---- */
+
+/* the first pass (M == NULL) writes only rowmax; the second only sumexp and
+   tlogit (either may be NULL), so M may be the rowmax buffer */
+#define DT__DEFINE_XENT(SFX, W, EXPFN)                                                                       \
+    static void dt__xent_rows_##SFX(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0,       \
+                                    dt_dtype target_t, const void *target, const double *M, double *rowmax,  \
+                                    double *sumexp, double *tlogit) {                                        \
+        size_t r, i, j, len;                                                                                 \
+        for (r = 0; r < rows; r++) {                                                                         \
+            W buf[DT__BLOCK], e[DT__BLOCK];                                                                  \
+            const W *v;                                                                                      \
+            size_t off = r * ncls;                                                                           \
+            if (!M) {                                                                                        \
+                if (rowmax) rowmax[r] = (double)dt__rowmax_##SFX(t, x, off, ncls);                           \
+                continue;                                                                                    \
+            }                                                                                                \
+            if (sumexp) {                                                                                    \
+                W mr = (W)M[r];                                                                              \
+                double s = 0.0;                                                                              \
+                for (i = 0; i < ncls; i += len) {                                                            \
+                    len = dt__blk(ncls - i);                                                                 \
+                    v = dt__view_##SFX(t, x, off + i, len, buf);                                             \
+                    for (j = 0; j < len; j++) e[j] = EXPFN(v[j] - mr);                                       \
+                    s += dt__sum_##SFX(e, len);                                                              \
+                }                                                                                            \
+                sumexp[r] = s;                                                                               \
+            }                                                                                                \
+            if (tlogit) {                                                                                    \
+                int64_t c = dt__index_at(target_t, target, r);                                               \
+                tlogit[r] = 0.0;                                                                             \
+                if (c >= cls0 && c - cls0 < (int64_t)ncls)                                                   \
+                    tlogit[r] = (double)dt__view_##SFX(t, x, off + (size_t)(c - cls0), 1, buf)[0];           \
+            }                                                                                                \
+        }                                                                                                    \
+    }                                                                                                        \
+    DT__DEFS_END
+
+DT__DEFINE_XENT(f32, float, dt__expf);
+DT__DEFINE_XENT(f64, double, exp);
+
+static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
+                       const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit) {
+    if (dt__work_kind(t) == DT__WK_F64)
+        dt__xent_rows_f64(t, x, rows, ncls, cls0, target_t, target, M, rowmax, sumexp, tlogit);
+    else dt__xent_rows_f32(t, x, rows, ncls, cls0, target_t, target, M, rowmax, sumexp, tlogit);
+}
+
+/* >>gemm ------------------------------------------------------------------
+   The local GEMM behind the kernel table's gemm: C = alpha A B + beta C on
+   strided blocks, through the BLAS this build selected (DTENSOR_BLAS: BLIS,
+   CBLAS, Fortran BLAS, or none; the selection and its headers are at the
+   top of >>util) or through cache-blocked loops for small, strided or
+   integer blocks; F16/BF16 widened to F32 copies. */
 
 #define DT__FMAC(s, p, q) ((s) + (p) * (q))
 #define DT__IMAC(s, p, q) DT__IADD(s, DT__IMUL(p, q))
@@ -4301,11 +4509,12 @@ static void dt__k_norm(dt_dtype t, const void *x, const void *w, const void *b, 
         }                                                                                                    \
         DT_FREE(mem);                                                                                        \
         return DT_OK;                                                                                        \
-    }
+    }                                                                                                        \
+    DT__DEFS_END
 
-DT__DEFINE_GEMM_LOOP(f32, float, dt__gather_f32, dt__scatter_f32, DT__FMAC, DT__FMUL)
-DT__DEFINE_GEMM_LOOP(f64, double, dt__gather_f64, dt__scatter_f64, DT__FMAC, DT__FMUL)
-DT__DEFINE_GEMM_LOOP(i64, int64_t, dt__gather_i64, dt__scatter_i64, DT__IMAC, DT__IMUL)
+DT__DEFINE_GEMM_LOOP(f32, float, dt__gather_f32, dt__scatter_f32, DT__FMAC, DT__FMUL);
+DT__DEFINE_GEMM_LOOP(f64, double, dt__gather_f64, dt__scatter_f64, DT__FMAC, DT__FMUL);
+DT__DEFINE_GEMM_LOOP(i64, int64_t, dt__gather_i64, dt__scatter_i64, DT__IMAC, DT__IMUL);
 
 #if DT__BLAS != 0
 /* how dt__k_gemm ran its F32/F64/F16/BF16 calls on this thread: the BLAS on
@@ -4620,165 +4829,8 @@ static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double 
     }
 }
 
-/* ----------------------------------------------------------------- permute */
-
-#define DT__TILE_COPY(ES)                                                                        \
-    for (r = 0; r < nr; r++)                                                                     \
-        for (q = 0; q < nc; q++) memcpy(y + (r * ys_r + q) * (ES), x + (r + q * xs_c) * (ES), ES);
-
-/* y[r * ys_r + q] = x[r + q * xs_c] for r < nr, q < nc: the transposing core,
-   where x runs contiguously along r and y along q. Constant-size memcpy
-   compiles to one move. */
-static void dt__transpose_tile(size_t es, const char *x, int64_t xs_c, char *y, int64_t ys_r, int64_t nr, int64_t nc) {
-    int64_t r, q;
-    switch (es) {
-    case 1: DT__TILE_COPY(1) break;
-    case 2: DT__TILE_COPY(2) break;
-    case 4: DT__TILE_COPY(4) break;
-    case 8: DT__TILE_COPY(8) break;
-    default:
-        for (r = 0; r < nr; r++)
-            for (q = 0; q < nc; q++) memcpy(y + (size_t)(r * ys_r + q) * es, x + (size_t)(r + q * xs_c) * es, es);
-        break;
-    }
-}
-
-static void dt__k_permute(size_t es, int ndim, const int64_t *xshape, const int *perm, const void *x, void *y) {
-    int64_t xst[DT_MAX_DIMS], ext[DT_MAX_DIMS], st[DT_MAX_DIMS], yst[DT_MAX_DIMS], idx[DT_MAX_DIMS];
-    int64_t total = 1, xo = 0, yo = 0, outer = 1, o;
-    int d, nd = 0, q = -1, last;
-    for (d = ndim - 1; d >= 0; d--) {
-        xst[d] = total;
-        total *= xshape[d];
-    }
-    if (total == 0) return;
-    /* y's dims with their x strides; drop extent 1, merge dims still adjacent in x */
-    for (d = 0; d < ndim; d++) {
-        int64_t e = xshape[perm[d]], s = xst[perm[d]];
-        if (e == 1) continue;
-        if (nd > 0 && st[nd - 1] == s * e) ext[nd - 1] *= e;
-        else ext[nd++] = e;
-        st[nd - 1] = s;
-    }
-    if (nd <= 1) { /* no reordering left */
-        memcpy(y, x, (size_t)total * es);
-        return;
-    }
-    last = nd - 1;
-    yst[last] = 1;
-    for (d = last - 1; d >= 0; d--) yst[d] = yst[d + 1] * ext[d + 1];
-    if (st[last] == 1) { /* rows stay contiguous: copy rows */
-        size_t row = (size_t)ext[last] * es;
-        outer = total / ext[last];
-        for (d = 0; d < last; d++) idx[d] = 0;
-        for (o = 0; o < outer; o++) {
-            memcpy((char *)y + (size_t)o * row, (const char *)x + (size_t)xo * es, row);
-            xo = dt__odo_next(last, ext, st, idx, xo);
-        }
-        return;
-    }
-    for (d = 0; d < nd; d++)
-        if (st[d] == 1) q = d;
-    /* tiles of the plane (q: contiguous in x, last: contiguous in y), for every
-       index of the other dims */
-    {
-        int64_t oext[DT_MAX_DIMS], oxs[DT_MAX_DIMS], oys[DT_MAX_DIMS], oidx[DT_MAX_DIMS];
-        int no = 0;
-        for (d = 0; d < nd; d++)
-            if (d != q && d != last) {
-                oext[no] = ext[d];
-                oxs[no] = st[d];
-                oys[no] = yst[d];
-                oidx[no] = 0;
-                outer *= ext[d];
-                no++;
-            }
-        for (o = 0; o < outer; o++) {
-            int64_t r0, c0, nr, nc;
-            /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): q >= 0: some dim of a non-empty permuted array has x stride 1 */
-            for (r0 = 0; r0 < ext[q]; r0 += DT__TILE)
-                for (c0 = 0; c0 < ext[last]; c0 += DT__TILE) {
-                    nr = ext[q] - r0 < DT__TILE ? ext[q] - r0 : DT__TILE;
-                    nc = ext[last] - c0 < DT__TILE ? ext[last] - c0 : DT__TILE;
-                    dt__transpose_tile(es, (const char *)x + (size_t)(xo + r0 + c0 * st[last]) * es, st[last],
-                                       (char *)y + (size_t)(yo + r0 * yst[q] + c0) * es, yst[q], nr, nc);
-                }
-            /* advance the other dims' counter, both offsets */
-            for (d = no - 1; d >= 0; d--) {
-                xo += oxs[d];
-                yo += oys[d];
-                if (++oidx[d] < oext[d]) break;
-                xo -= oxs[d] * oext[d];
-                yo -= oys[d] * oext[d];
-                oidx[d] = 0;
-            }
-        }
-    }
-}
-
-/* --------------------------------------------------------------- embedding */
-
-static void dt__k_embedding(dt_dtype t, const void *table, int64_t row0, int64_t nrows, int64_t dim, dt_dtype idx_t,
-                            const void *idx, size_t nidx, void *out) {
-    size_t row = (size_t)dim * dt_dtype_size(t), i;
-    for (i = 0; i < nidx; i++) {
-        int64_t v = dt__index_at(idx_t, idx, i);
-        char *dst = (char *)out + i * row;
-        if (v >= row0 && v - row0 < nrows) memcpy(dst, (const char *)table + (size_t)(v - row0) * row, row);
-        else memset(dst, 0, row);
-    }
-}
-
-/* -------------------------------------------------------------------- xent */
-
-/* the first pass (M == NULL) writes only rowmax; the second only sumexp and
-   tlogit (either may be NULL), so M may be the rowmax buffer */
-#define DT__DEFINE_XENT(SFX, W, EXPFN)                                                                       \
-    static void dt__xent_rows_##SFX(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0,       \
-                                    dt_dtype target_t, const void *target, const double *M, double *rowmax,  \
-                                    double *sumexp, double *tlogit) {                                        \
-        size_t r, i, j, len;                                                                                 \
-        for (r = 0; r < rows; r++) {                                                                         \
-            W buf[DT__BLOCK], e[DT__BLOCK];                                                                  \
-            const W *v;                                                                                      \
-            size_t off = r * ncls;                                                                           \
-            if (!M) {                                                                                        \
-                if (rowmax) rowmax[r] = (double)dt__rowmax_##SFX(t, x, off, ncls);                           \
-                continue;                                                                                    \
-            }                                                                                                \
-            if (sumexp) {                                                                                    \
-                W mr = (W)M[r];                                                                              \
-                double s = 0.0;                                                                              \
-                for (i = 0; i < ncls; i += len) {                                                            \
-                    len = dt__blk(ncls - i);                                                                 \
-                    v = dt__view_##SFX(t, x, off + i, len, buf);                                             \
-                    for (j = 0; j < len; j++) e[j] = EXPFN(v[j] - mr);                                       \
-                    s += dt__sum_##SFX(e, len);                                                              \
-                }                                                                                            \
-                sumexp[r] = s;                                                                               \
-            }                                                                                                \
-            if (tlogit) {                                                                                    \
-                int64_t c = dt__index_at(target_t, target, r);                                               \
-                tlogit[r] = 0.0;                                                                             \
-                if (c >= cls0 && c - cls0 < (int64_t)ncls)                                                   \
-                    tlogit[r] = (double)dt__view_##SFX(t, x, off + (size_t)(c - cls0), 1, buf)[0];           \
-            }                                                                                                \
-        }                                                                                                    \
-    }
-
-DT__DEFINE_XENT(f32, float, dt__expf)
-DT__DEFINE_XENT(f64, double, exp)
-
-static void dt__k_xent(dt_dtype t, const void *x, size_t rows, size_t ncls, int64_t cls0, dt_dtype target_t,
-                       const void *target, const double *M, double *rowmax, double *sumexp, double *tlogit) {
-    if (dt__work_kind(t) == DT__WK_F64)
-        dt__xent_rows_f64(t, x, rows, ncls, cls0, target_t, target, M, rowmax, sumexp, tlogit);
-    else dt__xent_rows_f32(t, x, rows, ncls, cls0, target_t, target, M, rowmax, sumexp, tlogit);
-}
-
-/* ------------------------------------------------------------------- table */
-
-/* ------------------------------------------------ Philox4x32-10 (random ops)
+/* >>philox ----------------------------------------------------------------
+   Philox4x32-10 fills for the random ops, the kernel table's rng.
    The element with global row-major index g reads the words at stream
    positions offset + w*g, so the kernel walks the spans of the local box
    that are contiguous in the global index space and generates exactly
@@ -5177,9 +5229,6 @@ static void dt__k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int
     }
 }
 
-static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng };
-static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_kernels; }
-
 /* >>device ----------------------------------------------------------------
    Where a tensor's bytes live. Device 0 is host memory; dtensor_cuda.h adds
    DT_CUDA. Everything the library does to a shard's bytes goes through the
@@ -5189,6 +5238,10 @@ static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_k
    memory the communication backend cannot take (plain MPI and CUDA) is
    staged through host buffers (>>redistribute). */
 struct dt__kernels;
+
+/* the host device's kernels (>>kernels, >>gemm, >>philox) */
+static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng };
+static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_kernels; }
 
 typedef struct dt__device {
     const char *name;
@@ -5220,7 +5273,6 @@ DT__MAYBE_UNUSED static void dt__device_register(int id, const dt__device *d) {
     if (id > 0 && id < DT__MAX_DEVICES) dt__devices[id] = d;
 }
 
-static dt_status dt__host_alloc(const char *fn, size_t bytes, void **p) { return dt__alloc(fn, bytes, p); }
 static void dt__host_free(void *p) { DT_FREE(p); }
 static dt_status dt__host_copy(const char *fn, void *dst, const void *src, size_t bytes) {
     (void)fn;
@@ -5240,8 +5292,8 @@ static dt_status dt__host_copy_box(const char *fn, const dt__array *s, const dt_
 static int dt__host_owns(const void *p) { (void)p; return 1; }
 static dt_status dt__host_sync(const char *fn) { (void)fn; return DT_OK; }
 
-static const dt__device dt__host_device = { "host", dt__host_alloc, dt__host_free, dt__host_copy, dt__host_zero,
-                                            dt__host_copy_box, dt__host_alloc, dt__host_free, dt__host_owns,
+static const dt__device dt__host_device = { "host", dt__alloc, dt__host_free, dt__host_copy, dt__host_zero,
+                                            dt__host_copy_box, dt__alloc, dt__host_free, dt__host_owns,
                                             dt__host_sync, dt__host_kernels_get };
 
 #ifdef DT__CUDA_BUILD
@@ -6557,6 +6609,8 @@ enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1,
        DT__SCRATCH_STAGE0, DT__SCRATCH_STAGE1,                                  /* staging of devices */
        DT__SCRATCH_PIECES0, DT__SCRATCH_PIECES1, DT__SCRATCH_COUNTS,            /* exchange lists, counts */
        DT__SCRATCH_SLOTS };
+
+struct dt__entry; /* an entry of the strategy cache, opaque here: >>propagate completes it */
 
 struct dt_mesh {
     dt_comm *root;                         /* the user's comm (stats)            */
@@ -10560,7 +10614,7 @@ static dt_status dt__unary(int op, const char *fn, const dt_tensor *x, double a,
     DT_API dt_status dt_##name(const dt_tensor *x, dt_tensor **out) { return dt__unary(DT__OP_##NAME, "dt_" #name, x, 0, out); }
 #define DT__WRAP_ARG(NAME, name) /* written below, by hand */
 #define DT__WRAP(NAME, name, wrap, fl, pm, fmath, imath) DT__WRAP_##wrap(NAME, name)
-DT__UNARY_OPS(DT__WRAP)
+DT__UNARY_OPS(DT__WRAP) DT__DEFS_END;
 #undef DT__WRAP
 #undef DT__WRAP_PLAIN
 #undef DT__WRAP_ARG
@@ -10657,14 +10711,15 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
     DT_API dt_status fname(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out) { \
         dt__call c;                                                                                   \
         dt_status st = dt__reduce_call(op, #fname, x, ndims, dims, keepdim, &c);                      \
-        return st ? st : dt__dispatch(&c, out);                                     \
-    }
-DT__REDUCE(dt_sum, DT__OP_SUM)
-DT__REDUCE(dt_mean, DT__OP_MEAN)
-DT__REDUCE(dt_max, DT__OP_MAX)
-DT__REDUCE(dt_min, DT__OP_MIN)
-DT__REDUCE(dt_norm2, DT__OP_NORM2)
-DT__REDUCE(dt_argmax, DT__OP_ARGMAX)
+        return st ? st : dt__dispatch(&c, out);                                                       \
+    }                                                                                                 \
+    DT__DEFS_END
+DT__REDUCE(dt_sum, DT__OP_SUM);
+DT__REDUCE(dt_mean, DT__OP_MEAN);
+DT__REDUCE(dt_max, DT__OP_MAX);
+DT__REDUCE(dt_min, DT__OP_MIN);
+DT__REDUCE(dt_norm2, DT__OP_NORM2);
+DT__REDUCE(dt_argmax, DT__OP_ARGMAX);
 #undef DT__REDUCE
 
 static dt_status dt__matmul(int op, const char *fn, const dt_tensor *a, const dt_tensor *b, const dt_tensor *e,

@@ -480,15 +480,16 @@ DT__CU_HD void dt__cu_cast_elem(dt_dtype from, const void *x, dt_dtype to, void 
             DT__BINARY_OPS(DT__BELEM_CASE)                                  \
         default: return p;                                                  \
         }                                                                   \
-    }
+    }                                                                       \
+    DT__DEFS_END
 #define DT__SFX f32
-DT__CU_ELEM_SWITCHES(float)
+DT__CU_ELEM_SWITCHES(float);
 #undef DT__SFX
 #define DT__SFX f64
-DT__CU_ELEM_SWITCHES(double)
+DT__CU_ELEM_SWITCHES(double);
 #undef DT__SFX
 #define DT__SFX i64
-DT__CU_ELEM_SWITCHES(int64_t)
+DT__CU_ELEM_SWITCHES(int64_t);
 #undef DT__SFX
 #undef DT__CU_ELEM_SWITCHES
 

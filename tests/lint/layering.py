@@ -24,7 +24,10 @@ preprocessor lines and code, and finds
     #undef'd and defined again, or defined in two #if branches, is one name);
   - enumerators: the names of `enum [tag] { A, B = 3, ... }` outside functions;
   - types: typedef names (file scope) and struct/union/enum tags with a body
-    (outside functions); a tag is a separate name space (`struct NAME`);
+    (outside functions); a tag is a separate name space (`struct NAME`); an
+    opaque declaration (`struct NAME;`, `typedef struct NAME T;`) declares
+    the tag where it stands: the type-level hook, a pointer to what a later
+    section completes;
 and the sections (/* >>name lines). Then it looks at every identifier after
 the public part (from the `#if defined(DTENSOR_IMPLEMENTATION) && !defined(
 ..._DONE)` line on): in function bodies, initialisers, prototypes, #define
@@ -172,6 +175,9 @@ class Source:
             elif t == ';':
                 if not stack:
                     paren = 0
+                    # `struct NAME;`: an opaque declaration declares the tag
+                    if i >= 2 and toks[i - 2][0] in ('struct', 'union') and toks[i - 1][0] not in KEYWORDS:
+                        self.define(self.tags, toks[i - 2][0] + ' ' + toks[i - 1][0], toks[i - 1][1])
             elif t == '{':
                 kind = 'other'
                 if in_func:
@@ -355,6 +361,10 @@ class Source:
             elif depth == 0:
                 decl.append(toks[j])
             j += 1
+        # `typedef struct NAME T;` without a body declares the tag too (an opaque type)
+        if (len(decl) >= 2 and decl[0][0] in ('struct', 'union') and j < len(toks)
+                and not any(toks[q][0] == '{' for q in range(i, j))):
+            self.define(self.tags, decl[0][0] + ' ' + decl[1][0], decl[1][1])
         # split the declarators at depth-0 commas (a parameter list's are inside parens)
         parts, cur, pd = [], [], 0
         for t, off in decl:

@@ -2,7 +2,8 @@
 # tests/lint/run.sh -- make lint: the static checks, two at a time (one per
 # core; each is one process), each check's output in build/lint/NAME.log,
 # shown when it fails (the layering rule, the ctags cross-check of the
-# functions it sees, the docs' references, cppcheck and clang-tidy). Last
+# functions it sees, the docs' references, the sections the MAP's traced
+# dt_matmul enters (walk.sh), cppcheck and clang-tidy). Last
 # line "lint: N passed, N failed" (also appended to $DT_TEST_LOG when set).
 # LINT_TIDY, LINT_CPPCHECK and MPICH_INC come from mk/lint.mk.
 set -u
@@ -14,13 +15,14 @@ checks=(
     "layering|python3 tests/lint/layering.py --report dtensor.h dtensor_cuda.h"
     "ctags|bash tests/lint/ctags_check.sh"
     "docs|python3 tests/lint/docs.py"
+    "walk|bash tests/lint/walk.sh --check"
     "cppcheck-mpi|$LINT_CPPCHECK -DDTENSOR_IMPLEMENTATION dtensor.h"
     "cppcheck-nompi|$LINT_CPPCHECK -DDTENSOR_IMPLEMENTATION -DDTENSOR_NO_MPI dtensor.h"
     "tidy-mpi|$LINT_TIDY --quiet dtensor.h -- -x c -std=c99 -DDTENSOR_IMPLEMENTATION -I. $MPICH_INC"
     "tidy-nompi|$LINT_TIDY --quiet dtensor.h -- -x c -std=c99 -DDTENSOR_IMPLEMENTATION -DDTENSOR_NO_MPI -I."
 )
 # the two long clang-tidy runs first, so that the short ones fill in beside them
-order=(5 6 0 1 2 3 4)
+order=(6 7 0 1 2 3 4 5)
 jobs=${LINT_JOBS:-2}
 run_check() { # index
     local name=${checks[$1]%%|*} cmd=${checks[$1]#*|}
