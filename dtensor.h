@@ -860,7 +860,7 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* loca
 
 /* ---- ops ----
    Every op takes its inputs first and `dt_tensor **out` last. It checks the
-   inputs, picks a sharding strategy from the static table (>>strategies):
+   inputs, picks a sharding strategy from the static table (>>registry):
    the input placements it needs and the output placement it produces, on
    each mesh dim, the cheapest by the bytes the input redistributions move
    (ties broken by table order, so every rank chooses the same), moves what
@@ -1456,7 +1456,7 @@ DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_ax
    functions likewise (DT__UNARY_OPS(DT__UELEM_F) DT__DEFS_END;): the `;`
    closes a declaration that declares nothing new, so each use reads as one
    declaration and code browsers (ctags) still see the definition after it. */
-#define DT__DEFS_END extern int dt__defs_end
+#define DT__DEFS_END struct dt__defs_end
 
 /* ---- bits, conversions, random numbers ---- */
 
@@ -1936,8 +1936,9 @@ DT__HD_BIG void dt__bm_pair_d(uint64_t x1, uint64_t x2, double *z0, double *z1) 
       tests/test_badinput_ops.c when it refuses inputs;
    5. its line in README.md's op list and in docs/api.md.
    A binary pointwise op: the same with DT__BINARY_OPS (its Partial rules,
-   dt__pr_<name>, go to >>strategies); any other op: one DT__TABLE_OPS line
-   plus its family's code in >>propagate/>>ops.
+   dt__pr_<name>, go above the lists, in this section); any other op: one
+   DT__TABLE_OPS line naming its family; a new family: one DT__FAMILIES
+   line and its two functions in >>ops (dt__infer_<name>, dt__run_<name>).
 
    The math columns are expressions, compiled once per working type: x (and
    a, the op's scalar argument) for a unary op, p, q (and alpha, axpy's) for
@@ -2008,8 +2009,8 @@ static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
 
 /* Unary pointwise ops: X(NAME, name, wrapper, flags, Partial map, float math, int64 math).
    wrapper: PLAIN generates dt_<name>(x, out); ARG: written by hand (takes a).
-   flags: DT__FLOAT_ONLY, DT__TRUNC_OK, DT__TO_REP (>>kernels' op flags; every
-   unary op is DT__ELEMENTWISE). Partial map: DT__PM_* (>>strategies), what a
+   flags: DT__FLOAT_ONLY, DT__TRUNC_OK, DT__TO_REP (the op flags, above; every
+   unary op is DT__ELEMENTWISE). Partial map: DT__PM_* (above), what a
    Partial(SUM, AVG, MAX, MIN) input gives. */
 #define DT__UNARY_OPS(X)                                                                                       \
     X(NEG, neg, PLAIN, DT__TRUNC_OK, DT__PM_ALL_NEG(), -x, DT__ISUB(0, x))                                     \
@@ -2033,7 +2034,7 @@ static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
     X(FILL, fill, ARG, DT__TO_REP, DT__PM_NONE(), a, a)
 
 /* Binary pointwise ops: X(NAME, name, kernel id, flags, Partial rules, float math, int64 math).
-   kernel id: DT__B_<id>; Partial rules: a dt__prule table (>>strategies). */
+   kernel id: DT__B_<id>; Partial rules: a dt__prule table (above). */
 #define DT__BINARY_OPS(X)                                                                                      \
     X(ADD, add, ADD, 0, dt__pr_add, p + q, DT__IADD(p, q))                                                     \
     X(SUB, sub, SUB, 0, dt__pr_sub, p - q, DT__ISUB(p, q))                                                     \
@@ -2046,7 +2047,7 @@ static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
 
 /* Every other op: X(NAME, "public name", family, inputs, kernel, MPI reduce of
    its Partial output (-1: none), flags, Partial map, Partial rules) -- the
-   fields of dt__opdef (>>strategies), one row each. */
+   fields of dt__opdef (below), one row each. */
 #define DT__TABLE_OPS(X)                                                                                       \
     X(SCALE_NEG, "dt_scale", DT__F_UNARY, 1, DT__U_SCALE, -1, DT__ELEMENTWISE, DT__PM_ALL_NEG(), DT__NOPR())   \
     X(CAST, "dt_cast", DT__F_UNARY, 1, DT__U_COPY, -1, DT__ELEMENTWISE, DT__PM_MONO(), DT__NOPR())             \
@@ -2083,7 +2084,7 @@ static const dt__prule dt__pr_min[] = {{{DT_MIN, R_, R_}, DT_MIN}};
    local kernels on this rank's blocks), written side by side in >>ops,
    which makes dt__families from these lines; the traits are what the
    strategy search and the runner must know about it (dt__family_traits,
-   >>strategies). Adding a family: a line here, its two functions in >>ops,
+   below). Adding a family: a line here, its two functions in >>ops,
    its ops in DT__TABLE_OPS. */
 enum { /* family traits */
     DT__FAM_READS_ANY = 1,   /* its runner reads strided inputs in place, any strides   */
@@ -9129,7 +9130,7 @@ static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, cons
 /*    HOW AN OP CHOOSES ITS SHARDING. Every op is one row of dt__op_table (one
    line of the op registry, top of the implementation): a
    name, a family, an arity, the kernel it runs and its Partial rule. The
-   family's checker (>>ops) validates the inputs, computes the result's
+   family's shape inference (>>ops) validates the inputs, computes the result's
    shape and describes every input dim by what it becomes (the dim map):
    an output dim, a contracted or reduced dim (group g), or a fixed dim
    that must not be split (a softmax dim, a broadcast size-1 dim, a
@@ -9632,9 +9633,9 @@ static void dt__explain_line(const dt__call *c, FILE *f) {
             c->cached ? " (cached)" : "");
 }
 
-/* the strategy of call c: from the cache, or from the family's checker
+/* the strategy of call c: from the cache, or from the family's shape inference
    (shapes, the dim map) and the rule; errors are never cached */
-static dt_status dt__propagate(dt__call *c, dt_status (*check)(dt__call *)) {
+static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
     uint64_t key[DT__KEY_WORDS];
     dt_mesh *m = c->m;
     dt__entry *e = NULL;
@@ -9654,7 +9655,7 @@ static dt_status dt__propagate(dt__call *c, dt_status (*check)(dt__call *)) {
         memcpy(c->want, e->want, sizeof c->want);
         c->cost = e->cost;
     } else {
-        if ((st = check(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))
+        if ((st = infer(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))
             return st;
         dt__choose(c);
         dt__sizes_unnest(c);
@@ -10893,7 +10894,7 @@ DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, 
     }
     for (j = 0; j < ndim; j++)
         dt__call_arg(&c, j == infer ? (known ? total / known : 0) : shape[j]);
-    /* (before the checker, whose grouping multiplies spans of these dims) */
+    /* (before the shape inference, whose grouping multiplies spans of these dims) */
     if ((st = dt__shape_fits("dt_reshape", "the new shape", x->desc.dtype, ndim, c.arg)))
         return dt__call_refused(&c, st);
     if ((infer >= 0 ? (known == 0 || total % known) : known != total))

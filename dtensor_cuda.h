@@ -563,19 +563,19 @@ DT__CU_HD void dt__cu_uniform_elem(const dt__rng_op *op, const uint32_t *wv, voi
     if (op->t == DT_F64) {
         double v = dt__u53(dt__w64(wv));
         if (!(lo == 0 && width == 1)) {
-            v = DT__DADD(lo, DT__DMUL(span, v));
+            v = DT__DADD(lo, DT__DMUL(width, v));
             while (v >= op->b) v = dt__down_f64(v);
         }
         ((double *)y)[i] = v;
     } else if (op->t == DT_F32) {
         float v = dt__u24(wv[0]);
         if (!(lo == 0 && width == 1)) {
-            v = (float)DT__DADD(lo, DT__DMUL(span, (double)v));
+            v = (float)DT__DADD(lo, DT__DMUL(width, (double)v));
             while ((double)v >= op->b) v = dt__down_f32(v);
         }
         ((float *)y)[i] = v;
     } else { /* F16 / BF16: the double result rounded to float, then to the dtype */
-        float v = (float)DT__DADD(lo, DT__DMUL(span, (double)dt__u24(wv[0])));
+        float v = (float)DT__DADD(lo, DT__DMUL(width, (double)dt__u24(wv[0])));
         uint16_t h = op->t == DT_F16 ? dt__f2h(v) : dt__f2b(v);
         while ((double)(op->t == DT_F16 ? dt__h2f(h) : dt__b2f(h)) >= op->b) h = dt__down_half(h);
         ((uint16_t *)y)[i] = h;

@@ -117,7 +117,7 @@
 
    OPS on the 2-D..4-D meshes ((2b, 2b) F32 operands; mesh dims past the
    second Replicate): the strategy dt_matmul / dt_linear / dt_add / dt_sum
-   choose. plan = the uncached choice (the family's checker and dt__choose,
+   choose. plan = the uncached choice (the family's shape inference and dt__choose,
    what the first call of an op on a mesh runs; later calls find it in the
    mesh's DT_OP_CACHE table), cached = dt__propagate with the entry present,
    call = the whole op (propagation, input moves, local kernel) minus the
@@ -533,7 +533,7 @@ typedef struct body {
     const dt_placement *src, *dst;
     dt_tensor *t, **o, **in;
     const dt__call *c0;
-    dt_status (*check)(dt__call *);
+    dt_status (*infer)(dt__call *);
 } body;
 
 static volatile int sink;
@@ -547,8 +547,8 @@ static void body_run(const body *b) {
         sink += plan.n;
         break;
     case B_REDIST: CHECK(dt_tensor_redistribute(b->t, b->dst, b->o)); break;
-    case B_OP_PLAN: c = *b->c0; CHECK(b->check(&c)); dt__choose(&c); sink += c.out.ndim; break;
-    case B_OP_CACHED: c = *b->c0; CHECK(dt__propagate(&c, b->check)); sink += c.cached; break;
+    case B_OP_PLAN: c = *b->c0; CHECK(b->infer(&c)); dt__choose(&c); sink += c.out.ndim; break;
+    case B_OP_CACHED: c = *b->c0; CHECK(dt__propagate(&c, b->infer)); sink += c.cached; break;
     default: CHECK(op_run(b->op, b->in, b->o)); break;
     }
 }
@@ -694,31 +694,31 @@ static dt_tensor *op_tensor(dt_mesh *m, int ndim, int64_t n, const char *pl) {
     return t;
 }
 
-/* the dt__call the public op builds, and its checker */
-static void op_call(int op, dt_tensor *const *in, dt__call *c, dt_status (**check)(dt__call *)) {
+/* the dt__call the public op builds, and its shape inference */
+static void op_call(int op, dt_tensor *const *in, dt__call *c, dt_status (**infer)(dt__call *)) {
     static const int dim0 = 0;
     switch (op) {
     case 0:
         dt__call_init(c, DT__OP_MATMUL, "dt_matmul");
         CHECK(dt__call_in(c, in[0], "a", 0)); CHECK(dt__call_in(c, in[1], "b", 0)); CHECK(dt__call_check(c));
         dt__call_arg(c, 0);
-        *check = dt__infer_matmul;
+        *infer = dt__infer_matmul;
         break;
     case 1:
         dt__call_init(c, DT__OP_LINEAR, "dt_linear");
         CHECK(dt__call_in(c, in[0], "x", 0)); CHECK(dt__call_in(c, in[1], "w", 0));
         CHECK(dt__call_in(c, in[2], "bias", 1)); CHECK(dt__call_check(c));
         dt__call_arg(c, 1);
-        *check = dt__infer_matmul;
+        *infer = dt__infer_matmul;
         break;
     case 2:
         dt__call_init(c, DT__OP_ADD, "dt_add");
         CHECK(dt__call_in(c, in[0], "a", 0)); CHECK(dt__call_in(c, in[1], "b", 0)); CHECK(dt__call_check(c));
-        *check = dt__infer_binary;
+        *infer = dt__infer_binary;
         break;
     default:
         CHECK(dt__reduce_call(DT__OP_SUM, "dt_sum", in[0], 1, &dim0, 0, c));
-        *check = dt__infer_reduce;
+        *infer = dt__infer_reduce;
         break;
     }
 }
@@ -738,7 +738,7 @@ static void run_op(sim_world *w, dt_mesh *m, int op, int sim, op_result *r) {
     int64_t n = 0;
     int i;
     dt__call c0, c;
-    dt_status (*check)(dt__call *) = NULL;
+    dt_status (*infer)(dt__call *) = NULL;
     char s[256], a[96], name[96];
     size_t len = 0;
     for (i = 0; i < m->ndim; i++) if (2 * m->shape[i] > n) n = 2 * m->shape[i];
@@ -750,9 +750,9 @@ static void run_op(sim_world *w, dt_mesh *m, int op, int sim, op_result *r) {
     }
     snprintf(name, sizeof name, "%dd %s", m->ndim, op_names[op]);
     /* the uncached choice */
-    op_call(op, in, &c0, &check);
+    op_call(op, in, &c0, &infer);
     c = c0;
-    CHECK(check(&c));
+    CHECK(infer(&c));
     dt__choose(&c);
     for (i = 0; i < c.nin; i++) {
         if (!c.in[i].d) continue;
@@ -776,7 +776,7 @@ static void run_op(sim_world *w, dt_mesh *m, int op, int sim, op_result *r) {
         double us;
         memset(&bd, 0, sizeof bd);
         bd.c0 = &c0;
-        bd.check = check;
+        bd.infer = infer;
         bd.op = op;
         bd.in = in;
         bd.o = &out;
