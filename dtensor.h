@@ -9652,7 +9652,7 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
     if (c->cached) {
         c->out = e->out;
         c->out_public = e->out_public;
-        memcpy(c->want, e->want, sizeof c->want);
+        memcpy(c->want, e->want, (size_t)c->nin * sizeof c->want[0]); /* the rows the op has: its key holds nin */
         c->cost = e->cost;
     } else {
         if ((st = infer(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))

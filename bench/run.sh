@@ -205,15 +205,15 @@ case " $ONLY " in *" callgrind "*)
     cg=$(mktemp -d)
     vg=(valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no
         "--callgrind-out-file=$cg/cg.%p")
-    # the kernel section: dtensor.h's >>kernels lines
-    K0=$(grep -n '^/\* >>kernels' dtensor.h | head -1 | cut -d: -f1)
-    K1=0
-    [ -n "$K0" ] && K1=$(awk -v k="$K0" 'NR > k && /^\/\* >>/ { print NR; exit }' dtensor.h)
+    # the kernel sections: dtensor.h's >>layout "elements by dtype" (the
+    # kernels' gathers and scatters), >>kernels, >>gemm and >>philox, up to >>device
+    K0=$(grep -n '^/\* ---- elements by dtype' dtensor.h | head -1 | cut -d: -f1)
+    K1=$(grep -n '^/\* >>device' dtensor.h | head -1 | cut -d: -f1)
     K0=${K0:-0}; K1=${K1:-0}
-    # and >>math's, the element functions the kernels' loops inline
+    # and >>math's and >>registry's: the element functions the kernels' loops
+    # inline (written in >>math, instantiated at the end of >>registry)
     M0=$(grep -n '^/\* >>math' dtensor.h | head -1 | cut -d: -f1)
-    M1=0
-    [ -n "$M0" ] && M1=$(awk -v k="$M0" 'NR > k && /^\/\* >>/ { print NR; exit }' dtensor.h)
+    M1=$(grep -n '^/\* >>util' dtensor.h | head -1 | cut -d: -f1)
     M0=${M0:-0}; M1=${M1:-0}
     echo "=== $f"
     {
@@ -221,7 +221,8 @@ case " $ONLY " in *" callgrind "*)
         echo "\$ $ENVSTR ${RUN[*]} -n $NP ${vg[*]/$cg/\$TMP} $B/bench_dispatch --callgrind --iters $ITERS --batches 1"
         machine
         echo "# $(valgrind --version); Ir = instructions executed; per call = the op loop's dump total / $ITERS"
-        echo "# kernel: Ir at dtensor.h's >>kernels and >>math source lines and"
+        echo "# kernel: Ir at dtensor.h's kernel source lines (>>layout's elements by dtype, >>kernels, >>gemm,"
+        echo "#         >>philox; >>math and >>registry's element functions) and"
         echo "#         in what they call (BLIS for mm); dispatch = total - kernel; mallocs: malloc/calloc/realloc/memalign calls per call (BLIS included)"
         echo "# targets: <= 2,000 instructions per call; anchor: about 134,000 instructions per"
         echo "#          DTensor detach in PyTorch (PR #167394)"
