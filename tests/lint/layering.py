@@ -7,7 +7,10 @@ and that the MAP lists every >>section banner in file order:
   a comm's backend calls, group translation, accounting and muting are
   >>backend's alone.
 
-So nothing is ever forward-declared across sections.
+So nothing is ever forward-declared across sections. A companion header in
+PUBLIC_ONLY (dtensor_layers.h) must also name nothing private of dtensor.h:
+no dt__ / DT__ identifier outside its comments and strings, so that it
+compiles where dtensor.h's implementation is not (DTENSOR_IMPLEMENTATION_LINKED).
 
 Usage: layering.py [FILE ...] [--report]   (default dtensor.h; exit 1 on a violation)
 
@@ -35,6 +38,11 @@ PRIVATE = [
     ('backend', r'->(muted|members)\b', 'touches a comm\'s muting or group members'),
     ('backend', r'\bdt__(count|native)\s*\(', 'does the backend\'s accounting or group test'),
 ]
+
+# companion headers built on dtensor.h's public API alone, with the reason
+PUBLIC_ONLY = {
+    'dtensor_layers.h': 'its implementation compiles without dtensor.h\'s (DTENSOR_LAYERS_IMPLEMENTATION)',
+}
 
 SECTION_RE = re.compile(r'^/\* >>([a-z_-]+) ')
 
@@ -82,6 +90,36 @@ def strip(text):
         out.append(c)
         if c == '\n':
             at_line_start = True
+        i += 1
+    return ''.join(out)
+
+
+def strip_keep_pp(text):
+    """Blank comments and string/char literals only (preprocessor lines kept)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r'[^\n]', ' ', text[i:j]))
+            i = j
+            continue
+        if text.startswith('//', i):
+            j = text.find('\n', i)
+            j = n if j < 0 else j
+            out.append(' ' * (j - i))
+            i = j
+            continue
+        if c in '"\'':
+            j = i + 1
+            while j < n and text[j] != c and text[j] != '\n':
+                j += 2 if text[j] == '\\' else 1
+            out.append(' ' * (j + 1 - i))
+            i = j + 1
+            continue
+        out.append(c)
         i += 1
     return ''.join(out)
 
@@ -185,7 +223,7 @@ def main(argv):
                     bodies[-1][3] = m.start()
     # every mention of a function after the public part (a call, a pointer
     # taken, a prototype) must name one defined above or in its own section
-    mi = re.search(r'^#if defined\(DTENSOR_IMPLEMENTATION\) && !defined\(DTENSOR_\w*IMPLEMENTATION_DONE\)', raw, re.M)
+    mi = re.search(r'^#if defined\(DTENSOR_\w*IMPLEMENTATION\) && !defined\(DTENSOR_\w*IMPLEMENTATION_DONE\)', raw, re.M)
     impl = mi.start() if mi else 0
     def_at = {(d[1] - 1) for d in defs.values()}
     violations = []
@@ -212,8 +250,18 @@ def main(argv):
             sec = section_at(ln)
             if sec is not None and sec != owner:
                 violations.append((ln + 1, sec, '(code)', owner, m.group(0).strip() + ' [' + what + ']'))
+    base = path.replace('\\', '/').rsplit('/', 1)[-1]
+    if base in PUBLIC_ONLY:
+        # strip() blanks preprocessor lines: look at them too, without comments and strings
+        pp = strip_keep_pp(raw)
+        for m in re.finditer(r'\b(?:dt|DT)__\w+', pp):
+            ln = lineno(m.start())
+            violations.append((ln + 1, section_at(ln) or '(top)', '(private)', None,
+                               m.group(0) + ': a private name of dtensor.h (' + PUBLIC_ONLY[base] + ')'))
     for ln, sec, name, csec, callee in violations:
-        if name == '(code)':
+        if name == '(private)':
+            print(f'{path}:{ln}: >>{sec} {callee}')
+        elif name == '(code)':
             print(f'{path}:{ln}: >>{sec} {callee}: only >>{csec} may')
         else:
             print(f'{path}:{ln}: >>{sec} {name} refers to {callee}() of >>{csec}, a later section')

@@ -10,15 +10,17 @@ out=build/lint
 mkdir -p "$out"
 : "${LINT_TIDY:=clang-tidy}" "${LINT_CPPCHECK:?from mk/lint.mk}" "${MPICH_INC:=}"
 checks=(
-    "layering|python3 tests/lint/layering.py --report dtensor.h dtensor_cuda.h"
+    "layering|python3 tests/lint/layering.py --report dtensor.h dtensor_cuda.h dtensor_layers.h"
     "docs|python3 tests/lint/docs.py"
     "cppcheck-mpi|$LINT_CPPCHECK -DDTENSOR_IMPLEMENTATION dtensor.h"
     "cppcheck-nompi|$LINT_CPPCHECK -DDTENSOR_IMPLEMENTATION -DDTENSOR_NO_MPI dtensor.h"
     "tidy-mpi|$LINT_TIDY --quiet dtensor.h -- -x c -std=c99 -DDTENSOR_IMPLEMENTATION -I. $MPICH_INC"
     "tidy-nompi|$LINT_TIDY --quiet dtensor.h -- -x c -std=c99 -DDTENSOR_IMPLEMENTATION -DDTENSOR_NO_MPI -I."
+    "cppcheck-layers|$LINT_CPPCHECK -DDTENSOR_LAYERS_IMPLEMENTATION dtensor_layers.h"
+    "tidy-layers|$LINT_TIDY --quiet dtensor_layers.h -- -x c -std=c99 -DDTENSOR_LAYERS_IMPLEMENTATION -I. $MPICH_INC"
 )
 # the two long clang-tidy runs first, so that the short ones fill in beside them
-order=(4 5 0 1 2 3)
+order=(4 5 0 1 2 3 6 7)
 jobs=${LINT_JOBS:-2}
 run_check() { # index
     local name=${checks[$1]%%|*} cmd=${checks[$1]#*|}
