@@ -17,6 +17,7 @@ MPICXX  = mpicxx.$(MPI)
 MPIEXEC = mpiexec.$(MPI)$(if $(filter openmpi,$(MPI)), --allow-run-as-root --oversubscribe)
 BUILD   = build/$(MPI)
 HDR     = dtensor.h
+LHDR    = dtensor_layers.h
 WARN    = -Wall -Wextra -pedantic
 STRICT  = -Wall -Wextra -Werror -pedantic
 # one core per rank: BLIS (Debian installs its OpenMP build first) and OpenMP single-threaded

@@ -1,8 +1,8 @@
 /* tp_mlp.c -- train a tensor-parallel MLP block on a dp x tp mesh.
 
    A transformer-style MLP block (fc1 colwise -> GELU -> dropout -> fc2
-   rowwise, see dtensor.h "tensor-parallel layers") learns a synthetic
-   regression task, y = sin(x A), with plain SGD on a 2-D mesh:
+   rowwise, see dtensor_layers.h) learns a synthetic regression task,
+   y = sin(x A), with plain SGD on a 2-D mesh:
 
        dp (data parallel):   the batch is split (Shard(0)); the weight
                              gradients are summed over dp (an allreduce each)
@@ -26,7 +26,7 @@
    Options: --tp N (default 2 if the rank count is even, else 1), --steps N
    (default 20). */
 #define DTENSOR_IMPLEMENTATION
-#include "dtensor.h"
+#include "dtensor_layers.h" /* includes dtensor.h */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,9 +2,10 @@
 #
 # Every program of a configuration links one implementation object,
 # $(BUILD)/dtensor.o (dtensor.h compiled once with DTENSOR_IMPLEMENTATION and
-# CFLAGS); the programs themselves still define DTENSOR_IMPLEMENTATION as a
-# user's single-file program does, and are compiled with
-# DTENSOR_IMPLEMENTATION_LINKED, which makes the header ignore it.
+# CFLAGS), and the layers' (dtensor_layers.h alone, with
+# DTENSOR_LAYERS_IMPLEMENTATION); the programs themselves still define
+# DTENSOR_IMPLEMENTATION as a user's single-file program does, and are
+# compiled with DTENSOR_IMPLEMENTATION_LINKED, which makes the headers ignore it.
 
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/%,$(wildcard examples/*.c))
 LINKED   = -DDTENSOR_IMPLEMENTATION_LINKED
@@ -26,8 +27,12 @@ $(BUILD)/dtensor.o: dtensor.h
 	@mkdir -p $(@D)
 	$(MPICC) -std=c99 $(WARN) $(CFLAGS) -x c -DDTENSOR_IMPLEMENTATION -c -o $@ $<
 
-$(BUILD)/%: examples/%.c $(BUILD)/dtensor.o
-	$(MPICC) -std=c99 $(WARN) $(CFLAGS) $(LINKED) $(EXFLAGS_$*) -I. -o $@ $< $(BUILD)/dtensor.o $(EXLIBS_$*) $(LDLIBS)
+$(BUILD)/dtensor_layers.o: $(LHDR) $(HDR)
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(WARN) $(CFLAGS) -x c -DDTENSOR_LAYERS_IMPLEMENTATION -c -o $@ $<
+
+$(BUILD)/%: examples/%.c $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o
+	$(MPICC) -std=c99 $(WARN) $(CFLAGS) $(LINKED) $(EXFLAGS_$*) -I. -o $@ $< $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o $(EXLIBS_$*) $(LDLIBS)
 
 run-%: $(BUILD)/% ## run-NAME NP=4 ARGS=...: build and run one example (its arguments: the top of examples/NAME.c)
 	$(BENCH_ENV) $(MPIEXEC) -n $(NP) ./$(BUILD)/$* $(ARGS)

@@ -17,7 +17,7 @@ NVFLAGS    = $(NVSTRICT) -arch=$(CUDA_ARCH) -O2 -g
 CUDA_LIBS  = -L$(CUDA_HOME)/lib64 -Xlinker -rpath=$(CUDA_HOME)/lib64 -lnccl -lcublas -lcurand -lcudart
 MPI_SHOW   = $(shell mpicc.$(MPI) -show 2>/dev/null)
 CB         = build/cuda
-CUDA_HDR   = dtensor.h dtensor_cuda.h
+CUDA_HDR   = dtensor.h dtensor_cuda.h dtensor_layers.h
 CU_BUILD   = $(NVCC) $(NVFLAGS) -I. $(filter -I%,$(MPI_SHOW))
 CU_LINK    = $(CUDA_LIBS) $(filter -L% -l%,$(MPI_SHOW)) $(LDLIBS)
 CUDA_PROGS = $(patsubst tests/%.cu,$(CB)/%,$(wildcard tests/*.cu)) \

@@ -1,7 +1,8 @@
 # mk/install.mk -- make install and the packaging tests.
 #
-# make install PREFIX=... DESTDIR=...: the headers, pkg-config files and the
-# CMake package (packaging/). The version comes from dtensor.h's
+# make install PREFIX=... DESTDIR=...: the headers (dtensor.h, dtensor_cuda.h,
+# dtensor_layers.h), pkg-config files and the CMake package (packaging/).
+# The version comes from dtensor.h's
 # DTENSOR_VERSION_MAJOR/MINOR/PATCH lines, nowhere else. dtensor.pc gives
 # -I and BLIS (-lblis -lm; variable blas_libs) and is used with mpicc, which
 # adds MPI's flags; dtensor-mpich.pc / dtensor-openmpi.pc add MPICH's / Open
@@ -20,7 +21,7 @@ PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(DT_VERSION)|g'
 install: ## the headers, pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
 	@test -n "$(DT_VERSION)" || { echo "install: no version in dtensor.h"; exit 1; }
 	install -d $(INST_INC) $(INST_PC) $(INST_CMAKE)
-	install -m 644 dtensor.h dtensor_cuda.h $(INST_INC)/
+	install -m 644 dtensor.h dtensor_cuda.h dtensor_layers.h $(INST_INC)/
 	$(PC_SED) packaging/dtensor.pc.in > $(INST_PC)/dtensor.pc
 	$(PC_SED) -e 's|@MPI@|mpich|g' -e 's|@MPIPC@|mpich|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-mpich.pc
 	$(PC_SED) -e 's|@MPI@|openmpi|g' -e 's|@MPIPC@|ompi-c|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-openmpi.pc
@@ -28,7 +29,7 @@ install: ## the headers, pkg-config files and CMake package into PREFIX (/usr/lo
 	@echo "install: dtensor $(DT_VERSION) into $(DESTDIR)$(PREFIX)"
 
 uninstall: ## remove what make install put into PREFIX
-	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(addprefix $(INST_PC)/,dtensor.pc dtensor-mpich.pc dtensor-openmpi.pc) \
+	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(addprefix $(INST_PC)/,dtensor.pc dtensor-mpich.pc dtensor-openmpi.pc) \
 	      $(addprefix $(INST_CMAKE)/,$(CMAKE_PKG))
 	-rmdir $(INST_CMAKE)
 

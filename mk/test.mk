@@ -4,7 +4,8 @@
 # UndefinedBehaviorSanitizer) and builds into build/tests/<mpi>[-asan]/.
 # Each test says at its top, in a TEST comment block, its rank counts,
 # whether it takes --quick, what it needs and whether it links the
-# configuration's one implementation object (impl: linked) or compiles the
+# configuration's implementation objects (impl: linked: dtensor.o, and
+# dtensor_layers.o, the layers alone) or compiles the
 # implementation itself (impl: own: it sets options such as DT_MALLOC before
 # the include, or reads private dt__ names; needs: nompi: gcc without MPI).
 # tests/run.sh builds through `make tests` and runs what the blocks say.
@@ -26,7 +27,7 @@ OWN_BINS    = $(patsubst tests/%.c,$(TB)/%,$(filter-out $(NOMPI_SRCS),$(OWN_SRCS
 NOMPI_BINS  = $(patsubst tests/%.c,$(TB)/%,$(NOMPI_SRCS))
 # every test also compiles as C++17 (syntax only; the implementation as C++ once)
 CXX_OKS     = $(TB)/cxx/dtensor.ok $(patsubst tests/%.c,$(TB)/cxx/%.ok,$(TEST_SRCS))
-TEST_DEPS   = tests/dt_test.h $(HDR)
+TEST_DEPS   = tests/dt_test.h $(HDR) $(LHDR)
 # a failed build leaves its log in $(TB)/logs/NAME.build.log and no binary
 BUILD_LOG   = >$(TB)/logs/$(@F).build.log 2>&1 || { sed -n 1,20p $(TB)/logs/$(@F).build.log; exit 1; }
 
@@ -39,8 +40,13 @@ $(TB)/logs:
 $(TB)/dtensor.o: $(HDR) | $(TB)/logs
 	$(MPICC) $(TEST_CFLAGS) -x c -DDTENSOR_IMPLEMENTATION -c -o $@ $< $(BUILD_LOG)
 
-$(LINKED_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) $(TB)/dtensor.o | $(TB)/logs
-	$(MPICC) $(TEST_CFLAGS) -DDTENSOR_IMPLEMENTATION_LINKED -o $@ $< $(TB)/dtensor.o $(LDLIBS) $(BUILD_LOG)
+# the layers alone (they use dtensor.h's public API only, so they compile
+# without its implementation)
+$(TB)/dtensor_layers.o: $(LHDR) $(HDR) | $(TB)/logs
+	$(MPICC) $(TEST_CFLAGS) -x c -DDTENSOR_LAYERS_IMPLEMENTATION -c -o $@ $< $(BUILD_LOG)
+
+$(LINKED_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) $(TB)/dtensor.o $(TB)/dtensor_layers.o | $(TB)/logs
+	$(MPICC) $(TEST_CFLAGS) -DDTENSOR_IMPLEMENTATION_LINKED -o $@ $< $(TB)/dtensor.o $(TB)/dtensor_layers.o $(LDLIBS) $(BUILD_LOG)
 
 $(OWN_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/logs
 	$(MPICC) $(TEST_CFLAGS) -o $@ $< $(LDLIBS) $(BUILD_LOG)
@@ -48,7 +54,7 @@ $(OWN_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/logs
 $(NOMPI_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) | $(TB)/logs
 	gcc -DDTENSOR_NO_MPI $(TEST_CFLAGS) -o $@ $< $(LDLIBS) $(BUILD_LOG)
 
-$(TB)/cxx/dtensor.ok: $(HDR)
+$(TB)/cxx/dtensor.ok: $(LHDR) $(HDR)
 	@mkdir -p $(@D)
 	$(CXX_CHECK) -DDTENSOR_IMPLEMENTATION $< && touch $@
 

@@ -108,7 +108,7 @@ make -k -j"$JOBS" --no-print-directory MPI="$MPI" VARIANT="$VARIANT" "${targets[
 built=""
 for t in $TESTS; do
     b=${BIN[$t]}
-    if [ -x "$b" ] && [ "$b" -nt "${SRC[$t]}" ] && [ "$b" -nt dtensor.h ]; then
+    if [ -x "$b" ] && [ "$b" -nt "${SRC[$t]}" ] && [ "$b" -nt dtensor.h ] && [ "$b" -nt dtensor_layers.h ]; then
         built="$built $t"
     else
         fail "FAIL build $t ($MPI${VARIANT:+ $VARIANT}): see $LOGS/$t.build.log"

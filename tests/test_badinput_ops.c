@@ -83,7 +83,7 @@
    rank cannot know the mesh to tell the others). */
 #define _POSIX_C_SOURCE 200112L /* getpid, mkdir, rmdir */
 #define DTENSOR_IMPLEMENTATION
-#include "dtensor.h"
+#include "dtensor_layers.h" /* includes dtensor.h */
 #include "dt_test.h"
 #include <limits.h>
 #include <math.h>

@@ -73,7 +73,7 @@ static void *ck_malloc(size_t n)
 /* the agreements' first exchange: an allgather at 1-2 ranks, the max-reduction at 3+ */
 #define DT__CTL_RANKS 2
 #define DTENSOR_IMPLEMENTATION
-#include "dtensor.h"
+#include "dtensor_layers.h" /* includes dtensor.h */
 #include "dt_test.h"
 
 #define R 8

@@ -81,7 +81,7 @@ static void fa_free(void *p)
 #define DT_MALLOC(sz) fa_malloc(sz)
 #define DT_FREE(p) fa_free(p)
 #define DTENSOR_IMPLEMENTATION
-#include "dtensor.h"
+#include "dtensor_layers.h" /* includes dtensor.h */
 #include "dt_test.h"
 
 /* ------------------------------------------------------------ the mirror backend */

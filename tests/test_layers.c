@@ -31,7 +31,7 @@
    Tolerance: |got - want| <= rtol (|want| + max|want|), rtol 1e-5 (F32),
    1e-12 (F64). Options: --quick (or DT_TEST_QUICK=1): fewer cases. */
 #define DTENSOR_IMPLEMENTATION
-#include "dtensor.h"
+#include "dtensor_layers.h" /* includes dtensor.h */
 #include "dt_test.h"
 
 static dt_comm *g_comm = NULL;

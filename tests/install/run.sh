@@ -37,6 +37,7 @@ WARN=(-std=c99 -Wall -Wextra -Werror -pedantic)
 # 1. install
 if make --no-print-directory install PREFIX="$prefix" >"$tmp/install.log" 2>&1 &&
    [ -f "$prefix/include/dtensor.h" ] && [ -f "$prefix/include/dtensor_cuda.h" ] &&
+   [ -f "$prefix/include/dtensor_layers.h" ] &&
    [ -f "$prefix/lib/cmake/dtensor/dtensor-config.cmake" ] &&
    [ -f "$prefix/lib/cmake/dtensor/dtensor-config-version.cmake" ] &&
    [ "$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion dtensor)" = "$ver" ]; then

@@ -10,7 +10,7 @@ files given) and reports, as FILE:LINE: message, every
     pattern (run-% matches run-pencil, $(BUILD)/% matches build/mpich/heat2d);
     VAR=value and -j2 are skipped, `make -C dir` is someone else's Makefile;
   - option name (DTENSOR_*, DT_MAX_*, DT_MALLOC, DT_FREE, DT_ASSERT, DT_API,
-    DT_OP_CACHE) that dtensor.h and dtensor_cuda.h never mention;
+    DT_OP_CACHE) that dtensor.h, dtensor_cuda.h and dtensor_layers.h never mention;
   - repository path in backticks (a word with a / under an existing top-level
     entry, or ending in .c .h .cu .sh .py .md .mk .txt) that does not exist,
     from the repository root or the doc's folder (a bare file name: anywhere);
@@ -121,7 +121,7 @@ def check(doc, targets, options, names):
     for m in OPTION.finditer(text):
         n += 1
         if m.group(1) not in options:
-            bad.append((at(text, m.start()), f"{m.group(1)}: not an option of dtensor.h or dtensor_cuda.h"))
+            bad.append((at(text, m.start()), f"{m.group(1)}: not an option of dtensor.h, dtensor_cuda.h or dtensor_layers.h"))
     for off, span in spans:
         for m in re.finditer(r"\S+", span):
             w = m.group(0).strip("\"'()").rstrip(",;:.")
@@ -154,7 +154,7 @@ def main():
         subs[:] = [s for s in subs if (d, s) not in ((".", "build"), (".", ".git"))]
         names.update(fs)
     targets = make_targets()
-    options = set(OPTION.findall(read("dtensor.h") + read("dtensor_cuda.h")))
+    options = set(OPTION.findall(read("dtensor.h") + read("dtensor_cuda.h") + read("dtensor_layers.h")))
     total = nbad = 0
     for doc in docs:
         name = shown.get(doc, doc)

@@ -9,7 +9,10 @@ and that the MAP lists every >>section banner in file order:
 
 So nothing is ever forward-declared across sections. The same holds for the
 other names a section defines: macros (#define, object- or function-like),
-enumerators, typedef names and struct/union/enum tags.
+enumerators, typedef names and struct/union/enum tags. A companion header in
+PUBLIC_ONLY (dtensor_layers.h) must also name nothing private of dtensor.h:
+no dt__ / DT__ identifier outside its comments and strings, so that it
+compiles where dtensor.h's implementation is not (DTENSOR_IMPLEMENTATION_LINKED).
 
 Usage: layering.py [FILE ...] [--report]   (default dtensor.h; exit 1 on a violation)
        layering.py [FILE ...] --functions  (the function definitions it finds,
@@ -58,8 +61,13 @@ PRIVATE = [
     ('backend', r'\bdt__(count|native)\s*\(', 'does the backend\'s accounting or group test'),
 ]
 
+# companion headers built on dtensor.h's public API alone, with the reason
+PUBLIC_ONLY = {
+    'dtensor_layers.h': 'its implementation compiles without dtensor.h\'s (DTENSOR_LAYERS_IMPLEMENTATION)',
+}
+
 SECTION_RE = re.compile(r'^/\* >>([a-z_-]+) ')
-IMPL_RE = re.compile(r'^#if defined\(DTENSOR_IMPLEMENTATION\) && !defined\(DTENSOR_\w*IMPLEMENTATION_DONE\)', re.M)
+IMPL_RE = re.compile(r'^#if defined\(DTENSOR_\w*IMPLEMENTATION\) && !defined\(DTENSOR_\w*IMPLEMENTATION_DONE\)', re.M)
 # comments and literals (a comment's ' or " is the comment's; a literal's /* is the literal's)
 LITERAL_RE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 # tokens: numbers (0x7fu, 1e-5f: never identifiers), identifiers, ->, ##, any other character
@@ -541,11 +549,19 @@ def main(argv):
             sec = src.section_at(off)
             if sec is not None and sec != owner:
                 violations.append((src.lineno(off) + 1, sec, '(code)', owner, m.group(0).strip() + ' [' + what + ']', None))
+    base = path.replace('\\', '/').rsplit('/', 1)[-1]
+    if base in PUBLIC_ONLY:  # code and preprocessor lines, comments and literals blanked
+        for m in re.finditer(r'\b(?:dt|DT)__\w+', LITERAL_RE.sub(lambda q: blank(q.group(0)), raw)):
+            off = m.start()
+            violations.append((src.lineno(off) + 1, src.section_at(off) or '(top)', '(private)', None,
+                               m.group(0) + ': a private name of dtensor.h (' + PUBLIC_ONLY[base] + ')', None))
     violations = sorted(set(violations))
     per_kind = {'function': 0, 'macro': 0, 'enumerator': 0, 'type': 0, None: 0}
     for ln, sec, where, hsec, name, kind in violations:
         per_kind[KIND_TEXT.get(kind)] += 1
-        if kind is None:
+        if kind is None and where == '(private)':
+            print(f'{path}:{ln}: >>{sec} {name}')
+        elif kind is None:
             print(f'{path}:{ln}: >>{sec} {name}: only >>{hsec} may')
         elif kind == 'function':
             print(f'{path}:{ln}: >>{sec} {where} refers to {name}() of >>{hsec}, a later section')

@@ -12,7 +12,7 @@ out=build/lint
 mkdir -p "$out"
 : "${LINT_TIDY:=clang-tidy}" "${LINT_CPPCHECK:?from mk/lint.mk}" "${MPICH_INC:=}"
 checks=(
-    "layering|python3 tests/lint/layering.py --report dtensor.h dtensor_cuda.h"
+    "layering|python3 tests/lint/layering.py --report dtensor.h dtensor_cuda.h dtensor_layers.h"
     "ctags|bash tests/lint/ctags_check.sh"
     "docs|python3 tests/lint/docs.py"
     "walk|bash tests/lint/walk.sh --check"
@@ -20,9 +20,11 @@ checks=(
     "cppcheck-nompi|$LINT_CPPCHECK -DDTENSOR_IMPLEMENTATION -DDTENSOR_NO_MPI dtensor.h"
     "tidy-mpi|$LINT_TIDY --quiet dtensor.h -- -x c -std=c99 -DDTENSOR_IMPLEMENTATION -I. $MPICH_INC"
     "tidy-nompi|$LINT_TIDY --quiet dtensor.h -- -x c -std=c99 -DDTENSOR_IMPLEMENTATION -DDTENSOR_NO_MPI -I."
+    "cppcheck-layers|$LINT_CPPCHECK -DDTENSOR_LAYERS_IMPLEMENTATION dtensor_layers.h"
+    "tidy-layers|$LINT_TIDY --quiet dtensor_layers.h -- -x c -std=c99 -DDTENSOR_LAYERS_IMPLEMENTATION -I. $MPICH_INC"
 )
 # the two long clang-tidy runs first, so that the short ones fill in beside them
-order=(6 7 0 1 2 3 4 5)
+order=(6 7 0 1 2 3 4 5 8 9)
 jobs=${LINT_JOBS:-2}
 run_check() { # index
     local name=${checks[$1]%%|*} cmd=${checks[$1]#*|}
