@@ -10457,7 +10457,7 @@ static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
         st = dt__out_prepare(c, out, &o);
     }
     /* (allocated before the ranks compare: a failure here fails every rank together) */
-    if (!st && o == *out && o->strided) st = dt__contig_copy(c->fn, o, 1, &contig, &obuf);
+    if (!st && o && o == *out && o->strided) st = dt__contig_copy(c->fn, o, 1, &contig, &obuf);
     if (st) st = dt__within(c->fn, st);
     /* consistency checks: once per public op, before anything moves */
     if (dt__checks_on() && c->m->size > 1 && c->m->rank >= 0 &&
