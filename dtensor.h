@@ -662,6 +662,11 @@ DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes); /* pur
                                                                       by the call taking it */
 DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block); /* pure; ScaLAPACK blocks    */
 DT_API dt_placement dt_partial(dt_reduce op);  /* pure */
+/* placements and shapes as the library's messages write them, into buf
+   (cap bytes, truncated, always terminated; cap > 0): "[S(0), R, P(sum)]",
+   "[4, 6]"; return buf. For messages of code built on the public API. */
+DT_API char *dt_placements_str(const dt_placement *p, int n, char *buf, size_t cap); /* pure */
+DT_API char *dt_shape_str(const int64_t *shape, int n, char *buf, size_t cap);        /* pure */
 
 /* communicators */
 #ifndef DTENSOR_NO_MPI
@@ -2480,6 +2485,11 @@ static char *dt__shape_str(const int64_t *s, int n, char *buf, size_t cap) {
     if (len < cap) snprintf(buf + len, cap - len, "]");
     return buf;
 }
+
+DT_API char *dt_placements_str(const dt_placement *p, int n, char *buf, size_t cap) {
+    return dt__placements_str(p, n, buf, cap);
+}
+DT_API char *dt_shape_str(const int64_t *shape, int n, char *buf, size_t cap) { return dt__shape_str(shape, n, buf, cap); }
 
 /* Normalised placements (dt__check_placements) carry, for DT_SPLIT_SIZES,
    the number of sizes in `block`, so that two copies of the same sizes

@@ -287,45 +287,7 @@ struct dt_tp_mlp {
     dt_tensor *h, *a, *d, *mask; /* fc1's output, act(h), dropout(a), the U8 mask  */
 };
 
-/* ---- dtensor.h's private helpers the layers need, redone on its public types */
-
-/* "S(0)", "S(0,balanced)", "S(0,sizes)", "S(0,cyclic 64)", "R", "P(sum)": as
-   dtensor.h's messages write placements */
-static char *dtl__placement_str(dt_placement p, char *buf, size_t n) {
-    static const char *const reduce[4] = {"sum", "avg", "max", "min"};
-    if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", (int)p.dim);
-    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", (int)p.dim);
-    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC)
-        snprintf(buf, n, "S(%d,cyclic %lld)", (int)p.dim, (long long)p.block);
-    else if (p.kind == DT_SHARD && p.split) snprintf(buf, n, "S(%d,split %d)", (int)p.dim, (int)p.split);
-    else if (p.kind == DT_SHARD) snprintf(buf, n, "S(%d)", (int)p.dim);
-    else if (p.kind == DT_PARTIAL) snprintf(buf, n, "P(%s)", p.reduce < 4 ? reduce[p.reduce] : "?");
-    else if (p.kind == DT_REPLICATE) snprintf(buf, n, "R");
-    else snprintf(buf, n, "?(kind %d)", (int)p.kind);
-    return buf;
-}
-
-static char *dtl__placements_str(const dt_placement *p, int n, char *buf, size_t cap) {
-    size_t len = 0;
-    int i;
-    buf[0] = 0;
-    len += (size_t)snprintf(buf + len, cap - len, "[");
-    for (i = 0; i < n && len < cap; i++) {
-        char one[48];
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", dtl__placement_str(p[i], one, sizeof one));
-    }
-    if (len < cap) snprintf(buf + len, cap - len, "]");
-    return buf;
-}
-
-static char *dtl__shape_str(const int64_t *s, int n, char *buf, size_t cap) {
-    size_t len = 0;
-    int i;
-    len += (size_t)snprintf(buf, cap, "[");
-    for (i = 0; i < n && len < cap; i++) len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)s[i]);
-    if (len < cap) snprintf(buf + len, cap - len, "]");
-    return buf;
-}
+/* ---- dtensor.h's private helpers the layers need, redone on its public types ---- */
 
 /* placements of normalised descs (a DT_SPLIT_SIZES one carries the number
    of its sizes in `block`): equal fields, equal sizes */
@@ -451,22 +413,22 @@ static dt_status dtl__check_act(const char *fn, const dt_tp_linear *l, const cha
     if (d->device != 0) return dt_set_last_error(DT_ERR_UNSUPPORTED, "%s: %s is a device tensor (layers take host tensors)", fn, what);
     if (nd < 2 || d->shape[nd - 1] != feat)
         return dt_set_last_error(DT_ERR_SHAPE, "%s: %s has shape %s, the layer wants [..., %lld] with at least one batch dim", fn,
-                                 what, dtl__shape_str(d->shape, nd, a, sizeof a), (long long)feat);
+                                 what, dt_shape_str(d->shape, nd, a, sizeof a), (long long)feat);
     if (like && (like->ndim != nd || memcmp(like->shape, d->shape, sizeof(int64_t) * (size_t)(nd - 1))))
         return dt_set_last_error(DT_ERR_SHAPE, "%s: %s has shape %s, x has %s (the batch dims must be x's)", fn, what,
-                                 dtl__shape_str(d->shape, nd, a, sizeof a), dtl__shape_str(like->shape, like->ndim, b, sizeof b));
+                                 dt_shape_str(d->shape, nd, a, sizeof a), dt_shape_str(like->shape, like->ndim, b, sizeof b));
     if (l->sp && (dtl__norm(l->seq_dim, nd) < 0 || dtl__norm(l->seq_dim, nd) >= nd - 1))
         return dt_set_last_error(DT_ERR_SHAPE, "%s: seq_dim %d is not a batch dim of %s %s", fn, l->seq_dim, what,
-                                 dtl__shape_str(d->shape, nd, a, sizeof a));
+                                 dt_shape_str(d->shape, nd, a, sizeof a));
     for (k = 0; k < l->nd; k++) {
         if (d->placements[k].kind == DT_PARTIAL)
             return dt_set_last_error(DT_ERR_PLACEMENT, "%s: %s is %s, Partial on mesh dim %d: reduce it first "
                                      "(dt_tensor_redistribute to Replicate)", fn, what,
-                                     dtl__placements_str(d->placements, l->nd, a, sizeof a), k);
+                                     dt_placements_str(d->placements, l->nd, a, sizeof a), k);
         if (k != l->tp && d->placements[k].kind == DT_SHARD && d->placements[k].dim == nd - 1)
             return dt_set_last_error(DT_ERR_PLACEMENT, "%s: %s is %s: its feature dim is split on mesh dim %d, which is not the "
                                      "tp dim %d (only batch dims may be sharded there)", fn, what,
-                                     dtl__placements_str(d->placements, l->nd, a, sizeof a), k, l->tp);
+                                     dt_placements_str(d->placements, l->nd, a, sizeof a), k, l->tp);
     }
     return DT_OK;
 }
@@ -484,10 +446,10 @@ static dt_status dtl__check_out(const char *fn, const char *what, const dt_tenso
                                  dt_dtype_name(l->dtype));
     if (d->ndim != ndim || memcmp(d->shape, shape, sizeof(int64_t) * (size_t)ndim))
         return dt_set_last_error(DT_ERR_SHAPE, "%s: %s has shape %s, the result has %s", fn, what,
-                                 dtl__shape_str(d->shape, d->ndim, a, sizeof a), dtl__shape_str(shape, ndim, b, sizeof b));
+                                 dt_shape_str(d->shape, d->ndim, a, sizeof a), dt_shape_str(shape, ndim, b, sizeof b));
     if (!dtl__pl_same(d->placements, pl, l->nd))
         return dt_set_last_error(DT_ERR_PLACEMENT, "%s: %s has placements %s, the result has %s", fn, what,
-                                 dtl__placements_str(d->placements, l->nd, a, sizeof a), dtl__placements_str(pl, l->nd, b, sizeof b));
+                                 dt_placements_str(d->placements, l->nd, a, sizeof a), dt_placements_str(pl, l->nd, b, sizeof b));
     return DT_OK;
 }
 
@@ -769,7 +731,7 @@ DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr) {
     return dtl__within("dt_tp_linear_sgd", st);
 }
 
-/* ---- the MLP block */
+/* ---- the MLP block ---- */
 
 static dt_status dtl__mlp_check(const char *fn, const dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
     int tp;
@@ -942,10 +904,10 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
         st = dt_set_last_error(DT_ERR_ARG, "%s: no forward to differentiate (call dt_tp_mlp_forward first)", fn);
     if (!st && !dtl__same_spec(&mlp->xd, (xd = dt_tensor_get_desc(x)), mlp->fc1->nd))
         st = dt_set_last_error(DT_ERR_ARG, "%s: x is %s %s, the last forward's x was %s %s", fn,
-                               dtl__shape_str(xd->shape, xd->ndim, a, sizeof a),
-                               dtl__placements_str(xd->placements, mlp->fc1->nd, b, sizeof b),
-                               dtl__shape_str(mlp->xd.shape, mlp->xd.ndim, c, sizeof c),
-                               dtl__placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
+                               dt_shape_str(xd->shape, xd->ndim, a, sizeof a),
+                               dt_placements_str(xd->placements, mlp->fc1->nd, b, sizeof b),
+                               dt_shape_str(mlp->xd.shape, mlp->xd.ndim, c, sizeof c),
+                               dt_placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
     if (!st) st = dtl__backward_check(fn, mlp->fc1, mlp->fc2, x, dy, dx);
     if ((st = dtl__consistent(fn, mlp->fc1->mesh, st, x, dy))) return st;
     /* fc2: its gradients, and g = dL/d(its input) with that input's spec */
