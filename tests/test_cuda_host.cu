@@ -425,7 +425,7 @@ static void rng_case(const dt__rng_op *op0, int nd, const int64_t *gs, const int
     dt__k_rng(&op, nd, gs, lo, ext, yh);
     if (op.kind == DT__RK_DROPOUT) op.mask = md;
     if (dt__cu_rngplan_make(&op, nd, gs, lo, ext, &pl))
-        for (t = 0; t < pl.nruns * pl.bpr; t++) dt__cu_rng_item(&op, &pl, t, yd);
+        for (t = 0; t < pl.nspans * pl.bpr; t++) dt__cu_rng_item(&op, &pl, t, yd);
     checked += (long)n;
     if (!same_bytes(yh, yd, n * es + 1)) {
         size_t first = 0;
