@@ -43,7 +43,7 @@
      >>layers-api    the dt_tp_* types and functions, documented (every call
                      collective over the layer's mesh, except the accessors)
    Implementation (DTENSOR_IMPLEMENTATION or DTENSOR_LAYERS_IMPLEMENTATION):
-     >>layers        the helpers (placement and shape strings, spec hashes,
+     >>layers        the helpers (placement equality, spec hashes,
                      argument checks), dt_tp_linear, the MLP block
 */
 #ifndef DTENSOR_LAYERS_H
