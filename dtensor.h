@@ -651,6 +651,11 @@ DT_API int dt_get_checks(void);               /* local; 1 if on */
    nargs < 0 or args NULL with nargs > 0: this rank's DT_ERR_ARG, compared. */
 DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
                                const int64_t *args, int nargs, const char *what);  /* collective with checks on, else local */
+/* a fingerprint of a tensor spec's fields (dtype, shape, placements and
+   their split parameters, device; not its bytes: padding and a sizes
+   array's address do not count), the one the consistency checks compare:
+   for dt_mesh_agree's args when a call takes more than one spec */
+DT_API uint64_t dt_tensor_desc_hash(const dt_tensor_desc *d);  /* pure; d non-NULL */
 
 /* dtypes and placements */
 DT_API size_t dt_dtype_size(dt_dtype t);      /* pure; 0 for an unknown dtype */
@@ -7140,6 +7145,8 @@ static uint64_t dt__desc_hash(const dt_tensor_desc *d) {
     }
     return dt__hash(h, d->shape, (size_t)d->ndim * sizeof(int64_t));
 }
+
+DT_API uint64_t dt_tensor_desc_hash(const dt_tensor_desc *d) { return dt__desc_hash(d); }
 
 /* consistency checks (dt__consistent) of the calls that take one tensor
    spec: the spec, the mesh's shape, optional destination placements and a

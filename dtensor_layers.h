@@ -298,42 +298,6 @@ static int dtl__placement_eq(dt_placement a, dt_placement b) {
     return a.block > 0 && a.sizes && b.sizes && !memcmp(a.sizes, b.sizes, (size_t)a.block * sizeof(int64_t));
 }
 
-/* FNV-1a */
-static uint64_t dtl__hash(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-/* a tensor spec's fingerprint for dt_mesh_agree: its fields, not its
-   bytes (padding, a sizes array's address) */
-static uint64_t dtl__desc_hash(const dt_tensor_desc *d) {
-    uint64_t h = 14695981039346656037ull;
-    int32_t v[3 + 3 * DT_MAX_MESH_DIMS];
-    int i;
-    v[0] = (int32_t)d->dtype;
-    v[1] = d->ndim;
-    v[2] = d->device;
-    for (i = 0; i < DT_MAX_MESH_DIMS; i++) {
-        v[3 + 3 * i] = d->placements[i].kind | d->placements[i].split << 8;
-        v[4 + 3 * i] = d->placements[i].dim;
-        v[5 + 3 * i] = d->placements[i].reduce;
-    }
-    h = dtl__hash(h, v, sizeof v);
-    for (i = 0; i < DT_MAX_MESH_DIMS; i++) {
-        const dt_placement *p = &d->placements[i];
-        if (p->kind != DT_SHARD || !p->split) continue;
-        h = dtl__hash(h, &p->block, sizeof p->block);
-        if (p->split == DT_SPLIT_SIZES && p->sizes && p->block > 0)
-            h = dtl__hash(h, p->sizes, (size_t)p->block * sizeof(int64_t));
-    }
-    return dtl__hash(h, d->shape, (size_t)d->ndim * sizeof(int64_t));
-}
-
 /* an error from an inner public call: make the message name the layer's
    call fn too ("fn: inner message"), unless it already starts with fn */
 static dt_status dtl__within(const char *fn, dt_status st) {
@@ -595,7 +559,7 @@ DT_API dt_placement dt_tp_linear_output_placement(const dt_tp_linear *l) { retur
    dy's specs (a NULL or refused argument: the verdict alone) */
 static dt_status dtl__consistent(const char *fn, const dt_mesh *m, dt_status st, const dt_tensor *x,
                                  const dt_tensor *dy) {
-    int64_t h = st || !dy ? 0 : (int64_t)dtl__desc_hash(dt_tensor_get_desc(dy));
+    int64_t h = st || !dy ? 0 : (int64_t)dt_tensor_desc_hash(dt_tensor_get_desc(dy));
     return dt_mesh_agree(m, fn, st, dt_tensor_get_desc(x), &h, 1, NULL);
 }
 #ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
