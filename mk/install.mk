@@ -1,7 +1,10 @@
 # mk/install.mk -- make install and the packaging tests.
 #
 # make install PREFIX=... DESTDIR=...: the headers (dtensor.h, dtensor_cuda.h,
-# dtensor_layers.h), pkg-config files and the CMake package (packaging/).
+# dtensor_layers.h), the compiled library libdtensor.a (dtensor.h's and the
+# layers' implementations, compiled once with $(MPI)'s mpicc and CFLAGS: for
+# applications that do not compile the implementation themselves; header-only
+# stays the default), pkg-config files and the CMake package (packaging/).
 # The version comes from dtensor.h's
 # DTENSOR_VERSION_MAJOR/MINOR/PATCH lines, nowhere else. dtensor.pc gives
 # -I and BLIS (-lblis -lm; variable blas_libs) and is used with mpicc, which
@@ -12,24 +15,34 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 DT_VERSION := $(shell awk '/^\#define DTENSOR_VERSION_(MAJOR|MINOR|PATCH) /{v = v sep $$3; sep = "."} END {print v}' dtensor.h)
 INST_INC   = $(DESTDIR)$(PREFIX)/include
+INST_LIB   = $(DESTDIR)$(PREFIX)/lib
 INST_PC    = $(DESTDIR)$(PREFIX)/lib/pkgconfig
 INST_CMAKE = $(DESTDIR)$(PREFIX)/lib/cmake/dtensor
 CMAKE_PKG  = dtensor-config.cmake dtensor-config-version.cmake dtensor-target.cmake
 PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(DT_VERSION)|g'
 
-.PHONY: install uninstall test-install test-abi test-threads
-install: ## the headers, pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
+.PHONY: lib install uninstall test-install test-abi test-threads
+lib: $(BUILD)/libdtensor.a ## the compiled library build/<mpi>/libdtensor.a: dtensor.h's and the layers' implementations, one archive
+
+$(BUILD)/libdtensor.a: $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o
+	rm -f $@
+	ar rcs $@ $^
+
+install: $(BUILD)/libdtensor.a ## the headers, libdtensor.a (MPI=mpich), pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
 	@test -n "$(DT_VERSION)" || { echo "install: no version in dtensor.h"; exit 1; }
-	install -d $(INST_INC) $(INST_PC) $(INST_CMAKE)
+	install -d $(INST_INC) $(INST_LIB) $(INST_PC) $(INST_CMAKE)
 	install -m 644 dtensor.h dtensor_cuda.h dtensor_layers.h $(INST_INC)/
+	install -m 644 $(BUILD)/libdtensor.a $(INST_LIB)/
 	$(PC_SED) packaging/dtensor.pc.in > $(INST_PC)/dtensor.pc
+	$(PC_SED) -e 's|@MPI@|$(MPI)|g' packaging/dtensor-lib.pc.in > $(INST_PC)/dtensor-lib.pc
 	$(PC_SED) -e 's|@MPI@|mpich|g' -e 's|@MPIPC@|mpich|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-mpich.pc
 	$(PC_SED) -e 's|@MPI@|openmpi|g' -e 's|@MPIPC@|ompi-c|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-openmpi.pc
 	install -m 644 $(addprefix packaging/,$(CMAKE_PKG)) $(INST_CMAKE)/
 	@echo "install: dtensor $(DT_VERSION) into $(DESTDIR)$(PREFIX)"
 
 uninstall: ## remove what make install put into PREFIX
-	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(addprefix $(INST_PC)/,dtensor.pc dtensor-mpich.pc dtensor-openmpi.pc) \
+	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(INST_LIB)/libdtensor.a \
+	      $(addprefix $(INST_PC)/,dtensor.pc dtensor-lib.pc dtensor-mpich.pc dtensor-openmpi.pc) \
 	      $(addprefix $(INST_CMAKE)/,$(CMAKE_PKG))
 	-rmdir $(INST_CMAKE)
 

@@ -9,7 +9,9 @@
 #      stages under <tmp2>/usr/local with prefix=/usr/local in the .pc;
 #      make uninstall removes what it installed
 #   2. pkg-config: mpicc.mpich $(pkg-config --cflags dtensor) ... $(pkg-config
-#      --libs dtensor), and gcc with dtensor-mpich.pc (MPICH's flags from its .pc)
+#      --libs dtensor), and gcc with dtensor-mpich.pc (MPICH's flags from its .pc);
+#      the compiled library: consumer.c alone with $(pkg-config --libs dtensor-lib)
+#      (-ldtensor: libdtensor.a, no implementation file of the consumer's)
 #   3. CMake: find_package(dtensor) with CMAKE_PREFIX_PATH=<tmp>
 #   4. CMake: add_subdirectory of this repository, and FetchContent of it
 # Each consumer (tests/install/consumer.c + dtensor_impl.c, -Wall -Wextra
@@ -37,7 +39,7 @@ WARN=(-std=c99 -Wall -Wextra -Werror -pedantic)
 # 1. install
 if make --no-print-directory install PREFIX="$prefix" >"$tmp/install.log" 2>&1 &&
    [ -f "$prefix/include/dtensor.h" ] && [ -f "$prefix/include/dtensor_cuda.h" ] &&
-   [ -f "$prefix/include/dtensor_layers.h" ] &&
+   [ -f "$prefix/include/dtensor_layers.h" ] && [ -f "$prefix/lib/libdtensor.a" ] &&
    [ -f "$prefix/lib/cmake/dtensor/dtensor-config.cmake" ] &&
    [ -f "$prefix/lib/cmake/dtensor/dtensor-config-version.cmake" ] &&
    [ "$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion dtensor)" = "$ver" ]; then
@@ -76,6 +78,17 @@ if gcc "${WARN[@]}" -DCONSUMER_HOW='"pkg-config dtensor-mpich + gcc"' $cflags \
     run2 "pkg-config dtensor-mpich + gcc" "$tmp/consumer_pcm"
 else
     bad "pkg-config dtensor-mpich + gcc: build"; cat "$tmp/pcm.log"
+fi
+# the compiled library: consumer.c alone (no file defines DTENSOR_IMPLEMENTATION), -ldtensor
+cflags=$(pkg-config --cflags dtensor-lib) libs=$(pkg-config --libs dtensor-lib)
+echo "install: pkg-config --cflags dtensor-lib: $cflags; --libs: $libs"
+# shellcheck disable=SC2086
+if [ -f "$prefix/lib/libdtensor.a" ] &&
+   mpicc.mpich "${WARN[@]}" -DCONSUMER_HOW='"libdtensor.a: pkg-config dtensor-lib + mpicc.mpich"' $cflags \
+       tests/install/consumer.c -o "$tmp/consumer_lib" $libs >"$tmp/lib.log" 2>&1; then
+    run2 "libdtensor.a: pkg-config dtensor-lib + mpicc.mpich" "$tmp/consumer_lib"
+else
+    bad "libdtensor.a: pkg-config dtensor-lib + mpicc.mpich: build"; cat "$tmp/lib.log"
 fi
 unset PKG_CONFIG_PATH
 
