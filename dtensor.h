@@ -585,6 +585,35 @@ DT_API dt_status dt_set_last_error(dt_status st, const char *fmt, ...)
 #endif
     ;  /* local; thread-local */
 
+/* The error hook (PETSc's PetscPushErrorHandler, MPI's error handlers).
+   fn is called on every rank where a public call that returns dt_status
+   fails, once per failing call the program made (not for the library's
+   own inner calls), after the ranks have agreed on the failure and before
+   the call returns, with the call's name ("dt_tensor_redistribute"), its
+   status and dt_last_error(); dt_set_last_error (how code built on the
+   public API, dtensor_layers.h included, reports its own failures) calls it
+   too, with the name its message starts with. The call still returns its
+   status when fn returns. NULL (the default) restores "no handler".
+   Process-wide: set it before threads make calls. dt_error_abort is the
+   stock handler: it prints "dtensor: rank R: CALL failed (STATUS): MSG" to
+   stderr and calls MPI_Abort(MPI_COMM_WORLD, 1) (abort() without MPI);
+   user is unused. The library itself never installs it. */
+typedef void (*dt_error_handler)(dt_status st, const char *call, const char *msg, void *user);
+DT_API void dt_set_error_handler(dt_error_handler fn, void *user);  /* local; process-wide */
+DT_API void dt_error_abort(dt_status st, const char *call, const char *msg, void *user); /* prints, MPI_Abort */
+
+/* DT_CHECK(call): evaluate a call returning dt_status; if it fails, print
+   the rank, file:line, the call's text, the status and dt_last_error() to
+   stderr and call MPI_Abort(MPI_COMM_WORLD, 1) (abort() without MPI).
+   For programs and examples: the library never aborts on its own.
+     DT_CHECK(dt_tensor_redistribute(t, to, &u));                          */
+#define DT_CHECK(call)                                                                    \
+    do {                                                                                  \
+        dt_status dt_check_st_ = (call);                                                  \
+        if (dt_check_st_ != DT_OK) dt_check_failed(dt_check_st_, #call, __FILE__, __LINE__); \
+    } while (0)
+DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, int line); /* DT_CHECK's end: prints, MPI_Abort */
+
 /* Cross-rank consistency checks (off by default). On: before every public
    call that communicates or must be collective (redistribute, gather,
    distribute, from_local, every op, halo exchange and stencils, random
@@ -2331,15 +2360,93 @@ static dt_status dt__within(const char *fn, dt_status st) {
 
 DT_API const char *dt_last_error(void) { return dt__errbuf; }
 DT_API void dt_clear_error(void) { dt__errbuf[0] = 0; }
+
+/* The error hook. Every exported call that returns dt_status is a one-line
+   DT__PUBLIC wrapper around its body (tests/lint/public_calls.py checks
+   it): the depth counts the public calls this thread is inside, so a
+   failure is reported once, by the outermost call, under its name. */
+static dt_error_handler dt__error_fn;
+static void *dt__error_user;
+static DT__TLS int dt__public_depth;
+
+static dt_status dt__public_return(const char *call, dt_status st) {
+    dt__public_depth--;
+    if (st != DT_OK && dt__public_depth == 0 && dt__error_fn) dt__error_fn(st, call, dt__errbuf, dt__error_user);
+    return st;
+}
+#define DT__PUBLIC(call, body)                \
+    do {                                      \
+        dt_status public_st_;                 \
+        dt__public_depth++;                   \
+        public_st_ = (body);                  \
+        return dt__public_return(call, public_st_); \
+    } while (0)
+
+DT_API void dt_set_error_handler(dt_error_handler fn, void *user) {
+    dt__error_fn = fn;
+    dt__error_user = fn ? user : NULL;
+}
+
+/* the rank in MPI_COMM_WORLD when MPI is running, else -1 */
+static int dt__world_rank(void) {
+    int r = -1;
+#ifndef DTENSOR_NO_MPI
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down) MPI_Comm_rank(MPI_COMM_WORLD, &r);
+#endif
+    return r;
+}
+
+/* what the stock handler and DT_CHECK end with (only when a program asks) */
+static void dt__abort_program(void) {
+#ifndef DTENSOR_NO_MPI
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+    abort();
+}
+
+DT_API void dt_error_abort(dt_status st, const char *call, const char *msg, void *user) {
+    (void)user;
+    fprintf(stderr, "dtensor: rank %d: %s failed (%s): %s\n", dt__world_rank(), call ? call : "?", dt_status_string(st),
+            msg ? msg : "");
+    fflush(stderr);
+    dt__abort_program();
+}
+
+DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, int line) {
+    fprintf(stderr, "dtensor: rank %d: %s:%d: %s failed (%s): %s\n", dt__world_rank(), file ? file : "?", line,
+            expr ? expr : "?", dt_status_string(st), dt__errbuf);
+    fflush(stderr);
+    dt__abort_program();
+}
+
+/* a failure reported by code on the public API: the handler gets the name
+   its message starts with ("my_call: n = 0 ..." -> "my_call") */
+static void dt__report_outside(dt_status st) {
+    char call[64];
+    size_t n = strcspn(dt__errbuf, ": ");
+    if (st == DT_OK || dt__public_depth != 0 || !dt__error_fn) return;
+    if (n >= sizeof call) n = sizeof call - 1;
+    memcpy(call, dt__errbuf, n);
+    call[n] = 0;
+    dt__error_fn(st, call, dt__errbuf, dt__error_user);
+}
+
 DT_API dt_status dt_set_last_error(dt_status st, const char *fmt, ...) {
     va_list ap;
     if (!fmt) {
         dt__errbuf[0] = 0;
-        return st;
+    } else {
+        va_start(ap, fmt);
+        vsnprintf(dt__errbuf, sizeof dt__errbuf, fmt, ap);
+        va_end(ap);
     }
-    va_start(ap, fmt);
-    vsnprintf(dt__errbuf, sizeof dt__errbuf, fmt, ap);
-    va_end(ap);
+    dt__report_outside(st);
     return st;
 }
 
@@ -5882,7 +5989,7 @@ static dt_status dt__comm_make(const char *fn, const dt_comm_desc *be, int built
     return DT_OK;
 }
 
-DT_API dt_status dt_comm_self(dt_comm **out) {
+static dt_status dt__comm_self_body(dt_comm **out) {
     dt_comm_desc d;
     if (!out) return dt__fail(DT_ERR_ARG, "dt_comm_self: out is NULL");
     memset(&d, 0, sizeof d);
@@ -5892,8 +5999,9 @@ DT_API dt_status dt_comm_self(dt_comm **out) {
     d.sendrecv = dt__self_sendrecv;
     return dt__comm_make("dt_comm_self", &d, 1, out);
 }
+DT_API dt_status dt_comm_self(dt_comm **out) { DT__PUBLIC("dt_comm_self", dt__comm_self_body(out)); }
 
-DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out) {
+static dt_status dt__comm_custom_body(const dt_comm_desc *desc, dt_comm **out) {
     if (!out) return dt__fail(DT_ERR_ARG, "dt_comm_custom: out is NULL");
     if (!desc) return dt__fail(DT_ERR_ARG, "dt_comm_custom: desc is NULL");
     if (desc->size < 1 || desc->rank < 0 || desc->rank >= desc->size)
@@ -5907,15 +6015,19 @@ DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out) {
                         desc->start ? "start" : "wait", desc->start ? "wait" : "start");
     return dt__comm_make("dt_comm_custom", desc, 0, out);
 }
+DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out) {
+    DT__PUBLIC("dt_comm_custom", dt__comm_custom_body(desc, out));
+}
 
 DT_API void dt_comm_destroy(dt_comm *c) { dt__comm_free(c); }
 DT_API int dt_comm_rank(const dt_comm *c) { return c ? c->rank : -1; }
 DT_API int dt_comm_size(const dt_comm *c) { return c ? c->size : 0; }
 
-DT_API dt_status dt_comm_barrier(dt_comm *c) {
+static dt_status dt__comm_barrier_body(dt_comm *c) {
     if (!c) return dt__fail(DT_ERR_ARG, "dt_comm_barrier: comm is NULL");
     return dt__within("dt_comm_barrier", dt__comm_barrier(c));
 }
+DT_API dt_status dt_comm_barrier(dt_comm *c) { DT__PUBLIC("dt_comm_barrier", dt__comm_barrier_body(c)); }
 
 DT_API void dt_comm_get_stats(const dt_comm *c, dt_comm_stats *s) {
     if (!s) return;
@@ -6251,7 +6363,7 @@ static void dt__mpi_destroy(void *user) {
     DT_FREE(m);
 }
 
-DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
+static dt_status dt__comm_mpi_body(MPI_Comm comm, dt_comm **out) {
     int init = 0, fin = 0, rc, level = MPI_THREAD_SINGLE, is_main = 1;
     MPI_Comm dup;
     dt_comm_desc d;
@@ -6298,6 +6410,7 @@ DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) {
     if ((st = dt__comm_make("dt_comm_mpi", &d, 1, out))) dt__mpi_destroy(user);
     return st;
 }
+DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) { DT__PUBLIC("dt_comm_mpi", dt__comm_mpi_body(comm, out)); }
 /* the MPI communicator under c, if c is a dt_comm_mpi comm (or split from
    one) with 2+ ranks: MPI-IO (>>io) runs on it. 0 otherwise (one-rank
    comms may share their parent's MPI_Comm, so they never qualify). */
@@ -6674,7 +6787,7 @@ static dt_status dt__consistent(const dt_mesh *m, const char *fn, dt_status loca
              : dt__consistent((m), (fn), (local), (hash), (describe), (ctx)))
 #endif
 
-DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out) {
+static dt_status dt__mesh_create_body(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out) {
     dt_mesh *m = NULL;
     int count = 0, i, me = -1;
     dt_status st;
@@ -6701,6 +6814,9 @@ DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh
     }
     *out = m;
     return DT_OK;
+}
+DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out) {
+    DT__PUBLIC("dt_mesh_create", dt__mesh_create_body(comm, desc, out));
 }
 
 DT_API void dt_mesh_destroy(dt_mesh *m) { dt__mesh_free(m); }
@@ -6766,7 +6882,7 @@ static dt_status dt__flatten_check(const dt_mesh *m, int n, const char *const *n
     return DT_OK;
 }
 
-DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names, dt_mesh **out) {
+static dt_status dt__mesh_slice_body(const dt_mesh *m, int n, const char *const *names, dt_mesh **out) {
     int idx[DT_MAX_MESH_DIMS], shape[DT_MAX_MESH_DIMS], keep[DT_MAX_MESH_DIMS] = {0};
     int i, r, size = 1, color = 0, key = 0;
     dt_mesh *s = NULL;
@@ -6809,8 +6925,11 @@ DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names
     *out = s;
     return DT_OK;
 }
+DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names, dt_mesh **out) {
+    DT__PUBLIC("dt_mesh_slice", dt__mesh_slice_body(m, n, names, out));
+}
 
-DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *names, const char *name,
+static dt_status dt__mesh_flatten_body(const dt_mesh *m, int n, const char *const *names, const char *name,
                                  dt_mesh **out) {
     int idx[DT_MAX_MESH_DIMS], shape[DT_MAX_MESH_DIMS], i, k = 0, merged = 1;
     dt_mesh *f = NULL;
@@ -6849,6 +6968,10 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
     }
     *out = f;
     return DT_OK;
+}
+DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *names, const char *name,
+                                 dt_mesh **out) {
+    DT__PUBLIC("dt_mesh_flatten", dt__mesh_flatten_body(m, n, names, name, out));
 }
 
 /* >>tensor ----------------------------------------------------------------
@@ -7116,11 +7239,11 @@ static dt_status dt__tensor_create(const char *fn, dt_mesh *m, const dt_tensor_d
 }
 
 DT_API dt_status dt_tensor_empty(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out) {
-    return dt__tensor_create("dt_tensor_empty", m, d, 0, out);
+    DT__PUBLIC("dt_tensor_empty", dt__tensor_create("dt_tensor_empty", m, d, 0, out));
 }
 
 DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out) {
-    return dt__tensor_create("dt_tensor_zeros", m, d, 1, out);
+    DT__PUBLIC("dt_tensor_zeros", dt__tensor_create("dt_tensor_zeros", m, d, 1, out));
 }
 
 static uint64_t dt__desc_hash(const dt_tensor_desc *d) {
@@ -7196,7 +7319,7 @@ static dt_status dt__consistent_spec(const dt_mesh *m, const char *fn, dt_status
              : dt__consistent_spec((m), (fn), (local), (d), (dst), (args), (nargs), (args_str)))
 #endif
 
-DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
+static dt_status dt__mesh_agree_body(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
                                const int64_t *args, int nargs, const char *what) {
     if (!m) return dt__fail(DT_ERR_ARG, "dt_mesh_agree: mesh is NULL");
     if (!fn) return dt__fail(DT_ERR_ARG, "dt_mesh_agree: fn is NULL");
@@ -7210,6 +7333,10 @@ DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local
         nargs = 0;
     }
     return dt__consistent_spec(m, fn, local, d, NULL, args, nargs, what);
+}
+DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
+                               const int64_t *args, int nargs, const char *what) {
+    DT__PUBLIC("dt_mesh_agree", dt__mesh_agree_body(m, fn, local, d, args, nargs, what));
 }
 
 /* the caller's claimed local shape must be the shape the placements imply */
@@ -7466,7 +7593,7 @@ static void dt__tensor_array(const dt_tensor *t, dt__array *a) {
     }
 }
 
-DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local, unsigned flags,
+static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d, void *local, unsigned flags,
                                       dt_tensor **out) {
     const char *fn = "dt_tensor_from_local";
     dt_tensor_desc norm;
@@ -7541,6 +7668,10 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     *out = t;
     return DT_OK;
 }
+DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void *local, unsigned flags,
+                                      dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_from_local", dt__tensor_from_local_body(m, d, local, flags, out));
+}
 
 DT_API void *dt_tensor_data(const dt_tensor *t) { return t ? t->data : NULL; }
 DT_API const dt_tensor_desc *dt_tensor_get_desc(const dt_tensor *t) { return t ? &t->desc : NULL; }
@@ -7579,7 +7710,7 @@ static dt_status dt__check_coord(const char *fn, const dt_mesh *m, const dt_tens
     return DT_OK;
 }
 
-DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int64_t *local_shape,
+static dt_status dt__layout_body(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int64_t *local_shape,
                            int64_t *local_offset) {
     dt_tensor_desc norm;
     dt__box b;
@@ -7589,6 +7720,10 @@ DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int 
     if (local_shape) memcpy(local_shape, b.ext, (size_t)norm.ndim * sizeof(int64_t));
     if (local_offset) memcpy(local_offset, b.lo, (size_t)norm.ndim * sizeof(int64_t));
     return DT_OK;
+}
+DT_API dt_status dt_layout(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int64_t *local_shape,
+                           int64_t *local_offset) {
+    DT__PUBLIC("dt_layout", dt__layout_body(m, d, coord, local_shape, local_offset));
 }
 
 static void dt__indices_of(const dt_mesh *m, const dt_tensor_desc *norm, const int *coord, int dim, int64_t *idx) {
@@ -7602,7 +7737,7 @@ static void dt__indices_of(const dt_mesh *m, const dt_tensor_desc *norm, const i
     }
 }
 
-DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int dim,
+static dt_status dt__layout_indices_body(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int dim,
                                    int64_t *global_index) {
     dt_tensor_desc norm;
     dt_status st;
@@ -7614,8 +7749,12 @@ DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, co
     dt__indices_of(m, &norm, coord, dim, global_index);
     return DT_OK;
 }
+DT_API dt_status dt_layout_indices(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int dim,
+                                   int64_t *global_index) {
+    DT__PUBLIC("dt_layout_indices", dt__layout_indices_body(m, d, coord, dim, global_index));
+}
 
-DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index) {
+static dt_status dt__tensor_local_indices_body(const dt_tensor *t, int dim, int64_t *global_index) {
     if (!t) return dt__fail(DT_ERR_ARG, "dt_tensor_local_indices: t is NULL");
     if (dim < 0 || dim >= t->desc.ndim)
         return dt__fail(DT_ERR_ARG, "dt_tensor_local_indices: dim = %d, the tensor has %d dim%s", dim, t->desc.ndim,
@@ -7623,6 +7762,9 @@ DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *g
     if (!global_index) return dt__fail(DT_ERR_ARG, "dt_tensor_local_indices: global_index is NULL");
     if (t->mesh->rank >= 0) dt__indices_of(t->mesh, &t->desc, t->mesh->coord, dim, global_index);
     return DT_OK;
+}
+DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index) {
+    DT__PUBLIC("dt_tensor_local_indices", dt__tensor_local_indices_body(t, dim, global_index));
 }
 
 /* *v := a stand-in for t (with desc d, or t's when d is NULL) whose shard is
@@ -8833,7 +8975,7 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
 }
 
 
-DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
+static dt_status dt__tensor_redistribute_body(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
     const char *fn = "dt_tensor_redistribute";
     dt_tensor_desc want;
     dt_tensor *o = NULL;
@@ -8868,8 +9010,11 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
     *out = o;
     return DT_OK;
 }
+DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_redistribute", dt__tensor_redistribute_body(t, placements, out));
+}
 
-DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full) {
+static dt_status dt__tensor_gather_body(const dt_tensor *t, void *full) {
     dt_placement rep[DT_MAX_MESH_DIMS];
     dt_status st;
     size_t n = 1;
@@ -8880,6 +9025,9 @@ DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full) {
     if ((st = dt__consistent_spec(t->mesh, "dt_tensor_gather", st, &t->desc, NULL, NULL, 0, NULL))) return st;
     memset(rep, 0, sizeof rep);
     return dt__within("dt_tensor_gather", dt__redistribute_into(t, rep, full));
+}
+DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full) {
+    DT__PUBLIC("dt_tensor_gather", dt__tensor_gather_body(t, full));
 }
 
 static dt_status dt__distribute_device(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
@@ -8915,7 +9063,7 @@ static dt_status dt__distribute_cyclic(dt_mesh *m, const dt_tensor_desc *norm, c
 /* From a full array on mesh rank `src` (or on every rank): each rank gets
    its own box, replicas included, in one alltoallv in which only `src`
    sends. Partial targets then follow Replicate -> Partial. */
-DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
+static dt_status dt__tensor_distribute_body(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
                                       dt_tensor **out) {
     const char *fn = "dt_tensor_distribute";
     dt_tensor_desc norm;
@@ -8984,6 +9132,10 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
     for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], t->data, t->bytes);
     *out = t;
     return DT_OK;
+}
+DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
+                                      dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_distribute", dt__tensor_distribute_body(m, d, full, src_rank, out));
 }
 
 /* Device tensors are distributed through host memory (a set-up step, not a
@@ -9579,11 +9731,12 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
     return DT_OK;
 }
 
-DT_API dt_status dt_explain(dt_mesh *m, FILE *f) {
+static dt_status dt__explain_body(dt_mesh *m, FILE *f) {
     if (!m) return dt__fail(DT_ERR_ARG, "dt_explain: mesh is NULL");
     m->explain = f;
     return DT_OK;
 }
+DT_API dt_status dt_explain(dt_mesh *m, FILE *f) { DT__PUBLIC("dt_explain", dt__explain_body(m, f)); }
 
 DT_API int dt_mesh_op_cache_count(const dt_mesh *m) { return m ? m->ops_count : 0; }
 
@@ -10516,7 +10669,9 @@ static dt_status dt__unary(int op, const char *fn, const dt_tensor *x, double a,
 /* the plain unary ops' definitions, one per PLAIN line of DT__UNARY_OPS
    (their prototypes and docs are in the public part) */
 #define DT__WRAP_PLAIN(NAME, name) \
-    DT_API dt_status dt_##name(const dt_tensor *x, dt_tensor **out) { return dt__unary(DT__OP_##NAME, "dt_" #name, x, 0, out); }
+    DT_API dt_status dt_##name(const dt_tensor *x, dt_tensor **out) {                    \
+        DT__PUBLIC("dt_" #name, dt__unary(DT__OP_##NAME, "dt_" #name, x, 0, out));       \
+    }
 #define DT__WRAP_ARG(NAME, name) /* written below, by hand */
 #define DT__WRAP(NAME, name, wrap, fl, pm, fmath, imath) DT__WRAP_##wrap(NAME, name)
 DT__UNARY_OPS(DT__WRAP) DT__DEFS_END;
@@ -10525,13 +10680,19 @@ DT__UNARY_OPS(DT__WRAP) DT__DEFS_END;
 #undef DT__WRAP_ARG
 
 DT_API dt_status dt_scale(const dt_tensor *x, double a, dt_tensor **out) {
-    return dt__unary(a < 0 ? DT__OP_SCALE_NEG : DT__OP_SCALE, "dt_scale", x, a, out);
+    DT__PUBLIC("dt_scale", dt__unary(a < 0 ? DT__OP_SCALE_NEG : DT__OP_SCALE, "dt_scale", x, a, out));
 }
-DT_API dt_status dt_shift(const dt_tensor *x, double a, dt_tensor **out) { return dt__unary(DT__OP_SHIFT, "dt_shift", x, a, out); }
-DT_API dt_status dt_pow(const dt_tensor *x, double p, dt_tensor **out) { return dt__unary(DT__OP_POW, "dt_pow", x, p, out); }
-DT_API dt_status dt_fill(const dt_tensor *x, double v, dt_tensor **out) { return dt__unary(DT__OP_FILL, "dt_fill", x, v, out); }
+DT_API dt_status dt_shift(const dt_tensor *x, double a, dt_tensor **out) {
+    DT__PUBLIC("dt_shift", dt__unary(DT__OP_SHIFT, "dt_shift", x, a, out));
+}
+DT_API dt_status dt_pow(const dt_tensor *x, double p, dt_tensor **out) {
+    DT__PUBLIC("dt_pow", dt__unary(DT__OP_POW, "dt_pow", x, p, out));
+}
+DT_API dt_status dt_fill(const dt_tensor *x, double v, dt_tensor **out) {
+    DT__PUBLIC("dt_fill", dt__unary(DT__OP_FILL, "dt_fill", x, v, out));
+}
 
-DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out) {
+static dt_status dt__cast_body(const dt_tensor *x, dt_dtype to, dt_tensor **out) {
     dt__call c;
     dt_status st;
     dt__call_init(&c, DT__OP_CAST, "dt_cast");
@@ -10539,6 +10700,9 @@ DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out) {
     if (!dt__dtype_valid(to)) return dt__call_refused(&c, dt__fail(DT_ERR_DTYPE, "dt_cast: to = %d is not a dt_dtype", (int)to));
     dt__call_arg(&c, (int64_t)to);
     return dt__dispatch(&c, out);
+}
+DT_API dt_status dt_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out) {
+    DT__PUBLIC("dt_cast", dt__cast_body(x, to, out));
 }
 
 static dt_status dt__binary(int op, const char *fn, const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
@@ -10549,15 +10713,23 @@ static dt_status dt__binary(int op, const char *fn, const dt_tensor *a, const dt
     return dt__dispatch(&c, out);
 }
 
-DT_API dt_status dt_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_ADD, "dt_add", a, b, out); }
-DT_API dt_status dt_sub(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_SUB, "dt_sub", a, b, out); }
-DT_API dt_status dt_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_MUL, "dt_mul", a, b, out); }
-DT_API dt_status dt_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) { return dt__binary(DT__OP_DIV, "dt_div", a, b, out); }
+DT_API dt_status dt_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    DT__PUBLIC("dt_add", dt__binary(DT__OP_ADD, "dt_add", a, b, out));
+}
+DT_API dt_status dt_sub(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    DT__PUBLIC("dt_sub", dt__binary(DT__OP_SUB, "dt_sub", a, b, out));
+}
+DT_API dt_status dt_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    DT__PUBLIC("dt_mul", dt__binary(DT__OP_MUL, "dt_mul", a, b, out));
+}
+DT_API dt_status dt_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    DT__PUBLIC("dt_div", dt__binary(DT__OP_DIV, "dt_div", a, b, out));
+}
 DT_API dt_status dt_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    return dt__binary(DT__OP_MAXIMUM, "dt_maximum", a, b, out);
+    DT__PUBLIC("dt_maximum", dt__binary(DT__OP_MAXIMUM, "dt_maximum", a, b, out));
 }
 DT_API dt_status dt_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    return dt__binary(DT__OP_MINIMUM, "dt_minimum", a, b, out);
+    DT__PUBLIC("dt_minimum", dt__binary(DT__OP_MINIMUM, "dt_minimum", a, b, out));
 }
 
 /* y keeps its spec, but an integer Partial(AVG) y (over more than one
@@ -10574,7 +10746,7 @@ static dt_status dt__axpy_int_avg(const dt_tensor *y) {
     return DT_OK;
 }
 
-DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y) {
+static dt_status dt__axpy_body(double a, const dt_tensor *x, dt_tensor *y) {
     dt__call c;
     dt_status st;
     dt_tensor *o = y;
@@ -10589,6 +10761,7 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y) {
     if ((st = dt__axpy_int_avg(y))) return dt__call_refused(&c, st);
     return dt__dispatch(&c, &o);
 }
+DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y) { DT__PUBLIC("dt_axpy", dt__axpy_body(a, x, y)); }
 
 static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int ndims, const int *dims, int keepdim,
                                  dt__call *c) {
@@ -10612,11 +10785,15 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
     return DT_OK;
 }
 
+static dt_status dt__reduce(int op, const char *fn, const dt_tensor *x, int ndims, const int *dims, int keepdim,
+                            dt_tensor **out) {
+    dt__call c;
+    dt_status st = dt__reduce_call(op, fn, x, ndims, dims, keepdim, &c);
+    return st ? st : dt__dispatch(&c, out);
+}
 #define DT__REDUCE(fname, op)                                                                         \
     DT_API dt_status fname(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out) { \
-        dt__call c;                                                                                   \
-        dt_status st = dt__reduce_call(op, #fname, x, ndims, dims, keepdim, &c);                      \
-        return st ? st : dt__dispatch(&c, out);                                                       \
+        DT__PUBLIC(#fname, dt__reduce(op, #fname, x, ndims, dims, keepdim, out));                     \
     }                                                                                                 \
     DT__DEFS_END
 DT__REDUCE(dt_sum, DT__OP_SUM);
@@ -10651,21 +10828,21 @@ static dt_status dt__matmul(int op, const char *fn, const dt_tensor *a, const dt
 }
 
 DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    return dt__matmul(DT__OP_MATMUL, "dt_matmul", a, b, NULL, 0, out);
+    DT__PUBLIC("dt_matmul", dt__matmul(DT__OP_MATMUL, "dt_matmul", a, b, NULL, 0, out));
 }
 DT_API dt_status dt_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    return dt__matmul(DT__OP_MM, "dt_mm", a, b, NULL, 0, out);
+    DT__PUBLIC("dt_mm", dt__matmul(DT__OP_MM, "dt_mm", a, b, NULL, 0, out));
 }
 DT_API dt_status dt_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    return dt__matmul(DT__OP_BMM, "dt_bmm", a, b, NULL, 0, out);
+    DT__PUBLIC("dt_bmm", dt__matmul(DT__OP_BMM, "dt_bmm", a, b, NULL, 0, out));
 }
 DT_API dt_status dt_dot(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    return dt__matmul(DT__OP_DOT, "dt_dot", a, b, NULL, 0, out);
+    DT__PUBLIC("dt_dot", dt__matmul(DT__OP_DOT, "dt_dot", a, b, NULL, 0, out));
 }
 DT_API dt_status dt_linear(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, dt_tensor **out) {
-    return dt__matmul(DT__OP_LINEAR, "dt_linear", x, w, bias, 1, out);
+    DT__PUBLIC("dt_linear", dt__matmul(DT__OP_LINEAR, "dt_linear", x, w, bias, 1, out));
 }
-DT_API dt_status dt_addmm(const dt_tensor *cm, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
+static dt_status dt__addmm_body(const dt_tensor *cm, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
                           dt_tensor **out) {
     dt__call c;
     dt_status st;
@@ -10684,6 +10861,10 @@ DT_API dt_status dt_addmm(const dt_tensor *cm, const dt_tensor *a, const dt_tens
     dt__call_arg(&c, 0);
     return dt__dispatch(&c, out);
 }
+DT_API dt_status dt_addmm(const dt_tensor *cm, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
+                          dt_tensor **out) {
+    DT__PUBLIC("dt_addmm", dt__addmm_body(cm, a, b, beta, alpha, out));
+}
 
 static dt_status dt__softmax(int op, const char *fn, const dt_tensor *x, int dim, dt_tensor **out) {
     dt__call c;
@@ -10695,12 +10876,14 @@ static dt_status dt__softmax(int op, const char *fn, const dt_tensor *x, int dim
     dt__call_arg(&c, d);
     return dt__dispatch(&c, out);
 }
-DT_API dt_status dt_softmax(const dt_tensor *x, int dim, dt_tensor **out) { return dt__softmax(DT__OP_SOFTMAX, "dt_softmax", x, dim, out); }
+DT_API dt_status dt_softmax(const dt_tensor *x, int dim, dt_tensor **out) {
+    DT__PUBLIC("dt_softmax", dt__softmax(DT__OP_SOFTMAX, "dt_softmax", x, dim, out));
+}
 DT_API dt_status dt_log_softmax(const dt_tensor *x, int dim, dt_tensor **out) {
-    return dt__softmax(DT__OP_LOG_SOFTMAX, "dt_log_softmax", x, dim, out);
+    DT__PUBLIC("dt_log_softmax", dt__softmax(DT__OP_LOG_SOFTMAX, "dt_log_softmax", x, dim, out));
 }
 
-DT_API dt_status dt_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps, dt_tensor **out) {
+static dt_status dt__layer_norm_body(const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps, dt_tensor **out) {
     dt__call c;
     dt_status st;
     dt__call_init(&c, DT__OP_LAYER_NORM, "dt_layer_norm");
@@ -10710,14 +10893,20 @@ DT_API dt_status dt_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_
         return st;
     return dt__dispatch(&c, out);
 }
+DT_API dt_status dt_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps, dt_tensor **out) {
+    DT__PUBLIC("dt_layer_norm", dt__layer_norm_body(x, w, b, eps, out));
+}
 
-DT_API dt_status dt_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out) {
+static dt_status dt__rms_norm_body(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out) {
     dt__call c;
     dt_status st;
     dt__call_init(&c, DT__OP_RMS_NORM, "dt_rms_norm");
     c.a = eps;
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_in(&c, w, "w", 1)) || (st = dt__call_check(&c))) return st;
     return dt__dispatch(&c, out);
+}
+DT_API dt_status dt_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out) {
+    DT__PUBLIC("dt_rms_norm", dt__rms_norm_body(x, w, eps, out));
 }
 
 static dt_status dt__view_call(int op, const char *fn, const dt_tensor *x, dt__call *c) {
@@ -10727,7 +10916,7 @@ static dt_status dt__view_call(int op, const char *fn, const dt_tensor *x, dt__c
     return DT_OK;
 }
 
-DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out) {
+static dt_status dt__permute_body(const dt_tensor *x, const int *perm, dt_tensor **out) {
     dt__call c;
     dt_status st;
     unsigned seen = 0;
@@ -10742,8 +10931,11 @@ DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out
     }
     return dt__dispatch(&c, out);
 }
+DT_API dt_status dt_permute(const dt_tensor *x, const int *perm, dt_tensor **out) {
+    DT__PUBLIC("dt_permute", dt__permute_body(x, perm, out));
+}
 
-DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out) {
+static dt_status dt__transpose_body(const dt_tensor *x, int d0, int d1, dt_tensor **out) {
     dt__call c;
     dt_status st;
     int a, b, j;
@@ -10753,8 +10945,11 @@ DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **ou
     for (j = 0; j < x->desc.ndim; j++) dt__call_arg(&c, j == a ? b : j == b ? a : j);
     return dt__dispatch(&c, out);
 }
+DT_API dt_status dt_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out) {
+    DT__PUBLIC("dt_transpose", dt__transpose_body(x, d0, d1, out));
+}
 
-DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
+static dt_status dt__squeeze_body(const dt_tensor *x, int dim, dt_tensor **out) {
     dt__call c;
     dt_status st;
     int d;
@@ -10763,8 +10958,11 @@ DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
     dt__call_arg(&c, x->desc.shape[d] == 1 ? d : -1);
     return dt__dispatch(&c, out);
 }
+DT_API dt_status dt_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
+    DT__PUBLIC("dt_squeeze", dt__squeeze_body(x, dim, out));
+}
 
-DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
+static dt_status dt__unsqueeze_body(const dt_tensor *x, int dim, dt_tensor **out) {
     dt__call c;
     dt_status st;
     int d;
@@ -10775,8 +10973,11 @@ DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
     dt__call_arg(&c, d);
     return dt__dispatch(&c, out);
 }
+DT_API dt_status dt_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
+    DT__PUBLIC("dt_unsqueeze", dt__unsqueeze_body(x, dim, out));
+}
 
-DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out) {
+static dt_status dt__reshape_body(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out) {
     dt__call c;
     dt_status st;
     int j, infer = -1;
@@ -10807,8 +11008,11 @@ DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, 
                                              (long long)total, dt__shape_str(shape, ndim, s2, sizeof s2)));
     return dt__dispatch(&c, out);
 }
+DT_API dt_status dt_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out) {
+    DT__PUBLIC("dt_reshape", dt__reshape_body(x, ndim, shape, out));
+}
 
-DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out) {
+static dt_status dt__narrow_body(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out) {
     dt__call c;
     dt_status st;
     int d;
@@ -10822,6 +11026,9 @@ DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t l
     dt__call_arg(&c, start);
     dt__call_arg(&c, length);
     return dt__dispatch(&c, out);
+}
+DT_API dt_status dt_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out) {
+    DT__PUBLIC("dt_narrow", dt__narrow_body(x, dim, start, length, out));
 }
 
 static dt_status dt__cat(int op, const char *fn, int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
@@ -10844,13 +11051,15 @@ static dt_status dt__cat(int op, const char *fn, int n, const dt_tensor *const *
     dt__call_arg(&c, d);
     return dt__dispatch(&c, out);
 }
-DT_API dt_status dt_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) { return dt__cat(DT__OP_CAT, "dt_cat", n, xs, dim, out); }
+DT_API dt_status dt_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
+    DT__PUBLIC("dt_cat", dt__cat(DT__OP_CAT, "dt_cat", n, xs, dim, out));
+}
 DT_API dt_status dt_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
-    return dt__cat(DT__OP_STACK, "dt_stack", n, xs, dim, out);
+    DT__PUBLIC("dt_stack", dt__cat(DT__OP_STACK, "dt_stack", n, xs, dim, out));
 }
 
 /* one move of the split dim (if it is sharded), then local narrows */
-DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs) {
+static dt_status dt__split_body(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs) {
     dt__call c;
     dt_status st = DT_OK;
     dt_placement pl[DT_MAX_MESH_DIMS];
@@ -10892,6 +11101,9 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
     dt_tensor_destroy(moved);
     return dt__within("dt_split", st);
 }
+DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs) {
+    DT__PUBLIC("dt_split", dt__split_body(x, dim, n, sizes, outs));
+}
 
 /* out-of-range indices are refused on every rank before anything moves.
    `pre`: this rank's earlier argument error (it takes part in the same
@@ -10925,7 +11137,7 @@ static dt_status dt__int_index(const dt__call *c, int i) {
     return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; indices must be i32 or i64", c->fn, c->in[i].name, dt_dtype_name(t));
 }
 
-DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out) {
+static dt_status dt__embedding_body(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out) {
     dt__call c;
     dt_status st;
     dt__call_init(&c, DT__OP_EMBEDDING, "dt_embedding");
@@ -10938,8 +11150,11 @@ DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_t
     if ((st = dt__check_indices(&c, idx, table->desc.ndim == 2 ? table->desc.shape[0] : 0, "idx", st))) return st;
     return dt__dispatch(&c, out);
 }
+DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out) {
+    DT__PUBLIC("dt_embedding", dt__embedding_body(table, idx, out));
+}
 
-DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out) {
+static dt_status dt__cross_entropy_body(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out) {
     dt__call c;
     dt_status st;
     dt__call_init(&c, DT__OP_CROSS_ENTROPY, "dt_cross_entropy");
@@ -10957,6 +11172,9 @@ DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *targ
     } else if (st)
         return dt__call_refused(&c, st);
     return dt__dispatch(&c, out);
+}
+DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out) {
+    DT__PUBLIC("dt_cross_entropy", dt__cross_entropy_body(logits, target, out));
 }
 
 /* >>rng -------------------------------------------------------------------
@@ -11032,17 +11250,22 @@ static dt_status dt__rng_set(const char *fn, dt_mesh *m, uint64_t seed, uint64_t
     return DT_OK;
 }
 
-DT_API dt_status dt_manual_seed(dt_mesh *m, uint64_t seed) { return dt__rng_set("dt_manual_seed", m, seed, 0); }
+DT_API dt_status dt_manual_seed(dt_mesh *m, uint64_t seed) {
+    DT__PUBLIC("dt_manual_seed", dt__rng_set("dt_manual_seed", m, seed, 0));
+}
 DT_API dt_status dt_rng_set_state(dt_mesh *m, uint64_t seed, uint64_t offset) {
-    return dt__rng_set("dt_rng_set_state", m, seed, offset);
+    DT__PUBLIC("dt_rng_set_state", dt__rng_set("dt_rng_set_state", m, seed, offset));
 }
 
-DT_API dt_status dt_rng_get_state(const dt_mesh *m, uint64_t *seed, uint64_t *offset) {
+static dt_status dt__rng_get_state_body(const dt_mesh *m, uint64_t *seed, uint64_t *offset) {
     if (!m) return dt__fail(DT_ERR_ARG, "dt_rng_get_state: mesh is NULL");
     if (!seed || !offset) return dt__fail(DT_ERR_ARG, "dt_rng_get_state: %s is NULL", seed ? "offset" : "seed");
     *seed = m->rng_seed;
     *offset = m->rng_offset;
     return DT_OK;
+}
+DT_API dt_status dt_rng_get_state(const dt_mesh *m, uint64_t *seed, uint64_t *offset) {
+    DT__PUBLIC("dt_rng_get_state", dt__rng_get_state_body(m, seed, offset));
 }
 
 /* ---- the random ops ---- */
@@ -11316,7 +11539,7 @@ static dt_status dt__rng_new(const char *fn, dt_mesh *m, const dt_tensor_desc *d
     return dt__tensor_make(fn, m, &norm, NULL, 0, t);
 }
 
-DT_API dt_status dt_tensor_rand(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out) {
+static dt_status dt__tensor_rand_body(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out) {
     dt_tensor *t = NULL;
     dt_status st = dt__rng_new("dt_tensor_rand", m, d, out, &t);
     if (st) return st;
@@ -11324,8 +11547,11 @@ DT_API dt_status dt_tensor_rand(dt_mesh *m, const dt_tensor_desc *d, dt_tensor *
     *out = t;
     return DT_OK;
 }
+DT_API dt_status dt_tensor_rand(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_rand", dt__tensor_rand_body(m, d, out));
+}
 
-DT_API dt_status dt_tensor_randn(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out) {
+static dt_status dt__tensor_randn_body(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out) {
     dt_tensor *t = NULL;
     dt_status st = dt__rng_new("dt_tensor_randn", m, d, out, &t);
     if (st) return st;
@@ -11333,9 +11559,16 @@ DT_API dt_status dt_tensor_randn(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
     *out = t;
     return DT_OK;
 }
+DT_API dt_status dt_tensor_randn(dt_mesh *m, const dt_tensor_desc *d, dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_randn", dt__tensor_randn_body(m, d, out));
+}
 
-DT_API dt_status dt_uniform_(dt_tensor *t, double lo, double hi) { return dt__uniform_into("dt_uniform_", t, lo, hi); }
-DT_API dt_status dt_normal_(dt_tensor *t, double mean, double sd) { return dt__normal_into("dt_normal_", t, mean, sd); }
+DT_API dt_status dt_uniform_(dt_tensor *t, double lo, double hi) {
+    DT__PUBLIC("dt_uniform_", dt__uniform_into("dt_uniform_", t, lo, hi));
+}
+DT_API dt_status dt_normal_(dt_tensor *t, double mean, double sd) {
+    DT__PUBLIC("dt_normal_", dt__normal_into("dt_normal_", t, mean, sd));
+}
 
 static dt_status dt__rng_prob(const char *fn, const char *name, double p) {
     if (p >= 0 && p <= 1) return DT_OK; /* false for NaN too */
@@ -11345,7 +11578,7 @@ static dt_status dt__rng_prob(const char *fn, const char *name, double p) {
 /* u < p  <=>  (u24 integer) < ceil(p * 2^24) (u53: 2^53); exact: p * 2^k only shifts the exponent */
 static uint64_t dt__rng_threshold(double p, int w) { return (uint64_t)ceil(p * (w == 1 ? 16777216.0 : 9007199254740992.0)); }
 
-DT_API dt_status dt_bernoulli_(dt_tensor *t, double p) {
+static dt_status dt__bernoulli__body(dt_tensor *t, double p) {
     const char *fn = "dt_bernoulli_";
     dt__rng_op op;
     dt_status st;
@@ -11360,6 +11593,7 @@ DT_API dt_status dt_bernoulli_(dt_tensor *t, double p) {
     dt__rng_apply(fn, t, &op, t->data);
     return DT_OK;
 }
+DT_API dt_status dt_bernoulli_(dt_tensor *t, double p) { DT__PUBLIC("dt_bernoulli_", dt__bernoulli__body(t, p)); }
 
 /* the bound on |value| that t holds exactly (integers: its range) */
 static dt_status dt__randint_range(const char *fn, dt_dtype t, int64_t lo, int64_t hi) {
@@ -11380,7 +11614,7 @@ static dt_status dt__randint_range(const char *fn, dt_dtype t, int64_t lo, int64
     return DT_OK;
 }
 
-DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi) {
+static dt_status dt__randint__body(dt_tensor *t, int64_t lo, int64_t hi) {
     const char *fn = "dt_randint_";
     dt__rng_op op;
     dt_status st;
@@ -11397,8 +11631,11 @@ DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi) {
     dt__rng_apply(fn, t, &op, t->data);
     return DT_OK;
 }
+DT_API dt_status dt_randint_(dt_tensor *t, int64_t lo, int64_t hi) {
+    DT__PUBLIC("dt_randint_", dt__randint__body(t, lo, hi));
+}
 
-DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask) {
+static dt_status dt__dropout_body(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask) {
     const char *fn = "dt_dropout";
     dt_tensor *o = NULL, *k = NULL;
     dt_tensor_desc md;
@@ -11437,6 +11674,9 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
     *out = o;
     if (mask) *mask = k;
     return DT_OK;
+}
+DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask) {
+    DT__PUBLIC("dt_dropout", dt__dropout_body(x, p, out, mask));
 }
 
 /* >>halo ------------------------------------------------------------------
@@ -11922,7 +12162,7 @@ static uint64_t dt__halo_desc_hash(const dt_halo_desc *d) {
     return dt__hash(h, c, sizeof c);
 }
 
-DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc) {
+static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc) {
     const char *fn = "dt_tensor_set_halo";
     dt_halo_desc none;
     dt__halo *h = NULL;
@@ -11946,6 +12186,9 @@ DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc) {
     }
     dt__tensor_set_halo(t, h, dt__halo_free);
     return DT_OK;
+}
+DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc) {
+    DT__PUBLIC("dt_tensor_set_halo", dt__tensor_set_halo_body(t, desc));
 }
 
 DT_API void *dt_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape) {
@@ -11973,7 +12216,7 @@ static dt_status dt__halo_consistent(const char *fn, const dt_tensor *t, dt_stat
     ((st) ? (dt__halo_consistent((fn), (t), (st)), (st)) : dt__halo_consistent((fn), (t), (st)))
 #endif
 
-DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
+static dt_status dt__halo_exchange_begin_body(dt_tensor *t) {
     const char *fn = "dt_halo_exchange_begin";
     dt__array in;
     dt_status st;
@@ -11982,15 +12225,21 @@ DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
     dt__tensor_array(t, &in);
     return dt__halo_begin(fn, t->halo, &in, 0);
 }
+DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
+    DT__PUBLIC("dt_halo_exchange_begin", dt__halo_exchange_begin_body(t));
+}
 
-DT_API dt_status dt_halo_exchange_end(dt_tensor *t) {
+static dt_status dt__halo_exchange_end_body(dt_tensor *t) {
     const char *fn = "dt_halo_exchange_end";
     dt_status st;
     if ((st = dt__halo_check_tensor(fn, t)) || !t->halo) return st;
     return dt__halo_end(fn, t->halo);
 }
+DT_API dt_status dt_halo_exchange_end(dt_tensor *t) {
+    DT__PUBLIC("dt_halo_exchange_end", dt__halo_exchange_end_body(t));
+}
 
-DT_API dt_status dt_halo_exchange(dt_tensor *t) {
+static dt_status dt__halo_exchange_body(dt_tensor *t) {
     const char *fn = "dt_halo_exchange";
     dt__array in;
     dt_status st;
@@ -12000,6 +12249,7 @@ DT_API dt_status dt_halo_exchange(dt_tensor *t) {
     if ((st = dt__halo_begin(fn, t->halo, &in, 1))) return st;
     return dt__halo_end(fn, t->halo);
 }
+DT_API dt_status dt_halo_exchange(dt_tensor *t) { DT__PUBLIC("dt_halo_exchange", dt__halo_exchange_body(t)); }
 
 /* ---- stencils ---- */
 
@@ -12062,7 +12312,7 @@ static const void *dt__stencil_in(const dt__halo *h) {
     return h->g.data + dt__array_offset(&h->g, stride, &h->hbox);
 }
 
-DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
+static dt_status dt__stencil_apply_body(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
     const char *fn_name = "dt_stencil_apply";
     dt_stencil_block b;
     dt__array in;
@@ -12107,6 +12357,9 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
 done:
     if (o != *out) dt_tensor_destroy(o);
     return st;
+}
+DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
+    DT__PUBLIC("dt_stencil_apply", dt__stencil_apply_body(x, fn, user, out));
 }
 
 /* ---- convolution ---- */
@@ -12351,15 +12604,15 @@ done:
 
 DT_API dt_status dt_conv1d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
                            dt_tensor **out) {
-    return dt__conv_op("dt_conv1d", 1, x, w, bias, desc, out);
+    DT__PUBLIC("dt_conv1d", dt__conv_op("dt_conv1d", 1, x, w, bias, desc, out));
 }
 DT_API dt_status dt_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
                            dt_tensor **out) {
-    return dt__conv_op("dt_conv2d", 2, x, w, bias, desc, out);
+    DT__PUBLIC("dt_conv2d", dt__conv_op("dt_conv2d", 2, x, w, bias, desc, out));
 }
 DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
                            dt_tensor **out) {
-    return dt__conv_op("dt_conv3d", 3, x, w, bias, desc, out);
+    DT__PUBLIC("dt_conv3d", dt__conv_op("dt_conv3d", 3, x, w, bias, desc, out));
 }
 
 /* >>io --------------------------------------------------------------------
@@ -12755,7 +13008,7 @@ static dt_status dt__io_stdio_write(const char *fn, const char *path, const char
 static dt_status dt__save_npy(const dt_tensor *t, const char *path);
 /* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path) {
-    return dt__within("dt_tensor_save_npy", dt__save_npy(t, path));
+    DT__PUBLIC("dt_tensor_save_npy", dt__within("dt_tensor_save_npy", dt__save_npy(t, path)));
 }
 
 static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
@@ -12925,7 +13178,7 @@ static dt_status dt__io_read_data(const char *fn, const char *path, const dt__np
 static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out);
 /* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements, dt_tensor **out) {
-    return dt__within("dt_tensor_load_npy", dt__load_npy(m, path, placements, out));
+    DT__PUBLIC("dt_tensor_load_npy", dt__within("dt_tensor_load_npy", dt__load_npy(m, path, placements, out)));
 }
 
 /* a cyclic layout is read as its boxed twin, then redistributed */
@@ -13141,7 +13394,7 @@ static dt_status dt__rng_read_state(const char *fn, const char *path, uint64_t *
 static dt_status dt__rng_save_state(const dt_mesh *m, const char *path);
 /* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_rng_save_state(const dt_mesh *m, const char *path) {
-    return dt__within("dt_rng_save_state", dt__rng_save_state(m, path));
+    DT__PUBLIC("dt_rng_save_state", dt__within("dt_rng_save_state", dt__rng_save_state(m, path)));
 }
 
 static dt_status dt__rng_save_state(const dt_mesh *m, const char *path) {
@@ -13182,7 +13435,7 @@ static dt_status dt__rng_save_state(const dt_mesh *m, const char *path) {
 static dt_status dt__rng_load_state(dt_mesh *m, const char *path);
 /* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_rng_load_state(dt_mesh *m, const char *path) {
-    return dt__within("dt_rng_load_state", dt__rng_load_state(m, path));
+    DT__PUBLIC("dt_rng_load_state", dt__within("dt_rng_load_state", dt__rng_load_state(m, path)));
 }
 
 static dt_status dt__rng_load_state(dt_mesh *m, const char *path) {
@@ -13250,7 +13503,7 @@ static const char *dt__scalapack_rule(const dt_placement *p, char *buf, size_t n
     return buf;
 }
 
-DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid) {
+static dt_status dt__tensor_scalapack_desc_body(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid) {
     const char *fn = "dt_tensor_scalapack_desc";
     const char *accepted = "accepted: [Shard(0), Shard(1)] or [Shard(1), Shard(0)], each dt_shard_cyclic or a "
                            "chunk/balanced/sizes split that is block-cyclic";
@@ -13321,13 +13574,16 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
     }
     return DT_OK;
 }
+DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid) {
+    DT__PUBLIC("dt_tensor_scalapack_desc", dt__tensor_scalapack_desc_body(t, ictxt, desc, grid));
+}
 
 /* >>debug -----------------------------------------------------------------
    visualize_sharding's counterpart: one line per mesh coordinate with the
    rank there and the global index ranges it holds, computed from the layout
    alone (no communication), so any one rank can print it. */
 
-DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f) {
+static dt_status dt__tensor_print_sharding_body(const dt_tensor *t, FILE *f) {
     const dt_mesh *m;
     char a[160], sh[160];
     int r, i, c[DT_MAX_MESH_DIMS];
@@ -13366,6 +13622,9 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f) {
         fprintf(f, "  %-14s %-5d %-28s %s\n", co, m->ranks[r], rg, dt__shape_str(b.ext, t->desc.ndim, sh, sizeof sh));
     }
     return DT_OK;
+}
+DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f) {
+    DT__PUBLIC("dt_tensor_print_sharding", dt__tensor_print_sharding_body(t, f));
 }
 
 #ifdef __cplusplus

@@ -1996,7 +1996,7 @@ static void dt__nccl_destroy(void *user) {
     DT_FREE(b);
 }
 
-DT_API dt_status dt_comm_nccl(ncclComm_t comm, cudaStream_t stream, dt_comm **out) {
+static dt_status dt__comm_nccl_body(ncclComm_t comm, cudaStream_t stream, dt_comm **out) {
     dt_comm_desc d;
     void *user = NULL;
     dt_status st;
@@ -2031,6 +2031,9 @@ DT_API dt_status dt_comm_nccl(ncclComm_t comm, cudaStream_t stream, dt_comm **ou
     }
     dt_cuda_set_stream(stream);
     return DT_OK;
+}
+DT_API dt_status dt_comm_nccl(ncclComm_t comm, cudaStream_t stream, dt_comm **out) {
+    DT__PUBLIC("dt_comm_nccl", dt__comm_nccl_body(comm, stream, out));
 }
 
 #endif /* DTENSOR_IMPLEMENTATION */

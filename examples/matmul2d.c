@@ -24,10 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "%s failed: %s\n", #call, dt_last_error());                 \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static double aval(int64_t i, int64_t k) { return (double)((3 * i + 5 * k) % 11 - 5); }
 static double bval(int64_t k, int64_t j) { return (double)((7 * k + 2 * j) % 13 - 6); }
 
@@ -51,7 +47,7 @@ static dt_tensor *make(dt_mesh *m, int64_t r, int64_t c, const dt_placement *pl,
     double *p;
     d.dtype = DT_F64;  d.ndim = 2;  d.shape[0] = r;  d.shape[1] = c;
     d.placements[0] = pl[0];  d.placements[1] = pl[1];
-    CHECK(dt_tensor_empty(m, &d, &t));
+    DT_CHECK(dt_tensor_empty(m, &d, &t));
     dt_tensor_local_shape(t, sh);
     dt_tensor_local_offset(t, off);
     p = (double *)dt_tensor_data(t);
@@ -97,10 +93,10 @@ int main(int argc, char **argv) {
     }
     for (r = 1; r * r <= nranks; r++) if (nranks % r == 0) a = r;
 
-    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    DT_CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     md.ndim = 2;  md.shape[0] = a;  md.shape[1] = nranks / a;
     md.names[0] = "row";  md.names[1] = "col";
-    CHECK(dt_mesh_create(comm, &md, &mesh));
+    DT_CHECK(dt_mesh_create(comm, &md, &mesh));
     pl[0] = dt_shard(0);  pl[1] = dt_shard(1);
     A = make(mesh, M, K, pl, aval);
     B = make(mesh, K, N, pl, bval);
@@ -111,16 +107,16 @@ int main(int argc, char **argv) {
                nranks);
         printf("  A %s, B %s; dt_matmul's strategy (dt_explain):\n", pls(A, s1), pls(B, s2));
         fflush(stdout);
-        CHECK(dt_explain(mesh, stdout));
+        DT_CHECK(dt_explain(mesh, stdout));
     }
-    CHECK(dt_matmul(A, B, &C));                           /* the first call: plan, allocate */
-    if (rank == 0) { fflush(stdout); CHECK(dt_explain(mesh, NULL)); }
+    DT_CHECK(dt_matmul(A, B, &C));                           /* the first call: plan, allocate */
+    if (rank == 0) { fflush(stdout); DT_CHECK(dt_explain(mesh, NULL)); }
 
     times = (double *)malloc((size_t)reps * sizeof(double));
     for (r = 0; r < reps; r++) {                          /* C reused: no allocation */
         MPI_Barrier(MPI_COMM_WORLD);
         t = MPI_Wtime();
-        CHECK(dt_matmul(A, B, &C));
+        DT_CHECK(dt_matmul(A, B, &C));
         t = MPI_Wtime() - t;
         MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         times[r] = t;
@@ -140,7 +136,7 @@ int main(int argc, char **argv) {
         uint64_t h = 88172645463325252ull + (uint64_t)rank;
         if (partial) {                                    /* a Partial C: reduce it first */
             dt_placement p2[2] = { dt_shard(0), dt_shard(1) };
-            CHECK(dt_tensor_redistribute(C, p2, &cr));
+            DT_CHECK(dt_tensor_redistribute(C, p2, &cr));
             dt_tensor_local_shape(cr, sh);
             dt_tensor_local_offset(cr, off);
         }
@@ -162,12 +158,12 @@ int main(int argc, char **argv) {
         double *v1 = (double *)malloc((size_t)M * sizeof(double)), *v2 = (double *)malloc((size_t)M * sizeof(double));
         for (j = 0; j < N; j++) xf[j] = (double)(j % 5 - 2);
         xd.dtype = DT_F64;  xd.ndim = 1;  xd.shape[0] = N;
-        CHECK(dt_tensor_distribute(mesh, &xd, xf, DT_SRC_ALL, &x));
-        CHECK(dt_matmul(C, x, &cx));
-        CHECK(dt_matmul(B, x, &bx));
-        CHECK(dt_matmul(A, bx, &abx));
-        CHECK(dt_tensor_gather(cx, v1));
-        CHECK(dt_tensor_gather(abx, v2));
+        DT_CHECK(dt_tensor_distribute(mesh, &xd, xf, DT_SRC_ALL, &x));
+        DT_CHECK(dt_matmul(C, x, &cx));
+        DT_CHECK(dt_matmul(B, x, &bx));
+        DT_CHECK(dt_matmul(A, bx, &abx));
+        DT_CHECK(dt_tensor_gather(cx, v1));
+        DT_CHECK(dt_tensor_gather(abx, v2));
         for (i = 0; i < M; i++) if (v1[i] != v2[i]) ok = 0;
         free(xf);  free(v1);  free(v2);
     }

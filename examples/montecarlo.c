@@ -27,10 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "%s failed: %s\n", #call, dt_last_error());                 \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 typedef struct result {
     int64_t inside, fingerprint;   /* points inside, sum of the top 32 bits of x and y */
     uint64_t x0, y0;               /* the bits of point 0                               */
@@ -47,8 +43,8 @@ static double dbl(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
 static void fetch(dt_tensor *t, int64_t *v) {
     dt_placement rep[DT_MAX_MESH_DIMS] = {{0, 0, 0}};
     dt_tensor *r = NULL;
-    CHECK(dt_tensor_redistribute(t, rep, &r));            /* Partial(SUM) -> Replicate */
-    CHECK(dt_tensor_gather(r, v));
+    DT_CHECK(dt_tensor_redistribute(t, rep, &r));            /* Partial(SUM) -> Replicate */
+    DT_CHECK(dt_tensor_gather(r, v));
     dt_tensor_destroy(r);
 }
 
@@ -58,17 +54,17 @@ static void run(dt_mesh *m, const params *p, result *res) {
     int64_t done, shape[2], off[2], v[2];
     int dim0 = 0;
     memset(res, 0, sizeof *res);
-    CHECK(dt_manual_seed(m, p->seed));
+    DT_CHECK(dt_manual_seed(m, p->seed));
 
     /* 1. pi */
     dx.dtype = DT_F64;  dx.ndim = 2;  dx.shape[0] = p->batch;  dx.shape[1] = 2;
     dx.placements[0] = dt_shard(0);                       /* rows split over the ranks */
     ds = dx;  ds.dtype = DT_I64;
-    CHECK(dt_tensor_empty(m, &ds, &stats));
+    DT_CHECK(dt_tensor_empty(m, &ds, &stats));
     for (done = 0; done < p->samples; done += p->batch) {
         const double *xy;
         int64_t *st, i;
-        CHECK(dt_tensor_rand(m, &dx, &x));                /* *out reused after batch 1 */
+        DT_CHECK(dt_tensor_rand(m, &dx, &x));                /* *out reused after batch 1 */
         dt_tensor_local_shape(x, shape);
         dt_tensor_local_offset(x, off);
         xy = (const double *)dt_tensor_data(x);
@@ -81,12 +77,12 @@ static void run(dt_mesh *m, const params *p, result *res) {
         if (done == 0) {                                  /* point 0, wherever it lives */
             dt_tensor *row0 = NULL;
             double p0[2];
-            CHECK(dt_narrow(x, 0, 0, 1, &row0));          /* [1, 2] */
-            CHECK(dt_tensor_gather(row0, p0));
+            DT_CHECK(dt_narrow(x, 0, 0, 1, &row0));          /* [1, 2] */
+            DT_CHECK(dt_tensor_gather(row0, p0));
             res->x0 = bits(p0[0]);  res->y0 = bits(p0[1]);
             dt_tensor_destroy(row0);
         }
-        CHECK(dt_sum(stats, 1, &dim0, 0, &tot));          /* [2], Partial(SUM) */
+        DT_CHECK(dt_sum(stats, 1, &dim0, 0, &tot));          /* [2], Partial(SUM) */
         fetch(tot, v);
         res->inside += v[0];
         res->fingerprint += v[1];
@@ -102,21 +98,21 @@ static void run(dt_mesh *m, const params *p, result *res) {
         int64_t t;
         dw.dtype = DT_I64;  dw.ndim = 1;  dw.shape[0] = p->walkers;
         dw.placements[0] = dt_shard(0);
-        CHECK(dt_tensor_zeros(m, &dw, &pos));
-        CHECK(dt_tensor_empty(m, &dw, &step));
+        DT_CHECK(dt_tensor_zeros(m, &dw, &pos));
+        DT_CHECK(dt_tensor_empty(m, &dw, &step));
         for (t = 0; t < p->steps; t++) {
-            CHECK(dt_randint_(step, 0, 2));               /* 0 or 1 */
-            CHECK(dt_scale(step, 2, &step));              /* in place: 0 or 2 */
-            CHECK(dt_shift(step, -1, &step));             /* -1 or +1 */
-            CHECK(dt_add(pos, step, &pos));               /* in place */
+            DT_CHECK(dt_randint_(step, 0, 2));               /* 0 or 1 */
+            DT_CHECK(dt_scale(step, 2, &step));              /* in place: 0 or 2 */
+            DT_CHECK(dt_shift(step, -1, &step));             /* -1 or +1 */
+            DT_CHECK(dt_add(pos, step, &pos));               /* in place */
         }
-        CHECK(dt_mul(pos, pos, &sq));
-        CHECK(dt_sum(sq, 0, NULL, 0, &tot));              /* 0-d, Partial(SUM) */
+        DT_CHECK(dt_mul(pos, pos, &sq));
+        DT_CHECK(dt_sum(sq, 0, NULL, 0, &tot));              /* 0-d, Partial(SUM) */
         fetch(tot, v);
         res->msd_sum = v[0];
         dt_tensor_destroy(tot);  tot = NULL;
-        CHECK(dt_abs(pos, &sq));
-        CHECK(dt_max(sq, 0, NULL, 0, &tot));              /* 0-d, Partial(MAX) */
+        DT_CHECK(dt_abs(pos, &sq));
+        DT_CHECK(dt_max(sq, 0, NULL, 0, &tot));              /* 0-d, Partial(MAX) */
         fetch(tot, v);
         res->max_dist = v[0];
         dt_tensor_destroy(tot);
@@ -126,7 +122,7 @@ static void run(dt_mesh *m, const params *p, result *res) {
     }
     {
         uint64_t seed;
-        CHECK(dt_rng_get_state(m, &seed, &res->offset));
+        DT_CHECK(dt_rng_get_state(m, &seed, &res->offset));
     }
 }
 
@@ -160,9 +156,9 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    DT_CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     md.ndim = 1;  md.shape[0] = nranks;  md.names[0] = "x";
-    CHECK(dt_mesh_create(comm, &md, &mesh));
+    DT_CHECK(dt_mesh_create(comm, &md, &mesh));
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     run(mesh, &p, &r);
@@ -173,8 +169,8 @@ int main(int argc, char **argv) {
             dt_comm *self;  dt_mesh *one;
             dt_mesh_desc m1 = {0};
             m1.ndim = 1;  m1.shape[0] = 1;
-            CHECK(dt_comm_self(&self));
-            CHECK(dt_mesh_create(self, &m1, &one));
+            DT_CHECK(dt_comm_self(&self));
+            DT_CHECK(dt_mesh_create(self, &m1, &one));
             run(one, &p, &r1);
             same = memcmp(&r, &r1, sizeof r) == 0;
             dt_mesh_destroy(one);

@@ -9,10 +9,6 @@
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "%s failed: %s\n", #call, dt_last_error());                 \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 enum { ROWS = 7, COLS = 5, N = ROWS * COLS };
 
 int main(int argc, char **argv) {
@@ -24,11 +20,11 @@ int main(int argc, char **argv) {
 
     /* --- the README's program starts here --- */
     dt_comm *comm;  dt_mesh *mesh;  dt_tensor *a, *b = NULL;
-    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    DT_CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     dt_mesh_desc md = {0};
     md.ndim = 2;  md.shape[0] = dp;  md.shape[1] = nranks / dp;
     md.names[0] = "dp";  md.names[1] = "tp";
-    CHECK(dt_mesh_create(comm, &md, &mesh));
+    DT_CHECK(dt_mesh_create(comm, &md, &mesh));
 
     double full[N];                                      /* 1, 2, ..., 35 */
     for (int i = 0; i < N; i++) full[i] = i + 1;
@@ -36,15 +32,15 @@ int main(int argc, char **argv) {
     td.dtype = DT_F64;  td.ndim = 2;  td.shape[0] = ROWS;  td.shape[1] = COLS;
     td.placements[0] = dt_shard(0);                      /* rows split over dp */
     td.placements[1] = dt_shard(1);                      /* cols split over tp */
-    CHECK(dt_tensor_distribute(mesh, &td, full, 0, &a)); /* from mesh rank 0   */
+    DT_CHECK(dt_tensor_distribute(mesh, &td, full, 0, &a)); /* from mesh rank 0   */
     if (rank == 0) dt_tensor_print_sharding(a, stdout);
 
     dt_placement p[2] = { dt_replicate(), dt_shard(0) }; /* rows split over tp */
-    CHECK(dt_tensor_redistribute(a, p, &b));
+    DT_CHECK(dt_tensor_redistribute(a, p, &b));
     if (rank == 0) dt_tensor_print_sharding(b, stdout);
 
     double got[N], sum = 0;
-    CHECK(dt_tensor_gather(b, got));                     /* full matrix, every rank */
+    DT_CHECK(dt_tensor_gather(b, got));                     /* full matrix, every rank */
     for (int i = 0; i < N; i++) sum += got[i];
     /* --- end of the README's program --- */
 

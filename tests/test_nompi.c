@@ -41,6 +41,10 @@ static void count_free(void *p)
 #include "dtensor.h"
 #include "dt_test.h"
 #include <time.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifndef DTENSOR_NO_MPI
 #error "test_nompi.c is built with -DDTENSOR_NO_MPI"
@@ -287,6 +291,60 @@ static int truncate_file(const char *path, long n)
     return ok;
 }
 
+/* run fn in a child whose stderr is captured into err; its wait status */
+static int in_child(void (*fn)(void), char *err, size_t cap)
+{
+    int fds[2], status = 0;
+    size_t got = 0;
+    ssize_t r;
+    pid_t pid;
+    err[0] = 0;
+    if (pipe(fds) != 0) return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        fn();
+        _exit(0);
+    }
+    close(fds[1]);
+    while (got + 1 < cap && (r = read(fds[0], err + got, cap - 1 - got)) > 0) got += (size_t)r;
+    err[got] = 0;
+    close(fds[0]);
+    waitpid(pid, &status, 0);
+    return status;
+}
+
+static void check_fails(void) { DT_CHECK(dt_tensor_gather(NULL, NULL)); }
+static void check_passes(void) { DT_CHECK(dt_set_last_error(DT_OK, NULL)); }
+static void stock_handler_fails(void)
+{
+    dt_set_error_handler(dt_error_abort, NULL);
+    (void)dt_tensor_redistribute(NULL, NULL, NULL);
+}
+
+/* DT_CHECK and the stock handler end the program (abort() without MPI)
+   after printing where and why; a passing DT_CHECK does nothing */
+static void test_abort_paths(void)
+{
+    char err[1024];
+    int st = in_child(check_fails, err, sizeof err);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "DT_CHECK of a failing call: wait status %#x, want SIGABRT", st);
+    CHECK(strstr(err, "test_nompi.c:") && strstr(err, "dt_tensor_gather(NULL, NULL)") && strstr(err, "DT_ERR_ARG") &&
+              strstr(err, "dt_tensor_gather: "),
+          "DT_CHECK printed \"%s\": want file:line, the call, its status and message", err);
+    st = in_child(check_passes, err, sizeof err);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && err[0] == 0, "DT_CHECK of DT_OK: wait status %#x, stderr \"%s\"", st,
+          err);
+    st = in_child(stock_handler_fails, err, sizeof err);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "dt_error_abort: wait status %#x, want SIGABRT", st);
+    CHECK(strstr(err, "dt_tensor_redistribute failed (DT_ERR_ARG): dt_tensor_redistribute:") != NULL,
+          "dt_error_abort printed \"%s\"", err);
+}
+
 static void test_allocator(void)
 {
     long total, k;
@@ -400,5 +458,6 @@ int main(int argc, char **argv)
     }
     CHECK(g_live == 0, "%ld blocks leaked over the whole test", g_live);
     test_allocator();
+    test_abort_paths();
     return dtt_finish();
 }

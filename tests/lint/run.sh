@@ -14,6 +14,7 @@ mkdir -p "$out"
 checks=(
     "layering|python3 tests/lint/layering.py --report dtensor.h dtensor_cuda.h dtensor_layers.h"
     "ctags|bash tests/lint/ctags_check.sh"
+    "public-calls|python3 tests/lint/public_calls.py dtensor.h dtensor_cuda.h"
     "docs|python3 tests/lint/docs.py"
     "walk|bash tests/lint/walk.sh --check"
     "cppcheck-mpi|$LINT_CPPCHECK -DDTENSOR_IMPLEMENTATION dtensor.h"
@@ -24,7 +25,7 @@ checks=(
     "tidy-layers|$LINT_TIDY --quiet dtensor_layers.h -- -x c -std=c99 -DDTENSOR_LAYERS_IMPLEMENTATION -I. $MPICH_INC"
 )
 # the two long clang-tidy runs first, so that the short ones fill in beside them
-order=(6 7 0 1 2 3 4 5 8 9)
+order=(7 8 0 1 2 3 4 5 6 9 10)
 jobs=${LINT_JOBS:-2}
 run_check() { # index
     local name=${checks[$1]%%|*} cmd=${checks[$1]#*|}
