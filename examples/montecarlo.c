@@ -24,6 +24,7 @@
        for n in 1 2 3 4; do make -s run-montecarlo NP=$n | grep -v ranks; done | uniq -c */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +42,9 @@ static double dbl(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
 
 /* the value of a 0-d or 1-d tensor with any placement, on every rank */
 static void fetch(dt_tensor *t, int64_t *v) {
-    dt_placement rep[DT_MAX_MESH_DIMS] = {{0, 0, 0}};
+    dt_placement rep[DT_MAX_MESH_DIMS];
     dt_tensor *r = NULL;
+    memset(rep, 0, sizeof rep);                           /* [Replicate, ...] */
     DT_CHECK(dt_tensor_redistribute(t, rep, &r));            /* Partial(SUM) -> Replicate */
     DT_CHECK(dt_tensor_gather(r, v));
     dt_tensor_destroy(r);
