@@ -680,6 +680,20 @@ DT_API int dt_get_checks(void);               /* local; 1 if on */
    nargs < 0 or args NULL with nargs > 0: this rank's DT_ERR_ARG, compared. */
 DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
                                const int64_t *args, int nargs, const char *what);  /* collective with checks on, else local */
+/* A reduction of a few numbers over the mesh -- a residual norm, a time
+   step, a convergence flag -- without a tensor: values[0..count) (host
+   memory, dtype elements) become, on every rank of m, op over the ranks
+   along the mesh dims dims[0..ndims) (ndims 0, dims NULL: every mesh dim,
+   the whole mesh), in place. A mesh dim is reduced at a time, in mesh-dim
+   order (integer AVG truncates at each). Ranks outside m return DT_OK with
+   values untouched. Collective over the ranks of m; dims, count, dtype
+   and op must agree (compared under DTENSOR_CHECK=1). Bad arguments
+   (unknown dtype or op, a dim out of range or named twice, values NULL with
+   count > 0): DT_ERR_ARG/DT_ERR_DTYPE, values untouched.
+     double r2 = local_sum_of_squares;
+     DT_CHECK(dt_mesh_allreduce(mesh, 0, NULL, &r2, 1, DT_F64, DT_SUM));  */
+DT_API dt_status dt_mesh_allreduce(dt_mesh *m, int ndims, const int *dims, void *values, size_t count, dt_dtype dtype,
+                                   dt_reduce op); /* collective */
 /* a fingerprint of a tensor spec's fields (dtype, shape, placements and
    their split parameters, device; not its bytes: padding and a sizes
    array's address do not count), the one the consistency checks compare:
@@ -7337,6 +7351,83 @@ static dt_status dt__mesh_agree_body(const dt_mesh *m, const char *fn, dt_status
 DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
                                const int64_t *args, int nargs, const char *what) {
     DT__PUBLIC("dt_mesh_agree", dt__mesh_agree_body(m, fn, local, d, args, nargs, what));
+}
+
+/* which mesh dims dt_mesh_allreduce reduces over (a bit each), or a failure */
+static dt_status dt__allreduce_dims(const dt_mesh *m, int ndims, const int *dims, unsigned *mask) {
+    const char *fn = "dt_mesh_allreduce";
+    int i;
+    *mask = 0;
+    if (ndims == 0) {
+        *mask = (1u << m->ndim) - 1u;
+        return DT_OK;
+    }
+    if (ndims < 0 || ndims > m->ndim || !dims)
+        return dt__fail(DT_ERR_ARG, "%s: ndims = %d with dims %s; the mesh has %d dims (0: all of them)", fn, ndims,
+                        dims ? "given" : "NULL", m->ndim);
+    for (i = 0; i < ndims; i++) {
+        if (dims[i] < 0 || dims[i] >= m->ndim)
+            return dt__fail(DT_ERR_ARG, "%s: dims[%d] = %d is not a dim of the %d-d mesh", fn, i, dims[i], m->ndim);
+        if (*mask & (1u << dims[i])) return dt__fail(DT_ERR_ARG, "%s: mesh dim %d is named twice in dims", fn, dims[i]);
+        *mask |= 1u << dims[i];
+    }
+    return DT_OK;
+}
+
+/* the ranks that share this rank's coordinates outside the mesh dims in mask */
+static int dt__mesh_group_size(const dt_mesh *m, unsigned mask) {
+    int d, n = 1;
+    for (d = 0; d < m->ndim; d++)
+        if (mask & (1u << d)) n *= m->shape[d];
+    return n;
+}
+
+/* values[0..count) *= a, for the floating dtypes (AVG = SUM / n) */
+static void dt__scale_values(void *values, size_t count, dt_dtype dtype, double a) {
+    size_t i, es = dt_dtype_size(dtype);
+    for (i = 0; i < count; i++) {
+        char *p = (char *)values + i * es;
+        float x;
+        if (dtype == DT_F64) {
+            *(double *)(void *)p *= a;
+            continue;
+        }
+        dt__gather_f32(dtype, p, 1, &x, 1); /* F32, F16, BF16 */
+        x = (float)(x * a);
+        dt__scatter_f32(dtype, &x, p, 1, 1);
+    }
+}
+
+static dt_status dt__mesh_allreduce_body(dt_mesh *m, int ndims, const int *dims, void *values, size_t count,
+                                         dt_dtype dtype, dt_reduce op) {
+    const char *fn = "dt_mesh_allreduce";
+    unsigned mask = 0;
+    int64_t args[4];
+    int d;
+    dt_status st = DT_OK;
+    if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
+    if (m->rank < 0) return DT_OK; /* not a member: nothing to reduce */
+    if ((unsigned)dtype >= DT_NUM_DTYPES) st = dt__fail(DT_ERR_DTYPE, "%s: dtype %d is not a dt_dtype", fn, (int)dtype);
+    else if ((unsigned)op > DT_MIN) st = dt__fail(DT_ERR_ARG, "%s: op %d is not a dt_reduce", fn, (int)op);
+    else if (count && !values) st = dt__fail(DT_ERR_ARG, "%s: values is NULL with count %zu", fn, count);
+    else if (op == DT_AVG && dtype != DT_F64 && dtype != DT_F32 && dtype != DT_F16 && dtype != DT_BF16)
+        st = dt__fail(DT_ERR_DTYPE, "%s: DT_AVG of %s: reduce with DT_SUM and divide (an integer mean truncates)", fn,
+                      dt_dtype_name(dtype));
+    else st = dt__allreduce_dims(m, ndims, dims, &mask);
+    args[0] = (int64_t)count;
+    args[1] = st ? 0 : (int64_t)dtype;
+    args[2] = st ? 0 : (int64_t)op;
+    args[3] = (int64_t)mask;
+    st = dt__consistent_spec(m, fn, st, NULL, NULL, args, 4, "count, dtype, op, mesh dims");
+    for (d = 0; !st && d < m->ndim; d++)
+        if ((mask & (1u << d)) && m->shape[d] > 1 && count)
+            st = dt__within(fn, dt__comm_allreduce(m->dim[d], values, values, count, dtype, op == DT_AVG ? DT_SUM : op));
+    if (!st && op == DT_AVG) dt__scale_values(values, count, dtype, 1.0 / dt__mesh_group_size(m, mask));
+    return st;
+}
+DT_API dt_status dt_mesh_allreduce(dt_mesh *m, int ndims, const int *dims, void *values, size_t count, dt_dtype dtype,
+                                   dt_reduce op) {
+    DT__PUBLIC("dt_mesh_allreduce", dt__mesh_allreduce_body(m, ndims, dims, values, count, dtype, op));
 }
 
 /* the caller's claimed local shape must be the shape the placements imply */
