@@ -192,7 +192,9 @@
                            integer (default int). DTENSOR_BLAS_WEAK (GCC/Clang,
                            ELF): weak BLAS symbols, a program links without the
                            BLAS and multiplies with the loops (with --as-needed,
-                           Debian's default, link -Wl,--no-as-needed -lblis)
+                           Debian's default, link -Wl,--no-as-needed -lblis);
+                           blis then goes through BLIS's Fortran interface
+                           (no blis.h: it links at -O0 too)
    DTENSOR_NO_SIMD         no AVX2/AVX-512 Philox generators (x86-64 GCC/Clang
                            builds pick one at run time; the values are the same)
 
@@ -2197,6 +2199,17 @@ DT__BINARY_OPS(DT__BELEM_I) DT__DEFS_END;
 #define DT__BLAS_WEAK 1
 #else
 #define DT__BLAS_WEAK 0
+#endif
+/* A weak BLIS build calls BLIS through its Fortran interface (sgemm_,
+   dgemm_, ...: libblis exports it) and includes no blis.h: blis.h's inline
+   helpers (bli_obj_scalar_detach, ...) reference BLIS strongly wherever
+   the compiler does not inline them away, as at -O0. */
+#if DT__BLAS == 1 && DT__BLAS_WEAK
+#undef DT__BLAS
+#define DT__BLAS 3
+#define DT__BLAS_F77_OF_BLIS 1
+#else
+#define DT__BLAS_F77_OF_BLIS 0
 #endif
 
 #if DT__BLAS == 1
@@ -4794,7 +4807,7 @@ static DT__MAYBE_UNUSED const char *dt__gemm_backend(void) {
 #if DT__BLAS_WEAK
     if (!dt__blas_linked()) return "none (no BLAS linked)";
 #endif
-    return DT__BLAS == 1 ? "blis" : DT__BLAS == 2 ? "cblas" : "f77";
+    return DT__BLAS == 1 || DT__BLAS_F77_OF_BLIS ? "blis" : DT__BLAS == 2 ? "cblas" : "f77";
 #endif
 }
 

@@ -17,6 +17,7 @@
 #
 #   blis            default (no -D), -lblis
 #   blis-weak       -DDTENSOR_BLAS_WEAK, -Wl,--no-as-needed -lblis: BLIS
+#   blis-weak-O0    the same at -O0 (blis.h is not included: BLIS through its Fortran interface)
 #   blis-weak-nolib -DDTENSOR_BLAS_WEAK, linked with -lm only: the loops
 #   cblas-openblas  -DDTENSOR_BLAS=cblas, OpenBLAS's cblas.h, -lopenblas
 #   f77-openblas    -DDTENSOR_BLAS=f77, -lopenblas
@@ -122,6 +123,7 @@ variant() {
 
 variant blis blis /usr/include/x86_64-linux-gnu/blis.h -- -- -lblis -lm
 variant blis-weak blis /usr/include/x86_64-linux-gnu/blis.h -- -DDTENSOR_BLAS_WEAK -- -Wl,--no-as-needed -lblis -lm
+variant blis-weak-O0 blis /usr/include/x86_64-linux-gnu/blis.h -- -DDTENSOR_BLAS_WEAK -O0 -- -Wl,--no-as-needed -lblis -lm
 variant blis-weak-nolib "none (no BLAS linked)" "" -- -DDTENSOR_BLAS_WEAK -- -lm
 variant cblas-openblas cblas "$OB_INC/cblas.h" -- -DDTENSOR_BLAS=cblas -I"$OB_INC" -- -lopenblas -lm
 variant f77-openblas f77 "$OB_INC/cblas.h" -- -DDTENSOR_BLAS=f77 -- -lopenblas -lm
