@@ -1,8 +1,8 @@
 # mk/install.mk -- make install and the packaging tests.
 #
 # make install PREFIX=... DESTDIR=...: the headers (dtensor.h, dtensor_cuda.h,
-# dtensor_layers.h), the compiled library libdtensor.a (dtensor.h's and the
-# layers' implementations, compiled once with $(MPI)'s mpicc and CFLAGS: for
+# dtensor_layers.h), the compiled library libdtensor.a and libdtensor.so
+# (dtensor.h's and the layers' implementations, compiled once with $(MPI)'s mpicc and CFLAGS: for
 # applications that do not compile the implementation themselves; header-only
 # stays the default), pkg-config files and the CMake package (packaging/).
 # The version comes from dtensor.h's
@@ -21,18 +21,31 @@ INST_CMAKE = $(DESTDIR)$(PREFIX)/lib/cmake/dtensor
 CMAKE_PKG  = dtensor-config.cmake dtensor-config-version.cmake dtensor-target.cmake
 PC_SED     = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(DT_VERSION)|g'
 
-.PHONY: lib install uninstall test-install test-abi test-threads
+.PHONY: lib shared install uninstall test-install test-abi test-threads
 lib: $(BUILD)/libdtensor.a ## the compiled library build/<mpi>/libdtensor.a: dtensor.h's and the layers' implementations, one archive
 
 $(BUILD)/libdtensor.a: $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o
 	rm -f $@
 	ar rcs $@ $^
 
-install: $(BUILD)/libdtensor.a ## the headers, libdtensor.a (MPI=mpich), pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
+# the shared library: the same implementations compiled position-independent
+# (objects of their own: -fPIC's TLS model would slow the static build's
+# error buffer), linked with the BLAS and libm (MPI comes from mpicc)
+$(BUILD)/pic/%.o: %.h $(HDR)
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(WARN) $(CFLAGS) -fPIC -x c -D$(if $(filter dtensor_layers,$*),DTENSOR_LAYERS_IMPLEMENTATION,DTENSOR_IMPLEMENTATION) -c -o $@ $<
+
+$(BUILD)/libdtensor.so: $(BUILD)/pic/dtensor.o $(BUILD)/pic/dtensor_layers.o
+	$(MPICC) -shared -Wl,-soname,libdtensor.so -o $@ $^ $(LDLIBS)
+
+shared: $(BUILD)/libdtensor.so ## the shared library build/<mpi>/libdtensor.so (the same implementations, -fPIC)
+
+install: $(BUILD)/libdtensor.a $(BUILD)/libdtensor.so ## the headers, libdtensor.a and .so (MPI=mpich), pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
 	@test -n "$(DT_VERSION)" || { echo "install: no version in dtensor.h"; exit 1; }
 	install -d $(INST_INC) $(INST_LIB) $(INST_PC) $(INST_CMAKE)
 	install -m 644 dtensor.h dtensor_cuda.h dtensor_layers.h $(INST_INC)/
 	install -m 644 $(BUILD)/libdtensor.a $(INST_LIB)/
+	install -m 755 $(BUILD)/libdtensor.so $(INST_LIB)/
 	$(PC_SED) packaging/dtensor.pc.in > $(INST_PC)/dtensor.pc
 	$(PC_SED) -e 's|@MPI@|$(MPI)|g' packaging/dtensor-lib.pc.in > $(INST_PC)/dtensor-lib.pc
 	$(PC_SED) -e 's|@MPI@|mpich|g' -e 's|@MPIPC@|mpich|g' packaging/dtensor-mpi.pc.in > $(INST_PC)/dtensor-mpich.pc
@@ -41,7 +54,7 @@ install: $(BUILD)/libdtensor.a ## the headers, libdtensor.a (MPI=mpich), pkg-con
 	@echo "install: dtensor $(DT_VERSION) into $(DESTDIR)$(PREFIX)"
 
 uninstall: ## remove what make install put into PREFIX
-	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(INST_LIB)/libdtensor.a \
+	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(INST_LIB)/libdtensor.a $(INST_LIB)/libdtensor.so \
 	      $(addprefix $(INST_PC)/,dtensor.pc dtensor-lib.pc dtensor-mpich.pc dtensor-openmpi.pc) \
 	      $(addprefix $(INST_CMAKE)/,$(CMAKE_PKG))
 	-rmdir $(INST_CMAKE)

@@ -6,10 +6,14 @@
 #   find_package(dtensor 0.4 REQUIRED)
 #   target_link_libraries(app PRIVATE dtensor::dtensor)
 # One file of the program defines DTENSOR_IMPLEMENTATION before including
-# dtensor.h (see its top). The package is relocatable: the include dir is
+# dtensor.h (see its top), or the program links dtensor::impl instead (the
+# implementation compiled once: libdtensor.a, installed by make install):
+#   target_link_libraries(app PRIVATE dtensor::impl) The package is relocatable: the include dir is
 # found from this file's place, <prefix>/lib/cmake/dtensor/.
 get_filename_component(_dtensor_include_dir "${CMAKE_CURRENT_LIST_DIR}/../../../include" ABSOLUTE)
 set(_dtensor_global "")
+get_filename_component(_dtensor_impl_archive "${CMAKE_CURRENT_LIST_DIR}/../../libdtensor.a" ABSOLUTE)
 include("${CMAKE_CURRENT_LIST_DIR}/dtensor-target.cmake")
 unset(_dtensor_include_dir)
 unset(_dtensor_global)
+unset(_dtensor_impl_archive)

@@ -39,7 +39,7 @@ WARN=(-std=c99 -Wall -Wextra -Werror -pedantic)
 # 1. install
 if make --no-print-directory install PREFIX="$prefix" >"$tmp/install.log" 2>&1 &&
    [ -f "$prefix/include/dtensor.h" ] && [ -f "$prefix/include/dtensor_cuda.h" ] &&
-   [ -f "$prefix/include/dtensor_layers.h" ] && [ -f "$prefix/lib/libdtensor.a" ] &&
+   [ -f "$prefix/include/dtensor_layers.h" ] && [ -f "$prefix/lib/libdtensor.a" ] && [ -f "$prefix/lib/libdtensor.so" ] &&
    [ -f "$prefix/lib/cmake/dtensor/dtensor-config.cmake" ] &&
    [ -f "$prefix/lib/cmake/dtensor/dtensor-config-version.cmake" ] &&
    [ "$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion dtensor)" = "$ver" ]; then
@@ -79,13 +79,25 @@ if gcc "${WARN[@]}" -DCONSUMER_HOW='"pkg-config dtensor-mpich + gcc"' $cflags \
 else
     bad "pkg-config dtensor-mpich + gcc: build"; cat "$tmp/pcm.log"
 fi
-# the compiled library: consumer.c alone (no file defines DTENSOR_IMPLEMENTATION), -ldtensor
+# the compiled library: consumer.c alone (no file defines DTENSOR_IMPLEMENTATION),
+# -ldtensor (the linker takes libdtensor.so: run with LD_LIBRARY_PATH), and
+# libdtensor.a named as a file
 cflags=$(pkg-config --cflags dtensor-lib) libs=$(pkg-config --libs dtensor-lib)
 echo "install: pkg-config --cflags dtensor-lib: $cflags; --libs: $libs"
 # shellcheck disable=SC2086
+if [ -f "$prefix/lib/libdtensor.so" ] &&
+   mpicc.mpich "${WARN[@]}" -DCONSUMER_HOW='"libdtensor.so: pkg-config dtensor-lib + mpicc.mpich"' $cflags \
+       tests/install/consumer.c -o "$tmp/consumer_so" $libs >"$tmp/so.log" 2>&1 &&
+   ldd "$tmp/consumer_so" | grep -q 'libdtensor.so'; then
+    LD_LIBRARY_PATH=$prefix/lib run2 "libdtensor.so: pkg-config dtensor-lib + mpicc.mpich" "$tmp/consumer_so"
+else
+    bad "libdtensor.so: pkg-config dtensor-lib + mpicc.mpich: build (or not linked to the .so)"; cat "$tmp/so.log"
+fi
+# shellcheck disable=SC2086
 if [ -f "$prefix/lib/libdtensor.a" ] &&
    mpicc.mpich "${WARN[@]}" -DCONSUMER_HOW='"libdtensor.a: pkg-config dtensor-lib + mpicc.mpich"' $cflags \
-       tests/install/consumer.c -o "$tmp/consumer_lib" $libs >"$tmp/lib.log" 2>&1; then
+       tests/install/consumer.c -o "$tmp/consumer_lib" "$prefix/lib/libdtensor.a" ${libs/-ldtensor/} >"$tmp/lib.log" 2>&1 &&
+   ! ldd "$tmp/consumer_lib" | grep -q 'libdtensor.so'; then
     run2 "libdtensor.a: pkg-config dtensor-lib + mpicc.mpich" "$tmp/consumer_lib"
 else
     bad "libdtensor.a: pkg-config dtensor-lib + mpicc.mpich: build"; cat "$tmp/lib.log"
@@ -94,14 +106,20 @@ unset PKG_CONFIG_PATH
 
 # 3. and 4. CMake
 # (package-noblas: DTENSOR_BLAS=none, the built-in GEMM loops, no libblis linked)
-for how in package package-noblas subdir fetch; do
+# (-impl: consumer.c alone, linked with dtensor::impl: the installed
+# libdtensor.a, or the subproject's own build of the implementation)
+for how in package package-noblas package-impl subdir subdir-impl fetch; do
     b=$tmp/cmake-$how
     case $how in
-    package) args=(-DCMAKE_PREFIX_PATH="$prefix") ;;
-    package-noblas) args=(-DCMAKE_PREFIX_PATH="$prefix" -DDTENSOR_BLAS=none) ;;
+    package*) args=(-DCMAKE_PREFIX_PATH="$prefix") ;;
     *) args=(-DDTENSOR_SOURCE_DIR="$src") ;;
     esac
-    if cmake -S tests/install -B "$b" -DDTENSOR_CONSUMER="${how%-noblas}" "${args[@]}" \
+    case $how in
+    *-noblas) args+=(-DDTENSOR_BLAS=none) ;;
+    *-impl) args+=(-DDTENSOR_IMPL=ON) ;;
+    esac
+    consumer=${how%-noblas}
+    if cmake -S tests/install -B "$b" -DDTENSOR_CONSUMER="${consumer%-impl}" "${args[@]}" \
              -DMPI_C_COMPILER=mpicc.mpich >"$b.log" 2>&1 &&
        cmake --build "$b" >>"$b.log" 2>&1; then
         if [ "$how" = package-noblas ] && ldd "$b/consumer" | grep -q libblis; then
