@@ -40,7 +40,7 @@ S_decl_layers_clang = clang -std=c99 -O2 $(UNINIT) $(MPICH_INC) -DDTENSOR_LAYERS
 S_decl_layers_xx = mpicxx.mpich -std=c++17 -O2 -x c++ -DDTENSOR_LAYERS_IMPLEMENTATION
 # dtensor_cuda.h's host code AND its kernels through g++ and clang++ on the
 # CUDA stand-in (tests/standin/): nvcc's host pass never shows gcc the
-# kernel bodies, and gcc 13 found what gcc 12 did not (issue 26)
+# kernel bodies, and gcc 13 found what gcc 12 did not
 S_cuhost_O2    = mpicxx.mpich -std=c++17 -O2 -x c++ -I tests/standin
 S_cuhost_O3    = mpicxx.mpich -std=c++17 -O3 -march=x86-64-v4 -x c++ -I tests/standin
 S_cuhost_clang = clang++ -std=c++17 -O2 $(UNINIT) -x c++ -I tests/standin $(MPICH_INC)
