@@ -682,20 +682,6 @@ DT_API int dt_get_checks(void);               /* local; 1 if on */
    nargs < 0 or args NULL with nargs > 0: this rank's DT_ERR_ARG, compared. */
 DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
                                const int64_t *args, int nargs, const char *what);  /* collective with checks on, else local */
-/* A reduction of a few numbers over the mesh -- a residual norm, a time
-   step, a convergence flag -- without a tensor: values[0..count) (host
-   memory, dtype elements) become, on every rank of m, op over the ranks
-   along the mesh dims dims[0..ndims) (ndims 0, dims NULL: every mesh dim,
-   the whole mesh), in place. A mesh dim is reduced at a time, in mesh-dim
-   order (integer AVG truncates at each). Ranks outside m return DT_OK with
-   values untouched. Collective over the ranks of m; dims, count, dtype
-   and op must agree (compared under DTENSOR_CHECK=1). Bad arguments
-   (unknown dtype or op, a dim out of range or named twice, values NULL with
-   count > 0): DT_ERR_ARG/DT_ERR_DTYPE, values untouched.
-     double r2 = local_sum_of_squares;
-     DT_CHECK(dt_mesh_allreduce(mesh, 0, NULL, &r2, 1, DT_F64, DT_SUM));  */
-DT_API dt_status dt_mesh_allreduce(dt_mesh *m, int ndims, const int *dims, void *values, size_t count, dt_dtype dtype,
-                                   dt_reduce op); /* collective */
 /* a fingerprint of a tensor spec's fields (dtype, shape, placements and
    their split parameters, device; not its bytes: padding and a sizes
    array's address do not count), the one the consistency checks compare:
@@ -749,6 +735,22 @@ DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names
 /* the mesh with the named dims (adjacent, in mesh order) merged into one named `name` */
 DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *names,
                                  const char *name, dt_mesh **out);  /* collective */
+
+/* A reduction of a few numbers over the mesh -- a residual norm, a time
+   step, a convergence flag -- without a tensor: values[0..count) (host
+   memory, dtype elements) become, on every rank of m, op over the ranks
+   along the mesh dims dims[0..ndims) (ndims 0, dims NULL: every mesh dim,
+   the whole mesh), in place; DT_AVG of floating dtypes only (an integer
+   mean truncates: reduce with DT_SUM and divide). Ranks outside m return
+   DT_OK with values untouched. Collective over the ranks of m; dims,
+   count, dtype and op must agree (compared under DTENSOR_CHECK=1). Bad
+   arguments (unknown dtype or op, a dim out of range or named twice,
+   values NULL with count > 0, integer AVG): DT_ERR_ARG/DT_ERR_DTYPE,
+   values untouched.
+     double r2 = local_sum_of_squares;
+     DT_CHECK(dt_mesh_allreduce(mesh, 0, NULL, &r2, 1, DT_F64, DT_SUM));  */
+DT_API dt_status dt_mesh_allreduce(dt_mesh *m, int ndims, const int *dims, void *values, size_t count, dt_dtype dtype,
+                                   dt_reduce op); /* collective */
 
 /* tensors. A shape is accepted when its dims, a 0 counted as 1, times the
    dtype's size fit in int64: [0, 2^62] f64 has no elements but is
