@@ -391,10 +391,11 @@ typedef enum dt_placement_kind { DT_REPLICATE = 0, DT_SHARD = 1, DT_PARTIAL = 2 
      DT_SPLIT_SIZES     sizes[c] elements, given by the caller (zeros allowed;
                         they sum to n);
      DT_SPLIT_CYCLIC    blocks of `block` elements (the last one short) dealt
-                        round-robin, block i to coordinate i mod k, the local
-                        part being the owned blocks in order: ScaLAPACK's
-                        block-cyclic layout (NUMROC sizes). A part is then a
-                        set of boxes, not one box.
+                        round-robin, block i to coordinate (src + i) mod k
+                        (src = 0 unless dt_shard_cyclic_src), the local part
+                        being the owned blocks in order: ScaLAPACK's
+                        block-cyclic layout (NUMROC sizes; src is its
+                        RSRC/CSRC). A part is then a set of boxes, not one box.
    Offsets are the running sum of the earlier parts. Several mesh dims
    sharding one tensor dim nest in mesh-dim order: a later mesh dim applies its
    rule to positions 0..n'-1 of the part the earlier ones left (n' its local
@@ -408,6 +409,10 @@ typedef struct dt_placement {
     int8_t dim;      /* Shard: the tensor dim split; negative counts from the end */
     uint8_t reduce;  /* Partial: the dt_reduce op                               */
     uint8_t split;   /* Shard: the dt_split_rule; 0 = torch.chunk           */
+    int32_t src;     /* DT_SPLIT_CYCLIC: the mesh coordinate holding block 0
+                        (ScaLAPACK's RSRC/CSRC), 0..k-1; 0 (default) for every
+                        other rule. Sits in what was padding: the struct's
+                        size and the other fields' offsets are unchanged      */
     int64_t block;   /* DT_SPLIT_CYCLIC: elements per block, > 0                 */
     const int64_t *sizes; /* DT_SPLIT_SIZES: one size per coordinate of the mesh
                              dim. Copied by every call that takes the placement
@@ -666,6 +671,12 @@ DT_API dt_placement dt_shard_balanced(int tensor_dim);             /* pure; n/k 
 DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes); /* pure; sizes[c], copied
                                                                       by the call taking it */
 DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block); /* pure; ScaLAPACK blocks    */
+/* block-cyclic with block 0 on mesh coordinate src (ScaLAPACK's RSRC for the
+   rows, CSRC for the columns): block i is on coordinate (src + i) mod k.
+   dt_shard_cyclic(d, b) is dt_shard_cyclic_src(d, b, 0). src outside
+   0..k-1 (k: the mesh dim's size) is DT_ERR_PLACEMENT from every call that
+   takes the placement. */
+DT_API dt_placement dt_shard_cyclic_src(int tensor_dim, int64_t block, int src); /* pure */
 DT_API dt_placement dt_partial(dt_reduce op);  /* pure */
 /* placements and shapes as the library's messages write them, into buf
    (cap bytes, truncated, always terminated; cap > 0): "[S(0), R, P(sum)]",
@@ -854,6 +865,8 @@ DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *g
    P x Q with placements [dt_shard_cyclic(0, mb), dt_shard_cyclic(1, nb)]
    is the ScaLAPACK matrix A = T^T (N x M) with
      desc = {1, ictxt, N, M, nb, mb, 0, 0, max(1, T's local columns)}
+   (RSRC, CSRC = desc[6], desc[7] are the src of dt_shard_cyclic_src on the
+   dim of A's rows, T's dim 1, and of A's columns, T's dim 0; 0 otherwise)
    on a BLACS grid of nprow = Q by npcol = P in column-major order ("C"):
    mesh coordinate (p, q), mesh rank p*Q + q, is grid row q, column p, BLACS
    number q + p*Q. The transposed order [dt_shard_cyclic(1, nb),
@@ -2444,6 +2457,11 @@ DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block) {
     p.block = block;
     return p;
 }
+DT_API dt_placement dt_shard_cyclic_src(int tensor_dim, int64_t block, int src) {
+    dt_placement p = dt_shard_cyclic(tensor_dim, block);
+    p.src = (int32_t)src;
+    return p;
+}
 DT_API dt_placement dt_partial(dt_reduce op) {
     dt_placement p = dt_replicate();
     p.kind = DT_PARTIAL; p.reduce = (uint8_t)op;
@@ -2459,6 +2477,8 @@ static const char *dt__reduce_name(int op) {
 static char *dt__placement_str(dt_placement p, char *buf, size_t n) {
     if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", (int)p.dim);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", (int)p.dim);
+    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC && p.src)
+        snprintf(buf, n, "S(%d,cyclic %lld,src %d)", (int)p.dim, (long long)p.block, (int)p.src);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC)
         snprintf(buf, n, "S(%d,cyclic %lld)", (int)p.dim, (long long)p.block);
     else if (p.kind == DT_SHARD && p.split) snprintf(buf, n, "S(%d,split %d)", (int)p.dim, (int)p.split);
@@ -2500,7 +2520,8 @@ DT_API char *dt_shape_str(const int64_t *shape, int n, char *buf, size_t cap) { 
    the number of sizes in `block`, so that two copies of the same sizes
    compare equal wherever their arrays live. */
 static int dt__placement_eq(dt_placement a, dt_placement b) {
-    if (a.kind != b.kind || a.dim != b.dim || a.reduce != b.reduce || a.split != b.split || a.block != b.block)
+    if (a.kind != b.kind || a.dim != b.dim || a.reduce != b.reduce || a.split != b.split || a.block != b.block ||
+        a.src != b.src)
         return 0;
     if (a.kind != DT_SHARD || a.split != DT_SPLIT_SIZES || a.sizes == b.sizes) return 1;
     return a.block > 0 && a.sizes && b.sizes && !memcmp(a.sizes, b.sizes, (size_t)a.block * sizeof(int64_t));
@@ -2679,13 +2700,18 @@ static void dt__chunk(int64_t n, int k, int r, int64_t *off, int64_t *len) {
 }
 
 /* ScaLAPACK's NUMROC: the elements coordinate r of k owns when n positions
-   are dealt in blocks of b, block i to coordinate i mod k */
+   are dealt in blocks of b, block i to coordinate i mod k. With a source
+   coordinate src (block i to (src + i) mod k), pass dt__cyclic_pos(c, src, k). */
 static int64_t dt__numroc(int64_t n, int64_t b, int k, int r) {
     int64_t full = n / b, own = full / k * b, rem = full % k;
     if (r < rem) own += b;
     else if (r == rem) own += n % b;
     return own;
 }
+
+/* where coordinate c sits in the deal of a cyclic rule whose block 0 is on
+   coordinate src: it owns blocks pos, pos + k, ... */
+static int dt__cyclic_pos(int c, int src, int k) { return ((c - src) % k + k) % k; }
 
 /* Part r of n positions over k under a rule that gives one span (every rule
    but cyclic): its offset and length. Empty parts sit at the end of the
@@ -2732,7 +2758,8 @@ static int dt__split_find(int64_t n, int k, const dt_placement *p, int64_t a) {
    layout query never fails. */
 typedef struct dt__level {
     dt_placement p;
-    int k, c;
+    int k, c;        /* c: the coordinate; under a cyclic rule its position in
+                        the deal (the coordinate less src, mod k) */
     int64_t n, off;  /* the parent's extent; a one-span rule's offset in it */
 } dt__level;
 
@@ -2785,9 +2812,10 @@ static void dt__chain_build(int64_t n, int mndim, const int *mshape, const int *
         l->k = mshape[i];
         l->c = coord[i];
         l->n = n;
-        if (pl[i].split == DT_SPLIT_CYCLIC) {
+        if (pl[i].split == DT_SPLIT_CYCLIC) { /* l->c: the position in the deal, src counted */
             ch->cyclic = 1;
             l->off = 0;
+            l->c = dt__cyclic_pos(coord[i], pl[i].src, l->k);
             n = dt__numroc(n, pl[i].block, l->k, l->c);
         } else {
             dt__split_span(n, l->k, l->c, &pl[i], &l->off, &n);
@@ -6898,6 +6926,14 @@ static dt_status dt__check_rule(const char *fn, const dt_mesh *m, int i, const d
     if (p->split == DT_SPLIT_SIZES && p->block && p->block != m->shape[i])
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is dt_shard_sizes with block = %lld: 0, or the number of "
                         "sizes (%d, the mesh dim's ranks)", fn, i, (long long)p->block, m->shape[i]);
+    if (p->split == DT_SPLIT_CYCLIC && (p->src < 0 || p->src >= m->shape[i]))
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_cyclic_src(%d, %lld, %d): src is the mesh "
+                        "coordinate of the first block (ScaLAPACK RSRC/CSRC) and must be 0..%d (mesh dim %d has %d "
+                        "rank%s)", fn, i, (int)p->dim, (long long)p->block, (int)p->src, m->shape[i] - 1, i,
+                        m->shape[i], m->shape[i] == 1 ? "" : "s");
+    if (p->split != DT_SPLIT_CYCLIC && p->src)
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].src = %d, but the rule is not cyclic", fn, i,
+                        (int)p->src);
     if (p->split != DT_SPLIT_CYCLIC && p->split != DT_SPLIT_SIZES && p->block)
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].block = %lld, but the rule is not cyclic", fn, i,
                         (long long)p->block);
@@ -6955,15 +6991,15 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
         dt_placement p = pl[i];
         char b[48];
         if (i >= m->ndim) {
-            if (p.kind || p.dim || p.reduce || p.split || p.block || p.sizes)
+            if (p.kind || p.dim || p.reduce || p.split || p.src || p.block || p.sizes)
                 return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the mesh has %d dim%s", fn, i,
                                 dt__placement_str(p, b, sizeof b), m->ndim, m->ndim == 1 ? "" : "s");
             continue;
         }
-        if (p.kind != DT_SHARD && (p.split || p.block || p.sizes))
-            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is not a Shard but has split = %d, block = %lld, "
-                            "sizes = %s (split rules are for Shard only)", fn, i, (int)p.split, (long long)p.block,
-                            p.sizes ? "set" : "NULL");
+        if (p.kind != DT_SHARD && (p.split || p.src || p.block || p.sizes))
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is not a Shard but has split = %d, src = %d, block = "
+                            "%lld, sizes = %s (split rules are for Shard only)", fn, i, (int)p.split, (int)p.src,
+                            (long long)p.block, p.sizes ? "set" : "NULL");
         if (p.kind == DT_SHARD) {
             int d = p.dim < 0 ? p.dim + ndim : p.dim;
             if (d < 0 || d >= ndim)
@@ -7140,6 +7176,7 @@ static uint64_t dt__desc_hash(const dt_tensor_desc *d) {
         const dt_placement *p = &d->placements[i];
         if (p->kind != DT_SHARD || !p->split) continue;
         h = dt__hash(h, &p->block, sizeof p->block);
+        if (p->src) h = dt__hash(h, &p->src, sizeof p->src); /* (src 0 hashes as before) */
         if (p->split == DT_SPLIT_SIZES && p->sizes && p->block > 0)
             h = dt__hash(h, p->sizes, (size_t)p->block * sizeof(int64_t));
     }
@@ -9140,8 +9177,9 @@ static int dt__key_build(const dt__call *c, uint64_t *w) {
         for (j = 0; j < c->m->ndim; j++) { /* split rules: their words; sizes arrays are not cached */
             const dt_placement *p = &d->placements[j];
             if (p->kind != DT_SHARD || !p->split) continue;
-            if (p->split == DT_SPLIT_SIZES || n + 3 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
+            if (p->split == DT_SPLIT_SIZES || n + 4 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
             w[n++] = (uint64_t)j | (uint64_t)p->split << 8 | (uint64_t)p->block << 16;
+            if (p->src) w[n++] = (uint64_t)1 << 63 | (uint64_t)(uint32_t)p->src; /* bit 63: not a rule word */
         }
         w[n++] = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
         for (j = 0; j < d->ndim; j++) w[n++] = (uint64_t)d->shape[j];
@@ -9276,7 +9314,7 @@ static int dt__rule_for(const dt__call *c, int mdim, int k, int v, dt_placement 
     }
     for (i = 0; i < k; i++) { /* an earlier input with the same rule offered it already */
         dt_placement q;
-        if (dt__rule_for(c, mdim, i, v, &q) && q.split == p->split && q.block == p->block &&
+        if (dt__rule_for(c, mdim, i, v, &q) && q.split == p->split && q.block == p->block && q.src == p->src &&
             (p->split != DT_SPLIT_SIZES || dt__placement_eq(q, *p)))
             return 0;
     }
@@ -13245,7 +13283,9 @@ static int64_t dt__scalapack_block(const dt_placement *p, int64_t n, int k) {
 static const char *dt__scalapack_rule(const dt_placement *p, char *buf, size_t n) {
     static const char *const names[4] = {"chunk", "balanced", "sizes", "cyclic"};
     if (p->kind != DT_SHARD) return dt__placement_str(*p, buf, n);
-    if (p->split == DT_SPLIT_CYCLIC) snprintf(buf, n, "S(%d) cyclic block %lld", (int)p->dim, (long long)p->block);
+    if (p->split == DT_SPLIT_CYCLIC && p->src)
+        snprintf(buf, n, "S(%d) cyclic block %lld src %d", (int)p->dim, (long long)p->block, (int)p->src);
+    else if (p->split == DT_SPLIT_CYCLIC) snprintf(buf, n, "S(%d) cyclic block %lld", (int)p->dim, (long long)p->block);
     else snprintf(buf, n, "S(%d) %s", (int)p->dim, p->split < 4 ? names[p->split] : "?");
     return buf;
 }
@@ -13257,7 +13297,7 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
     const dt_tensor_desc *d;
     const dt_mesh *m;
     int64_t block[2], sh[2];
-    int i, k[2], coord[2] = {0, 0}, in;
+    int i, k[2], coord[2] = {0, 0}, in, src[2] = {0, 0};
     dt_scalapack_grid g;
     char b0[48], b1[48];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
@@ -13286,6 +13326,7 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
         int td = d->placements[i].dim;
         k[i] = dt_mesh_dim_size(m, i);
         block[td] = dt__scalapack_block(&d->placements[i], d->shape[td], k[i]);
+        src[td] = d->placements[i].src; /* RSRC / CSRC: 0 but for dt_shard_cyclic_src */
         if (!block[td])
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s splits dim %d (%lld) over %d ranks in parts "
                             "that are not block-cyclic (equal blocks in coordinate order, the last one short); %s",
@@ -13315,8 +13356,8 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
         desc[3] = (int)d->shape[0];
         desc[4] = (int)block[1];
         desc[5] = (int)block[0];
-        desc[6] = 0;
-        desc[7] = 0;
+        desc[6] = src[1];
+        desc[7] = src[0];
         desc[8] = in && sh[1] > 1 ? (int)sh[1] : 1;
     }
     return DT_OK;
