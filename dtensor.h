@@ -570,6 +570,16 @@ typedef struct dt_tensor_desc {
                                                   an array of structs). NULL
                                                   (default): row-major. See
                                                   "strided storage" there          */
+    const void *local_alloc;                   /* dt_tensor_from_local with local_ghost
+                                                  or local_strides (required there):
+                                                  the start of the caller's
+                                                  allocation that `local` lies in
+                                                  (what malloc returned, the
+                                                  array's name), so the wrap can
+                                                  check it reads inside it. NULL
+                                                  (default): not given           */
+    int64_t local_alloc_bytes;                 /* the size of that allocation in
+                                                  bytes (0: not given)             */
 } dt_tensor_desc;
 
 /* >>api ------------------------------------------------------------------- */
@@ -7249,19 +7259,153 @@ DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local
     return dt__consistent_spec(m, fn, local, d, NULL, args, nargs, what);
 }
 
+/* Does placing by pl give this rank the local shape ls? */
+static int dt__shape_under(const dt_mesh *m, const dt_tensor_desc *norm, const dt_placement *pl, const int64_t *ls) {
+    dt__box b;
+    int d;
+    dt__layout_box(norm->ndim, norm->shape, m->ndim, m->shape, m->coord, pl, &b);
+    for (d = 0; d < norm->ndim; d++)
+        if (b.ext[d] != ls[d]) return 0;
+    return 1;
+}
+
+/* What to do when a local shape contradicts the rule: the rule that gives
+   it, if a near one does (balanced for chunk, another source coordinate
+   for cyclic: the two splits codes make by themselves), else the
+   catch-all. One rank's shape cannot prove a rule; it can point at one. */
+static void dt__local_shape_hint(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls, char *buf,
+                                 size_t cap) {
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    int i, c, cyc[DT_MAX_MESH_DIMS], nc = 0, any = 0;
+    long tries = 1, t;
+    memcpy(pl, norm->placements, sizeof pl);
+    for (i = 0; i < m->ndim; i++)
+        if (pl[i].kind == DT_SHARD && pl[i].split == DT_SPLIT_CHUNK) { pl[i].split = DT_SPLIT_BALANCED; any = 1; }
+    if (any && dt__shape_under(m, norm, pl, ls)) {
+        snprintf(buf, cap, "the balanced split (N/k + (c < N%%k), PETSc's and most MPI codes') gives it: name that "
+                 "rule, dt_shard_balanced(dim), instead of dt_shard (torch.chunk)");
+        return;
+    }
+    memcpy(pl, norm->placements, sizeof pl);
+    for (i = 0; i < m->ndim; i++)
+        if (pl[i].kind == DT_SHARD && pl[i].split == DT_SPLIT_CYCLIC && tries <= 4096) { cyc[nc++] = i; tries *= m->shape[i]; }
+    for (t = 1; nc && t < tries; t++) { /* every other combination of sources (t = 0: the given one) */
+        long r = t;
+        char one[48], all[160] = "";
+        size_t len = 0;
+        for (c = 0; c < nc; c++) {
+            int k = m->shape[cyc[c]];
+            pl[cyc[c]].src = (int32_t)((norm->placements[cyc[c]].src + r % k) % k);
+            r /= k;
+        }
+        if (!dt__shape_under(m, norm, pl, ls)) continue;
+        for (c = 0; c < nc && len < sizeof all; c++) {
+            const dt_placement *p = &pl[cyc[c]];
+            snprintf(one, sizeof one, "dt_shard_cyclic_src(%d, %lld, %d)", (int)p->dim, (long long)p->block, (int)p->src);
+            len += (size_t)snprintf(all + len, sizeof all - len, "%s%s on mesh dim %d", c ? ", " : "", one, cyc[c]);
+        }
+        snprintf(buf, cap, "block-cyclic with the first block on another mesh coordinate gives it: %s (ScaLAPACK's "
+                 "RSRC/CSRC; dt_tensor_desc_from_scalapack reads them from the array's descriptor)", all);
+        return;
+    }
+    snprintf(buf, cap, "name the rule that made the buffer (dt_shard_balanced, dt_shard_sizes, dt_shard_cyclic_src), "
+             "or pass DT_INFER_SIZES to take every rank's local_shape as the truth");
+}
+
 /* the caller's claimed local shape must be the shape the placements imply */
 static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls) {
     dt__box b;
     int i;
-    char want[160], got[160];
+    char want[160], got[160], pls[160], hint[400];
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
     else dt__box_empty(norm->ndim, &b);
     for (i = 0; i < norm->ndim; i++)
-        if (ls[i] != b.ext[i])
-            return dt__fail(DT_ERR_SHAPE, "dt_tensor_from_local: desc->local_shape = %s but the placements give "
-                            "mesh rank %d the shape %s", dt__shape_str(ls, norm->ndim, got, sizeof got), m->rank,
-                            dt__shape_str(b.ext, norm->ndim, want, sizeof want));
+        if (ls[i] != b.ext[i]) {
+            hint[0] = 0;
+            if (m->rank >= 0) dt__local_shape_hint(m, norm, ls, hint, sizeof hint);
+            return dt__fail(DT_ERR_SHAPE, "dt_tensor_from_local: desc->local_shape = %s but the placements %s give "
+                            "mesh rank %d the shape %s: %s", dt__shape_str(ls, norm->ndim, got, sizeof got),
+                            dt__placements_str(norm->placements, m->ndim, pls, sizeof pls), m->rank,
+                            dt__shape_str(b.ext, norm->ndim, want, sizeof want),
+                            hint[0] ? hint : "a rank outside the mesh holds nothing (local_shape all zeros)");
+        }
     return DT_OK;
+}
+
+/* A ghosted or strided array must say its interior shape (desc->local_shape)
+   and its allocation (local_alloc, local_alloc_bytes): it is read through
+   offsets the library computes, so a wrong rule or a pointer into the
+   array's interior would read outside the caller's memory, silently, and
+   nothing else could tell (a pointer has no size). Every rank checks its
+   own; the agreement after makes every rank fail with it. */
+static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm) {
+    const char *fn = "dt_tensor_from_local", *what = d->local_ghost ? "local_ghost" : "local_strides";
+    char pls[160], sh[160];
+    dt__box b;
+    if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
+    else dt__box_empty(norm->ndim, &b);
+    if (!d->local_shape)
+        return dt__fail(DT_ERR_ARG, "%s: desc->%s without desc->local_shape: a ghosted or strided array must state "
+                        "its interior's shape, so that it is checked against the rule (the placements %s give mesh "
+                        "rank %d the shape %s; a split the code made itself is often dt_shard_balanced, "
+                        "N/k + (c < N%%k); DT_INFER_SIZES takes every rank's own)", fn, what,
+                        dt__placements_str(norm->placements, m->ndim, pls, sizeof pls), m->rank,
+                        dt__shape_str(b.ext, norm->ndim, sh, sizeof sh));
+    return DT_OK;
+}
+
+/* [local, local + the storage's span) inside [local_alloc, + local_alloc_bytes).
+   With ghost room, the likely mistake is `local` at the interior (&A(1,1))
+   instead of the array's start: the message says so. Run after the ghost
+   and stride checks (the span fits int64 then). */
+static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm,
+                                       const void *local) {
+    const char *fn = "dt_tensor_from_local";
+    int64_t es = (int64_t)dt_dtype_size(norm->dtype), ext[DT_MAX_DIMS], s = 1, span = 1, at, need;
+    uintptr_t a = (uintptr_t)d->local_alloc, l = (uintptr_t)local;
+    dt__box b;
+    int k, nd = norm->ndim;
+    char gs[160], ss[160], xs[160];
+    if (m->rank < 0) return DT_OK;
+    dt__tensor_box(m, norm, m->coord, &b);
+    for (k = 0; k < nd; k++) ext[k] = b.ext[k] + (d->local_ghost ? 2 * d->local_ghost[k] : 0);
+    for (k = nd - 1; k >= 0; k--) { /* the last element's offset + 1; 0 for an empty storage */
+        int64_t st = d->local_strides ? d->local_strides[k] : s;
+        if (ext[k] == 0) { span = 0; break; }
+        span += (ext[k] - 1) * st;
+        s *= ext[k];
+    }
+    if (!span) return DT_OK; /* reads nothing: an empty part needs no allocation */
+    if (!d->local_alloc || d->local_alloc_bytes <= 0)
+        return dt__fail(DT_ERR_ARG, "%s: desc->%s without desc->local_alloc and desc->local_alloc_bytes (%p, %lld): "
+                        "a ghosted or strided array must give the start and the size in bytes of the allocation "
+                        "`local` lies in (e.g. local_alloc = A, local_alloc_bytes = sizeof(double) * rows * cols), "
+                        "so that the wrap can check it reads inside it", fn,
+                        d->local_ghost ? "local_ghost" : "local_strides", d->local_alloc,
+                        (long long)d->local_alloc_bytes);
+    need = span * es;
+    if (l < a || l - a > (uintptr_t)d->local_alloc_bytes)
+        return dt__fail(DT_ERR_ARG, "%s: local = %p is not inside desc->local_alloc = %p (%lld bytes): local_alloc "
+                        "is the start of the allocation `local` lies in", fn, local, d->local_alloc,
+                        (long long)d->local_alloc_bytes);
+    at = (int64_t)(l - a);
+    if (need <= d->local_alloc_bytes - at) return DT_OK;
+    dt__shape_str(ext, nd, xs, sizeof xs);
+    if (d->local_ghost) {
+        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
+        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
+                        "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
+                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
+                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
+                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es),
+                        (long long)d->local_alloc_bytes, (long long)(need - (d->local_alloc_bytes - at)));
+    }
+    dt__shape_str(d->local_strides, nd, ss, sizeof ss);
+    return dt__fail(DT_ERR_ARG, "%s: the strided storage (shape %s, local_strides = %s) takes %lld bytes from local, "
+                    "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
+                    "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
+                    (long long)need, (long long)at, (long long)d->local_alloc_bytes,
+                    (long long)(need - (d->local_alloc_bytes - at)));
 }
 
 /* Without local_shape, a buffer's size is read from the placements. That
@@ -7514,6 +7658,7 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
     if (!st && (flags & ~(DT_COPY | DT_VERIFY | DT_INFER_SIZES)))
         st = dt__fail(DT_ERR_ARG, "%s: flags = 0x%x has unknown bits", fn, flags);
+    if (dt__checks_on()) flags |= DT_VERIFY; /* DTENSOR_CHECK=1: a wrap is verified */
     if (!st && (flags & DT_INFER_SIZES) && !d->local_shape)
         st = dt__fail(DT_ERR_ARG, "%s: DT_INFER_SIZES needs desc->local_shape (each rank's own buffer shape)", fn);
     if (!st && (flags & DT_INFER_SIZES) && m->rank >= 0)
@@ -7533,6 +7678,8 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
     if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
     if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, d->local_ghost);
+    if (!st && (d->local_ghost || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
+    if (!st && (d->local_ghost || d->local_strides)) st = dt__check_local_alloc(m, d, &norm, local);
     if (!st && m->rank >= 0) {
         dt__box b;
         dt__tensor_box(m, &norm, m->coord, &b);

@@ -99,6 +99,8 @@ static int garr_make(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, c
     }
     d.local_shape = a->ls;
     d.local_ghost = a->room;
+    d.local_alloc = a->arr; /* the ghosted array's start and size: the wrap checks it stays inside */
+    d.local_alloc_bytes = (int64_t)((size_t)a->gn * sizeof(double));
     CHECK_OK(dt_tensor_from_local(m->mesh, &d, a->arr, DT_BORROW, &a->t));
     return a->t != NULL;
 }
