@@ -739,7 +739,17 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    How the buffer's size is known -- the library reads exactly the local
    shape's elements, never more:
    - desc->local_shape given: it must equal the shape the placements give
-     this rank; checked on every rank, with or without DT_VERIFY.
+     this rank; checked on every rank, with or without DT_VERIFY, and one
+     rank's mismatch fails every rank (the wrap's one agreement, below).
+     The message names the rule that would give that shape where a near
+     one does: dt_shard_balanced for a dt_shard (torch.chunk) whose parts
+     differ from an MPI code's N/k + (c < N%k), dt_shard_cyclic_src for a
+     block-cyclic array whose first block is on another coordinate
+     (ScaLAPACK RSRC/CSRC != 0). Where the wrong rule gives every rank the
+     right shape (a cyclic source on a matrix whose blocks divide evenly)
+     nothing can tell: the shapes agree and the bytes are unreadable to
+     any check. Take a ScaLAPACK array's rule from its descriptor
+     (dt_tensor_desc_from_scalapack) instead of writing it by hand.
    - DT_INFER_SIZES (local_shape required): each rank's local_shape is the
      truth. A code that knows only its own size (PETSc's PETSC_DECIDE, any
      N/k + (r < N%k) split, a hand-made ragged one) wraps its buffer as it
@@ -752,7 +762,22 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      whose parts differ from the balanced rule's (10 over 4: 3,3,3,1 versus
      3,3,2,2), the one split it could not tell apart from an MPI code's.
      Without DT_VERIFY nothing can check the size of a pointer: pass
-     local_shape.
+     local_shape. DTENSOR_CHECK=1 (or dt_set_checks(1)) implies DT_VERIFY
+     here.
+   - ghosted or strided storage (local_ghost, local_strides): local_shape
+     is required (DT_ERR_ARG without it), and so are desc->local_alloc and
+     desc->local_alloc_bytes, the allocation `local` lies in (not needed
+     on a rank whose storage is empty): the wrap reads through offsets it
+     computes, so a wrong rule or `local` at the interior (&A(1,1)) instead
+     of the array's start would read outside the caller's memory, and a
+     pointer has no size to check. Every rank checks that the storage,
+     from `local`, lies inside [local_alloc, local_alloc + local_alloc_bytes)
+     (DT_ERR_ARG, naming the bytes past the end and, with ghost room, the
+     interior-pointer mistake); one rank's failure fails every rank.
+   Cost: these checks are local arithmetic, and the wrap's one agreement
+   (a 5-word allreduce on a mesh of more than one rank) was already made;
+   they run in dt_tensor_from_local only, a set-up call, never in ops,
+   redistributions or halo exchanges.
    Ghosted arrays (desc->local_ghost, DT_BORROW only): a stencil code keeps
    its field in one array with ghost cells around the interior. Then
    `local` is the START of that array: row-major with the shape
@@ -768,7 +793,9 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    sees a ghosted array as strided storage (below): only the interior is
    read or written, never the ghost room.
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
-   negative width, widths whose array size overflows; DT_ERR_UNSUPPORTED:
+   negative width, widths whose array size overflows, no local_shape, no
+   local_alloc / local_alloc_bytes, `local` whose ghosted array would end
+   past the allocation (the interior pointer); DT_ERR_UNSUPPORTED:
    local_ghost on a device tensor (desc->device != DT_HOST).
    Strided storage (desc->local_strides, and every ghosted array): the
    shard's elements sit at sum(i[d] * stride[d]) from dt_tensor_data, with
@@ -911,6 +938,43 @@ typedef struct dt_scalapack_grid {
     int myrow, mycol;  /* this rank's place in it; -1 outside the mesh                     */
 } dt_scalapack_grid;
 DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid);  /* local */
+/* The inverse: the tensor spec of an existing ScaLAPACK array, so that its
+   local buffer is wrapped as it is (dt_tensor_from_local, DT_BORROW, zero
+   copies) with the right rule, RSRC/CSRC included. Pure.
+     desc         the array's descriptor DESC(9): {DTYPE_ = 1, CTXT_, M_, N_,
+                  MB_, NB_, RSRC_, CSRC_, LLD_} (CTXT_ is not read)
+     grid         the BLACS grid of the context: nprow, npcol, order ("R"
+                  or "C", as given to Cblacs_gridinit; the BLACS numbers are
+                  then the mesh ranks), myrow, mycol (Cblacs_gridinfo; both
+                  -1 on a process outside the grid)
+     dtype        DT_F32 (ps*) or DT_F64 (pd*)
+     out          written: dtype, ndim 2, shape {N_, M_} (the row-major
+                  tensor T = A^T, as in dt_tensor_scalapack_desc) and the
+                  placements of the mesh that matches the grid, every
+                  other field zero but those below:
+                    order "C": a mesh {npcol, nprow},
+                      [dt_shard_cyclic_src(0, NB_, CSRC_), dt_shard_cyclic_src(1, MB_, RSRC_)]
+                    order "R": a mesh {nprow, npcol},
+                      [dt_shard_cyclic_src(1, MB_, RSRC_), dt_shard_cyclic_src(0, NB_, CSRC_)]
+     local_shape  NULL, or 2 entries: this process's part {LOCc(N_),
+                  LOCr(M_)} (NUMROC with the sources), and out->local_shape
+                  points at it (zeros outside the grid)
+     local_strides NULL, or 2 entries: {LLD_, 1}; out->local_strides points
+                  at it only where LLD_ pads the columns (LLD_ > LOCr), and
+                  out->local_alloc_bytes is then the local array's size
+                  (LLD_ x LOCc elements): set out->local_alloc to the array.
+   Refused with DT_ERR_ARG, out untouched, the message naming the entry:
+   DTYPE_ != 1, M_ or N_ < 0, MB_ or NB_ <= 0, a grid with nprow or npcol
+   <= 0 or an order other than "R"/"C", RSRC_ outside 0..nprow-1, CSRC_
+   outside 0..npcol-1, myrow / mycol outside the grid (other than both -1),
+   LLD_ < max(1, LOCr); DT_ERR_DTYPE: other dtypes. A block longer than its
+   extent comes back from dt_tensor_scalapack_desc as the extent, and LLD_
+   as max(1, LOCr) (a contiguous shard); otherwise the round trip gives
+   the same descriptor. See docs/guide.md, "Wrapping an existing ScaLAPACK
+   array". */
+DT_API dt_status dt_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                               dt_tensor_desc *out, int64_t *local_shape,
+                                               int64_t *local_strides);  /* pure */
 
 /* debug: a table mesh coordinate -> rank -> global index ranges held. Local
    (no communication): call it on one rank. */
@@ -13507,6 +13571,84 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
         desc[7] = src[0];
         desc[8] = in && sh[1] > 1 ? (int)sh[1] : 1;
     }
+    return DT_OK;
+}
+
+/* a BLACS grid as dt_tensor_desc_from_scalapack takes it */
+static dt_status dt__check_blacs_grid(const char *fn, const dt_scalapack_grid *g) {
+    int in = g->myrow >= 0 || g->mycol >= 0;
+    if (g->nprow <= 0 || g->npcol <= 0)
+        return dt__fail(DT_ERR_ARG, "%s: grid %d x %d: nprow and npcol must be > 0", fn, g->nprow, g->npcol);
+    if ((g->order[0] != 'R' && g->order[0] != 'C' && g->order[0] != 'r' && g->order[0] != 'c') || g->order[1])
+        return dt__fail(DT_ERR_ARG, "%s: grid->order = \"%.2s\": \"R\" (row-major) or \"C\" (column-major), as "
+                        "Cblacs_gridinit took it", fn, g->order);
+    if (in && (g->myrow < 0 || g->myrow >= g->nprow || g->mycol < 0 || g->mycol >= g->npcol))
+        return dt__fail(DT_ERR_ARG, "%s: grid->myrow, mycol = %d, %d outside the %d x %d grid (both -1: a process "
+                        "outside it)", fn, g->myrow, g->mycol, g->nprow, g->npcol);
+    return DT_OK;
+}
+
+DT_API dt_status dt_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                               dt_tensor_desc *out, int64_t *local_shape, int64_t *local_strides) {
+    const char *fn = "dt_tensor_desc_from_scalapack";
+    int m_, n_, mb, nb, rsrc, csrc, lld, in;
+    int64_t locr = 0, locc = 0;
+    dt_placement rows, cols;
+    dt_tensor_desc d;
+    dt_status st;
+    if (!desc) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
+    if (!grid) return dt__fail(DT_ERR_ARG, "%s: grid is NULL (nprow, npcol, order, myrow, mycol of the context)", fn);
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (dtype != DT_F32 && dtype != DT_F64)
+        return dt__fail(DT_ERR_DTYPE, "%s: dtype %s; ScaLAPACK's s and d routines take f32 and f64", fn,
+                        dt_dtype_name(dtype));
+    m_ = desc[2]; n_ = desc[3]; mb = desc[4]; nb = desc[5]; rsrc = desc[6]; csrc = desc[7]; lld = desc[8];
+    if (desc[0] != 1)
+        return dt__fail(DT_ERR_ARG, "%s: desc[0] (DTYPE_) = %d: a dense block-cyclic matrix's descriptor has "
+                        "DTYPE_ = 1", fn, desc[0]);
+    if (m_ < 0 || n_ < 0)
+        return dt__fail(DT_ERR_ARG, "%s: desc[2], desc[3] (M_, N_) = %d, %d: sizes must be >= 0", fn, m_, n_);
+    if (mb <= 0 || nb <= 0)
+        return dt__fail(DT_ERR_ARG, "%s: desc[4], desc[5] (MB_, NB_) = %d, %d: blocks must be > 0", fn, mb, nb);
+    if ((st = dt__check_blacs_grid(fn, grid))) return st;
+    if (rsrc < 0 || rsrc >= grid->nprow)
+        return dt__fail(DT_ERR_ARG, "%s: desc[6] (RSRC_) = %d: the process row of the first block must be 0..%d "
+                        "(nprow = %d)", fn, rsrc, grid->nprow - 1, grid->nprow);
+    if (csrc < 0 || csrc >= grid->npcol)
+        return dt__fail(DT_ERR_ARG, "%s: desc[7] (CSRC_) = %d: the process column of the first block must be 0..%d "
+                        "(npcol = %d)", fn, csrc, grid->npcol - 1, grid->npcol);
+    in = grid->myrow >= 0;
+    if (in) { /* NUMROC with the sources */
+        locr = dt__numroc(m_, mb, grid->nprow, dt__cyclic_pos(grid->myrow, rsrc, grid->nprow));
+        locc = dt__numroc(n_, nb, grid->npcol, dt__cyclic_pos(grid->mycol, csrc, grid->npcol));
+    }
+    if (lld < 1 || lld < locr)
+        return dt__fail(DT_ERR_ARG, "%s: desc[8] (LLD_) = %d: the local leading dimension must be >= max(1, LOCr) "
+                        "= %lld (process row %d holds %lld of the %d rows in blocks of %d from row %d)", fn, lld,
+                        (long long)(locr > 1 ? locr : 1), grid->myrow, (long long)locr, m_, mb, rsrc);
+    memset(&d, 0, sizeof d);
+    d.dtype = dtype;
+    d.ndim = 2;
+    d.shape[0] = n_; /* T = A^T: A's columns are T's rows */
+    d.shape[1] = m_;
+    rows = dt_shard_cyclic_src(1, mb, rsrc); /* A's rows: T's dim 1, over the process rows */
+    cols = dt_shard_cyclic_src(0, nb, csrc);
+    if (grid->order[0] == 'C' || grid->order[0] == 'c') { d.placements[0] = cols; d.placements[1] = rows; }
+    else { d.placements[0] = rows; d.placements[1] = cols; }
+    if (local_shape) {
+        local_shape[0] = locc;
+        local_shape[1] = locr;
+        d.local_shape = local_shape;
+    }
+    if (local_strides) {
+        local_strides[0] = lld;
+        local_strides[1] = 1;
+        if (in && lld > locr && locc > 0) {
+            d.local_strides = local_strides;
+            d.local_alloc_bytes = (int64_t)lld * locc * (int64_t)dt_dtype_size(dtype);
+        }
+    }
+    *out = d;
     return DT_OK;
 }
 
