@@ -13643,7 +13643,7 @@ DT_API dt_status dt_tensor_desc_from_scalapack(const int desc[9], const dt_scala
     if (local_strides) {
         local_strides[0] = lld;
         local_strides[1] = 1;
-        if (in && lld > locr && locc > 0) {
+        if (in && locr > 0 && locc > 0 && lld > locr) { /* padded columns; an empty part needs no strides */
             d.local_strides = local_strides;
             d.local_alloc_bytes = (int64_t)lld * locc * (int64_t)dt_dtype_size(dtype);
         }
