@@ -7722,7 +7722,6 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
     st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
     if (!st && (flags & ~(DT_COPY | DT_VERIFY | DT_INFER_SIZES)))
         st = dt__fail(DT_ERR_ARG, "%s: flags = 0x%x has unknown bits", fn, flags);
-    if (dt__checks_on()) flags |= DT_VERIFY; /* DTENSOR_CHECK=1: a wrap is verified */
     if (!st && (flags & DT_INFER_SIZES) && !d->local_shape)
         st = dt__fail(DT_ERR_ARG, "%s: DT_INFER_SIZES needs desc->local_shape (each rank's own buffer shape)", fn);
     if (!st && (flags & DT_INFER_SIZES) && m->rank >= 0)
@@ -7731,10 +7730,11 @@ DT_API dt_status dt_tensor_from_local(dt_mesh *m, const dt_tensor_desc *d, void 
         if (!(st = dt__agree(m->comm, fn, st, 0))) st = dt__infer_sizes(m, &norm, d->local_shape, sizes);
         if (st) { DT_FREE(sizes); return st; }
     }
-    if (!st && !d->local_shape && (flags & DT_VERIFY) && m->rank >= 0) {
+    /* DTENSOR_CHECK=1 implies DT_VERIFY: this refusal, and the spec agreement below (dt__consistent_spec) */
+    if (!st && !d->local_shape && ((flags & DT_VERIFY) || dt__checks_on()) && m->rank >= 0) {
         int md = 0, td = dt__chunk_ambiguous(m, &norm, &md);
         if (td >= 0)
-            st = dt__fail(DT_ERR_SHAPE, "%s: DT_VERIFY without desc->local_shape, and dim %d (%lld) is split unevenly "
+            st = dt__fail(DT_ERR_SHAPE, "%s: DT_VERIFY (or DTENSOR_CHECK) without desc->local_shape, and dim %d (%lld) is split unevenly "
                           "by dt_shard on mesh dim %d, where torch.chunk's parts differ from the balanced rule's (MPI "
                           "codes, PETSc): give local_shape (or DT_INFER_SIZES) so the buffer's size can be checked, "
                           "or name the rule (dt_shard_balanced)", fn, td, (long long)norm.shape[td], md);
