@@ -24,8 +24,10 @@
    Partial, one dim sharded twice, an extent above INT_MAX; each message
    names the call. Ranks outside a mesh get myrow = mycol = -1, LLD 1.
    --quick: fewer shapes. */
+#define _POSIX_C_SOURCE 200112L /* getpid */
 #define DTENSOR_IMPLEMENTATION
 #include <limits.h>
+#include <unistd.h>
 #include "dtensor.h"
 #include "dt_test.h"
 
@@ -307,9 +309,31 @@ static void wrong_source(dt_mesh *m1) {
     CHECK_OK(dt_tensor_from_local(m1, &d, buf, DT_BORROW, &t));
     if (t && full) {
         double *g = (double *)full;
+        char path[96];
+        int pid = (int)getpid(), k;
         CHECK_OK(dt_tensor_gather(t, g));
         for (i = 0; i < n; i++)
             if (g[i] != (double)i) { CHECK(0, "gathered [%lld] = %g", (long long)i, g[i]); break; }
+        /* .npy with a source: saved in global order, loaded back under each rule */
+        MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        snprintf(path, sizeof path, "/tmp/dt_test_scalapack.%d.npy", pid);
+        CHECK_OK(dt_tensor_save_npy(t, path));
+        for (k = 0; k < 3; k++) {
+            dt_placement lp[DT_MAX_MESH_DIMS];
+            dt_tensor *l = NULL;
+            memset(lp, 0, sizeof lp);
+            lp[0] = k == 0 ? dt_shard(0) : dt_shard_cyclic_src(0, nb, k == 1 ? 1 : dtt_np - 1);
+            CHECK_OK(dt_tensor_load_npy(m1, path, lp, &l));
+            if (l) {
+                memset(g, 0, sizeof(double) * (size_t)n);
+                CHECK_OK(dt_tensor_gather(l, g));
+                for (i = 0; i < n; i++)
+                    if (g[i] != (double)i) { CHECK(0, "loaded (rule %d) [%lld] = %g", k, (long long)i, g[i]); break; }
+            }
+            dt_tensor_destroy(l);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (dtt_rank == 0) remove(path);
     }
     dt_tensor_destroy(t);
     free(full);
