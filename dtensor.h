@@ -102,7 +102,8 @@
      >>rng           the mesh's Philox offset and the random ops
      >>halo          ghost cells: halo plans, exchanges, dt_stencil_apply
      >>io            .npy checkpoints, RNG state files, ScaLAPACK interop
-                     (dt_tensor_scalapack_desc: a tensor's BLACS descriptor)
+                     (dt_tensor_scalapack_desc: a tensor's BLACS descriptor;
+                     dt_tensor_desc_from_scalapack: a descriptor's spec)
      >>debug         dt_tensor_print_sharding
    dtensor_cuda.h: >>cuda-api, >>cuda-device (memory, stream), >>cuda-kernels
    (the DT_CUDA kernel table, calling >>math), >>nccl (the NCCL backend).
