@@ -557,6 +557,20 @@ static void wrap_mistakes(const dtt_mesh *m)
     CHECK(all_failed(st) && st == DT_ERR_ARG, "status %s: %s", dt_status_string(st), dt_last_error());
     CHECK(strstr(dt_last_error(), "local_alloc"), "message: %s", dt_last_error());
     CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    if (dtt_np >= 3) { /* DTENSOR_CHECK (dt_set_checks) implies DT_VERIFY: a contiguous wrap without
+                          local_shape of an uneven torch.chunk split is refused, on every rank */
+        dt_tensor_desc c = mkdesc(2, shape, m, pl);
+        int was = dt_get_checks();
+        dtt_ctx("DTENSOR_CHECK implies DT_VERIFY, mesh %s", m->name);
+        c.placements[0] = dt_shard(0);
+        dt_set_checks(1);
+        st = dt_tensor_from_local(m->mesh, &c, arr, DT_BORROW, &t);
+        dt_set_checks(was);
+        CHECK(all_failed(st), "some rank accepted: %s", dt_status_string(st));
+        CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "dt_shard_balanced"),
+              "message: %s", dt_last_error());
+        CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    }
     dtt_ctx("the right wrap: dt_shard_balanced, local_shape, the array's start, mesh %s", m->name);
     d.local_alloc = arr;
     CHECK_OK(dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t));
