@@ -102,7 +102,8 @@
      >>rng           the mesh's Philox offset and the random ops
      >>halo          ghost cells: halo plans, exchanges, dt_stencil_apply
      >>io            .npy checkpoints, RNG state files, ScaLAPACK interop
-                     (dt_tensor_scalapack_desc: a tensor's BLACS descriptor)
+                     (dt_tensor_scalapack_desc: a tensor's BLACS descriptor;
+                     dt_tensor_desc_from_scalapack: a descriptor's spec)
      >>debug         dt_tensor_print_sharding
    dtensor_cuda.h: >>cuda-api, >>cuda-device (memory, stream), >>cuda-kernels
    (the DT_CUDA kernel table, calling >>math), >>nccl (the NCCL backend).
@@ -393,10 +394,11 @@ typedef enum dt_placement_kind { DT_REPLICATE = 0, DT_SHARD = 1, DT_PARTIAL = 2 
      DT_SPLIT_SIZES     sizes[c] elements, given by the caller (zeros allowed;
                         they sum to n);
      DT_SPLIT_CYCLIC    blocks of `block` elements (the last one short) dealt
-                        round-robin, block i to coordinate i mod k, the local
-                        part being the owned blocks in order: ScaLAPACK's
-                        block-cyclic layout (NUMROC sizes). A part is then a
-                        set of boxes, not one box.
+                        round-robin, block i to coordinate (src + i) mod k
+                        (src = 0 unless dt_shard_cyclic_src), the local part
+                        being the owned blocks in order: ScaLAPACK's
+                        block-cyclic layout (NUMROC sizes; src is its
+                        RSRC/CSRC). A part is then a set of boxes, not one box.
    Offsets are the running sum of the earlier parts. Several mesh dims
    sharding one tensor dim nest in mesh-dim order: a later mesh dim applies its
    rule to positions 0..n'-1 of the part the earlier ones left (n' its local
@@ -410,6 +412,10 @@ typedef struct dt_placement {
     int8_t dim;      /* Shard: the tensor dim split; negative counts from the end */
     uint8_t reduce;  /* Partial: the dt_reduce op                               */
     uint8_t split;   /* Shard: the dt_split_rule; 0 = torch.chunk           */
+    int32_t src;     /* DT_SPLIT_CYCLIC: the mesh coordinate holding block 0
+                        (ScaLAPACK's RSRC/CSRC), 0..k-1; 0 (default) for every
+                        other rule. Sits in what was padding: the struct's
+                        size and the other fields' offsets are unchanged      */
     int64_t block;   /* DT_SPLIT_CYCLIC: elements per block, > 0                 */
     const int64_t *sizes; /* DT_SPLIT_SIZES: one size per coordinate of the mesh
                              dim. Copied by every call that takes the placement
@@ -567,6 +573,16 @@ typedef struct dt_tensor_desc {
                                                   an array of structs). NULL
                                                   (default): row-major. See
                                                   "strided storage" there          */
+    const void *local_alloc;                   /* dt_tensor_from_local with local_ghost
+                                                  or local_strides (required there):
+                                                  the start of the caller's
+                                                  allocation that `local` lies in
+                                                  (what malloc returned, the
+                                                  array's name), so the wrap can
+                                                  check it reads inside it. NULL
+                                                  (default): not given           */
+    int64_t local_alloc_bytes;                 /* the size of that allocation in
+                                                  bytes (0: not given)             */
 } dt_tensor_desc;
 
 /* >>api ------------------------------------------------------------------- */
@@ -697,6 +713,12 @@ DT_API dt_placement dt_shard_balanced(int tensor_dim);             /* pure; n/k 
 DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes); /* pure; sizes[c], copied
                                                                       by the call taking it */
 DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block); /* pure; ScaLAPACK blocks    */
+/* block-cyclic with block 0 on mesh coordinate src (ScaLAPACK's RSRC for the
+   rows, CSRC for the columns): block i is on coordinate (src + i) mod k.
+   dt_shard_cyclic(d, b) is dt_shard_cyclic_src(d, b, 0). src outside
+   0..k-1 (k: the mesh dim's size) is DT_ERR_PLACEMENT from every call that
+   takes the placement. */
+DT_API dt_placement dt_shard_cyclic_src(int tensor_dim, int64_t block, int src); /* pure */
 DT_API dt_placement dt_partial(dt_reduce op);  /* pure */
 /* placements and shapes as the library's messages write them, into buf
    (cap bytes, truncated, always terminated; cap > 0): "[S(0), R, P(sum)]",
@@ -765,7 +787,17 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    How the buffer's size is known -- the library reads exactly the local
    shape's elements, never more:
    - desc->local_shape given: it must equal the shape the placements give
-     this rank; checked on every rank, with or without DT_VERIFY.
+     this rank; checked on every rank, with or without DT_VERIFY, and one
+     rank's mismatch fails every rank (the wrap's one agreement, below).
+     The message names the rule that would give that shape where a near
+     one does: dt_shard_balanced for a dt_shard (torch.chunk) whose parts
+     differ from an MPI code's N/k + (c < N%k), dt_shard_cyclic_src for a
+     block-cyclic array whose first block is on another coordinate
+     (ScaLAPACK RSRC/CSRC != 0). Where the wrong rule gives every rank the
+     right shape (a cyclic source on a matrix whose blocks divide evenly)
+     nothing can tell: the shapes agree and the bytes are unreadable to
+     any check. Take a ScaLAPACK array's rule from its descriptor
+     (dt_tensor_desc_from_scalapack) instead of writing it by hand.
    - DT_INFER_SIZES (local_shape required): each rank's local_shape is the
      truth. A code that knows only its own size (PETSc's PETSC_DECIDE, any
      N/k + (r < N%k) split, a hand-made ragged one) wraps its buffer as it
@@ -778,7 +810,22 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      whose parts differ from the balanced rule's (10 over 4: 3,3,3,1 versus
      3,3,2,2), the one split it could not tell apart from an MPI code's.
      Without DT_VERIFY nothing can check the size of a pointer: pass
-     local_shape.
+     local_shape. DTENSOR_CHECK=1 (or dt_set_checks(1)) implies DT_VERIFY
+     here.
+   - ghosted or strided storage (local_ghost, local_strides): local_shape
+     is required (DT_ERR_ARG without it), and so are desc->local_alloc and
+     desc->local_alloc_bytes, the allocation `local` lies in (not needed
+     on a rank whose storage is empty): the wrap reads through offsets it
+     computes, so a wrong rule or `local` at the interior (&A(1,1)) instead
+     of the array's start would read outside the caller's memory, and a
+     pointer has no size to check. Every rank checks that the storage,
+     from `local`, lies inside [local_alloc, local_alloc + local_alloc_bytes)
+     (DT_ERR_ARG, naming the bytes past the end and, with ghost room, the
+     interior-pointer mistake); one rank's failure fails every rank.
+   Cost: these checks are local arithmetic, and the wrap's one agreement
+   (a 5-word allreduce on a mesh of more than one rank) was already made;
+   they run in dt_tensor_from_local only, a set-up call, never in ops,
+   redistributions or halo exchanges.
    Ghosted arrays (desc->local_ghost, DT_BORROW only): a stencil code keeps
    its field in one array with ghost cells around the interior. Then
    `local` is the START of that array: row-major with the shape
@@ -794,7 +841,9 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    sees a ghosted array as strided storage (below): only the interior is
    read or written, never the ghost room.
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
-   negative width, widths whose array size overflows; DT_ERR_UNSUPPORTED:
+   negative width, widths whose array size overflows, no local_shape, no
+   local_alloc / local_alloc_bytes, `local` whose ghosted array would end
+   past the allocation (the interior pointer); DT_ERR_UNSUPPORTED:
    local_ghost on a device tensor (desc->device != DT_HOST).
    Strided storage (desc->local_strides, and every ghosted array): the
    shard's elements sit at sum(i[d] * stride[d]) from dt_tensor_data, with
@@ -901,6 +950,8 @@ DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *g
    P x Q with placements [dt_shard_cyclic(0, mb), dt_shard_cyclic(1, nb)]
    is the ScaLAPACK matrix A = T^T (N x M) with
      desc = {1, ictxt, N, M, nb, mb, 0, 0, max(1, T's local columns)}
+   (RSRC, CSRC = desc[6], desc[7] are the src of dt_shard_cyclic_src on the
+   dim of A's rows, T's dim 1, and of A's columns, T's dim 0; 0 otherwise)
    on a BLACS grid of nprow = Q by npcol = P in column-major order ("C"):
    mesh coordinate (p, q), mesh rank p*Q + q, is grid row q, column p, BLACS
    number q + p*Q. The transposed order [dt_shard_cyclic(1, nb),
@@ -935,6 +986,43 @@ typedef struct dt_scalapack_grid {
     int myrow, mycol;  /* this rank's place in it; -1 outside the mesh                     */
 } dt_scalapack_grid;
 DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid);  /* local */
+/* The inverse: the tensor spec of an existing ScaLAPACK array, so that its
+   local buffer is wrapped as it is (dt_tensor_from_local, DT_BORROW, zero
+   copies) with the right rule, RSRC/CSRC included. Pure.
+     desc         the array's descriptor DESC(9): {DTYPE_ = 1, CTXT_, M_, N_,
+                  MB_, NB_, RSRC_, CSRC_, LLD_} (CTXT_ is not read)
+     grid         the BLACS grid of the context: nprow, npcol, order ("R"
+                  or "C", as given to Cblacs_gridinit; the BLACS numbers are
+                  then the mesh ranks), myrow, mycol (Cblacs_gridinfo; both
+                  -1 on a process outside the grid)
+     dtype        DT_F32 (ps*) or DT_F64 (pd*)
+     out          written: dtype, ndim 2, shape {N_, M_} (the row-major
+                  tensor T = A^T, as in dt_tensor_scalapack_desc) and the
+                  placements of the mesh that matches the grid, every
+                  other field zero but those below:
+                    order "C": a mesh {npcol, nprow},
+                      [dt_shard_cyclic_src(0, NB_, CSRC_), dt_shard_cyclic_src(1, MB_, RSRC_)]
+                    order "R": a mesh {nprow, npcol},
+                      [dt_shard_cyclic_src(1, MB_, RSRC_), dt_shard_cyclic_src(0, NB_, CSRC_)]
+     local_shape  NULL, or 2 entries: this process's part {LOCc(N_),
+                  LOCr(M_)} (NUMROC with the sources), and out->local_shape
+                  points at it (zeros outside the grid)
+     local_strides NULL, or 2 entries: {LLD_, 1}; out->local_strides points
+                  at it only where LLD_ pads the columns (LLD_ > LOCr), and
+                  out->local_alloc_bytes is then the local array's size
+                  (LLD_ x LOCc elements): set out->local_alloc to the array.
+   Refused with DT_ERR_ARG, out untouched, the message naming the entry:
+   DTYPE_ != 1, M_ or N_ < 0, MB_ or NB_ <= 0, a grid with nprow or npcol
+   <= 0 or an order other than "R"/"C", RSRC_ outside 0..nprow-1, CSRC_
+   outside 0..npcol-1, myrow / mycol outside the grid (other than both -1),
+   LLD_ < max(1, LOCr); DT_ERR_DTYPE: other dtypes. A block longer than its
+   extent comes back from dt_tensor_scalapack_desc as the extent, and LLD_
+   as max(1, LOCr) (a contiguous shard); otherwise the round trip gives
+   the same descriptor. See docs/guide.md, "Wrapping an existing ScaLAPACK
+   array". */
+DT_API dt_status dt_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                               dt_tensor_desc *out, int64_t *local_shape,
+                                               int64_t *local_strides);  /* pure */
 
 /* debug: a table mesh coordinate -> rank -> global index ranges held. Local
    (no communication): call it on one rank. */
@@ -2580,6 +2668,11 @@ DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block) {
     p.block = block;
     return p;
 }
+DT_API dt_placement dt_shard_cyclic_src(int tensor_dim, int64_t block, int src) {
+    dt_placement p = dt_shard_cyclic(tensor_dim, block);
+    p.src = (int32_t)src;
+    return p;
+}
 DT_API dt_placement dt_partial(dt_reduce op) {
     dt_placement p = dt_replicate();
     p.kind = DT_PARTIAL; p.reduce = (uint8_t)op;
@@ -2595,6 +2688,8 @@ static const char *dt__reduce_name(int op) {
 static char *dt__placement_str(dt_placement p, char *buf, size_t n) {
     if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", (int)p.dim);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", (int)p.dim);
+    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC && p.src)
+        snprintf(buf, n, "S(%d,cyclic %lld,src %d)", (int)p.dim, (long long)p.block, (int)p.src);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC)
         snprintf(buf, n, "S(%d,cyclic %lld)", (int)p.dim, (long long)p.block);
     else if (p.kind == DT_SHARD && p.split) snprintf(buf, n, "S(%d,split %d)", (int)p.dim, (int)p.split);
@@ -2636,7 +2731,8 @@ DT_API char *dt_shape_str(const int64_t *shape, int n, char *buf, size_t cap) { 
    the number of sizes in `block`, so that two copies of the same sizes
    compare equal wherever their arrays live. */
 static int dt__placement_eq(dt_placement a, dt_placement b) {
-    if (a.kind != b.kind || a.dim != b.dim || a.reduce != b.reduce || a.split != b.split || a.block != b.block)
+    if (a.kind != b.kind || a.dim != b.dim || a.reduce != b.reduce || a.split != b.split || a.block != b.block ||
+        a.src != b.src)
         return 0;
     if (a.kind != DT_SHARD || a.split != DT_SPLIT_SIZES || a.sizes == b.sizes) return 1;
     return a.block > 0 && a.sizes && b.sizes && !memcmp(a.sizes, b.sizes, (size_t)a.block * sizeof(int64_t));
@@ -2815,13 +2911,18 @@ static void dt__chunk(int64_t n, int k, int r, int64_t *off, int64_t *len) {
 }
 
 /* ScaLAPACK's NUMROC: the elements coordinate r of k owns when n positions
-   are dealt in blocks of b, block i to coordinate i mod k */
+   are dealt in blocks of b, block i to coordinate i mod k. With a source
+   coordinate src (block i to (src + i) mod k), pass dt__cyclic_pos(c, src, k). */
 static int64_t dt__numroc(int64_t n, int64_t b, int k, int r) {
     int64_t full = n / b, own = full / k * b, rem = full % k;
     if (r < rem) own += b;
     else if (r == rem) own += n % b;
     return own;
 }
+
+/* where coordinate c sits in the deal of a cyclic rule whose block 0 is on
+   coordinate src: it owns blocks pos, pos + k, ... */
+static int dt__cyclic_pos(int c, int src, int k) { return ((c - src) % k + k) % k; }
 
 /* Part r of n positions over k under a rule that gives one span (every rule
    but cyclic): its offset and length. Empty parts sit at the end of the
@@ -2868,7 +2969,8 @@ static int dt__split_find(int64_t n, int k, const dt_placement *p, int64_t a) {
    layout query never fails. */
 typedef struct dt__level {
     dt_placement p;
-    int k, c;
+    int k, c;        /* c: the coordinate; under a cyclic rule its position in
+                        the deal (the coordinate less src, mod k) */
     int64_t n, off;  /* the parent's extent; a one-span rule's offset in it */
 } dt__level;
 
@@ -2921,9 +3023,10 @@ static void dt__chain_build(int64_t n, int mndim, const int *mshape, const int *
         l->k = mshape[i];
         l->c = coord[i];
         l->n = n;
-        if (pl[i].split == DT_SPLIT_CYCLIC) {
+        if (pl[i].split == DT_SPLIT_CYCLIC) { /* l->c: the position in the deal, src counted */
             ch->cyclic = 1;
             l->off = 0;
+            l->c = dt__cyclic_pos(coord[i], pl[i].src, l->k);
             n = dt__numroc(n, pl[i].block, l->k, l->c);
         } else {
             dt__split_span(n, l->k, l->c, &pl[i], &l->off, &n);
@@ -7050,6 +7153,14 @@ static dt_status dt__check_rule(const char *fn, const dt_mesh *m, int i, const d
     if (p->split == DT_SPLIT_SIZES && p->block && p->block != m->shape[i])
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is dt_shard_sizes with block = %lld: 0, or the number of "
                         "sizes (%d, the mesh dim's ranks)", fn, i, (long long)p->block, m->shape[i]);
+    if (p->split == DT_SPLIT_CYCLIC && (p->src < 0 || p->src >= m->shape[i]))
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_cyclic_src(%d, %lld, %d): src is the mesh "
+                        "coordinate of the first block (ScaLAPACK RSRC/CSRC) and must be 0..%d (mesh dim %d has %d "
+                        "rank%s)", fn, i, (int)p->dim, (long long)p->block, (int)p->src, m->shape[i] - 1, i,
+                        m->shape[i], m->shape[i] == 1 ? "" : "s");
+    if (p->split != DT_SPLIT_CYCLIC && p->src)
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].src = %d, but the rule is not cyclic", fn, i,
+                        (int)p->src);
     if (p->split != DT_SPLIT_CYCLIC && p->split != DT_SPLIT_SIZES && p->block)
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].block = %lld, but the rule is not cyclic", fn, i,
                         (long long)p->block);
@@ -7107,15 +7218,15 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
         dt_placement p = pl[i];
         char b[48];
         if (i >= m->ndim) {
-            if (p.kind || p.dim || p.reduce || p.split || p.block || p.sizes)
+            if (p.kind || p.dim || p.reduce || p.split || p.src || p.block || p.sizes)
                 return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the mesh has %d dim%s", fn, i,
                                 dt__placement_str(p, b, sizeof b), m->ndim, m->ndim == 1 ? "" : "s");
             continue;
         }
-        if (p.kind != DT_SHARD && (p.split || p.block || p.sizes))
-            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is not a Shard but has split = %d, block = %lld, "
-                            "sizes = %s (split rules are for Shard only)", fn, i, (int)p.split, (long long)p.block,
-                            p.sizes ? "set" : "NULL");
+        if (p.kind != DT_SHARD && (p.split || p.src || p.block || p.sizes))
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is not a Shard but has split = %d, src = %d, block = "
+                            "%lld, sizes = %s (split rules are for Shard only)", fn, i, (int)p.split, (int)p.src,
+                            (long long)p.block, p.sizes ? "set" : "NULL");
         if (p.kind == DT_SHARD) {
             int d = p.dim < 0 ? p.dim + ndim : p.dim;
             if (d < 0 || d >= ndim)
@@ -7292,6 +7403,7 @@ static uint64_t dt__desc_hash(const dt_tensor_desc *d) {
         const dt_placement *p = &d->placements[i];
         if (p->kind != DT_SHARD || !p->split) continue;
         h = dt__hash(h, &p->block, sizeof p->block);
+        if (p->src) h = dt__hash(h, &p->src, sizeof p->src); /* (src 0 hashes as before) */
         if (p->split == DT_SPLIT_SIZES && p->sizes && p->block > 0)
             h = dt__hash(h, p->sizes, (size_t)p->block * sizeof(int64_t));
     }
@@ -7445,19 +7557,153 @@ DT_API dt_status dt_mesh_allreduce(dt_mesh *m, int ndims, const int *dims, void 
     DT__PUBLIC("dt_mesh_allreduce", dt__mesh_allreduce_body(m, ndims, dims, values, count, dtype, op));
 }
 
+/* Does placing by pl give this rank the local shape ls? */
+static int dt__shape_under(const dt_mesh *m, const dt_tensor_desc *norm, const dt_placement *pl, const int64_t *ls) {
+    dt__box b;
+    int d;
+    dt__layout_box(norm->ndim, norm->shape, m->ndim, m->shape, m->coord, pl, &b);
+    for (d = 0; d < norm->ndim; d++)
+        if (b.ext[d] != ls[d]) return 0;
+    return 1;
+}
+
+/* What to do when a local shape contradicts the rule: the rule that gives
+   it, if a near one does (balanced for chunk, another source coordinate
+   for cyclic: the two splits codes make by themselves), else the
+   catch-all. One rank's shape cannot prove a rule; it can point at one. */
+static void dt__local_shape_hint(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls, char *buf,
+                                 size_t cap) {
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    int i, c, cyc[DT_MAX_MESH_DIMS], nc = 0, any = 0;
+    long tries = 1, t;
+    memcpy(pl, norm->placements, sizeof pl);
+    for (i = 0; i < m->ndim; i++)
+        if (pl[i].kind == DT_SHARD && pl[i].split == DT_SPLIT_CHUNK) { pl[i].split = DT_SPLIT_BALANCED; any = 1; }
+    if (any && dt__shape_under(m, norm, pl, ls)) {
+        snprintf(buf, cap, "the balanced split (N/k + (c < N%%k), PETSc's and most MPI codes') gives it: name that "
+                 "rule, dt_shard_balanced(dim), instead of dt_shard (torch.chunk)");
+        return;
+    }
+    memcpy(pl, norm->placements, sizeof pl);
+    for (i = 0; i < m->ndim; i++)
+        if (pl[i].kind == DT_SHARD && pl[i].split == DT_SPLIT_CYCLIC && tries <= 4096) { cyc[nc++] = i; tries *= m->shape[i]; }
+    for (t = 1; nc && t < tries; t++) { /* every other combination of sources (t = 0: the given one) */
+        long r = t;
+        char one[48], all[160] = "";
+        size_t len = 0;
+        for (c = 0; c < nc; c++) {
+            int k = m->shape[cyc[c]];
+            pl[cyc[c]].src = (int32_t)((norm->placements[cyc[c]].src + r % k) % k);
+            r /= k;
+        }
+        if (!dt__shape_under(m, norm, pl, ls)) continue;
+        for (c = 0; c < nc && len < sizeof all; c++) {
+            const dt_placement *p = &pl[cyc[c]];
+            snprintf(one, sizeof one, "dt_shard_cyclic_src(%d, %lld, %d)", (int)p->dim, (long long)p->block, (int)p->src);
+            len += (size_t)snprintf(all + len, sizeof all - len, "%s%s on mesh dim %d", c ? ", " : "", one, cyc[c]);
+        }
+        snprintf(buf, cap, "block-cyclic with the first block on another mesh coordinate gives it: %s (ScaLAPACK's "
+                 "RSRC/CSRC; dt_tensor_desc_from_scalapack reads them from the array's descriptor)", all);
+        return;
+    }
+    snprintf(buf, cap, "name the rule that made the buffer (dt_shard_balanced, dt_shard_sizes, dt_shard_cyclic_src), "
+             "or pass DT_INFER_SIZES to take every rank's local_shape as the truth");
+}
+
 /* the caller's claimed local shape must be the shape the placements imply */
 static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls) {
     dt__box b;
     int i;
-    char want[160], got[160];
+    char want[160], got[160], pls[160], hint[400];
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
     else dt__box_empty(norm->ndim, &b);
     for (i = 0; i < norm->ndim; i++)
-        if (ls[i] != b.ext[i])
-            return dt__fail(DT_ERR_SHAPE, "dt_tensor_from_local: desc->local_shape = %s but the placements give "
-                            "mesh rank %d the shape %s", dt__shape_str(ls, norm->ndim, got, sizeof got), m->rank,
-                            dt__shape_str(b.ext, norm->ndim, want, sizeof want));
+        if (ls[i] != b.ext[i]) {
+            hint[0] = 0;
+            if (m->rank >= 0) dt__local_shape_hint(m, norm, ls, hint, sizeof hint);
+            return dt__fail(DT_ERR_SHAPE, "dt_tensor_from_local: desc->local_shape = %s but the placements %s give "
+                            "mesh rank %d the shape %s: %s", dt__shape_str(ls, norm->ndim, got, sizeof got),
+                            dt__placements_str(norm->placements, m->ndim, pls, sizeof pls), m->rank,
+                            dt__shape_str(b.ext, norm->ndim, want, sizeof want),
+                            hint[0] ? hint : "a rank outside the mesh holds nothing (local_shape all zeros)");
+        }
     return DT_OK;
+}
+
+/* A ghosted or strided array must say its interior shape (desc->local_shape)
+   and its allocation (local_alloc, local_alloc_bytes): it is read through
+   offsets the library computes, so a wrong rule or a pointer into the
+   array's interior would read outside the caller's memory, silently, and
+   nothing else could tell (a pointer has no size). Every rank checks its
+   own; the agreement after makes every rank fail with it. */
+static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm) {
+    const char *fn = "dt_tensor_from_local", *what = d->local_ghost ? "local_ghost" : "local_strides";
+    char pls[160], sh[160];
+    dt__box b;
+    if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
+    else dt__box_empty(norm->ndim, &b);
+    if (!d->local_shape)
+        return dt__fail(DT_ERR_ARG, "%s: desc->%s without desc->local_shape: a ghosted or strided array must state "
+                        "its interior's shape, so that it is checked against the rule (the placements %s give mesh "
+                        "rank %d the shape %s; a split the code made itself is often dt_shard_balanced, "
+                        "N/k + (c < N%%k); DT_INFER_SIZES takes every rank's own)", fn, what,
+                        dt__placements_str(norm->placements, m->ndim, pls, sizeof pls), m->rank,
+                        dt__shape_str(b.ext, norm->ndim, sh, sizeof sh));
+    return DT_OK;
+}
+
+/* [local, local + the storage's span) inside [local_alloc, + local_alloc_bytes).
+   With ghost room, the likely mistake is `local` at the interior (&A(1,1))
+   instead of the array's start: the message says so. Run after the ghost
+   and stride checks (the span fits int64 then). */
+static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm,
+                                       const void *local) {
+    const char *fn = "dt_tensor_from_local";
+    int64_t es = (int64_t)dt_dtype_size(norm->dtype), ext[DT_MAX_DIMS], s = 1, span = 1, at, need;
+    uintptr_t a = (uintptr_t)d->local_alloc, l = (uintptr_t)local;
+    dt__box b;
+    int k, nd = norm->ndim;
+    char gs[160], ss[160], xs[160];
+    if (m->rank < 0) return DT_OK;
+    dt__tensor_box(m, norm, m->coord, &b);
+    for (k = 0; k < nd; k++) ext[k] = b.ext[k] + (d->local_ghost ? 2 * d->local_ghost[k] : 0);
+    for (k = nd - 1; k >= 0; k--) { /* the last element's offset + 1; 0 for an empty storage */
+        int64_t st = d->local_strides ? d->local_strides[k] : s;
+        if (ext[k] == 0) { span = 0; break; }
+        span += (ext[k] - 1) * st;
+        s *= ext[k];
+    }
+    if (!span) return DT_OK; /* reads nothing: an empty part needs no allocation */
+    if (!d->local_alloc || d->local_alloc_bytes <= 0)
+        return dt__fail(DT_ERR_ARG, "%s: desc->%s without desc->local_alloc and desc->local_alloc_bytes (%p, %lld): "
+                        "a ghosted or strided array must give the start and the size in bytes of the allocation "
+                        "`local` lies in (e.g. local_alloc = A, local_alloc_bytes = sizeof(double) * rows * cols), "
+                        "so that the wrap can check it reads inside it", fn,
+                        d->local_ghost ? "local_ghost" : "local_strides", d->local_alloc,
+                        (long long)d->local_alloc_bytes);
+    need = span * es;
+    if (l < a || l - a > (uintptr_t)d->local_alloc_bytes)
+        return dt__fail(DT_ERR_ARG, "%s: local = %p is not inside desc->local_alloc = %p (%lld bytes): local_alloc "
+                        "is the start of the allocation `local` lies in", fn, local, d->local_alloc,
+                        (long long)d->local_alloc_bytes);
+    at = (int64_t)(l - a);
+    if (need <= d->local_alloc_bytes - at) return DT_OK;
+    dt__shape_str(ext, nd, xs, sizeof xs);
+    if (d->local_ghost) {
+        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
+        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
+                        "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
+                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
+                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
+                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es),
+                        (long long)d->local_alloc_bytes, (long long)(need - (d->local_alloc_bytes - at)));
+    }
+    dt__shape_str(d->local_strides, nd, ss, sizeof ss);
+    return dt__fail(DT_ERR_ARG, "%s: the strided storage (shape %s, local_strides = %s) takes %lld bytes from local, "
+                    "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
+                    "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
+                    (long long)need, (long long)at, (long long)d->local_alloc_bytes,
+                    (long long)(need - (d->local_alloc_bytes - at)));
 }
 
 /* Without local_shape, a buffer's size is read from the placements. That
@@ -7718,10 +7964,11 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
         if (!(st = dt__agree(m->comm, fn, st, 0))) st = dt__infer_sizes(m, &norm, d->local_shape, sizes);
         if (st) { DT_FREE(sizes); return st; }
     }
-    if (!st && !d->local_shape && (flags & DT_VERIFY) && m->rank >= 0) {
+    /* DTENSOR_CHECK=1 implies DT_VERIFY: this refusal, and the spec agreement below (dt__consistent_spec) */
+    if (!st && !d->local_shape && ((flags & DT_VERIFY) || dt__checks_on()) && m->rank >= 0) {
         int md = 0, td = dt__chunk_ambiguous(m, &norm, &md);
         if (td >= 0)
-            st = dt__fail(DT_ERR_SHAPE, "%s: DT_VERIFY without desc->local_shape, and dim %d (%lld) is split unevenly "
+            st = dt__fail(DT_ERR_SHAPE, "%s: DT_VERIFY (or DTENSOR_CHECK) without desc->local_shape, and dim %d (%lld) is split unevenly "
                           "by dt_shard on mesh dim %d, where torch.chunk's parts differ from the balanced rule's (MPI "
                           "codes, PETSc): give local_shape (or DT_INFER_SIZES) so the buffer's size can be checked, "
                           "or name the rule (dt_shard_balanced)", fn, td, (long long)norm.shape[td], md);
@@ -7729,6 +7976,8 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
     if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
     if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, d->local_ghost);
+    if (!st && (d->local_ghost || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
+    if (!st && (d->local_ghost || d->local_strides)) st = dt__check_local_alloc(m, d, &norm, local);
     if (!st && m->rank >= 0) {
         dt__box b;
         dt__tensor_box(m, &norm, m->coord, &b);
@@ -9398,8 +9647,9 @@ static int dt__key_build(const dt__call *c, uint64_t *w) {
         for (j = 0; j < c->m->ndim; j++) { /* split rules: their words; sizes arrays are not cached */
             const dt_placement *p = &d->placements[j];
             if (p->kind != DT_SHARD || !p->split) continue;
-            if (p->split == DT_SPLIT_SIZES || n + 3 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
+            if (p->split == DT_SPLIT_SIZES || n + 4 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
             w[n++] = (uint64_t)j | (uint64_t)p->split << 8 | (uint64_t)p->block << 16;
+            if (p->src) w[n++] = (uint64_t)1 << 63 | (uint64_t)(uint32_t)p->src; /* bit 63: not a rule word */
         }
         w[n++] = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
         for (j = 0; j < d->ndim; j++) w[n++] = (uint64_t)d->shape[j];
@@ -9534,7 +9784,7 @@ static int dt__rule_for(const dt__call *c, int mdim, int k, int v, dt_placement 
     }
     for (i = 0; i < k; i++) { /* an earlier input with the same rule offered it already */
         dt_placement q;
-        if (dt__rule_for(c, mdim, i, v, &q) && q.split == p->split && q.block == p->block &&
+        if (dt__rule_for(c, mdim, i, v, &q) && q.split == p->split && q.block == p->block && q.src == p->src &&
             (p->split != DT_SPLIT_SIZES || dt__placement_eq(q, *p)))
             return 0;
     }
@@ -13604,7 +13854,9 @@ static int64_t dt__scalapack_block(const dt_placement *p, int64_t n, int k) {
 static const char *dt__scalapack_rule(const dt_placement *p, char *buf, size_t n) {
     static const char *const names[4] = {"chunk", "balanced", "sizes", "cyclic"};
     if (p->kind != DT_SHARD) return dt__placement_str(*p, buf, n);
-    if (p->split == DT_SPLIT_CYCLIC) snprintf(buf, n, "S(%d) cyclic block %lld", (int)p->dim, (long long)p->block);
+    if (p->split == DT_SPLIT_CYCLIC && p->src)
+        snprintf(buf, n, "S(%d) cyclic block %lld src %d", (int)p->dim, (long long)p->block, (int)p->src);
+    else if (p->split == DT_SPLIT_CYCLIC) snprintf(buf, n, "S(%d) cyclic block %lld", (int)p->dim, (long long)p->block);
     else snprintf(buf, n, "S(%d) %s", (int)p->dim, p->split < 4 ? names[p->split] : "?");
     return buf;
 }
@@ -13616,7 +13868,7 @@ static dt_status dt__tensor_scalapack_desc_body(const dt_tensor *t, int ictxt, i
     const dt_tensor_desc *d;
     const dt_mesh *m;
     int64_t block[2], sh[2];
-    int i, k[2], coord[2] = {0, 0}, in;
+    int i, k[2], coord[2] = {0, 0}, in, src[2] = {0, 0};
     dt_scalapack_grid g;
     char b0[48], b1[48];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
@@ -13645,6 +13897,7 @@ static dt_status dt__tensor_scalapack_desc_body(const dt_tensor *t, int ictxt, i
         int td = d->placements[i].dim;
         k[i] = dt_mesh_dim_size(m, i);
         block[td] = dt__scalapack_block(&d->placements[i], d->shape[td], k[i]);
+        src[td] = d->placements[i].src; /* RSRC / CSRC: 0 but for dt_shard_cyclic_src */
         if (!block[td])
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s splits dim %d (%lld) over %d ranks in parts "
                             "that are not block-cyclic (equal blocks in coordinate order, the last one short); %s",
@@ -13674,14 +13927,92 @@ static dt_status dt__tensor_scalapack_desc_body(const dt_tensor *t, int ictxt, i
         desc[3] = (int)d->shape[0];
         desc[4] = (int)block[1];
         desc[5] = (int)block[0];
-        desc[6] = 0;
-        desc[7] = 0;
+        desc[6] = src[1];
+        desc[7] = src[0];
         desc[8] = in && sh[1] > 1 ? (int)sh[1] : 1;
     }
     return DT_OK;
 }
 DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid) {
     DT__PUBLIC("dt_tensor_scalapack_desc", dt__tensor_scalapack_desc_body(t, ictxt, desc, grid));
+}
+
+/* a BLACS grid as dt_tensor_desc_from_scalapack takes it */
+static dt_status dt__check_blacs_grid(const char *fn, const dt_scalapack_grid *g) {
+    int in = g->myrow >= 0 || g->mycol >= 0;
+    if (g->nprow <= 0 || g->npcol <= 0)
+        return dt__fail(DT_ERR_ARG, "%s: grid %d x %d: nprow and npcol must be > 0", fn, g->nprow, g->npcol);
+    if ((g->order[0] != 'R' && g->order[0] != 'C' && g->order[0] != 'r' && g->order[0] != 'c') || g->order[1])
+        return dt__fail(DT_ERR_ARG, "%s: grid->order = \"%.2s\": \"R\" (row-major) or \"C\" (column-major), as "
+                        "Cblacs_gridinit took it", fn, g->order);
+    if (in && (g->myrow < 0 || g->myrow >= g->nprow || g->mycol < 0 || g->mycol >= g->npcol))
+        return dt__fail(DT_ERR_ARG, "%s: grid->myrow, mycol = %d, %d outside the %d x %d grid (both -1: a process "
+                        "outside it)", fn, g->myrow, g->mycol, g->nprow, g->npcol);
+    return DT_OK;
+}
+
+DT_API dt_status dt_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                               dt_tensor_desc *out, int64_t *local_shape, int64_t *local_strides) {
+    const char *fn = "dt_tensor_desc_from_scalapack";
+    int m_, n_, mb, nb, rsrc, csrc, lld, in;
+    int64_t locr = 0, locc = 0;
+    dt_placement rows, cols;
+    dt_tensor_desc d;
+    dt_status st;
+    if (!desc) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
+    if (!grid) return dt__fail(DT_ERR_ARG, "%s: grid is NULL (nprow, npcol, order, myrow, mycol of the context)", fn);
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (dtype != DT_F32 && dtype != DT_F64)
+        return dt__fail(DT_ERR_DTYPE, "%s: dtype %s; ScaLAPACK's s and d routines take f32 and f64", fn,
+                        dt_dtype_name(dtype));
+    m_ = desc[2]; n_ = desc[3]; mb = desc[4]; nb = desc[5]; rsrc = desc[6]; csrc = desc[7]; lld = desc[8];
+    if (desc[0] != 1)
+        return dt__fail(DT_ERR_ARG, "%s: desc[0] (DTYPE_) = %d: a dense block-cyclic matrix's descriptor has "
+                        "DTYPE_ = 1", fn, desc[0]);
+    if (m_ < 0 || n_ < 0)
+        return dt__fail(DT_ERR_ARG, "%s: desc[2], desc[3] (M_, N_) = %d, %d: sizes must be >= 0", fn, m_, n_);
+    if (mb <= 0 || nb <= 0)
+        return dt__fail(DT_ERR_ARG, "%s: desc[4], desc[5] (MB_, NB_) = %d, %d: blocks must be > 0", fn, mb, nb);
+    if ((st = dt__check_blacs_grid(fn, grid))) return st;
+    if (rsrc < 0 || rsrc >= grid->nprow)
+        return dt__fail(DT_ERR_ARG, "%s: desc[6] (RSRC_) = %d: the process row of the first block must be 0..%d "
+                        "(nprow = %d)", fn, rsrc, grid->nprow - 1, grid->nprow);
+    if (csrc < 0 || csrc >= grid->npcol)
+        return dt__fail(DT_ERR_ARG, "%s: desc[7] (CSRC_) = %d: the process column of the first block must be 0..%d "
+                        "(npcol = %d)", fn, csrc, grid->npcol - 1, grid->npcol);
+    in = grid->myrow >= 0;
+    if (in) { /* NUMROC with the sources */
+        locr = dt__numroc(m_, mb, grid->nprow, dt__cyclic_pos(grid->myrow, rsrc, grid->nprow));
+        locc = dt__numroc(n_, nb, grid->npcol, dt__cyclic_pos(grid->mycol, csrc, grid->npcol));
+    }
+    if (lld < 1 || lld < locr)
+        return dt__fail(DT_ERR_ARG, "%s: desc[8] (LLD_) = %d: the local leading dimension must be >= max(1, LOCr) "
+                        "= %lld (process row %d holds %lld of the %d rows in blocks of %d from row %d)", fn, lld,
+                        (long long)(locr > 1 ? locr : 1), grid->myrow, (long long)locr, m_, mb, rsrc);
+    memset(&d, 0, sizeof d);
+    d.dtype = dtype;
+    d.ndim = 2;
+    d.shape[0] = n_; /* T = A^T: A's columns are T's rows */
+    d.shape[1] = m_;
+    rows = dt_shard_cyclic_src(1, mb, rsrc); /* A's rows: T's dim 1, over the process rows */
+    cols = dt_shard_cyclic_src(0, nb, csrc);
+    if (grid->order[0] == 'C' || grid->order[0] == 'c') { d.placements[0] = cols; d.placements[1] = rows; }
+    else { d.placements[0] = rows; d.placements[1] = cols; }
+    if (local_shape) {
+        local_shape[0] = locc;
+        local_shape[1] = locr;
+        d.local_shape = local_shape;
+    }
+    if (local_strides) {
+        local_strides[0] = lld;
+        local_strides[1] = 1;
+        if (in && locr > 0 && locc > 0 && lld > locr) { /* padded columns; an empty part needs no strides */
+            d.local_strides = local_strides;
+            d.local_alloc_bytes = (int64_t)lld * locc * (int64_t)dt_dtype_size(dtype);
+        }
+    }
+    *out = d;
+    return DT_OK;
 }
 
 /* >>debug -----------------------------------------------------------------

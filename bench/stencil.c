@@ -94,6 +94,8 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
     for (k = 0; k < 2; k++) {
         d[k] = ghosted_array(ls[0], ls[1], off, n);
         hg[k] = ghosted_array(ls[0], ls[1], off, n);
+        td.local_alloc = d[k];
+        td.local_alloc_bytes = (int64_t)((size_t)gn * sizeof(double));
         CHECK(dt_tensor_from_local(mesh, &td, d[k], DT_BORROW, &x[k]));
         CHECK(dt_tensor_set_halo(x[k], &hd));
     }

@@ -111,10 +111,14 @@ static void case_init(ccase *c, dt_mesh *m, int64_t n) {
     ls[0] = c->rows.n; ls[1] = n; st[0] = c->ldsrc; st[1] = 1;
     ds.local_shape = ls;
     ds.local_strides = st;
+    ds.local_alloc = c->src;
+    ds.local_alloc_bytes = (int64_t)((size_t)(c->rows.n * c->ldsrc) * sizeof(double));
     CHECK(dt_tensor_from_local(m, &ds, c->src, 0, &c->ts));
     ls[0] = n; ls[1] = c->cols.n; st[0] = c->lddst; st[1] = 1;
     dd.local_shape = ls;
     dd.local_strides = st;
+    dd.local_alloc = c->dst;
+    dd.local_alloc_bytes = (int64_t)((size_t)(n * c->lddst) * sizeof(double));
     CHECK(dt_tensor_from_local(m, &dd, c->dst, 0, &c->os));
     c->scnt = (int *)xmalloc(3 * (size_t)nranks * sizeof(int));
     c->rcnt = c->scnt + nranks;

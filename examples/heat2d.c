@@ -158,10 +158,13 @@ static void field_make(field *f, dt_mesh *m, int64_t nx, int64_t ny, const dt_pl
     memcpy(td.placements, pl, DT_MAX_MESH_DIMS * sizeof *pl);
     if (dt_mesh_coordinate(m, coord)) CHECK(dt_layout(m, &td, coord, ls, f->off));
     f->lx = ls[0]; f->ly = ls[1]; f->gy = ls[1] + 2;
+    td.local_shape = ls;                     /* the interior, checked against the rule */
     td.local_ghost = ghost;                  /* `local` is the array's start */
     for (k = 0; k < 2; k++) {
         f->a[k] = (double *)calloc((size_t)((f->lx + 2) * f->gy), sizeof(double));
         if (!f->a[k]) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
+        td.local_alloc = f->a[k];            /* the allocation: the wrap checks it reads inside it */
+        td.local_alloc_bytes = (int64_t)((size_t)((f->lx + 2) * f->gy) * sizeof(double));
         CHECK(dt_tensor_from_local(m, &td, f->a[k], DT_BORROW, &f->t[k]));
         CHECK(dt_tensor_set_halo(f->t[k], &h));   /* width 1 <= the ghost room: in place */
     }

@@ -21,6 +21,8 @@ CXX_CHECK = $(MPICXX) -x c++ -std=c++17 $(STRICT) -I. $(if $(filter openmpi,$(MP
 TEST_SRCS  := $(wildcard tests/test_*.c)
 OWN_SRCS   := $(shell grep -l '^ *impl: *own' $(TEST_SRCS))
 NOMPI_SRCS := $(shell grep -l '^ *needs:.*\bnompi\b' $(TEST_SRCS))
+# needs: scalapack: also linked with the MPI's ScaLAPACK (Debian libscalapack-<mpi>-dev)
+SCALAPACK_SRCS := $(shell grep -l '^ *needs:.*\bscalapack\b' $(TEST_SRCS))
 TEST_BINS   = $(patsubst tests/%.c,$(TB)/%,$(TEST_SRCS))
 LINKED_BINS = $(patsubst tests/%.c,$(TB)/%,$(filter-out $(OWN_SRCS),$(TEST_SRCS)))
 OWN_BINS    = $(patsubst tests/%.c,$(TB)/%,$(filter-out $(NOMPI_SRCS),$(OWN_SRCS)))
@@ -44,6 +46,8 @@ $(TB)/dtensor.o: $(HDR) | $(TB)/logs
 # without its implementation)
 $(TB)/dtensor_layers.o: $(LHDR) $(HDR) | $(TB)/logs
 	$(MPICC) $(TEST_CFLAGS) -x c -DDTENSOR_LAYERS_IMPLEMENTATION -c -o $@ $< $(BUILD_LOG)
+
+$(patsubst tests/%.c,$(TB)/%,$(SCALAPACK_SRCS)): LDLIBS += -lscalapack-$(MPI)
 
 $(LINKED_BINS): $(TB)/%: tests/%.c $(TEST_DEPS) $(TB)/dtensor.o $(TB)/dtensor_layers.o | $(TB)/logs
 	$(MPICC) $(TEST_CFLAGS) -DDTENSOR_IMPLEMENTATION_LINKED -o $@ $< $(TB)/dtensor.o $(TB)/dtensor_layers.o $(LDLIBS) $(BUILD_LOG)

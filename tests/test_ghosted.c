@@ -99,6 +99,8 @@ static int garr_make(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, c
     }
     d.local_shape = a->ls;
     d.local_ghost = a->room;
+    d.local_alloc = a->arr; /* the ghosted array's start and size: the wrap checks it stays inside */
+    d.local_alloc_bytes = (int64_t)((size_t)a->gn * sizeof(double));
     CHECK_OK(dt_tensor_from_local(m->mesh, &d, a->arr, DT_BORROW, &a->t));
     return a->t != NULL;
 }
@@ -468,6 +470,124 @@ static void bad_input(const dtt_mesh *m)
     garr_free(&a);
 }
 
+static int all_failed(dt_status st)
+{
+    int bad = st != DT_OK, all = 0;
+    MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
+/* Mistakes (a) and (b) of issue 28, refused by default (no DT_VERIFY) on
+   every rank, the buffer byte-for-byte unchanged: (a) a PETSc-style
+   balanced split's ghosted array wrapped with dt_shard (torch.chunk): with
+   no local_shape (required with ghost room), and with its true local_shape
+   where chunk's parts differ (3 ranks and more: the message names
+   dt_shard_balanced); (b) the interior pointer &A(1,1) passed with
+   local_ghost: the message says local must be the array's start; and no
+   local_alloc. Then the right wrap, with its values. */
+static void wrap_mistakes(const dtt_mesh *m)
+{
+    const int64_t n = 3 * (int64_t)dtt_np + 1, cols = 5, q = n / dtt_np, e = n % dtt_np;
+    int64_t ls[2], room[2] = {1, 1}, gs1 = cols + 2, gn, i, lo, shape[2], c, cl;
+    double *buf, *arr, *saved, *full;
+    size_t bytes;
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_tensor_desc d;
+    dt_tensor *t = NULL;
+    dt_status st;
+    ls[0] = q + (dtt_rank < e);
+    ls[1] = cols;
+    lo = dtt_rank * q + (dtt_rank < e ? dtt_rank : e);
+    shape[0] = n;
+    shape[1] = cols;
+    gn = (ls[0] + 2) * gs1;
+    bytes = (size_t)(gn + 2 * NGUARD) * sizeof(double);
+    buf = (double *)dtt_malloc(bytes);
+    saved = (double *)dtt_malloc(bytes);
+    full = (double *)dtt_malloc((size_t)(n * cols) * sizeof(double));
+    arr = buf + NGUARD;
+    for (i = 0; i < gn + 2 * NGUARD; i++) buf[i] = GUARD;
+    for (i = 0; i < gn; i++) arr[i] = POISON;
+    for (i = 0; i < ls[0]; i++)
+        for (c = 0; c < cols; c++) {
+            int64_t g[2] = {lo + i, c};
+            arr[(i + 1) * gs1 + c + 1] = fval(2, g);
+        }
+    memcpy(saved, buf, bytes);
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0);
+    d = mkdesc(2, shape, m, pl);
+    d.local_ghost = room;
+    d.local_alloc = arr;
+    d.local_alloc_bytes = (int64_t)((size_t)gn * sizeof(double));
+    dtt_ctx("mistake (a): a balanced ghosted array wrapped with dt_shard and no local_shape, mesh %s", m->name);
+    st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);
+    CHECK(all_failed(st) && st == DT_ERR_ARG, "status %s: %s", dt_status_string(st), dt_last_error());
+    CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "local_shape") &&
+          strstr(dt_last_error(), "dt_shard_balanced"), "message: %s", dt_last_error());
+    CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    dtt_ctx("mistake (a): a balanced ghosted array wrapped with dt_shard and its local_shape, mesh %s", m->name);
+    d.local_shape = ls;
+    cl = (n + dtt_np - 1) / dtt_np; /* torch.chunk's part */
+    cl = lo >= n ? 0 : (dtt_rank * cl >= n ? 0 : (n - dtt_rank * cl < cl ? n - dtt_rank * cl : cl));
+    st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);
+    if (dtt_np >= 3) { /* the parts differ: 10 over 3 is 4,4,2 against 4,3,3 */
+        CHECK(all_failed(st), "some rank accepted: %s", dt_status_string(st));
+        if (cl != ls[0])
+            CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "dt_shard_balanced"),
+                  "message: %s", dt_last_error());
+        CHECK(t == NULL, "a tensor was made");
+    } else {
+        CHECK_OK(st); /* 1 and 2 ranks: chunk and balanced agree, the wrap is right */
+    }
+    dt_tensor_destroy(t);
+    t = NULL;
+    CHECK(memcmp(saved, buf, bytes) == 0, "the buffer changed");
+    pl[0] = dt_shard_balanced(0);
+    d.placements[0] = pl[0];
+    dtt_ctx("mistake (b): the interior pointer &A(1,1) with local_ghost, mesh %s", m->name);
+    st = dt_tensor_from_local(m->mesh, &d, arr + gs1 + 1, DT_BORROW, &t);
+    CHECK(all_failed(st) && st == DT_ERR_ARG, "status %s: %s", dt_status_string(st), dt_last_error());
+    CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "START") &&
+          strstr(dt_last_error(), "interior"), "message: %s", dt_last_error());
+    CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    dtt_ctx("mistake (b): no local_alloc, mesh %s", m->name);
+    d.local_alloc = NULL;
+    st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);
+    CHECK(all_failed(st) && st == DT_ERR_ARG, "status %s: %s", dt_status_string(st), dt_last_error());
+    CHECK(strstr(dt_last_error(), "local_alloc"), "message: %s", dt_last_error());
+    CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    if (dtt_np >= 3) { /* DTENSOR_CHECK (dt_set_checks) implies DT_VERIFY: a contiguous wrap without
+                          local_shape of an uneven torch.chunk split is refused, on every rank */
+        dt_tensor_desc c = mkdesc(2, shape, m, pl);
+        int was = dt_get_checks();
+        dtt_ctx("DTENSOR_CHECK implies DT_VERIFY, mesh %s", m->name);
+        c.placements[0] = dt_shard(0);
+        dt_set_checks(1);
+        st = dt_tensor_from_local(m->mesh, &c, arr, DT_BORROW, &t);
+        dt_set_checks(was);
+        CHECK(all_failed(st), "some rank accepted: %s", dt_status_string(st));
+        CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "dt_shard_balanced"),
+              "message: %s", dt_last_error());
+        CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    }
+    dtt_ctx("the right wrap: dt_shard_balanced, local_shape, the array's start, mesh %s", m->name);
+    d.local_alloc = arr;
+    CHECK_OK(dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t));
+    if (t) {
+        CHECK_OK(dt_tensor_gather(t, full));
+        for (i = 0; i < n * cols; i++) {
+            int64_t g[2] = {i / cols, i % cols};
+            if (full[i] != fval(2, g)) { CHECK(0, "gathered [%lld] = %g", (long long)i, full[i]); break; }
+        }
+    }
+    dt_tensor_destroy(t);
+    CHECK(memcmp(saved, buf, bytes) == 0, "the buffer changed");
+    free(full);
+    free(saved);
+    free(buf);
+}
+
 static void sweep(dt_comm *comm)
 {
     int fac[64 * DT_MAX_MESH_DIMS], nf, f, one[1];
@@ -482,6 +602,7 @@ static void sweep(dt_comm *comm)
         stencil_and_gather(&m, pl, r11);
         stencil_and_gather(&m, pl, r23);
         bad_input(&m);
+        wrap_mistakes(&m);
         dtt_mesh_close(&m);
     }
     nf = dtt_factorizations(dtt_np, 2, fac, 64);

@@ -247,6 +247,8 @@ static dt_tensor_desc sarr_desc(const sarr *a, const dtt_mesh *m)
     for (k = 0; k < a->nd; k++) d.shape[k] = a->shape[k];
     for (k = 0; k < m->nd; k++) d.placements[k] = a->pl[k];
     d.local_shape = a->L.n;
+    d.local_alloc = a->buf; /* the whole allocation, guards included */
+    d.local_alloc_bytes = (int64_t)((size_t)a->nbuf * a->es);
     if (a->kind != K_CONTIG) d.local_strides = a->st;
     if (a->kind == K_GHOST) d.local_ghost = a->g;
     return d;
@@ -950,6 +952,8 @@ static void infer_case(dt_comm *comm)
     d.placements[0] = dt_shard(0);
     d.local_shape = ls;
     d.local_strides = st;
+    d.local_alloc = buf;
+    d.local_alloc_bytes = (int64_t)(sizeof(double) * (size_t)nbuf);
     CHECK_OK(dt_tensor_from_local(m.mesh, &d, buf + NG, DT_BORROW | DT_INFER_SIZES, &t));
     if (t) {
         int64_t lo[2];

@@ -110,9 +110,13 @@ static int sarr_make(sarr *a, const dtt_mesh *m, const dt_tensor_desc *d, int la
     for (k = 0; k < n; k++) a->is_el[elem_off(a, k)] = 1;
     a->d.local_shape = a->ls;
     a->d.local_strides = layout < 0 ? NULL : a->st;
+    a->d.local_alloc = a->buf;
+    a->d.local_alloc_bytes = (int64_t)((a->span + 2 * GUARD) * a->es);
     CHECK_OK(dt_tensor_from_local(m->mesh, &a->d, a->arr, DT_BORROW | DT_VERIFY, &a->t));
     a->d.local_shape = NULL;
     a->d.local_strides = NULL;
+    a->d.local_alloc = NULL;
+    a->d.local_alloc_bytes = 0;
     return a->t != NULL;
 }
 

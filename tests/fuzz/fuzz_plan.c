@@ -202,6 +202,8 @@ static dt_tensor *strided_wrap(sim_setup *s, const dt_tensor *like, strided *x) 
     d.local_shape = x->ls;
     d.local_strides = x->st;
     d.local_ghost = NULL;
+    d.local_alloc = x->buf;
+    d.local_alloc_bytes = (int64_t)(x->n * dt_dtype_size(d.dtype) + 1);
     if (dt_tensor_from_local(s->mesh, &d, x->buf, 0, &t)) FZ_FAIL("strided from_local: %s", dt_last_error());
     return t;
 }
