@@ -7062,7 +7062,7 @@ DT_API dt_status dt_mesh_slice(const dt_mesh *m, int n, const char *const *names
 }
 
 static dt_status dt__mesh_flatten_body(const dt_mesh *m, int n, const char *const *names, const char *name,
-                                 dt_mesh **out) {
+                                       dt_mesh **out) {
     int idx[DT_MAX_MESH_DIMS], shape[DT_MAX_MESH_DIMS], i, k = 0, merged = 1;
     dt_mesh *f = NULL;
     dt_status st;
@@ -7461,7 +7461,7 @@ static dt_status dt__consistent_spec(const dt_mesh *m, const char *fn, dt_status
 #endif
 
 static dt_status dt__mesh_agree_body(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
-                               const int64_t *args, int nargs, const char *what) {
+                                     const int64_t *args, int nargs, const char *what) {
     if (!m) return dt__fail(DT_ERR_ARG, "dt_mesh_agree: mesh is NULL");
     if (!fn) return dt__fail(DT_ERR_ARG, "dt_mesh_agree: fn is NULL");
     if (!local && d && (d->ndim < 0 || d->ndim > DT_MAX_DIMS))
@@ -7946,7 +7946,7 @@ static void dt__tensor_array(const dt_tensor *t, dt__array *a) {
 }
 
 static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d, void *local, unsigned flags,
-                                      dt_tensor **out) {
+                                            dt_tensor **out) {
     const char *fn = "dt_tensor_from_local";
     dt_tensor_desc norm;
     dt_tensor *t = NULL;
@@ -8066,7 +8066,7 @@ static dt_status dt__check_coord(const char *fn, const dt_mesh *m, const dt_tens
 }
 
 static dt_status dt__layout_body(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int64_t *local_shape,
-                           int64_t *local_offset) {
+                                 int64_t *local_offset) {
     dt_tensor_desc norm;
     dt__box b;
     dt_status st;
@@ -8093,7 +8093,7 @@ static void dt__indices_of(const dt_mesh *m, const dt_tensor_desc *norm, const i
 }
 
 static dt_status dt__layout_indices_body(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, int dim,
-                                   int64_t *global_index) {
+                                         int64_t *global_index) {
     dt_tensor_desc norm;
     dt_status st;
     if ((st = dt__check_coord("dt_layout_indices", m, d, coord, &norm))) return st;
@@ -9419,7 +9419,7 @@ static dt_status dt__distribute_cyclic(dt_mesh *m, const dt_tensor_desc *norm, c
    its own box, replicas included, in one alltoallv in which only `src`
    sends. Partial targets then follow Replicate -> Partial. */
 static dt_status dt__tensor_distribute_body(dt_mesh *m, const dt_tensor_desc *d, const void *full, int src_rank,
-                                      dt_tensor **out) {
+                                            dt_tensor **out) {
     const char *fn = "dt_tensor_distribute";
     dt_tensor_desc norm;
     dt_placement rep[DT_MAX_MESH_DIMS];
@@ -11199,7 +11199,7 @@ DT_API dt_status dt_linear(const dt_tensor *x, const dt_tensor *w, const dt_tens
     DT__PUBLIC("dt_linear", dt__matmul(DT__OP_LINEAR, "dt_linear", x, w, bias, 1, out));
 }
 static dt_status dt__addmm_body(const dt_tensor *cm, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
-                          dt_tensor **out) {
+                                dt_tensor **out) {
     dt__call c;
     dt_status st;
     dt__call_init(&c, DT__OP_ADDMM, "dt_addmm");
@@ -13951,8 +13951,8 @@ static dt_status dt__check_blacs_grid(const char *fn, const dt_scalapack_grid *g
     return DT_OK;
 }
 
-DT_API dt_status dt_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
-                                               dt_tensor_desc *out, int64_t *local_shape, int64_t *local_strides) {
+static dt_status dt__tensor_desc_from_scalapack_body(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                                     dt_tensor_desc *out, int64_t *local_shape, int64_t *local_strides) {
     const char *fn = "dt_tensor_desc_from_scalapack";
     int m_, n_, mb, nb, rsrc, csrc, lld, in;
     int64_t locr = 0, locc = 0;
@@ -14013,6 +14013,11 @@ DT_API dt_status dt_tensor_desc_from_scalapack(const int desc[9], const dt_scala
     }
     *out = d;
     return DT_OK;
+}
+DT_API dt_status dt_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                               dt_tensor_desc *out, int64_t *local_shape, int64_t *local_strides) {
+    DT__PUBLIC("dt_tensor_desc_from_scalapack",
+               dt__tensor_desc_from_scalapack_body(desc, grid, dtype, out, local_shape, local_strides));
 }
 
 /* >>debug -----------------------------------------------------------------
