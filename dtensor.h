@@ -926,7 +926,20 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* loca
    anything else on another mesh is DT_ERR_MESH naming both arguments.
    Dtypes: the inputs of an op have one dtype (use dt_cast); float-only
    ops refuse integer tensors; F16/BF16 compute in F32. All ops are
-   collective over the mesh (the ranks must call them in the same order). */
+   collective over the mesh (the ranks must call them in the same order).
+   Complex (DT_C64, DT_C128; host tensors) is taken by: dt_neg, dt_scale,
+   dt_shift and dt_fill (a real scalar a, as a + 0i), dt_copy, dt_exp,
+   dt_add, dt_sub, dt_mul (the complex product), dt_div, dt_axpy (real a),
+   dt_sum, dt_mean, dt_matmul, dt_mm, dt_bmm, dt_addmm, dt_linear, dt_dot
+   (no conjugation, as torch.dot; the BLAS's cgemm/zgemm, or loops in
+   double), the views (transpose, permute, squeeze, unsqueeze, reshape,
+   narrow, cat, stack) and dt_cast to c64/c128 (a real x -> x + 0i). Every
+   other op (abs, log, sqrt, the activations, pow, maximum/minimum,
+   max/min/argmax/norm2, softmax, norms, embedding, cross-entropy, cast to
+   a real dtype) is DT_ERR_DTYPE on every rank: complex numbers have no
+   order, and those ops are not computed on the pairs as if they were reals.
+   On a device (DT_CUDA) complex ops are DT_ERR_UNSUPPORTED; complex device
+   tensors redistribute (bytes; Partial(SUM/AVG) as sums of the parts). */
 
 /* pointwise unary: out = f(x), same shape, dtype and placements where the
    math allows (Partial passes through where f commutes with the reduction:
