@@ -10733,7 +10733,9 @@ static int dt__complex_allowed(int op) {
 static dt_status dt__check_complex_op(const dt__call *c) {
     int i;
     for (i = 0; i < c->nin; i++) {
-        dt_dtype t = c->in[i].d->dtype;
+        dt_dtype t;
+        if (!c->in[i].d) continue; /* an optional input not given (a bias) */
+        t = c->in[i].d->dtype;
         if (!dt__is_complex(t)) continue;
         if (!dt__complex_allowed(c->op))
             return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is not defined for complex dtypes (README lists "
