@@ -24,7 +24,7 @@
       dims and one dim, sharded: a Partial result reduced); the ops complex
       does not define refused (relu, abs, sqrt, maximum, max, min, argmax,
       norm2, softmax, cast to a real dtype, bernoulli, randint, dropout).
-   5. matmul/mm/dot: sharded along m, along k (a Partial(SUM) result) and
+   5. matmul/mm/addmm/linear/dot: sharded along m, along k (a Partial(SUM) result) and
       replicated, small (the loops) and large (the BLAS's cgemm/zgemm)
       against the reference loop.
    6. .npy: save (numpy.load checks '<c8'/'<c16' and the values: tests/
@@ -520,6 +520,16 @@ static void test_refused_ops(void)
 static int64_t g_m, g_n, g_k;
 static cx *g_ref = NULL;
 static cx r_mm(int64_t g) { return g_ref[g]; }
+static cx r_addmm(int64_t g)
+{
+    cx w = wval(g);
+    return cmake(0.5 * w.re + 2.0 * g_ref[g].re, 0.5 * w.im + 2.0 * g_ref[g].im);
+}
+static cx r_linear(int64_t g)
+{
+    cx w = wval(g % g_n);
+    return cmake(w.re + g_ref[g].re, w.im + g_ref[g].im);
+}
 static cx aval(int64_t g) { return zval(g * 3 + 1); }
 static cx bval(int64_t g) { return wval(g * 5 + 2); }
 
@@ -578,6 +588,32 @@ static void test_matmul(int twod)
                 CHECK_OK(dt_mm(a, b, &c));
                 expect(c, r_mm, "dt_mm");
                 dt_tensor_destroy(c);
+                c = NULL;
+                { /* addmm: 0.5 c + 2 a@b with c = wval; linear: a @ (b^T)^T + bias (bias = wval of the column) */
+                    int64_t sc[2];
+                    dt_placement pr[DT_MAX_MESH_DIMS];
+                    dt_tensor *cm, *bt = NULL, *bias;
+                    memset(pr, 0, sizeof pr);
+                    sc[0] = g_m;
+                    sc[1] = g_n;
+                    cm = make(m.mesh, t, 2, sc, pr, wval);
+                    CHECK_OK(dt_addmm(cm, a, b, 0.5, 2.0, &c));
+                    expect(c, r_addmm, "dt_addmm");
+                    dt_tensor_destroy(c);
+                    c = NULL;
+                    bias = make(m.mesh, t, 1, &g_n, pr, wval);
+                    CHECK_OK(dt_transpose(b, 0, 1, &bt));
+                    CHECK_OK(dt_linear(a, bt, bias, &c));
+                    expect(c, r_linear, "dt_linear");
+                    dt_tensor_destroy(c);
+                    c = NULL;
+                    CHECK_OK(dt_linear(a, bt, NULL, &c));
+                    expect(c, r_mm, "dt_linear, no bias");
+                    dt_tensor_destroy(c);
+                    dt_tensor_destroy(bias);
+                    dt_tensor_destroy(bt);
+                    dt_tensor_destroy(cm);
+                }
                 dt_tensor_destroy(a);
                 dt_tensor_destroy(b);
             }
