@@ -1734,6 +1734,7 @@ static int dt__nccl_type(dt_dtype t, ncclDataType_t *out) {
     case DT_I32: *out = ncclInt32; return 1;
     case DT_I64: *out = ncclInt64; return 1;
     case DT_U8: *out = ncclUint8; return 1;
+    case DT_C64: case DT_C128: return 0; /* never asked: dtensor.h reduces complex as its parts (F32/F64) */
     }
     return 0;
 }
