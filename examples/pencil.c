@@ -35,9 +35,9 @@
    Then the transform: a plane wave plus a constant, u = 1 + exp(2 pi i (a i/N0
    + b j/N1 + c k/N2)), on z-pencils; 1-D FFTs along dim 2, the z->y
    redistribution, FFTs along dim 1, y->x, FFTs along dim 0 (the library's
-   redistributions and this file's own radix-2 FFT, or a plain DFT for
-   other lengths). Its DFT is N0 N1 N2 at (0,0,0) and at (a,b,c), zero
-   elsewhere: every element of every rank's x-pencil is checked.
+   redistributions and this file's own mixed-radix FFT, any length). Its
+   DFT is N0 N1 N2 at (0,0,0) and at (a,b,c), zero elsewhere: every element
+   of every rank's x-pencil is checked.
 
    FFTW-MPI (Debian: libfftw3-mpi-dev) is built against Open MPI only, so the
    comparison is compiled with -DHAVE_FFTW_MPI (the Makefile does that for
@@ -116,65 +116,55 @@ static void fill(dt_tensor *t) {
 /* the plane wave's frequencies (a, b, c), below N0, N1, N2 */
 static int64_t wa, wb, wc;
 
-/* forward DFT (e^{-2 pi i jk/n}) of the n complex values x (re, im pairs) in
-   place: iterative radix-2 when n is a power of two, else the plain sum
-   through w (2n doubles of scratch) */
-static void fft1(double *x, int64_t n, double *w) {
-    int64_t i, j, len, k;
-    if (n & (n - 1)) {
-        for (k = 0; k < n; k++) {
-            double sr = 0, si = 0;
-            for (j = 0; j < n; j++) {
-                double a = -TWO_PI * (double)((j * k) % n) / (double)n, c = cos(a), s = sin(a);
-                sr += x[2 * j] * c - x[2 * j + 1] * s;
-                si += x[2 * j] * s + x[2 * j + 1] * c;
-            }
-            w[2 * k] = sr;
-            w[2 * k + 1] = si;
-        }
-        memcpy(x, w, (size_t)(2 * n) * sizeof(double));
+/* out = the forward DFT (e^{-2 pi i jk/n}) of x[0], x[s], ..., x[(n-1)s]
+   (complex pairs), mixed radix: n's smallest factor p splits it into p
+   DFTs of n/p (recursively, into out), combined through the twiddles of the
+   top length N (w[j] = e^{-2 pi i j/N}; this level's j-th is w[j N/n]) in
+   tmp, n pairs that the recursion shares (the children finish first). A
+   prime n is the plain sum. */
+static void fft_rec(const double *x, int64_t n, int64_t s, double *out, const double *w, int64_t N, double *tmp) {
+    int64_t p = 2, m, r, k, q;
+    if (n == 1) {
+        out[0] = x[0], out[1] = x[1];
         return;
     }
-    for (i = 1, j = 0; i < n; i++) { /* bit-reversal permutation */
-        int64_t bit = n >> 1;
-        for (; j & bit; bit >>= 1) j ^= bit;
-        j ^= bit;
-        if (i < j) {
-            double tr = x[2 * i], ti = x[2 * i + 1];
-            x[2 * i] = x[2 * j], x[2 * i + 1] = x[2 * j + 1];
-            x[2 * j] = tr, x[2 * j + 1] = ti;
-        }
-    }
-    for (len = 2; len <= n; len <<= 1)
-        for (k = 0; k < len / 2; k++) {
-            double a = -TWO_PI * (double)k / (double)len, c = cos(a), s = sin(a);
-            for (i = k; i < n; i += len) {
-                double *p = x + 2 * i, *q = x + 2 * (i + len / 2);
-                double qr = q[0] * c - q[1] * s, qi = q[0] * s + q[1] * c;
-                q[0] = p[0] - qr, q[1] = p[1] - qi;
-                p[0] += qr, p[1] += qi;
+    while (n % p) p++;
+    m = n / p;
+    for (r = 0; r < p; r++) fft_rec(x + 2 * r * s, m, s * p, out + 2 * r * m, w, N, tmp);
+    for (k = 0; k < m; k++)
+        for (q = 0; q < p; q++) {
+            int64_t j = k + q * m;
+            double sr = 0, si = 0;
+            for (r = 0; r < p; r++) {
+                int64_t e = (r * j % n) * (N / n);
+                double c = w[2 * e], sn = w[2 * e + 1], fr = out[2 * (r * m + k)], fi = out[2 * (r * m + k) + 1];
+                sr += fr * c - fi * sn;
+                si += fr * sn + fi * c;
             }
+            tmp[2 * j] = sr, tmp[2 * j + 1] = si;
         }
+    memcpy(out, tmp, (size_t)(2 * n) * sizeof(double));
 }
 
 /* 1-D FFTs along tensor dim `dim`, whole on this rank, of t's local box */
 static void fft_along(dt_tensor *t, int dim) {
     int64_t sh[3], n, stride = 1, outer = 1, o, in, e;
-    double *p = (double *)dt_tensor_data(t), *line, *w;
+    double *p = (double *)dt_tensor_data(t), *line, *out, *tmp, *w;
     int d;
     dt_tensor_local_shape(t, sh);
     n = sh[dim];
     for (d = dim + 1; d < 3; d++) stride *= sh[d];
     for (d = 0; d < dim; d++) outer *= sh[d];
     if (n == 0 || stride == 0 || outer == 0) return;
-    line = (double *)malloc((size_t)(4 * n) * sizeof(double));
-    w = line + 2 * n;
+    line = (double *)malloc((size_t)(8 * n) * sizeof(double));
+    out = line + 2 * n, tmp = out + 2 * n, w = tmp + 2 * n;
+    for (e = 0; e < n; e++) w[2 * e] = cos(-TWO_PI * (double)e / (double)n), w[2 * e + 1] = sin(-TWO_PI * (double)e / (double)n);
     for (o = 0; o < outer; o++)
         for (in = 0; in < stride; in++) {
             double *base = p + 2 * (o * n * stride + in);
             for (e = 0; e < n; e++) line[2 * e] = base[2 * e * stride], line[2 * e + 1] = base[2 * e * stride + 1];
-            fft1(line, n, w);
-            for (e = 0; e < n; e++) base[2 * e * stride] = line[2 * e], base[2 * e * stride + 1] = line[2 * e + 1];
+            fft_rec(line, n, 1, out, w, n, tmp);
+            for (e = 0; e < n; e++) base[2 * e * stride] = out[2 * e], base[2 * e * stride + 1] = out[2 * e + 1];
         }
     free(line);
 }
