@@ -9521,9 +9521,24 @@ static uint64_t dt__key_hash(const uint64_t *w, int n) {
 
 /* ---- the rule: options on one mesh dim ---- */
 
+/* Partial(MAX/MIN): an order, which complex numbers lack */
+static int dt__pl_ordered(dt_placement p) {
+    return p.kind == DT_PARTIAL && (p.reduce == DT_MAX || p.reduce == DT_MIN);
+}
+
+/* a strategy that puts a complex input or result in Partial(MAX/MIN)
+   (which no complex tensor may be) is not offered */
+static int dt__opt_complex_ok(const dt__call *c, const dt_placement *in, dt_placement out) {
+    int i;
+    if (dt__pl_ordered(out) && dt__is_complex(c->out.dtype)) return 0;
+    for (i = 0; i < c->nin; i++)
+        if (c->in[i].d && dt__is_complex(c->in[i].d->dtype) && dt__pl_ordered(in[i])) return 0;
+    return 1;
+}
+
 static void dt__opts_add(dt__opts *o, const dt__call *c, const dt_placement *in, dt_placement out) {
     int i;
-    if (o->n >= DT__MAX_OPTS) return;
+    if (o->n >= DT__MAX_OPTS || !dt__opt_complex_ok(c, in, out)) return;
     for (i = 0; i < c->nin; i++) o->in[o->n][i] = in[i];
     o->out[o->n++] = out;
 }
