@@ -23,7 +23,8 @@
       fill, exp, axpy, cast (f64 -> c128, c64 -> c128); sum and mean (all
       dims and one dim, sharded: a Partial result reduced); the ops complex
       does not define refused (relu, abs, sqrt, maximum, max, min, argmax,
-      norm2, softmax, cast to a real dtype, bernoulli, randint, dropout).
+      norm2, softmax, cast to a real dtype, a real Partial(max) cast to
+      complex, bernoulli, randint, dropout).
    5. matmul/mm/addmm/linear/dot: sharded along m, along k (a Partial(SUM) result) and
       replicated, small (the loops) and large (the BLAS's cgemm/zgemm)
       against the reference loop.
@@ -509,6 +510,25 @@ static void test_refused_ops(void)
         REFUSED(dt_randint_(x, 0, 4), "dt_randint_")
         REFUSED(dt_dropout(x, 0.5, &o, &k), "dt_dropout")
 #undef REFUSED
+        { /* a real Partial(max) cast to complex would make a complex Partial(max): refused */
+            dt_placement pm[DT_MAX_MESH_DIMS], rp[DT_MAX_MESH_DIMS];
+            dt_tensor *re = NULL, *p = NULL;
+            double full[35];
+            int64_t i;
+            dt_tensor_desc d;
+            memset(rp, 0, sizeof rp);
+            memset(pm, 0, sizeof pm);
+            pm[0] = dt_partial(DT_MAX);
+            d = dtt_desc(DT_F64, 2, sh, 1, rp);
+            for (i = 0; i < 35; i++) full[i] = (double)i;
+            CHECK_OK(dt_tensor_distribute(m.mesh, &d, full, DT_SRC_ALL, &re));
+            CHECK_OK(dt_tensor_redistribute(re, pm, &p));
+            CHECK_ST(dt_cast(p, t, &o), DT_ERR_DTYPE);
+            CHECK_ERRMSG("dt_cast");
+            CHECK(o == NULL, "dt_cast made *out");
+            dt_tensor_destroy(p);
+            dt_tensor_destroy(re);
+        }
         expect(x, zval, "input kept");
         dt_tensor_destroy(x);
     }
