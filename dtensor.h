@@ -362,8 +362,16 @@ typedef enum dt_status {
     DT_ERR_DEVICE        /* device (CUDA) error                                */
 } dt_status;
 
-typedef enum dt_dtype { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8 } dt_dtype;
-#define DT_NUM_DTYPES 7
+typedef enum dt_dtype { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8,
+    DT_C64, DT_C128 /* complex: interleaved (re, im) pairs of F32 / F64, C99 _Complex layout */ } dt_dtype;
+#define DT_NUM_DTYPES 9
+/* The complex dtypes are stored as C99 float/double _Complex, Fortran
+   complex(c_float_complex/c_double_complex) and std::complex<float/double>
+   are: the real part, then the imaginary part. The library computes on the
+   pairs itself (no _Complex in the header: C++ and CUDA lack it). They
+   move through every redistribution, gather and view; Partial(SUM/AVG)
+   combine both parts; Partial(MAX/MIN) and the ops with no complex meaning
+   (ordering, softmax, norms, ...) are DT_ERR_DTYPE. README lists the ops. */
 
 /* Partial(op): the global value is op over the local values along the mesh
    dim. AVG of integers is the exact mean truncated toward zero, computed
@@ -1053,7 +1061,20 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* loca
    anything else on another mesh is DT_ERR_MESH naming both arguments.
    Dtypes: the inputs of an op have one dtype (use dt_cast); float-only
    ops refuse integer tensors; F16/BF16 compute in F32. All ops are
-   collective over the mesh (the ranks must call them in the same order). */
+   collective over the mesh (the ranks must call them in the same order).
+   Complex (DT_C64, DT_C128; host tensors) is taken by: dt_neg, dt_scale,
+   dt_shift and dt_fill (a real scalar a, as a + 0i), dt_copy, dt_exp,
+   dt_add, dt_sub, dt_mul (the complex product), dt_div, dt_axpy (real a),
+   dt_sum, dt_mean, dt_matmul, dt_mm, dt_bmm, dt_addmm, dt_linear, dt_dot
+   (no conjugation, as torch.dot; the BLAS's cgemm/zgemm, or loops in
+   double), the views (transpose, permute, squeeze, unsqueeze, reshape,
+   narrow, cat, stack) and dt_cast to c64/c128 (a real x -> x + 0i). Every
+   other op (abs, log, sqrt, the activations, pow, maximum/minimum,
+   max/min/argmax/norm2, softmax, norms, embedding, cross-entropy, cast to
+   a real dtype) is DT_ERR_DTYPE on every rank: complex numbers have no
+   order, and those ops are not computed on the pairs as if they were reals.
+   On a device (DT_CUDA) complex ops are DT_ERR_UNSUPPORTED; complex device
+   tensors redistribute (bytes; Partial(SUM/AVG) as sums of the parts). */
 
 /* pointwise unary: out = f(x), same shape, dtype and placements where the
    math allows (Partial passes through where f commutes with the reduction:
@@ -1197,6 +1218,14 @@ DT_API int dt_mesh_op_cache_count(const dt_mesh *m);  /* local */
               function of g only).
      dropout  keep = (u < 1-p) exactly as bernoulli(1-p) on x's dtype;
               out = keep ? x * (1/(1-p)) : 0 (p == 1: all zeros)
+     complex  C64/C128 element g is the two values 2g (real part) and
+              2g+1 (imaginary part) of an F32/F64 tensor of twice the
+              elements (torch's view_as_real: the last dim doubled), so it
+              takes 2 (C64) or 4 (C128) words. uniform: both parts in
+              [lo, hi); normal: both parts mean + (std/sqrt(2))*z, one
+              Box-Muller pair per element (torch.randn on complex: each part
+              N(0, 1/2), variance 1 in all). The same sharding invariance.
+              bernoulli, randint and dropout are DT_ERR_DTYPE on complex.
    Meshes start at DT_RNG_DEFAULT_SEED, offset 0 (a sub-mesh from
    dt_mesh_slice/dt_mesh_flatten starts with its parent's state at that
    moment). Random ops on a Partial tensor are DT_ERR_PLACEMENT (its value
@@ -1637,6 +1666,44 @@ DT__HD float dt__expf(float x) {
     memcpy(&s1, &b1, 4);
     memcpy(&s2, &b2, 4);
     return DT__FMUL(DT__FMUL(p, s1), s2);
+}
+
+/* ---- complex pairs ----
+   C64/C128 elements are (re, im) pairs of float/double in memory (C99
+   _Complex's layout); the arithmetic is written here on pairs of doubles,
+   not with _Complex, which C++ and CUDA lack. C64 computes in double and
+   rounds each part once. */
+typedef struct dt__cx { double re, im; } dt__cx;
+
+DT__HD dt__cx dt__cx_make(double re, double im) {
+    dt__cx z;
+    z.re = re;
+    z.im = im;
+    return z;
+}
+/* (a + bi)(c + di) = (ac - bd) + (ad + bc)i */
+DT__HD dt__cx dt__cx_mul(dt__cx p, dt__cx q) {
+    return dt__cx_make(DT__DMUL(p.re, q.re) - DT__DMUL(p.im, q.im), DT__DMUL(p.re, q.im) + DT__DMUL(p.im, q.re));
+}
+/* p / q by Smith's method: scaling by the larger part of q keeps c^2 + d^2
+   from overflowing or underflowing where the quotient is representable */
+DT__HD dt__cx dt__cx_div(dt__cx p, dt__cx q) {
+    double r, den;
+    if (fabs(q.re) >= fabs(q.im)) {
+        if (q.re == 0 && q.im == 0) return dt__cx_make(p.re / q.re, p.im / q.re); /* inf/NaN, as IEEE */
+        r = q.im / q.re;
+        den = q.re + q.im * r;
+        return dt__cx_make((p.re + p.im * r) / den, (p.im - p.re * r) / den);
+    }
+    r = q.re / q.im;
+    den = q.re * r + q.im;
+    return dt__cx_make((p.re * r + p.im) / den, (p.im * r - p.re) / den);
+}
+/* e^(a + bi) = e^a (cos b + i sin b) */
+DT__HD dt__cx dt__cx_exp(dt__cx z) {
+    double m = exp(z.re);
+    if (z.im == 0) return dt__cx_make(m, z.im); /* exp of a real: no NaN from inf * 0 */
+    return dt__cx_make(m * cos(z.im), m * sin(z.im));
 }
 
 /* ---- Philox4x32-10 (Salmon et al., SC'11; Random123's constants and rounds) ---- */
@@ -2373,6 +2440,8 @@ typedef int dt__blis_barrierattr;
 #if DT__BLAS_WEAK
 #pragma weak bli_sgemm_ex
 #pragma weak bli_dgemm_ex
+#pragma weak bli_cgemm_ex
+#pragma weak bli_zgemm_ex
 #pragma weak bli_rntm_init_from_global
 #endif
 #elif DT__BLAS == 2
@@ -2383,6 +2452,8 @@ typedef int dt__blis_barrierattr;
 #if DT__BLAS_WEAK
 #pragma weak cblas_sgemm
 #pragma weak cblas_dgemm
+#pragma weak cblas_cgemm
+#pragma weak cblas_zgemm
 #endif
 #elif DT__BLAS == 3
 /* Fortran BLAS, declared here (no header): column-major, arguments by
@@ -2402,6 +2473,15 @@ extern void sgemm_(const char *ta, const char *tb, const DTENSOR_BLAS_INT *m, co
                    const float *b, const DTENSOR_BLAS_INT *ldb, const float *beta, float *c,
                    const DTENSOR_BLAS_INT *ldc, size_t lta, size_t ltb) DT__BLAS_ATTR;
 extern void dgemm_(const char *ta, const char *tb, const DTENSOR_BLAS_INT *m, const DTENSOR_BLAS_INT *n,
+                   const DTENSOR_BLAS_INT *k, const double *alpha, const double *a, const DTENSOR_BLAS_INT *lda,
+                   const double *b, const DTENSOR_BLAS_INT *ldb, const double *beta, double *c,
+                   const DTENSOR_BLAS_INT *ldc, size_t lta, size_t ltb) DT__BLAS_ATTR;
+/* complex (C64/C128): the scalars and matrices are (re, im) pairs */
+extern void cgemm_(const char *ta, const char *tb, const DTENSOR_BLAS_INT *m, const DTENSOR_BLAS_INT *n,
+                   const DTENSOR_BLAS_INT *k, const float *alpha, const float *a, const DTENSOR_BLAS_INT *lda,
+                   const float *b, const DTENSOR_BLAS_INT *ldb, const float *beta, float *c,
+                   const DTENSOR_BLAS_INT *ldc, size_t lta, size_t ltb) DT__BLAS_ATTR;
+extern void zgemm_(const char *ta, const char *tb, const DTENSOR_BLAS_INT *m, const DTENSOR_BLAS_INT *n,
                    const DTENSOR_BLAS_INT *k, const double *alpha, const double *a, const DTENSOR_BLAS_INT *lda,
                    const double *b, const DTENSOR_BLAS_INT *ldb, const double *beta, double *c,
                    const DTENSOR_BLAS_INT *ldc, size_t lta, size_t ltb) DT__BLAS_ATTR;
@@ -2626,20 +2706,24 @@ static int dt__mul_ok(size_t a, size_t b, size_t *r) {
 DT_API size_t dt_dtype_size(dt_dtype t) {
     switch (t) {
     case DT_F32: case DT_I32: return 4;
-    case DT_F64: case DT_I64: return 8;
+    case DT_F64: case DT_I64: case DT_C64: return 8;
     case DT_F16: case DT_BF16: return 2;
     case DT_U8: return 1;
+    case DT_C128: return 16;
     }
     return 0;
 }
 
 DT_API const char *dt_dtype_name(dt_dtype t) {
-    static const char *const names[DT_NUM_DTYPES] = {"f32", "f64", "f16", "bf16", "i32", "i64", "u8"};
+    static const char *const names[DT_NUM_DTYPES] = {"f32", "f64", "f16", "bf16", "i32", "i64", "u8", "c64", "c128"};
     return ((unsigned)t < DT_NUM_DTYPES) ? names[t] : "?";
 }
 
 static int dt__dtype_valid(dt_dtype t) { return (unsigned)t < DT_NUM_DTYPES; }
 static int dt__dtype_is_half(dt_dtype t) { return t == DT_F16 || t == DT_BF16; }
+static int dt__is_complex(dt_dtype t) { return t == DT_C64 || t == DT_C128; }
+/* the dtype of one part of a complex element (F32 / F64); others: themselves */
+static dt_dtype dt__part_dtype(dt_dtype t) { return t == DT_C64 ? DT_F32 : t == DT_C128 ? DT_F64 : t; }
 
 DT_API dt_placement dt_replicate(void) {
     dt_placement p;
@@ -3204,8 +3288,8 @@ typedef enum dt__wkind { DT__WK_F32, DT__WK_F64, DT__WK_I64 } dt__wkind;
 
 static dt__wkind dt__work_kind(dt_dtype t) {
     switch (t) {
-    case DT_F64: return DT__WK_F64;
-    case DT_F32: case DT_F16: case DT_BF16: return DT__WK_F32;
+    case DT_F64: case DT_C128: return DT__WK_F64; /* complex: its parts' (the kernels take it first) */
+    case DT_F32: case DT_F16: case DT_BF16: case DT_C64: return DT__WK_F32;
     default: return DT__WK_I64;
     }
 }
@@ -3730,8 +3814,125 @@ DT__DEFINE_POINTWISE();
 #undef DT__BCASE_SV
 #undef DT__BCASE_VV
 
+/* ---- complex ----
+   C64/C128 kernels, element by element on dt__cx pairs (>>math). The ops
+   layer lets through only the ops defined on complex (dt__complex_allowed);
+   an op that treats the two parts alike (neg, scale, copy, add, sub, axpy,
+   sum) runs as the real kernel on the parts where that is simpler. */
+
+static dt__cx dt__cx_load(dt_dtype t, const void *p, int64_t i) {
+    if (t == DT_C64) return dt__cx_make(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
+    return dt__cx_make(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
+}
+
+static void dt__cx_store(dt_dtype t, void *p, int64_t i, dt__cx z) {
+    if (t == DT_C64) {
+        ((float *)p)[2 * i] = (float)z.re;
+        ((float *)p)[2 * i + 1] = (float)z.im;
+    } else {
+        ((double *)p)[2 * i] = z.re;
+        ((double *)p)[2 * i + 1] = z.im;
+    }
+}
+
+/* the unary ops complex takes: neg, scale, copy act on the parts alike; the
+   scalar of fill and shift is the real number a + 0i (torch's) */
+static void dt__cx_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a) {
+    size_t i;
+    if (op == DT__U_NEG || op == DT__U_SCALE || op == DT__U_COPY) {
+        if (t == DT_C64) dt__unary_f32(op, (const float *)x, (float *)y, 2 * n, (float)a);
+        else dt__unary_f64(op, (const double *)x, (double *)y, 2 * n, a);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        dt__cx z = op == DT__U_FILL ? dt__cx_make(a, 0.0) : dt__cx_load(t, x, (int64_t)i);
+        if (op == DT__U_SHIFT) z.re += a;
+        else if (op == DT__U_EXP) z = dt__cx_exp(z);
+        dt__cx_store(t, y, (int64_t)i, z);
+    }
+}
+
+/* real <-> complex casts: a real x becomes x + 0i; complex -> real keeps the
+   real part (the ops layer refuses that direction; the kernel defines it);
+   C64 <-> C128 converts both parts */
+static void dt__cx_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_t n) {
+    size_t i, len, fs = dt_dtype_size(from), ts = dt_dtype_size(to);
+    for (i = 0; i < n; i += len) {
+        double buf[DT__BLOCK];
+        size_t j;
+        len = dt__blk(n - i);
+        if (!dt__is_complex(from)) {
+            dt__gather_f64(from, dt__at(x, (int64_t)i, fs), 1, buf, len);
+            for (j = 0; j < len; j++) dt__cx_store(to, y, (int64_t)(i + j), dt__cx_make(buf[j], 0.0));
+        } else if (dt__is_complex(to)) {
+            for (j = 0; j < len; j++) dt__cx_store(to, y, (int64_t)(i + j), dt__cx_load(from, x, (int64_t)(i + j)));
+        } else {
+            for (j = 0; j < len; j++) buf[j] = dt__cx_load(from, x, (int64_t)(i + j)).re;
+            dt__scatter_f64(to, buf, dt__at_mut(y, (int64_t)i, ts), 1, len);
+        }
+    }
+}
+
+static dt__cx dt__cx_binary_elem(dt__bop op, dt__cx p, dt__cx q, double alpha) {
+    switch (op) {
+    case DT__B_ADD: return dt__cx_make(p.re + q.re, p.im + q.im);
+    case DT__B_SUB: return dt__cx_make(p.re - q.re, p.im - q.im);
+    case DT__B_MUL: return dt__cx_mul(p, q);
+    case DT__B_DIV: return dt__cx_div(p, q);
+    case DT__B_AXPY: return dt__cx_make(DT__DMUL(alpha, p.re) + q.re, DT__DMUL(alpha, p.im) + q.im);
+    default: return dt__cx_make(NAN, NAN); /* never: refused by the ops layer */
+    }
+}
+
+/* out (contiguous) = op(a, b), a and b at any element strides (0: broadcast),
+   in one row-major walk; each element is read before it is written, so out
+   may be a or b where the binary kernel allows it */
+static void dt__cx_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                          const void *b, const int64_t *sb, void *out, double alpha) {
+    int64_t idx[DT_MAX_DIMS], oa = 0, ob = 0, o, total = 1;
+    int d;
+    for (d = 0; d < ndim; d++) {
+        total *= shape[d];
+        idx[d] = 0;
+    }
+    for (o = 0; o < total; o++) {
+        dt__cx_store(t, out, o, dt__cx_binary_elem(op, dt__cx_load(t, a, oa), dt__cx_load(t, b, ob), alpha));
+        for (d = ndim - 1; d >= 0; d--) {
+            oa += sa[d];
+            ob += sb[d];
+            if (++idx[d] < shape[d]) break;
+            oa -= sa[d] * shape[d];
+            ob -= sb[d] * shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* A complex reduction (sum: both parts alike) as a real one over the parts:
+   the tensor is its part dtype with a trailing dim of 2, kept. Runs of
+   adjacent dims alike (all reduced or all kept) merge first, so the extra
+   dim fits unless DT_MAX_DIMS dims alternate; then the leading dim (kept:
+   the last is reduced) is walked one slice at a time. geo[0..nd): the real
+   shape; returns nd, and *rmask the mask over it. */
+static int dt__cx_reduce_geom(int ndim, const int64_t *shape, unsigned mask, int64_t *geo, unsigned *rmask) {
+    int d, nd = 0, prev = -1;
+    *rmask = 0;
+    for (d = 0; d < ndim; d++) {
+        int red = (int)((mask >> d) & 1u);
+        if (shape[d] == 1) continue;
+        if (nd > 0 && red == prev) geo[nd - 1] *= shape[d];
+        else {
+            if (red) *rmask |= 1u << nd;
+            geo[nd++] = shape[d];
+        }
+        prev = red;
+    }
+    return nd;
+}
+
 static void dt__k_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a) {
     size_t i, len;
+    if (dt__is_complex(t)) { dt__cx_unary(op, t, x, y, n, a); return; }
     switch (dt__work_kind(t)) {
     case DT__WK_F64:
         dt__unary_f64(op, (const double *)x, (double *)y, n, a);
@@ -3789,6 +3990,10 @@ static void dt__k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_
     size_t i, len, fs = dt_dtype_size(from), ts = dt_dtype_size(to);
     if (from == to) {
         if (x != y && n) memmove(y, x, n * fs);
+        return;
+    }
+    if (dt__is_complex(from) || dt__is_complex(to)) {
+        dt__cx_cast(from, x, to, y, n);
         return;
     }
     if (dt__is_int(from) && dt__is_int(to)) {
@@ -3948,6 +4153,10 @@ static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape,
     int64_t idx[DT_MAX_DIMS], offa = 0, offb = 0, rows = 1, r, n;
     size_t es = dt_dtype_size(t);
     int d, in;
+    if (dt__is_complex(t)) {
+        dt__cx_binary(op, t, ndim, shape, a, sa, b, sb, out, alpha);
+        return;
+    }
     if (!dt__bgeom_make(ndim, shape, sa, sb, &g)) return;
     in = g.nd - 1;
     if (g.nd >= 2 && (dt__strided(g.sa[in]) || dt__strided(g.sb[in]))) {
@@ -4222,6 +4431,28 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
     int64_t nout = 1, nred = 1;
     int d;
     dt__rgeom g;
+    if (dt__is_complex(t)) { /* the parts' reduction (dt__cx_reduce_geom) */
+        int64_t geo[DT_MAX_DIMS + 1], slice = 1, i;
+        unsigned rmask;
+        size_t ps = dt_dtype_size(dt__part_dtype(t));
+        int64_t kept = 1;
+        int nd = dt__cx_reduce_geom(ndim, shape, mask, geo, &rmask);
+        if (nd < DT_MAX_DIMS || !(rmask >> (nd - 1))) { /* a trailing 2, or a kept last dim doubled */
+            if (nd < DT_MAX_DIMS) geo[nd++] = 2;
+            else geo[nd - 1] *= 2;
+            dt__k_reduce(op, dt__part_dtype(t), nd, geo, rmask, x, out, scale);
+            return;
+        }
+        for (d = 1; d < nd; d++) {
+            slice *= geo[d];
+            if (!((rmask >> d) & 1u)) kept *= geo[d];
+        }
+        geo[nd] = 2;
+        for (i = 0; i < geo[0]; i++) /* alternating, the last reduced: geo[0] is kept, its slices reduce alone */
+            dt__k_reduce(op, dt__part_dtype(t), nd, geo + 1, rmask >> 1, (const char *)x + (size_t)(i * slice * 2) * ps,
+                         (char *)out + (size_t)(i * kept * 2) * ps, scale);
+        return;
+    }
     for (d = 0; d < ndim; d++) {
         if ((mask >> d) & 1u) nred *= shape[d];
         else nout *= shape[d];
@@ -4658,8 +4889,20 @@ static int dt__blas_linked(void) {
 #endif
 }
 #define DT__WITH_BLAS(c) ((c) && dt__blas_linked())
+/* the same for the complex ?gemm: a BLAS build may lack them */
+static int dt__blas_linked_cx(void) {
+#if DT__BLAS == 1
+    return bli_cgemm_ex != NULL && bli_zgemm_ex != NULL && bli_rntm_init_from_global != NULL;
+#elif DT__BLAS == 2
+    return cblas_cgemm != NULL && cblas_zgemm != NULL;
+#else
+    return cgemm_ != NULL && zgemm_ != NULL;
+#endif
+}
+#define DT__WITH_BLAS_CX(c) ((c) && dt__blas_linked_cx())
 #else
 #define DT__WITH_BLAS(c) (c)
+#define DT__WITH_BLAS_CX(c) (c)
 #endif
 
 #if DT__BLAS == 1
@@ -4699,7 +4942,19 @@ static int dt__gemm_lib(dt_dtype t, int64_t m, int64_t n, int64_t k, double alph
         return 0;
     bli_rntm_init_from_global(&rntm);
     bli_rntm_disable_l3_sup(&rntm);
-    if (t == DT_F32) {
+    if (t == DT_C64) { /* complex: the real alpha, beta as (x, 0) pairs */
+        float al[2], be[2];
+        al[0] = (float)alpha, be[0] = (float)beta, al[1] = be[1] = 0.0f;
+        bli_cgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, (scomplex *)(void *)al, (scomplex *)(void *)a,
+                     rsa, csa, (scomplex *)(void *)b, rsb, csb, (scomplex *)(void *)be, (scomplex *)c, rsc, csc,
+                     NULL, &rntm);
+    } else if (t == DT_C128) {
+        double al[2], be[2];
+        al[0] = alpha, be[0] = beta, al[1] = be[1] = 0.0;
+        bli_zgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, (dcomplex *)(void *)al, (dcomplex *)(void *)a,
+                     rsa, csa, (dcomplex *)(void *)b, rsb, csb, (dcomplex *)(void *)be, (dcomplex *)c, rsc, csc,
+                     NULL, &rntm);
+    } else if (t == DT_F32) {
         float al = (float)alpha, be = (float)beta;
         bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &al, (float *)a, rsa, csa, (float *)b, rsb, csb,
                      &be, (float *)c, rsc, csc, NULL, &rntm);
@@ -4774,7 +5029,18 @@ static int dt__gemm_lib(dt_dtype t, int64_t m, int64_t n, int64_t k, double alph
     ilb = (DTENSOR_BLAS_INT)ldb;
     ilc = (DTENSOR_BLAS_INT)ldc;
 #if DT__BLAS == 2
-    if (t == DT_F32)
+    if (dt__is_complex(t)) { /* complex: the real alpha, beta as (x, 0) pairs */
+        double al[2], be[2];
+        float alf[2], bef[2];
+        al[0] = alpha, be[0] = beta, al[1] = be[1] = 0.0;
+        alf[0] = (float)alpha, bef[0] = (float)beta, alf[1] = bef[1] = 0.0f;
+        if (t == DT_C64)
+            cblas_cgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, im, in, ik, alf,
+                        a, ila, b, ilb, bef, c, ilc);
+        else
+            cblas_zgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, im, in, ik, al,
+                        a, ila, b, ilb, be, c, ilc);
+    } else if (t == DT_F32)
         cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, im, in, ik,
                     (float)alpha, (const float *)a, ila, (const float *)b, ilb, (float)beta, (float *)c, ilc);
     else
@@ -4783,7 +5049,18 @@ static int dt__gemm_lib(dt_dtype t, int64_t m, int64_t n, int64_t k, double alph
 #else
     {
         const char *sa = ta ? "T" : "N", *sb = tb ? "T" : "N";
-        if (t == DT_F32) {
+        if (dt__is_complex(t)) { /* complex: the real alpha, beta as (x, 0) pairs */
+            double al[2], be[2];
+            float alf[2], bef[2];
+            al[0] = alpha, be[0] = beta, al[1] = be[1] = 0.0;
+            alf[0] = (float)alpha, bef[0] = (float)beta, alf[1] = bef[1] = 0.0f;
+            if (t == DT_C64)
+                cgemm_(sa, sb, &im, &in, &ik, alf, (const float *)a, &ila, (const float *)b, &ilb, bef, (float *)c,
+                       &ilc, 1, 1);
+            else
+                zgemm_(sa, sb, &im, &in, &ik, al, (const double *)a, &ila, (const double *)b, &ilb, be, (double *)c,
+                       &ilc, 1, 1);
+        } else if (t == DT_F32) {
             float al = (float)alpha, be = (float)beta;
             sgemm_(sa, sb, &im, &in, &ik, &al, (const float *)a, &ila, (const float *)b, &ilb, &be, (float *)c, &ilc,
                    1, 1);
@@ -4916,6 +5193,50 @@ static DT__MAYBE_UNUSED const char *dt__gemm_backend(void) {
 #endif
 }
 
+/* complex C = alpha A B + beta C by loops (no BLAS, small, or strides the
+   BLAS cannot take): each C element a dot product of pairs in double (C64
+   rounded once at the end); beta == 0: C is not read */
+static void dt__gemm_loop_cx(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                             int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                             int64_t csc) {
+    int64_t i, j, p;
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            dt__cx acc = dt__cx_make(0.0, 0.0), r;
+            for (p = 0; p < k; p++) {
+                dt__cx x = dt__cx_mul(dt__cx_load(t, a, i * rsa + p * csa), dt__cx_load(t, b, p * rsb + j * csb));
+                acc.re += x.re;
+                acc.im += x.im;
+            }
+            r = dt__cx_make(alpha * acc.re, alpha * acc.im);
+            if (beta != 0.0) {
+                dt__cx old = dt__cx_load(t, c, i * rsc + j * csc);
+                r.re += beta * old.re;
+                r.im += beta * old.im;
+            }
+            dt__cx_store(t, c, i * rsc + j * csc, r);
+        }
+}
+
+/* complex through the BLAS's cgemm/zgemm when it takes the strides as they
+   are (no packing of pairs: the loops run otherwise); counted as the real
+   calls are (dt__gemm_count) */
+static dt_status dt__gemm_cx(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
+                             int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                             int64_t csc) {
+#if DT__BLAS != 0
+    int small = (double)m * (double)n * (double)k <= DT__GEMM_SMALL;
+    if (DT__WITH_BLAS_CX(k > 0 && !small) &&
+        dt__gemm_lib(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)) {
+        dt__gemm_count[0]++;
+        return DT_OK;
+    }
+    dt__gemm_count[2]++;
+#endif
+    dt__gemm_loop_cx(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
+    return DT_OK;
+}
+
 static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
                             int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
                             int64_t csc) {
@@ -4926,6 +5247,7 @@ static dt_status dt__k_gemm(dt_dtype t, int64_t m, int64_t n, int64_t k, double 
     (void)small; /* (unused without a BLAS) */
     if (m <= 0 || n <= 0) return DT_OK;
     if (k <= 0) alpha = 0.0; /* C = beta C: the loops with no products (alpha * 0 could be NaN) */
+    if (dt__is_complex(t)) return dt__gemm_cx(t, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
     switch (dt__work_kind(t)) {
     case DT__WK_F64:
 #if DT__BLAS != 0
@@ -5228,6 +5550,7 @@ static void dt__rng_store_int(dt_dtype t, const int64_t *v, void *y, size_t i0, 
     case DT_I32: for (i = 0; i < n; i++) ((int32_t *)y)[i0 + i] = (int32_t)v[i]; break;
     case DT_I64: for (i = 0; i < n; i++) ((int64_t *)y)[i0 + i] = v[i]; break;
     case DT_U8: for (i = 0; i < n; i++) ((uint8_t *)y)[i0 + i] = (uint8_t)v[i]; break;
+    case DT_C64: case DT_C128: break; /* never: randint is refused on complex */
     }
 }
 
@@ -5242,6 +5565,7 @@ static void dt__rng_store_flags(dt_dtype t, const uint8_t *k, void *y, size_t i0
     case DT_I32: for (i = 0; i < n; i++) ((int32_t *)y)[i0 + i] = k[i]; break;
     case DT_I64: for (i = 0; i < n; i++) ((int64_t *)y)[i0 + i] = k[i]; break;
     case DT_U8: memcpy((uint8_t *)y + i0, k, n); break;
+    case DT_C64: case DT_C128: break; /* never: bernoulli is refused on complex */
     }
 }
 
@@ -5786,6 +6110,9 @@ static dt_status dt__comm_allgatherv(dt_comm *c, const void *sb, size_t sn, void
 static dt_status dt__comm_allreduce(dt_comm *c, const void *sb, void *rb, size_t count, dt_dtype t,
                                     dt_reduce op) {
     size_t bytes = count * dt_dtype_size(t);
+    /* complex: a sum of pairs is the sums of the parts (MAX/MIN never come here:
+       a complex Partial(MAX/MIN) is refused where placements are checked) */
+    if (dt__is_complex(t)) return dt__comm_allreduce(c, sb, rb, 2 * count, dt__part_dtype(t), op);
     if (c->size == 1) return dt__comm_copy(c, rb, sb, bytes);
     if (bytes && dt__needs_stage(c, sb, rb)) {
         dt__stage g;
@@ -5804,8 +6131,25 @@ static dt_status dt__comm_allreduce(dt_comm *c, const void *sb, void *rb, size_t
 }
 
 static dt_status dt__comm_reduce_scatter(dt_comm *c, const void *sb, void *rb, const size_t *counts,
+                                         dt_dtype t, dt_reduce op);
+
+/* complex: reduce-scatter the parts, twice the counts (as dt__comm_allreduce) */
+static dt_status dt__comm_reduce_scatter_parts(dt_comm *c, const void *sb, void *rb, const size_t *counts,
+                                               dt_dtype t, dt_reduce op) {
+    size_t *twice = NULL;
+    int j;
+    dt_status st = dt__alloc("dt_comm reduce_scatter", (size_t)c->size * sizeof(size_t), (void **)&twice);
+    if (st) return st;
+    for (j = 0; j < c->size; j++) twice[j] = 2 * counts[j];
+    st = dt__comm_reduce_scatter(c, sb, rb, twice, dt__part_dtype(t), op);
+    DT_FREE(twice);
+    return st;
+}
+
+static dt_status dt__comm_reduce_scatter(dt_comm *c, const void *sb, void *rb, const size_t *counts,
                                          dt_dtype t, dt_reduce op) {
     size_t es = dt_dtype_size(t);
+    if (dt__is_complex(t)) return dt__comm_reduce_scatter_parts(c, sb, rb, counts, t, op);
     if (c->size == 1) return dt__comm_copy(c, rb, sb, counts[0] * es);
     if (dt__needs_stage(c, sb, rb)) {
         size_t ns = (dt__sum_except(counts, c->size, c->rank) + counts[c->rank]) * es, nr = counts[c->rank] * es;
@@ -7255,6 +7599,19 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
     return DT_OK;
 }
 
+/* Partial(MAX/MIN) orders values: complex numbers have no order (torch
+   refuses max/min on them too), so a complex tensor may not be so placed */
+static dt_status dt__check_complex_partial(const char *fn, dt_dtype t, const dt_placement *pl, int n) {
+    int i;
+    if (!dt__is_complex(t)) return DT_OK;
+    for (i = 0; i < n; i++)
+        if (pl[i].kind == DT_PARTIAL && (pl[i].reduce == DT_MAX || pl[i].reduce == DT_MIN))
+            return dt__fail(DT_ERR_DTYPE, "%s: placements[%d] = Partial(%s) but the dtype is %s: complex numbers "
+                            "have no max/min (Partial(sum) and Partial(avg) are defined)", fn, i,
+                            pl[i].reduce == DT_MAX ? "max" : "min", dt_dtype_name(t));
+    return DT_OK;
+}
+
 /* The size rule every tensor (and every op's result) obeys: the product of
    its dims, a 0 counted as 1, times the element size fits in int64 (and
    size_t). So no product of any of its extents -- a numel, a stride, a
@@ -7299,6 +7656,7 @@ static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tenso
     memcpy(norm->shape, d->shape, (size_t)d->ndim * sizeof(int64_t));
     if ((st = dt__check_placements(fn, m, d->ndim, d->shape, d->placements, DT_MAX_MESH_DIMS, norm->placements)))
         return st;
+    if ((st = dt__check_complex_partial(fn, d->dtype, norm->placements, m->ndim))) return st;
     if (norm->device != DT_HOST && dt__pl_cyclic(norm->placements, m->ndim))
         return dt__fail(DT_ERR_UNSUPPORTED, "%s: block-cyclic placements are host-only in this version (desc->device "
                         "= %d)", fn, norm->device);
@@ -8991,6 +9349,7 @@ static dt_status dt__divisor_on(const dt__ctx *x, dt_dtype t, int k, dt__divisor
     double dk = (double)k;
     dt_status st;
     dv->k = k;
+    t = dt__part_dtype(t); /* complex: each part is divided by a real k */
     dt__dev_cast(&dt__host_device, DT_F64, &dk, t, dv->v, 1);
     dv->d = dv->v;
     if (!dt__on_host(x->dev) && ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_SCALAR, sizeof dv->v, &dv->d)) ||
@@ -9000,6 +9359,9 @@ static dt_status dt__divisor_on(const dt__ctx *x, dt_dtype t, int k, dt__divisor
 }
 
 static void dt__divide_on(const dt__ctx *x, dt_dtype t, void *buf, size_t n, const dt__divisor *dv) {
+    if (dt__on_host(x->dev) && (t == DT_F32 || t == DT_F64)) { dt__divide_elems(t, buf, n, dv->k); return; }
+    /* complex: both parts divided (the divisor is of the part dtype) */
+    if (dt__is_complex(t)) { t = dt__part_dtype(t); n *= 2; }
     if (dt__on_host(x->dev) && (t == DT_F32 || t == DT_F64)) { dt__divide_elems(t, buf, n, dv->k); return; }
     if (n) dt__dev_divide(x->dev, t, buf, n, dv->d);
 }
@@ -9341,6 +9703,7 @@ static dt_status dt__tensor_redistribute_body(const dt_tensor *t, const dt_place
     if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
     else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     else st = dt__check_placements(fn, t->mesh, t->desc.ndim, t->desc.shape, placements, t->mesh->ndim, want.placements);
+    if (!st) st = dt__check_complex_partial(fn, t->desc.dtype, want.placements, t->mesh->ndim);
     if (!st && t->desc.device != DT_HOST && dt__pl_cyclic(want.placements, t->mesh->ndim))
         st = dt__fail(DT_ERR_UNSUPPORTED, "%s: block-cyclic placements are host-only in this version (device %d)", fn,
                       t->desc.device);
@@ -9666,9 +10029,24 @@ static uint64_t dt__key_hash(const uint64_t *w, int n) {
 
 /* ---- the rule: options on one mesh dim ---- */
 
+/* Partial(MAX/MIN): an order, which complex numbers lack */
+static int dt__pl_ordered(dt_placement p) {
+    return p.kind == DT_PARTIAL && (p.reduce == DT_MAX || p.reduce == DT_MIN);
+}
+
+/* a strategy that puts a complex input or result in Partial(MAX/MIN)
+   (which no complex tensor may be) is not offered */
+static int dt__opt_complex_ok(const dt__call *c, const dt_placement *in, dt_placement out) {
+    int i;
+    if (dt__pl_ordered(out) && dt__is_complex(c->out.dtype)) return 0;
+    for (i = 0; i < c->nin; i++)
+        if (c->in[i].d && dt__is_complex(c->in[i].d->dtype) && dt__pl_ordered(in[i])) return 0;
+    return 1;
+}
+
 static void dt__opts_add(dt__opts *o, const dt__call *c, const dt_placement *in, dt_placement out) {
     int i;
-    if (o->n >= DT__MAX_OPTS) return;
+    if (o->n >= DT__MAX_OPTS || !dt__opt_complex_ok(c, in, out)) return;
     for (i = 0; i < c->nin; i++) o->in[o->n][i] = in[i];
     o->out[o->n++] = out;
 }
@@ -10176,7 +10554,11 @@ static dt_status dt__same_dtype(const dt__call *c, int i, int j) {
                     dt_dtype_name(c->in[i].d->dtype), c->in[j].name, dt_dtype_name(c->in[j].d->dtype));
 }
 
-static int dt__is_float(dt_dtype t) { return t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16; }
+/* not an integer: the floating dtypes and complex (whose parts are floating;
+   the ops complex does not define are refused by dt__complex_allowed) */
+static int dt__is_float(dt_dtype t) {
+    return t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16 || dt__is_complex(t);
+}
 
 /* consistency checks of an op (dt__consistent): the op, its static and
    scalar args, each input's spec, the mesh */
@@ -10850,6 +11232,46 @@ typedef struct dt__family {
 static const dt__family dt__families[DT__F_COUNT] = {DT__FAMILIES(DT__FAMILY_ROW)};
 #undef DT__FAMILY_ROW
 
+/* The ops defined on complex numbers (README's list): the arithmetic,
+   exp, sum/mean, the matmul family and the data movement. The others are
+   about order (relu, max/min, maximum, argmax, softmax, cross-entropy),
+   norms and real functions, or (abs) give a real result: refused rather
+   than run on the pairs as if they were reals. */
+static int dt__complex_allowed(int op) {
+    switch (op) {
+    case DT__OP_NEG: case DT__OP_SCALE: case DT__OP_SCALE_NEG: case DT__OP_SHIFT: case DT__OP_COPY:
+    case DT__OP_FILL: case DT__OP_EXP: case DT__OP_CAST:
+    case DT__OP_ADD: case DT__OP_SUB: case DT__OP_MUL: case DT__OP_DIV: case DT__OP_AXPY:
+    case DT__OP_SUM: case DT__OP_MEAN:
+    case DT__OP_MATMUL: case DT__OP_MM: case DT__OP_BMM: case DT__OP_ADDMM: case DT__OP_LINEAR: case DT__OP_DOT:
+    case DT__OP_TRANSPOSE: case DT__OP_PERMUTE: case DT__OP_SQUEEZE: case DT__OP_UNSQUEEZE: case DT__OP_RESHAPE:
+    case DT__OP_NARROW: case DT__OP_CAT: case DT__OP_STACK:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* a complex input: an op complex defines, on the host (the device kernels
+   are real-only; complex device tensors redistribute, as bytes and sums) */
+static dt_status dt__check_complex_op(const dt__call *c) {
+    int i;
+    for (i = 0; i < c->nin; i++) {
+        dt_dtype t;
+        if (!c->in[i].d) continue; /* an optional input not given (a bias) */
+        t = c->in[i].d->dtype;
+        if (!dt__is_complex(t)) continue;
+        if (!dt__complex_allowed(c->op))
+            return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is not defined for complex dtypes (README lists "
+                            "the ops that take complex)", c->fn, c->in[i].name, dt_dtype_name(t));
+        if (!dt__on_host(c->dev))
+            return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s is %s on %s memory; complex ops run on host tensors in this "
+                            "version (complex device tensors redistribute)", c->fn, c->in[i].name, dt_dtype_name(t),
+                            c->dev->name);
+    }
+    return DT_OK;
+}
+
 /* inputs present, on one mesh, one dtype, allowed by the op */
 static dt_status dt__call_check(dt__call *c) {
     dt_status st;
@@ -10864,6 +11286,7 @@ static dt_status dt__call_check(dt__call *c) {
     if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
         return dt__call_refused(c, dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is defined for floating-point "
                                             "tensors", c->fn, c->in[0].name, dt_dtype_name(c->in[0].d->dtype)));
+    if ((st = dt__check_complex_op(c))) return dt__call_refused(c, st);
     return DT_OK;
 }
 
@@ -11054,6 +11477,15 @@ static dt_status dt__cast_body(const dt_tensor *x, dt_dtype to, dt_tensor **out)
     dt__call_init(&c, DT__OP_CAST, "dt_cast");
     if ((st = dt__call_in(&c, x, "x", 0)) || (st = dt__call_check(&c))) return st;
     if (!dt__dtype_valid(to)) return dt__call_refused(&c, dt__fail(DT_ERR_DTYPE, "dt_cast: to = %d is not a dt_dtype", (int)to));
+    if (dt__is_complex(x->desc.dtype) && !dt__is_complex(to))
+        return dt__call_refused(&c, dt__fail(DT_ERR_DTYPE, "dt_cast: x is %s and to = %s: a cast would drop the "
+                                             "imaginary part (cast to c64/c128 only)", dt_dtype_name(x->desc.dtype),
+                                             dt_dtype_name(to)));
+    if (dt__is_complex(to) && (st = dt__check_complex_partial("dt_cast", to, x->desc.placements, x->mesh->ndim)))
+        return dt__call_refused(&c, st);
+    if (dt__is_complex(to) && !dt__on_host(c.dev))
+        return dt__call_refused(&c, dt__fail(DT_ERR_UNSUPPORTED, "dt_cast: to = %s on %s memory; complex ops run "
+                                             "on host tensors in this version", dt_dtype_name(to), c.dev->name));
     dt__call_arg(&c, (int64_t)to);
     return dt__dispatch(&c, out);
 }
@@ -11626,7 +12058,42 @@ DT_API dt_status dt_rng_get_state(const dt_mesh *m, uint64_t *seed, uint64_t *of
 
 /* ---- the random ops ---- */
 
-static int dt__rng_w(dt_dtype t) { return t == DT_F64 || t == DT_I64 ? 2 : 1; }
+static int dt__rng_w(dt_dtype t) {
+    return t == DT_C128 ? 4 : t == DT_F64 || t == DT_I64 || t == DT_C64 ? 2 : 1;
+}
+
+/* the kernel's call, complex as the doubled last dim of its part dtype (the
+   API's spec: element g is the part values 2g, 2g+1), so every device's
+   real kernel fills it */
+static void dt__rng_call(const dt__kernels *k, const dt__rng_op *op, int nd, const int64_t *gs, const int64_t *lo,
+                         const int64_t *ext, void *y) {
+    int64_t g2[DT_MAX_DIMS], lo2[DT_MAX_DIMS], ext2[DT_MAX_DIMS];
+    dt__rng_op part;
+    if (!dt__is_complex(op->t)) { k->rng(op, nd, gs, lo, ext, y); return; }
+    part = *op;
+    part.t = dt__part_dtype(op->t);
+    part.w = op->w / 2;
+    if (nd == 0) { /* a scalar: one pair */
+        g2[0] = ext2[0] = 2;
+        lo2[0] = 0;
+        k->rng(&part, 1, g2, lo2, ext2, y);
+        return;
+    }
+    memcpy(g2, gs, (size_t)nd * sizeof *gs);
+    memcpy(lo2, lo, (size_t)nd * sizeof *lo);
+    memcpy(ext2, ext, (size_t)nd * sizeof *ext);
+    g2[nd - 1] *= 2;
+    lo2[nd - 1] *= 2;
+    ext2[nd - 1] *= 2;
+    k->rng(&part, nd, g2, lo2, ext2, y);
+}
+
+/* the distributions with no complex meaning in torch */
+static dt_status dt__rng_not_complex(const char *fn, dt_dtype t) {
+    if (!dt__is_complex(t)) return DT_OK;
+    return dt__fail(DT_ERR_DTYPE, "%s: the tensor is %s; this distribution is not defined for complex dtypes "
+                    "(dt_uniform_, dt_normal_, dt_tensor_rand and dt_tensor_randn are)", fn, dt_dtype_name(t));
+}
 
 static dt_status dt__rng_no_partial(const char *fn, const char *what, const dt_mesh *m, const dt_placement *pl) {
     int i;
@@ -11687,7 +12154,7 @@ static void dt__rng_apply_spans(const dt_tensor *t, dt__rng_op *op, void *y) {
             lo[last] = dt__chain_up(&ch[last], p);
             if (op->x) one.x = (const char *)op->x + at * ex;
             if (op->mask) one.mask = (char *)op->mask + at;
-            t->dev->kernels()->rng(&one, nd, t->desc.shape, lo, ext, (char *)y + at * ey);
+            dt__rng_call(t->dev->kernels(), &one, nd, t->desc.shape, lo, ext, (char *)y + at * ey);
             p += ext[last];
         }
         for (d = last - 1; d >= 0; d--) {
@@ -11714,7 +12181,7 @@ static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, c
     size_t ey = dt_dtype_size(t->desc.dtype), ex = dt_dtype_size(op->t);
     int nd = t->desc.ndim, last = nd - 1, d;
     const dt__kernels *k = t->dev->kernels();
-    if (nd < 1) { k->rng(op, 0, t->desc.shape, t->box.lo, t->box.ext, y); return; }
+    if (nd < 1) { dt__rng_call(k, op, 0, t->desc.shape, t->box.lo, t->box.ext, y); return; }
     memset(ch, 0, sizeof ch);
     memset(lo, 0, sizeof lo);
     for (d = last; d >= 0; d--) { /* row-major strides of the local extents where none were given */
@@ -11747,11 +12214,11 @@ static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, c
                 one.x = xp;
                 one.mask = mp;
                 ext[last] = span;
-                k->rng(&one, nd, t->desc.shape, lo, ext, yp);
+                dt__rng_call(k, &one, nd, t->desc.shape, lo, ext, yp);
             } else {
                 while (i < span) { /* through the stack: gather x, draw, scatter y */
                     /* cppcheck-suppress unassignedVariable ; xbuf is filled by the memcpy below */
-                    double ybuf[DT__RNG_SCH], xbuf[DT__RNG_SCH]; /* (8-byte elements at most) */
+                    double ybuf[2 * DT__RNG_SCH], xbuf[DT__RNG_SCH]; /* (16-byte y elements at most: C128) */
                     dt__rng_op one = *op;
                     int64_t n = span - i < DT__RNG_SCH ? span - i : DT__RNG_SCH, j, lo_last = lo[last];
                     if (xp)
@@ -11760,7 +12227,7 @@ static void dt__rng_apply_strided(const dt_tensor *t, dt__rng_op *op, void *y, c
                     one.mask = mp ? mp + i : NULL;
                     ext[last] = n;
                     lo[last] = lo_last + i;
-                    k->rng(&one, nd, t->desc.shape, lo, ext, ybuf);
+                    dt__rng_call(k, &one, nd, t->desc.shape, lo, ext, ybuf);
                     lo[last] = lo_last;
                     for (j = 0; j < n; j++) memcpy(yp + (size_t)((i + j) * yst[last]) * ey, (char *)ybuf + (size_t)j * ey, ey);
                     i += n;
@@ -11786,7 +12253,7 @@ static void dt__rng_apply_at(const char *fn, const dt_tensor *t, dt__rng_op *op,
     op->offset = m->rng_offset;
     if (t->numel && (ys || xs)) dt__rng_apply_strided(t, op, y, ys, xs);
     else if (t->numel && dt__pl_cyclic(t->desc.placements, m->ndim)) dt__rng_apply_spans(t, op, y);
-    else if (t->numel) t->dev->kernels()->rng(op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
+    else if (t->numel) dt__rng_call(t->dev->kernels(), op, t->desc.ndim, t->desc.shape, t->box.lo, t->box.ext, y);
     m->rng_offset += dt__rng_words(&t->desc, op->w);
 }
 
@@ -11869,7 +12336,7 @@ static dt_status dt__normal_into(const char *fn, const dt_tensor *t, double mean
     op.t = t->desc.dtype;
     op.w = dt__rng_w(op.t);
     op.a = mean;
-    op.b = sd;
+    op.b = dt__is_complex(op.t) ? sd * 0.70710678118654752440 : sd; /* each part's std: the API's spec */
     dt__rng_apply(fn, t, &op, t->data);
     return DT_OK;
 }
@@ -11939,7 +12406,7 @@ static dt_status dt__bernoulli__body(dt_tensor *t, double p) {
     dt__rng_op op;
     dt_status st;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    st = dt__rng_prob(fn, "p", p);
+    if (!(st = dt__rng_not_complex(fn, t->desc.dtype))) st = dt__rng_prob(fn, "p", p);
     if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 1, p, 0.0))) return st;
     memset(&op, 0, sizeof op);
     op.kind = DT__RK_BERNOULLI;
@@ -11975,7 +12442,7 @@ static dt_status dt__randint__body(dt_tensor *t, int64_t lo, int64_t hi) {
     dt__rng_op op;
     dt_status st;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    st = dt__randint_range(fn, t->desc.dtype, lo, hi);
+    if (!(st = dt__rng_not_complex(fn, t->desc.dtype))) st = dt__randint_range(fn, t->desc.dtype, lo, hi);
     /* (compared as doubles: bounds past 2^53 that differ by less than their ulp go unseen) */
     if ((st = dt__rng_target(fn, t, dt__rng_w(t->desc.dtype), st, 2, (double)lo, (double)hi))) return st;
     memset(&op, 0, sizeof op);
@@ -12001,7 +12468,8 @@ static dt_status dt__dropout_body(const dt_tensor *x, double p, dt_tensor **out,
     md = x->desc;
     md.dtype = DT_U8;
     if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    else if (!(st = dt__rng_float_only(fn, x->desc.dtype)) && !(st = dt__rng_prob(fn, "p", p)) && *out)
+    else if (!(st = dt__rng_float_only(fn, x->desc.dtype)) && !(st = dt__rng_not_complex(fn, x->desc.dtype)) &&
+             !(st = dt__rng_prob(fn, "p", p)) && *out)
         st = dt__check_out_spec(fn, *out, x->mesh, &x->desc); /* a strided *out is written in place */
     if (!st && mask && *mask && !(st = dt__check_out(fn, *mask, x->mesh, &md)) && /* (a strided mask: refused) */
         (*mask == x || *mask == *out || ((*mask)->bytes && ((*mask)->data == x->data ||
@@ -13003,7 +13471,7 @@ typedef struct dt__npy_info {
 
 /* the descr of each dtype; NULL: none (BF16) */
 static const char *dt__npy_descr(dt_dtype t) {
-    static const char *const d[DT_NUM_DTYPES] = {"<f4", "<f8", "<f2", NULL, "<i4", "<i8", "|u1"};
+    static const char *const d[DT_NUM_DTYPES] = {"<f4", "<f8", "<f2", NULL, "<i4", "<i8", "|u1", "<c8", "<c16"};
     return dt__dtype_valid(t) ? d[t] : NULL;
 }
 
@@ -13090,7 +13558,7 @@ static dt_status dt__npy_parse_header(const char *buf, size_t len, dt__npy_info 
             if (found < 0 && strcmp(val, "<u1") == 0) found = DT_U8; /* numpy itself writes '|u1' */
             if (found < 0)
                 return dt__fail(DT_ERR_IO, "%s: descr '%s' is not supported (little-endian '<f4' '<f8' '<f2' '<i4' "
-                                "'<i8' '|u1' are)", fn, val);
+                                "'<i8' '|u1' '<c8' '<c16' are)", fn, val);
             r.dtype = (dt_dtype)found;
         } else if (k == 1) {
             if (dt__npy_word(s, n, i, "False")) { fortran = 0; i += 5; }

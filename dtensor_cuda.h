@@ -381,7 +381,8 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
 
 DT__CU_HD int dt__cu_is_int(dt_dtype t) { return t == DT_I32 || t == DT_I64 || t == DT_U8; }
 DT__CU_HD size_t dt__cu_es(dt_dtype t) {
-    return t == DT_F64 || t == DT_I64 ? 8 : t == DT_F32 || t == DT_I32 ? 4 : t == DT_U8 ? 1 : 2;
+    if (t == DT_C128) return 16; /* complex: redistributed as bytes and part sums; the ops refuse it on devices */
+    return t == DT_F64 || t == DT_I64 || t == DT_C64 ? 8 : t == DT_F32 || t == DT_I32 ? 4 : t == DT_U8 ? 1 : 2;
 }
 
 /* ---- element loads and stores, by dtype ----
@@ -1733,6 +1734,7 @@ static int dt__nccl_type(dt_dtype t, ncclDataType_t *out) {
     case DT_I32: *out = ncclInt32; return 1;
     case DT_I64: *out = ncclInt64; return 1;
     case DT_U8: *out = ncclUint8; return 1;
+    case DT_C64: case DT_C128: return 0; /* never asked: dtensor.h reduces complex as its parts (F32/F64) */
     }
     return 0;
 }

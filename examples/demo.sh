@@ -70,9 +70,9 @@ summary_matmul2d() {
 }
 summary_pencil() {
     awk '/^pencil: u/ { sz = $2 } /^  slab |^  slab->|^  pencil/ { if ($0 ~ / - +- /) r = r sprintf(" %s", $1); else { n++; r = r sprintf(" %s %s", $1 ($1 == "pencil" ? " " $2 : ""), $(NF-1)) } }
-         /skipped/ { skip = 1 } /^pencil: (OK|FAILED)/ { ok = $2 }
-         END { if (skip) printf "%s slab and pencil transposes checked: %s (FFTW-MPI comparison needs MPI=openmpi)\n", sz, ok
-               else printf "%s slab/pencil transposes, checked %s; time dtensor/FFTW-MPI:%s\n", sz, ok, r }'
+         /skipped/ { skip = 1 } /^pencil: (OK|FAILED)/ { ok = $2 } /^  fft3d/ { fft = $NF }
+         END { if (skip) printf "%s c128 slab and pencil transposes checked: %s, 3-D FFT %s (FFTW-MPI comparison needs MPI=openmpi)\n", sz, ok, fft
+               else printf "%s c128 slab/pencil transposes, checked %s, 3-D FFT %s; time dtensor/FFTW-MPI:%s\n", sz, ok, fft, r }'
 }
 summary_heat2d() {
     awk '/^heat2d:/ { sub(/^heat2d: /, ""); sub(/, r = .*/, ""); grid = $0 }

@@ -1,14 +1,16 @@
-/* pencil.c -- the redistributions of a distributed 3-D FFT, timed against
-   FFTW-MPI's transpose.
+/* pencil.c -- a distributed complex 3-D FFT on pencils: its redistributions
+   timed against FFTW-MPI's transpose, and the transform itself checked
+   against its closed form.
 
        make run-pencil NP=4 MPI=openmpi            (FFTW-MPI comparison)
        make run-pencil NP=4 ARGS="--n 192 --reps 7"
        make run-pencil NP=2                        (MPICH: dtensor only)
 
-   A real F64 array u[N0,N1,N2] (a complex code would add a trailing dim of
-   2; the bytes moved double, nothing else changes), u[i,j,k] = (i N1 + j)
-   N2 + k, exact in F64, so every step is checked element by element on
-   every rank. The steps, each a dt_tensor_redistribute:
+   A complex C128 array u[N0,N1,N2] (DT_C128: (re, im) pairs of doubles, the
+   layout of C99 double _Complex, fftw_complex and Fortran
+   complex(c_double_complex)), u[i,j,k] = ((i N1 + j) N2 + k) - (i + j + k) i,
+   exact in F64, so every step is checked element by element on every rank.
+   The steps, each a dt_tensor_redistribute:
 
      slab          1-D mesh (P):      [Shard(0)]           -> [Shard(1)]
                    the transpose of a slab-decomposed FFT (FFTW-MPI's own)
@@ -27,7 +29,15 @@
    other two the batch dim moved inside). Its output is checked too. Times:
    median over --reps of the slowest rank, after a warm-up; ratio =
    dtensor / FFTW (< 1: dtensor faster). FFTW plans with FFTW_MEASURE,
-   out of place, as dtensor is.
+   out of place, as dtensor is; it moves the complex elements as 2-double
+   tuples.
+
+   Then the transform: a plane wave plus a constant, u = 1 + exp(2 pi i (a i/N0
+   + b j/N1 + c k/N2)), on z-pencils; 1-D FFTs along dim 2, the z->y
+   redistribution, FFTs along dim 1, y->x, FFTs along dim 0 (the library's
+   redistributions and this file's own mixed-radix FFT, any length). Its
+   DFT is N0 N1 N2 at (0,0,0) and at (a,b,c), zero elsewhere: every element
+   of every rank's x-pencil is checked.
 
    FFTW-MPI (Debian: libfftw3-mpi-dev) is built against Open MPI only, so the
    comparison is compiled with -DHAVE_FFTW_MPI (the Makefile does that for
@@ -35,6 +45,7 @@
    reported as skipped. */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef HAVE_FFTW_MPI
@@ -66,7 +77,9 @@ static double median(double *t, int n) {
     return t[n / 2];
 }
 
-static double uval(int64_t i, int64_t j, int64_t k) { return (double)((i * N1 + j) * N2 + k); }
+/* u's real and imaginary parts (C128 elements: p[0] + p[1] i) */
+static double ure(int64_t i, int64_t j, int64_t k) { return (double)((i * N1 + j) * N2 + k); }
+static double uim(int64_t i, int64_t j, int64_t k) { return -(double)(i + j + k); }
 
 /* every element of t's local box == u */
 static int check(const dt_tensor *t) {
@@ -76,8 +89,9 @@ static int check(const dt_tensor *t) {
     dt_tensor_local_offset(t, off);
     for (i = 0; i < sh[0]; i++)
         for (j = 0; j < sh[1]; j++)
-            for (k = 0; k < sh[2]; k++)
-                if (*p++ != uval(off[0] + i, off[1] + j, off[2] + k)) return 0;
+            for (k = 0; k < sh[2]; k++, p += 2)
+                if (p[0] != ure(off[0] + i, off[1] + j, off[2] + k) || p[1] != uim(off[0] + i, off[1] + j, off[2] + k))
+                    return 0;
     return 1;
 }
 
@@ -89,7 +103,104 @@ static void fill(dt_tensor *t) {
     dt_tensor_local_offset(t, off);
     for (i = 0; i < sh[0]; i++)
         for (j = 0; j < sh[1]; j++)
-            for (k = 0; k < sh[2]; k++) *p++ = uval(off[0] + i, off[1] + j, off[2] + k);
+            for (k = 0; k < sh[2]; k++, p += 2) {
+                p[0] = ure(off[0] + i, off[1] + j, off[2] + k);
+                p[1] = uim(off[0] + i, off[1] + j, off[2] + k);
+            }
+}
+
+/* ---- the transform ---- */
+
+#define TWO_PI 6.28318530717958647692
+
+/* the plane wave's frequencies (a, b, c), below N0, N1, N2 */
+static int64_t wa, wb, wc;
+
+/* out = the forward DFT (e^{-2 pi i jk/n}) of x[0], x[s], ..., x[(n-1)s]
+   (complex pairs), mixed radix: n's smallest factor p splits it into p
+   DFTs of n/p (recursively, into out), combined through the twiddles of the
+   top length N (w[j] = e^{-2 pi i j/N}; this level's j-th is w[j N/n]) in
+   tmp, n pairs that the recursion shares (the children finish first). A
+   prime n is the plain sum. */
+static void fft_rec(const double *x, int64_t n, int64_t s, double *out, const double *w, int64_t N, double *tmp) {
+    int64_t p = 2, m, r, k, q;
+    if (n == 1) {
+        out[0] = x[0], out[1] = x[1];
+        return;
+    }
+    while (n % p) p++;
+    m = n / p;
+    for (r = 0; r < p; r++) fft_rec(x + 2 * r * s, m, s * p, out + 2 * r * m, w, N, tmp);
+    for (k = 0; k < m; k++)
+        for (q = 0; q < p; q++) {
+            int64_t j = k + q * m;
+            double sr = 0, si = 0;
+            for (r = 0; r < p; r++) {
+                int64_t e = (r * j % n) * (N / n);
+                double c = w[2 * e], sn = w[2 * e + 1], fr = out[2 * (r * m + k)], fi = out[2 * (r * m + k) + 1];
+                sr += fr * c - fi * sn;
+                si += fr * sn + fi * c;
+            }
+            tmp[2 * j] = sr, tmp[2 * j + 1] = si;
+        }
+    memcpy(out, tmp, (size_t)(2 * n) * sizeof(double));
+}
+
+/* 1-D FFTs along tensor dim `dim`, whole on this rank, of t's local box */
+static void fft_along(dt_tensor *t, int dim) {
+    int64_t sh[3], n, stride = 1, outer = 1, o, in, e;
+    double *p = (double *)dt_tensor_data(t), *line, *out, *tmp, *w;
+    int d;
+    dt_tensor_local_shape(t, sh);
+    n = sh[dim];
+    for (d = dim + 1; d < 3; d++) stride *= sh[d];
+    for (d = 0; d < dim; d++) outer *= sh[d];
+    if (n == 0 || stride == 0 || outer == 0) return;
+    line = (double *)malloc((size_t)(8 * n) * sizeof(double));
+    out = line + 2 * n, tmp = out + 2 * n, w = tmp + 2 * n;
+    for (e = 0; e < n; e++) w[2 * e] = cos(-TWO_PI * (double)e / (double)n), w[2 * e + 1] = sin(-TWO_PI * (double)e / (double)n);
+    for (o = 0; o < outer; o++)
+        for (in = 0; in < stride; in++) {
+            double *base = p + 2 * (o * n * stride + in);
+            for (e = 0; e < n; e++) line[2 * e] = base[2 * e * stride], line[2 * e + 1] = base[2 * e * stride + 1];
+            fft_rec(line, n, 1, out, w, n, tmp);
+            for (e = 0; e < n; e++) base[2 * e * stride] = out[2 * e], base[2 * e * stride + 1] = out[2 * e + 1];
+        }
+    free(line);
+}
+
+/* u = 1 + exp(2 pi i (a i/N0 + b j/N1 + c k/N2)) into t's box */
+static void fill_wave(dt_tensor *t) {
+    int64_t sh[3], off[3], i, j, k;
+    double *p = (double *)dt_tensor_data(t);
+    dt_tensor_local_shape(t, sh);
+    dt_tensor_local_offset(t, off);
+    for (i = 0; i < sh[0]; i++)
+        for (j = 0; j < sh[1]; j++)
+            for (k = 0; k < sh[2]; k++, p += 2) {
+                double ph = TWO_PI * ((double)((wa * (off[0] + i)) % N0) / (double)N0 +
+                                      (double)((wb * (off[1] + j)) % N1) / (double)N1 +
+                                      (double)((wc * (off[2] + k)) % N2) / (double)N2);
+                p[0] = 1.0 + cos(ph);
+                p[1] = sin(ph);
+            }
+}
+
+/* the DFT of the wave: N at (0,0,0) and (a,b,c), 0 elsewhere, within a rounding bound */
+static int check_wave(const dt_tensor *t) {
+    int64_t sh[3], off[3], i, j, k;
+    const double *p = (const double *)dt_tensor_data(t);
+    double n = (double)(N0 * N1 * N2), tol = 1e-9 * n;
+    dt_tensor_local_shape(t, sh);
+    dt_tensor_local_offset(t, off);
+    for (i = 0; i < sh[0]; i++)
+        for (j = 0; j < sh[1]; j++)
+            for (k = 0; k < sh[2]; k++, p += 2) {
+                int64_t gi = off[0] + i, gj = off[1] + j, gk = off[2] + k;
+                double want = ((gi == 0 && gj == 0 && gk == 0) ? n : 0.0) + ((gi == wa && gj == wb && gk == wc) ? n : 0.0);
+                if (fabs(p[0] - want) > tol || fabs(p[1]) > tol) return 0;
+            }
+    return 1;
 }
 
 typedef struct step {
@@ -183,7 +294,8 @@ static int64_t chunk(int64_t n, int k, int r) {
 }
 
 int main(int argc, char **argv) {
-    int rank, nranks, pr = 1, pc, r, i, all_ok = 1, coord[2];
+    int rank, nranks, pr = 1, pc, r, i, all_ok = 1, coord[2], fft_ok;
+    double t_fft;
     dt_comm *comm;  dt_mesh *m1, *m2;
     dt_mesh_desc md = {0};
     dt_tensor_desc d = {0};
@@ -225,14 +337,14 @@ int main(int argc, char **argv) {
     MPI_Comm_split(MPI_COMM_WORLD, coord[1], coord[0], &colc);
 
     /* the slab-decomposed array, filled from the closed form by each rank */
-    d.dtype = DT_F64;  d.ndim = 3;  d.shape[0] = N0;  d.shape[1] = N1;  d.shape[2] = N2;
+    d.dtype = DT_C128;  d.ndim = 3;  d.shape[0] = N0;  d.shape[1] = N1;  d.shape[2] = N2;
     d.placements[0] = dt_shard(0);
     CHECK(dt_tensor_empty(m1, &d, &slab));
     fill(slab);
     /* 1. slab transpose on the 1-D mesh; FFTW: N0 x N1 matrix of N2-tuples */
     pl[0] = dt_shard(1);
     time_dt(slab, pl, &s1, comm, &st[0]);
-    time_fftw(MPI_COMM_WORLD, N0, N1, N2, &st[0]);
+    time_fftw(MPI_COMM_WORLD, N0, N1, 2 * N2, &st[0]); /* (a C128 element: 2 doubles) */
 
     /* 2. on the 2-D mesh: slabs as [S(0), S(0)] (dim 0 split over pr, each part
        over pc), to z-pencils.
@@ -242,21 +354,39 @@ int main(int argc, char **argv) {
     fill(p0);
     pl[0] = dt_shard(0);  pl[1] = dt_shard(1);
     time_dt(p0, pl, &pz, comm, &st[1]);
-    time_fftw(rowc, chunk(N0, pr, coord[0]), N1, N2, &st[1]);
+    time_fftw(rowc, chunk(N0, pr, coord[0]), N1, 2 * N2, &st[1]);
     /* 3. z -> y pencils in my mesh row: dim 1 gathered, dim 2 split over pc.
        FFTW: N1 x N2 matrix of (my dim-0 block)-tuples */
     pl[0] = dt_shard(0);  pl[1] = dt_shard(2);
     time_dt(pz, pl, &py, comm, &st[2]);
-    time_fftw(rowc, N1, N2, chunk(N0, pr, coord[0]), &st[2]);
+    time_fftw(rowc, N1, N2, 2 * chunk(N0, pr, coord[0]), &st[2]);
     /* 4. y -> x pencils in my mesh column: dim 0 gathered, dim 1 split over pr.
        FFTW: N0 x N1 matrix of (my dim-2 block)-tuples */
     pl[0] = dt_shard(1);  pl[1] = dt_shard(2);
     time_dt(py, pl, &px, comm, &st[3]);
-    time_fftw(colc, N0, N1, chunk(N2, pc, coord[1]), &st[3]);
+    time_fftw(colc, N0, N1, 2 * chunk(N2, pc, coord[1]), &st[3]);
+
+    /* 5. the 3-D FFT of the wave: z-pencils, FFT dim 2; y-pencils, dim 1; x-pencils, dim 0 */
+    wa = N0 / 3, wb = N1 > 1 ? 1 : 0, wc = N2 - 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t_fft = MPI_Wtime();
+    fill_wave(pz);
+    fft_along(pz, 2);
+    pl[0] = dt_shard(0);  pl[1] = dt_shard(2);
+    CHECK(dt_tensor_redistribute(pz, pl, &py));
+    fft_along(py, 1);
+    pl[0] = dt_shard(1);  pl[1] = dt_shard(2);
+    CHECK(dt_tensor_redistribute(py, pl, &px));
+    fft_along(px, 0);
+    t_fft = MPI_Wtime() - t_fft;
+    MPI_Allreduce(MPI_IN_PLACE, &t_fft, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    fft_ok = check_wave(px);
+    MPI_Allreduce(MPI_IN_PLACE, &fft_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    all_ok &= fft_ok;
 
     if (rank == 0) {
-        printf("pencil: u[%lld,%lld,%lld] f64 (%.1f MiB), %d ranks: 1-D mesh %d, 2-D mesh %dx%d; median of %d\n",
-               (long long)N0, (long long)N1, (long long)N2, (double)(N0 * N1 * N2) * 8 / 1048576.0, nranks,
+        printf("pencil: u[%lld,%lld,%lld] c128 (%.1f MiB), %d ranks: 1-D mesh %d, 2-D mesh %dx%d; median of %d\n",
+               (long long)N0, (long long)N1, (long long)N2, (double)(N0 * N1 * N2) * 16 / 1048576.0, nranks,
                nranks, pr, pc, reps);
         printf("  %-42s %8s %8s %10s %6s  %s\n", "step", "MiB/rank", "dt ms", "FFTW ms", "dt/FFTW", "check");
     }
@@ -271,6 +401,8 @@ int main(int argc, char **argv) {
                    st[i].ok ? "OK" : "FAILED");
     }
     if (rank == 0) {
+        printf("  %-42s %8s %8.3f %10s %6s   %s\n", "fft3d         z, y, x pencils (plane wave)", "", 1e3 * t_fft, "-",
+               "-", fft_ok ? "OK" : "FAILED");
 #ifdef HAVE_FFTW_MPI
         printf("  (dt/FFTW < 1: dtensor faster; both checked element by element)\n");
 #else

@@ -36,6 +36,9 @@
 #include <math.h>
 
 #define DTT_MAX_PRINT 20
+/* the real dtypes DT_F32..DT_U8, the ones the value models below cover (the
+   complex ones, DT_C64 and DT_C128, are tests/test_complex.c's) */
+#define DTT_NUM_REAL_DTYPES (DT_U8 + 1)
 
 static int dtt_failures = 0;
 static int dtt_rank = 0;
@@ -290,12 +293,14 @@ static inline size_t dtt_size(dt_dtype t)
     case DT_F64: case DT_I64: return 8;
     case DT_F16: case DT_BF16: return 2;
     case DT_U8: return 1;
+    case DT_C64: return 8;
+    case DT_C128: return 16;
     }
     return 0;
 }
 static inline const char *dtt_dtname(dt_dtype t)
 {
-    static const char *n[] = { "f32", "f64", "f16", "bf16", "i32", "i64", "u8" };
+    static const char *n[] = { "f32", "f64", "f16", "bf16", "i32", "i64", "u8", "c64", "c128" };
     return (int)t >= 0 && (int)t < DT_NUM_DTYPES ? n[t] : "?";
 }
 static inline int dtt_is_float(dt_dtype t)
@@ -364,6 +369,7 @@ static inline void dtt_store_d(dt_dtype t, void *buf, size_t i, double x)
     case DT_I32: { int32_t v = (int32_t)x; memcpy(p + 4 * i, &v, 4); break; }
     case DT_I64: { int64_t v = (int64_t)x; memcpy(p + 8 * i, &v, 8); break; }
     case DT_U8: { p[i] = (unsigned char)x; break; }
+    case DT_C64: case DT_C128: break; /* complex: tests/test_complex.c has its own */
     }
 }
 
@@ -386,6 +392,7 @@ static inline double dtt_load_d(dt_dtype t, const void *buf, size_t i)
     case DT_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); return v; }
     case DT_I64: { int64_t v; memcpy(&v, p + 8 * i, 8); return (double)v; }
     case DT_U8: return p[i];
+    case DT_C64: case DT_C128: break;
     }
     return 0;
 }
@@ -424,6 +431,7 @@ static inline int64_t dtt_val(dt_dtype t, int64_t g)
     case DT_I32: return (int64_t)((u * 2654435761u + 17) % 2000000011u) - 1000000005;
     case DT_F64: return (int64_t)((u * 2862933555777941757ull + 3037000493ull) >> 22) - ((int64_t)1 << 41);
     case DT_I64: return (int64_t)((u * 6364136223846793005ull + 1442695040888963407ull) >> 3) - ((int64_t)1 << 60);
+    case DT_C64: case DT_C128: break;
     }
     return 0;
 }

@@ -255,7 +255,7 @@ static void run_set(dt_comm *c, const char *tag, dt_comm_stats *st, int *nst)
                     a[k] = code(tc->src[k]);
                     b[k] = code(tc->dst[k]);
                 }
-                dtt_run_pair(&m, (dt_dtype)(i % DT_NUM_DTYPES), tc->ndim, tc->shape, a, b, DTT_BYTES, &st[(*nst)++]);
+                dtt_run_pair(&m, (dt_dtype)(i % DTT_NUM_REAL_DTYPES), tc->ndim, tc->shape, a, b, DTT_BYTES, &st[(*nst)++]);
             }
             dtt_mesh_close(&m);
         }
@@ -271,7 +271,7 @@ static void run_reductions(dt_comm *c)
     one[0] = dtt_np;
     if (!dtt_mesh_open(&m, c, 1, one)) return;
     for (op = 0; op < 4; op++) {
-        for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
+        for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++) {
             dt_tensor_desc d;
             dt_tensor *a = NULL, *b = NULL, *x = NULL;
             dt_placement p[DT_MAX_MESH_DIMS];

@@ -448,6 +448,65 @@ static void device_full_buffers(dt_comm *comm) {
     dev_free(dfull);
 }
 
+/* complex device tensors move as bytes (Partial(SUM/AVG) as sums of their
+   parts): distribute, redistribute through every kind of step, gather, each
+   against the host full array; their ops are DT_ERR_UNSUPPORTED (host only) */
+static void complex_device(dt_comm *comm) {
+    static const dt_dtype types[2] = {DT_C64, DT_C128};
+    int64_t shape[2] = {7, 5}, n = 35, i;
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    int ti, s;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    for (ti = 0; ti < 2; ti++) {
+        dt_dtype t = types[ti];
+        size_t bytes = (size_t)n * dt_dtype_size(t);
+        double full[70], back[70];
+        float *ff = (float *)(void *)full;
+        dt_placement steps[9][1], start[1];
+        dt_tensor *x = NULL, *o = NULL;
+        dt_tensor_desc dd;
+        for (i = 0; i < 2 * n; i++) { /* (re, im) = small quarters, exact in both */
+            double v = (double)(i % 23 - 11) * 0.25;
+            if (t == DT_C64) ff[i] = (float)v;
+            else full[i] = v;
+        }
+        steps[0][0] = dt_shard(1);        /* all-to-all             */
+        steps[1][0] = dt_replicate();     /* allgather              */
+        steps[2][0] = dt_partial(DT_SUM); /* R -> P(sum): zeros off coordinate 0 */
+        steps[3][0] = dt_shard(0);        /* reduce-scatter of the parts */
+        steps[4][0] = dt_replicate();
+        steps[5][0] = dt_partial(DT_AVG);
+        steps[6][0] = dt_replicate();     /* allreduce, both parts divided */
+        steps[7][0] = dt_partial(DT_SUM);
+        steps[8][0] = dt_replicate();     /* allreduce of the parts */
+        start[0] = dt_shard(0);
+        dd = mkdesc(t, 2, shape, start, 1, DEV);
+        dtt_ctx("complex device %s", dt_dtype_name(t));
+        CHECK_OK(dt_tensor_distribute(m, &dd, full, DT_SRC_ALL, &x));
+        for (s = 0; s < 9 && x; s++) {
+            dt_tensor *y = NULL;
+            char pls[64];
+            CHECK_OK(dt_tensor_redistribute(x, steps[s], &y));
+            if (!y) break;
+            memset(back, 0, sizeof back);
+            CHECK_OK(dt_tensor_gather(y, back));
+            CHECK(memcmp(back, full, bytes) == 0, "step %d (%s): gathered values differ", s,
+                  dt_placements_str(steps[s], 1, pls, sizeof pls));
+            dt_tensor_destroy(x);
+            x = y;
+        }
+        CHECK_ST(dt_add(x, x, &o), DT_ERR_UNSUPPORTED);
+        CHECK_ERRMSG("dt_add");
+        CHECK(o == NULL, "dt_add made *out");
+        dt_tensor_destroy(x);
+    }
+    dt_mesh_destroy(m);
+}
+
 /* ------------------------------------------------------------ ops and RNG */
 
 typedef struct pair { dt_tensor *h, *d; } pair;
@@ -800,6 +859,7 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     dtt_ctx("%s", name);
     redistribution_sweep(comm, name, device_backend_used);
     device_full_buffers(comm);
+    complex_device(comm);
     ops_sweep(comm);
     rng_sweep(comm);
     bad_input(comm);

@@ -126,7 +126,7 @@ static void test_distribute(void)
                         }
                     }
                     for (src = DT_SRC_ALL; src < dtt_np; src++) {
-                        dt_dtype t = (dt_dtype)(rot++ % DT_NUM_DTYPES);
+                        dt_dtype t = (dt_dtype)(rot++ % DTT_NUM_REAL_DTYPES);
                         /* integer Partial(AVG) sums overflow the dtype (see test_redistribute's
                            avg_overflow); here AVG runs on floats, where n*v is exact */
                         if (!dtt_is_float(t) && has_avg(m.nd, pl)) t = DT_F32;
@@ -145,7 +145,7 @@ static void test_distribute(void)
         int64_t sh[1] = { 29 };
         one[0] = dtt_np;
         if (dtt_mesh_open(&m, g_comm, 1, one)) {
-            for (ti = 0; ti < DT_NUM_DTYPES; ti++)
+            for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++)
                 for (src = DT_SRC_ALL; src < dtt_np; src++) {
                     dt_placement pl[DT_MAX_MESH_DIMS];
                     memset(pl, 0, sizeof pl);
@@ -208,7 +208,7 @@ static void test_from_local(void)
     int one[1], ti;
     one[0] = dtt_np;
     if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
-    for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
+    for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++) {
         dt_dtype t = (dt_dtype)ti;
         dt_tensor_desc d;
         dt_tensor *a = NULL, *b = NULL;
@@ -280,7 +280,7 @@ static void test_zeros_empty(void)
             dtt_mesh m;
             if (f > 3) break;
             if (!dtt_mesh_open(&m, g_comm, nd, &fac[f * DT_MAX_MESH_DIMS])) continue;
-            for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
+            for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++) {
                 for (p = 0; p < NELEM(shapes); p++) {
                     dt_tensor_desc d;
                     dt_tensor *z = NULL, *e = NULL;

@@ -477,7 +477,7 @@ static int all_failed(dt_status st)
     return all;
 }
 
-/* Mistakes (a) and (b) of issue 28, refused by default (no DT_VERIFY) on
+/* Wrapping mistakes (a) and (b), refused by default (no DT_VERIFY) on
    every rank, the buffer byte-for-byte unchanged: (a) a PETSc-style
    balanced split's ghosted array wrapped with dt_shard (torch.chunk): with
    no local_shape (required with ghost room), and with its true local_shape

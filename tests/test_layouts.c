@@ -554,7 +554,7 @@ static void layout_case(const dtt_mesh *m, const spec *s, int tensor)
     dt_tensor_desc d;
     char b1[256], b2[64];
     int c, nc = all_coords(m->nd, m->shape), k;
-    dt_dtype t = (dt_dtype)(g_rot++ % DT_NUM_DTYPES);
+    dt_dtype t = (dt_dtype)(g_rot++ % DTT_NUM_REAL_DTYPES);
     desc_of(s, t, &d);
     dtt_ctx("layout mesh %s shape %s %s", m->name, dtt_shape_str(s->ndim, s->shape, b2, sizeof b2),
             spec_str(s, b1, sizeof b1));
@@ -1015,7 +1015,7 @@ static void run_pair(const dtt_mesh *m, const spec *src, const spec *dst, dt_dty
 static void pair_codes(const dtt_mesh *m, int ndim, const int64_t *shape, const int *ca, const int *cb, uint64_t salt)
 {
     static spec src, dst; /* large: not on the stack */
-    dt_dtype t = (dt_dtype)(g_rot % DT_NUM_DTYPES);
+    dt_dtype t = (dt_dtype)(g_rot % DTT_NUM_REAL_DTYPES);
     spec_code(&src, m, ndim, shape, ca, salt);
     spec_code(&dst, m, ndim, shape, cb, salt + 7);
     run_pair(m, &src, &dst, t, g_rot % 2);
@@ -1544,11 +1544,11 @@ static void test_distribute_rules(void)
     if (dtt_mesh_open(&m, g_comm, 1, one)) {
         for (i = 0; i < nopts(2); i++) {
             spec_code(&s, &m, 2, sh, &i, (uint64_t)i);
-            distribute_case(&m, &s, (dt_dtype)(g_rot++ % DT_NUM_DTYPES));
+            distribute_case(&m, &s, (dt_dtype)(g_rot++ % DTT_NUM_REAL_DTYPES));
         }
         for (i = 0; i < nopts(1); i++) {
             spec_code(&s, &m, 1, &sh1, &i, (uint64_t)i);
-            distribute_case(&m, &s, (dt_dtype)(g_rot++ % DT_NUM_DTYPES));
+            distribute_case(&m, &s, (dt_dtype)(g_rot++ % DTT_NUM_REAL_DTYPES));
         }
         dtt_mesh_close(&m);
     }
@@ -1559,7 +1559,7 @@ static void test_distribute_rules(void)
             code[0] = rand_code(&rng, 2, -1);
             code[1] = rand_code(&rng, 2, (i % 2 && code[0] > 0) ? (code[0] - 1) / NRULES : -1);
             spec_code(&s, &m, 2, sh, code, (uint64_t)i);
-            distribute_case(&m, &s, (dt_dtype)(g_rot++ % DT_NUM_DTYPES));
+            distribute_case(&m, &s, (dt_dtype)(g_rot++ % DTT_NUM_REAL_DTYPES));
         }
         dtt_mesh_close(&m);
     }

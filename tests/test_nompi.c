@@ -102,7 +102,7 @@ static void sweep(dt_comm *c, int nd)
                         dt_tensor_destroy(t);
                         continue;
                     }
-                    dtt_run_pair(&m, (dt_dtype)((i + j) % DT_NUM_DTYPES), ndim, shapes[s], a, b,
+                    dtt_run_pair(&m, (dt_dtype)((i + j) % DTT_NUM_REAL_DTYPES), ndim, shapes[s], a, b,
                                  DTT_BYTES | ((i + j) % 2 ? DTT_BORROW : 0u), &st);
                     CHECK(st.calls == 0 && st.bytes_sent == 0 && st.bytes_recv == 0,
                           "one rank communicates nothing: calls %llu sent %llu recv %llu", (unsigned long long)st.calls,

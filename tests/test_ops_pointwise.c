@@ -295,7 +295,7 @@ static void unary_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long 
                         if (guard >= 20) continue;
                     }
                     if (!dtt_pl_ok(m->nd, pl, t)) continue;
-                    if (op->id == U_CAST) to = (dt_dtype)((int)(t + 1 + (*rot) % (DT_NUM_DTYPES - 1)) % DT_NUM_DTYPES);
+                    if (op->id == U_CAST) to = (dt_dtype)((int)(t + 1 + (*rot) % (DTT_NUM_REAL_DTYPES - 1)) % DTT_NUM_REAL_DTYPES);
                     run_unary(m, op, t, to, ndim, shape, pl, (int)(*rot % 7));
                 }
             }
@@ -328,8 +328,8 @@ static void test_cast_all(void)
     const uop_t *cast = &uops[NELEM(uops) - 1];
     one[0] = dtt_np;
     if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
-    for (a = 0; a < DT_NUM_DTYPES; a++)
-        for (b = 0; b < DT_NUM_DTYPES; b++)
+    for (a = 0; a < DTT_NUM_REAL_DTYPES; a++)
+        for (b = 0; b < DTT_NUM_REAL_DTYPES; b++)
             for (p = 0; p < 4; p++) {
                 dt_placement pl[DT_MAX_MESH_DIMS];
                 memset(pl, 0, sizeof pl);
@@ -1227,7 +1227,7 @@ static void test_builder(void)
     int64_t sh[2] = { 7, 3 }, i;
     one[0] = dtt_np;
     if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
-    for (ti = 0; ti < DT_NUM_DTYPES; ti++)
+    for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++)
         for (pi = 0; pi < dtt_nopts(2); pi++) {
             dt_placement pl[DT_MAX_MESH_DIMS];
             double full[21], got[21];

@@ -59,6 +59,7 @@ static double val(dt_dtype t, int salt, int64_t g)
     case DT_I32: return (double)(k * 3 - 1000);
     case DT_I64: return (double)(k * 3 - 1000) + (double)(k % 3 - 1) * 1099511627776.0;
     case DT_U8: return (double)(3 + k % 249);
+    default: break; /* complex: tests/test_complex.c */
     }
     return 0;
 }

@@ -58,7 +58,7 @@ static void sweep(const dtt_mesh *m, int ndim, const int64_t *shape, double fr, 
             dtt_placements_of(i, m->nd, ndim, src);
             dtt_placements_of(j, m->nd, ndim, dst);
             if (dtt_refused(m->nd, src, dst)) continue;
-            t = (dt_dtype)(g_dtype_rot++ % DT_NUM_DTYPES);
+            t = (dt_dtype)(g_dtype_rot++ % DTT_NUM_REAL_DTYPES);
             if (g_dtype_rot % 2) flags |= DTT_BORROW;
             if (g_dtype_rot % 3 == 0) flags |= DTT_LOCALSHAPE;
             dtt_run_pair(m, t, ndim, shape, src, dst, flags, NULL);
@@ -215,7 +215,7 @@ static void test_multidim(void)
                 memset(b, 0, sizeof b);
                 a[0] = dt_shard(i);
                 b[0] = i % 3 == 0 ? dt_replicate() : dt_shard(7 - i);
-                dtt_run_pair(&m, (dt_dtype)(i % DT_NUM_DTYPES), 8, sh8, a, b, DTT_BYTES, NULL);
+                dtt_run_pair(&m, (dt_dtype)(i % DTT_NUM_REAL_DTYPES), 8, sh8, a, b, DTT_BYTES, NULL);
                 if (i < 5) {
                     b[0] = dt_shard((i + 2) % 5);
                     dtt_run_pair(&m, DT_F32, 5, sh5, a, b, DTT_BYTES, NULL);
@@ -260,7 +260,7 @@ static void test_dtypes(void)
     int one[1];
     one[0] = dtt_np;
     if (dtt_mesh_open(&m, g_comm, 1, one)) {
-        for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
+        for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++) {
             for (p = 0; p < NELEM(pairs1); p++) {
                 dt_placement src[DT_MAX_MESH_DIMS], dst[DT_MAX_MESH_DIMS];
                 memset(src, 0, sizeof src);
@@ -275,7 +275,7 @@ static void test_dtypes(void)
     for (f = 0, nf = dtt_factorizations(dtt_np, 2, fac, 64); f < nf; f++) {
         if (dtt_quick && f != nf / 2) continue;
         if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
-        for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
+        for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++) {
             for (p = 0; p < NELEM(pairs2); p++) run_coded_pair(&m, (dt_dtype)ti, sh, pairs2[p]);
         }
         dtt_mesh_close(&m);
@@ -383,7 +383,7 @@ static void test_partial_ops(void)
     one[0] = dtt_np;
     if (dtt_mesh_open(&m, g_comm, 1, one)) {
         for (op = 0; op < 4; op++) {
-            for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
+            for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++) {
                 dt_placement dst[DT_MAX_MESH_DIMS];
                 memset(dst, 0, sizeof dst);
                 partial_case(&m, (dt_dtype)ti, (dt_reduce)op, 0, dt_replicate(), dst, 2, sh);
@@ -399,7 +399,7 @@ static void test_partial_ops(void)
         if (dtt_quick && f != nf / 2) continue;
         if (!dtt_mesh_open(&m, g_comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
         for (op = 0; op < 4; op++) {
-            for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
+            for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++) {
                 for (pk = 0; pk < 2; pk++) {
                     dt_placement dst[DT_MAX_MESH_DIMS];
                     if ((ti + pk + op) % 2 && dtt_quick) continue;
@@ -431,7 +431,7 @@ static void test_rep_to_partial(void)
             if (dtt_quick && f != nf / 2) continue;
             if (!dtt_mesh_open(&m, g_comm, nd, &fac[f * DT_MAX_MESH_DIMS])) continue;
             for (op = 0; op < 4; op++) {
-                for (ti = 0; ti < DT_NUM_DTYPES; ti++) {
+                for (ti = 0; ti < DTT_NUM_REAL_DTYPES; ti++) {
                     for (pk = 0; pk < nd; pk++) {
                         dt_tensor_desc d;
                         dt_tensor *a = NULL, *b = NULL, *c = NULL;
@@ -766,7 +766,7 @@ static void test_random_chains(void)
     for (c = 0; c < ncase; c++) {
         int nd = 1 + dtt_randint(&rng, 3), fac[256 * DT_MAX_MESH_DIMS], nf, fidx, ndim, k, dim, step, nsteps;
         int64_t shape[DT_MAX_DIMS];
-        dt_dtype t = (dt_dtype)dtt_randint(&rng, DT_NUM_DTYPES);
+        dt_dtype t = (dt_dtype)dtt_randint(&rng, DTT_NUM_REAL_DTYPES);
         dt_placement start[DT_MAX_MESH_DIMS], steps[6][DT_MAX_MESH_DIMS];
         dtt_mesh m;
         nf = dtt_factorizations(dtt_np, nd, fac, 256);
@@ -821,7 +821,7 @@ static void test_partial_to_partial(void)
                         steps[3][0] = dt_shard(0);
                         steps[3][1] = dt_shard(1);
                     }
-                    run_chain(&m, (dt_dtype)(rot++ % DT_NUM_DTYPES), 2, sh, start, steps, 4, "partial->partial");
+                    run_chain(&m, (dt_dtype)(rot++ % DTT_NUM_REAL_DTYPES), 2, sh, start, steps, 4, "partial->partial");
                 }
             }
             dtt_mesh_close(&m);

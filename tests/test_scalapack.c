@@ -266,7 +266,7 @@ static int all_failed(dt_status st) {
     return all;
 }
 
-/* Mistake (c) of issue 28: a block-cyclic array whose first block is on
+/* Wrapping mistake (c): a block-cyclic array whose first block is on
    coordinate 1 (ScaLAPACK RSRC = 1), wrapped with dt_shard_cyclic (first
    block on 0) and its own NUMROC local shapes. Refused on every rank, by
    default; a rank whose shape differs names dt_shard_cyclic_src(0, 3, 1);

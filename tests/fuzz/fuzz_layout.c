@@ -117,7 +117,7 @@ static void check_layout(fz *f) {
         md.shape[i] = ms[i];
     }
     md.ndim = mnd;
-    td.dtype = (dt_dtype)fz_below(f, DT_NUM_DTYPES);
+    td.dtype = (dt_dtype)fz_below(f, DT_U8 + 1); /* the real dtypes */
     td.ndim = fz_below(f, 9);
     if (td.ndim > 4 && (fz_u8(f) & 1)) td.ndim -= 4; /* favour small ranks */
     for (d = 0; d < td.ndim; d++) td.shape[d] = fz_dim(f);
