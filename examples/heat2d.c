@@ -36,17 +36,18 @@
      of the interior. A step is dt_halo_exchange_begin, the inner cells
      (the ones that read no ghost) while the messages fly, _end, the rim;
      then the two arrays swap;
-   - checkpoints: dt_tensor_save_npy takes contiguous tensors only, so the
-     ghosted tensor is dt_tensor_redistribute'd (same placements) into a
-     contiguous one and that is saved; a restart dt_tensor_load_npy's the
-     file (a contiguous tensor on any mesh) and copies its shard into the
-     run's own ghosted array with its own loop;
+   - checkpoints: dt_tensor_save_npy of the wrapped ghosted array itself
+     (the interior is written; the ghost cells are not part of the tensor);
+     a restart dt_tensor_load_npy's the file (a contiguous tensor on any
+     mesh) and dt_tensor_redistribute's it INTO the run's own ghosted array
+     (*out = the wrapped array, same placements: its interior is written in
+     place, no loop of ours);
    - gathers: dt_tensor_gather of the wrapped array (staged through one
      contiguous copy) for the final comparison.
 
    One run, by default (what `make run-heat2d NP=4` shows):
      (a) S steps uninterrupted on the 2-D mesh (default S = 200); as it
-         passes step K (default 120) it saves u (a contiguous copy, as
+         passes step K (default 120) it saves u (as
          above) with dt_tensor_save_npy to PATH (default
          /tmp/heat2d-<pid>.npy) and the step number, NX and NY to
          PATH.meta.npy (an I64 [3], also with dt_tensor_save_npy);
@@ -88,10 +89,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", wrank, #call, dt_last_error());     \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
 
 static int wrank, wsize;
 static const double R = 0.2;
@@ -156,7 +153,7 @@ static void field_make(field *f, dt_mesh *m, int64_t nx, int64_t ny, const dt_pl
     memset(&td, 0, sizeof td);
     td.dtype = DT_F64; td.ndim = 2; td.shape[0] = nx; td.shape[1] = ny;
     memcpy(td.placements, pl, DT_MAX_MESH_DIMS * sizeof *pl);
-    if (dt_mesh_coordinate(m, coord)) CHECK(dt_layout(m, &td, coord, ls, f->off));
+    if (dt_mesh_coordinate(m, coord)) DT_CHECK(dt_layout(m, &td, coord, ls, f->off));
     f->lx = ls[0]; f->ly = ls[1]; f->gy = ls[1] + 2;
     td.local_shape = ls;                     /* the interior, checked against the rule */
     td.local_ghost = ghost;                  /* `local` is the array's start */
@@ -165,8 +162,8 @@ static void field_make(field *f, dt_mesh *m, int64_t nx, int64_t ny, const dt_pl
         if (!f->a[k]) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
         td.local_alloc = f->a[k];            /* the allocation: the wrap checks it reads inside it */
         td.local_alloc_bytes = (int64_t)((size_t)((f->lx + 2) * f->gy) * sizeof(double));
-        CHECK(dt_tensor_from_local(m, &td, f->a[k], DT_BORROW, &f->t[k]));
-        CHECK(dt_tensor_set_halo(f->t[k], &h));   /* width 1 <= the ghost room: in place */
+        DT_CHECK(dt_tensor_from_local(m, &td, f->a[k], DT_BORROW, &f->t[k]));
+        DT_CHECK(dt_tensor_set_halo(f->t[k], &h));   /* width 1 <= the ghost room: in place */
     }
 }
 
@@ -194,9 +191,9 @@ static void step(field *f) {
     const double *u = f->a[f->cur];
     double *v = f->a[1 - f->cur];
     int64_t lx = f->lx, ly = f->ly, gy = f->gy;
-    CHECK(dt_halo_exchange_begin(f->t[f->cur]));
+    DT_CHECK(dt_halo_exchange_begin(f->t[f->cur]));
     heat(u, v, gy, 1, lx - 1, 1, ly - 1);               /* inner cells: no ghost read */
-    CHECK(dt_halo_exchange_end(f->t[f->cur]));
+    DT_CHECK(dt_halo_exchange_end(f->t[f->cur]));
     if (lx > 0) heat(u, v, gy, 0, 1, 0, ly);            /* the rim */
     if (lx > 1) heat(u, v, gy, lx - 1, lx, 0, ly);
     if (lx > 2 && ly > 0) heat(u, v, gy, 1, lx - 1, 0, 1);
@@ -228,7 +225,7 @@ static dt_mesh *mesh_2d(dt_comm *comm, int *p0, int *p1) {
     memset(&md, 0, sizeof md);
     md.ndim = 2; md.shape[0] = wsize / b; md.shape[1] = b;
     md.names[0] = "x"; md.names[1] = "y";
-    CHECK(dt_mesh_create(comm, &md, &m));
+    DT_CHECK(dt_mesh_create(comm, &md, &m));
     *p0 = md.shape[0]; *p1 = md.shape[1];
     return m;
 }
@@ -237,12 +234,11 @@ static dt_mesh *mesh_2d(dt_comm *comm, int *p0, int *p1) {
 
 static void meta_path(const char *path, char *out, size_t n) { snprintf(out, n, "%s.meta.npy", path); }
 
-/* the field and [step, nx, ny] (I64, replicated). dt_tensor_save_npy takes
-   contiguous shards only, so the ghosted tensor is first redistributed, to
-   the same placements, into a contiguous one (one copy of the interior). */
+/* the field (the ghosted array as wrapped: its interior) and [step, nx, ny]
+   (I64, replicated) */
 static void save(const field *f, const char *path, int64_t step) {
     dt_tensor_desc md;
-    dt_tensor *meta, *contig = NULL;
+    dt_tensor *meta;
     dt_tensor *u = field_tensor(f);
     const dt_tensor_desc *d = dt_tensor_get_desc(u);
     int64_t v[3];
@@ -250,12 +246,10 @@ static void save(const field *f, const char *path, int64_t step) {
     v[0] = step; v[1] = d->shape[0]; v[2] = d->shape[1];
     memset(&md, 0, sizeof md);
     md.dtype = DT_I64; md.ndim = 1; md.shape[0] = 3;            /* placements: Replicate */
-    CHECK(dt_tensor_distribute(dt_tensor_mesh(u), &md, v, DT_SRC_ALL, &meta));
-    CHECK(dt_tensor_redistribute(u, d->placements, &contig));
-    CHECK(dt_tensor_save_npy(contig, path));
+    DT_CHECK(dt_tensor_distribute(dt_tensor_mesh(u), &md, v, DT_SRC_ALL, &meta));
+    DT_CHECK(dt_tensor_save_npy(u, path));
     meta_path(path, mp, sizeof mp);
-    CHECK(dt_tensor_save_npy(meta, mp));
-    dt_tensor_destroy(contig);
+    DT_CHECK(dt_tensor_save_npy(meta, mp));
     dt_tensor_destroy(meta);
 }
 
@@ -266,18 +260,19 @@ static void load_meta(dt_mesh *m, const char *path, int64_t *v) {
     char mp[4096];
     memset(pl, 0, sizeof pl);
     meta_path(path, mp, sizeof mp);
-    CHECK(dt_tensor_load_npy(m, mp, pl, &meta));
-    CHECK(dt_tensor_gather(meta, v));
+    DT_CHECK(dt_tensor_load_npy(m, mp, pl, &meta));
+    DT_CHECK(dt_tensor_gather(meta, v));
     dt_tensor_destroy(meta);
 }
 
 /* the field saved at path onto mesh m with placements pl: loaded as a
-   contiguous tensor, then copied by our own loop into f's ghosted array */
+   contiguous tensor, then redistributed into f's wrapped ghosted array (an
+   existing *out of the same spec is written in place) */
 static void field_load(field *f, dt_mesh *m, const char *path, int64_t nx, int64_t ny, const dt_placement *pl) {
     dt_tensor *c = NULL;
-    int64_t ls[2] = {0, 0}, i;
-    const double *p;
-    CHECK(dt_tensor_load_npy(m, path, pl, &c));
+    int64_t ls[2] = {0, 0};
+    dt_tensor *into;
+    DT_CHECK(dt_tensor_load_npy(m, path, pl, &c));
     field_make(f, m, nx, ny, pl);
     dt_tensor_local_shape(c, ls);
     if (dt_mesh_rank(m) >= 0 && (dt_tensor_get_desc(c)->shape[0] != nx || dt_tensor_get_desc(c)->shape[1] != ny ||
@@ -286,9 +281,12 @@ static void field_load(field *f, dt_mesh *m, const char *path, int64_t nx, int64
                 (long long)nx, (long long)ny, (long long)f->lx, (long long)f->ly);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    p = (const double *)dt_tensor_data(c);
-    for (i = 0; i < f->lx; i++)
-        memcpy(f->a[0] + (i + 1) * f->gy + 1, p + i * f->ly, (size_t)f->ly * sizeof *p);
+    into = field_tensor(f);
+    DT_CHECK(dt_tensor_redistribute(c, pl, &into));
+    if (into != field_tensor(f)) {
+        fprintf(stderr, "[%d] heat2d: the restart did not land in the ghosted array\n", wrank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     dt_tensor_destroy(c);
 }
 
@@ -357,7 +355,7 @@ int main(int argc, char **argv) {
     }
     if (!ckpt) ckpt = defpath;
 
-    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    DT_CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     m2 = mesh_2d(comm, &p0, &p1);
 
     /* ---- the two-invocation modes ---- */
@@ -382,7 +380,7 @@ int main(int argc, char **argv) {
         if (!restart) save(&f, ckpt, save_at);
         full = (double *)malloc((size_t)n * sizeof *full);
         if (!full) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
-        CHECK(dt_tensor_gather(field_tensor(&f), full));   /* ghosted source: staged */
+        DT_CHECK(dt_tensor_gather(field_tensor(&f), full));   /* ghosted source: staged */
         s = summarize(full, (size_t)n);
         if (wrank == 0) {
             printf("heat2d: %lld x %lld F64, mesh %d x %d [Shard(0), Shard(1)], %s\n", (long long)nx, (long long)ny,
@@ -407,7 +405,7 @@ int main(int argc, char **argv) {
     t_a = run_steps(&f, at) * at;
     save(&f, ckpt, at);
     t_a += run_steps(&f, steps - at) * (steps - at);
-    CHECK(dt_tensor_gather(field_tensor(&f), full));
+    DT_CHECK(dt_tensor_gather(field_tensor(&f), full));
     summary sa = summarize(full, (size_t)n);
     field_free(&f);
 
@@ -419,7 +417,7 @@ int main(int argc, char **argv) {
     dt_mesh *m1;
     memset(&md, 0, sizeof md);
     md.ndim = 1; md.shape[0] = nr; md.names[0] = "y"; md.ranks = ranks;
-    CHECK(dt_mesh_create(comm, &md, &m1));
+    DT_CHECK(dt_mesh_create(comm, &md, &m1));
     dt_placement pl1[DT_MAX_MESH_DIMS];
     memset(pl1, 0, sizeof pl1);
     pl1[0] = dt_shard(1);
@@ -428,7 +426,7 @@ int main(int argc, char **argv) {
     MPI_Bcast(meta, 3, MPI_INT64_T, ranks[0], MPI_COMM_WORLD);
     field_load(&f, m1, ckpt, meta[1], meta[2], pl1);  /* rank 0 outside m1: empty arrays */
     double t_b = run_steps(&f, steps - at);
-    CHECK(dt_tensor_gather(field_tensor(&f), full_b));     /* on m1's ranks */
+    DT_CHECK(dt_tensor_gather(field_tensor(&f), full_b));     /* on m1's ranks */
     if (wsize > 1) {                        /* m1's rank 0 (world rank 1) -> world rank 0 */
         if (wrank == 1) MPI_Send(full_b, (int)n, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
         if (wrank == 0) MPI_Recv(full_b, (int)n, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

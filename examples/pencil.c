@@ -52,10 +52,6 @@
 #include <fftw3-mpi.h>
 #endif
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "%s failed: %s\n", #call, dt_last_error());                 \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static int64_t N0, N1, N2;
 static int reps;
 
@@ -215,11 +211,11 @@ static void time_dt(const dt_tensor *src, const dt_placement *pl, dt_tensor **ds
     double *t = (double *)malloc((size_t)reps * sizeof(double));
     dt_comm_stats st;
     int r, ok;
-    CHECK(dt_tensor_redistribute(src, pl, dst)); /* warm-up: plan, buffers */
+    DT_CHECK(dt_tensor_redistribute(src, pl, dst)); /* warm-up: plan, buffers */
     ok = check(*dst);
     MPI_Allreduce(&ok, &s->ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     dt_comm_reset_stats(comm);
-    CHECK(dt_tensor_redistribute(src, pl, dst));
+    DT_CHECK(dt_tensor_redistribute(src, pl, dst));
     dt_comm_get_stats(comm, &st);
     s->mib = (double)st.bytes_recv / 1048576.0;
     MPI_Allreduce(MPI_IN_PLACE, &s->mib, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -227,7 +223,7 @@ static void time_dt(const dt_tensor *src, const dt_placement *pl, dt_tensor **ds
         double t0;
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        CHECK(dt_tensor_redistribute(src, pl, dst));
+        DT_CHECK(dt_tensor_redistribute(src, pl, dst));
         t[r] = MPI_Wtime() - t0;
         MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
@@ -327,11 +323,11 @@ int main(int argc, char **argv) {
     st[3].name = "pencil y->x   [S(0),S(2)] -> [S(1),S(2)]";
     st[0].name = "slab          [S(0)] -> [S(1)]";
 
-    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    DT_CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     md.ndim = 1;  md.shape[0] = nranks;  md.names[0] = "p";
-    CHECK(dt_mesh_create(comm, &md, &m1));
+    DT_CHECK(dt_mesh_create(comm, &md, &m1));
     md.ndim = 2;  md.shape[0] = pr;  md.shape[1] = pc;  md.names[0] = "pr";  md.names[1] = "pc";
-    CHECK(dt_mesh_create(comm, &md, &m2));
+    DT_CHECK(dt_mesh_create(comm, &md, &m2));
     dt_mesh_coordinate(m2, coord);
     MPI_Comm_split(MPI_COMM_WORLD, coord[0], coord[1], &rowc);
     MPI_Comm_split(MPI_COMM_WORLD, coord[1], coord[0], &colc);
@@ -339,7 +335,7 @@ int main(int argc, char **argv) {
     /* the slab-decomposed array, filled from the closed form by each rank */
     d.dtype = DT_C128;  d.ndim = 3;  d.shape[0] = N0;  d.shape[1] = N1;  d.shape[2] = N2;
     d.placements[0] = dt_shard(0);
-    CHECK(dt_tensor_empty(m1, &d, &slab));
+    DT_CHECK(dt_tensor_empty(m1, &d, &slab));
     fill(slab);
     /* 1. slab transpose on the 1-D mesh; FFTW: N0 x N1 matrix of N2-tuples */
     pl[0] = dt_shard(1);
@@ -350,7 +346,7 @@ int main(int argc, char **argv) {
        over pc), to z-pencils.
        FFTW, in my mesh row: my row block of dim 0 (split over pc) x N1, N2-tuples */
     d.placements[0] = dt_shard(0);  d.placements[1] = dt_shard(0);
-    CHECK(dt_tensor_empty(m2, &d, &p0));
+    DT_CHECK(dt_tensor_empty(m2, &d, &p0));
     fill(p0);
     pl[0] = dt_shard(0);  pl[1] = dt_shard(1);
     time_dt(p0, pl, &pz, comm, &st[1]);
@@ -373,10 +369,10 @@ int main(int argc, char **argv) {
     fill_wave(pz);
     fft_along(pz, 2);
     pl[0] = dt_shard(0);  pl[1] = dt_shard(2);
-    CHECK(dt_tensor_redistribute(pz, pl, &py));
+    DT_CHECK(dt_tensor_redistribute(pz, pl, &py));
     fft_along(py, 1);
     pl[0] = dt_shard(1);  pl[1] = dt_shard(2);
-    CHECK(dt_tensor_redistribute(py, pl, &px));
+    DT_CHECK(dt_tensor_redistribute(py, pl, &px));
     fft_along(px, 0);
     t_fft = MPI_Wtime() - t_fft;
     MPI_Allreduce(MPI_IN_PLACE, &t_fft, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

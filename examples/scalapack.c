@@ -52,10 +52,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) do { dt_status s_ = (call); if (s_ != DT_OK) {               \
-    fprintf(stderr, "[%d] %s failed: %s\n", rank, #call, dt_last_error());      \
-    MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
-
 static int rank, nranks;
 
 /* the closed forms. GEMM: small integers (every sum exact in f64) */
@@ -101,12 +97,12 @@ static dt_tensor *make(dt_mesh *m, int64_t r, int64_t c, int64_t br, int64_t bc,
     d.dtype = DT_F64;  d.ndim = 2;  d.shape[0] = r;  d.shape[1] = c;
     d.placements[0] = dt_shard_cyclic(0, br);
     d.placements[1] = dt_shard_cyclic(1, bc);
-    CHECK(dt_tensor_empty(m, &d, &t));
+    DT_CHECK(dt_tensor_empty(m, &d, &t));
     dt_tensor_local_shape(t, sh);
     rows = (int64_t *)xmalloc((size_t)sh[0] * sizeof(int64_t));
     cols = (int64_t *)xmalloc((size_t)sh[1] * sizeof(int64_t));
-    CHECK(dt_tensor_local_indices(t, 0, rows));
-    CHECK(dt_tensor_local_indices(t, 1, cols));
+    DT_CHECK(dt_tensor_local_indices(t, 0, rows));
+    DT_CHECK(dt_tensor_local_indices(t, 1, cols));
     p = (double *)dt_tensor_data(t);
     for (i = 0; i < sh[0]; i++)
         for (j = 0; j < sh[1]; j++) p[i * sh[1] + j] = f(rows[i], cols[j], u);
@@ -121,7 +117,7 @@ static void describe(const dt_tensor *t, int ctx, int *desc, int *failures) {
     dt_scalapack_grid g;
     int nprow, npcol, myrow, mycol, zero = 0, lr, lc;
     int64_t sh[2];
-    CHECK(dt_tensor_scalapack_desc(t, ctx, desc, &g));
+    DT_CHECK(dt_tensor_scalapack_desc(t, ctx, desc, &g));
     Cblacs_gridinfo(ctx, &nprow, &npcol, &myrow, &mycol);
     dt_tensor_local_shape(t, sh);
     lr = numroc_(&desc[2], &desc[4], &myrow, &zero, &nprow);
@@ -144,7 +140,7 @@ static dt_status try_desc(dt_mesh *m, int64_t r, int64_t c, dt_placement p0, dt_
     d.dtype = DT_F64;  d.ndim = 2;  d.shape[0] = r;  d.shape[1] = c;
     d.placements[0] = p0;
     d.placements[1] = p1;
-    CHECK(dt_tensor_empty(m, &d, &t));
+    DT_CHECK(dt_tensor_empty(m, &d, &t));
     st = dt_tensor_scalapack_desc(t, 0, desc, NULL);
     dt_tensor_destroy(t);
     return st;
@@ -180,15 +176,15 @@ int main(int argc, char **argv) {
         if (nranks % i == 0) P = (int)i;
     Q = nranks / P;
 
-    CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    DT_CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     md.ndim = 2;  md.shape[0] = P;  md.shape[1] = Q;  md.names[0] = "p";  md.names[1] = "q";
-    CHECK(dt_mesh_create(comm, &md, &mesh));
+    DT_CHECK(dt_mesh_create(comm, &md, &mesh));
 
     /* 1. GEMM on the tensors' own buffers */
     A = make(mesh, M, K, mb, kb, aval, 0);
     B = make(mesh, K, N, kb, nb, bval, 0);
     C = make(mesh, M, N, mb, nb, aval, 0); /* overwritten: beta = 0 */
-    CHECK(dt_tensor_scalapack_desc(A, 0, NULL, &g)); /* the grid first, then the context */
+    DT_CHECK(dt_tensor_scalapack_desc(A, 0, NULL, &g)); /* the grid first, then the context */
     sys = Csys2blacs_handle(MPI_COMM_WORLD);
     ctx = sys;
     Cblacs_gridinit(&ctx, g.order, g.nprow, g.npcol);
@@ -206,7 +202,7 @@ int main(int argc, char **argv) {
             &one_i, descC);
     t_gemm = MPI_Wtime() - t0;
     full = (double *)xmalloc((size_t)(M * N) * sizeof(double));
-    CHECK(dt_tensor_gather(C, full));
+    DT_CHECK(dt_tensor_gather(C, full));
     for (i = rank; i < M; i += nranks) /* each rank checks its share of the rows */
         for (j = 0; j < N; j++) {
             double c = 0;
@@ -243,7 +239,7 @@ int main(int argc, char **argv) {
         failures++;
     }
     full = (double *)xmalloc((size_t)(nrhs * S) * sizeof(double));
-    CHECK(dt_tensor_gather(R, full));
+    DT_CHECK(dt_tensor_gather(R, full));
     for (h = 0; h < nrhs; h++)
         for (i = 0; i < S; i++) {
             double d = fabs(full[h * S + i] - xval(h, i)), ri = -rval(h, i, S), row = 0;
@@ -298,8 +294,8 @@ int main(int argc, char **argv) {
         d.dtype = DT_F64;  d.ndim = 2;  d.shape[0] = M;  d.shape[1] = N;
         d.placements[0] = dt_shard_cyclic(1, nb);
         d.placements[1] = dt_shard_cyclic(0, mb);
-        CHECK(dt_tensor_empty(mesh, &d, &T));
-        CHECK(dt_tensor_scalapack_desc(T, 0, NULL, &g));
+        DT_CHECK(dt_tensor_empty(mesh, &d, &T));
+        DT_CHECK(dt_tensor_scalapack_desc(T, 0, NULL, &g));
         Cblacs_gridinit(&ctxr, g.order, g.nprow, g.npcol);
         all = failures;
         describe(T, ctxr, descT, &failures);
