@@ -13506,8 +13506,8 @@ DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n) {
     for (i = 0; i < 6; i++)
         if (sizes[i] != mine[i])
             return dt__fail(DT_ERR_ARG, "dt_f_check_sizes: the Fortran module's %s is %lld, the C library's %lld: "
-                            "dtensor.f90 does not match this build of dtensor.h (rebuild both with the same "
-                            "DT_MAX_DIMS = %d and DT_MAX_MESH_DIMS = %d and version)", what[i], (long long)sizes[i],
+                            "dtensor.f90 does not match this build of dtensor.h, which has DT_MAX_DIMS = %d and "
+                            "DT_MAX_MESH_DIMS = %d (build both with the same values and version)", what[i], (long long)sizes[i],
                             (long long)mine[i], DT_MAX_DIMS, DT_MAX_MESH_DIMS);
     return DT_OK;
 }
