@@ -1,7 +1,8 @@
 # mk/install.mk -- make install and the packaging tests.
 #
 # make install PREFIX=... DESTDIR=...: the headers (dtensor.h, dtensor_cuda.h,
-# dtensor_layers.h), the compiled library libdtensor.a (dtensor.h's and the
+# dtensor_layers.h) and the Fortran module's source dtensor.f90 (compiled by the
+# application with its mpif90: .mod files are compiler-specific), the compiled library libdtensor.a (dtensor.h's and the
 # layers' implementations, compiled once with $(MPI)'s mpicc and CFLAGS: for
 # applications that do not compile the implementation themselves; header-only
 # stays the default), pkg-config files and the CMake package (packaging/).
@@ -28,10 +29,10 @@ $(BUILD)/libdtensor.a: $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o
 	rm -f $@
 	ar rcs $@ $^
 
-install: $(BUILD)/libdtensor.a ## the headers, libdtensor.a (MPI=mpich), pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
+install: $(BUILD)/libdtensor.a ## the headers, dtensor.f90, libdtensor.a (MPI=mpich), pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
 	@test -n "$(DT_VERSION)" || { echo "install: no version in dtensor.h"; exit 1; }
 	install -d $(INST_INC) $(INST_LIB) $(INST_PC) $(INST_CMAKE)
-	install -m 644 dtensor.h dtensor_cuda.h dtensor_layers.h $(INST_INC)/
+	install -m 644 dtensor.h dtensor_cuda.h dtensor_layers.h dtensor.f90 $(INST_INC)/
 	install -m 644 $(BUILD)/libdtensor.a $(INST_LIB)/
 	$(PC_SED) packaging/dtensor.pc.in > $(INST_PC)/dtensor.pc
 	$(PC_SED) -e 's|@MPI@|$(MPI)|g' packaging/dtensor-lib.pc.in > $(INST_PC)/dtensor-lib.pc
@@ -41,7 +42,8 @@ install: $(BUILD)/libdtensor.a ## the headers, libdtensor.a (MPI=mpich), pkg-con
 	@echo "install: dtensor $(DT_VERSION) into $(DESTDIR)$(PREFIX)"
 
 uninstall: ## remove what make install put into PREFIX
-	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(INST_LIB)/libdtensor.a \
+	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(INST_INC)/dtensor.f90 \
+	      $(INST_LIB)/libdtensor.a \
 	      $(addprefix $(INST_PC)/,dtensor.pc dtensor-lib.pc dtensor-mpich.pc dtensor-openmpi.pc) \
 	      $(addprefix $(INST_CMAKE)/,$(CMAKE_PKG))
 	-rmdir $(INST_CMAKE)
