@@ -200,6 +200,49 @@ module dtensor
       integer(c_int), value :: keepdim
       type(c_ptr), intent(inout) :: out
     end function
+    integer(c_int) function dt_mean(x, ndims, dims, keepdim, out) bind(C, name="dt_f_mean")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_max(x, ndims, dims, keepdim, out) bind(C, name="dt_f_max")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_min(x, ndims, dims, keepdim, out) bind(C, name="dt_f_min")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! a new tensor of uniform [0, 1) / standard normal values (the mesh's Philox stream)
+    integer(c_int) function dt_tensor_rand(m, d, out) bind(C, name="dt_f_tensor_rand")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_tensor_randn(m, d, out) bind(C, name="dt_f_tensor_randn")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! the library-owned ghosted block (c_null_ptr without a halo) and its shape, Fortran order
+    type(c_ptr) function dt_tensor_ghosted_data(t, ghosted_shape) bind(C, name="dt_f_tensor_ghosted_data")
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int64_t), intent(out) :: ghosted_shape(*)
+    end function
     ! out = matmul(a, b) in Fortran's sense ([m, k] x [k, n] in Fortran order)
     integer(c_int) function dt_matmul(a, b, out) bind(C, name="dt_f_matmul")
       import :: c_int, c_ptr
@@ -254,6 +297,12 @@ module dtensor
       import :: dt_placement, c_int
       integer(c_int), value :: dim
     end function
+    ! sizes: c_loc of integer(c_int64_t) sizes(mesh dim size), copied by the call taking the placement
+    type(dt_placement) function dt_shard_sizes(dim, sizes) bind(C, name="dt_shard_sizes")
+      import :: dt_placement, c_int, c_ptr
+      integer(c_int), value :: dim
+      type(c_ptr), value :: sizes
+    end function
     type(dt_placement) function dt_shard_cyclic(dim, block) bind(C, name="dt_shard_cyclic")
       import :: dt_placement, c_int, c_int64_t
       integer(c_int), value :: dim
@@ -277,6 +326,10 @@ module dtensor
       type(c_ptr), value :: c
     end function
     integer(c_int) function dt_comm_size(c) bind(C, name="dt_comm_size")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: c
+    end function
+    integer(c_int) function dt_comm_barrier(c) bind(C, name="dt_comm_barrier")
       import :: c_int, c_ptr
       type(c_ptr), value :: c
     end function

@@ -1343,8 +1343,16 @@ DT_API dt_status dt_f_layout(const dt_mesh *m, const dt_tensor_desc *fd, const i
                              int64_t *local_offset);  /* pure */
 /* dt_tensor_set_halo with width and boundary in Fortran order (NULL removes the halo) */
 DT_API dt_status dt_f_tensor_set_halo(dt_tensor *t, const dt_halo_desc *fh);  /* collective */
-/* dt_sum over Fortran dims (ndims == 0: all) */
+/* dt_sum / dt_mean / dt_max / dt_min over Fortran dims (ndims == 0: all) */
 DT_API dt_status dt_f_sum(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_mean(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_max(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_min(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+/* dt_tensor_rand / dt_tensor_randn of a Fortran-order desc */
+DT_API dt_status dt_f_tensor_rand(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_tensor_randn(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out);  /* collective */
+/* dt_tensor_ghosted_data with the ghosted shape in Fortran order (may be NULL) */
+DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape);  /* local */
 /* Fortran's C = A B: the C tensors hold A^T and B^T, so this is dt_matmul(b, a) */
 DT_API dt_status dt_f_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
 /* dt_tensor_load_npy with Fortran-order placements for a file of rank ndim
@@ -13623,18 +13631,58 @@ DT_API dt_status dt_f_tensor_set_halo(dt_tensor *t, const dt_halo_desc *fh) {
     return dt_tensor_set_halo(t, &h);
 }
 
-DT_API dt_status dt_f_sum(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+/* a reduction over Fortran dims: they become C dims, then the C call */
+typedef dt_status (*dt__f_reduce_fn)(const dt_tensor *, int, const int *, int, dt_tensor **);
+static dt_status dt__f_reduce(const char *fn, dt__f_reduce_fn f, const dt_tensor *x, int ndims, const int *fdims,
+                              int keepdim, dt_tensor **out) {
     int dims[DT_MAX_DIMS], i;
-    dt_status st = dt__check_tensor("dt_sum", x);
+    dt_status st = dt__check_tensor(fn, x);
     if (st) return st;
-    if (ndims == 0 || !fdims) return dt_sum(x, 0, NULL, keepdim, out);
+    if (ndims == 0 || !fdims) return f(x, 0, NULL, keepdim, out);
     if (ndims < 0 || ndims > x->desc.ndim)
-        return dt__fail(DT_ERR_ARG, "dt_sum: ndims = %d for a rank-%d tensor", ndims, x->desc.ndim);
+        return dt__fail(DT_ERR_ARG, "%s: ndims = %d for a rank-%d tensor", fn, ndims, x->desc.ndim);
     for (i = 0; i < ndims; i++)
         if ((dims[i] = dt__f_dim(fdims[i], x->desc.ndim)) < 0)
-            return dt__fail(DT_ERR_ARG, "dt_sum: dims(%d) = %d: a Fortran dim of a rank-%d tensor is 1..%d", i + 1,
+            return dt__fail(DT_ERR_ARG, "%s: dims(%d) = %d: a Fortran dim of a rank-%d tensor is 1..%d", fn, i + 1,
                             fdims[i], x->desc.ndim, x->desc.ndim);
-    return dt_sum(x, ndims, dims, keepdim, out);
+    return f(x, ndims, dims, keepdim, out);
+}
+
+DT_API dt_status dt_f_sum(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    return dt__f_reduce("dt_sum", dt_sum, x, ndims, fdims, keepdim, out);
+}
+
+DT_API dt_status dt_f_mean(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    return dt__f_reduce("dt_mean", dt_mean, x, ndims, fdims, keepdim, out);
+}
+
+DT_API dt_status dt_f_max(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    return dt__f_reduce("dt_max", dt_max, x, ndims, fdims, keepdim, out);
+}
+
+DT_API dt_status dt_f_min(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    return dt__f_reduce("dt_min", dt_min, x, ndims, fdims, keepdim, out);
+}
+
+DT_API dt_status dt_f_tensor_rand(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
+    dt__fdesc c;
+    dt_status st = dt__f_desc("dt_tensor_rand", fd, &c);
+    return st ? st : dt_tensor_rand(m, &c.d, out);
+}
+
+DT_API dt_status dt_f_tensor_randn(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
+    dt__fdesc c;
+    dt_status st = dt__f_desc("dt_tensor_randn", fd, &c);
+    return st ? st : dt_tensor_randn(m, &c.d, out);
+}
+
+DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape) {
+    int64_t g[DT_MAX_DIMS];
+    void *p;
+    if (!t) return NULL;
+    p = dt_tensor_ghosted_data(t, g);
+    if (p && ghosted_shape) dt__f_reverse(g, t->desc.ndim, ghosted_shape);
+    return p;
 }
 
 DT_API dt_status dt_f_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {

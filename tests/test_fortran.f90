@@ -6,8 +6,8 @@
 !  - column-major arrays distributed along each Fortran dim and gathered
 !    back, checked element by element against a closed form, the local
 !    shard through a Fortran array pointer, local shape and offset;
-!  - redistribute, dt_sum over a Fortran dim, dt_matmul against matmul(),
-!    dt_add, the RNG's range, dt_tensor_from_local with local_shape;
+!  - redistribute, dt_sum / dt_max over a Fortran dim, dt_matmul against
+!    matmul(), dt_add, the RNG's range, dt_tensor_from_local with local_shape;
 !  - wrong shapes and dims: the right status and a message as a Fortran string;
 !  - with --expect-mismatch (linked with a C build of DT_MAX_DIMS = 16):
 !    dt_init and dt_comm_mpi refuse with DT_ERR_ARG and a message.
@@ -220,6 +220,11 @@ contains
     call check(all(abs(s - sum(a, dim=1)) < 1e-12_c_double), "dt_sum(a, dim 1) == sum(a, dim=1)")
     call dt_tensor_destroy(xs)
     xs = c_null_ptr
+    dims(1) = 2
+    call ok(dt_max(xa, 1_c_int, dims, 0_c_int, xu), "dt_max over Fortran dim 2")
+    c(:, 1) = 0
+    call ok(dt_tensor_gather(xu, c_loc(c)), "gather the max")     ! M values into c's first column
+    call check(all(c(:, 1) == maxval(a, dim=2)), "dt_max(a, dim 2) == maxval(a, dim=2)")
     call ok(dt_add(xa, xa, xs), "dt_add")
     u = 0
     call ok(dt_tensor_gather(xs, c_loc(u)), "gather a + a")
@@ -228,6 +233,11 @@ contains
     call ok(dt_uniform(xa, 2.0_c_double, 3.0_c_double), "dt_uniform (C's dt_uniform_)")
     call ok(dt_tensor_gather(xa, c_loc(u)), "gather the random fill")
     call check(all(u >= 2 .and. u < 3) .and. minval(u) /= maxval(u), "dt_uniform's values in [2, 3)")
+    call dt_tensor_destroy(xb)
+    xb = c_null_ptr
+    call ok(dt_tensor_rand(mesh, ta, xb), "dt_tensor_rand")
+    call ok(dt_tensor_gather(xb, c_loc(u)), "gather dt_tensor_rand")
+    call check(all(u >= 0 .and. u < 1) .and. minval(u) /= maxval(u), "dt_tensor_rand's values in [0, 1)")
     call dt_tensor_destroy(xa)
     call dt_tensor_destroy(xb)
     call dt_tensor_destroy(xc)
