@@ -13468,12 +13468,14 @@ static int dt__f_dim(int fd, int ndim) {
     return fd >= 1 && fd <= ndim ? ndim - fd : -1;
 }
 
-/* placements whose Shard dims are Fortran dims -> C dims (all
-   DT_MAX_MESH_DIMS entries: the zeros past the mesh are Replicate) */
-static dt_status dt__f_placements(const char *fn, const dt_placement *f, int ndim, dt_placement *c) {
+/* placements whose Shard dims are Fortran dims -> C dims: the first n
+   entries of f are read (a desc's DT_MAX_MESH_DIMS, a placements argument's
+   mesh dims), c's others zeroed (Replicate) */
+static dt_status dt__f_placements(const char *fn, const dt_placement *f, int n, int ndim, dt_placement *c) {
     int i;
     if (!f) return dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
-    for (i = 0; i < DT_MAX_MESH_DIMS; i++) {
+    memset(c, 0, DT_MAX_MESH_DIMS * sizeof *c);
+    for (i = 0; i < n && i < DT_MAX_MESH_DIMS; i++) {
         c[i] = f[i];
         if (f[i].kind != DT_SHARD) continue;
         c[i].dim = (int8_t)dt__f_dim(f[i].dim, ndim);
@@ -13498,7 +13500,7 @@ static dt_status dt__f_desc(const char *fn, const dt_tensor_desc *f, dt__fdesc *
         dt__f_reverse(f->local_strides, n, c->local_strides);
         c->d.local_strides = c->local_strides;
     }
-    return dt__f_placements(fn, f->placements, n, c->d.placements);
+    return dt__f_placements(fn, f->placements, DT_MAX_MESH_DIMS, n, c->d.placements);
 }
 
 DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n) {
@@ -13557,7 +13559,7 @@ DT_API dt_status dt_f_tensor_distribute(dt_mesh *m, const dt_tensor_desc *fd, co
 DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
     dt_placement c[DT_MAX_MESH_DIMS];
     dt_status st = dt__check_tensor("dt_tensor_redistribute", t);
-    if (!st) st = dt__f_placements("dt_tensor_redistribute", fplacements, t->desc.ndim, c);
+    if (!st) st = dt__f_placements("dt_tensor_redistribute", fplacements, dt_mesh_ndim(t->mesh), t->desc.ndim, c);
     return st ? st : dt_tensor_redistribute(t, c, out);
 }
 
@@ -13696,7 +13698,7 @@ DT_API dt_status dt_f_tensor_load_npy(dt_mesh *m, const char *path, int ndim, co
     dt_status st;
     if (ndim < 0 || ndim > DT_MAX_DIMS)
         return dt__fail(DT_ERR_SHAPE, "dt_tensor_load_npy: ndim = %d, must be 0..%d", ndim, DT_MAX_DIMS);
-    if ((st = dt__f_placements("dt_tensor_load_npy", fplacements, ndim, c))) return st;
+    if ((st = dt__f_placements("dt_tensor_load_npy", fplacements, m ? dt_mesh_ndim(m) : 0, ndim, c))) return st;
     if (!out) return dt__fail(DT_ERR_ARG, "dt_tensor_load_npy: out is NULL");
     if (*out && (*out)->desc.ndim != ndim)
         return dt__fail(DT_ERR_SHAPE, "dt_tensor_load_npy: *out has rank %d, the call said rank %d",
