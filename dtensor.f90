@@ -6,9 +6,11 @@
 ! string, a communicator handle, an array pointer) and calls one; the logic,
 ! the column-major reversal included, is on the C side (dtensor.h, >>fortran).
 !
-! BUILD: compile the implementation once with the C compiler of your MPI
-!     mpicc -c -x c -DDTENSOR_IMPLEMENTATION dtensor.h -o dtensor.o   (or link -ldtensor)
-!     mpif90 -c dtensor.f90 && mpif90 yourcode.f90 dtensor.o -lblis -lm
+! BUILD: compile the implementation once with the C compiler of your MPI,
+! then this module with the same MPI's mpif90 (it uses mpi_f08 for
+! type(MPI_Comm); .mod files are compiler-specific, so it ships as source):
+!     mpicc -c -x c -DDTENSOR_IMPLEMENTATION dtensor.h -o dtensor_impl.o   (or link -ldtensor)
+!     mpif90 dtensor.f90 yourcode.f90 dtensor_impl.o -lblis -lm
 ! (DT_MAX_DIMS / DT_MAX_MESH_DIMS below must be the C build's; the first
 ! dt_comm_mpi or dt_init call checks them and every struct's size.)
 !

@@ -4,8 +4,8 @@
 ! count, and the final field compared bit for bit with a serial run.
 !
 !     make build/mpich/heat2d_f && mpiexec.mpich -n 4 ./build/mpich/heat2d_f
-!     mpicc -c -x c -DDTENSOR_IMPLEMENTATION dtensor.h -o dtensor.o
-!     mpif90 dtensor.f90 examples/heat2d.f90 dtensor.o -lblis -lm -o heat2d_f
+!     mpicc -c -x c -DDTENSOR_IMPLEMENTATION dtensor.h -o dtensor_impl.o
+!     mpif90 dtensor.f90 examples/heat2d.f90 dtensor_impl.o -lblis -lm -o heat2d_f
 !
 !     ./heat2d_f [--nx NX] [--ny NY] [--steps S] [--at K] [--ckpt PATH] [--keep]
 !
