@@ -13488,6 +13488,7 @@ static dt_status dt__f_placements(const char *fn, const dt_placement *f, int n, 
 
 static dt_status dt__f_desc(const char *fn, const dt_tensor_desc *f, dt__fdesc *c) {
     int n;
+    memset(c, 0, sizeof *c); /* defined bytes even on failure: the consistency checks hash descs */
     if (!f) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
     n = f->ndim;
     if (n < 0 || n > DT_MAX_DIMS)
