@@ -226,19 +226,6 @@ module dtensor
       integer(c_int), value :: keepdim
       type(c_ptr), intent(inout) :: out
     end function
-    ! a new tensor of uniform [0, 1) / standard normal values (the mesh's Philox stream)
-    integer(c_int) function dt_tensor_rand(m, d, out) bind(C, name="dt_f_tensor_rand")
-      import :: c_int, c_ptr, dt_tensor_desc
-      type(c_ptr), value :: m
-      type(dt_tensor_desc), intent(in) :: d
-      type(c_ptr), intent(inout) :: out
-    end function
-    integer(c_int) function dt_tensor_randn(m, d, out) bind(C, name="dt_f_tensor_randn")
-      import :: c_int, c_ptr, dt_tensor_desc
-      type(c_ptr), value :: m
-      type(dt_tensor_desc), intent(in) :: d
-      type(c_ptr), intent(inout) :: out
-    end function
     ! the library-owned ghosted block (c_null_ptr without a halo) and its shape, Fortran order
     type(c_ptr) function dt_tensor_ghosted_data(t, ghosted_shape) bind(C, name="dt_f_tensor_ghosted_data")
       import :: c_ptr, c_int64_t

@@ -1348,9 +1348,6 @@ DT_API dt_status dt_f_sum(const dt_tensor *x, int ndims, const int *fdims, int k
 DT_API dt_status dt_f_mean(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_f_max(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_f_min(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
-/* dt_tensor_rand / dt_tensor_randn of a Fortran-order desc */
-DT_API dt_status dt_f_tensor_rand(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out);  /* collective */
-DT_API dt_status dt_f_tensor_randn(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out);  /* collective */
 /* dt_tensor_ghosted_data with the ghosted shape in Fortran order (may be NULL) */
 DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape);  /* local */
 /* Fortran's C = A B: the C tensors hold A^T and B^T, so this is dt_matmul(b, a) */
@@ -13665,18 +13662,6 @@ DT_API dt_status dt_f_max(const dt_tensor *x, int ndims, const int *fdims, int k
 
 DT_API dt_status dt_f_min(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
     return dt__f_reduce("dt_min", dt_min, x, ndims, fdims, keepdim, out);
-}
-
-DT_API dt_status dt_f_tensor_rand(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
-    dt__fdesc c;
-    dt_status st = dt__f_desc("dt_tensor_rand", fd, &c);
-    return st ? st : dt_tensor_rand(m, &c.d, out);
-}
-
-DT_API dt_status dt_f_tensor_randn(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
-    dt__fdesc c;
-    dt_status st = dt__f_desc("dt_tensor_randn", fd, &c);
-    return st ? st : dt_tensor_randn(m, &c.d, out);
 }
 
 DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape) {

@@ -233,11 +233,6 @@ contains
     call ok(dt_uniform(xa, 2.0_c_double, 3.0_c_double), "dt_uniform (C's dt_uniform_)")
     call ok(dt_tensor_gather(xa, c_loc(u)), "gather the random fill")
     call check(all(u >= 2 .and. u < 3) .and. minval(u) /= maxval(u), "dt_uniform's values in [2, 3)")
-    call dt_tensor_destroy(xb)
-    xb = c_null_ptr
-    call ok(dt_tensor_rand(mesh, ta, xb), "dt_tensor_rand")
-    call ok(dt_tensor_gather(xb, c_loc(u)), "gather dt_tensor_rand")
-    call check(all(u >= 0 .and. u < 1) .and. minval(u) /= maxval(u), "dt_tensor_rand's values in [0, 1)")
     call dt_tensor_destroy(xa)
     call dt_tensor_destroy(xb)
     call dt_tensor_destroy(xc)
