@@ -26,7 +26,7 @@
 !
 ! ORDER. Tensor dims are Fortran's: a desc's shape, local_shape,
 ! local_ghost and local_strides, a halo's width and boundary, local shapes
-! and offsets are in Fortran order, and dt_shard(d) / dt_sum's dims name
+! and offsets are in Fortran order, and dt_shard(d) / a reduction's dims name
 ! Fortran dims 1..ndim (-1 is the last). An array a(n1, n2) described with
 ! shape [n1, n2] is the same memory as C's row-major [n2, n1], no copy;
 ! dt_matmul(a, b, c) is Fortran's c = matmul(a, b); broadcasting aligns
@@ -42,6 +42,11 @@ module dtensor
   use mpi_f08, only: MPI_Comm
   implicit none
   private :: MPI_Comm
+  ! the module procedures behind the generic names (the bind(C) interfaces
+  ! stay public: a private one with a binding label draws a warning)
+  private :: dt_f_sizes, dt_f_string, dt_comm_mpi_int, dt_comm_mpi_f08
+  private :: dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f32_1, dt_local_f32_2, dt_local_f32_3
+  private :: dt_local_i32_1, dt_local_i32_2, dt_local_i64_1, dt_local_i64_2
 
   ! must equal the C build's (checked by dt_init and dt_comm_mpi)
   integer, parameter :: DT_MAX_DIMS = 8, DT_MAX_MESH_DIMS = 4
