@@ -105,6 +105,8 @@
                      (dt_tensor_scalapack_desc: a tensor's BLACS descriptor;
                      dt_tensor_desc_from_scalapack: a descriptor's spec)
      >>debug         dt_tensor_print_sharding
+     >>fortran       the dt_f_* entry points dtensor.f90 binds to: Fortran-order
+                     descs, placements, shapes and dims reversed into C order
    dtensor_cuda.h: >>cuda-api, >>cuda-device (memory, stream), >>cuda-kernels
    (the DT_CUDA kernel table, calling >>math), >>nccl (the NCCL backend).
    dtensor_layers.h: >>layers-api, >>layers (the tensor-parallel layers, on
@@ -1452,6 +1454,75 @@ DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);  /* c
    the ghost room. */
 DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements,
                                     dt_tensor **out);  /* collective */
+
+/* ---- Fortran ----
+   dtensor.f90 (`use dtensor`, Fortran 2008, iso_c_binding) binds to these
+   entry points and to the C functions above; it holds no logic. Fortran
+   arrays are column-major: a Fortran array of shape (n1, ..., nk) is the
+   row-major C array of shape [nk, ..., n1], the same memory. The dt_f_*
+   calls that take or give tensor dims do that reversal here: shapes,
+   local_shape, local_ghost, local_strides, offsets, halo widths and
+   boundaries are in Fortran order, and a Shard's dim (a reduction's dims)
+   is a Fortran dim, 1..ndim (negative counts from the end: -1 is ndim),
+   Fortran dim d being C dim ndim - d. Mesh dims, coordinates and ranks
+   keep their order and count from 0. A Fortran array distributed, loaded
+   or saved is the C tensor of the reversed shape (numpy.load gives its
+   transpose). Each call fails as the call it forwards to does; an argument
+   that cannot be converted (a Shard dim outside 1..ndim) is refused on
+   the rank that passed it before anything is communicated (ranks passing
+   the same arguments fail alike). */
+/* the Fortran module's struct sizes and constants, checked against this
+   build's: sizes = {sizeof dt_placement, dt_mesh_desc, dt_tensor_desc,
+   dt_halo_desc, DT_MAX_DIMS, DT_MAX_MESH_DIMS} as the module sees them,
+   n = 6. DT_ERR_ARG naming each value that differs (rebuild dtensor.f90
+   with the library's DT_MAX_DIMS / DT_MAX_MESH_DIMS) */
+DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n);  /* pure */
+#ifndef DTENSOR_NO_MPI
+/* dt_comm_mpi of a Fortran communicator handle (`integer` of mpif.h or
+   `use mpi`, or type(MPI_Comm)'s MPI_VAL), converted by MPI_Comm_f2c here,
+   after dt_f_check_sizes(sizes, n) */
+DT_API dt_status dt_f_comm_mpi(MPI_Fint comm, const int64_t *sizes, int n, dt_comm **out);  /* collective */
+#endif
+/* dt_tensor_empty / zeros / from_local / distribute of a Fortran-order desc */
+DT_API dt_status dt_f_tensor_empty(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out);  /* local */
+DT_API dt_status dt_f_tensor_zeros(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out);  /* local */
+DT_API dt_status dt_f_tensor_from_local(dt_mesh *m, const dt_tensor_desc *fd, void *local, unsigned flags,
+                                        dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_tensor_distribute(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int src_rank,
+                                        dt_tensor **out);  /* collective */
+/* Fortran-order placements (one per mesh dim) */
+DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements,
+                                          dt_tensor **out);  /* collective */
+/* the global shape (Fortran order) into shape (DT_MAX_DIMS entries), its rank into *ndim */
+DT_API dt_status dt_f_tensor_shape(const dt_tensor *t, int *ndim, int64_t *shape);  /* local */
+/* this rank's local shape and offset (elements before local element 1 along each dim) */
+DT_API dt_status dt_f_tensor_local_shape(const dt_tensor *t, int64_t *shape, int64_t *offset);  /* local */
+/* for c_f_pointer: DT_OK and the local shape (Fortran order) when t's
+   shard is contiguous host memory of `dtype` and rank `ndim`; else
+   DT_ERR_DTYPE, DT_ERR_SHAPE or DT_ERR_UNSUPPORTED (strided, ghosted or
+   device storage), shape untouched */
+DT_API dt_status dt_f_tensor_local(const dt_tensor *t, dt_dtype dtype, int ndim, int64_t *shape);  /* local */
+/* dt_layout of a Fortran-order desc at mesh coordinate coord (0-based) */
+DT_API dt_status dt_f_layout(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int64_t *local_shape,
+                             int64_t *local_offset);  /* pure */
+/* dt_tensor_set_halo with width and boundary in Fortran order (NULL removes the halo) */
+DT_API dt_status dt_f_tensor_set_halo(dt_tensor *t, const dt_halo_desc *fh);  /* collective */
+/* dt_sum / dt_mean / dt_max / dt_min over Fortran dims (ndims == 0: all) */
+DT_API dt_status dt_f_sum(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_mean(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_max(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_min(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+/* dt_tensor_ghosted_data with the ghosted shape in Fortran order (may be NULL) */
+DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape);  /* local */
+/* Fortran's C = A B: the C tensors hold A^T and B^T, so this is dt_matmul(b, a) */
+DT_API dt_status dt_f_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
+/* dt_tensor_load_npy with Fortran-order placements for a file of rank ndim
+   (DT_ERR_SHAPE, *out untouched, if the file's rank differs) */
+DT_API dt_status dt_f_tensor_load_npy(dt_mesh *m, const char *path, int ndim, const dt_placement *fplacements,
+                                      dt_tensor **out);  /* collective */
+/* copies min(strlen(s), cap) bytes of s (NULL: "") into buf, no terminator;
+   returns strlen(s): a Fortran string from dt_last_error and co. */
+DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap);  /* pure */
 
 #ifdef __cplusplus
 }
@@ -14535,6 +14606,344 @@ static dt_status dt__tensor_print_sharding_body(const dt_tensor *t, FILE *f) {
 }
 DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f) {
     DT__PUBLIC("dt_tensor_print_sharding", dt__tensor_print_sharding_body(t, f));
+}
+
+/* >>fortran ---------------------------------------------------------------
+   The entry points dtensor.f90 binds to (the >>api Fortran subsection): a
+   Fortran array of shape (n1, ..., nk) is the row-major tensor
+   [nk, ..., n1] in the same memory, so each call reverses what is indexed
+   by tensor dim and forwards to the public call. Nothing is copied but the
+   small per-dim arrays. */
+
+/* a Fortran-order desc converted: the C desc and the reversed arrays its
+   pointers point at */
+typedef struct dt__fdesc {
+    dt_tensor_desc d;
+    int64_t local_shape[DT_MAX_DIMS], local_ghost[DT_MAX_DIMS], local_strides[DT_MAX_DIMS];
+} dt__fdesc;
+
+static void dt__f_reverse(const int64_t *in, int n, int64_t *out) {
+    int i;
+    for (i = 0; i < n; i++) out[i] = in[n - 1 - i];
+}
+
+/* Fortran dim fd (1..ndim, or -ndim..-1 from the end) -> C dim ndim - fd;
+   -1 when out of range */
+static int dt__f_dim(int fd, int ndim) {
+    if (fd < 0) fd += ndim + 1;
+    return fd >= 1 && fd <= ndim ? ndim - fd : -1;
+}
+
+/* placements whose Shard dims are Fortran dims -> C dims: the first n
+   entries of f are read (a desc's DT_MAX_MESH_DIMS, a placements argument's
+   mesh dims), c's others zeroed (Replicate) */
+static dt_status dt__f_placements(const char *fn, const dt_placement *f, int n, int ndim, dt_placement *c) {
+    int i;
+    if (!f) return dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
+    memset(c, 0, DT_MAX_MESH_DIMS * sizeof *c);
+    for (i = 0; i < n && i < DT_MAX_MESH_DIMS; i++) {
+        c[i] = f[i];
+        if (f[i].kind != DT_SHARD) continue;
+        c[i].dim = (int8_t)dt__f_dim(f[i].dim, ndim);
+        if (c[i].dim < 0)
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements(%d) is Shard(%d): a Fortran dim of a rank-%d tensor "
+                            "is 1..%d (or -%d..-1 from the end)", fn, i + 1, f[i].dim, ndim, ndim, ndim);
+    }
+    return DT_OK;
+}
+
+static dt_status dt__f_desc(const char *fn, const dt_tensor_desc *f, dt__fdesc *c) {
+    int n;
+    memset(c, 0, sizeof *c); /* defined bytes even on failure: the consistency checks hash descs */
+    if (!f) return dt__fail(DT_ERR_ARG, "%s: desc is NULL", fn);
+    n = f->ndim;
+    if (n < 0 || n > DT_MAX_DIMS)
+        return dt__fail(DT_ERR_SHAPE, "%s: desc%%ndim = %d, must be 0..%d (DT_MAX_DIMS)", fn, n, DT_MAX_DIMS);
+    c->d = *f;
+    dt__f_reverse(f->shape, n, c->d.shape);
+    if (f->local_shape) { dt__f_reverse(f->local_shape, n, c->local_shape); c->d.local_shape = c->local_shape; }
+    if (f->local_ghost) { dt__f_reverse(f->local_ghost, n, c->local_ghost); c->d.local_ghost = c->local_ghost; }
+    if (f->local_strides) {
+        dt__f_reverse(f->local_strides, n, c->local_strides);
+        c->d.local_strides = c->local_strides;
+    }
+    return dt__f_placements(fn, f->placements, DT_MAX_MESH_DIMS, n, c->d.placements);
+}
+
+/* The calls these wrappers forward to go through DT__F_CALL. clang's static
+   analyzer (make lint) follows a call from here into the op machinery and
+   reports the words dt__call_hash reads as undefined, which it does not from
+   the ops' own entry points (a false report: dt__call_init sets them). In
+   analysis builds only, the wrappers reach the public calls through
+   pointers it does not follow; the calls are analysed from their own
+   entries. */
+#ifdef __clang_analyzer__
+#define DT__F_CALL(fn) dt__f_ptr_##fn
+#define DT__F_PTR(fn) static __typeof__(&fn) volatile dt__f_ptr_##fn = &fn
+DT__F_PTR(dt_sum);
+DT__F_PTR(dt_mean);
+DT__F_PTR(dt_max);
+DT__F_PTR(dt_min);
+DT__F_PTR(dt_matmul);
+DT__F_PTR(dt_tensor_empty);
+DT__F_PTR(dt_tensor_zeros);
+DT__F_PTR(dt_tensor_from_local);
+DT__F_PTR(dt_tensor_distribute);
+DT__F_PTR(dt_tensor_redistribute);
+DT__F_PTR(dt_tensor_set_halo);
+DT__F_PTR(dt_tensor_load_npy);
+DT__F_PTR(dt_layout);
+#else
+#define DT__F_CALL(fn) fn
+#endif
+
+static dt_status dt__f_check_sizes_body(const int64_t *sizes, int n) {
+    static const char *const what[6] = {"sizeof dt_placement", "sizeof dt_mesh_desc", "sizeof dt_tensor_desc",
+                                        "sizeof dt_halo_desc", "DT_MAX_DIMS", "DT_MAX_MESH_DIMS"};
+    const int64_t mine[6] = {(int64_t)sizeof(dt_placement), (int64_t)sizeof(dt_mesh_desc),
+                             (int64_t)sizeof(dt_tensor_desc), (int64_t)sizeof(dt_halo_desc), DT_MAX_DIMS,
+                             DT_MAX_MESH_DIMS};
+    int i;
+    if (!sizes || n != 6)
+        return dt__fail(DT_ERR_ARG, "dt_f_check_sizes: sizes %s, n = %d; expected 6 values (dtensor.f90 of another "
+                        "version?)", sizes ? "given" : "NULL", n);
+    for (i = 0; i < 6; i++)
+        if (sizes[i] != mine[i])
+            return dt__fail(DT_ERR_ARG, "dt_f_check_sizes: the Fortran module's %s is %lld, the C library's %lld: "
+                            "dtensor.f90 does not match this build of dtensor.h, which has DT_MAX_DIMS = %d and "
+                            "DT_MAX_MESH_DIMS = %d (build both with the same values and version)", what[i], (long long)sizes[i],
+                            (long long)mine[i], DT_MAX_DIMS, DT_MAX_MESH_DIMS);
+    return DT_OK;
+}
+DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n) {
+    DT__PUBLIC("dt_check_sizes", dt__f_check_sizes_body(sizes, n));
+}
+
+#ifndef DTENSOR_NO_MPI
+static dt_status dt__f_comm_mpi_body(MPI_Fint comm, const int64_t *sizes, int n, dt_comm **out) {
+    dt_status st = dt_f_check_sizes(sizes, n);
+    if (st) return st;
+    return dt_comm_mpi(MPI_Comm_f2c(comm), out);
+}
+DT_API dt_status dt_f_comm_mpi(MPI_Fint comm, const int64_t *sizes, int n, dt_comm **out) {
+    DT__PUBLIC("dt_comm_mpi", dt__f_comm_mpi_body(comm, sizes, n, out));
+}
+#endif
+
+static dt_status dt__f_tensor_empty_body(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
+    dt__fdesc c;
+    dt_status st = dt__f_desc("dt_tensor_empty", fd, &c);
+    return st ? st : DT__F_CALL(dt_tensor_empty)(m, &c.d, out);
+}
+DT_API dt_status dt_f_tensor_empty(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_empty", dt__f_tensor_empty_body(m, fd, out));
+}
+
+static dt_status dt__f_tensor_zeros_body(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
+    dt__fdesc c;
+    dt_status st = dt__f_desc("dt_tensor_zeros", fd, &c);
+    return st ? st : DT__F_CALL(dt_tensor_zeros)(m, &c.d, out);
+}
+DT_API dt_status dt_f_tensor_zeros(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_zeros", dt__f_tensor_zeros_body(m, fd, out));
+}
+
+static dt_status dt__f_tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *fd, void *local, unsigned flags,
+                                              dt_tensor **out) {
+    dt__fdesc c;
+    dt_status st = dt__f_desc("dt_tensor_from_local", fd, &c);
+    return st ? st : DT__F_CALL(dt_tensor_from_local)(m, &c.d, local, flags, out);
+}
+DT_API dt_status dt_f_tensor_from_local(dt_mesh *m, const dt_tensor_desc *fd, void *local, unsigned flags,
+                                        dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_from_local", dt__f_tensor_from_local_body(m, fd, local, flags, out));
+}
+
+static dt_status dt__f_tensor_distribute_body(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int src_rank,
+                                              dt_tensor **out) {
+    dt__fdesc c;
+    dt_status st = dt__f_desc("dt_tensor_distribute", fd, &c);
+    return st ? st : DT__F_CALL(dt_tensor_distribute)(m, &c.d, full, src_rank, out);
+}
+DT_API dt_status dt_f_tensor_distribute(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int src_rank,
+                                        dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_distribute", dt__f_tensor_distribute_body(m, fd, full, src_rank, out));
+}
+
+static dt_status dt__f_tensor_redistribute_body(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
+    dt_placement c[DT_MAX_MESH_DIMS];
+    dt_status st = dt__check_tensor("dt_tensor_redistribute", t);
+    if (!st) st = dt__f_placements("dt_tensor_redistribute", fplacements, dt_mesh_ndim(t->mesh), t->desc.ndim, c);
+    return st ? st : DT__F_CALL(dt_tensor_redistribute)(t, c, out);
+}
+DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_redistribute", dt__f_tensor_redistribute_body(t, fplacements, out));
+}
+
+static dt_status dt__f_tensor_shape_body(const dt_tensor *t, int *ndim, int64_t *shape) {
+    dt_status st = dt__check_tensor("dt_tensor_shape", t);
+    if (st) return st;
+    if (!ndim || !shape) return dt__fail(DT_ERR_ARG, "dt_tensor_shape: ndim or shape is NULL");
+    *ndim = t->desc.ndim;
+    dt__f_reverse(t->desc.shape, t->desc.ndim, shape);
+    return DT_OK;
+}
+DT_API dt_status dt_f_tensor_shape(const dt_tensor *t, int *ndim, int64_t *shape) {
+    DT__PUBLIC("dt_tensor_shape", dt__f_tensor_shape_body(t, ndim, shape));
+}
+
+static dt_status dt__f_tensor_local_shape_body(const dt_tensor *t, int64_t *shape, int64_t *offset) {
+    int64_t v[DT_MAX_DIMS];
+    dt_status st = dt__check_tensor("dt_tensor_local_shape", t);
+    if (st) return st;
+    if (shape) { dt_tensor_local_shape(t, v); dt__f_reverse(v, t->desc.ndim, shape); }
+    if (offset) { dt_tensor_local_offset(t, v); dt__f_reverse(v, t->desc.ndim, offset); }
+    return DT_OK;
+}
+DT_API dt_status dt_f_tensor_local_shape(const dt_tensor *t, int64_t *shape, int64_t *offset) {
+    DT__PUBLIC("dt_tensor_local_shape", dt__f_tensor_local_shape_body(t, shape, offset));
+}
+
+static dt_status dt__f_tensor_local_body(const dt_tensor *t, dt_dtype dtype, int ndim, int64_t *shape) {
+    int64_t ls[DT_MAX_DIMS], str[DT_MAX_DIMS], step = 1;
+    int d, n;
+    dt_status st = dt__check_tensor("dt_tensor_local", t);
+    if (st) return st;
+    n = t->desc.ndim;
+    if (!shape) return dt__fail(DT_ERR_ARG, "dt_tensor_local: shape is NULL");
+    if (t->desc.dtype != dtype)
+        return dt__fail(DT_ERR_DTYPE, "dt_tensor_local: the tensor is %s, the Fortran array %s",
+                        dt_dtype_name(t->desc.dtype), dt_dtype_name(dtype));
+    if (n != ndim)
+        return dt__fail(DT_ERR_SHAPE, "dt_tensor_local: the tensor has rank %d, the Fortran array pointer %d", n, ndim);
+    if (!dt__on_host(t->dev))
+        return dt__fail(DT_ERR_UNSUPPORTED, "dt_tensor_local: the tensor is in device memory");
+    dt_tensor_local_shape(t, ls);
+    dt_tensor_local_strides(t, str);
+    for (d = n - 1; d >= 0; d--) { /* contiguous: row-major strides wherever they address something */
+        if (ls[d] > 1 && str[d] != step)
+            return dt__fail(DT_ERR_UNSUPPORTED, "dt_tensor_local: the tensor's storage is strided or ghosted "
+                            "(your own array, from dt_tensor_from_local): use that array");
+        step *= ls[d];
+    }
+    dt__f_reverse(ls, n, shape);
+    return DT_OK;
+}
+DT_API dt_status dt_f_tensor_local(const dt_tensor *t, dt_dtype dtype, int ndim, int64_t *shape) {
+    DT__PUBLIC("dt_tensor_local", dt__f_tensor_local_body(t, dtype, ndim, shape));
+}
+
+static dt_status dt__f_layout_body(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int64_t *local_shape,
+                                   int64_t *local_offset) {
+    dt__fdesc c;
+    int64_t ls[DT_MAX_DIMS], off[DT_MAX_DIMS];
+    dt_status st = dt__f_desc("dt_layout", fd, &c);
+    if (!st) st = DT__F_CALL(dt_layout)(m, &c.d, coord, ls, off);
+    if (st) return st;
+    if (local_shape) dt__f_reverse(ls, c.d.ndim, local_shape);
+    if (local_offset) dt__f_reverse(off, c.d.ndim, local_offset);
+    return DT_OK;
+}
+DT_API dt_status dt_f_layout(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int64_t *local_shape,
+                             int64_t *local_offset) {
+    DT__PUBLIC("dt_layout", dt__f_layout_body(m, fd, coord, local_shape, local_offset));
+}
+
+static dt_status dt__f_tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *fh) {
+    dt_halo_desc h;
+    int d, n;
+    dt_status st = dt__check_tensor("dt_tensor_set_halo", t);
+    if (st || !fh) return st ? st : DT__F_CALL(dt_tensor_set_halo)(t, NULL);
+    h = *fh;
+    n = t->desc.ndim;
+    for (d = 0; d < n; d++) {
+        h.width[d] = fh->width[n - 1 - d];
+        h.boundary[d] = fh->boundary[n - 1 - d];
+    }
+    return DT__F_CALL(dt_tensor_set_halo)(t, &h);
+}
+DT_API dt_status dt_f_tensor_set_halo(dt_tensor *t, const dt_halo_desc *fh) {
+    DT__PUBLIC("dt_tensor_set_halo", dt__f_tensor_set_halo_body(t, fh));
+}
+
+/* a reduction over Fortran dims: they become C dims, then the C call */
+typedef dt_status (*dt__f_reduce_fn)(const dt_tensor *, int, const int *, int, dt_tensor **);
+static dt_status dt__f_reduce(const char *fn, dt__f_reduce_fn f, const dt_tensor *x, int ndims, const int *fdims,
+                              int keepdim, dt_tensor **out) {
+    int dims[DT_MAX_DIMS], i;
+    dt_status st = dt__check_tensor(fn, x);
+    if (st) return st;
+    if (ndims == 0 || !fdims) return f(x, ndims, fdims, keepdim, out); /* all dims */
+    if (ndims < 0 || ndims > x->desc.ndim)
+        return dt__fail(DT_ERR_ARG, "%s: ndims = %d for a rank-%d tensor", fn, ndims, x->desc.ndim);
+    for (i = 0; i < ndims; i++)
+        if ((dims[i] = dt__f_dim(fdims[i], x->desc.ndim)) < 0)
+            return dt__fail(DT_ERR_ARG, "%s: dims(%d) = %d: a Fortran dim of a rank-%d tensor is 1..%d", fn, i + 1,
+                            fdims[i], x->desc.ndim, x->desc.ndim);
+    return f(x, ndims, dims, keepdim, out);
+}
+
+DT_API dt_status dt_f_sum(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    DT__PUBLIC("dt_sum", dt__f_reduce("dt_sum", DT__F_CALL(dt_sum), x, ndims, fdims, keepdim, out));
+}
+
+DT_API dt_status dt_f_mean(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    DT__PUBLIC("dt_mean", dt__f_reduce("dt_mean", DT__F_CALL(dt_mean), x, ndims, fdims, keepdim, out));
+}
+
+DT_API dt_status dt_f_max(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    DT__PUBLIC("dt_max", dt__f_reduce("dt_max", DT__F_CALL(dt_max), x, ndims, fdims, keepdim, out));
+}
+
+DT_API dt_status dt_f_min(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    DT__PUBLIC("dt_min", dt__f_reduce("dt_min", DT__F_CALL(dt_min), x, ndims, fdims, keepdim, out));
+}
+
+DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape) {
+    int64_t g[DT_MAX_DIMS];
+    void *p;
+    if (!t) return NULL;
+    p = dt_tensor_ghosted_data(t, g);
+    if (p && ghosted_shape) dt__f_reverse(g, t->desc.ndim, ghosted_shape);
+    return p;
+}
+
+DT_API dt_status dt_f_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    DT__PUBLIC("dt_matmul", DT__F_CALL(dt_matmul)(b, a, out));
+}
+
+static dt_status dt__f_tensor_load_npy_body(dt_mesh *m, const char *path, int ndim, const dt_placement *fplacements,
+                                            dt_tensor **out) {
+    dt_placement c[DT_MAX_MESH_DIMS];
+    dt_tensor *t = NULL;
+    dt_status st;
+    if (ndim < 0 || ndim > DT_MAX_DIMS)
+        return dt__fail(DT_ERR_SHAPE, "dt_tensor_load_npy: ndim = %d, must be 0..%d", ndim, DT_MAX_DIMS);
+    if ((st = dt__f_placements("dt_tensor_load_npy", fplacements, m ? dt_mesh_ndim(m) : 0, ndim, c))) return st;
+    if (!out) return dt__fail(DT_ERR_ARG, "dt_tensor_load_npy: out is NULL");
+    if (*out && (*out)->desc.ndim != ndim)
+        return dt__fail(DT_ERR_SHAPE, "dt_tensor_load_npy: *out has rank %d, the call said rank %d",
+                        (*out)->desc.ndim, ndim);
+    if (*out) return DT__F_CALL(dt_tensor_load_npy)(m, path, c, out); /* *out's spec is checked against the file */
+    if ((st = DT__F_CALL(dt_tensor_load_npy)(m, path, c, &t))) return st;
+    if (t->desc.ndim != ndim) { /* the placements were converted for another rank: refuse the tensor */
+        st = dt__fail(DT_ERR_SHAPE, "dt_tensor_load_npy: %s holds a rank-%d array, the call said rank %d", path,
+                      t->desc.ndim, ndim);
+        dt_tensor_destroy(t);
+        return st;
+    }
+    *out = t;
+    return DT_OK;
+}
+DT_API dt_status dt_f_tensor_load_npy(dt_mesh *m, const char *path, int ndim, const dt_placement *fplacements,
+                                      dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_load_npy", dt__f_tensor_load_npy_body(m, path, ndim, fplacements, out));
+}
+
+DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap) {
+    size_t n = s ? strlen(s) : 0;
+    if (buf && cap > 0) memcpy(buf, s ? s : "", (size_t)cap < n ? (size_t)cap : n);
+    return (int64_t)n;
 }
 
 #ifdef __cplusplus

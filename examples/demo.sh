@@ -36,7 +36,10 @@ export BLIS_NUM_THREADS=${BLIS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS
 LOGS=$BIN/demo
 mkdir -p "$LOGS"
 
-DEMOS="quickstart montecarlo matmul2d pencil heat2d tp_mlp scalapack"
+DEMOS="quickstart montecarlo matmul2d pencil heat2d heat2d_f tp_mlp scalapack"
+
+# the Fortran heat code (examples/heat2d.f90) at 1, 2 and 3 ranks too
+extra_heat2d_f="1 2 3"
 
 # scalapack at 1, 2, 4 and 6 ranks (those not --np here); M, N, K and the
 # system's order are not multiples of their blocks in every run
@@ -81,6 +84,14 @@ summary_heat2d() {
          /^  \(a\) uninterrupted/ { h = $4 } /^  identical/ { same = $NF }
          END { printf "%s field, 200 steps on %s; checkpoint, restart %s\n", grid, a, b
                printf "             final field bitwise identical to the uninterrupted run: %s (fnv1a64 %s)\n", same, h }'
+}
+summary_heat2d_f() {
+    awk '/^heat2d_f:/ { sub(/^heat2d_f: /, ""); sub(/, r = .*/, ""); grid = $0 }
+         /^  \(a\) mesh/ { sub(/^  \(a\) /, ""); sub(/, steps.*/, ""); a = $0 }
+         /^  \(b\) restart on/ { sub(/^  \(b\) restart on /, ""); sub(/, steps.*/, ""); b = $0 }
+         /^  identical/ { same = $NF }
+         END { printf "Fortran (use dtensor): %s field on %s, its own ghosted arrays; checkpoint, restart on %s\n", grid, a, b
+               printf "             both final fields bitwise identical to the serial run: %s\n", same }'
 }
 summary_scalapack() {
     awk '/^scalapack: [0-9]+ ranks/ { sub(/^scalapack: /, ""); sub(/, every tensor.*/, ""); grid = $0 }

@@ -40,3 +40,21 @@ run-%: $(BUILD)/% ## run-NAME NP=4 ARGS=...: build and run one example (its argu
 # each example's whole output goes to build/$(MPI)/demo/NAME.log
 demo: examples ## every example at NP ranks (default 4), each checking its result, and a short report
 	@$(BENCH_ENV) bash examples/demo.sh --mpi $(MPI) --np $(NP) --bin $(BUILD)
+
+# Fortran (dtensor.f90, `use dtensor`): the module compiled once per MPI with
+# its mpif90 into $(BUILD)/fortran/ (dtensor.mod, dtensor.o), and each
+# examples/NAME.f90 into $(BUILD)/NAME_f, linked with the C implementation
+# object above: the module holds no logic, only the bindings.
+MPIFC      = mpif90.$(MPI)
+FFLAGS    ?= -O2 -g
+FSTRICT    = -std=f2008 -Wall -Werror
+FMOD       = $(BUILD)/fortran
+F_EXAMPLES = $(patsubst examples/%.f90,$(BUILD)/%_f,$(wildcard examples/*.f90))
+examples: $(F_EXAMPLES)
+
+$(FMOD)/dtensor.o: dtensor.f90
+	@mkdir -p $(@D)
+	$(MPIFC) $(FSTRICT) $(FFLAGS) -J $(@D) -c -o $@ $<
+
+$(BUILD)/%_f: examples/%.f90 $(FMOD)/dtensor.o $(BUILD)/dtensor.o
+	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(LDLIBS)

@@ -8,6 +8,7 @@
 set -euo pipefail
 pkgs=(
     mpich libmpich-dev openmpi-bin libopenmpi-dev   # both MPIs (mpicc.mpich, mpicc.openmpi)
+    gfortran                                        # dtensor.f90 and its tests (mpif90.mpich, mpif90.openmpi)
     libblis-dev libblas-dev                         # the local GEMM; the reference BLAS for make test-blas
     valgrind clang libclang-rt-14-dev               # memcheck; libFuzzer, sanitizers
     clang-tidy cppcheck universal-ctags             # make lint (ctags: tests/lint/ctags_check.sh)

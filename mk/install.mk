@@ -1,8 +1,10 @@
 # mk/install.mk -- make install and the packaging tests.
 #
 # make install PREFIX=... DESTDIR=...: the headers (dtensor.h, dtensor_cuda.h,
-# dtensor_layers.h), the compiled library libdtensor.a and libdtensor.so
-# (dtensor.h's and the layers' implementations, compiled once with $(MPI)'s mpicc and CFLAGS: for
+# dtensor_layers.h) and the Fortran module's source dtensor.f90 (compiled by the
+# application with its mpif90: .mod files are compiler-specific), the compiled
+# library libdtensor.a and libdtensor.so (dtensor.h's and the layers'
+# implementations, compiled once with $(MPI)'s mpicc and CFLAGS: for
 # applications that do not compile the implementation themselves; header-only
 # stays the default), pkg-config files and the CMake package (packaging/).
 # The version comes from dtensor.h's
@@ -40,10 +42,10 @@ $(BUILD)/libdtensor.so: $(BUILD)/pic/dtensor.o $(BUILD)/pic/dtensor_layers.o
 
 shared: $(BUILD)/libdtensor.so ## the shared library build/<mpi>/libdtensor.so (the same implementations, -fPIC)
 
-install: $(BUILD)/libdtensor.a $(BUILD)/libdtensor.so ## the headers, libdtensor.a and .so (MPI=mpich), pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
+install: $(BUILD)/libdtensor.a $(BUILD)/libdtensor.so ## the headers, dtensor.f90, libdtensor.a and .so (MPI=mpich), pkg-config files and CMake package into PREFIX (/usr/local), DESTDIR honoured
 	@test -n "$(DT_VERSION)" || { echo "install: no version in dtensor.h"; exit 1; }
 	install -d $(INST_INC) $(INST_LIB) $(INST_PC) $(INST_CMAKE)
-	install -m 644 dtensor.h dtensor_cuda.h dtensor_layers.h $(INST_INC)/
+	install -m 644 dtensor.h dtensor_cuda.h dtensor_layers.h dtensor.f90 $(INST_INC)/
 	install -m 644 $(BUILD)/libdtensor.a $(INST_LIB)/
 	install -m 755 $(BUILD)/libdtensor.so $(INST_LIB)/
 	$(PC_SED) packaging/dtensor.pc.in > $(INST_PC)/dtensor.pc
@@ -54,7 +56,8 @@ install: $(BUILD)/libdtensor.a $(BUILD)/libdtensor.so ## the headers, libdtensor
 	@echo "install: dtensor $(DT_VERSION) into $(DESTDIR)$(PREFIX)"
 
 uninstall: ## remove what make install put into PREFIX
-	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(INST_LIB)/libdtensor.a $(INST_LIB)/libdtensor.so \
+	rm -f $(INST_INC)/dtensor.h $(INST_INC)/dtensor_cuda.h $(INST_INC)/dtensor_layers.h $(INST_INC)/dtensor.f90 \
+	      $(INST_LIB)/libdtensor.a $(INST_LIB)/libdtensor.so \
 	      $(addprefix $(INST_PC)/,dtensor.pc dtensor-lib.pc dtensor-mpich.pc dtensor-openmpi.pc) \
 	      $(addprefix $(INST_CMAKE)/,$(CMAKE_PKG))
 	-rmdir $(INST_CMAKE)

@@ -117,3 +117,22 @@ fuzz-build: $(FUZZ_TARGETS) ## build the libFuzzer targets (build/fuzz/fuzz_*)
 
 fuzz: fuzz-build ## each libFuzzer target for FUZZ_SECONDS (60), crashes into build/fuzz/
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
+# The Fortran module (dtensor.f90; the rules for it and the Fortran examples
+# are in mk/build.mk): its test program, and the same program linked with a C
+# implementation built with DT_MAX_DIMS = 16, which must refuse it cleanly
+# (dt_init / dt_comm_mpi: DT_ERR_ARG naming the sizes). tests/test_fortran.sh
+# builds and runs them and examples/heat2d.f90 under both MPIs.
+.PHONY: test-fortran
+$(BUILD)/test_fortran: tests/test_fortran.f90 $(FMOD)/dtensor.o $(BUILD)/dtensor.o
+	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(LDLIBS)
+
+$(FMOD)/dtensor_dims16.o: dtensor.h
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(STRICT) -O0 -DDT_MAX_DIMS=16 -x c -DDTENSOR_IMPLEMENTATION -c -o $@ $<
+
+$(BUILD)/test_fortran_dims16: tests/test_fortran.f90 $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o
+	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o $(LDLIBS)
+
+test-fortran: ## the Fortran module under both MPIs: tests/test_fortran.f90 and examples/heat2d.f90 (tests/test_fortran.sh)
+	bash tests/test_fortran.sh

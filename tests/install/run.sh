@@ -11,7 +11,9 @@
 #   2. pkg-config: mpicc.mpich $(pkg-config --cflags dtensor) ... $(pkg-config
 #      --libs dtensor), and gcc with dtensor-mpich.pc (MPICH's flags from its .pc);
 #      the compiled library: consumer.c alone with $(pkg-config --libs dtensor-lib)
-#      (-ldtensor: libdtensor.a, no implementation file of the consumer's)
+#      (-ldtensor: libdtensor.a, no implementation file of the consumer's);
+#      Fortran: the installed dtensor.f90 and tests/test_fortran.f90 with
+#      mpif90.mpich and -ldtensor, at 2 ranks
 #   3. CMake: find_package(dtensor) with CMAKE_PREFIX_PATH=<tmp>
 #   4. CMake: add_subdirectory of this repository, and FetchContent of it
 # Each consumer (tests/install/consumer.c + dtensor_impl.c, -Wall -Wextra
@@ -101,6 +103,22 @@ if [ -f "$prefix/lib/libdtensor.a" ] &&
     run2 "libdtensor.a: pkg-config dtensor-lib + mpicc.mpich" "$tmp/consumer_lib"
 else
     bad "libdtensor.a: pkg-config dtensor-lib + mpicc.mpich: build"; cat "$tmp/lib.log"
+fi
+# Fortran: the installed dtensor.f90 compiled with the consumer's mpif90,
+# tests/test_fortran.f90 linked with -ldtensor (no C file of the consumer's)
+mkdir -p "$tmp/fmod"
+# shellcheck disable=SC2086
+if [ -f "$prefix/include/dtensor.f90" ] &&
+   mpif90.mpich -std=f2008 -Wall -Werror -J "$tmp/fmod" "$prefix/include/dtensor.f90" tests/test_fortran.f90 \
+       -o "$tmp/consumer_f" $libs >"$tmp/fortran.log" 2>&1; then
+    out=$(BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 mpiexec.mpich -n 2 "$tmp/consumer_f" 2>&1)
+    if [ $? -eq 0 ] && grep -q '^PASS test_fortran np=2' <<<"$out"; then
+        ok "Fortran: PREFIX/include/dtensor.f90 + mpif90.mpich + -ldtensor: $(grep '^PASS' <<<"$out")"
+    else
+        bad "Fortran: PREFIX/include/dtensor.f90 + -ldtensor: did not pass"; echo "$out"
+    fi
+else
+    bad "Fortran: PREFIX/include/dtensor.f90 + mpif90.mpich + -ldtensor: build"; cat "$tmp/fortran.log"
 fi
 unset PKG_CONFIG_PATH
 

@@ -6,7 +6,8 @@ The rule (dtensor.h, >>util, "The error hook"): each definition
 `DT_API dt_status NAME(...) {` outside the public part is a wrapper whose
 body is one DT__PUBLIC("NAME", <body call>) -- or, in a macro that defines
 a family of calls, DT__PUBLIC(#NAME, ...) / DT__PUBLIC("dt_" #name, ...).
-dt_set_last_error reports on its own. Prints each definition that breaks
+A Fortran entry point dt_f_X reports as "dt_X". dt_set_last_error
+reports on its own. Prints each definition that breaks
 the rule; exit 1 if any does. Usage: public_calls.py [header ...]"""
 import re
 import sys
@@ -41,7 +42,8 @@ def check(path):
         if name in EXEMPT:
             continue
         stmts = [s for s in re.sub(r'\\\n', ' ', body).strip().split(';') if s.strip()]
-        wanted = ('"%s"' % name, '#', '"dt_" #')
+        # the Fortran entry points (dt_f_X) report under the C call's name (dt_X)
+        wanted = ('"%s"' % name.replace('dt_f_', 'dt_', 1), '#', '"dt_" #')
         ok = (len(stmts) == 1 and stmts[0].strip().startswith('DT__PUBLIC(') and
               any(stmts[0].strip()[len('DT__PUBLIC('):].startswith(w) for w in wanted))
         if not ok:

@@ -1,0 +1,672 @@
+! dtensor.f90 -- the Fortran 2008 interface of dtensor.h: `use dtensor`.
+!
+! Every procedure here is an interface to a C function of dtensor.h's
+! implementation (bind(C, name=...): the C symbol it calls, no symbol of its
+! own) or a wrapper of a few lines that converts an argument (a Fortran
+! string, a communicator handle, an array pointer) and calls one; the logic,
+! the column-major reversal included, is on the C side (dtensor.h, >>fortran).
+!
+! BUILD: compile the implementation once with the C compiler of your MPI,
+! then this module with the same MPI's mpif90 (it uses mpi_f08 for
+! type(MPI_Comm); .mod files are compiler-specific, so it ships as source):
+!     mpicc -c -x c -DDTENSOR_IMPLEMENTATION dtensor.h -o dtensor_impl.o   (or link -ldtensor)
+!     mpif90 dtensor.f90 yourcode.f90 dtensor_impl.o -lblis -lm
+! (DT_MAX_DIMS / DT_MAX_MESH_DIMS below must be the C build's; the first
+! dt_comm_mpi or dt_init call checks them and every struct's size.)
+!
+! NAMES. Functions keep their C names (dt_shard, dt_sum, dt_copy, ...).
+! Fortran is case-insensitive, so the C enumerators that differ from a
+! function only in case get their enum's name: the constants of dt_reduce
+! are DT_REDUCE_SUM/AVG/MAX/MIN, of dt_placement_kind DT_KIND_REPLICATE/
+! SHARD/PARTIAL, the dt_tensor_from_local flags DT_FLAG_BORROW/COPY/VERIFY/
+! INFER_SIZES. Every other constant keeps its C name (it already carries
+! its group: DT_ERR_*, DT_SPLIT_*, DT_BOUNDARY_*, the dtypes DT_F64, ...).
+! The in-place random fills drop C's trailing underscore: dt_uniform calls
+! C's dt_uniform_ (and so on).
+!
+! ORDER. Tensor dims are Fortran's: a desc's shape, local_shape,
+! local_ghost and local_strides, a halo's width and boundary, local shapes
+! and offsets are in Fortran order, and dt_shard(d) / a reduction's dims name
+! Fortran dims 1..ndim (-1 is the last). An array a(n1, n2) described with
+! shape [n1, n2] is the same memory as C's row-major [n2, n1], no copy;
+! dt_matmul(a, b, c) is Fortran's c = matmul(a, b); broadcasting aligns
+! shapes at the left; a saved .npy file is C-ordered, numpy.load gives the
+! transpose. Mesh dims, mesh coordinates and ranks count from 0, as MPI's
+! ranks do; placements(i) is mesh dim i-1. Offsets are the number of
+! elements before local element 1 along each dim.
+!
+! HANDLES are type(c_ptr) (c_null_ptr: none, e.g. an *out to be made).
+! Statuses are integer(c_int), DT_OK = 0; dt_last_error() is the message.
+module dtensor
+  use, intrinsic :: iso_c_binding
+  use mpi_f08, only: MPI_Comm
+  implicit none
+  private :: MPI_Comm
+  ! the module procedures behind the generic names (the bind(C) interfaces
+  ! stay public: a private one with a binding label draws a warning)
+  private :: dt_f_sizes, dt_comm_mpi_int, dt_comm_mpi_f08
+  private :: dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f32_1, dt_local_f32_2, dt_local_f32_3
+  private :: dt_local_i32_1, dt_local_i32_2, dt_local_i64_1, dt_local_i64_2
+
+  ! must equal the C build's (checked by dt_init and dt_comm_mpi)
+  integer, parameter :: DT_MAX_DIMS = 8, DT_MAX_MESH_DIMS = 4
+
+  ! dt_status
+  integer(c_int), parameter :: DT_OK = 0, DT_ERR_ARG = 1, DT_ERR_SHAPE = 2, DT_ERR_PLACEMENT = 3, &
+       DT_ERR_MESH = 4, DT_ERR_DTYPE = 5, DT_ERR_NOMEM = 6, DT_ERR_COMM = 7, DT_ERR_UNSUPPORTED = 8, &
+       DT_ERR_MISMATCH = 9, DT_ERR_IO = 10, DT_ERR_DEVICE = 11
+  ! dt_dtype (DT_C64 = complex(c_float_complex), DT_C128 = complex(c_double_complex))
+  integer(c_int), parameter :: DT_F32 = 0, DT_F64 = 1, DT_F16 = 2, DT_BF16 = 3, DT_I32 = 4, DT_I64 = 5, &
+       DT_U8 = 6, DT_C64 = 7, DT_C128 = 8
+  ! dt_reduce (C: DT_SUM, ...)
+  integer(c_int), parameter :: DT_REDUCE_SUM = 0, DT_REDUCE_AVG = 1, DT_REDUCE_MAX = 2, DT_REDUCE_MIN = 3
+  ! dt_placement_kind (C: DT_REPLICATE, ...)
+  integer(c_int), parameter :: DT_KIND_REPLICATE = 0, DT_KIND_SHARD = 1, DT_KIND_PARTIAL = 2
+  ! dt_split_rule
+  integer(c_int), parameter :: DT_SPLIT_CHUNK = 0, DT_SPLIT_BALANCED = 1, DT_SPLIT_SIZES = 2, DT_SPLIT_CYCLIC = 3
+  ! dt_tensor_from_local flags (C: DT_BORROW, DT_COPY, ...)
+  integer(c_int), parameter :: DT_FLAG_BORROW = 0, DT_FLAG_COPY = 1, DT_FLAG_VERIFY = 2, DT_FLAG_INFER_SIZES = 4
+  ! dt_boundary
+  integer(c_int), parameter :: DT_BOUNDARY_CONSTANT = 0, DT_BOUNDARY_PERIODIC = 1, DT_BOUNDARY_NONE = 2
+  ! devices; dt_tensor_distribute's src_rank for "every rank passes the data"
+  integer(c_int), parameter :: DT_HOST = 0, DT_CUDA = 1, DT_SRC_ALL = -1
+
+  ! the C structs (dtensor.h >>types); their sizes are checked at start-up
+  type, bind(C) :: dt_placement
+    integer(c_int8_t) :: kind = 0    ! DT_KIND_*
+    integer(c_int8_t) :: dim = 0     ! Shard: the Fortran dim, 1..ndim
+    integer(c_int8_t) :: reduce = 0  ! Partial: DT_REDUCE_*
+    integer(c_int8_t) :: split = 0   ! Shard: DT_SPLIT_*
+    integer(c_int32_t) :: src = 0    ! DT_SPLIT_CYCLIC: mesh coordinate of block 0 (RSRC/CSRC)
+    integer(c_int64_t) :: block = 0  ! DT_SPLIT_CYCLIC: elements per block
+    type(c_ptr) :: sizes = c_null_ptr ! DT_SPLIT_SIZES: c_loc of integer(c_int64_t) sizes(mesh dim size)
+  end type dt_placement
+
+  type, bind(C) :: dt_mesh_desc
+    integer(c_int) :: ndim = 0
+    integer(c_int) :: shape(DT_MAX_MESH_DIMS) = 0
+    type(c_ptr) :: names(DT_MAX_MESH_DIMS) = c_null_ptr  ! optional: c_loc of NUL-terminated character arrays
+    type(c_ptr) :: ranks = c_null_ptr                    ! optional: c_loc of integer(c_int) ranks(:)
+  end type dt_mesh_desc
+
+  type, bind(C) :: dt_tensor_desc
+    integer(c_int) :: dtype = DT_F32
+    integer(c_int) :: ndim = 0
+    integer(c_int64_t) :: shape(DT_MAX_DIMS) = 0            ! Fortran order
+    type(dt_placement) :: placements(DT_MAX_MESH_DIMS)      ! one per mesh dim
+    integer(c_int) :: device = DT_HOST
+    type(c_ptr) :: local_shape = c_null_ptr    ! c_loc of integer(c_int64_t) (ndim), Fortran order
+    type(c_ptr) :: local_ghost = c_null_ptr    ! likewise: ghost cells on each side of each dim
+    type(c_ptr) :: local_strides = c_null_ptr  ! likewise: element strides of the storage
+    type(c_ptr) :: local_alloc = c_null_ptr    ! with ghosts or strides: c_loc of the whole array
+    integer(c_int64_t) :: local_alloc_bytes = 0 ! and its size in bytes (8 * size(a) for real(8))
+  end type dt_tensor_desc
+
+  type, bind(C) :: dt_halo_desc
+    integer(c_int64_t) :: width(DT_MAX_DIMS) = 0      ! Fortran order
+    integer(c_int8_t) :: boundary(DT_MAX_DIMS) = 0    ! DT_BOUNDARY_*, Fortran order
+    real(c_double) :: fill = 0
+    integer(c_int) :: corners = 0
+  end type dt_halo_desc
+
+  ! communicators from a Fortran handle: integer (mpif.h, use mpi) or type(MPI_Comm) (use mpi_f08)
+  interface dt_comm_mpi
+    module procedure dt_comm_mpi_int, dt_comm_mpi_f08
+  end interface dt_comm_mpi
+
+  ! a Fortran array pointer onto a contiguous local shard (c_f_pointer, the local shape)
+  interface dt_tensor_local
+    module procedure dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f32_1, dt_local_f32_2, &
+         dt_local_f32_3, dt_local_i32_1, dt_local_i32_2, dt_local_i64_1, dt_local_i64_2
+  end interface dt_tensor_local
+
+  interface
+    ! ---- the dt_f_* entry points (dtensor.h, >>api "Fortran") ----
+    integer(c_int) function dt_f_check_sizes(sizes, n) bind(C, name="dt_f_check_sizes")
+      import :: c_int, c_int64_t
+      integer(c_int64_t), intent(in) :: sizes(*)
+      integer(c_int), value :: n
+    end function
+    integer(c_int) function dt_f_comm_mpi(comm, sizes, n, out) bind(C, name="dt_f_comm_mpi")
+      import :: c_int, c_int64_t, c_ptr
+      integer(c_int), value :: comm   ! MPI_Fint
+      integer(c_int64_t), intent(in) :: sizes(*)
+      integer(c_int), value :: n
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_tensor_empty(m, d, out) bind(C, name="dt_f_tensor_empty")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_tensor_zeros(m, d, out) bind(C, name="dt_f_tensor_zeros")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! local: c_loc of your array (its start; with local_ghost the ghosted array's start)
+    integer(c_int) function dt_tensor_from_local(m, d, local, flags, out) bind(C, name="dt_f_tensor_from_local")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), value :: local
+      integer(c_int), value :: flags
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! full: c_loc of the whole global array (Fortran order) on src_rank (or every rank: DT_SRC_ALL)
+    integer(c_int) function dt_tensor_distribute(m, d, full, src_rank, out) bind(C, name="dt_f_tensor_distribute")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), value :: full
+      integer(c_int), value :: src_rank
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_tensor_redistribute(t, placements, out) bind(C, name="dt_f_tensor_redistribute")
+      import :: c_int, c_ptr, dt_placement, DT_MAX_MESH_DIMS
+      type(c_ptr), value :: t
+      type(dt_placement), intent(in) :: placements(DT_MAX_MESH_DIMS)
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_tensor_shape(t, ndim, shape) bind(C, name="dt_f_tensor_shape")
+      import :: c_int, c_ptr, c_int64_t, DT_MAX_DIMS
+      type(c_ptr), value :: t
+      integer(c_int), intent(out) :: ndim
+      integer(c_int64_t), intent(out) :: shape(DT_MAX_DIMS)
+    end function
+    ! local shape and offset (elements before local element 1), Fortran order; ndim entries each
+    integer(c_int) function dt_tensor_local_shape(t, shape, offset) bind(C, name="dt_f_tensor_local_shape")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int64_t), intent(out) :: shape(*), offset(*)
+    end function
+    integer(c_int) function dt_f_tensor_local(t, dtype, ndim, shape) bind(C, name="dt_f_tensor_local")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int), value :: dtype, ndim
+      integer(c_int64_t), intent(out) :: shape(*)
+    end function
+    ! coord: the mesh coordinate (0-based, dt_mesh_coordinate's)
+    integer(c_int) function dt_layout(m, d, coord, local_shape, local_offset) bind(C, name="dt_f_layout")
+      import :: c_int, c_ptr, c_int64_t, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      integer(c_int), intent(in) :: coord(*)
+      integer(c_int64_t), intent(out) :: local_shape(*), local_offset(*)
+    end function
+    integer(c_int) function dt_tensor_set_halo(t, h) bind(C, name="dt_f_tensor_set_halo")
+      import :: c_int, c_ptr, dt_halo_desc
+      type(c_ptr), value :: t
+      type(dt_halo_desc), intent(in) :: h
+    end function
+    ! dims: Fortran dims to sum over (ndims = 0: all)
+    integer(c_int) function dt_sum(x, ndims, dims, keepdim, out) bind(C, name="dt_f_sum")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_mean(x, ndims, dims, keepdim, out) bind(C, name="dt_f_mean")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_max(x, ndims, dims, keepdim, out) bind(C, name="dt_f_max")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_min(x, ndims, dims, keepdim, out) bind(C, name="dt_f_min")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! the library-owned ghosted block (c_null_ptr without a halo) and its shape, Fortran order
+    type(c_ptr) function dt_tensor_ghosted_data(t, ghosted_shape) bind(C, name="dt_f_tensor_ghosted_data")
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int64_t), intent(out) :: ghosted_shape(*)
+    end function
+    ! out = matmul(a, b) in Fortran's sense ([m, k] x [k, n] in Fortran order)
+    integer(c_int) function dt_matmul(a, b, out) bind(C, name="dt_f_matmul")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_f_tensor_load_npy(m, path, ndim, placements, out) bind(C, name="dt_f_tensor_load_npy")
+      import :: c_int, c_ptr, c_char, dt_placement, DT_MAX_MESH_DIMS
+      type(c_ptr), value :: m
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: ndim
+      type(dt_placement), intent(in) :: placements(DT_MAX_MESH_DIMS)
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int64_t) function dt_f_strcpy(s, buf, cap) bind(C, name="dt_f_strcpy")
+      import :: c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: s
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_int64_t), value :: cap
+    end function
+
+    ! ---- C functions called directly (no order to convert) ----
+    type(c_ptr) function dt_c_last_error() bind(C, name="dt_last_error")
+      import :: c_ptr
+    end function
+    type(c_ptr) function dt_c_status_string(st) bind(C, name="dt_status_string")
+      import :: c_ptr, c_int
+      integer(c_int), value :: st
+    end function
+    type(c_ptr) function dt_c_version() bind(C, name="dt_version")
+      import :: c_ptr
+    end function
+    type(c_ptr) function dt_c_dtype_name(t) bind(C, name="dt_dtype_name")
+      import :: c_ptr, c_int
+      integer(c_int), value :: t
+    end function
+    subroutine dt_clear_error() bind(C, name="dt_clear_error")
+    end subroutine
+    subroutine dt_set_checks(on) bind(C, name="dt_set_checks")
+      import :: c_int
+      integer(c_int), value :: on
+    end subroutine
+    ! the error hook: fn is c_funloc of a bind(C) subroutine
+    !   subroutine my_handler(st, call, msg, user) bind(C)
+    !     integer(c_int), value :: st; type(c_ptr), value :: call, msg, user
+    ! (call and msg: C strings, dt_f_string turns them into Fortran ones),
+    ! called on every rank where a call fails; c_funloc(dt_error_abort) is the
+    ! stock one (prints, MPI_Abort); c_null_funptr removes it
+    subroutine dt_set_error_handler(fn, user) bind(C, name="dt_set_error_handler")
+      import :: c_funptr, c_ptr
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+    end subroutine
+    subroutine dt_error_abort(st, call, msg, user) bind(C, name="dt_error_abort")
+      import :: c_int, c_ptr
+      integer(c_int), value :: st
+      type(c_ptr), value :: call, msg, user
+    end subroutine
+    ! placements (Shard: a Fortran dim)
+    type(dt_placement) function dt_replicate() bind(C, name="dt_replicate")
+      import :: dt_placement
+    end function
+    type(dt_placement) function dt_shard(dim) bind(C, name="dt_shard")
+      import :: dt_placement, c_int
+      integer(c_int), value :: dim
+    end function
+    type(dt_placement) function dt_shard_balanced(dim) bind(C, name="dt_shard_balanced")
+      import :: dt_placement, c_int
+      integer(c_int), value :: dim
+    end function
+    ! sizes: c_loc of integer(c_int64_t) sizes(mesh dim size), copied by the call taking the placement
+    type(dt_placement) function dt_shard_sizes(dim, sizes) bind(C, name="dt_shard_sizes")
+      import :: dt_placement, c_int, c_ptr
+      integer(c_int), value :: dim
+      type(c_ptr), value :: sizes
+    end function
+    type(dt_placement) function dt_shard_cyclic(dim, block) bind(C, name="dt_shard_cyclic")
+      import :: dt_placement, c_int, c_int64_t
+      integer(c_int), value :: dim
+      integer(c_int64_t), value :: block
+    end function
+    ! block-cyclic with block 0 on mesh coordinate src (ScaLAPACK's RSRC/CSRC), 0-based
+    type(dt_placement) function dt_shard_cyclic_src(dim, block, src) bind(C, name="dt_shard_cyclic_src")
+      import :: dt_placement, c_int, c_int64_t
+      integer(c_int), value :: dim
+      integer(c_int64_t), value :: block
+      integer(c_int), value :: src
+    end function
+    type(dt_placement) function dt_partial(op) bind(C, name="dt_partial")
+      import :: dt_placement, c_int
+      integer(c_int), value :: op
+    end function
+    ! communicators and meshes
+    integer(c_int) function dt_comm_self(out) bind(C, name="dt_comm_self")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: out
+    end function
+    subroutine dt_comm_destroy(c) bind(C, name="dt_comm_destroy")
+      import :: c_ptr
+      type(c_ptr), value :: c
+    end subroutine
+    integer(c_int) function dt_comm_rank(c) bind(C, name="dt_comm_rank")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: c
+    end function
+    integer(c_int) function dt_comm_size(c) bind(C, name="dt_comm_size")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: c
+    end function
+    integer(c_int) function dt_comm_barrier(c) bind(C, name="dt_comm_barrier")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: c
+    end function
+    integer(c_int) function dt_mesh_create(comm, d, out) bind(C, name="dt_mesh_create")
+      import :: c_int, c_ptr, dt_mesh_desc
+      type(c_ptr), value :: comm
+      type(dt_mesh_desc), intent(in) :: d
+      type(c_ptr), intent(inout) :: out
+    end function
+    subroutine dt_mesh_destroy(m) bind(C, name="dt_mesh_destroy")
+      import :: c_ptr
+      type(c_ptr), value :: m
+    end subroutine
+    ! 1 and coord(1:ndim) (0-based) on a rank in the mesh; 0 outside it
+    integer(c_int) function dt_mesh_coordinate(m, coord) bind(C, name="dt_mesh_coordinate")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), intent(out) :: coord(*)
+    end function
+    integer(c_int) function dt_mesh_rank(m) bind(C, name="dt_mesh_rank")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+    end function
+    integer(c_int) function dt_mesh_size(m) bind(C, name="dt_mesh_size")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+    end function
+    integer(c_int) function dt_mesh_ndim(m) bind(C, name="dt_mesh_ndim")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+    end function
+    integer(c_int) function dt_mesh_dim_size(m, dim) bind(C, name="dt_mesh_dim_size")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+      integer(c_int), value :: dim
+    end function
+    ! tensors
+    subroutine dt_tensor_destroy(t) bind(C, name="dt_tensor_destroy")
+      import :: c_ptr
+      type(c_ptr), value :: t
+    end subroutine
+    ! full: c_loc of an array of the global shape (Fortran order), on every mesh rank
+    integer(c_int) function dt_tensor_gather(t, full) bind(C, name="dt_tensor_gather")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: t, full
+    end function
+    type(c_ptr) function dt_tensor_data(t) bind(C, name="dt_tensor_data")
+      import :: c_ptr
+      type(c_ptr), value :: t
+    end function
+    integer(c_size_t) function dt_tensor_local_numel(t) bind(C, name="dt_tensor_local_numel")
+      import :: c_size_t, c_ptr
+      type(c_ptr), value :: t
+    end function
+    ! halos
+    integer(c_int) function dt_halo_exchange(t) bind(C, name="dt_halo_exchange")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: t
+    end function
+    integer(c_int) function dt_halo_exchange_begin(t) bind(C, name="dt_halo_exchange_begin")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: t
+    end function
+    integer(c_int) function dt_halo_exchange_end(t) bind(C, name="dt_halo_exchange_end")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: t
+    end function
+    ! random numbers (C's dt_uniform_, ...: in place)
+    integer(c_int) function dt_manual_seed(m, seed) bind(C, name="dt_manual_seed")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: m
+      integer(c_int64_t), value :: seed
+    end function
+    integer(c_int) function dt_uniform(t, lo, hi) bind(C, name="dt_uniform_")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: t
+      real(c_double), value :: lo, hi
+    end function
+    integer(c_int) function dt_normal(t, mean, std) bind(C, name="dt_normal_")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: t
+      real(c_double), value :: mean, std
+    end function
+    integer(c_int) function dt_bernoulli(t, p) bind(C, name="dt_bernoulli_")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: t
+      real(c_double), value :: p
+    end function
+    integer(c_int) function dt_randint(t, lo, hi) bind(C, name="dt_randint_")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int64_t), value :: lo, hi
+    end function
+    ! ops (pointwise: no order involved)
+    integer(c_int) function dt_add(a, b, out) bind(C, name="dt_add")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_sub(a, b, out) bind(C, name="dt_sub")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_mul(a, b, out) bind(C, name="dt_mul")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_scale(x, a, out) bind(C, name="dt_scale")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: x
+      real(c_double), value :: a
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_copy(x, out) bind(C, name="dt_copy")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_axpy(a, x, y) bind(C, name="dt_axpy")
+      import :: c_int, c_ptr, c_double
+      real(c_double), value :: a
+      type(c_ptr), value :: x, y
+    end function
+  end interface
+
+contains
+
+  ! what dt_f_check_sizes compares: this module's struct sizes and constants
+  function dt_f_sizes() result(s)
+    integer(c_int64_t) :: s(6)
+    type(dt_placement) :: p
+    type(dt_mesh_desc) :: md
+    type(dt_tensor_desc) :: td
+    type(dt_halo_desc) :: hd
+    s = [int(c_sizeof(p), c_int64_t), int(c_sizeof(md), c_int64_t), int(c_sizeof(td), c_int64_t), &
+         int(c_sizeof(hd), c_int64_t), int(DT_MAX_DIMS, c_int64_t), int(DT_MAX_MESH_DIMS, c_int64_t)]
+  end function dt_f_sizes
+
+  ! checks this module against the C library (struct sizes, DT_MAX_DIMS,
+  ! DT_MAX_MESH_DIMS): DT_OK, or DT_ERR_ARG and dt_last_error() saying which
+  ! differs. dt_comm_mpi checks it too; call it before dt_comm_self.
+  integer(c_int) function dt_init()
+    dt_init = dt_f_check_sizes(dt_f_sizes(), 6_c_int)
+  end function dt_init
+
+  integer(c_int) function dt_comm_mpi_int(comm, out)
+    integer, intent(in) :: comm
+    type(c_ptr), intent(inout) :: out
+    dt_comm_mpi_int = dt_f_comm_mpi(int(comm, c_int), dt_f_sizes(), 6_c_int, out)
+  end function dt_comm_mpi_int
+
+  integer(c_int) function dt_comm_mpi_f08(comm, out)
+    type(MPI_Comm), intent(in) :: comm
+    type(c_ptr), intent(inout) :: out
+    dt_comm_mpi_f08 = dt_f_comm_mpi(int(comm%MPI_VAL, c_int), dt_f_sizes(), 6_c_int, out)
+  end function dt_comm_mpi_f08
+
+  ! a C string as a Fortran string
+  function dt_f_string(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char) :: none(1)
+    integer(c_int64_t) :: n
+    n = dt_f_strcpy(p, none, 0_c_int64_t)
+    allocate(character(len=n) :: s)
+    if (n > 0) n = dt_f_strcpy(p, s, n)
+  end function dt_f_string
+
+  ! the message of this thread's last failing call ("" if none)
+  function dt_last_error() result(s)
+    character(len=:), allocatable :: s
+    s = dt_f_string(dt_c_last_error())
+  end function dt_last_error
+
+  function dt_status_string(st) result(s)
+    integer(c_int), intent(in) :: st
+    character(len=:), allocatable :: s
+    s = dt_f_string(dt_c_status_string(st))
+  end function dt_status_string
+
+  function dt_version() result(s)
+    character(len=:), allocatable :: s
+    s = dt_f_string(dt_c_version())
+  end function dt_version
+
+  function dt_dtype_name(dtype) result(s)
+    integer(c_int), intent(in) :: dtype
+    character(len=:), allocatable :: s
+    s = dt_f_string(dt_c_dtype_name(dtype))
+  end function dt_dtype_name
+
+  integer(c_int) function dt_tensor_save_npy(t, path)
+    type(c_ptr), intent(in) :: t
+    character(len=*), intent(in) :: path
+    interface
+      integer(c_int) function c_save(t, path) bind(C, name="dt_tensor_save_npy")
+        import :: c_int, c_ptr, c_char
+        type(c_ptr), value :: t
+        character(kind=c_char), intent(in) :: path(*)
+      end function
+    end interface
+    dt_tensor_save_npy = c_save(t, trim(path) // c_null_char)
+  end function dt_tensor_save_npy
+
+  ! placements: Fortran dims; ndim: the file's rank
+  integer(c_int) function dt_tensor_load_npy(m, path, ndim, placements, out)
+    type(c_ptr), intent(in) :: m
+    character(len=*), intent(in) :: path
+    integer(c_int), intent(in) :: ndim
+    type(dt_placement), intent(in) :: placements(DT_MAX_MESH_DIMS)
+    type(c_ptr), intent(inout) :: out
+    dt_tensor_load_npy = dt_f_tensor_load_npy(m, trim(path) // c_null_char, ndim, placements, out)
+  end function dt_tensor_load_npy
+
+  ! dt_tensor_local(t, a, st): a => t's contiguous local shard, shaped as
+  ! the local shape (Fortran order); st /= DT_OK (a nullified) for another
+  ! dtype or rank, or strided / ghosted storage (use your own array)
+  subroutine dt_local_f64_1(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_double), pointer, intent(out) :: a(:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F64, 1_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:1))
+  end subroutine dt_local_f64_1
+
+  subroutine dt_local_f64_2(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_double), pointer, intent(out) :: a(:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F64, 2_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
+  end subroutine dt_local_f64_2
+
+  subroutine dt_local_f64_3(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_double), pointer, intent(out) :: a(:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F64, 3_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
+  end subroutine dt_local_f64_3
+
+  subroutine dt_local_f32_1(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_float), pointer, intent(out) :: a(:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F32, 1_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:1))
+  end subroutine dt_local_f32_1
+
+  subroutine dt_local_f32_2(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_float), pointer, intent(out) :: a(:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F32, 2_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
+  end subroutine dt_local_f32_2
+
+  subroutine dt_local_f32_3(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_float), pointer, intent(out) :: a(:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F32, 3_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
+  end subroutine dt_local_f32_3
+
+  subroutine dt_local_i32_1(t, a, st)
+    type(c_ptr), intent(in) :: t
+    integer(c_int32_t), pointer, intent(out) :: a(:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_I32, 1_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:1))
+  end subroutine dt_local_i32_1
+
+  subroutine dt_local_i32_2(t, a, st)
+    type(c_ptr), intent(in) :: t
+    integer(c_int32_t), pointer, intent(out) :: a(:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_I32, 2_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
+  end subroutine dt_local_i32_2
+
+  subroutine dt_local_i64_1(t, a, st)
+    type(c_ptr), intent(in) :: t
+    integer(c_int64_t), pointer, intent(out) :: a(:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_I64, 1_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:1))
+  end subroutine dt_local_i64_1
+
+  subroutine dt_local_i64_2(t, a, st)
+    type(c_ptr), intent(in) :: t
+    integer(c_int64_t), pointer, intent(out) :: a(:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_I64, 2_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
+  end subroutine dt_local_i64_2
+
+end module dtensor

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# tests/test_fortran.sh -- the Fortran module (dtensor.f90) under both MPIs
+# (make test-fortran; a phase of .ci/run).
+#
+#   bash tests/test_fortran.sh [mpich] [openmpi]     (default: both)
+#
+# For each MPI, builds through make (mpif90.<mpi> -std=f2008 -Wall -Werror;
+# build/<mpi>/fortran/ holds the module) tests/test_fortran.f90 and
+# examples/heat2d.f90, linked with the C implementation object, and runs
+# them at 1 2 3 4 ranks under Open MPI and 1 2 3 under MPICH (its ranks
+# preload build/libdt_yield.so, as in tests/run.sh); plus, under MPICH at one
+# rank, test_fortran linked with a C build of DT_MAX_DIMS = 16, which must
+# refuse it (--expect-mismatch). A run passes when it exits 0 and prints its
+# PASS line (heat2d_f: "identical ... yes"). The last line is
+# "N passed, N failed" (appended to $DT_TEST_LOG when set, prefixed
+# "fortran:"); the exit status is non-zero if anything failed. Logs:
+# build/<mpi>/fortran/logs/.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+MPIS=${*:-mpich openmpi}
+export BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1
+pass=0 fail=0
+
+# run NAME LOG PATTERN CMD...: one run, passed if it exits 0 and prints PATTERN
+run() {
+    local name=$1 log=$2 pat=$3; shift 3
+    if timeout 300 "$@" >"$log" 2>&1 </dev/null && grep -q "$pat" "$log"; then
+        pass=$((pass + 1)); echo "PASS $name"
+    else
+        fail=$((fail + 1)); echo "FAIL $name (see $log)"; tail -n 5 "$log" | sed 's/^/    /'
+    fi
+}
+
+for mpi in $MPIS; do
+    case "$mpi" in
+    mpich) nps="1 2 3"; runner=(env LD_PRELOAD="$PWD/build/libdt_yield.so" mpiexec.mpich)
+           extra=(build/libdt_yield.so build/mpich/test_fortran_dims16) ;;
+    openmpi) nps="1 2 3 4"; runner=(mpiexec.openmpi --allow-run-as-root --oversubscribe); extra=() ;;
+    *) echo "test_fortran.sh: unknown MPI $mpi (mpich|openmpi)"; exit 2 ;;
+    esac
+    logs=build/$mpi/fortran/logs
+    mkdir -p "$logs"
+    if ! make --no-print-directory MPI="$mpi" "build/$mpi/test_fortran" "build/$mpi/heat2d_f" "${extra[@]}" \
+            >"$logs/build.log" 2>&1; then
+        fail=$((fail + 1)); echo "FAIL build ($mpi; see $logs/build.log)"; tail -n 20 "$logs/build.log"
+        continue
+    fi
+    for np in $nps; do
+        run "test_fortran $mpi np=$np" "$logs/test_fortran.np$np.log" "^PASS test_fortran" \
+            "${runner[@]}" -n "$np" "build/$mpi/test_fortran"
+        run "heat2d_f $mpi np=$np" "$logs/heat2d_f.np$np.log" "identical.*: yes" \
+            "${runner[@]}" -n "$np" "build/$mpi/heat2d_f"
+    done
+    if [ "$mpi" = mpich ]; then
+        run "test_fortran --expect-mismatch $mpi np=1" "$logs/test_fortran_dims16.log" "^PASS test_fortran" \
+            "${runner[@]}" -n 1 build/mpich/test_fortran_dims16 --expect-mismatch
+    fi
+done
+echo "$pass passed, $fail failed"
+[ -n "${DT_TEST_LOG:-}" ] && echo "fortran: $pass passed, $fail failed" >>"$DT_TEST_LOG"
+[ "$fail" -eq 0 ]
