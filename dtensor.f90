@@ -47,6 +47,7 @@ module dtensor
   private :: dt_f_sizes, dt_comm_mpi_int, dt_comm_mpi_f08
   private :: dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f32_1, dt_local_f32_2, dt_local_f32_3
   private :: dt_local_i32_1, dt_local_i32_2, dt_local_i64_1, dt_local_i64_2
+  private :: dt_local_c128_1, dt_local_c128_2, dt_local_c128_3
 
   ! must equal the C build's (checked by dt_init and dt_comm_mpi)
   integer, parameter :: DT_MAX_DIMS = 8, DT_MAX_MESH_DIMS = 4
@@ -117,7 +118,8 @@ module dtensor
   ! a Fortran array pointer onto a contiguous local shard (c_f_pointer, the local shape)
   interface dt_tensor_local
     module procedure dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f32_1, dt_local_f32_2, &
-         dt_local_f32_3, dt_local_i32_1, dt_local_i32_2, dt_local_i64_1, dt_local_i64_2
+         dt_local_f32_3, dt_local_i32_1, dt_local_i32_2, dt_local_i64_1, dt_local_i64_2, &
+         dt_local_c128_1, dt_local_c128_2, dt_local_c128_3
   end interface dt_tensor_local
 
   interface
@@ -352,6 +354,19 @@ module dtensor
     integer(c_int) function dt_comm_barrier(c) bind(C, name="dt_comm_barrier")
       import :: c_int, c_ptr
       type(c_ptr), value :: c
+    end function
+    ! values(1:count) (c_loc) reduced in place over the mesh dims dims(1:ndims)
+    ! (0-based; ndims = 0: the whole mesh), e.g. a residual norm:
+    !   st = dt_mesh_allreduce(m, 0, [0], c_loc(r2), 1_c_size_t, DT_F64, DT_REDUCE_SUM)
+    integer(c_int) function dt_mesh_allreduce(m, ndims, dims, values, count, dtype, op) &
+        bind(C, name="dt_mesh_allreduce")
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      type(c_ptr), value :: values
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype, op
     end function
     integer(c_int) function dt_mesh_create(comm, d, out) bind(C, name="dt_mesh_create")
       import :: c_int, c_ptr, dt_mesh_desc
@@ -668,5 +683,36 @@ contains
     st = dt_f_tensor_local(t, DT_I64, 2_c_int, shape)
     if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
   end subroutine dt_local_i64_2
+
+  ! complex(c_double_complex): DT_C128's (re, im) pairs are its layout
+  subroutine dt_local_c128_1(t, a, st)
+    type(c_ptr), intent(in) :: t
+    complex(c_double_complex), pointer, intent(out) :: a(:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_C128, 1_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:1))
+  end subroutine dt_local_c128_1
+
+  subroutine dt_local_c128_2(t, a, st)
+    type(c_ptr), intent(in) :: t
+    complex(c_double_complex), pointer, intent(out) :: a(:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_C128, 2_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
+  end subroutine dt_local_c128_2
+
+  subroutine dt_local_c128_3(t, a, st)
+    type(c_ptr), intent(in) :: t
+    complex(c_double_complex), pointer, intent(out) :: a(:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_C128, 3_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
+  end subroutine dt_local_c128_3
 
 end module dtensor

@@ -11,6 +11,8 @@
 !  - wrong shapes and dims: the right status and a message as a Fortran string;
 !  - with --expect-mismatch (linked with a C build of DT_MAX_DIMS = 16):
 !    dt_init and dt_comm_mpi refuse with DT_ERR_ARG and a message.
+!  - a complex(c_double_complex) array as DT_C128 through dt_tensor_local,
+!    its shards' sums added over the mesh by dt_mesh_allreduce;
 !  - the error hook: a Fortran handler (c_funloc) called once for a failing
 !    call, with its name and status.
 ! Prints "PASS test_fortran np=N" on rank 0; exits 1 on any failure.
@@ -55,6 +57,7 @@ program test_fortran
   call test_roundtrip(2)
   call test_ops()
   call test_from_local()
+  call test_complex_and_allreduce()
   call test_errors()
 
   call dt_mesh_destroy(mesh)
@@ -243,6 +246,51 @@ contains
     call dt_tensor_destroy(xs)
     if (c_associated(xu)) call dt_tensor_destroy(xu)
   end subroutine test_ops
+
+  ! a complex(c_double_complex) array distributed as DT_C128 (sharded over
+  ! Fortran dim 2), read through dt_tensor_local, and summed over the mesh
+  ! with dt_mesh_allreduce: the closed form z(i, j) = i + (2j - 1) i
+  subroutine test_complex_and_allreduce()
+    complex(c_double_complex), target :: z(NX, NY)
+    complex(c_double_complex), pointer :: p(:, :)
+    real(c_double), target :: part(2)
+    integer(c_int64_t) :: ls(DT_MAX_DIMS), off(DT_MAX_DIMS)
+    type(dt_tensor_desc) :: td
+    type(c_ptr) :: t = c_null_ptr
+    integer(c_int) :: st, zero(1) = 0
+    integer :: i, j
+    do j = 1, NY
+      do i = 1, NX
+        z(i, j) = cmplx(i, 2 * j - 1, c_double_complex)
+      end do
+    end do
+    td%dtype = DT_C128
+    td%ndim = 2
+    td%shape(1:2) = [NX, NY]
+    td%placements(1) = dt_shard(2)
+    call ok(dt_tensor_distribute(mesh, td, c_loc(z), DT_SRC_ALL, t), "distribute a complex(8) array")
+    call dt_tensor_local(t, p, st)
+    call ok(dt_tensor_local_shape(t, ls, off), "local shape")
+    call check(st == DT_OK, "dt_tensor_local of a DT_C128 shard: " // dt_status_string(st))
+    part = 0
+    if (associated(p)) then
+      call check(size(p, 1) == ls(1) .and. size(p, 2) == ls(2), "the pointer has the local shape")
+      do j = 1, size(p, 2)
+        do i = 1, size(p, 1)
+          call check(p(i, j) == z(i, off(2) + j), "local element = z(i, offset + j)")
+          part(1) = part(1) + real(p(i, j), c_double)
+          part(2) = part(2) + aimag(p(i, j))
+        end do
+      end do
+    else
+      call check(ls(1) * ls(2) == 0, "no pointer only for an empty shard")   ! (5 columns over 4+ ranks)
+    end if
+    call ok(dt_mesh_allreduce(mesh, 0_c_int, zero, c_loc(part), 2_c_size_t, DT_F64, DT_REDUCE_SUM), &
+            "dt_mesh_allreduce")
+    call check(part(1) == real(sum(z), c_double) .and. part(2) == aimag(sum(z)), &
+               "dt_mesh_allreduce: the shards' sums add up to sum(z)")
+    call dt_tensor_destroy(t)
+  end subroutine test_complex_and_allreduce
 
   ! each rank's own column block of a balanced split, wrapped with local_shape
   subroutine test_from_local()
