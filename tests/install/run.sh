@@ -111,7 +111,8 @@ mkdir -p "$tmp/fmod"
 if [ -f "$prefix/include/dtensor.f90" ] &&
    mpif90.mpich -std=f2008 -Wall -Werror -J "$tmp/fmod" "$prefix/include/dtensor.f90" tests/test_fortran.f90 \
        -o "$tmp/consumer_f" $libs >"$tmp/fortran.log" 2>&1; then
-    out=$(BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 mpiexec.mpich -n 2 "$tmp/consumer_f" 2>&1)
+    # (-ldtensor took libdtensor.so)
+    out=$(LD_LIBRARY_PATH=$prefix/lib BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 mpiexec.mpich -n 2 "$tmp/consumer_f" 2>&1)
     if [ $? -eq 0 ] && grep -q '^PASS test_fortran np=2' <<<"$out"; then
         ok "Fortran: PREFIX/include/dtensor.f90 + mpif90.mpich + -ldtensor: $(grep '^PASS' <<<"$out")"
     else
