@@ -772,8 +772,8 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
    step, a convergence flag -- without a tensor: values[0..count) (host
    memory, dtype elements) become, on every rank of m, op over the ranks
    along the mesh dims dims[0..ndims) (ndims 0, dims NULL: every mesh dim,
-   the whole mesh), in place; DT_AVG of floating dtypes only (an integer
-   mean truncates: reduce with DT_SUM and divide). Ranks outside m return
+   the whole mesh, in one collective), in place; DT_AVG of floating dtypes
+   only (an integer mean truncates: reduce with DT_SUM and divide). Ranks outside m return
    DT_OK with values untouched. Collective over the ranks of m; dims,
    count, dtype and op must agree (compared under DTENSOR_CHECK=1). Bad
    arguments (unknown dtype or op, a dim out of range or named twice,
@@ -7975,9 +7975,16 @@ static dt_status dt__mesh_allreduce_body(dt_mesh *m, int ndims, const int *dims,
     args[2] = st ? 0 : (int64_t)op;
     args[3] = (int64_t)mask;
     st = dt__consistent_spec(m, fn, st, NULL, NULL, args, 4, "count, dtype, op, mesh dims");
-    for (d = 0; !st && d < m->ndim; d++)
-        if ((mask & (1u << d)) && m->shape[d] > 1 && count)
-            st = dt__within(fn, dt__comm_allreduce(m->dim[d], values, values, count, dtype, op == DT_AVG ? DT_SUM : op));
+    if (st || !count) return st;
+    /* the whole mesh (every dim of more than one rank): one collective over
+       its comm, not one per dim */
+    if (dt__mesh_group_size(m, mask) == m->size)
+        st = dt__within(fn, dt__comm_allreduce(m->comm, values, values, count, dtype, op == DT_AVG ? DT_SUM : op));
+    else
+        for (d = 0; !st && d < m->ndim; d++)
+            if ((mask & (1u << d)) && m->shape[d] > 1)
+                st = dt__within(fn,
+                                dt__comm_allreduce(m->dim[d], values, values, count, dtype, op == DT_AVG ? DT_SUM : op));
     if (!st && op == DT_AVG) dt__scale_values(values, count, dtype, 1.0 / dt__mesh_group_size(m, mask));
     return st;
 }
