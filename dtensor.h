@@ -3302,40 +3302,153 @@ static void dt__copy_spans(char *d, size_t ds, const char *s, size_t ss, size_t 
     int64_t i;
     if (span == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
     else if (span == 4) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 4);
+    else if (span == 16) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 16);
+    else if (span == 2) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 2);
+    else if (span == 1) for (i = 0; i < n; i++, d += ds, s += ss) *d = *s;
     else for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, span);
 }
 
-/* Copy the global box `p` (inside both arrays) from s to d: the innermost
-   dims that are one span in both arrays fold into one memcpy (a strided
-   array's innermost dim that is not unit-stride copies element by element). */
-static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *p) {
-    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0}, span = s->es, so, doff; /* zeroed: for the static analyzer */
-    int64_t idx[DT_MAX_DIMS];
-    int k = s->ndim, j;
+#define DT__COMBINE_LINE(T)                                                                       \
+    do {                                                                                          \
+        if (op == DT_SUM)                                                                         \
+            for (i = 0; i < n; i++, d += ds, s += ss) {                                           \
+                T a_, b_; memcpy(&a_, d, sizeof a_); memcpy(&b_, s, sizeof b_);                   \
+                a_ = (T)(a_ + b_); memcpy(d, &a_, sizeof a_);                                     \
+            }                                                                                     \
+        else                                                                                      \
+            for (i = 0; i < n; i++, d += ds, s += ss) {                                           \
+                T a_, b_; memcpy(&a_, d, sizeof a_); memcpy(&b_, s, sizeof b_);                   \
+                if (op == DT_MAX ? b_ > a_ : b_ < a_) memcpy(d, &b_, sizeof b_);                  \
+            }                                                                                     \
+    } while (0)
+
+/* n elements of dtype t at strides ds / ss (bytes): d = d (op) s; op < 0
+   assigns (then only the element size matters). Complex: SUM per part. */
+static void dt__line_op(char *d, size_t ds, const char *s, size_t ss, int64_t n, size_t es, dt_dtype t, int op) {
+    int64_t i;
+    if (op < 0) { dt__copy_spans(d, ds, s, ss, es, n); return; }
+    if (ds == es && ss == es && (t == DT_F32 || t == DT_F64 || t == DT_C64 || t == DT_C128)) {
+        /* contiguous floating spans: the backends' combining loop (vectorised) */
+        dt__reduce_elems(t == DT_C64 ? DT_F32 : t == DT_C128 ? DT_F64 : t, (dt_reduce)op, d, s,
+                         (size_t)n * (t == DT_C64 || t == DT_C128 ? 2 : 1));
+        return;
+    }
+    switch (t) {
+    case DT_F32: DT__COMBINE_LINE(float); break;
+    case DT_F64: DT__COMBINE_LINE(double); break;
+    case DT_I32: DT__COMBINE_LINE(int32_t); break;
+    case DT_I64: DT__COMBINE_LINE(int64_t); break;
+    case DT_U8: DT__COMBINE_LINE(uint8_t); break;
+    case DT_C64: case DT_C128: /* SUM only (checked by the callers) */
+        for (i = 0; i < n; i++, d += ds, s += ss)
+            dt__reduce_elems(t == DT_C64 ? DT_F32 : DT_F64, DT_SUM, d, s, 2);
+        break;
+    default: /* F16, BF16: in F32, rounded back */
+        for (i = 0; i < n; i++, d += ds, s += ss) dt__reduce_half(t, (dt_reduce)op, d, s, 1);
+        break;
+    }
+}
+
+/* the tile edge, in elements, of a transposing copy: two tiles (source and
+   destination lines) of about 8 KiB each stay in L1 */
+static int64_t dt__tile_edge(size_t es) { return es >= 16 ? 16 : es >= 8 ? 32 : 64; }
+
+/* Copy the global box `p` (inside both arrays) from s to d, combining with
+   op (d = d op s; op < 0: plain assignment) for dtype t:
+   - the innermost dims that are one span in both arrays fold into one span
+     (a memcpy, or one combining loop);
+   - otherwise, when the dims that are innermost in the source (smallest
+     source stride) and in the destination differ -- a transpose, column-
+     major <-> row-major, permuted dims -- those two dims are tiled
+     (dt__tile_edge elements square) so that both sides' cache lines are
+     reused; the lines inside a tile run along the destination's dim;
+   - else lines along the shared innermost dim.
+   The remaining dims are an outer odometer. */
+static void dt__copy_box_op(const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t, int op) {
+    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0}, span = s->es, es = s->es, so, doff; /* zeroed: for the static analyzer */
+    int64_t idx[DT_MAX_DIMS], ext[DT_MAX_DIMS];
+    int k = s->ndim, j, a = -1, b = -1;
     if (dt__box_numel(s->ndim, p) == 0) return;
-    if (s->ndim == 0) { memcpy(d->data, s->data, s->es); return; }
+    if (s->ndim == 0) { dt__line_op(d->data, es, s->data, es, 1, es, t, op); return; }
     dt__array_strides(s, ss);
     dt__array_strides(d, ds);
-    if (ss[k - 1] == s->es && ds[k - 1] == s->es) {
+    if (ss[k - 1] == es && ds[k - 1] == es) {
         span *= (size_t)p->ext[--k];
         while (k > 0 && ss[k - 1] == span && ds[k - 1] == span) span *= (size_t)p->ext[--k];
     }
     so = dt__array_offset(s, ss, p);
     doff = dt__array_offset(d, ds, p);
-    if (k == 0) { memcpy(d->data + doff, s->data + so, span); return; }
-    /* dim k-1 as a tight loop of spans: a column face is one element per row,
-       where a call per element would cost more than the bytes */
-    for (j = 0; j < k - 1; j++) idx[j] = 0;
-    for (;;) {
-        dt__copy_spans(d->data + doff, ds[k - 1], s->data + so, ss[k - 1], span, p->ext[k - 1]);
-        for (j = k - 2; j >= 0; j--) {
-            so += ss[j]; doff += ds[j];
-            if (++idx[j] < p->ext[j]) break;
-            so -= (size_t)p->ext[j] * ss[j]; doff -= (size_t)p->ext[j] * ds[j];
-            idx[j] = 0;
-        }
-        if (j < 0) break;
+    if (k == 0) {
+        if (op < 0) memcpy(d->data + doff, s->data + so, span);
+        else dt__line_op(d->data + doff, es, s->data + so, es, (int64_t)(span / es), es, t, op);
+        return;
     }
+    for (j = 0; j < k; j++) { idx[j] = 0; ext[j] = p->ext[j]; }
+    if (span == es) /* no dim folded: pick the innermost dims of each side among the dims longer than 1 */
+        for (j = 0; j < k; j++) {
+            if (ext[j] < 2) continue;
+            if (a < 0 || ss[j] < ss[a]) a = j;
+            if (b < 0 || ds[j] < ds[b]) b = j;
+        }
+    if (a >= 0 && a != b) { /* tiled: dims a and b leave the odometer */
+        int64_t T = dt__tile_edge(es), na = ext[a], nb = ext[b], ia, ib, i;
+        ext[a] = ext[b] = 1;
+        for (;;) {
+            for (ia = 0; ia < na; ia += T) {
+                int64_t ea = na - ia < T ? na - ia : T;
+                for (ib = 0; ib < nb; ib += T) {
+                    int64_t eb = nb - ib < T ? nb - ib : T;
+                    const char *sp = s->data + so + (size_t)ia * ss[a] + (size_t)ib * ss[b];
+                    char *dp = d->data + doff + (size_t)ia * ds[a] + (size_t)ib * ds[b];
+                    for (i = 0; i < ea; i++, sp += ss[a], dp += ds[a])
+                        if (op < 0) dt__copy_spans(dp, ds[b], sp, ss[b], es, eb);
+                        else dt__line_op(dp, ds[b], sp, ss[b], eb, es, t, op);
+                }
+            }
+            for (j = k - 1; j >= 0; j--) {
+                if (ext[j] < 2) continue;
+                so += ss[j]; doff += ds[j];
+                if (++idx[j] < ext[j]) break;
+                so -= (size_t)ext[j] * ss[j]; doff -= (size_t)ext[j] * ds[j];
+                idx[j] = 0;
+            }
+            if (j < 0) break;
+        }
+        return;
+    }
+    /* lines along dim b (the innermost of both sides; k-1 when spans folded):
+       a column face is one element per row, where a call per element would
+       cost more than the bytes */
+    if (b < 0) b = k - 1;
+    {
+        int64_t nb = ext[b];
+        size_t n_el = span / es;
+        ext[b] = 1;
+        for (;;) {
+            if (span == es) dt__line_op(d->data + doff, ds[b], s->data + so, ss[b], nb, es, t, op);
+            else if (op < 0) dt__copy_spans(d->data + doff, ds[b], s->data + so, ss[b], span, nb);
+            else {
+                int64_t i;
+                for (i = 0; i < nb; i++)
+                    dt__line_op(d->data + doff + (size_t)i * ds[b], es, s->data + so + (size_t)i * ss[b], es,
+                                (int64_t)n_el, es, t, op);
+            }
+            for (j = k - 1; j >= 0; j--) {
+                if (ext[j] < 2) continue;
+                so += ss[j]; doff += ds[j];
+                if (++idx[j] < ext[j]) break;
+                so -= (size_t)ext[j] * ss[j]; doff -= (size_t)ext[j] * ds[j];
+                idx[j] = 0;
+            }
+            if (j < 0) break;
+        }
+    }
+}
+
+/* dt__copy_box_op assigning: the element size alone matters (the dtype
+   passed is a placeholder) */
+static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *p) {
+    dt__copy_box_op(s, d, p, DT_U8, -1);
 }
 
 static void dt__pack(const dt__array *a, const dt__box *piece, void *buf) {
