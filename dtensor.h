@@ -921,6 +921,28 @@ DT_API dt_status dt_tensor_distribute(dt_mesh *m, const dt_tensor_desc *d, const
    that fails. The same holds for dt_tensor_gather's `full`. */
 DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements,
                                         dt_tensor **out);  /* collective */
+/* dt_tensor_redistribute_reduce: *out = out (op) redistribute(t, placements),
+   elementwise, in one pass: the redistribution's last step combines what it
+   unpacks with what `out` holds (op DT_SUM: `B += A^T` is one call when B's
+   storage is wrapped as the transpose's layout; DT_MAX, DT_MIN: elementwise
+   max / min). `out` must already exist with t's mesh, global shape, dtype and
+   device and exactly `placements`; it may wrap borrowed, ghosted or strided
+   storage (local_strides), and may be t itself (then out = out op out).
+   Steps that cannot combine as they unpack (a Partial source's reduction as
+   the last step, the block-cyclic span exchange, staged strided storage)
+   run into a scratch buffer and one combining pass follows over out's box.
+   Collective over t's mesh (ranks outside it return DT_OK, out untouched).
+   Errors, the same on every rank (DTENSOR_CHECK agreement on op and the
+   specs): DT_ERR_ARG (t, placements or out NULL; op not DT_SUM/MAX/MIN:
+   DT_AVG is refused, it is no elementwise accumulation), DT_ERR_PLACEMENT
+   (placements invalid or not out's; a Partial destination placement:
+   reduce it to Replicate or Shard first), DT_ERR_SHAPE / DT_ERR_DTYPE /
+   DT_ERR_MESH (out's spec), DT_ERR_DTYPE (complex with DT_MAX/DT_MIN),
+   DT_ERR_UNSUPPORTED (tensors in device memory, in this version). On any
+   error out is untouched (everything is checked before a byte moves). F16
+   and BF16 combine in F32 and round back; integers wrap as the type does. */
+DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
+                                               dt_tensor *out);  /* collective */
 /* the full global tensor into `full` on every mesh rank (collective; ranks
    outside the mesh return DT_OK and leave `full` untouched) */
 DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full);  /* collective */
@@ -8842,6 +8864,9 @@ typedef struct dt__ctx {                     /* the tensor being moved        */
     const int64_t *gshape;
     dt_dtype dtype;
     size_t es;
+    int acc;                                 /* -1: the plan's output is assigned; else
+                                                a dt_reduce combining into it (set on the
+                                                last moving step only, dt__plan_run) */
 } dt__ctx;
 
 static int dt__is(dt_placement p, int kind) { return p.kind == kind; }
@@ -9060,11 +9085,14 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
    `recv` (a box inside `out`) from its member; its own piece of recv is a
    local copy. gather: every member sends its whole `in`, so one allgatherv
    carries it (send is unused). Pieces that are contiguous in their buffer
-   travel in place; the rest are packed. */
-static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
-                                     dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
-                                     size_t bound) {
-    int n = g->size, me = g->rank, j, k, nd = in->ndim, direct_s = 1, direct_r = 1, mine = -1;
+   travel in place; the rest are packed. acc >= 0 (host memory only): what
+   lands in `out` is combined with what it holds (dt__copy_box_op, dtype t):
+   every received piece comes through the receive buffer, and the local
+   piece and the unpack combine. */
+static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+                                        dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
+                                        size_t bound, dt_dtype t, int acc) {
+    int n = g->size, me = g->rank, j, k, nd = in->ndim, direct_s = 1, direct_r = acc < 0, mine = -1;
     size_t es = in->es, *v = NULL, *sc, *sd, *rc, *rd, off;
     char *sbuf = NULL, *rbuf = NULL;
     dt__box b;
@@ -9111,15 +9139,29 @@ static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm 
     if (st) goto done;
     if (!gather && mine >= 0) {
         dt__piece_get(recv, mine, &b);
-        if ((st = dev->copy_box("dt_tensor_redistribute", in, out, &b))) goto done;
+        if (acc >= 0) dt__copy_box_op(in, out, &b, t, acc);
+        else if ((st = dev->copy_box("dt_tensor_redistribute", in, out, &b))) goto done;
     }
     if (!direct_r)
         for (k = 0; k < recv->n && !st; k++) {
             j = dt__piece_get(recv, k, &b);
-            if (rc[j]) st = dt__unpack_on(dev, rbuf + rd[j], &b, out);
+            if (!rc[j]) continue;
+            if (acc >= 0) {
+                dt__array a;
+                a.data = rbuf + rd[j]; a.ndim = nd; a.es = es; a.box = b; a.stride = NULL;
+                dt__copy_box_op(&a, out, &b, t, acc);
+            } else {
+                st = dt__unpack_on(dev, rbuf + rd[j], &b, out);
+            }
         }
 done:
     return st;
+}
+
+static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+                                     dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
+                                     size_t bound) {
+    return dt__exchange_pieces_op(m, dev, g, in, out, send, recv, gather, bound, DT_U8, -1);
 }
 
 /* the same with a box per member: send[j], recv[j] (empty where nothing moves) */
@@ -9272,7 +9314,9 @@ static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__ar
     dt__pieces_init(&recv, x->ndim);
     st = dt__walk_pieces(x, s->from, &out->box, others, s->mdim, DT__SCRATCH_PIECES0, &recv);
     if (!st && !gather) st = dt__walk_pieces(x, s->to, &in->box, others, s->mdim, DT__SCRATCH_PIECES1, &send);
-    if (!st) st = dt__exchange_pieces(x->m, x->dev, g, in, out, &send, &recv, gather, dt__step_bound(x, s));
+    if (!st)
+        st = dt__exchange_pieces_op(x->m, x->dev, g, in, out, &send, &recv, gather, dt__step_bound(x, s), x->dtype,
+                                    x->acc);
     dt__pieces_free(&send);
     dt__pieces_free(&recv);
     return st;
@@ -9293,7 +9337,9 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
     dt__pieces_init(&recv, x->ndim);
     st = dt__walk_pieces(x, s->from, &out->box, fixed, -1, DT__SCRATCH_PIECES0, &recv);
     if (!st) st = dt__walk_pieces(x, s->to, &in->box, fixed, -1, DT__SCRATCH_PIECES1, &send);
-    if (!st) st = dt__exchange_pieces(m, x->dev, m->comm, in, out, &send, &recv, 0, dt__step_bound(x, s));
+    if (!st)
+        st = dt__exchange_pieces_op(m, x->dev, m->comm, in, out, &send, &recv, 0, dt__step_bound(x, s), x->dtype,
+                                    x->acc);
     dt__pieces_free(&send);
     dt__pieces_free(&recv);
     return st;
@@ -9683,7 +9729,37 @@ static dt_status dt__to_partial(const dt_mesh *m, const dt__device *dev, int i, 
     return DT_OK;
 }
 
+static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out);
+
+/* Does step s combine into its output as it writes it (x->acc)? The box
+   copy and the piece exchanges do; the reductions and the cyclic span
+   exchange write whole buffers, so they run into scratch first. */
+static int dt__step_fuses(const dt__ctx *x, const dt__step *s) {
+    if (s->kind == DT__SLICE || s->kind == DT__GATHER || s->kind == DT__ALLTOALL) return 1;
+    return s->kind == DT__EXCHANGE && !dt__pl_cyclic(s->from, x->m->ndim) && !dt__pl_cyclic(s->to, x->m->ndim);
+}
+
+/* a step that cannot combine as it writes: into a contiguous scratch copy
+   of out's box, then one combining pass over out */
+static dt_status dt__step_run_then_combine(const dt__ctx *x, const dt__step *s, const dt__array *in,
+                                           dt__array *out) {
+    dt__ctx y = *x;
+    dt__array tmp = *out;
+    size_t bytes = dt__box_numel(x->ndim, &out->box) * x->es;
+    dt_status st = dt__alloc("dt_tensor_redistribute_reduce", bytes + 1, (void **)&tmp.data);
+    if (st) return st;
+    tmp.stride = NULL;
+    y.acc = -1;
+    if (!(st = dt__step_run(&y, s, in, &tmp))) dt__copy_box_op(&tmp, out, &out->box, x->dtype, x->acc);
+    DT_FREE(tmp.data);
+    return st;
+}
+
 static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
+    if (x->acc >= 0) {
+        if (!dt__step_fuses(x, s)) return dt__step_run_then_combine(x, s, in, out);
+        if (s->kind == DT__SLICE) { dt__copy_box_op(in, out, &out->box, x->dtype, x->acc); return DT_OK; }
+    }
     switch (s->kind) {
     case DT__SLICE: return x->dev->copy_box("dt_tensor_redistribute", in, out, &out->box);
     case DT__GATHER: case DT__ALLTOALL: return dt__run_along(x, s, in, out);
@@ -9733,6 +9809,8 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
     cur.stride = src_stride;
     for (k = 0; k <= last_move; k++) {
         void *buf = dst;
+        dt__ctx y = *x;
+        y.acc = k == last_move ? x->acc : -1; /* only the plan's output combines */
         dt__array_at(x, plan->s[k].to, NULL, &next);
         if (k < last_move &&
             (st = dt__scratch_on(x->m, x->dev, k % 2 ? DT__SCRATCH_STEP1 : DT__SCRATCH_STEP0,
@@ -9740,10 +9818,17 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
             return st;
         next.data = (char *)buf;
         if (k == last_move) next.stride = dst_stride;
-        if ((st = dt__step_run(x, &plan->s[k], &cur, &next))) return st;
+        if ((st = dt__step_run(&y, &plan->s[k], &cur, &next))) return st;
         cur = next;
     }
     bytes = dt__box_numel(x->ndim, &cur.box) * x->es;
+    if (last_move < 0 && x->acc >= 0) { /* (no Partial destination: dt_tensor_redistribute_reduce refuses it) */
+        next = cur;
+        next.data = (char *)dst;
+        next.stride = dst_stride;
+        dt__copy_box_op(&cur, &next, &cur.box, x->dtype, x->acc);
+        return DT_OK;
+    }
     if (last_move < 0 && (src_stride || dst_stride)) {
         next = cur;
         next.data = (char *)dst;
@@ -9765,6 +9850,7 @@ static void dt__ctx_of(const dt_tensor *t, dt__ctx *x) {
     x->gshape = t->desc.shape;
     x->dtype = t->desc.dtype;
     x->es = dt_dtype_size(t->desc.dtype);
+    x->acc = -1;
 }
 
 /* The memory a redistribution runs in: the tensor's own when the backend
@@ -9813,9 +9899,9 @@ static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_plac
 /* A strided end that the plan cannot read or write directly: the source's
    shard copied out contiguously (one extra copy of the shard, allocated and
    freed here), the result received into a contiguous buffer and copied into
-   the strided target. */
+   the strided target (combined with it when acc >= 0). */
 static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
-                                         const int64_t *dst_stride, size_t obytes) {
+                                         const int64_t *dst_stride, size_t obytes, int acc) {
     const char *fn = "dt_tensor_redistribute (strided storage)";
     dt_tensor v;
     void *in = NULL, *out = NULL;
@@ -9823,15 +9909,15 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
     dt__box box;
     dt_status st;
     if ((st = dt__contig_copy(fn, t, 1, &v, &in))) return st;
-    if (dst_stride && (st = dt__alloc(fn, obytes + 1, &out))) { DT_FREE(in); return st; }
-    st = dt__redistribute_into_strided(&v, dst_pl, dst_stride ? out : dst, NULL);
-    if (!st && dst_stride) {
+    if ((dst_stride || acc >= 0) && (st = dt__alloc(fn, obytes + 1, &out))) { DT_FREE(in); return st; }
+    st = dt__redistribute_into_strided(&v, dst_pl, dst_stride || acc >= 0 ? out : dst, NULL);
+    if (!st && (dst_stride || acc >= 0)) {
         dt__layout_box(t->desc.ndim, t->desc.shape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &box);
         a.data = (char *)out; a.ndim = t->desc.ndim; a.es = dt_dtype_size(t->desc.dtype); a.box = box; a.stride = NULL;
         b = a;
         b.data = (char *)dst;
         b.stride = dst_stride;
-        dt__copy_box(&a, &b, &box);
+        dt__copy_box_op(&a, &b, &box, t->desc.dtype, acc);
     }
     DT_FREE(in);
     DT_FREE(out);
@@ -9841,9 +9927,10 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
 /* t's shard, re-placed as dst_pl, into dst laid out by dst_stride (NULL:
    row-major). Strided storage on either end is packed from and unpacked
    into directly by the exchanges that move pieces; other plans go through
-   a contiguous copy (dt__contig_copy). */
-static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
-                                               const int64_t *dst_stride) {
+   a contiguous copy (dt__contig_copy). acc >= 0: combined into dst with
+   that dt_reduce (host memory only: dt_tensor_redistribute_reduce). */
+static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                           const int64_t *dst_stride, int acc) {
     dt__ctx x;
     dt__plan plan;
     dt__box b;
@@ -9854,6 +9941,7 @@ static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_plac
     dt_status st;
     if (t->mesh->rank < 0) return DT_OK;
     dt__ctx_of(t, &x);
+    x.acc = acc;
     x.dev = e = dt__engine(t);
     if (!e) return dt__fail(DT_ERR_DEVICE, "dt_tensor_redistribute: the mesh's backend takes device %d's memory, "
                             "which is not in this build", t->mesh->comm->root->be.device);
@@ -9862,7 +9950,7 @@ static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_plac
     dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
     obytes = dt__box_numel(x.ndim, &b) * x.es;
     if ((t->strided || dst_stride) && (e != t->dev || !dt__plan_takes_strides(&x, &plan, t->strided, !!dst_stride)))
-        return dt__redistribute_staged(t, dst_pl, dst, dst_stride, obytes);
+        return dt__redistribute_staged(t, dst_pl, dst, dst_stride, obytes, acc);
     if (e != t->dev) { /* (empty shards too: every pointer a step sees is in e's memory) */
         void *buf = NULL;
         if ((st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE0, t->bytes, &buf)) ||
@@ -9876,6 +9964,11 @@ static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_plac
     st = dt__plan_run(&x, &plan, t->desc.placements, src, t->strided ? t->stride : NULL, out, dst_stride);
     if (st) return st;
     return out == dst || !obytes ? DT_OK : dt__copy_across(e, t->dev, dst, out, obytes);
+}
+
+static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                               const int64_t *dst_stride) {
+    return dt__redistribute_into_acc(t, dst_pl, dst, dst_stride, -1);
 }
 
 static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *dst_pl, void *dst) {
@@ -9921,6 +10014,49 @@ static dt_status dt__tensor_redistribute_body(const dt_tensor *t, const dt_place
 }
 DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
     DT__PUBLIC("dt_tensor_redistribute", dt__tensor_redistribute_body(t, placements, out));
+}
+
+static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
+                                                     dt_tensor *out) {
+    const char *fn = "dt_tensor_redistribute_reduce";
+    dt_tensor_desc want;
+    dt_status st;
+    int64_t arg = (int64_t)op;
+    int i;
+    if ((st = dt__check_tensor(fn, t))) return st;
+    want = t->desc;
+    if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
+    else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    else if ((int)op != DT_SUM && (int)op != DT_MAX && (int)op != DT_MIN)
+        st = dt__fail(DT_ERR_ARG, "%s: op = %d (%s), must be DT_SUM, DT_MAX or DT_MIN (an average is no elementwise "
+                      "accumulation)", fn, (int)op, (int)op == DT_AVG ? "DT_AVG" : "not a dt_reduce");
+    else st = dt__check_placements(fn, t->mesh, t->desc.ndim, t->desc.shape, placements, t->mesh->ndim, want.placements);
+    if (!st) st = dt__check_tensor(fn, out);
+    if (!st) st = dt__check_complex_partial(fn, t->desc.dtype, want.placements, t->mesh->ndim);
+    if (!st && (t->desc.dtype == DT_C64 || t->desc.dtype == DT_C128) && op != DT_SUM)
+        st = dt__fail(DT_ERR_DTYPE, "%s: op %s of %s: complex numbers have no order (DT_SUM only)", fn,
+                      dt__reduce_name(op), dt_dtype_name(t->desc.dtype));
+    if (!st && t->desc.device != DT_HOST)
+        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: tensors in device memory (device %d) are not supported in this version "
+                      "(dt_tensor_redistribute, then dt_add)", fn, t->desc.device);
+    for (i = 0; i < t->mesh->ndim && !st; i++) {
+        if (dt__is(want.placements[i], DT_PARTIAL))
+            st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is Partial(%s): a Partial destination is not "
+                          "supported (redistribute to Replicate or Shard)", fn, i,
+                          dt__reduce_name(want.placements[i].reduce));
+    }
+    if (!st) st = dt__check_out_spec(fn, out, t->mesh, &want); /* strided storage taken */
+    if (!st && t->desc.device == DT_HOST && dt__engine(t) != t->dev)
+        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: the mesh's backend takes device memory, the tensors are on the host",
+                      fn);
+    /* consistency checks: local errors take part, so every rank fails together */
+    if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, &arg, 1, "op"))) return st;
+    return dt__within(fn, dt__redistribute_into_acc(t, want.placements, out->data, out->strided ? out->stride : NULL,
+                                                    (int)op));
+}
+DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
+                                               dt_tensor *out) {
+    DT__PUBLIC("dt_tensor_redistribute_reduce", dt__tensor_redistribute_reduce_body(t, placements, op, out));
 }
 
 static dt_status dt__tensor_gather_body(const dt_tensor *t, void *full) {
