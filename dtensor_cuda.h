@@ -352,8 +352,131 @@ __global__ void dt__cu_copy_box_kernel(dt__cu_boxplan pl) {
     for (; u < n; u += step) dt__cu_boxplan_unit(&pl, u);
 }
 
+/* ---- strided and transposing box copy ----
+   dt__cu_boxplan assumes row-major arrays (the innermost dim unit-stride on
+   both sides). A strided array (column-major, permuted dims, a padded or
+   struct-field layout) goes by tiles instead: a = the dim with the smallest
+   source stride, b = the one with the smallest destination stride (another
+   dim when they coincide; a dummy dim of extent 1 when the box has one dim
+   longer than 1). The box moves by 32 x 32 tiles of the (a, b) plane
+   through shared memory: a tile is read along a, written along b, so a
+   transpose reads and writes whole segments (coalesced); the padding
+   column keeps the transposed reads of shared memory free of bank
+   conflicts. The other dims are an outer index (plane o). An element of
+   es bytes moves in units of `vec` bytes (the widest its addresses and
+   strides allow). */
+#define DT__CU_TTILE 32
+typedef struct dt__cu_tplan {
+    const char *src;
+    char *dst;
+    unsigned es, vec;
+    int no;                                     /* outer dims                   */
+    int64_t oext[DT_MAX_DIMS], oss[DT_MAX_DIMS], ods[DT_MAX_DIMS]; /* byte strides */
+    int64_t na, nb, ssa, ssb, dsa, dsb;         /* the plane: extents, byte strides */
+    int64_t nta, ntb, nout;                     /* tiles along a, b; planes     */
+} dt__cu_tplan;
+
+/* host side: 0 when there is nothing to copy */
+static int dt__cu_tplan_make(const dt__array *s, const dt__array *d, const dt__box *p, dt__cu_tplan *t) {
+    size_t ss[DT_MAX_DIMS], ds[DT_MAX_DIMS], es = s->es, align, so, doff;
+    int j, a = -1, b = -1;
+    unsigned v;
+    if (dt__box_numel(s->ndim, p) == 0) return 0;
+    dt__array_strides(s, ss);
+    dt__array_strides(d, ds);
+    for (j = 0; j < s->ndim; j++) {
+        if (p->ext[j] < 2) continue;
+        if (a < 0 || ss[j] < ss[a]) a = j;
+        if (b < 0 || ds[j] < ds[b]) b = j;
+    }
+    if (a >= 0 && a == b) { /* another dim as b, the one innermost in the destination after a */
+        b = -1;
+        for (j = 0; j < s->ndim; j++)
+            if (j != a && p->ext[j] >= 2 && (b < 0 || ds[j] < ds[b])) b = j;
+    }
+    so = dt__array_offset(s, ss, p);
+    doff = dt__array_offset(d, ds, p);
+    t->src = s->data + so;
+    t->dst = d->data + doff;
+    t->es = (unsigned)es;
+    t->na = a >= 0 ? p->ext[a] : 1;
+    t->nb = b >= 0 ? p->ext[b] : 1;
+    t->ssa = a >= 0 ? (int64_t)ss[a] : 0;
+    t->dsa = a >= 0 ? (int64_t)ds[a] : 0;
+    t->ssb = b >= 0 ? (int64_t)ss[b] : 0;
+    t->dsb = b >= 0 ? (int64_t)ds[b] : 0;
+    align = (size_t)(uintptr_t)t->src | (size_t)(uintptr_t)t->dst | es | (size_t)t->ssa | (size_t)t->ssb |
+            (size_t)t->dsa | (size_t)t->dsb;
+    t->no = 0;
+    t->nout = 1;
+    for (j = 0; j < s->ndim; j++) {
+        if (j == a || j == b || p->ext[j] < 2) continue;
+        t->oext[t->no] = p->ext[j];
+        t->oss[t->no] = (int64_t)ss[j];
+        t->ods[t->no] = (int64_t)ds[j];
+        align |= ss[j] | ds[j];
+        t->nout *= p->ext[j];
+        t->no++;
+    }
+    for (v = 16; v > 1 && (align & (v - 1)); v >>= 1) {}
+    t->vec = v;
+    t->nta = (t->na + DT__CU_TTILE - 1) / DT__CU_TTILE;
+    t->ntb = (t->nb + DT__CU_TTILE - 1) / DT__CU_TTILE;
+    return 1;
+}
+
+/* one element of es bytes, in units of vec */
+DT__CU_HD void dt__cu_move_el(unsigned es, unsigned vec, char *d, const char *s) {
+    unsigned q;
+    for (q = 0; q < es; q += vec) dt__cu_move_vec(vec, d + q, s + q);
+}
+
+/* blockDim (32, 8); any blockDim computes the same (the CPU stand-in
+   launches 1 x 1) */
+__global__ void dt__cu_copy_box_tiled_kernel(dt__cu_tplan t) {
+    __shared__ uint4 tile[DT__CU_TTILE * (DT__CU_TTILE + 1)];
+    char *sm = (char *)tile;
+    int64_t k, ntiles = t.nout * t.nta * t.ntb;
+    int tx, ty;
+    for (k = blockIdx.x; k < ntiles; k += gridDim.x) {
+        int64_t per = t.nta * t.ntb, o = k / per, r = k - o * per, a0 = (r / t.ntb) * DT__CU_TTILE;
+        int64_t b0 = (r % t.ntb) * DT__CU_TTILE, sb = 0, db = 0;
+        int j;
+        for (j = t.no - 1; j >= 0; j--) {
+            int64_t i = o % t.oext[j];
+            o /= t.oext[j];
+            sb += i * t.oss[j];
+            db += i * t.ods[j];
+        }
+        for (tx = (int)threadIdx.x; tx < DT__CU_TTILE; tx += (int)blockDim.x) /* read along a */
+            for (ty = (int)threadIdx.y; ty < DT__CU_TTILE; ty += (int)blockDim.y)
+                if (a0 + tx < t.na && b0 + ty < t.nb)
+                    dt__cu_move_el(t.es, t.vec, sm + (size_t)(ty * (DT__CU_TTILE + 1) + tx) * t.es,
+                                   t.src + sb + (a0 + tx) * t.ssa + (b0 + ty) * t.ssb);
+        __syncthreads();
+        for (tx = (int)threadIdx.x; tx < DT__CU_TTILE; tx += (int)blockDim.x) /* written along b */
+            for (ty = (int)threadIdx.y; ty < DT__CU_TTILE; ty += (int)blockDim.y)
+                if (a0 + ty < t.na && b0 + tx < t.nb)
+                    dt__cu_move_el(t.es, t.vec, t.dst + db + (a0 + ty) * t.dsa + (b0 + tx) * t.dsb,
+                                   sm + (size_t)(tx * (DT__CU_TTILE + 1) + ty) * t.es);
+        __syncthreads();
+    }
+}
+
 static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p) {
     dt__cu_boxplan pl;
+    dt__cu_tplan tp;
+    if (s->stride || d->stride) { /* strided: the tiles (the row plan assumes row-major arrays) */
+        int64_t ntiles, cap;
+        dim3 block(DT__CU_TTILE, 8);
+        if (s->es > 16) return dt__fail(DT_ERR_UNSUPPORTED, "%s: %zu-byte elements in strided device storage", fn, s->es);
+        if (!dt__cu_tplan_make(s, d, p, &tp)) return DT_OK;
+        ntiles = tp.nout * tp.nta * tp.ntb;
+        cap = (int64_t)dt__cu_blocks((uint64_t)ntiles * DT__CU_THREADS);
+        DT__CU_START(dt__cu_copy_box_tiled_kernel, (unsigned)(ntiles < cap ? ntiles : cap), block, tp);
+        dt__cu_check_launch();
+        return DT_OK;
+    }
     if (!dt__cu_boxplan_make(s, d, p, &pl)) return DT_OK;
     if (pl.rows == 1) /* one contiguous span: the copy engine's job */
         return dt__cu_d2d(fn, pl.dst, pl.src, (size_t)(pl.nunit * pl.vec));

@@ -47,7 +47,8 @@ build/libblis_arch.so: bench/blis_arch.c
 	gcc -std=c99 $(WARN) -O2 -shared -fPIC -o $@ $< -ldl
 
 .PHONY: bench bench-quick bench-deps bench-redistribute bench-ops bench-blas bench-rng bench-halo bench-stencil \
-        bench-strided bench-smoke bench-results bench-planner bench-planner-callgrind bench-publish
+        bench-strided bench-smoke bench-results bench-planner bench-planner-callgrind bench-publish \
+        bench-transpose-copy bench-prk
 
 bench: ## every benchmark against its peer (bench/bench.sh), Open MPI, BENCH_NP ranks (4), into build/bench/harness/
 	bash bench/bench.sh --np $(BENCH_NP) $(BENCHARGS)
@@ -98,16 +99,35 @@ bench-planner-callgrind: ## the same loops' instructions per call (callgrind)
 bench-planner bench-planner-callgrind: bench-%: build/bench_planner
 	bash bench/run.sh --only $* --bin build --args "$(PLANNERARGS)"
 
+# the transposing copy on one rank, and the PRK transpose against its port at
+# 2 and 3 ranks (PRK_NP), into build/bench/ (MPICH ranks yield: libdt_yield.so)
+PRK_NP    ?= 2 3
+PRKARGS   ?=
+TCOPYARGS ?=
+YIELD_ENV  = $(if $(filter mpich,$(MPI)),LD_PRELOAD=$(CURDIR)/build/libdt_yield.so)
+bench-transpose-copy: $(BUILD)/bench_transpose_copy ## one-rank column-major -> row-major redistribution vs a 64x64 tiled loop and memcpy
+	@mkdir -p build/bench
+	$(BENCH_ENV) $(MPIEXEC) -n 1 ./$(BUILD)/bench_transpose_copy $(TCOPYARGS) >build/bench/transpose-copy-$(MPI).txt; \
+	  rc=$$?; cat build/bench/transpose-copy-$(MPI).txt; exit $$rc
+bench-prk: $(BUILD)/bench_prk_transpose build/libdt_yield.so ## the PRK MPI1 transpose vs its dt_tensor_redistribute_reduce port, 2 and 3 ranks
+	@mkdir -p build/bench
+	@rm -f build/bench/prk-$(MPI).txt
+	for np in $(PRK_NP); do $(BENCH_ENV) $(YIELD_ENV) $(MPIEXEC) -n $$np ./$(BUILD)/bench_prk_transpose $(PRKARGS) \
+	  >build/bench/prk-np$$np.tmp; rc=$$?; cat build/bench/prk-np$$np.tmp >>build/bench/prk-$(MPI).txt; \
+	  cat build/bench/prk-np$$np.tmp; rm -f build/bench/prk-np$$np.tmp; [ $$rc = 0 ] || exit 1; done
+
 bench-publish: ## copy the reports in build/bench/ into bench/results/, dated, with commit, machine, command (bench/publish.sh)
 	@bash bench/publish.sh $(PUBLISH)
 
 # CI: the op, RNG, halo, stencil, strided and planner benchmarks at small
 # sizes; they exit non-zero on a wrong result (not on a slow one)
-bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil $(BUILD)/bench_strided build/bench_planner ## every benchmark at small sizes, checking results (CI)
+bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil $(BUILD)/bench_strided $(BUILD)/bench_transpose_copy $(BUILD)/bench_prk_transpose build/bench_planner ## every benchmark at small sizes, checking results (CI)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_matmul --quick $(MATMULARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_dispatch --quick $(DISPATCHARGS)
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_halo --quick
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_stencil --quick
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_strided --quick
+	$(MPIEXEC) -n 1 ./$(BUILD)/bench_transpose_copy --quick
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_prk_transpose --quick
 	./build/bench_planner --quick

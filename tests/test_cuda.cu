@@ -346,6 +346,49 @@ static void test_moves(dtt_rng *r) {
         dev->free(gs_); dev->free(gd_);
         free(hs); free(hd); free(back);
     }
+    for (iter = 0; iter < 200; iter++) { /* copy_box from permuted strides (a transpose: the tiled kernel) */
+        dt__array s, d, ds_, dd_;
+        dt__box p;
+        int nd = 2 + dtt_randint(r, 2), k, j, perm[3];
+        size_t es = (size_t)1 << dtt_randint(r, 5), ns, ndb;
+        int64_t st[3], acc = 1;
+        char *hs, *hd, *back;
+        void *gs_, *gd_;
+        s.ndim = d.ndim = nd; s.es = d.es = es;
+        for (k = 0; k < nd; k++) perm[k] = k;
+        for (k = nd - 1; k > 0; k--) { j = dtt_randint(r, k + 1); int tmp = perm[k]; perm[k] = perm[j]; perm[j] = tmp; }
+        if (perm[nd - 1] == nd - 1) { int tmp = perm[nd - 1]; perm[nd - 1] = perm[0]; perm[0] = tmp; }
+        for (k = 0; k < nd; k++) {
+            int64_t g = 1 + dtt_randint(r, 70);
+            s.box.lo[k] = 0; s.box.ext[k] = g;
+            p.lo[k] = dtt_randint(r, (int)g);
+            p.ext[k] = dtt_randint(r, 2) ? g - p.lo[k] : 1 + dtt_randint(r, (int)(g - p.lo[k]));
+        }
+        for (k = nd - 1; k >= 0; k--) { st[perm[k]] = acc; acc *= s.box.ext[perm[k]] + (k == nd - 1); } /* padded */
+        s.stride = st; d.stride = NULL;
+        d.box = p;
+        ns = (size_t)acc * es;
+        ndb = dt__box_numel(nd, &d.box) * es;
+        hs = (char *)malloc(ns); hd = (char *)malloc(ndb + 1); back = (char *)malloc((ns > ndb ? ns : ndb) + 1);
+        fill_bytes(r, hs, ns);
+        gs_ = up(hs, ns);
+        gd_ = NULL;
+        CHECK_OK(dev->alloc("test", ndb + 1, &gd_));
+        s.data = hs; d.data = hd;
+        dt__copy_box(&s, &d, &p);
+        ds_ = s; dd_ = d; ds_.data = (char *)gs_; dd_.data = (char *)gd_;
+        CHECK_OK(dev->copy_box("test", &ds_, &dd_, &p)); /* pack */
+        down(back, gd_, ndb);
+        CHECK(!memcmp(hd, back, ndb), "copy_box (strided source) iter %d es %zu", iter, es);
+        fill_bytes(r, hd, ndb); /* new values for the unpack into the strided array */
+        CHECK_OK(dev->copy("test", gd_, hd, ndb));
+        dt__copy_box(&d, &s, &p);
+        CHECK_OK(dev->copy_box("test", &dd_, &ds_, &p)); /* unpack into the strided array */
+        down(back, gs_, ns);
+        CHECK(!memcmp(hs, back, ns), "copy_box (strided target) iter %d es %zu", iter, es);
+        dev->free(gs_); dev->free(gd_);
+        free(hs); free(hd); free(back);
+    }
     for (iter = 0; iter < 100; iter++) { /* permute */
         int nd = 1 + dtt_randint(r, 4), perm[4], k, j;
         int64_t xs[4], n = 1;
