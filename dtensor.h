@@ -3330,12 +3330,12 @@ static void dt__copy_spans(char *d, size_t ds, const char *s, size_t ss, size_t 
     else for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, span);
 }
 
-#define DT__COMBINE_LINE(T)                                                                       \
+#define DT__COMBINE_LINE(T, U) /* U: the type the sum is computed in (unsigned for integers: wraps) */ \
     do {                                                                                          \
         if (op == DT_SUM)                                                                         \
             for (i = 0; i < n; i++, d += ds, s += ss) {                                           \
                 T a_, b_; memcpy(&a_, d, sizeof a_); memcpy(&b_, s, sizeof b_);                   \
-                a_ = (T)(a_ + b_); memcpy(d, &a_, sizeof a_);                                     \
+                a_ = (T)((U)a_ + (U)b_); memcpy(d, &a_, sizeof a_);                               \
             }                                                                                     \
         else                                                                                      \
             for (i = 0; i < n; i++, d += ds, s += ss) {                                           \
@@ -3356,11 +3356,11 @@ static void dt__line_op(char *d, size_t ds, const char *s, size_t ss, int64_t n,
         return;
     }
     switch (t) {
-    case DT_F32: DT__COMBINE_LINE(float); break;
-    case DT_F64: DT__COMBINE_LINE(double); break;
-    case DT_I32: DT__COMBINE_LINE(int32_t); break;
-    case DT_I64: DT__COMBINE_LINE(int64_t); break;
-    case DT_U8: DT__COMBINE_LINE(uint8_t); break;
+    case DT_F32: DT__COMBINE_LINE(float, float); break;
+    case DT_F64: DT__COMBINE_LINE(double, double); break;
+    case DT_I32: DT__COMBINE_LINE(int32_t, uint32_t); break;
+    case DT_I64: DT__COMBINE_LINE(int64_t, uint64_t); break;
+    case DT_U8: DT__COMBINE_LINE(uint8_t, unsigned); break;
     case DT_C64: case DT_C128: /* SUM only (checked by the callers) */
         for (i = 0; i < n; i++, d += ds, s += ss)
             dt__reduce_elems(t == DT_C64 ? DT_F32 : DT_F64, DT_SUM, d, s, 2);

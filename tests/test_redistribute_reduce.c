@@ -88,8 +88,8 @@ static int64_t numel_of(int ndim, const int64_t *s) {
 }
 
 /* out with placements dst in the given storage, holding o(g) */
-static dt_tensor *make_out(dt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, const dt_placement *dst,
-                           int storage, store *s) {
+static dt_tensor *make_store(dt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, const dt_placement *dst,
+                             int storage, store *s, int src_values) {
     dt_tensor_desc d = dtt_desc(t, ndim, shape, dt_mesh_ndim(m), dst);
     dt_tensor *probe = NULL, *out = NULL;
     size_t es = dt_dtype_size(t), n = 1;
@@ -125,7 +125,7 @@ static dt_tensor *make_out(dt_mesh *m, dt_dtype t, int ndim, const int64_t *shap
     if (numel_of(ndim, s->ls) > 0)
         do {
             locate(ndim, shape, s, idx, &g, &off);
-            put(t, s->buf, off, oval(t, g));
+            put(t, s->buf, off, src_values ? fval(t, g) : oval(t, g));
         } while (next_idx(ndim, s->ls, idx));
     if (storage == ST_CONTIG) {
         d.local_shape = s->ls;
@@ -139,6 +139,11 @@ static dt_tensor *make_out(dt_mesh *m, dt_dtype t, int ndim, const int64_t *shap
         CHECK_OK(dt_tensor_from_local(m, &d, s->buf, DT_BORROW, &out));
     }
     return out;
+}
+
+static dt_tensor *make_out(dt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, const dt_placement *dst,
+                           int storage, store *s) {
+    return make_store(m, t, ndim, shape, dst, storage, s, 0);
 }
 
 static void store_free(store *s) {
@@ -162,9 +167,10 @@ static void check_out(dt_dtype t, int ndim, const int64_t *shape, const store *s
             mark[off] = 1;
             get(t, s->buf, off, &re, &im);
             a = oval(t, g);
-            b = self ? a : fval(t, g);
-            w = comb(op, a, b);
-            if (re != (double)w || (is_cx(t) && im != (double)(op == DT_SUM ? (2 * a + 1) + (2 * b + 1) : 0))) {
+            b = self == 1 ? a : fval(t, g);
+            w = self == 2 ? b : comb(op, a, b);
+            if (re != (double)w ||
+                (is_cx(t) && im != (double)(self == 2 ? 2 * b + 1 : (2 * a + 1) + (2 * b + 1)))) {
                 if (bad++ < 3)
                     CHECK(0, "%s: %s at g=%lld: got (%g, %g), want %lld", what, dtt_dtname(t), (long long)g, re, im,
                           (long long)w);
@@ -220,6 +226,55 @@ static void run_self(dt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, con
     store_free(&s);
 }
 
+/* the plain copy (deliverable 1): a strided source holding f(g) (column-major
+   with a padded leading dim, or ghosted) redistributed into a new row-major
+   tensor, and into an existing column-major one; extents past the copy's
+   tiles (16, 32, 64 elements) and not multiples of them */
+static void run_copy(dt_mesh *m, dt_dtype t, int ndim, const int64_t *shape, const dt_placement *src,
+                     const dt_placement *dst) {
+    store s, so;
+    dt_tensor *a = make_store(m, t, ndim, shape, src, ST_COLMAJOR, &s, 1), *b = NULL, *o;
+    int64_t ls[DT_MAX_DIMS], off[DT_MAX_DIMS], idx[DT_MAX_DIMS] = {0}, n, g, bad = 0;
+    size_t es = dt_dtype_size(t), e;
+    int d;
+    char *data;
+    if (!a) { store_free(&s); return; }
+    CHECK_OK(dt_tensor_redistribute(a, dst, &b));
+    if (b) {
+        int64_t *gi[DT_MAX_DIMS];
+        dt_tensor_local_shape(b, ls);
+        (void)off;
+        for (d = 0; d < ndim; d++) {
+            gi[d] = (int64_t *)dtt_malloc((size_t)(ls[d] + 1) * sizeof(int64_t));
+            CHECK_OK(dt_tensor_local_indices(b, d, gi[d]));
+        }
+        data = (char *)dt_tensor_data(b);
+        n = numel_of(ndim, ls);
+        for (e = 0; n > 0; e++) {
+            double re, im;
+            g = 0;
+            for (d = 0; d < ndim; d++) g = g * shape[d] + gi[d][idx[d]];
+            get(t, data, e, &re, &im);
+            if (re != (double)fval(t, g) || (is_cx(t) && im != (double)(2 * fval(t, g) + 1))) bad++;
+            if (!next_idx(ndim, ls, idx)) break;
+        }
+        for (d = 0; d < ndim; d++) free(gi[d]);
+        CHECK(bad == 0, "copy %s ndim %d: %lld wrong", dtt_dtname(t), ndim, (long long)bad);
+    }
+    /* into an existing column-major out: every element f(g), padding untouched */
+    o = make_store(m, t, ndim, shape, dst, ST_COLMAJOR, &so, 0);
+    if (o) {
+        CHECK_OK(dt_tensor_redistribute(a, dst, &o));
+        check_out(t, ndim, shape, &so, DT_SUM, 2, "copy into column-major");
+    }
+    (void)es;
+    dt_tensor_destroy(o);
+    dt_tensor_destroy(a);
+    dt_tensor_destroy(b);
+    store_free(&s);
+    store_free(&so);
+}
+
 static void sweep_1d(dt_mesh *m) {
     static const dt_dtype all[] = { DT_F64, DT_F32, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8, DT_C64, DT_C128 };
     int64_t s2[2] = { 13, 7 }, s3[3] = { 5, 4, 6 }, s2b[2] = { 9, 11 };
@@ -252,6 +307,15 @@ static void sweep_1d(dt_mesh *m) {
             }
             run(m, t, 2, s2b, S0, C1, op, ST_CONTIG); /* block-cyclic targets: contiguous storage */
             run(m, t, 2, s2b, C0, C1, op, ST_CONTIG);
+        }
+        { /* past the copy's tiles: 2-D and 3-D, odd extents */
+            int64_t big2[2] = { 67, 75 }, big3[3] = { 9, 35, 70 };
+            run_copy(m, t, 2, big2, S1, S0);
+            run_copy(m, t, 2, big2, R, R);
+            run_copy(m, t, 3, big3, S2, S0);
+            run(m, t, 2, big2, S1, S0, DT_SUM, ST_COLMAJOR);
+            run(m, t, 2, big2, S1, S0, DT_SUM, ST_CONTIG);
+            run(m, t, 3, big3, S0, S2, DT_SUM, ST_COLMAJOR);
         }
     }
 }
