@@ -9908,6 +9908,7 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
     dt__array a, b;
     dt__box box;
     dt_status st;
+    memset(&box, 0, sizeof box); /* (set by dt__layout_box below; for -O3's -Wmaybe-uninitialized) */
     if ((st = dt__contig_copy(fn, t, 1, &v, &in))) return st;
     if ((dst_stride || acc >= 0) && (st = dt__alloc(fn, obytes + 1, &out))) { DT_FREE(in); return st; }
     st = dt__redistribute_into_strided(&v, dst_pl, dst_stride || acc >= 0 ? out : dst, NULL);
