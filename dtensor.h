@@ -3388,7 +3388,7 @@ static int64_t dt__tile_edge(size_t es) { return es >= 16 ? 16 : es >= 8 ? 32 : 
    The remaining dims are an outer odometer. */
 static void dt__copy_box_op(const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t, int op) {
     size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0}, span = s->es, es = s->es, so, doff; /* zeroed: for the static analyzer */
-    int64_t idx[DT_MAX_DIMS], ext[DT_MAX_DIMS];
+    int64_t idx[DT_MAX_DIMS] = {0}, ext[DT_MAX_DIMS] = {0}; /* zeroed: for the static analyzer */
     int k = s->ndim, j, a = -1, b = -1;
     if (dt__box_numel(s->ndim, p) == 0) return;
     if (s->ndim == 0) { dt__line_op(d->data, es, s->data, es, 1, es, t, op); return; }
@@ -4548,6 +4548,7 @@ static int dt__rgeom_pick(const dt__rgeom *g, int want, int skip, int64_t *ext, 
     int d, k = 0;
     *count = 1;
     for (d = 0; d < g->nd; d++)
+        /* cppcheck-suppress negativeIndex ; d >= 0 always: skip = -1 skips no dim */
         if (g->red[d] == want && d != skip) {
             ext[k] = g->ext[d];
             st[k] = g->st[d];
