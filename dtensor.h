@@ -2893,10 +2893,18 @@ static int dt__placement_eq(dt_placement a, dt_placement b) {
     return a.block > 0 && a.sizes && b.sizes && !memcmp(a.sizes, b.sizes, (size_t)a.block * sizeof(int64_t));
 }
 
+/* (through pointers, field by field: the ops' dispatch compares placements
+   on every call, and passing the structs by value cost a copy each) */
 static int dt__placements_eq(const dt_placement *a, const dt_placement *b, int n) {
     int i;
-    for (i = 0; i < n; i++)
-        if (!dt__placement_eq(a[i], b[i])) return 0;
+    for (i = 0; i < n; i++) {
+        const dt_placement *x = &a[i], *y = &b[i];
+        if (x->kind != y->kind || x->dim != y->dim || x->reduce != y->reduce || x->split != y->split ||
+            x->block != y->block || x->src != y->src)
+            return 0;
+        if (x->kind == DT_SHARD && x->split == DT_SPLIT_SIZES && x->sizes != y->sizes && !dt__placement_eq(*x, *y))
+            return 0;
+    }
     return 1;
 }
 
@@ -10763,8 +10771,8 @@ static dt_status dt__infer_unary(dt__call *c) {
 
 static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor *o) {
     const dt__kernels *k = c->dev->kernels();
-    int64_t idx[DT_MAX_DIMS] = {0}, n, off = 0;
-    size_t xes = dt_dtype_size(c->in[0].d->dtype), oes = dt_dtype_size(o->desc.dtype), rows, r;
+    int64_t idx[DT_MAX_DIMS], n, off = 0;
+    size_t xes, oes, rows, r;
     int nd = x->ndim, d;
     if (!x->stride) {
         if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
@@ -10773,6 +10781,9 @@ static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor 
     }
     /* strided x (unit-stride last dim): one kernel call per row into the contiguous result */
     if (!o->numel) return DT_OK;
+    xes = dt_dtype_size(c->in[0].d->dtype);
+    oes = dt_dtype_size(o->desc.dtype);
+    for (d = 0; d < nd; d++) idx[d] = 0;
     n = x->box.ext[nd - 1];
     rows = o->numel / (size_t)n;
     for (r = 0; r < rows; r++) {
@@ -10835,6 +10846,15 @@ static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tenso
     if (n == 0) {
         c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &one, in[0].data, &zero, in[1].data, &zero,
                             o->data, c->a);
+        return DT_OK;
+    }
+    if (!in[0].stride && !in[1].stride && in[0].ndim == n && in[1].ndim == n &&
+        !memcmp(in[0].box.ext, o->box.ext, (size_t)n * sizeof(int64_t)) &&
+        !memcmp(in[1].box.ext, o->box.ext, (size_t)n * sizeof(int64_t))) {
+        /* no broadcast, both row-major: one flat row (the common case, without the stride walk) */
+        int64_t len = (int64_t)o->numel;
+        c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &len, in[0].data, &one, in[1].data, &one,
+                                  o->data, c->a);
         return DT_OK;
     }
     dt__bcast_strides(&in[0], o->box.ext, n, sa);
@@ -11450,10 +11470,10 @@ static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     dt_status st;
     int i;
     if (c->m->rank < 0) return DT_OK;
-    memset(extra, 0, sizeof extra);
+    for (i = 0; i < c->nin; i++) extra[i] = NULL;
     st = dt__move_inputs(c, loc, extra);
     if (!st) st = dt__families[c->def->family].run(c, loc, o);
-    for (i = 0; i < DT__MAX_IN; i++)
+    for (i = 0; i < c->nin; i++)
         if (extra[i]) c->dev->free(extra[i]);
     return st;
 }
@@ -11502,8 +11522,10 @@ static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
         DT_FREE(obuf);
         return dt__within(c->fn, st);
     }
-    if (obuf) dt__contig_write_back(o, obuf);
-    DT_FREE(obuf);
+    if (obuf) {
+        dt__contig_write_back(o, obuf);
+        DT_FREE(obuf);
+    }
     *out = o;
     return DT_OK;
 }
