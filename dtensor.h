@@ -10073,27 +10073,26 @@ typedef struct dt__opts {
     dt_placement out[DT__MAX_OPTS];
 } dt__opts;
 
-static uint64_t dt__placement_bits(dt_placement p) {
-    return (uint64_t)p.kind | (uint64_t)p.reduce << 2 | (uint64_t)(p.dim & 15) << 4;
-}
-
 /* the cache key: op, static args, each input's dtype, rank, placements, shape.
    0 words: too long to cache (e.g. cat of many high-rank tensors). */
 static int dt__key_build(const dt__call *c, uint64_t *w) {
-    int n = 0, i, j;
-    w[n++] = (uint64_t)c->op | (uint64_t)c->nin << 8 | (uint64_t)c->narg << 16 | (uint64_t)c->m->ndim << 24;
+    int n = 0, i, j, mnd = c->m->ndim;
+    w[n++] = (uint64_t)c->op | (uint64_t)c->nin << 8 | (uint64_t)c->narg << 16 | (uint64_t)mnd << 24;
     for (i = 0; i < c->narg; i++) w[n++] = (uint64_t)c->arg[i];
     for (i = 0; i < c->nin; i++) {
         const dt_tensor_desc *d = c->in[i].d;
         uint64_t pl = 0;
+        int rules = 0;
         if (n + 2 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
         if (!d) { w[n++] = 0xffu; continue; }
-        for (j = 0; j < c->m->ndim; j++) {
+        for (j = 0; j < mnd; j++) {
+            const dt_placement *p = &d->placements[j];
             if (j && j % 7 == 0) { w[n++] = pl; pl = 0; }
-            pl |= dt__placement_bits(d->placements[j]) << (8 * (j % 7));
+            pl |= ((uint64_t)p->kind | (uint64_t)p->reduce << 2 | (uint64_t)(p->dim & 15) << 4) << (8 * (j % 7));
+            rules |= p->split;
         }
         w[n++] = pl;
-        for (j = 0; j < c->m->ndim; j++) { /* split rules: their words; sizes arrays are not cached */
+        for (j = 0; j < mnd && rules; j++) { /* split rules: their words; sizes arrays are not cached */
             const dt_placement *p = &d->placements[j];
             if (p->kind != DT_SHARD || !p->split) continue;
             if (p->split == DT_SPLIT_SIZES || n + 4 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
@@ -10106,12 +10105,17 @@ static int dt__key_build(const dt__call *c, uint64_t *w) {
     return n;
 }
 
+/* (one multiply a word; the low bits that pick the slot get the high bits
+   folded in at the end) */
 static uint64_t dt__key_hash(const uint64_t *w, int n) {
     uint64_t h = 0x9e3779b97f4a7c15ull;
     int i;
-    for (i = 0; i < n; i++) { h ^= w[i]; h *= 0xff51afd7ed558ccdull; h ^= h >> 32; }
-    return h;
+    for (i = 0; i < n; i++) h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
 }
+
 
 /* ---- the rule: options on one mesh dim ---- */
 
@@ -11470,7 +11474,7 @@ static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     dt_status st;
     int i;
     if (c->m->rank < 0) return DT_OK;
-    for (i = 0; i < c->nin; i++) extra[i] = NULL;
+    memset(extra, 0, sizeof extra);
     st = dt__move_inputs(c, loc, extra);
     if (!st) st = dt__families[c->def->family].run(c, loc, o);
     for (i = 0; i < c->nin; i++)
