@@ -10055,6 +10055,7 @@ typedef struct dt__call {
     dt_placement want[DT__MAX_IN][DT_MAX_MESH_DIMS]; /* the chosen input placements      */
     double cost;
     int cached;
+    unsigned moves;                /* bit i: input i's placements are not want[i] (it moves) */
     const dt__device *dev;         /* where every input and the result live              */
 } dt__call;
 
@@ -10065,6 +10066,7 @@ typedef struct dt__entry {
     dt_tensor_desc out, out_public;
     dt_placement want[DT__MAX_IN][DT_MAX_MESH_DIMS];
     double cost;
+    unsigned moves;                /* dt__call's: a function of the key (it holds the inputs' placements) */
 } dt__entry;
 
 typedef struct dt__opts {
@@ -10534,12 +10536,17 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
         c->out_public = e->out_public;
         memcpy(c->want, e->want, (size_t)c->nin * sizeof c->want[0]); /* the rows the op has: its key holds nin */
         c->cost = e->cost;
+        c->moves = e->moves;
     } else {
+        int i;
         if ((st = infer(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))
             return st;
         dt__choose(c);
         dt__sizes_unnest(c);
         dt__public_out(c);
+        c->moves = 0;
+        for (i = 0; i < c->nin; i++)
+            if (c->in[i].d && !dt__placements_eq(c->in[i].d->placements, c->want[i], m->ndim)) c->moves |= 1u << i;
         if (e) {
             if (!e->nkey) m->ops_count++;
             memcpy(e->key, key, (size_t)n * sizeof key[0]);
@@ -10548,6 +10555,7 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
             e->out_public = c->out_public;
             memcpy(e->want, c->want, sizeof c->want);
             e->cost = c->cost;
+            e->moves = c->moves;
         }
     }
     if (m->explain) dt__explain_line(c, m->explain);
@@ -11438,7 +11446,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
                 }
             continue;
         }
-        if (dt__placements_eq(t->desc.placements, c->want[i], m->ndim)) {
+        if (!(c->moves >> i & 1)) { /* (dt__propagate compared the placements; the cache key holds them) */
             loc[i].data = t->data;
             loc[i].box = t->box;
             if (t->strided && t->desc.ndim > 0 && dt__reads_strides(c, t)) {
