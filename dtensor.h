@@ -4236,6 +4236,10 @@ static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape,
         dt__cx_binary(op, t, ndim, shape, a, sa, b, sb, out, alpha);
         return;
     }
+    if (ndim == 1 && sa[0] == 1 && sb[0] == 1) { /* one contiguous row (the ops' flat case) */
+        if (shape[0] > 0) dt__binary_row(op, t, a, 1, b, 1, out, (size_t)shape[0], alpha);
+        return;
+    }
     if (!dt__bgeom_make(ndim, shape, sa, sb, &g)) return;
     in = g.nd - 1;
     if (g.nd >= 2 && (dt__strided(g.sa[in]) || dt__strided(g.sb[in]))) {
@@ -10611,8 +10615,8 @@ static dt_status dt__call_in(dt__call *c, const dt_tensor *t, const char *name, 
 
 /* all inputs on one mesh; a 0-d tensor from another mesh is a replicated scalar */
 static dt_status dt__call_mesh(dt__call *c) {
-    int i, first = -1;
-    for (i = 0; i < c->nin && first < 0; i++)
+    int i, first = c->in[0].t && c->in[0].t->desc.ndim > 0 ? 0 : -1;
+    for (i = 1; i < c->nin && first < 0; i++)
         if (c->in[i].t && c->in[i].t->desc.ndim > 0) first = i;
     for (i = 0; i < c->nin && first < 0; i++)
         if (c->in[i].t) first = i;
@@ -10851,6 +10855,13 @@ static void dt__bcast_strides(const dt__local *x, const int64_t *oext, int n, in
     }
 }
 
+static int dt__same_ext(const dt__box *a, const dt__box *b, int n) {
+    int d;
+    for (d = 0; d < n; d++)
+        if (a->ext[d] != b->ext[d]) return 0;
+    return 1;
+}
+
 static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tensor *o) {
     int64_t sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], one = 1, zero = 0;
     int n = o->desc.ndim;
@@ -10860,9 +10871,8 @@ static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tenso
                             o->data, c->a);
         return DT_OK;
     }
-    if (!in[0].stride && !in[1].stride && in[0].ndim == n && in[1].ndim == n &&
-        !memcmp(in[0].box.ext, o->box.ext, (size_t)n * sizeof(int64_t)) &&
-        !memcmp(in[1].box.ext, o->box.ext, (size_t)n * sizeof(int64_t))) {
+    if (!in[0].stride && !in[1].stride && in[0].ndim == n && in[1].ndim == n && dt__same_ext(&in[0].box, &o->box, n) &&
+        dt__same_ext(&in[1].box, &o->box, n)) {
         /* no broadcast, both row-major: one flat row (the common case, without the stride walk) */
         int64_t len = (int64_t)o->numel;
         c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &len, in[0].data, &one, in[1].data, &one,
