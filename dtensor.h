@@ -10050,7 +10050,9 @@ typedef struct dt__call {
     dt__in in[DT__MAX_IN];
     int8_t dmap[DT__MAX_IN][DT_MAX_DIMS];
     int8_t grp[2][DT_MAX_DIMS];    /* reshape: the dim group of each input / output dim, -1 */
-    dt_tensor_desc out;            /* the result; placements from propagation            */
+    dt_tensor_desc out;            /* the result; placements from propagation (on a cache
+                                      hit filled only for the reduce family, whose runner
+                                      is the one that reads it: norm2's Partial)          */
     dt_tensor_desc out_public;     /* what the caller gets (norm2: Partial finished)      */
     int64_t arg[DT__MAX_ARGS];     /* static args: part of the cache key                  */
     int narg;
@@ -10536,7 +10538,7 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
     }
     c->cached = e && e->nkey == n && !memcmp(e->key, key, (size_t)n * sizeof key[0]);
     if (c->cached) {
-        c->out = e->out;
+        if (c->def->family == DT__F_REDUCE) c->out = e->out;
         c->out_public = e->out_public;
         memcpy(c->want, e->want, (size_t)c->nin * sizeof c->want[0]); /* the rows the op has: its key holds nin */
         c->cost = e->cost;
@@ -10615,8 +10617,8 @@ static dt_status dt__call_in(dt__call *c, const dt_tensor *t, const char *name, 
 
 /* all inputs on one mesh; a 0-d tensor from another mesh is a replicated scalar */
 static dt_status dt__call_mesh(dt__call *c) {
-    int i, first = c->in[0].t && c->in[0].t->desc.ndim > 0 ? 0 : -1;
-    for (i = 1; i < c->nin && first < 0; i++)
+    int i, first = -1;
+    for (i = 0; i < c->nin && first < 0; i++)
         if (c->in[i].t && c->in[i].t->desc.ndim > 0) first = i;
     for (i = 0; i < c->nin && first < 0; i++)
         if (c->in[i].t) first = i;
