@@ -4237,7 +4237,10 @@ static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape,
         return;
     }
     if (ndim == 1 && sa[0] == 1 && sb[0] == 1) { /* one contiguous row (the ops' flat case) */
-        if (shape[0] > 0) dt__binary_row(op, t, a, 1, b, 1, out, (size_t)shape[0], alpha);
+        if (shape[0] <= 0) return;
+        if (t == DT_F32) /* (what dt__binary_row does for it, less the dispatch on the dtype) */
+            dt__binary_row_f32(op, (const float *)a, 0, (const float *)b, 0, (float *)out, (size_t)shape[0], (float)alpha);
+        else dt__binary_row(op, t, a, 1, b, 1, out, (size_t)shape[0], alpha);
         return;
     }
     if (!dt__bgeom_make(ndim, shape, sa, sb, &g)) return;
