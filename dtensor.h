@@ -10092,7 +10092,7 @@ static int dt__key_build(const dt__call *c, uint64_t *w) {
     for (i = 0; i < c->narg; i++) w[n++] = (uint64_t)c->arg[i];
     for (i = 0; i < c->nin; i++) {
         const dt_tensor_desc *d = c->in[i].d;
-        uint64_t pl = 0;
+        uint64_t pl = 0, tag;
         int rules = 0;
         if (n + 2 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
         if (!d) { w[n++] = 0xffu; continue; }
@@ -10102,7 +10102,9 @@ static int dt__key_build(const dt__call *c, uint64_t *w) {
             pl |= ((uint64_t)p->kind | (uint64_t)p->reduce << 2 | (uint64_t)(p->dim & 15) << 4) << (8 * (j % 7));
             rules |= p->split;
         }
-        w[n++] = pl;
+        /* dtype, rank and presence: beside the placements (8 bits a mesh dim) when they leave room */
+        tag = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
+        w[n++] = mnd <= 4 ? pl | tag << 32 : pl;
         for (j = 0; j < mnd && rules; j++) { /* split rules: their words; sizes arrays are not cached */
             const dt_placement *p = &d->placements[j];
             if (p->kind != DT_SHARD || !p->split) continue;
@@ -10110,7 +10112,7 @@ static int dt__key_build(const dt__call *c, uint64_t *w) {
             w[n++] = (uint64_t)j | (uint64_t)p->split << 8 | (uint64_t)p->block << 16;
             if (p->src) w[n++] = (uint64_t)1 << 63 | (uint64_t)(uint32_t)p->src; /* bit 63: not a rule word */
         }
-        w[n++] = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
+        if (mnd > 4) w[n++] = tag;
         for (j = 0; j < d->ndim; j++) w[n++] = (uint64_t)d->shape[j];
     }
     return n;
