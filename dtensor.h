@@ -7193,6 +7193,8 @@ struct dt_mesh {
     const dt__device *pinned_dev[2];
     struct dt__entry *ops;                 /* the strategy cache (>>propagate)    */
     int ops_count;
+    unsigned short op_last[DT__OP_COUNT];  /* per op: its last call's cache slot, tried
+                                              before hashing (>>propagate)       */
     FILE *explain;                         /* dt_explain (>>propagate)            */
     uint64_t rng_seed, rng_offset;         /* the Philox state (>>rng), equal on all ranks */
 };
@@ -10534,14 +10536,23 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
     dt__entry *e = NULL;
     dt_status st;
     int n = dt__key_build(c, key);
+    c->cached = 0;
     if (n) {
         if (!m->ops) {
             size_t bytes = (size_t)DT_OP_CACHE * sizeof(dt__entry);
             if (dt__alloc(c->fn, bytes, (void **)&m->ops) == DT_OK) memset(m->ops, 0, bytes);
         }
-        if (m->ops) e = &m->ops[dt__key_hash(key, n) % DT_OP_CACHE];
+        if (m->ops) { /* the slot this op used last (a loop repeats its calls), else the key's own slot */
+            e = &m->ops[m->op_last[c->op]];
+            c->cached = e->nkey == n && !memcmp(e->key, key, (size_t)n * sizeof key[0]);
+            if (!c->cached) {
+                unsigned slot = (unsigned)(dt__key_hash(key, n) % DT_OP_CACHE);
+                e = &m->ops[slot];
+                m->op_last[c->op] = (unsigned short)slot;
+                c->cached = e->nkey == n && !memcmp(e->key, key, (size_t)n * sizeof key[0]);
+            }
+        }
     }
-    c->cached = e && e->nkey == n && !memcmp(e->key, key, (size_t)n * sizeof key[0]);
     if (c->cached) {
         if (c->def->family == DT__F_REDUCE) c->out = e->out;
         c->out_public = e->out_public;
