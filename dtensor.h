@@ -4240,6 +4240,8 @@ static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape,
         if (shape[0] <= 0) return;
         if (t == DT_F32) /* (what dt__binary_row does for it, less the dispatch on the dtype) */
             dt__binary_row_f32(op, (const float *)a, 0, (const float *)b, 0, (float *)out, (size_t)shape[0], (float)alpha);
+        else if (t == DT_F64)
+            dt__binary_row_f64(op, (const double *)a, 0, (const double *)b, 0, (double *)out, (size_t)shape[0], alpha);
         else dt__binary_row(op, t, a, 1, b, 1, out, (size_t)shape[0], alpha);
         return;
     }
