@@ -4226,25 +4226,16 @@ static void dt__binary_tiled(dt__bop op, dt_dtype t, const dt__bgeom *g, const v
 
 static int dt__strided(int64_t s) { return s != 0 && s != 1; }
 
-static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
-                         const void *b, const int64_t *sb, void *out, double alpha) {
+/* (kept out of line: its stack frame is not paid by dt__k_binary's one-row case) */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+__attribute__((noinline))
+#endif
+static void dt__k_binary_nd(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                            const void *b, const int64_t *sb, void *out, double alpha) {
     dt__bgeom g;
     int64_t idx[DT_MAX_DIMS], offa = 0, offb = 0, rows = 1, r, n;
     size_t es = dt_dtype_size(t);
     int d, in;
-    if (dt__is_complex(t)) {
-        dt__cx_binary(op, t, ndim, shape, a, sa, b, sb, out, alpha);
-        return;
-    }
-    if (ndim == 1 && sa[0] == 1 && sb[0] == 1) { /* one contiguous row (the ops' flat case) */
-        if (shape[0] <= 0) return;
-        if (t == DT_F32) /* (what dt__binary_row does for it, less the dispatch on the dtype) */
-            dt__binary_row_f32(op, (const float *)a, 0, (const float *)b, 0, (float *)out, (size_t)shape[0], (float)alpha);
-        else if (t == DT_F64)
-            dt__binary_row_f64(op, (const double *)a, 0, (const double *)b, 0, (double *)out, (size_t)shape[0], alpha);
-        else dt__binary_row(op, t, a, 1, b, 1, out, (size_t)shape[0], alpha);
-        return;
-    }
     if (!dt__bgeom_make(ndim, shape, sa, sb, &g)) return;
     in = g.nd - 1;
     if (g.nd >= 2 && (dt__strided(g.sa[in]) || dt__strided(g.sb[in]))) {
@@ -4268,6 +4259,24 @@ static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape,
             idx[d] = 0;
         }
     }
+}
+
+static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                         const void *b, const int64_t *sb, void *out, double alpha) {
+    if (dt__is_complex(t)) {
+        dt__cx_binary(op, t, ndim, shape, a, sa, b, sb, out, alpha);
+        return;
+    }
+    if (ndim == 1 && sa[0] == 1 && sb[0] == 1) { /* one contiguous row (the ops' flat case) */
+        if (shape[0] <= 0) return;
+        if (t == DT_F32) /* (what dt__binary_row does for it, less the dispatch on the dtype) */
+            dt__binary_row_f32(op, (const float *)a, 0, (const float *)b, 0, (float *)out, (size_t)shape[0], (float)alpha);
+        else if (t == DT_F64)
+            dt__binary_row_f64(op, (const double *)a, 0, (const double *)b, 0, (double *)out, (size_t)shape[0], alpha);
+        else dt__binary_row(op, t, a, 1, b, 1, out, (size_t)shape[0], alpha);
+        return;
+    }
+    dt__k_binary_nd(op, t, ndim, shape, a, sa, b, sb, out, alpha);
 }
 
 /* ---- reduce ---- */
