@@ -2915,10 +2915,18 @@ static int dt__placement_eq(dt_placement a, dt_placement b) {
     return a.block > 0 && a.sizes && b.sizes && !memcmp(a.sizes, b.sizes, (size_t)a.block * sizeof(int64_t));
 }
 
+/* (through pointers, field by field: the ops' dispatch compares placements
+   on every call, and passing the structs by value cost a copy each) */
 static int dt__placements_eq(const dt_placement *a, const dt_placement *b, int n) {
     int i;
-    for (i = 0; i < n; i++)
-        if (!dt__placement_eq(a[i], b[i])) return 0;
+    for (i = 0; i < n; i++) {
+        const dt_placement *x = &a[i], *y = &b[i];
+        if (x->kind != y->kind || x->dim != y->dim || x->reduce != y->reduce || x->split != y->split ||
+            x->block != y->block || x->src != y->src)
+            return 0;
+        if (x->kind == DT_SHARD && x->split == DT_SPLIT_SIZES && x->sizes != y->sizes && !dt__placement_eq(*x, *y))
+            return 0;
+    }
     return 1;
 }
 
@@ -4353,16 +4361,16 @@ static void dt__binary_tiled(dt__bop op, dt_dtype t, const dt__bgeom *g, const v
 
 static int dt__strided(int64_t s) { return s != 0 && s != 1; }
 
-static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
-                         const void *b, const int64_t *sb, void *out, double alpha) {
+/* (kept out of line: its stack frame is not paid by dt__k_binary's one-row case) */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+__attribute__((noinline))
+#endif
+static void dt__k_binary_nd(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                            const void *b, const int64_t *sb, void *out, double alpha) {
     dt__bgeom g;
     int64_t idx[DT_MAX_DIMS], offa = 0, offb = 0, rows = 1, r, n;
     size_t es = dt_dtype_size(t);
     int d, in;
-    if (dt__is_complex(t)) {
-        dt__cx_binary(op, t, ndim, shape, a, sa, b, sb, out, alpha);
-        return;
-    }
     if (!dt__bgeom_make(ndim, shape, sa, sb, &g)) return;
     in = g.nd - 1;
     if (g.nd >= 2 && (dt__strided(g.sa[in]) || dt__strided(g.sb[in]))) {
@@ -4386,6 +4394,24 @@ static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape,
             idx[d] = 0;
         }
     }
+}
+
+static void dt__k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
+                         const void *b, const int64_t *sb, void *out, double alpha) {
+    if (dt__is_complex(t)) {
+        dt__cx_binary(op, t, ndim, shape, a, sa, b, sb, out, alpha);
+        return;
+    }
+    if (ndim == 1 && sa[0] == 1 && sb[0] == 1) { /* one contiguous row (the ops' flat case) */
+        if (shape[0] <= 0) return;
+        if (t == DT_F32) /* (what dt__binary_row does for it, less the dispatch on the dtype) */
+            dt__binary_row_f32(op, (const float *)a, 0, (const float *)b, 0, (float *)out, (size_t)shape[0], (float)alpha);
+        else if (t == DT_F64)
+            dt__binary_row_f64(op, (const double *)a, 0, (const double *)b, 0, (double *)out, (size_t)shape[0], alpha);
+        else dt__binary_row(op, t, a, 1, b, 1, out, (size_t)shape[0], alpha);
+        return;
+    }
+    dt__k_binary_nd(op, t, ndim, shape, a, sa, b, sb, out, alpha);
 }
 
 /* ---- reduce ---- */
@@ -7314,6 +7340,8 @@ struct dt_mesh {
     const dt__device *pinned_dev[2];
     struct dt__entry *ops;                 /* the strategy cache (>>propagate)    */
     int ops_count;
+    unsigned short op_last[DT__OP_COUNT];  /* per op: its last call's cache slot, tried
+                                              before hashing (>>propagate)       */
     FILE *explain;                         /* dt_explain (>>propagate)            */
     uint64_t rng_seed, rng_offset;         /* the Philox state (>>rng), equal on all ranks */
 };
@@ -10289,7 +10317,9 @@ typedef struct dt__call {
     dt__in in[DT__MAX_IN];
     int8_t dmap[DT__MAX_IN][DT_MAX_DIMS];
     int8_t grp[2][DT_MAX_DIMS];    /* reshape: the dim group of each input / output dim, -1 */
-    dt_tensor_desc out;            /* the result; placements from propagation            */
+    dt_tensor_desc out;            /* the result; placements from propagation (on a cache
+                                      hit filled only for the reduce family, whose runner
+                                      is the one that reads it: norm2's Partial)          */
     dt_tensor_desc out_public;     /* what the caller gets (norm2: Partial finished)      */
     int64_t arg[DT__MAX_ARGS];     /* static args: part of the cache key                  */
     int narg;
@@ -10298,6 +10328,7 @@ typedef struct dt__call {
     dt_placement want[DT__MAX_IN][DT_MAX_MESH_DIMS]; /* the chosen input placements      */
     double cost;
     int cached;
+    unsigned moves;                /* bit i: input i's placements are not want[i] (it moves) */
     const dt__device *dev;         /* where every input and the result live              */
 } dt__call;
 
@@ -10308,6 +10339,7 @@ typedef struct dt__entry {
     dt_tensor_desc out, out_public;
     dt_placement want[DT__MAX_IN][DT_MAX_MESH_DIMS];
     double cost;
+    unsigned moves;                /* dt__call's: a function of the key (it holds the inputs' placements) */
 } dt__entry;
 
 typedef struct dt__opts {
@@ -10316,45 +10348,51 @@ typedef struct dt__opts {
     dt_placement out[DT__MAX_OPTS];
 } dt__opts;
 
-static uint64_t dt__placement_bits(dt_placement p) {
-    return (uint64_t)p.kind | (uint64_t)p.reduce << 2 | (uint64_t)(p.dim & 15) << 4;
-}
-
 /* the cache key: op, static args, each input's dtype, rank, placements, shape.
    0 words: too long to cache (e.g. cat of many high-rank tensors). */
 static int dt__key_build(const dt__call *c, uint64_t *w) {
-    int n = 0, i, j;
-    w[n++] = (uint64_t)c->op | (uint64_t)c->nin << 8 | (uint64_t)c->narg << 16 | (uint64_t)c->m->ndim << 24;
+    int n = 0, i, j, mnd = c->m->ndim;
+    w[n++] = (uint64_t)c->op | (uint64_t)c->nin << 8 | (uint64_t)c->narg << 16 | (uint64_t)mnd << 24;
     for (i = 0; i < c->narg; i++) w[n++] = (uint64_t)c->arg[i];
     for (i = 0; i < c->nin; i++) {
         const dt_tensor_desc *d = c->in[i].d;
-        uint64_t pl = 0;
+        uint64_t pl = 0, tag;
+        int rules = 0;
         if (n + 2 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
         if (!d) { w[n++] = 0xffu; continue; }
-        for (j = 0; j < c->m->ndim; j++) {
+        for (j = 0; j < mnd; j++) {
+            const dt_placement *p = &d->placements[j];
             if (j && j % 7 == 0) { w[n++] = pl; pl = 0; }
-            pl |= dt__placement_bits(d->placements[j]) << (8 * (j % 7));
+            pl |= ((uint64_t)p->kind | (uint64_t)p->reduce << 2 | (uint64_t)(p->dim & 15) << 4) << (8 * (j % 7));
+            rules |= p->split;
         }
-        w[n++] = pl;
-        for (j = 0; j < c->m->ndim; j++) { /* split rules: their words; sizes arrays are not cached */
+        /* dtype, rank and presence: beside the placements (8 bits a mesh dim) when they leave room */
+        tag = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
+        w[n++] = mnd <= 4 ? pl | tag << 32 : pl;
+        for (j = 0; j < mnd && rules; j++) { /* split rules: their words; sizes arrays are not cached */
             const dt_placement *p = &d->placements[j];
             if (p->kind != DT_SHARD || !p->split) continue;
             if (p->split == DT_SPLIT_SIZES || n + 4 + DT_MAX_DIMS + DT_MAX_MESH_DIMS / 7 > DT__KEY_WORDS) return 0;
             w[n++] = (uint64_t)j | (uint64_t)p->split << 8 | (uint64_t)p->block << 16;
             if (p->src) w[n++] = (uint64_t)1 << 63 | (uint64_t)(uint32_t)p->src; /* bit 63: not a rule word */
         }
-        w[n++] = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
+        if (mnd > 4) w[n++] = tag;
         for (j = 0; j < d->ndim; j++) w[n++] = (uint64_t)d->shape[j];
     }
     return n;
 }
 
+/* (one multiply a word; the low bits that pick the slot get the high bits
+   folded in at the end) */
 static uint64_t dt__key_hash(const uint64_t *w, int n) {
     uint64_t h = 0x9e3779b97f4a7c15ull;
     int i;
-    for (i = 0; i < n; i++) { h ^= w[i]; h *= 0xff51afd7ed558ccdull; h ^= h >> 32; }
-    return h;
+    for (i = 0; i < n; i++) h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
 }
+
 
 /* ---- the rule: options on one mesh dim ---- */
 
@@ -10760,25 +10798,39 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
     dt__entry *e = NULL;
     dt_status st;
     int n = dt__key_build(c, key);
+    c->cached = 0;
     if (n) {
         if (!m->ops) {
             size_t bytes = (size_t)DT_OP_CACHE * sizeof(dt__entry);
             if (dt__alloc(c->fn, bytes, (void **)&m->ops) == DT_OK) memset(m->ops, 0, bytes);
         }
-        if (m->ops) e = &m->ops[dt__key_hash(key, n) % DT_OP_CACHE];
+        if (m->ops) { /* the slot this op used last (a loop repeats its calls), else the key's own slot */
+            e = &m->ops[m->op_last[c->op]];
+            c->cached = e->nkey == n && !memcmp(e->key, key, (size_t)n * sizeof key[0]);
+            if (!c->cached) {
+                unsigned slot = (unsigned)(dt__key_hash(key, n) % DT_OP_CACHE);
+                e = &m->ops[slot];
+                m->op_last[c->op] = (unsigned short)slot;
+                c->cached = e->nkey == n && !memcmp(e->key, key, (size_t)n * sizeof key[0]);
+            }
+        }
     }
-    c->cached = e && e->nkey == n && !memcmp(e->key, key, (size_t)n * sizeof key[0]);
     if (c->cached) {
-        c->out = e->out;
+        if (c->def->family == DT__F_REDUCE) c->out = e->out;
         c->out_public = e->out_public;
         memcpy(c->want, e->want, (size_t)c->nin * sizeof c->want[0]); /* the rows the op has: its key holds nin */
         c->cost = e->cost;
+        c->moves = e->moves;
     } else {
+        int i;
         if ((st = infer(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))
             return st;
         dt__choose(c);
         dt__sizes_unnest(c);
         dt__public_out(c);
+        c->moves = 0;
+        for (i = 0; i < c->nin; i++)
+            if (c->in[i].d && !dt__placements_eq(c->in[i].d->placements, c->want[i], m->ndim)) c->moves |= 1u << i;
         if (e) {
             if (!e->nkey) m->ops_count++;
             memcpy(e->key, key, (size_t)n * sizeof key[0]);
@@ -10787,6 +10839,7 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
             e->out_public = c->out_public;
             memcpy(e->want, c->want, sizeof c->want);
             e->cost = c->cost;
+            e->moves = c->moves;
         }
     }
     if (m->explain) dt__explain_line(c, m->explain);
@@ -11014,8 +11067,8 @@ static dt_status dt__infer_unary(dt__call *c) {
 
 static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor *o) {
     const dt__kernels *k = c->dev->kernels();
-    int64_t idx[DT_MAX_DIMS] = {0}, n, off = 0;
-    size_t xes = dt_dtype_size(c->in[0].d->dtype), oes = dt_dtype_size(o->desc.dtype), rows, r;
+    int64_t idx[DT_MAX_DIMS], n, off = 0;
+    size_t xes, oes, rows, r;
     int nd = x->ndim, d;
     if (!x->stride) {
         if (c->op == DT__OP_CAST) k->cast(c->in[0].d->dtype, x->data, o->desc.dtype, o->data, o->numel);
@@ -11024,6 +11077,9 @@ static dt_status dt__run_unary(const dt__call *c, const dt__local *x, dt_tensor 
     }
     /* strided x (unit-stride last dim): one kernel call per row into the contiguous result */
     if (!o->numel) return DT_OK;
+    xes = dt_dtype_size(c->in[0].d->dtype);
+    oes = dt_dtype_size(o->desc.dtype);
+    for (d = 0; d < nd; d++) idx[d] = 0;
     n = x->box.ext[nd - 1];
     rows = o->numel / (size_t)n;
     for (r = 0; r < rows; r++) {
@@ -11079,6 +11135,13 @@ static void dt__bcast_strides(const dt__local *x, const int64_t *oext, int n, in
     }
 }
 
+static int dt__same_ext(const dt__box *a, const dt__box *b, int n) {
+    int d;
+    for (d = 0; d < n; d++)
+        if (a->ext[d] != b->ext[d]) return 0;
+    return 1;
+}
+
 static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tensor *o) {
     int64_t sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], one = 1, zero = 0;
     int n = o->desc.ndim;
@@ -11086,6 +11149,14 @@ static dt_status dt__run_binary(const dt__call *c, const dt__local *in, dt_tenso
     if (n == 0) {
         c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &one, in[0].data, &zero, in[1].data, &zero,
                             o->data, c->a);
+        return DT_OK;
+    }
+    if (!in[0].stride && !in[1].stride && in[0].ndim == n && in[1].ndim == n && dt__same_ext(&in[0].box, &o->box, n) &&
+        dt__same_ext(&in[1].box, &o->box, n)) {
+        /* no broadcast, both row-major: one flat row (the common case, without the stride walk) */
+        int64_t len = (int64_t)o->numel;
+        c->dev->kernels()->binary((dt__bop)c->def->kernel, o->desc.dtype, 1, &len, in[0].data, &one, in[1].data, &one,
+                                  o->data, c->a);
         return DT_OK;
     }
     dt__bcast_strides(&in[0], o->box.ext, n, sa);
@@ -11665,7 +11736,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
                 }
             continue;
         }
-        if (dt__placements_eq(t->desc.placements, c->want[i], m->ndim)) {
+        if (!(c->moves >> i & 1)) { /* (dt__propagate compared the placements; the cache key holds them) */
             loc[i].data = t->data;
             loc[i].box = t->box;
             if (t->strided && t->desc.ndim > 0 && dt__reads_strides(c, t)) {
@@ -11704,9 +11775,19 @@ static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     memset(extra, 0, sizeof extra);
     st = dt__move_inputs(c, loc, extra);
     if (!st) st = dt__families[c->def->family].run(c, loc, o);
-    for (i = 0; i < DT__MAX_IN; i++)
+    for (i = 0; i < c->nin; i++)
         if (extra[i]) c->dev->free(extra[i]);
     return st;
+}
+
+/* dt__check_out_spec's verdict without its messages (the reused *out's check on every call) */
+static int dt__out_spec_same(const dt_tensor *o, const dt_mesh *m, const dt_tensor_desc *want) {
+    int d;
+    if (o->mesh != m || o->desc.device != want->device || o->desc.dtype != want->dtype || o->desc.ndim != want->ndim)
+        return 0;
+    for (d = 0; d < want->ndim; d++)
+        if (o->desc.shape[d] != want->shape[d]) return 0;
+    return dt__placements_eq(o->desc.placements, want->placements, m->ndim);
 }
 
 /* *out: reuse it if it has the result's spec (error otherwise), else make one */
@@ -11714,7 +11795,9 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
     dt_status st;
     int i;
     if (!*out) return dt__tensor_make(c->fn, c->m, &c->out_public, NULL, 0, o);
-    if ((st = dt__check_out_spec(c->fn, *out, c->m, &c->out_public))) return st; /* strided: copied (dt__dispatch) */
+    if (!dt__out_spec_same(*out, c->m, &c->out_public) &&
+        (st = dt__check_out_spec(c->fn, *out, c->m, &c->out_public))) /* strided: copied (dt__dispatch) */
+        return st;
     if (!(c->def->flags & DT__ELEMENTWISE))
         for (i = 0; i < c->nin; i++)
             if (c->in[i].t && (c->in[i].t == *out || ((*out)->bytes && c->in[i].t->data == (*out)->data)))
@@ -11753,8 +11836,10 @@ static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
         DT_FREE(obuf);
         return dt__within(c->fn, st);
     }
-    if (obuf) dt__contig_write_back(o, obuf);
-    DT_FREE(obuf);
+    if (obuf) {
+        dt__contig_write_back(o, obuf);
+        DT_FREE(obuf);
+    }
     *out = o;
     return DT_OK;
 }
