@@ -85,7 +85,9 @@
                      host's kernel table, and the dispatchers that run a kernel on
                      a device's buffers
      >>backend       dt_comm: the vtable (MPI, self, custom), collectives emulated
-                     over sendrecv, groups, split-phase start/wait, accounting, muting
+                     over sendrecv, groups, split-phase start/wait, accounting, muting;
+                     `---- shm ----`: the per-mesh MPI-3 shared arena (windows, the
+                     block allocator, a step's two synchronisations)
      >>agree         cross-rank agreement on a call's arguments (DTENSOR_CHECK)
      >>mesh          dt_mesh: its sub-communicators, slices, flattening, work
                      buffers; dt__consistent (agreement on a mesh)
@@ -93,7 +95,8 @@
                      ghost room), accessors, contiguous copies, destroy
      >>checks        the argument checks the sections below share
      >>redistribute  plans (reduce, move, re-label) and their execution;
-                     distribute, gather, redistribute
+                     distribute, gather, redistribute; `---- shm ----`: a step's
+                     single-copy path through the arena (dt__shm_step)
      >>propagate     how an op chooses its sharding: one combination per mesh dim
                      (alpha-beta cost), the per-mesh strategy cache, dt_explain
      >>ops           the public ops: the call and its argument checks; per op
@@ -223,6 +226,11 @@
                            (read once, at the first redistribution)
    DTENSOR_SIMD=avx2|none  cap the Philox generator's vector width (read once;
                            the random values do not change, only the speed)
+   DTENSOR_SHM=1           single-copy redistribution inside a node through an
+                           MPI-3 shared arena per mesh (see dt_comm_set_shm,
+                           which overrides it; read at each dt_mesh_create)
+   DTENSOR_SHM_ARENA=bytes the arena's size per rank (default 268435456)
+   DTENSOR_SHM_MIN=bytes   the smallest shard put in the arena (default 65536)
 
    LIFETIMES
    =========
@@ -236,6 +244,9 @@
    frees them.
    A tensor made with DT_BORROW does not own its buffer: the caller frees it
    after dt_tensor_destroy.
+   With the shared path on (dt_comm_set_shm), dt_mesh_destroy frees the
+   mesh's shared arena only if no rank still has a tensor in it; a tensor
+   that outlives its mesh keeps the window mapped until MPI_Finalize.
 
    THREADS AND MPI'S THREAD LEVEL
    ==============================
@@ -7399,8 +7410,18 @@ struct dt_mesh {
 
 /* slot `k`'s buffer of at least `bytes` (contents undefined) */
 static dt_status dt__scratch(dt_mesh *m, int k, size_t bytes, void **out) {
+    dt_status st;
+    if (m->shm && (k == DT__SCRATCH_STEP0 || k == DT__SCRATCH_STEP1) && bytes > m->scratch_cap[k]) {
+        /* a multi-step plan's buffers between steps: in the shared arena, so
+           that every step can take the shared path; else the heap below */
+        void *p = bytes >= m->shm->min ? dt__shm_alloc(m->shm, bytes) : NULL;
+        if (dt__shm_owns(m->shm, m->scratch[k])) dt__shm_free(m->shm, m->scratch[k]);
+        else DT_FREE(m->scratch[k]);
+        m->scratch[k] = p;
+        m->scratch_cap[k] = p ? bytes : 0;
+    }
     /* "work buffer": the public call prefixes its name */
-    dt_status st = dt__grow(dt__alloc, dt__free, "work buffer", bytes, &m->scratch[k], &m->scratch_cap[k]);
+    st = dt__grow(dt__alloc, dt__free, "work buffer", bytes, &m->scratch[k], &m->scratch_cap[k]);
     *out = m->scratch[k];
     return st;
 }
@@ -7435,7 +7456,8 @@ static void dt__mesh_free(dt_mesh *m) {
     if (!m) return;
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) dt__comm_free(m->dim[i]);
     for (i = 0; i < DT__SCRATCH_SLOTS; i++) {
-        DT_FREE(m->scratch[i]);
+        if (dt__shm_owns(m->shm, m->scratch[i])) dt__shm_free(m->shm, m->scratch[i]);
+        else DT_FREE(m->scratch[i]);
         if (m->dscratch[i]) m->dscratch_dev[i]->free(m->dscratch[i]);
     }
     for (i = 0; i < 2; i++)

@@ -155,7 +155,7 @@ static void transitions(dt_comm *comm, int on)
             } else {
                 (void)p0;
                 a[0] = dt_shard(0); a[1] = dt_shard(1); b[0] = dt_replicate(); b[1] = dt_replicate();
-                pair(m, 2, ty, nd, shapes[s], a, b, on, 0);                         /* two gathers */
+                pair(m, 2, ty, nd, shapes[s], a, b, on, on && np > 1);              /* two gathers */
                 a[0] = dt_shard(0); a[1] = dt_shard(1); b[0] = dt_shard(1); b[1] = dt_shard(0);
                 pair(m, 2, ty, nd, shapes[s], a, b, on, on && np > 1);              /* exchange */
                 a[0] = dt_shard(0); a[1] = dt_replicate(); b[0] = dt_shard(1); b[1] = dt_replicate();
