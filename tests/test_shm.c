@@ -96,7 +96,7 @@ static void pair(dt_mesh *m, int mnd, dt_dtype ty, int nd, const int64_t *shape,
     if (!on) CHECK(dt__shm_taken == before, "the shared path was taken while off");
     /* again into the same *out (reuse) */
     if (b) {
-        memset(dt_tensor_data(b), 0, dt_tensor_local_numel(b) * (ty == DT_F64 ? 8 : 4));
+        if (dt_tensor_data(b)) memset(dt_tensor_data(b), 0, dt_tensor_local_numel(b) * (ty == DT_F64 ? 8 : 4));
         CHECK_OK(dt_tensor_redistribute(a, dst, &b));
         CHECK(check(b, ty, nd, shape) == 0, "wrong values (reused out)");
     }
