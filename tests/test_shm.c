@@ -179,7 +179,8 @@ static void orders(dt_comm *comm)
     dt_tensor_desc d;
     int i, n = 24;
     int64_t shape[2] = {37, 11};
-    dt_placement r[1] = {{0}}, s0[1], s1[1];
+    dt_placement r[1], s0[1], s1[1];
+    r[0] = dt_replicate();
     s0[0] = dt_shard(0);
     s1[0] = dt_shard(1);
     dtt_ctx("orders");
