@@ -85,7 +85,9 @@
                      host's kernel table, and the dispatchers that run a kernel on
                      a device's buffers
      >>backend       dt_comm: the vtable (MPI, self, custom), collectives emulated
-                     over sendrecv, groups, split-phase start/wait, accounting, muting
+                     over sendrecv, groups, split-phase start/wait, accounting, muting;
+                     `---- shm ----`: the per-mesh MPI-3 shared arena (windows, the
+                     block allocator, a step's two synchronisations)
      >>agree         cross-rank agreement on a call's arguments (DTENSOR_CHECK)
      >>mesh          dt_mesh: its sub-communicators, slices, flattening, work
                      buffers; dt__consistent (agreement on a mesh)
@@ -93,7 +95,8 @@
                      ghost room), accessors, contiguous copies, destroy
      >>checks        the argument checks the sections below share
      >>redistribute  plans (reduce, move, re-label) and their execution;
-                     distribute, gather, redistribute
+                     distribute, gather, redistribute; `---- shm ----`: a step's
+                     single-copy path through the arena (dt__shm_step)
      >>propagate     how an op chooses its sharding: one combination per mesh dim
                      (alpha-beta cost), the per-mesh strategy cache, dt_explain
      >>ops           the public ops: the call and its argument checks; per op
@@ -223,6 +226,11 @@
                            (read once, at the first redistribution)
    DTENSOR_SIMD=avx2|none  cap the Philox generator's vector width (read once;
                            the random values do not change, only the speed)
+   DTENSOR_SHM=1           single-copy redistribution inside a node through an
+                           MPI-3 shared arena per mesh (see dt_comm_set_shm,
+                           which overrides it; read at each dt_mesh_create)
+   DTENSOR_SHM_ARENA=bytes the arena's size per rank (default 268435456)
+   DTENSOR_SHM_MIN=bytes   the smallest shard put in the arena (default 65536)
 
    LIFETIMES
    =========
@@ -236,6 +244,9 @@
    frees them.
    A tensor made with DT_BORROW does not own its buffer: the caller frees it
    after dt_tensor_destroy.
+   With the shared path on (dt_comm_set_shm), dt_mesh_destroy frees the
+   mesh's shared arena only if no rank still has a tensor in it; a tensor
+   that outlives its mesh keeps the window mapped until MPI_Finalize.
 
    THREADS AND MPI'S THREAD LEVEL
    ==============================
@@ -751,6 +762,14 @@ DT_API int       dt_comm_size(const dt_comm *c);  /* local */
 DT_API dt_status dt_comm_barrier(dt_comm *c);  /* collective */
 DT_API void      dt_comm_get_stats(const dt_comm *c, dt_comm_stats *s); /* local; incl. mesh sub-comms */
 DT_API void      dt_comm_reset_stats(dt_comm *c);  /* local */
+/* dt_comm_set_shm: whether meshes created on c afterwards (dt_mesh_create,
+   collective) may use single-copy exchanges through MPI-3 shared memory when
+   all their ranks share one node: mode 1 on, 0 off, -1 back to the
+   environment (DTENSOR_SHM=1 turns it on; default off). Set it alike on
+   every rank. Built-in MPI backend and host tensors only; anything else,
+   or ranks on several nodes, keeps the MPI path. See "Shared memory" in
+   docs/guide.md. Local. DT_ERR_ARG: c NULL, mode outside -1..1. */
+DT_API dt_status dt_comm_set_shm(dt_comm *c, int mode);  /* local */
 
 /* meshes (all creation calls are collective over the comm / parent mesh) */
 DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out);  /* collective */
@@ -6046,6 +6065,7 @@ struct dt_comm {
     dt_comm *root;            /* the user-made comm: its stats count it all    */
     dt_comm_stats stats;      /* root only                                     */
     int muted;                /* root only: >0 while control traffic runs      */
+    int shm;                  /* root only: dt_comm_set_shm's mode + 2; 0: DTENSOR_SHM */
 };
 
 static void dt__count(dt_comm *c, uint64_t sent, uint64_t recv) {
@@ -6748,6 +6768,14 @@ DT_API void dt_comm_reset_stats(dt_comm *c) {
     if (c) memset(&c->root->stats, 0, sizeof c->root->stats);
 }
 
+static dt_status dt__comm_set_shm_body(dt_comm *c, int mode) {
+    if (!c) return dt__fail(DT_ERR_ARG, "dt_comm_set_shm: c is NULL");
+    if (mode < -1 || mode > 1) return dt__fail(DT_ERR_ARG, "dt_comm_set_shm: mode = %d (1 on, 0 off, -1 DTENSOR_SHM)", mode);
+    c->root->shm = mode + 2;
+    return DT_OK;
+}
+DT_API dt_status dt_comm_set_shm(dt_comm *c, int mode) { DT__PUBLIC("dt_comm_set_shm", dt__comm_set_shm_body(c, mode)); }
+
 #ifndef DTENSOR_NO_MPI
 /* the MPI backend: a dup of the user's communicator with MPI_ERRORS_RETURN,
    so an MPI failure comes back as DT_ERR_COMM instead of killing the job */
@@ -7130,6 +7158,203 @@ static int dt__comm_mpi_handle(const dt_comm *c, MPI_Comm *out) {
 }
 #endif /* DTENSOR_NO_MPI */
 
+/* ---- shm ----
+   Single-copy exchanges inside a node. A mesh over the built-in MPI
+   backend whose ranks all share one node (MPI_Comm_split_type(
+   MPI_COMM_TYPE_SHARED) of its comm keeps every rank), with the path on
+   (dt_comm_set_shm(comm, 1) before dt_mesh_create, or DTENSOR_SHM=1), gets
+   at creation an arena: one MPI-3 shared window (MPI_Win_allocate_shared
+   over the mesh comm; DTENSOR_SHM_ARENA bytes per rank, default 256 MiB,
+   whose pages are only touched when used), every rank's segment mapped into
+   every rank's address space, locked once (MPI_Win_lock_all) for its life.
+   Host tensors the library allocates on that mesh with at least
+   DTENSOR_SHM_MIN bytes (default 64 KiB; 0: all) take their storage from
+   this rank's own segment: a first-fit list of blocks with 64-byte headers,
+   so allocation and free are local and dt_tensor_destroy stays local; a
+   full arena falls back to malloc (that tensor then moves by MPI).
+   Redistribution steps use it (>>redistribute's shm part): with the source
+   in the arena on every member of a step, each rank copies its pieces
+   straight from their owners' segments. dt__comm_shm_begin and
+   dt__comm_shm_end are the step's two synchronisations. dt_mesh_destroy
+   (collective) frees the window when no rank has a tensor left in it;
+   otherwise the window stays mapped (until MPI_Finalize) and its
+   bookkeeping goes with the last tensor. */
+#define DT__SHM_ALIGN 64
+typedef struct dt__shm_hdr { /* a block of a segment: header, then `size` bytes */
+    size_t size, used;
+} dt__shm_hdr;
+
+typedef struct dt__shm {
+    int live;         /* blocks in use in my segment */
+    int mesh_alive;   /* 0 once dt_mesh_destroy has let go */
+    size_t cap, min;  /* my segment's bytes; the smallest shard put here */
+    char *mine;       /* my segment */
+    char **base;      /* mesh rank -> its segment (in this process) */
+#ifndef DTENSOR_NO_MPI
+    MPI_Win win;
+#endif
+} dt__shm;
+
+DT__MAYBE_UNUSED static size_t dt__env_bytes(const char *name, size_t dflt) {
+    const char *e = getenv(name);
+    char *end = NULL;
+    unsigned long long v;
+    if (!e || !*e) return dflt;
+    v = strtoull(e, &end, 10);
+    return end && end != e ? (size_t)v : dflt;
+}
+
+/* is the path asked for on comm c: dt_comm_set_shm, else DTENSOR_SHM (default off) */
+DT__MAYBE_UNUSED static int dt__comm_shm_wanted(const dt_comm *c) {
+    const char *e;
+    if (c->root->shm) return c->root->shm - 2 == 1;
+    e = getenv("DTENSOR_SHM");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+static int dt__shm_owns(const dt__shm *s, const void *p) {
+    return s && p && (const char *)p >= s->mine && (const char *)p < s->mine + s->cap;
+}
+
+/* local: `bytes` from my segment, NULL if it has no room */
+static void *dt__shm_alloc(dt__shm *s, size_t bytes) {
+    size_t need = (bytes + DT__SHM_ALIGN - 1) / DT__SHM_ALIGN * DT__SHM_ALIGN, off = 0;
+    if (!s || !s->mesh_alive || !bytes || need < bytes) return NULL;
+    while (off + DT__SHM_ALIGN <= s->cap) {
+        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->mine + off);
+        if (!h->used && h->size >= need) {
+            if (h->size >= need + 2 * DT__SHM_ALIGN) { /* split off the rest */
+                dt__shm_hdr *r = (dt__shm_hdr *)(void *)(s->mine + off + DT__SHM_ALIGN + need);
+                r->size = h->size - need - DT__SHM_ALIGN;
+                r->used = 0;
+                h->size = need;
+            }
+            h->used = 1;
+            s->live++;
+            return s->mine + off + DT__SHM_ALIGN;
+        }
+        off += DT__SHM_ALIGN + h->size;
+    }
+    return NULL;
+}
+
+static void dt__shm_forget(dt__shm *s) {
+    DT_FREE(s->base);
+    DT_FREE(s);
+}
+
+/* local: give p (from dt__shm_alloc) back; neighbouring free blocks merge */
+static void dt__shm_free(dt__shm *s, void *p) {
+    size_t off = 0;
+    dt__shm_hdr *prev = NULL;
+    ((dt__shm_hdr *)(void *)((char *)p - DT__SHM_ALIGN))->used = 0;
+    while (off + DT__SHM_ALIGN <= s->cap) {
+        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->mine + off);
+        size_t next = off + DT__SHM_ALIGN + h->size;
+        if (prev && !prev->used && !h->used) prev->size += DT__SHM_ALIGN + h->size;
+        else prev = h;
+        off = next;
+    }
+    if (!--s->live && !s->mesh_alive) dt__shm_forget(s);
+}
+
+#ifndef DTENSOR_NO_MPI
+/* collective over the mesh comm c: the arena, or *out NULL where the path
+   is off, the backend is not MPI or the ranks span nodes (the same answer
+   on every rank) */
+static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
+    MPI_Comm mc, node = MPI_COMM_NULL;
+    MPI_Aint qsize = 0;
+    int nsize = 0, ok, all = 0, r, rc, du = 0;
+    size_t cap = dt__env_bytes("DTENSOR_SHM_ARENA", (size_t)256 << 20);
+    dt__shm *s = NULL;
+    dt__shm_hdr *h;
+    *out = NULL;
+    if (!dt__comm_shm_wanted(c) || !dt__comm_mpi_handle(c, &mc)) return DT_OK;
+    if ((rc = MPI_Comm_split_type(mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS)
+        return dt__mpi_check(rc, "MPI_Comm_split_type");
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    if (nsize != c->size) return DT_OK; /* several nodes: the MPI path */
+    cap = cap < 4 * DT__SHM_ALIGN ? 4 * DT__SHM_ALIGN : cap / DT__SHM_ALIGN * DT__SHM_ALIGN;
+    ok = dt__alloc("dt_mesh_create (shared arena)", sizeof *s, (void **)&s) == DT_OK && s;
+    if (ok) {
+        memset(s, 0, sizeof *s);
+        ok = dt__alloc("dt_mesh_create (shared arena)", (size_t)c->size * sizeof(char *), (void **)&s->base) == DT_OK;
+    }
+    if ((rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, mc)) != MPI_SUCCESS || !all) {
+        if (s) dt__shm_forget(s);
+        return rc != MPI_SUCCESS ? dt__mpi_check(rc, "MPI_Allreduce") : DT_ERR_NOMEM;
+    }
+    rc = MPI_Win_allocate_shared((MPI_Aint)cap, 1, MPI_INFO_NULL, mc, &s->mine, &s->win);
+    if (rc != MPI_SUCCESS) { dt__shm_forget(s); return dt__mpi_check(rc, "MPI_Win_allocate_shared"); }
+    for (r = 0; r < c->size; r++) {
+        void *b = NULL;
+        MPI_Win_shared_query(s->win, r, &qsize, &du, &b);
+        s->base[r] = (char *)b;
+    }
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
+    s->cap = cap;
+    s->min = dt__env_bytes("DTENSOR_SHM_MIN", (size_t)64 << 10);
+    s->mesh_alive = 1;
+    h = (dt__shm_hdr *)(void *)s->mine;
+    h->size = cap - DT__SHM_ALIGN;
+    h->used = 0;
+    *out = s;
+    return DT_OK;
+}
+
+/* collective over the mesh comm c (dt_mesh_destroy) */
+static void dt__comm_shm_release(dt_comm *c, dt__shm *s) {
+    MPI_Comm mc;
+    int fin = 0, live, any = 1;
+    if (!s) return;
+    s->mesh_alive = 0;
+    live = s->live;
+    MPI_Finalized(&fin);
+    if (!fin && dt__comm_mpi_handle(c, &mc) && MPI_Allreduce(&live, &any, 1, MPI_INT, MPI_MAX, mc) == MPI_SUCCESS &&
+        !any) {
+        MPI_Win_unlock_all(s->win);
+        MPI_Win_free(&s->win);
+    }
+    if (!live) dt__shm_forget(s);
+}
+
+/* A step's first synchronisation, over its group g (2+ ranks of the mesh):
+   every member's k words in all[member * k ...]; the members' stores to
+   their segments before it are visible to every member after it. */
+static dt_status dt__comm_shm_begin(const dt__shm *s, dt_comm *g, const int64_t *mine, int k, int64_t *all) {
+    MPI_Comm gc;
+    int rc;
+    if (!dt__comm_mpi_handle(g, &gc)) return dt__fail(DT_ERR_COMM, "dt_comm: the shared path needs an MPI comm");
+    MPI_Win_sync(s->win);
+    rc = MPI_Allgather(mine, k, MPI_INT64_T, all, k, MPI_INT64_T, gc);
+    MPI_Win_sync(s->win);
+    return dt__mpi_check(rc, "MPI_Allgather");
+}
+
+/* its second: nobody returns (and may write or free its source) before
+   every member has read its pieces; counts the bytes as moved */
+static dt_status dt__comm_shm_end(const dt__shm *s, dt_comm *g, uint64_t sent, uint64_t recv) {
+    MPI_Comm gc;
+    if (!dt__comm_mpi_handle(g, &gc)) return dt__fail(DT_ERR_COMM, "dt_comm: the shared path needs an MPI comm");
+    dt__count(g, sent, recv);
+    MPI_Win_sync(s->win);
+    return dt__mpi_check(MPI_Barrier(gc), "MPI_Barrier");
+}
+#else
+static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) { (void)c; *out = NULL; return DT_OK; }
+static void dt__comm_shm_release(dt_comm *c, dt__shm *s) { (void)c; (void)s; }
+static dt_status dt__comm_shm_begin(const dt__shm *s, dt_comm *g, const int64_t *mine, int k, int64_t *all) {
+    (void)s; (void)g; (void)mine; (void)k; (void)all;
+    return DT_ERR_UNSUPPORTED;
+}
+static dt_status dt__comm_shm_end(const dt__shm *s, dt_comm *g, uint64_t sent, uint64_t recv) {
+    (void)s; (void)g; (void)sent; (void)recv;
+    return DT_ERR_UNSUPPORTED;
+}
+#endif
+
 /* Does the carrier take several messages to one peer, matched in the order
    posted? The built-in MPI backend does (one tag; MPI does not let messages
    overtake); for others a caller sends one message per peer and direction. */
@@ -7344,12 +7569,23 @@ struct dt_mesh {
                                               before hashing (>>propagate)       */
     FILE *explain;                         /* dt_explain (>>propagate)            */
     uint64_t rng_seed, rng_offset;         /* the Philox state (>>rng), equal on all ranks */
+    dt__shm *shm;                          /* the shared arena (>>backend's shm), or NULL */
 };
 
 /* slot `k`'s buffer of at least `bytes` (contents undefined) */
 static dt_status dt__scratch(dt_mesh *m, int k, size_t bytes, void **out) {
+    dt_status st;
+    if (m->shm && (k == DT__SCRATCH_STEP0 || k == DT__SCRATCH_STEP1) && bytes > m->scratch_cap[k]) {
+        /* a multi-step plan's buffers between steps: in the shared arena, so
+           that every step can take the shared path; else the heap below */
+        void *p = bytes >= m->shm->min ? dt__shm_alloc(m->shm, bytes) : NULL;
+        if (dt__shm_owns(m->shm, m->scratch[k])) dt__shm_free(m->shm, m->scratch[k]);
+        else DT_FREE(m->scratch[k]);
+        m->scratch[k] = p;
+        m->scratch_cap[k] = p ? bytes : 0;
+    }
     /* "work buffer": the public call prefixes its name */
-    dt_status st = dt__grow(dt__alloc, dt__free, "work buffer", bytes, &m->scratch[k], &m->scratch_cap[k]);
+    st = dt__grow(dt__alloc, dt__free, "work buffer", bytes, &m->scratch[k], &m->scratch_cap[k]);
     *out = m->scratch[k];
     return st;
 }
@@ -7384,12 +7620,14 @@ static void dt__mesh_free(dt_mesh *m) {
     if (!m) return;
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) dt__comm_free(m->dim[i]);
     for (i = 0; i < DT__SCRATCH_SLOTS; i++) {
-        DT_FREE(m->scratch[i]);
+        if (dt__shm_owns(m->shm, m->scratch[i])) dt__shm_free(m->shm, m->scratch[i]);
+        else DT_FREE(m->scratch[i]);
         if (m->dscratch[i]) m->dscratch_dev[i]->free(m->dscratch[i]);
     }
     for (i = 0; i < 2; i++)
         if (m->pinned[i]) m->pinned_dev[i]->free_host(m->pinned[i]);
     DT_FREE(m->ops);
+    if (m->comm) dt__comm_shm_release(m->comm, m->shm);
     dt__comm_free(m->comm);
     DT_FREE(m->ranks);
     DT_FREE(m);
@@ -7519,7 +7757,8 @@ static dt_status dt__mesh_create_body(dt_comm *comm, const dt_mesh_desc *desc, d
         if (m->ranks[i] == comm->rank) me = i;
     }
     m->root = comm->root;
-    if ((st = dt__mesh_build_comms(m, comm, me >= 0 ? 0 : -1, me))) {
+    if ((st = dt__mesh_build_comms(m, comm, me >= 0 ? 0 : -1, me)) ||
+        (m->comm && (st = dt__comm_shm_create(m->comm, &m->shm)))) {
         dt__mesh_free(m);
         return dt__within("dt_mesh_create", st);
     }
@@ -7706,6 +7945,7 @@ struct dt_tensor {
     int ghosted;          /* 1: data sits inside a ghosted array (desc.local_ghost) */
     int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
     char *storage;        /* ghosted: the array's first element (the caller's `local`) */
+    dt__shm *shm;         /* data is a block of this mesh arena (>>backend's shm), or NULL */
 };
 
 typedef struct dt__halo dt__halo;
@@ -7955,7 +8195,9 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
     if (data) {
         t->data = data;
     } else if (t->bytes) {
-        if ((st = t->dev->alloc(fn, t->bytes, &t->data))) { DT_FREE(t->sizes); DT_FREE(t); return st; }
+        if (m->shm && dt__on_host(t->dev) && t->bytes >= m->shm->min && (t->data = dt__shm_alloc(m->shm, t->bytes)))
+            t->shm = m->shm; /* the mesh's shared arena: peers on the node read it in place */
+        else if ((st = t->dev->alloc(fn, t->bytes, &t->data))) { DT_FREE(t->sizes); DT_FREE(t); return st; }
         t->owns = 1;
         if (zero && (st = t->dev->zero(fn, t->data, t->bytes))) { dt_tensor_destroy(t); return st; }
     }
@@ -8646,7 +8888,8 @@ DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
 
 DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
-    if (t->owns) t->dev->free(t->data);
+    if (t->shm) dt__shm_free(t->shm, t->data);
+    else if (t->owns) t->dev->free(t->data);
     dt__tensor_set_halo(t, NULL, NULL);
     DT_FREE(t->sizes);
     DT_FREE(t);
@@ -8735,6 +8978,7 @@ static void dt__tensor_view(const dt_tensor *t, const dt_tensor_desc *d, void *d
     v->halo_free = NULL;
     v->storage = NULL;
     v->owns = 0;
+    v->shm = NULL;
     v->desc.local_strides = NULL;
     v->desc.local_ghost = NULL;
     memset(v->ghost, 0, sizeof v->ghost);
@@ -9329,6 +9573,82 @@ static dt_status dt__walk_pieces(const dt__ctx *x, const dt_placement *pl, const
     return dt__walk_dim(&w, 0, &b);
 }
 
+/* ---- shm ----
+   The single-copy path of a step, on a mesh with a shared arena (>>backend's
+   shm) and a host tensor: every member of the step's group g publishes where
+   its source is (its offset in its segment, its box and strides; one small
+   allgather, dt__comm_shm_begin, which is also the point after which every
+   owner's source is complete); if every member's source is in the arena,
+   each rank copies each piece of its destination straight from the owner's
+   segment through the owner's box and strides (pack and unpack in one
+   copy: one read and one write per element, against the MPI path's
+   pack, two copies through MPI's shared memory and unpack), then waits
+   (dt__comm_shm_end, a barrier) until every member has read what it needs
+   before anyone may change a source. Two synchronisations per step, the
+   bytes each rank reads are the pieces the MPI path would receive (the
+   lower bound), and nothing is written before both the allgather and the
+   decision, which every member takes from the same gathered words, so the
+   verdict is the same on every member. Otherwise (a source outside the
+   arena on any member: borrowed storage from dt_tensor_from_local, a shard
+   under DTENSOR_SHM_MIN, a full arena, the step buffers of a multi-step
+   plan) *taken = 0 and the step goes the MPI way, after that one allgather. */
+
+static long dt__shm_taken = 0; /* steps that went the shared way (read by the tests) */
+
+/* every copy into a destination on the shared path goes through here */
+static void dt__shm_copy_piece(const dt__ctx *x, const dt__array *src, dt__array *dst, const dt__box *b) {
+    dt__copy_box_op(src, dst, b, x->dtype, x->acc); /* acc >= 0: the last step of dt_tensor_redistribute_reduce */
+}
+
+/* mdim >= 0: g is mesh dim mdim's group (member j = coordinate j there);
+   -1: g is the mesh comm (member = mesh rank) */
+static dt_status dt__shm_step(const dt__ctx *x, dt_comm *g, int mdim, const dt__array *in, dt__array *out,
+                              const dt__pieces *send, const dt__pieces *recv, int gather, int *taken) {
+    dt_mesh *m = x->m;
+    int nd = x->ndim, k = 2 + 3 * nd, n = g->size, me = g->rank, j, d, c[DT_MAX_MESH_DIMS];
+    int64_t mine[2 + 3 * DT_MAX_DIMS], *all = NULL, st64[DT_MAX_DIMS];
+    uint64_t sent = 0, got = 0;
+    dt__box b;
+    dt_status st;
+    *taken = 0;
+    if (!m->shm || !dt__on_host(x->dev) || n < 2) return DT_OK;
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, (size_t)n * (size_t)k * sizeof(int64_t), (void **)&all))) return st;
+    mine[0] = !dt__box_numel(nd, &in->box) ? 0 : dt__shm_owns(m->shm, in->data) ? (int64_t)(in->data - m->shm->mine) : -1;
+    mine[1] = in->stride != NULL;
+    for (d = 0; d < nd; d++) {
+        mine[2 + d] = in->box.lo[d];
+        mine[2 + nd + d] = in->box.ext[d];
+        mine[2 + 2 * nd + d] = in->stride ? in->stride[d] : 0;
+    }
+    if ((st = dt__comm_shm_begin(m->shm, g, mine, k, all))) return st;
+    for (j = 0; j < n; j++)
+        if (all[(size_t)j * k] < 0) return DT_OK; /* the same verdict on every member: the MPI path */
+    *taken = 1;
+    dt__shm_taken++;
+    memcpy(c, m->coord, sizeof c);
+    for (j = 0; j < recv->n; j++) {
+        int p = dt__piece_get(recv, j, &b);
+        const int64_t *w = all + (size_t)p * k;
+        dt__array src;
+        if (p == me) src = *in;
+        else {
+            if (mdim >= 0) c[mdim] = p;
+            src.data = m->shm->base[mdim >= 0 ? dt__mesh_rank_of(m, c) : p] + w[0];
+            src.ndim = nd;
+            src.es = x->es;
+            for (d = 0; d < nd; d++) { src.box.lo[d] = w[2 + d]; src.box.ext[d] = w[2 + nd + d]; st64[d] = w[2 + 2 * nd + d]; }
+            src.stride = w[1] ? st64 : NULL;
+            got += dt__box_numel(nd, &b) * x->es;
+        }
+        dt__shm_copy_piece(x, &src, out, &b);
+    }
+    if (gather) sent = dt__box_numel(nd, &in->box) * x->es * (uint64_t)(n - 1);
+    else
+        for (j = 0; j < send->n; j++)
+            if (dt__piece_get(send, j, &b) != me) sent += dt__box_numel(nd, &b) * x->es;
+    return dt__comm_shm_end(m->shm, g, sent, got);
+}
+
 /* One mesh dim, S -> R (allgather) or S(i) -> S(j) (all-to-all): member j
    is sent my box's share of its destination box and sends me its box's
    share of mine. For a gather that share is the whole box, as allgather
@@ -9336,14 +9656,15 @@ static dt_status dt__walk_pieces(const dt__ctx *x, const dt_placement *pl, const
 static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_comm *g = x->m->dim[s->mdim];
     unsigned others = ((1u << x->m->ndim) - 1u) & ~(1u << s->mdim);
-    int gather = s->kind == DT__GATHER;
+    int gather = s->kind == DT__GATHER, shm = 0;
     dt__pieces send, recv;
     dt_status st;
     dt__pieces_init(&send, x->ndim);
     dt__pieces_init(&recv, x->ndim);
     st = dt__walk_pieces(x, s->from, &out->box, others, s->mdim, DT__SCRATCH_PIECES0, &recv);
     if (!st && !gather) st = dt__walk_pieces(x, s->to, &in->box, others, s->mdim, DT__SCRATCH_PIECES1, &send);
-    if (!st)
+    if (!st) st = dt__shm_step(x, g, s->mdim, in, out, &send, &recv, gather, &shm);
+    if (!st && !shm)
         st = dt__exchange_pieces_op(x->m, x->dev, g, in, out, &send, &recv, gather, dt__step_bound(x, s), x->dtype,
                                     x->acc);
     dt__pieces_free(&send);
@@ -9358,7 +9679,7 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
     dt_mesh *m = x->m;
     dt__pieces send, recv;
     unsigned fixed = 0;
-    int i;
+    int i, shm = 0;
     dt_status st;
     for (i = 0; i < m->ndim; i++)
         if (!dt__is(s->from[i], DT_SHARD)) fixed |= 1u << i;
@@ -9366,7 +9687,8 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
     dt__pieces_init(&recv, x->ndim);
     st = dt__walk_pieces(x, s->from, &out->box, fixed, -1, DT__SCRATCH_PIECES0, &recv);
     if (!st) st = dt__walk_pieces(x, s->to, &in->box, fixed, -1, DT__SCRATCH_PIECES1, &send);
-    if (!st)
+    if (!st) st = dt__shm_step(x, m->comm, -1, in, out, &send, &recv, 0, &shm);
+    if (!st && !shm)
         st = dt__exchange_pieces_op(m, x->dev, m->comm, in, out, &send, &recv, 0, dt__step_bound(x, s), x->dtype,
                                     x->acc);
     dt__pieces_free(&send);

@@ -41,6 +41,19 @@
    (S(0)->S(1) vs pack + MPI_Alltoall) and local (R->S(0), ours only);
    size = the tensor's bytes, value = median ms.
 
+   The shared-memory path (dt_comm_set_shm; family shm-*): a second mesh
+   over the same ranks, made with the path on, holds a copy of the source;
+   for the gather and all-to-all transitions (S(0)->R, S(0)->S(1) and the
+   four ragged ones) each repetition also times dt_tensor_redistribute on
+   it ("shm"), alternated with the others, and the table adds shm ms,
+   shm / raw (family shm-raw: target <= 1.00 from 1 MiB), shm / hand
+   (shm-hand, where a hand-written side exists: target <= 0.80 from 1 MiB)
+   and shm / ours (shm-mpi: the shared path against the MPI path). Where the
+   ranks span nodes (or the MPI has no shared windows) the second mesh has
+   no arena and the shm column times the MPI path again. --no-shm leaves the
+   second mesh out. The arena is sized for the largest tensor
+   (DTENSOR_SHM_ARENA, unless set).
+
    --mem: instead of the timings, the peak memory per rank of one cold
    redistribution (a new mesh, so no cached scratch; the output allocated by
    the call) for every transition at sizes >= 1 MiB, and of the raw
@@ -50,6 +63,7 @@
    ranks, divided by the rank's destination shard bytes, is the reported
    multiple (family memory, unit x). It counts everything the call makes
    resident: the output, scratch, and MPI's own buffers. */
+#define _POSIX_C_SOURCE 200112L /* setenv */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
@@ -131,7 +145,10 @@ static void placements_for(int trans, dt_tensor_desc *td, dt_placement *dst) {
     }
 }
 
-typedef struct result { int trans; size_t bytes; int64_t rows, cols; double ours, raw, hand; } result;
+typedef struct result { int trans; size_t bytes; int64_t rows, cols; double ours, raw, hand, shm; } result;
+
+/* the transitions the shared path serves (one gather or all-to-all step) */
+static int shm_trans(int trans) { return trans == S0_R || trans == S0_S1 || ragged(trans); }
 
 /* the v-collective's counts and displacements (in floats), from the parts */
 static int *vcounts(const int64_t *per, int64_t mul, int **displs) {
@@ -173,14 +190,14 @@ static void hand_transpose_v(const float *local, int64_t lrows, int64_t cols, fl
     MPI_Alltoallv(packed, scount, sdispl, MPI_FLOAT, rbuf, rcount, rdispl, MPI_FLOAT, MPI_COMM_WORLD);
 }
 
-static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
+static result run_one(dt_mesh *mesh, dt_mesh *smesh, int trans, size_t nominal, int reps) {
     int64_t rows, cols, n = nranks;
     shape_for(nominal, &rows, &cols);
     if (ragged(trans) && n > 1) { rows++; cols++; }  /* neither divides evenly */
     parts(trans == SZ_R || trans == SZ_SZ, rows, row_sizes);
     parts(trans == SZ_R || trans == SZ_SZ, cols, col_sizes);
     size_t total = (size_t)(rows * cols), shard = total / (size_t)n;
-    result r = { trans, total * 4, rows, cols, 0, -1, -1 };
+    result r = { trans, total * 4, rows, cols, 0, -1, -1, -1 };
 
     dt_tensor_desc td = {0};
     td.dtype = DT_F32;  td.ndim = 2;  td.shape[0] = rows;  td.shape[1] = cols;
@@ -189,6 +206,12 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     placements_for(trans, &td, dst);
     dt_tensor *in, *out = NULL;
     CHECK(dt_tensor_empty(mesh, &td, &in));
+    dt_tensor *sin = NULL, *sout = NULL; /* the same on the shared-path mesh */
+    if (smesh && !shm_trans(trans)) smesh = NULL;
+    if (smesh) {
+        CHECK(dt_tensor_empty(smesh, &td, &sin));
+        fill(sin, cols, 0);
+    }
     if (td.placements[0].kind == DT_PARTIAL) {  /* rank r holds val + r: sum = n*val + n(n-1)/2 */
         fill(in, cols, (float)rank);
         mul = (float)n;  add = sum_ranks;
@@ -228,6 +251,7 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
     double *t_raw = (double *)xmalloc(sizeof(double) * (size_t)reps);
     double *t_max = (double *)xmalloc(sizeof(double) * (size_t)reps);
     double *t_hand = (double *)xmalloc(sizeof(double) * (size_t)reps);
+    double *t_shm = (double *)xmalloc(sizeof(double) * (size_t)reps);
     int hand_v = trans == SB_SB || trans == SZ_SZ;
     float *packed = trans == S0_S1 ? (float *)xmalloc(shard * 4) : hand_v ? (float *)xmalloc(sbytes + 4) : NULL;
 
@@ -245,6 +269,21 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
             }
         } else {
             t_ours[rep] = t1;
+        }
+        if (smesh) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            CHECK(dt_tensor_redistribute(sin, dst, &sout));
+            t1 = MPI_Wtime() - t0;
+            if (rep >= 0) t_shm[rep] = t1;
+            else {
+                int ok = check(sout, cols, mul, add), all;
+                MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+                if (!all) {
+                    if (rank == 0) fprintf(stderr, "%s (shared path): wrong result at %zu bytes\n", trans_name[trans], r.bytes);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+            }
         }
         if (trans == R_S0) continue;
         MPI_Barrier(MPI_COMM_WORLD);
@@ -283,6 +322,13 @@ static result run_one(dt_mesh *mesh, int trans, size_t nominal, int reps) {
         MPI_Allreduce(t_hand, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         r.hand = median(t_max, reps);
     }
+    if (smesh) {
+        MPI_Allreduce(t_shm, t_max, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        r.shm = median(t_max, reps);
+    }
+    dt_tensor_destroy(sout);
+    dt_tensor_destroy(sin);
+    free(t_shm);
     free(t_ours); free(t_raw); free(t_max); free(t_hand); free(packed); free(sbuf); free(rbuf);
     free(scount); free(sdispl); free(rcount); free(rdispl);
     dt_tensor_destroy(out);
@@ -303,6 +349,14 @@ static void csv_rows(FILE *fc, const result *r) {
     if (r->hand >= 0)
         fprintf(fc, "hand-mpi,%s,%zu,ours,%.6f,ms\nhand-mpi,%s,%zu,peer,%.6f,ms\n", c, r->bytes, r->ours * 1e3,
                 c, r->bytes, r->hand * 1e3);
+    if (r->shm < 0) return;
+    fprintf(fc, "shm-raw,%s,%zu,ours,%.6f,ms\nshm-raw,%s,%zu,peer,%.6f,ms\n", c, r->bytes, r->shm * 1e3, c, r->bytes,
+            r->raw * 1e3);
+    fprintf(fc, "shm-mpi,%s,%zu,ours,%.6f,ms\nshm-mpi,%s,%zu,peer,%.6f,ms\n", c, r->bytes, r->shm * 1e3, c, r->bytes,
+            r->ours * 1e3);
+    if (r->hand >= 0)
+        fprintf(fc, "shm-hand,%s,%zu,ours,%.6f,ms\nshm-hand,%s,%zu,peer,%.6f,ms\n", c, r->bytes, r->shm * 1e3, c,
+                r->bytes, r->hand * 1e3);
 }
 
 /* a field of /proc/self/status in bytes (VmRSS, VmHWM); -1 if unreadable */
@@ -402,7 +456,7 @@ static void memory_pass(dt_comm *comm, const dt_mesh_desc *md, double min_kib, d
 static void usage(void) {
     if (rank == 0)
         fprintf(stderr, "usage: bench_redistribute [--max-mib N (256)] [--min-kib N (1)] "
-                        "[--reps N (auto: 30 up to 4 MiB, 10 up to 64 MiB, else 5)] [--csv FILE] [--mem]\n");
+                        "[--reps N (auto: 30 up to 4 MiB, 10 up to 64 MiB, else 5)] [--csv FILE] [--mem] [--no-shm]\n");
 }
 
 int main(int argc, char **argv) {
@@ -410,7 +464,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     double max_mib = 256, min_kib = 1;
-    int reps_arg = 0, mem = 0;
+    int reps_arg = 0, mem = 0, shm = 1;
     const char *csv = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-mib") && i + 1 < argc) max_mib = atof(argv[++i]);
@@ -418,6 +472,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps_arg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else if (!strcmp(argv[i], "--mem")) mem = 1;
+        else if (!strcmp(argv[i], "--no-shm")) shm = 0;
         else { usage(); MPI_Finalize(); return 2; }
     }
     if (max_mib <= 0 || min_kib <= 0 || reps_arg < 0) { usage(); MPI_Finalize(); return 2; }
@@ -435,7 +490,17 @@ int main(int argc, char **argv) {
     CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     dt_mesh_desc md = {0};
     md.ndim = 1;  md.shape[0] = nranks;  md.names[0] = "x";
+    CHECK(dt_comm_set_shm(comm, 0)); /* the MPI path, whatever DTENSOR_SHM says */
     CHECK(dt_mesh_create(comm, &md, &mesh));
+    dt_mesh *smesh = NULL;
+    if (shm && !mem) {
+        char arena[32]; /* room for the largest source and destination (S(0)->R: the whole tensor) */
+        snprintf(arena, sizeof arena, "%.0f", max_mib * 1048576.0 * 2.5 + (64 << 20));
+        if (!getenv("DTENSOR_SHM_ARENA")) setenv("DTENSOR_SHM_ARENA", arena, 1);
+        CHECK(dt_comm_set_shm(comm, 1));
+        CHECK(dt_mesh_create(comm, &md, &smesh));
+        CHECK(dt_comm_set_shm(comm, -1));
+    }
 
     FILE *fc = NULL;
     if (rank == 0) {
@@ -445,8 +510,9 @@ int main(int argc, char **argv) {
                DTENSOR_VERSION_MAJOR, DTENSOR_VERSION_MINOR, DTENSOR_VERSION_PATCH, nranks, lib);
         printf("# times: median over reps of the max over ranks; ratio = ours / raw; "
                "vs hand = ours / (pack + MPI_Alltoall)\n");
-        printf("%-16s %12s %13s %5s %11s %11s %7s %11s %7s\n", "transition", "bytes", "shape", "reps",
-               "ours ms", "raw ms", "ratio", "hand ms", "vs hand");
+        printf("# shm = the same call on a mesh with the shared-memory path (dt_comm_set_shm); ours = the MPI path\n");
+        printf("%-16s %12s %13s %5s %11s %11s %7s %11s %7s %11s %7s %8s %7s\n", "transition", "bytes", "shape", "reps",
+               "ours ms", "raw ms", "ratio", "hand ms", "vs hand", "shm ms", "shm/raw", "shm/hand", "shm/ours");
         if (csv && !(fc = fopen(csv, "a"))) fprintf(stderr, "cannot open %s\n", csv);
         fflush(stdout);
     }
@@ -455,7 +521,7 @@ int main(int argc, char **argv) {
         for (double b = min_kib * 1024; b <= max_mib * 1048576 + 0.5; b *= 4) {
             size_t bytes = (size_t)b;
             int reps = reps_arg ? reps_arg : bytes <= (4u << 20) ? 30 : bytes <= (64u << 20) ? 10 : 5;
-            result r = run_one(mesh, trans, bytes, reps);
+            result r = run_one(mesh, smesh, trans, bytes, reps);
             if (rank == 0) {
                 char shape[48], raw[16] = "-", ratio[16] = "-", hand[16] = "-", rhand[16] = "-";
                 snprintf(shape, sizeof shape, "%lldx%lld", (long long)r.rows, (long long)r.cols);
@@ -467,8 +533,15 @@ int main(int argc, char **argv) {
                     snprintf(hand, sizeof hand, "%.5f", r.hand * 1e3);
                     snprintf(rhand, sizeof rhand, "%.2f", r.hand > 0 ? r.ours / r.hand : 0.0);
                 }
-                printf("%-16s %12zu %13s %5d %11.5f %11s %7s %11s %7s\n", trans_name[trans], r.bytes, shape,
-                       reps, r.ours * 1e3, raw, ratio, hand, rhand);
+                char sh[16] = "-", sraw[16] = "-", shand[16] = "-", sours[16] = "-";
+                if (r.shm >= 0) {
+                    snprintf(sh, sizeof sh, "%.5f", r.shm * 1e3);
+                    if (r.raw > 0) snprintf(sraw, sizeof sraw, "%.2f", r.shm / r.raw);
+                    if (r.hand > 0) snprintf(shand, sizeof shand, "%.2f", r.shm / r.hand);
+                    if (r.ours > 0) snprintf(sours, sizeof sours, "%.2f", r.shm / r.ours);
+                }
+                printf("%-16s %12zu %13s %5d %11.5f %11s %7s %11s %7s %11s %7s %8s %7s\n", trans_name[trans], r.bytes,
+                       shape, reps, r.ours * 1e3, raw, ratio, hand, rhand, sh, sraw, shand, sours);
                 fflush(stdout);
                 if (fc) csv_rows(fc, &r);
             }
@@ -476,6 +549,7 @@ int main(int argc, char **argv) {
     }
     if (mem) memory_pass(comm, &md, min_kib, max_mib, fc);
     if (fc) fclose(fc);
+    dt_mesh_destroy(smesh);
     dt_mesh_destroy(mesh);
     dt_comm_destroy(comm);
     MPI_Finalize();
