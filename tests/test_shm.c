@@ -17,7 +17,8 @@
    against the closed form v(g) of its global row-major index. The shared
    path must be taken (a private counter) exactly where it applies. Then:
    tensors destroyed in different orders on different ranks and the arena
-   reused; many tensors in a small arena (full: a rank's shard falls back
+   reused; dt_tensor_redistribute_reduce adding through the shared path
+   (every element then twice its closed form); many tensors in a small arena (full: a rank's shard falls back
    to malloc, every rank then takes the MPI path, values still right); a
    mesh destroyed before its tensors; bad modes of dt_comm_set_shm. */
 #define _POSIX_C_SOURCE 200112L
@@ -52,7 +53,8 @@ static void fill(dt_tensor *t, dt_dtype ty, int nd, const int64_t *shape)
     }
 }
 
-static int check(const dt_tensor *t, dt_dtype ty, int nd, const int64_t *shape)
+/* every element k times its closed form (k = 2: after one redistribution added into it) */
+static int check_k(const dt_tensor *t, dt_dtype ty, int nd, const int64_t *shape, int k)
 {
     int64_t off[DT_MAX_DIMS], ls[DT_MAX_DIMS];
     size_t i, n = dt_tensor_local_numel(t);
@@ -62,10 +64,13 @@ static int check(const dt_tensor *t, dt_dtype ty, int nd, const int64_t *shape)
     dt_tensor_local_shape(t, ls);
     for (i = 0; i < n; i++) {
         int64_t g = gindex(nd, shape, off, ls, i);
-        if (ty == DT_F64 ? ((const double *)p)[i] != v_of(g) : ((const int32_t *)p)[i] != (int32_t)(g * 7 + 1)) bad++;
+        if (ty == DT_F64 ? ((const double *)p)[i] != k * v_of(g) : ((const int32_t *)p)[i] != (int32_t)(k * (g * 7 + 1)))
+            bad++;
     }
     return bad;
 }
+
+static int check(const dt_tensor *t, dt_dtype ty, int nd, const int64_t *shape) { return check_k(t, ty, nd, shape, 1); }
 
 /* src -> dst from an allocated and a borrowed source; on: the path is on */
 static void pair(dt_mesh *m, int mnd, dt_dtype ty, int nd, const int64_t *shape, const dt_placement *src,
@@ -99,6 +104,11 @@ static void pair(dt_mesh *m, int mnd, dt_dtype ty, int nd, const int64_t *shape,
         if (dt_tensor_data(b)) memset(dt_tensor_data(b), 0, dt_tensor_local_numel(b) * (ty == DT_F64 ? 8 : 4));
         CHECK_OK(dt_tensor_redistribute(a, dst, &b));
         CHECK(check(b, ty, nd, shape) == 0, "wrong values (reused out)");
+        /* added into: the shared path's copies combine (dt_tensor_redistribute_reduce) */
+        before = dt__shm_taken;
+        CHECK_OK(dt_tensor_redistribute_reduce(a, dst, DT_SUM, b));
+        CHECK(check_k(b, ty, nd, shape, 2) == 0, "wrong values (redistribute_reduce SUM into out)");
+        if (expect_shm) CHECK(dt__shm_taken > before, "the shared path was not taken (redistribute_reduce)");
     }
     /* a borrowed source: the MPI path */
     dt_tensor_local_shape(a, ls);
