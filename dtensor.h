@@ -12639,10 +12639,52 @@ struct dt__halo {
     dt_comm *comm;                  /* the mesh comm                             */
     void *request;
     int begun;
+#ifndef DTENSOR_NO_MPI
+    /* MPI derived datatypes (dt__halo_types): each message posted straight
+       from and into the arrays, MPI doing what dt__pack / dt__unpack do */
+    int typed;                      /* the plan has them (else: packed messages) */
+    int es16;                       /* mel is a type of our own                  */
+    int nrq;                        /* requests posted by the exchange in flight */
+    MPI_Comm mcomm;                 /* the carrier's communicator                */
+    MPI_Datatype mel;               /* an element: an unsigned integer of its size,
+                                       or (16 bytes) a pair of them (owned)      */
+    char **mbase;                   /* per message: where its datatype starts    */
+    int *mcount;                    /* ... how many of it (elements for mel)     */
+    MPI_Datatype *mtype;            /* ... the datatype (mel: contiguous;
+                                       MPI_DATATYPE_NULL: packed, a small face)  */
+    char **mpack;                   /* ... its packed bytes in buf               */
+    int *mpiece;                    /* ... its piece                             */
+    MPI_Request *mrq;
+    MPI_Status *mst;
+#endif
 };
+
+#ifndef DTENSOR_NO_MPI
+static void dt__halo_types_free(dt__halo *h) {
+    int i, fin = 1;
+    if (h->mtype) {
+        MPI_Finalized(&fin); /* a tensor destroyed after MPI_Finalize: its types went with MPI */
+        for (i = 0; i < h->nmsgs && !fin; i++)
+            if (h->mtype[i] != h->mel && h->mtype[i] != MPI_DATATYPE_NULL) MPI_Type_free(&h->mtype[i]);
+    }
+    if (h->es16 && !fin) MPI_Type_free(&h->mel);
+    h->es16 = 0;
+    DT_FREE(h->mbase);
+    DT_FREE(h->mcount);
+    DT_FREE(h->mtype);
+    DT_FREE(h->mpack);
+    DT_FREE(h->mpiece);
+    DT_FREE(h->mrq);
+    DT_FREE(h->mst);
+    h->typed = 0;
+}
+#endif
 
 static void dt__halo_free(dt__halo *h) {
     if (!h) return;
+#ifndef DTENSOR_NO_MPI
+    dt__halo_types_free(h);
+#endif
     if (!h->in_place) DT_FREE(h->g.data);
     DT_FREE(h->pieces);
     DT_FREE(h->links);
@@ -12914,6 +12956,181 @@ done:
     return st;
 }
 
+#ifndef DTENSOR_NO_MPI
+/* Box b of array a as an MPI datatype of elements `el` (the same base for
+   every message of the plan, packed or not, so the type signatures of the
+   two ends match whichever way each moves it): the innermost dims that
+   are one span fold into a block, the next dim is an hvector of such
+   blocks, each dim outside it an hvector of the type inside. A contiguous
+   box: (*count, *type) = (its elements, el). 0 where a count does not fit
+   an int or MPI refuses (then: packing). (Elements, not bytes: MPICH's
+   engine moves an hvector of 8-byte blocks of MPI_BYTE 2.5x slower than of
+   one 8-byte integer.) */
+static int dt__halo_mpi_type(const dt__array *a, const dt__box *b, MPI_Datatype el, char **base, int *count,
+                             MPI_Datatype *type) {
+    size_t stride[DT_MAX_DIMS] = {0}, span = a->es, bytes = dt__box_numel(a->ndim, b) * a->es;
+    MPI_Datatype t = el, u;
+    int d = a->ndim - 1;
+    *base = a->data;
+    *count = 0;
+    *type = el;
+    if (!bytes) return 1;
+    if (bytes > (size_t)INT_MAX) return 0;
+    dt__array_strides(a, stride);
+    *base = a->data + dt__array_offset(a, stride, b);
+    *count = (int)(bytes / a->es);
+    for (; d >= 0; d--) { /* the contiguous run */
+        if (b->ext[d] == 1) continue;
+        if (stride[d] != span) break;
+        span *= (size_t)b->ext[d];
+    }
+    if (d < 0) return 1;
+    for (; d >= 0; d--) {
+        int rc;
+        if (b->ext[d] == 1) continue;
+        if (stride[d] > (size_t)PTRDIFF_MAX) rc = MPI_ERR_ARG; /* (ext <= bytes <= INT_MAX) */
+        else if (t == el) rc = MPI_Type_create_hvector((int)b->ext[d], (int)(span / a->es), (MPI_Aint)stride[d], t, &u);
+        else rc = MPI_Type_create_hvector((int)b->ext[d], 1, (MPI_Aint)stride[d], t, &u);
+        if (t != el) MPI_Type_free(&t);
+        if (rc != MPI_SUCCESS) return 0;
+        t = u;
+    }
+    if (MPI_Type_commit(&t) != MPI_SUCCESS) { MPI_Type_free(&t); return 0; }
+    *count = 1;
+    *type = t;
+    return 1;
+}
+
+/* From how many bytes a halo message over the built-in MPI backend moves
+   as an MPI derived datatype (straight from the interior, straight into
+   the ghost cells) instead of packed; 0: never. DTENSOR_HALO_TYPES=N,
+   read at each plan (dt_tensor_set_halo); unset, the measured default
+   (bench/stencil.c, bench/README.md): Open MPI from 4 KiB -- above its
+   shared-memory eager limit a packed face pays the rendezvous, a datatype
+   streams through the pipelined convertor; below it pack + eager send is
+   faster than the convertor -- MPICH never (its datatype engine was
+   slower than our pack at every size). Contiguous faces (rows) go
+   straight from and into the arrays either way. */
+static size_t dt__halo_types_min(void) {
+    const char *e = getenv("DTENSOR_HALO_TYPES");
+    if (e && *e) return (size_t)strtoull(e, NULL, 10);
+#ifdef OPEN_MPI
+    return 4096;
+#else
+    return 0;
+#endif
+}
+
+/* The plan's messages as (base, count, datatype), made once per plan and
+   freed with it. Only for one message per piece on the built-in MPI
+   backend (where both ends agree on the message boundaries); the message
+   sizes are those of the packed plan, so ranks may differ in the choice.
+   On any failure the plan stays packed. */
+static void dt__halo_types(dt__halo *h) {
+    size_t n = (size_t)h->nmsgs, tmin = dt__halo_types_min();
+    int i, j, mi = 0, ok = 1;
+    if (!h->per_piece || !h->nmsgs || !tmin) return;
+    h->mcomm = dt__mpi_comm(dt__comm_carrier(h->comm)->be.user);
+    /* (not dt__alloc: out of memory here is no error, the plan stays packed) */
+    h->mbase = (char **)DT_MALLOC(n * sizeof *h->mbase);
+    h->mcount = (int *)DT_MALLOC(n * sizeof *h->mcount);
+    h->mtype = (MPI_Datatype *)DT_MALLOC(n * sizeof *h->mtype);
+    h->mpack = (char **)DT_MALLOC(n * sizeof *h->mpack);
+    h->mpiece = (int *)DT_MALLOC(n * sizeof *h->mpiece);
+    h->mrq = (MPI_Request *)DT_MALLOC(n * sizeof *h->mrq);
+    h->mst = (MPI_Status *)DT_MALLOC(n * sizeof *h->mst);
+    if (!h->mbase || !h->mcount || !h->mtype || !h->mpack || !h->mpiece || !h->mrq || !h->mst) {
+        DT_FREE(h->mtype); /* (before the free below reads it) */
+        h->mtype = NULL;
+        dt__halo_types_free(h);
+        return;
+    }
+    for (i = 0; i < h->nmsgs; i++) h->mtype[i] = MPI_DATATYPE_NULL;
+    switch (h->g.es) {
+    case 1: h->mel = MPI_UINT8_T; break;
+    case 2: h->mel = MPI_UINT16_T; break;
+    case 4: h->mel = MPI_UINT32_T; break;
+    case 8: h->mel = MPI_UINT64_T; break;
+    default:
+        if (h->g.es % 8 || MPI_Type_contiguous((int)(h->g.es / 8), MPI_UINT64_T, &h->mel) != MPI_SUCCESS) ok = 0;
+        else if (MPI_Type_commit(&h->mel) != MPI_SUCCESS) { MPI_Type_free(&h->mel); ok = 0; }
+        else h->es16 = 1;
+    }
+    if (!ok) { dt__halo_types_free(h); return; }
+    for (i = 0; i < h->nsend + h->nrecv && ok; i++) {
+        const dt__hlink *l = &h->links[i];
+        char *pk = h->buf + l->off;
+        for (j = l->first; j < l->first + l->count && ok; j++) {
+            const dt__hpiece *pc = &h->pieces[j];
+            size_t b = dt__box_numel(h->ndim, &pc->src) * h->g.es;
+            dt__box at;
+            if (!b) continue;
+            if (mi >= h->nmsgs) { ok = 0; break; }
+            dt__shift_box(h->ndim, &pc->src, pc->shift, &at); /* a receive lands shifted */
+            h->mpack[mi] = pk;
+            h->mpiece[mi] = j;
+            ok = dt__halo_mpi_type(&h->g, i < h->nsend ? &pc->src : &at, h->mel, &h->mbase[mi], &h->mcount[mi],
+                                   &h->mtype[mi]);
+            if (ok && h->mtype[mi] != h->mel && b < tmin) { /* a small strided face: packed */
+                MPI_Type_free(&h->mtype[mi]);
+                h->mtype[mi] = MPI_DATATYPE_NULL;
+            }
+            pk += b;
+            mi++;
+        }
+    }
+    if (!ok || mi != h->nmsgs) { dt__halo_types_free(h); return; }
+    h->typed = 1;
+}
+
+/* post the messages of a typed plan: receives into the ghost cells (small
+   strided ones into buf), sends from the interior of the ghosted block
+   (send_typed) or packed from `in` */
+static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_typed) {
+    int pass, i, k = 0;
+    if (!h->nmsgs) return DT_OK;
+    dt__count(h->comm, h->sbytes, h->rbytes);
+    for (pass = 0; pass < 2; pass++) /* receives first */
+        for (i = 0; i < h->nmsgs; i++) {
+            const dt_message *m = &h->msgs[i];
+            int rc;
+            if (m->send != pass) continue;
+            if (h->mtype[i] != MPI_DATATYPE_NULL && (!pass || send_typed))
+                rc = pass ? MPI_Isend(h->mbase[i], h->mcount[i], h->mtype[i], m->peer, DT__HALO_TAG, h->mcomm, &h->mrq[k])
+                          : MPI_Irecv(h->mbase[i], h->mcount[i], h->mtype[i], m->peer, DT__HALO_TAG, h->mcomm, &h->mrq[k]);
+            else {
+                if (pass) dt__pack(in, &h->pieces[h->mpiece[i]].src, h->mpack[i]);
+                int cnt = (int)(m->bytes / h->g.es);
+                rc = pass ? MPI_Isend(h->mpack[i], cnt, h->mel, m->peer, DT__HALO_TAG, h->mcomm, &h->mrq[k])
+                          : MPI_Irecv(h->mpack[i], cnt, h->mel, m->peer, DT__HALO_TAG, h->mcomm, &h->mrq[k]);
+            }
+            if (rc != MPI_SUCCESS) {
+                if (k) MPI_Waitall(k, h->mrq, h->mst); /* the ones posted */
+                return dt__mpi_check(rc, pass ? "MPI_Isend" : "MPI_Irecv");
+            }
+            k++;
+        }
+    h->nrq = k;
+    h->request = h->mrq; /* in flight */
+    return DT_OK;
+}
+
+/* complete a typed plan's exchange; unpack the small strided faces */
+static dt_status dt__halo_wait_typed(const char *fn, dt__halo *h) {
+    int rc = h->request ? MPI_Waitall(h->nrq, h->mrq, h->mst) : MPI_SUCCESS, i;
+    h->request = NULL;
+    if (rc != MPI_SUCCESS) return dt__within(fn, dt__mpi_check(rc, "MPI_Waitall"));
+    for (i = 0; i < h->nmsgs; i++)
+        if (!h->msgs[i].send && h->mtype[i] == MPI_DATATYPE_NULL) {
+            const dt__hpiece *pc = &h->pieces[h->mpiece[i]];
+            dt__box at;
+            dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
+            dt__unpack(h->mpack[i], &at, &h->g);
+        }
+    return DT_OK;
+}
+#endif
+
 /* fill `b` (inside a) with copies of the es-byte pattern */
 static void dt__fill_box(const dt__array *a, const dt__box *b, const unsigned char *pattern) {
     size_t stride[DT_MAX_DIMS] = {0}, off, span = (size_t)(a->ndim ? b->ext[a->ndim - 1] : 1), j;
@@ -12968,8 +13185,18 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
     for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], h->pattern);
-    dt__halo_pack_sends(h, in, from_array);
-    if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request))) return dt__within(fn, st);
+#ifndef DTENSOR_NO_MPI
+    if (h->typed) {
+        /* sends from the interior unless the caller may write it before _end (the public _begin on
+           its own array); not in place, the interior is the ghosted block's, copied above */
+        if ((st = dt__halo_post_typed(h, in, from_array || !h->in_place))) return dt__within(fn, st);
+    } else
+#endif
+    {
+        dt__halo_pack_sends(h, in, from_array);
+        if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request)))
+            return dt__within(fn, st);
+    }
     /* the wraps of a dim this rank holds whole, while the messages fly: their
        ghost cells are not the ones the messages fill, their sources interior */
     for (i = h->self_first; i < h->self_first + h->self_count; i++) {
@@ -12989,6 +13216,9 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
     dt_status st = DT_OK;
     if (!h->begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this tensor", fn);
     h->begun = 0;
+#ifndef DTENSOR_NO_MPI
+    if (h->typed) return dt__halo_wait_typed(fn, h);
+#endif
     if (h->request) {
         void *rq = h->request;
         h->request = NULL;
@@ -13082,6 +13312,9 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
         int64_t w[DT_MAX_DIMS];
         for (d = 0; d < t->desc.ndim; d++) w[d] = desc->width[d];
         st = dt__halo_build(fn, t, w, w, desc->boundary, desc->corners, desc->fill, &h);
+#ifndef DTENSOR_NO_MPI
+        if (!st) dt__halo_types(h);
+#endif
         /* all or none: a rank that could not allocate must not leave the others planning messages to it */
         if ((st = dt__agree(t->mesh->comm, fn, st, 0))) { dt__halo_free(h); return st; }
         h->desc = *desc;
