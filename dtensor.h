@@ -12631,7 +12631,7 @@ struct dt__halo {
     int self_first, self_count;     /* pieces this rank copies to itself         */
     dt__box fills[2 * DT_MAX_DIMS]; /* ghost slabs past CONSTANT edges           */
     int nfills;
-    unsigned char pattern[8];       /* the fill value in the dtype               */
+    unsigned char pattern[16];      /* the fill value in the dtype (C128: 16 B)  */
     char *buf;                      /* message bytes: sends, then receives       */
     size_t sbytes, rbytes;          /* their totals                              */
     dt_message *msgs;               /* the links, peers in carrier ranks         */
