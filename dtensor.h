@@ -223,6 +223,12 @@
                            (read once, at the first redistribution)
    DTENSOR_SIMD=avx2|none  cap the Philox generator's vector width (read once;
                            the random values do not change, only the speed)
+   DTENSOR_HALO_TYPES=N    halo faces of >= N bytes that are strided (columns)
+                           move as MPI derived datatypes, straight from the
+                           interior and into the ghost cells, instead of
+                           packed; 0: never. Read by each dt_tensor_set_halo,
+                           dt_comm_mpi only. Unset: 4096 under Open MPI, 0
+                           (packing) under MPICH, as measured (bench/README.md)
 
    LIFETIMES
    =========
@@ -1295,7 +1301,11 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
    rank packed together; with dt_comm_mpi one message per piece, as a
    hand-written exchange sends faces, so that two faces to one neighbour do
    not become one message past MPI's eager limit), plus a copy of the
-   interior.
+   interior. With dt_comm_mpi a strided face (a column) of at least
+   DTENSOR_HALO_TYPES bytes (4096 under Open MPI; never by default under
+   MPICH) is an MPI derived datatype made once by dt_tensor_set_halo: MPI
+   reads it from the interior and writes it into the ghost cells, no
+   pack or unpack of ours; smaller or other faces are packed.
    In place (a ghosted array: dt_tensor_from_local with desc->local_ghost):
    the halo lives in the tensor's own array, no wider than its ghost room
    (width[d] <= local_ghost[d]; DT_ERR_ARG on every rank otherwise, naming
