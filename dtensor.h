@@ -6883,6 +6883,40 @@ static dt_status dt__mpi_start(void *user, int n, const dt_message *msgs, void *
 }
 
 
+/* Post n messages on c's carrier (a dt_comm_mpi comm: its start is
+   dt__mpi_start), each as (base[i], count[i], type[i]) -- a halo's MPI
+   derived datatypes (>>halo) -- with dt__mpi_start's tag and order
+   (receives first), so a peer that posts the same messages as bytes
+   matches them. Counted in c's stats as `sent` / `recv`. rq: n requests
+   of the caller's; *nrq: how many were posted (wait with dt__comm_wait_typed). */
+static dt_status dt__comm_start_typed(dt_comm *c, int n, const dt_message *msgs, char *const *base, const int *count,
+                                      const MPI_Datatype *type, MPI_Request *rq, MPI_Status *sts, int *nrq,
+                                      uint64_t sent, uint64_t recv) {
+    MPI_Comm comm = dt__mpi_comm(dt__comm_carrier(c)->be.user);
+    int pass, i, k = 0;
+    *nrq = 0;
+    if (!n) return DT_OK;
+    dt__count(c, sent, recv);
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < n; i++) {
+            int rc;
+            if (msgs[i].send != pass) continue;
+            rc = pass ? MPI_Isend(base[i], count[i], type[i], msgs[i].peer, DT__HALO_TAG, comm, &rq[k])
+                      : MPI_Irecv(base[i], count[i], type[i], msgs[i].peer, DT__HALO_TAG, comm, &rq[k]);
+            if (rc != MPI_SUCCESS) {
+                if (k) MPI_Waitall(k, rq, sts); /* the ones posted */
+                return dt__mpi_check(rc, pass ? "MPI_Isend" : "MPI_Irecv");
+            }
+            k++;
+        }
+    *nrq = k;
+    return DT_OK;
+}
+
+static dt_status dt__comm_wait_typed(int nrq, MPI_Request *rq, MPI_Status *sts) {
+    return nrq ? dt__mpi_check(MPI_Waitall(nrq, rq, sts), "MPI_Waitall") : DT_OK;
+}
+
 static dt_status dt__mpi_barrier(void *user) { return dt__mpi_check(MPI_Barrier(dt__mpi_comm(user)), "MPI_Barrier"); }
 
 static dt_status dt__mpi_wrap(MPI_Comm comm, void **out) {
@@ -12655,7 +12689,6 @@ struct dt__halo {
     int typed;                      /* the plan has them (else: packed messages) */
     int es16;                       /* mel is a type of our own                  */
     int nrq;                        /* requests posted by the exchange in flight */
-    MPI_Comm mcomm;                 /* the carrier's communicator                */
     MPI_Datatype mel;               /* an element: an unsigned integer of its size,
                                        or (16 bytes) a pair of them (owned)      */
     char **mbase;                   /* per message: where its datatype starts    */
@@ -12664,6 +12697,9 @@ struct dt__halo {
                                        MPI_DATATYPE_NULL: packed, a small face)  */
     char **mpack;                   /* ... its packed bytes in buf               */
     int *mpiece;                    /* ... its piece                             */
+    char **cbase;                   /* this exchange's (base, count, type) per   */
+    int *ccount;                    /* message: the datatype's, or the packed    */
+    MPI_Datatype *ctype;            /* bytes' (as mel)                           */
     MPI_Request *mrq;
     MPI_Status *mst;
 #endif
@@ -12684,6 +12720,9 @@ static void dt__halo_types_free(dt__halo *h) {
     DT_FREE(h->mtype);
     DT_FREE(h->mpack);
     DT_FREE(h->mpiece);
+    DT_FREE(h->cbase);
+    DT_FREE(h->ccount);
+    DT_FREE(h->ctype);
     DT_FREE(h->mrq);
     DT_FREE(h->mst);
     h->typed = 0;
@@ -13040,16 +13079,19 @@ static void dt__halo_types(dt__halo *h) {
     size_t n = (size_t)h->nmsgs, tmin = dt__halo_types_min();
     int i, j, mi = 0, ok = 1;
     if (!h->per_piece || !h->nmsgs || !tmin) return;
-    h->mcomm = dt__mpi_comm(dt__comm_carrier(h->comm)->be.user);
     /* (not dt__alloc: out of memory here is no error, the plan stays packed) */
     h->mbase = (char **)DT_MALLOC(n * sizeof *h->mbase);
     h->mcount = (int *)DT_MALLOC(n * sizeof *h->mcount);
     h->mtype = (MPI_Datatype *)DT_MALLOC(n * sizeof *h->mtype);
     h->mpack = (char **)DT_MALLOC(n * sizeof *h->mpack);
     h->mpiece = (int *)DT_MALLOC(n * sizeof *h->mpiece);
+    h->cbase = (char **)DT_MALLOC(n * sizeof *h->cbase);
+    h->ccount = (int *)DT_MALLOC(n * sizeof *h->ccount);
+    h->ctype = (MPI_Datatype *)DT_MALLOC(n * sizeof *h->ctype);
     h->mrq = (MPI_Request *)DT_MALLOC(n * sizeof *h->mrq);
     h->mst = (MPI_Status *)DT_MALLOC(n * sizeof *h->mst);
-    if (!h->mbase || !h->mcount || !h->mtype || !h->mpack || !h->mpiece || !h->mrq || !h->mst) {
+    if (!h->mbase || !h->mcount || !h->mtype || !h->mpack || !h->mpiece || !h->cbase || !h->ccount || !h->ctype ||
+        !h->mrq || !h->mst) {
         DT_FREE(h->mtype); /* (before the free below reads it) */
         h->mtype = NULL;
         dt__halo_types_free(h);
@@ -13097,39 +13139,35 @@ static void dt__halo_types(dt__halo *h) {
    strided ones into buf), sends from the interior of the ghosted block
    (send_typed) or packed from `in` */
 static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_typed) {
-    int pass, i, k = 0;
-    if (!h->nmsgs) return DT_OK;
-    dt__count(h->comm, h->sbytes, h->rbytes);
-    for (pass = 0; pass < 2; pass++) /* receives first */
-        for (i = 0; i < h->nmsgs; i++) {
-            const dt_message *m = &h->msgs[i];
-            int rc;
-            if (m->send != pass) continue;
-            if (h->mtype[i] != MPI_DATATYPE_NULL && (!pass || send_typed))
-                rc = pass ? MPI_Isend(h->mbase[i], h->mcount[i], h->mtype[i], m->peer, DT__HALO_TAG, h->mcomm, &h->mrq[k])
-                          : MPI_Irecv(h->mbase[i], h->mcount[i], h->mtype[i], m->peer, DT__HALO_TAG, h->mcomm, &h->mrq[k]);
-            else {
-                if (pass) dt__pack(in, &h->pieces[h->mpiece[i]].src, h->mpack[i]);
-                int cnt = (int)(m->bytes / h->g.es);
-                rc = pass ? MPI_Isend(h->mpack[i], cnt, h->mel, m->peer, DT__HALO_TAG, h->mcomm, &h->mrq[k])
-                          : MPI_Irecv(h->mpack[i], cnt, h->mel, m->peer, DT__HALO_TAG, h->mcomm, &h->mrq[k]);
-            }
-            if (rc != MPI_SUCCESS) {
-                if (k) MPI_Waitall(k, h->mrq, h->mst); /* the ones posted */
-                return dt__mpi_check(rc, pass ? "MPI_Isend" : "MPI_Irecv");
-            }
-            k++;
+    int i, nrq = 0;
+    dt_status st;
+    for (i = 0; i < h->nmsgs; i++) {
+        const dt_message *m = &h->msgs[i];
+        if (h->mtype[i] != MPI_DATATYPE_NULL && (!m->send || send_typed)) {
+            h->cbase[i] = h->mbase[i];
+            h->ccount[i] = h->mcount[i];
+            h->ctype[i] = h->mtype[i];
+        } else {
+            if (m->send) dt__pack(in, &h->pieces[h->mpiece[i]].src, h->mpack[i]);
+            h->cbase[i] = h->mpack[i];
+            h->ccount[i] = (int)(m->bytes / h->g.es);
+            h->ctype[i] = h->mel;
         }
-    h->nrq = k;
-    h->request = h->mrq; /* in flight */
+    }
+    st = dt__comm_start_typed(h->comm, h->nmsgs, h->msgs, h->cbase, h->ccount, h->ctype, h->mrq, h->mst, &nrq,
+                              h->sbytes, h->rbytes);
+    if (st) return st;
+    h->nrq = nrq;
+    if (nrq) h->request = h->mrq; /* in flight */
     return DT_OK;
 }
 
 /* complete a typed plan's exchange; unpack the small strided faces */
 static dt_status dt__halo_wait_typed(const char *fn, dt__halo *h) {
-    int rc = h->request ? MPI_Waitall(h->nrq, h->mrq, h->mst) : MPI_SUCCESS, i;
+    dt_status st = dt__comm_wait_typed(h->request ? h->nrq : 0, h->mrq, h->mst);
+    int i;
     h->request = NULL;
-    if (rc != MPI_SUCCESS) return dt__within(fn, dt__mpi_check(rc, "MPI_Waitall"));
+    if (st) return dt__within(fn, st);
     for (i = 0; i < h->nmsgs; i++)
         if (!h->msgs[i].send && h->mtype[i] == MPI_DATATYPE_NULL) {
             const dt__hpiece *pc = &h->pieces[h->mpiece[i]];
