@@ -9294,15 +9294,24 @@ static size_t dt__overlaps(const dt__ctx *x, const dt__partspans *a, const dt__p
             int64_t ha = ra[3 * i] + ra[3 * i + 1], hb = rb[3 * j] + rb[3 * j + 1], hi = ha < hb ? ha : hb;
             if (hi > lo) {
                 if (segs) {
-                    dt__seg *sg = &segs[d][n];
-                    sg->g = lo;
-                    sg->len = hi - lo;
-                    sg->a = pack_a ? c : ra[3 * i + 2] + (lo - ra[3 * i]);
-                    sg->b = pack_b ? c : rb[3 * j + 2] + (lo - rb[3 * j]);
+                    int64_t pa = pack_a ? c : ra[3 * i + 2] + (lo - ra[3 * i]);
+                    int64_t pb = pack_b ? c : rb[3 * j + 2] + (lo - rb[3 * j]);
+                    dt__seg *pv = n ? &segs[d][n - 1] : NULL;
+                    if (pv && pv->g + pv->len == lo && pv->a + pv->len == pa && pv->b + pv->len == pb) {
+                        pv->len += hi - lo; /* a run of spans adjacent on both sides: one segment, one copy */
+                        c += hi - lo;
+                        goto next;
+                    }
+                    pv = &segs[d][n];
+                    pv->g = lo;
+                    pv->len = hi - lo;
+                    pv->a = pa;
+                    pv->b = pb;
                 }
                 n++;
                 c += hi - lo;
             }
+        next:
             if (ha < hb) i++;
             else j++;
         }
@@ -9398,7 +9407,9 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
         st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext);
         goto done;
     }
-    if ((st = dt__alloc("dt_tensor_redistribute", 4 * (size_t)n * sizeof(size_t), (void **)&v))) goto done;
+    /* the counts and the message buffers: the mesh's work buffers (as dt__run_exchange's), so that a time
+       loop neither allocates nor page-faults tensor-sized buffers every call */
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) goto done;
     memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
     for (q = 0; q < n; q++) { /* the counts: what each peer needs of mine, what I need of theirs */
@@ -9416,8 +9427,8 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
         sd[q] = soff; soff += sc[q];
         rd[q] = roff; roff += rc[q];
     }
-    if ((st = dt__alloc("dt_tensor_redistribute", soff + 1, (void **)&sbuf)) ||
-        (st = dt__alloc("dt_tensor_redistribute", roff + 1, (void **)&rbuf)))
+    if ((st = dt__scratch(m, DT__SCRATCH_SEND, soff + 1, (void **)&sbuf)) ||
+        (st = dt__scratch(m, DT__SCRATCH_RECV, roff + 1, (void **)&rbuf)))
         goto done;
     for (q = 0; q < n; q++) {
         /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Branch): sc is zeroed with the rest of v above */
@@ -9446,9 +9457,6 @@ done:
     DT_FREE(peer.mem);
     DT_FREE(src_me.mem);
     DT_FREE(dst_me.mem);
-    DT_FREE(v);
-    DT_FREE(sbuf);
-    DT_FREE(rbuf);
     return st;
 }
 
