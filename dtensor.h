@@ -13026,7 +13026,7 @@ done:
 static int dt__halo_mpi_type(const dt__array *a, const dt__box *b, MPI_Datatype el, char **base, int *count,
                              MPI_Datatype *type) {
     size_t stride[DT_MAX_DIMS] = {0}, span = a->es, bytes = dt__box_numel(a->ndim, b) * a->es;
-    MPI_Datatype t = el, u;
+    MPI_Datatype t = el, u = MPI_DATATYPE_NULL;
     int d = a->ndim - 1;
     *base = a->data;
     *count = 0;
