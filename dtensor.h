@@ -231,6 +231,12 @@
                            which overrides it; read at each dt_mesh_create)
    DTENSOR_SHM_ARENA=bytes the arena's size per rank (default 268435456)
    DTENSOR_SHM_MIN=bytes   the smallest shard put in the arena (default 65536)
+   DTENSOR_HALO_TYPES=N    halo faces of >= N bytes that are strided (columns)
+                           move as MPI derived datatypes, straight from the
+                           interior and into the ghost cells, instead of
+                           packed; 0: never. Read by each dt_tensor_set_halo,
+                           dt_comm_mpi only. Unset: 4096 under Open MPI, 0
+                           (packing) under MPICH, as measured (bench/README.md)
 
    LIFETIMES
    =========
@@ -1336,7 +1342,11 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
    rank packed together; with dt_comm_mpi one message per piece, as a
    hand-written exchange sends faces, so that two faces to one neighbour do
    not become one message past MPI's eager limit), plus a copy of the
-   interior.
+   interior. With dt_comm_mpi a strided face (a column) of at least
+   DTENSOR_HALO_TYPES bytes (4096 under Open MPI; never by default under
+   MPICH) is an MPI derived datatype made once by dt_tensor_set_halo: MPI
+   reads it from the interior and writes it into the ghost cells, no
+   pack or unpack of ours; smaller or other faces are packed.
    In place (a ghosted array: dt_tensor_from_local with desc->local_ghost):
    the halo lives in the tensor's own array, no wider than its ghost room
    (width[d] <= local_ghost[d]; DT_ERR_ARG on every rank otherwise, naming
@@ -7063,6 +7073,40 @@ static dt_status dt__mpi_start(void *user, int n, const dt_message *msgs, void *
 }
 
 
+/* Post n messages on c's carrier (a dt_comm_mpi comm: its start is
+   dt__mpi_start), each as (base[i], count[i], type[i]) -- a halo's MPI
+   derived datatypes (>>halo) -- with dt__mpi_start's tag and order
+   (receives first), so a peer that posts the same messages as bytes
+   matches them. Counted in c's stats as `sent` / `recv`. rq: n requests
+   of the caller's; *nrq: how many were posted (wait with dt__comm_wait_typed). */
+static dt_status dt__comm_start_typed(dt_comm *c, int n, const dt_message *msgs, char *const *base, const int *count,
+                                      const MPI_Datatype *type, MPI_Request *rq, MPI_Status *sts, int *nrq,
+                                      uint64_t sent, uint64_t recv) {
+    MPI_Comm comm = dt__mpi_comm(dt__comm_carrier(c)->be.user);
+    int pass, i, k = 0;
+    *nrq = 0;
+    if (!n) return DT_OK;
+    dt__count(c, sent, recv);
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < n; i++) {
+            int rc;
+            if (msgs[i].send != pass) continue;
+            rc = pass ? MPI_Isend(base[i], count[i], type[i], msgs[i].peer, DT__HALO_TAG, comm, &rq[k])
+                      : MPI_Irecv(base[i], count[i], type[i], msgs[i].peer, DT__HALO_TAG, comm, &rq[k]);
+            if (rc != MPI_SUCCESS) {
+                if (k) MPI_Waitall(k, rq, sts); /* the ones posted */
+                return dt__mpi_check(rc, pass ? "MPI_Isend" : "MPI_Irecv");
+            }
+            k++;
+        }
+    *nrq = k;
+    return DT_OK;
+}
+
+static dt_status dt__comm_wait_typed(int nrq, MPI_Request *rq, MPI_Status *sts) {
+    return nrq ? dt__mpi_check(MPI_Waitall(nrq, rq, sts), "MPI_Waitall") : DT_OK;
+}
+
 static dt_status dt__mpi_barrier(void *user) { return dt__mpi_check(MPI_Barrier(dt__mpi_comm(user)), "MPI_Barrier"); }
 
 static dt_status dt__mpi_wrap(MPI_Comm comm, void **out) {
@@ -9760,15 +9804,24 @@ static size_t dt__overlaps(const dt__ctx *x, const dt__partspans *a, const dt__p
             int64_t ha = ra[3 * i] + ra[3 * i + 1], hb = rb[3 * j] + rb[3 * j + 1], hi = ha < hb ? ha : hb;
             if (hi > lo) {
                 if (segs) {
-                    dt__seg *sg = &segs[d][n];
-                    sg->g = lo;
-                    sg->len = hi - lo;
-                    sg->a = pack_a ? c : ra[3 * i + 2] + (lo - ra[3 * i]);
-                    sg->b = pack_b ? c : rb[3 * j + 2] + (lo - rb[3 * j]);
+                    int64_t pa = pack_a ? c : ra[3 * i + 2] + (lo - ra[3 * i]);
+                    int64_t pb = pack_b ? c : rb[3 * j + 2] + (lo - rb[3 * j]);
+                    dt__seg *pv = n ? &segs[d][n - 1] : NULL;
+                    if (pv && pv->g + pv->len == lo && pv->a + pv->len == pa && pv->b + pv->len == pb) {
+                        pv->len += hi - lo; /* a run of spans adjacent on both sides: one segment, one copy */
+                        c += hi - lo;
+                        goto next;
+                    }
+                    pv = &segs[d][n];
+                    pv->g = lo;
+                    pv->len = hi - lo;
+                    pv->a = pa;
+                    pv->b = pb;
                 }
                 n++;
                 c += hi - lo;
             }
+        next:
             if (ha < hb) i++;
             else j++;
         }
@@ -9864,7 +9917,9 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
         st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext);
         goto done;
     }
-    if ((st = dt__alloc("dt_tensor_redistribute", 4 * (size_t)n * sizeof(size_t), (void **)&v))) goto done;
+    /* the counts and the message buffers: the mesh's work buffers (as dt__run_exchange's), so that a time
+       loop neither allocates nor page-faults tensor-sized buffers every call */
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) goto done;
     memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
     for (q = 0; q < n; q++) { /* the counts: what each peer needs of mine, what I need of theirs */
@@ -9882,8 +9937,8 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
         sd[q] = soff; soff += sc[q];
         rd[q] = roff; roff += rc[q];
     }
-    if ((st = dt__alloc("dt_tensor_redistribute", soff + 1, (void **)&sbuf)) ||
-        (st = dt__alloc("dt_tensor_redistribute", roff + 1, (void **)&rbuf)))
+    if ((st = dt__scratch(m, DT__SCRATCH_SEND, soff + 1, (void **)&sbuf)) ||
+        (st = dt__scratch(m, DT__SCRATCH_RECV, roff + 1, (void **)&rbuf)))
         goto done;
     for (q = 0; q < n; q++) {
         /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Branch): sc is zeroed with the rest of v above */
@@ -9912,9 +9967,6 @@ done:
     DT_FREE(peer.mem);
     DT_FREE(src_me.mem);
     DT_FREE(dst_me.mem);
-    DT_FREE(v);
-    DT_FREE(sbuf);
-    DT_FREE(rbuf);
     return st;
 }
 
@@ -13289,7 +13341,7 @@ struct dt__halo {
     int self_first, self_count;     /* pieces this rank copies to itself         */
     dt__box fills[2 * DT_MAX_DIMS]; /* ghost slabs past CONSTANT edges           */
     int nfills;
-    unsigned char pattern[8];       /* the fill value in the dtype               */
+    unsigned char pattern[16];      /* the fill value in the dtype (C128: 16 B)  */
     char *buf;                      /* message bytes: sends, then receives       */
     size_t sbytes, rbytes;          /* their totals                              */
     dt_message *msgs;               /* the links, peers in carrier ranks         */
@@ -13297,10 +13349,57 @@ struct dt__halo {
     dt_comm *comm;                  /* the mesh comm                             */
     void *request;
     int begun;
+#ifndef DTENSOR_NO_MPI
+    /* MPI derived datatypes (dt__halo_types): each message posted straight
+       from and into the arrays, MPI doing what dt__pack / dt__unpack do */
+    int typed;                      /* the plan has them (else: packed messages) */
+    int es16;                       /* mel is a type of our own                  */
+    int nrq;                        /* requests posted by the exchange in flight */
+    MPI_Datatype mel;               /* an element: an unsigned integer of its size,
+                                       or (16 bytes) a pair of them (owned)      */
+    char **mbase;                   /* per message: where its datatype starts    */
+    int *mcount;                    /* ... how many of it (elements for mel)     */
+    MPI_Datatype *mtype;            /* ... the datatype (mel: contiguous;
+                                       MPI_DATATYPE_NULL: packed, a small face)  */
+    char **mpack;                   /* ... its packed bytes in buf               */
+    int *mpiece;                    /* ... its piece                             */
+    char **cbase;                   /* this exchange's (base, count, type) per   */
+    int *ccount;                    /* message: the datatype's, or the packed    */
+    MPI_Datatype *ctype;            /* bytes' (as mel)                           */
+    MPI_Request *mrq;
+    MPI_Status *mst;
+#endif
 };
+
+#ifndef DTENSOR_NO_MPI
+static void dt__halo_types_free(dt__halo *h) {
+    int i, fin = 1;
+    if (h->mtype) {
+        MPI_Finalized(&fin); /* a tensor destroyed after MPI_Finalize: its types went with MPI */
+        for (i = 0; i < h->nmsgs && !fin; i++)
+            if (h->mtype[i] != h->mel && h->mtype[i] != MPI_DATATYPE_NULL) MPI_Type_free(&h->mtype[i]);
+    }
+    if (h->es16 && !fin) MPI_Type_free(&h->mel);
+    h->es16 = 0;
+    DT_FREE(h->mbase);
+    DT_FREE(h->mcount);
+    DT_FREE(h->mtype);
+    DT_FREE(h->mpack);
+    DT_FREE(h->mpiece);
+    DT_FREE(h->cbase);
+    DT_FREE(h->ccount);
+    DT_FREE(h->ctype);
+    DT_FREE(h->mrq);
+    DT_FREE(h->mst);
+    h->typed = 0;
+}
+#endif
 
 static void dt__halo_free(dt__halo *h) {
     if (!h) return;
+#ifndef DTENSOR_NO_MPI
+    dt__halo_types_free(h);
+#endif
     if (!h->in_place) DT_FREE(h->g.data);
     DT_FREE(h->pieces);
     DT_FREE(h->links);
@@ -13572,6 +13671,180 @@ done:
     return st;
 }
 
+#ifndef DTENSOR_NO_MPI
+/* Box b of array a as an MPI datatype of elements `el` (the same base for
+   every message of the plan, packed or not, so the type signatures of the
+   two ends match whichever way each moves it): the innermost dims that
+   are one span fold into a block, the next dim is an hvector of such
+   blocks, each dim outside it an hvector of the type inside. A contiguous
+   box: (*count, *type) = (its elements, el). 0 where a count does not fit
+   an int or MPI refuses (then: packing). (Elements, not bytes: MPICH's
+   engine moves an hvector of 8-byte blocks of MPI_BYTE 2.5x slower than of
+   one 8-byte integer.) */
+static int dt__halo_mpi_type(const dt__array *a, const dt__box *b, MPI_Datatype el, char **base, int *count,
+                             MPI_Datatype *type) {
+    size_t stride[DT_MAX_DIMS] = {0}, span = a->es, bytes = dt__box_numel(a->ndim, b) * a->es;
+    MPI_Datatype t = el, u = MPI_DATATYPE_NULL;
+    int d = a->ndim - 1;
+    *base = a->data;
+    *count = 0;
+    *type = el;
+    if (!bytes) return 1;
+    if (bytes > (size_t)INT_MAX) return 0;
+    dt__array_strides(a, stride);
+    *base = a->data + dt__array_offset(a, stride, b);
+    *count = (int)(bytes / a->es);
+    for (; d >= 0; d--) { /* the contiguous run */
+        if (b->ext[d] == 1) continue;
+        if (stride[d] != span) break;
+        span *= (size_t)b->ext[d];
+    }
+    if (d < 0) return 1;
+    for (; d >= 0; d--) {
+        int rc;
+        if (b->ext[d] == 1) continue;
+        if (stride[d] > (size_t)PTRDIFF_MAX) rc = MPI_ERR_ARG; /* (ext <= bytes <= INT_MAX) */
+        else if (t == el) rc = MPI_Type_create_hvector((int)b->ext[d], (int)(span / a->es), (MPI_Aint)stride[d], t, &u);
+        else rc = MPI_Type_create_hvector((int)b->ext[d], 1, (MPI_Aint)stride[d], t, &u);
+        if (t != el) MPI_Type_free(&t);
+        if (rc != MPI_SUCCESS) return 0;
+        t = u;
+    }
+    if (MPI_Type_commit(&t) != MPI_SUCCESS) { MPI_Type_free(&t); return 0; }
+    *count = 1;
+    *type = t;
+    return 1;
+}
+
+/* From how many bytes a halo message over the built-in MPI backend moves
+   as an MPI derived datatype (straight from the interior, straight into
+   the ghost cells) instead of packed; 0: never. DTENSOR_HALO_TYPES=N,
+   read at each plan (dt_tensor_set_halo); unset, the measured default
+   (bench/stencil.c, bench/README.md): Open MPI from 4 KiB -- above its
+   shared-memory eager limit a packed face pays the rendezvous, a datatype
+   streams through the pipelined convertor; below it pack + eager send is
+   faster than the convertor -- MPICH never (its datatype engine was
+   slower than our pack at every size). Contiguous faces (rows) go
+   straight from and into the arrays either way. */
+static size_t dt__halo_types_min(void) {
+    const char *e = getenv("DTENSOR_HALO_TYPES");
+    if (e && *e) return (size_t)strtoull(e, NULL, 10);
+#ifdef OPEN_MPI
+    return 4096;
+#else
+    return 0;
+#endif
+}
+
+/* The plan's messages as (base, count, datatype), made once per plan and
+   freed with it. Only for one message per piece on the built-in MPI
+   backend (where both ends agree on the message boundaries); the message
+   sizes are those of the packed plan, so ranks may differ in the choice.
+   On any failure the plan stays packed. */
+static void dt__halo_types(dt__halo *h) {
+    size_t n = (size_t)h->nmsgs, tmin = dt__halo_types_min();
+    int i, j, mi = 0, ok = 1;
+    if (!h->per_piece || !h->nmsgs || !tmin) return;
+    /* (not dt__alloc: out of memory here is no error, the plan stays packed) */
+    h->mbase = (char **)DT_MALLOC(n * sizeof *h->mbase);
+    h->mcount = (int *)DT_MALLOC(n * sizeof *h->mcount);
+    h->mtype = (MPI_Datatype *)DT_MALLOC(n * sizeof *h->mtype);
+    h->mpack = (char **)DT_MALLOC(n * sizeof *h->mpack);
+    h->mpiece = (int *)DT_MALLOC(n * sizeof *h->mpiece);
+    h->cbase = (char **)DT_MALLOC(n * sizeof *h->cbase);
+    h->ccount = (int *)DT_MALLOC(n * sizeof *h->ccount);
+    h->ctype = (MPI_Datatype *)DT_MALLOC(n * sizeof *h->ctype);
+    h->mrq = (MPI_Request *)DT_MALLOC(n * sizeof *h->mrq);
+    h->mst = (MPI_Status *)DT_MALLOC(n * sizeof *h->mst);
+    if (!h->mbase || !h->mcount || !h->mtype || !h->mpack || !h->mpiece || !h->cbase || !h->ccount || !h->ctype ||
+        !h->mrq || !h->mst) {
+        DT_FREE(h->mtype); /* (before the free below reads it) */
+        h->mtype = NULL;
+        dt__halo_types_free(h);
+        return;
+    }
+    for (i = 0; i < h->nmsgs; i++) h->mtype[i] = MPI_DATATYPE_NULL;
+    switch (h->g.es) {
+    case 1: h->mel = MPI_UINT8_T; break;
+    case 2: h->mel = MPI_UINT16_T; break;
+    case 4: h->mel = MPI_UINT32_T; break;
+    case 8: h->mel = MPI_UINT64_T; break;
+    default:
+        if (h->g.es % 8 || MPI_Type_contiguous((int)(h->g.es / 8), MPI_UINT64_T, &h->mel) != MPI_SUCCESS) ok = 0;
+        else if (MPI_Type_commit(&h->mel) != MPI_SUCCESS) { MPI_Type_free(&h->mel); ok = 0; }
+        else h->es16 = 1;
+    }
+    if (!ok) { dt__halo_types_free(h); return; }
+    for (i = 0; i < h->nsend + h->nrecv && ok; i++) {
+        const dt__hlink *l = &h->links[i];
+        char *pk = h->buf + l->off;
+        for (j = l->first; j < l->first + l->count && ok; j++) {
+            const dt__hpiece *pc = &h->pieces[j];
+            size_t b = dt__box_numel(h->ndim, &pc->src) * h->g.es;
+            dt__box at;
+            if (!b) continue;
+            if (mi >= h->nmsgs) { ok = 0; break; }
+            dt__shift_box(h->ndim, &pc->src, pc->shift, &at); /* a receive lands shifted */
+            h->mpack[mi] = pk;
+            h->mpiece[mi] = j;
+            ok = dt__halo_mpi_type(&h->g, i < h->nsend ? &pc->src : &at, h->mel, &h->mbase[mi], &h->mcount[mi],
+                                   &h->mtype[mi]);
+            if (ok && h->mtype[mi] != h->mel && b < tmin) { /* a small strided face: packed */
+                MPI_Type_free(&h->mtype[mi]);
+                h->mtype[mi] = MPI_DATATYPE_NULL;
+            }
+            pk += b;
+            mi++;
+        }
+    }
+    if (!ok || mi != h->nmsgs) { dt__halo_types_free(h); return; }
+    h->typed = 1;
+}
+
+/* post the messages of a typed plan: receives into the ghost cells (small
+   strided ones into buf), sends from the interior of the ghosted block
+   (send_typed) or packed from `in` */
+static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_typed) {
+    int i, nrq = 0;
+    dt_status st;
+    for (i = 0; i < h->nmsgs; i++) {
+        const dt_message *m = &h->msgs[i];
+        if (h->mtype[i] != MPI_DATATYPE_NULL && (!m->send || send_typed)) {
+            h->cbase[i] = h->mbase[i];
+            h->ccount[i] = h->mcount[i];
+            h->ctype[i] = h->mtype[i];
+        } else {
+            if (m->send) dt__pack(in, &h->pieces[h->mpiece[i]].src, h->mpack[i]);
+            h->cbase[i] = h->mpack[i];
+            h->ccount[i] = (int)(m->bytes / h->g.es);
+            h->ctype[i] = h->mel;
+        }
+    }
+    st = dt__comm_start_typed(h->comm, h->nmsgs, h->msgs, h->cbase, h->ccount, h->ctype, h->mrq, h->mst, &nrq,
+                              h->sbytes, h->rbytes);
+    if (st) return st;
+    h->nrq = nrq;
+    if (nrq) h->request = h->mrq; /* in flight */
+    return DT_OK;
+}
+
+/* complete a typed plan's exchange; unpack the small strided faces */
+static dt_status dt__halo_wait_typed(const char *fn, dt__halo *h) {
+    dt_status st = dt__comm_wait_typed(h->request ? h->nrq : 0, h->mrq, h->mst);
+    int i;
+    h->request = NULL;
+    if (st) return dt__within(fn, st);
+    for (i = 0; i < h->nmsgs; i++)
+        if (!h->msgs[i].send && h->mtype[i] == MPI_DATATYPE_NULL) {
+            const dt__hpiece *pc = &h->pieces[h->mpiece[i]];
+            dt__box at;
+            dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
+            dt__unpack(h->mpack[i], &at, &h->g);
+        }
+    return DT_OK;
+}
+#endif
+
 /* fill `b` (inside a) with copies of the es-byte pattern */
 static void dt__fill_box(const dt__array *a, const dt__box *b, const unsigned char *pattern) {
     size_t stride[DT_MAX_DIMS] = {0}, off, span = (size_t)(a->ndim ? b->ext[a->ndim - 1] : 1), j;
@@ -13626,8 +13899,18 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
     for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], h->pattern);
-    dt__halo_pack_sends(h, in, from_array);
-    if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request))) return dt__within(fn, st);
+#ifndef DTENSOR_NO_MPI
+    if (h->typed) {
+        /* sends from the interior unless the caller may write it before _end (the public _begin on
+           its own array); not in place, the interior is the ghosted block's, copied above */
+        if ((st = dt__halo_post_typed(h, in, from_array || !h->in_place))) return dt__within(fn, st);
+    } else
+#endif
+    {
+        dt__halo_pack_sends(h, in, from_array);
+        if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request)))
+            return dt__within(fn, st);
+    }
     /* the wraps of a dim this rank holds whole, while the messages fly: their
        ghost cells are not the ones the messages fill, their sources interior */
     for (i = h->self_first; i < h->self_first + h->self_count; i++) {
@@ -13647,6 +13930,9 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
     dt_status st = DT_OK;
     if (!h->begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this tensor", fn);
     h->begun = 0;
+#ifndef DTENSOR_NO_MPI
+    if (h->typed) return dt__halo_wait_typed(fn, h);
+#endif
     if (h->request) {
         void *rq = h->request;
         h->request = NULL;
@@ -13740,6 +14026,9 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
         int64_t w[DT_MAX_DIMS];
         for (d = 0; d < t->desc.ndim; d++) w[d] = desc->width[d];
         st = dt__halo_build(fn, t, w, w, desc->boundary, desc->corners, desc->fill, &h);
+#ifndef DTENSOR_NO_MPI
+        if (!st) dt__halo_types(h);
+#endif
         /* all or none: a rank that could not allocate must not leave the others planning messages to it */
         if ((st = dt__agree(t->mesh->comm, fn, st, 0))) { dt__halo_free(h); return st; }
         h->desc = *desc;

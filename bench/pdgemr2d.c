@@ -3,10 +3,10 @@
    layouts of one F64 matrix, on the same ranks and the same local buffers.
 
        make build/openmpi/bench_pdgemr2d MPI=openmpi
-       mpiexec -n 4 ./build/openmpi/bench_pdgemr2d [--sizes "1024 2048 4096"]
+       mpiexec -n 4 ./build/openmpi/bench_pdgemr2d [--sizes "512 1024 2048 4096"]
                [--reps N] [--quick] [--csv FILE]
 
-   An F64 M x N matrix, M = N = size (default 1024 2048 4096; --quick: 512
+   An F64 M x N matrix, M = N = size (default 512 1024 2048 4096; --quick: 512
    1024, 5 reps), A[i,j] = i*N + j (exact in F64), on p ranks as ONE dt 2-D
    mesh pr x pc (the squarest factorisation of p with pr <= pc: 1x1, 1x2,
    1x3, 2x2, 2x3, 2x4 at p = 1, 2, 3, 4, 6, 8), so dt redistributes within
@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *sizes = "1024 2048 4096", *csv = NULL;
+    const char *sizes = "512 1024 2048 4096", *csv = NULL; /* the cyclic target holds from 512^2 up */
     int reps_arg = 0, quick = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
@@ -254,7 +254,7 @@ int main(int argc, char **argv) {
     }
     if (quick) { sizes = "512 1024"; if (!reps_arg) reps_arg = 5; }
     if (reps_arg < 0 || (reps_arg > 0 && reps_arg < 5)) {
-        if (rank == 0) fprintf(stderr, "usage: %s [--sizes \"1024 2048 4096\"] [--reps N (>= 5)] [--quick] "
+        if (rank == 0) fprintf(stderr, "usage: %s [--sizes \"512 1024 2048 4096\"] [--reps N (>= 5)] [--quick] "
                                        "[--csv FILE]\n", argv[0]);
         MPI_Finalize();
         return 2;

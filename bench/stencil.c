@@ -19,7 +19,12 @@
      dt step     dt_halo_exchange on the tensor wrapping the array
                  (dt_tensor_from_local, DT_BORROW, desc.local_ghost = {1, 1}:
                  no interior copy), then the same loop
-     hand xchg / dt xchg   the exchanges alone
+     hand xchg / dt xchg   the exchanges alone (dt: the library's default
+                 for this MPI, see DTENSOR_HALO_TYPES in bench/README.md)
+     pack / types    dt's exchange alone on arrays whose halos were planned
+                 with DTENSOR_HALO_TYPES=0 (every strided face packed) and
+                 =1 (every strided face an MPI derived datatype): the
+                 switch's two sides, each against hand
      apply       dt_stencil_apply(x, the same 5-point update, &y): exchange
                  begun, inner cells computed while the messages fly, rim
                  after _end; y is a contiguous tensor (no swap)
@@ -30,7 +35,10 @@
    warm-up of every side, then --reps repetitions of all sides in a rotating
    order, each after a barrier, timed with MPI_Wtime and reduced to the max
    over ranks; the table prints medians (microseconds) and ratios dt / hand.
-   --quick: sizes 64 128, 5 repetitions. Exit status 1 if the checks fail. */
+   --quick: sizes 64 128, 5 repetitions. Exit status 1 if the checks fail.
+   faces: what crosses ranks -- cols (dim 1 split: strided column faces),
+   rows (dim 0 split: contiguous row faces), both, or none (one rank). */
+#define _POSIX_C_SOURCE 200112L /* setenv */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
@@ -56,7 +64,7 @@ static void jacobi(const double *cur, double *nxt, int64_t lx, int64_t ly, int64
 
 /* ---------------------------------------------------------------- the case */
 
-enum { HAND_STEP, DT_STEP, HAND_X, DT_X, APPLY, NSIDE };
+enum { HAND_STEP, DT_STEP, HAND_X, DT_X, APPLY, DT_XPACK, DT_XTYPES, NSIDE };
 
 typedef struct result { int p0, p1; int64_t n, lx, ly; double med[NSIDE]; } result;
 
@@ -72,13 +80,13 @@ static double *ghosted_array(int64_t lx, int64_t ly, const int64_t *off, int64_t
 static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *res) {
     dt_mesh *mesh;
     dt_tensor_desc td;
-    dt_tensor *probe = NULL, *x[2] = {NULL, NULL}, *y = NULL;
+    dt_tensor *probe = NULL, *x[2] = {NULL, NULL}, *y = NULL, *xs[2] = {NULL, NULL};
     dt_halo_desc hd;
     MPI_Comm cart;
     int dims[2], periods[2] = {1, 1}, k, q, bad = 0, side, cur = 0, hcur = 0;
     int64_t ls[2], off[2], ghost[2] = {1, 1}, i, j, gy, gn;
     hand h;
-    double r = R, *d[2], *hg[2], *t[NSIDE];
+    double r = R, *d[2], *hg[2], *t[NSIDE], *ds[2];
     mesh = grid_mesh(comm, p0, p1, n, &td);
     CHECK(dt_tensor_empty(mesh, &td, &probe));
     dt_tensor_local_shape(probe, ls);
@@ -98,6 +106,13 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
         td.local_alloc_bytes = (int64_t)((size_t)gn * sizeof(double));
         CHECK(dt_tensor_from_local(mesh, &td, d[k], DT_BORROW, &x[k]));
         CHECK(dt_tensor_set_halo(x[k], &hd));
+        /* the switch's two sides: planned with every strided face packed (0) or a datatype (1) */
+        ds[k] = ghosted_array(ls[0], ls[1], off, n);
+        td.local_alloc = ds[k];
+        CHECK(dt_tensor_from_local(mesh, &td, ds[k], DT_BORROW, &xs[k]));
+        setenv("DTENSOR_HALO_TYPES", k ? "1" : "0", 1);
+        CHECK(dt_tensor_set_halo(xs[k], &hd));
+        unsetenv("DTENSOR_HALO_TYPES");
     }
     dims[0] = p0; dims[1] = p1;
     MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
@@ -117,6 +132,12 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
     jacobi(hg[0], hg[1], ls[0], ls[1], gy);
     if (memcmp(d[1], hg[1], (size_t)gn * sizeof(double)) && bad++ < 3)
         fprintf(stderr, "[%d] %dx%d n %lld: step results differ\n", rank, p0, p1, (long long)n);
+    for (k = 0; k < 2; k++) { /* the switch's sides fill the same ghosts */
+        CHECK(dt_halo_exchange(xs[k]));
+        if (memcmp(ds[k], d[0], (size_t)gn * sizeof(double)) && bad++ < 3)
+            fprintf(stderr, "[%d] %dx%d n %lld: the %s plan's ghosts differ\n", rank, p0, p1, (long long)n,
+                    k ? "datatype" : "packing");
+    }
     CHECK(dt_stencil_apply(x[0], five, &r, &y));
     for (i = 0; i < ls[0]; i++)
         if (memcmp((const double *)dt_tensor_data(y) + i * ls[1], d[1] + (i + 1) * gy + 1,
@@ -144,6 +165,8 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
                 break;
             case HAND_X: hand_exchange(&h, hg[hcur]); break;
             case DT_X: CHECK(dt_halo_exchange(x[cur])); break;
+            case DT_XPACK: CHECK(dt_halo_exchange(xs[0])); break;
+            case DT_XTYPES: CHECK(dt_halo_exchange(xs[1])); break;
             default: CHECK(dt_stencil_apply(x[cur], five, &r, &y)); break;
             }
             t[side][k] = max_over_ranks(MPI_Wtime() - t0);
@@ -154,7 +177,10 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int reps, result *
     hand_free(&h);
     MPI_Comm_free(&cart);
     dt_tensor_destroy(y);
-    for (k = 0; k < 2; k++) { dt_tensor_destroy(x[k]); free(d[k]); free(hg[k]); }
+    for (k = 0; k < 2; k++) {
+        dt_tensor_destroy(x[k]); dt_tensor_destroy(xs[k]);
+        free(d[k]); free(hg[k]); free(ds[k]);
+    }
     dt_mesh_destroy(mesh);
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     return bad == 0;
@@ -185,9 +211,11 @@ int main(int argc, char **argv) {
         printf("# bench_stencil: %d ranks; F64 N x N, [Shard(0), Shard(1)], periodic, 5-point Jacobi on ghosted "
                "arrays (1 ghost cell)\n", nranks);
         printf("# medians in microseconds (max over ranks per repetition); step = exchange + the user's loop;\n"
-               "# xchg = exchange alone; apply = dt_stencil_apply (overlapped); ratios dt / hand\n");
-        printf("%-5s %5s %10s %10s %10s %6s %9s %9s %6s %10s %6s\n", "mesh", "N", "local", "hand step", "dt step",
-               "ratio", "hand xchg", "dt xchg", "ratio", "apply", "a/hand");
+               "# xchg = exchange alone (dt: this build's default); pack / types = dt's exchange planned with\n"
+               "# DTENSOR_HALO_TYPES=0 / =1; apply = dt_stencil_apply (overlapped); ratios dt / hand\n");
+        printf("%-5s %-5s %5s %10s %10s %10s %6s %9s %9s %6s %9s %6s %9s %6s %10s %6s\n", "mesh", "faces", "N",
+               "local", "hand step", "dt step", "ratio", "hand xchg", "dt xchg", "ratio", "pack", "ratio", "types",
+               "ratio", "apply", "a/hand");
     }
     for (a = 1; a <= nranks; a++) {
         if (nranks % a) continue;
@@ -201,9 +229,12 @@ int main(int argc, char **argv) {
             if (rank == 0) {
                 snprintf(mesh, sizeof mesh, "%dx%d", r.p0, r.p1);
                 snprintf(loc, sizeof loc, "%lldx%lld", (long long)r.lx, (long long)r.ly);
-                printf("%-5s %5lld %10s %10.1f %10.1f %6.3f %9.1f %9.1f %6.3f %10.1f %6.3f\n", mesh, (long long)n, loc,
-                       r.med[HAND_STEP], r.med[DT_STEP], r.med[DT_STEP] / r.med[HAND_STEP], r.med[HAND_X],
-                       r.med[DT_X], r.med[DT_X] / r.med[HAND_X], r.med[APPLY], r.med[APPLY] / r.med[HAND_STEP]);
+                printf("%-5s %-5s %5lld %10s %10.1f %10.1f %6.3f %9.1f %9.1f %6.3f %9.1f %6.3f %9.1f %6.3f %10.1f "
+                       "%6.3f\n", mesh, r.p0 > 1 ? (r.p1 > 1 ? "both" : "rows") : r.p1 > 1 ? "cols" : "none",
+                       (long long)n, loc, r.med[HAND_STEP], r.med[DT_STEP], r.med[DT_STEP] / r.med[HAND_STEP],
+                       r.med[HAND_X], r.med[DT_X], r.med[DT_X] / r.med[HAND_X], r.med[DT_XPACK],
+                       r.med[DT_XPACK] / r.med[HAND_X], r.med[DT_XTYPES], r.med[DT_XTYPES] / r.med[HAND_X],
+                       r.med[APPLY], r.med[APPLY] / r.med[HAND_STEP]);
                 fflush(stdout);
             }
         }

@@ -3,6 +3,7 @@
    quick: yes
    needs: mpi
    impl:  linked
+   env:   DTENSOR_HALO_TYPES=1 | DTENSOR_HALO_TYPES=0
 */
 /* test_ghosted.c -- halos in the tensor's own storage.
 

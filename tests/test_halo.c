@@ -3,6 +3,7 @@
    quick: yes
    needs: mpi
    impl:  linked
+   env:   DTENSOR_HALO_TYPES=1 | DTENSOR_HALO_TYPES=0
 */
 /* test_halo.c -- ghost cells, stencils and convolution against serial references.
 
