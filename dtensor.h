@@ -7283,6 +7283,7 @@ static void *dt__shm_alloc(dt__shm *s, size_t bytes) {
 }
 
 static void dt__shm_forget(dt__shm *s) {
+    if (!s) return;
     DT_FREE(s->base);
     DT_FREE(s);
 }
@@ -7326,7 +7327,7 @@ static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
         memset(s, 0, sizeof *s);
         ok = dt__alloc("dt_mesh_create (shared arena)", (size_t)c->size * sizeof(char *), (void **)&s->base) == DT_OK;
     }
-    if ((rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, mc)) != MPI_SUCCESS || !all) {
+    if ((rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, mc)) != MPI_SUCCESS || !all || !s) {
         if (s) dt__shm_forget(s);
         return rc != MPI_SUCCESS ? dt__mpi_check(rc, "MPI_Allreduce") : DT_ERR_NOMEM;
     }
@@ -13341,7 +13342,8 @@ struct dt__halo {
     int self_first, self_count;     /* pieces this rank copies to itself         */
     dt__box fills[2 * DT_MAX_DIMS]; /* ghost slabs past CONSTANT edges           */
     int nfills;
-    unsigned char pattern[16];      /* the fill value in the dtype (C128: 16 B)  */
+    double pattern[2];              /* the fill value in the dtype (C128: 16 B;
+                                       doubles: aligned for every dtype)         */
     char *buf;                      /* message bytes: sends, then receives       */
     size_t sbytes, rbytes;          /* their totals                              */
     dt_message *msgs;               /* the links, peers in carrier ranks         */
@@ -13898,7 +13900,7 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     dt_status st = DT_OK;
     if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
-    for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], h->pattern);
+    for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], (const unsigned char *)h->pattern);
 #ifndef DTENSOR_NO_MPI
     if (h->typed) {
         /* sends from the interior unless the caller may write it before _end (the public _begin on
