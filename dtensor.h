@@ -3359,7 +3359,8 @@ static int dt__piece_contiguous(const dt__array *a, const dt__box *piece, size_t
    fixed-size copies (inlined, no call per element) */
 static void dt__copy_spans(char *d, size_t ds, const char *s, size_t ss, size_t span, int64_t n) {
     int64_t i;
-    if (span == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
+    if (span == 8 && ds == 8) for (i = 0; i < n; i++, s += ss) memcpy(d + 8 * i, s, 8); /* a tile's line */
+    else if (span == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
     else if (span == 4) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 4);
     else if (span == 16) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 16);
     else if (span == 2) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 2);
@@ -3410,7 +3411,7 @@ static void dt__line_op(char *d, size_t ds, const char *s, size_t ss, int64_t n,
 
 /* the tile edge, in elements, of a transposing copy: two tiles (source and
    destination lines) of about 8 KiB each stay in L1 */
-static int64_t dt__tile_edge(size_t es) { return es >= 16 ? 16 : es >= 8 ? 32 : 64; }
+static int64_t dt__tile_edge(size_t es) { return es >= 16 ? 32 : 64; }
 
 /* Copy the global box `p` (inside both arrays) from s to d, combining with
    op (d = d op s; op < 0: plain assignment) for dtype t:
