@@ -777,6 +777,21 @@ DT_API void      dt_comm_reset_stats(dt_comm *c);  /* local */
    docs/guide.md. Local. DT_ERR_ARG: c NULL, mode outside -1..1. */
 DT_API dt_status dt_comm_set_shm(dt_comm *c, int mode);  /* local */
 
+/* dt_mesh_shm_alloc / dt_mesh_shm_free: storage, for arrays a program
+   keeps and wraps itself (dt_tensor_from_local), that the single-copy path
+   can read: `bytes` from this rank's segment of the mesh's shared arena
+   (the way MPI_Alloc_mem gives memory MPI moves faster). A wrap of it
+   moves like the library's own tensors; ordinary borrowed storage (malloc,
+   the stack, a Fortran array) always moves by MPI. Where the mesh has no
+   arena (the path off, ranks on several nodes, another backend) or its
+   arena is full, *ptr comes from malloc, which is always correct, just not
+   single-copy. Free with dt_mesh_shm_free on the same mesh, before
+   dt_mesh_destroy (a block still held then stays mapped until
+   MPI_Finalize). bytes 0: *ptr NULL. Local. DT_ERR_ARG: m or ptr NULL;
+   DT_ERR_NOMEM. */
+DT_API dt_status dt_mesh_shm_alloc(dt_mesh *m, size_t bytes, void **ptr);  /* local */
+DT_API void      dt_mesh_shm_free(dt_mesh *m, void *ptr);  /* local: ptr NULL is a no-op */
+
 /* meshes (all creation calls are collective over the comm / parent mesh) */
 DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out);  /* collective */
 DT_API void      dt_mesh_destroy(dt_mesh *m);  /* collective: frees its communicators */
@@ -7816,6 +7831,24 @@ DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh
 }
 
 DT_API void dt_mesh_destroy(dt_mesh *m) { dt__mesh_free(m); }
+
+static dt_status dt__mesh_shm_alloc_body(dt_mesh *m, size_t bytes, void **ptr) {
+    if (!ptr) return dt__fail(DT_ERR_ARG, "dt_mesh_shm_alloc: ptr is NULL");
+    *ptr = NULL;
+    if (!m) return dt__fail(DT_ERR_ARG, "dt_mesh_shm_alloc: m is NULL");
+    if (!bytes) return DT_OK;
+    if (m->shm && (*ptr = dt__shm_alloc(m->shm, bytes)) != NULL) return DT_OK;
+    return dt__alloc("dt_mesh_shm_alloc", bytes, ptr); /* no arena, or full: plain memory */
+}
+DT_API dt_status dt_mesh_shm_alloc(dt_mesh *m, size_t bytes, void **ptr) {
+    DT__PUBLIC("dt_mesh_shm_alloc", dt__mesh_shm_alloc_body(m, bytes, ptr));
+}
+
+DT_API void dt_mesh_shm_free(dt_mesh *m, void *ptr) {
+    if (!ptr) return;
+    if (m && dt__shm_owns(m->shm, ptr)) dt__shm_free(m->shm, ptr);
+    else DT_FREE(ptr);
+}
 
 DT_API int dt_mesh_coordinate(const dt_mesh *m, int *coord) {
     if (!m || m->rank < 0) return 0;

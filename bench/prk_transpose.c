@@ -27,7 +27,13 @@
    warm-up iteration that is not timed); ratio port/prk per round and the
    median over the rounds.
 
-     mpiexec -n 2 ./build/mpich/bench_prk_transpose [--n "2000 4000"] [--iters 10] [--rounds 5] [--tile 64] [--quick]
+   --shm: A and B (both sides') come from dt_mesh_shm_alloc on a mesh with
+   the shared path on, so the port's redistribution reads each block of A
+   straight from its owner's memory, transposing and adding into B in that
+   one copy (dt_comm_set_shm); without it they come from malloc and the
+   port moves by MPI like any borrowed storage.
+
+     mpiexec -n 2 ./build/mpich/bench_prk_transpose [--n "2000 4000"] [--iters 10] [--rounds 5] [--tile 64] [--shm] [--quick]
 */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
@@ -140,7 +146,7 @@ static void port_iteration(int64_t n, double *a, port *p) {
 
 int main(int argc, char **argv) {
     int64_t sizes[8] = { 2000, 4000 }, T = 64;
-    int nsizes = 2, iters = 10, rounds = 5, quick = 0, i, z, r, bad_total = 0;
+    int nsizes = 2, iters = 10, rounds = 5, quick = 0, shm = 0, i, z, r, bad_total = 0;
     dt_comm *comm = NULL;
     dt_mesh *m = NULL;
     dt_mesh_desc md;
@@ -154,11 +160,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile") && i + 1 < argc) T = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--shm")) shm = 1;
     }
     if (iters < 1) iters = 1;
     if (rounds < 1) rounds = 1;
     if (T < 1) T = 1;
     CHECK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
+    if (shm) CHECK(dt_comm_set_shm(comm, 1)); /* the mesh gets a shared arena; A and B are allocated in it */
     memset(&md, 0, sizeof md);
     md.ndim = 1;
     md.shape[0] = nranks;
@@ -167,13 +175,14 @@ int main(int argc, char **argv) {
         printf("# PRK MPI1 transpose (B += A^T; A += 1) vs its dtensor.h port (one dt_tensor_redistribute_reduce per "
                "iteration); %d ranks, %d iterations, %d rounds%s\n", nranks, iters, rounds, quick ? " (--quick)" : "");
         printf("# MPI: %s\n", mpi_library(ver));
+        printf("# storage of A and B (both sides): %s\n", shm ? "dt_mesh_shm_alloc (--shm: the port's redistribution "
+               "reads A straight from its owner, one copy)" : "malloc (the port's redistribution moves by MPI)");
         printf("# time per round: max over ranks of %d iterations (ms); ratio = port / prk per round\n", iters);
         printf("%6s %6s %5s %12s %12s %8s %s\n", "n", "ranks", "tile", "prk ms", "port ms", "ratio", "per-round ratios");
     }
     for (z = 0; z < nsizes; z++) {
         int64_t n = sizes[z], w = ncols(n, rank), maxw = ncols(n, 0);
-        double *a = (double *)xmalloc((size_t)(n * w) * sizeof(double) + 8);
-        double *b = (double *)xmalloc((size_t)(n * w) * sizeof(double) + 8);
+        double *a = NULL, *b = NULL;
         double *wi = (double *)xmalloc((size_t)(maxw * maxw) * sizeof(double) + 8);
         double *wo = (double *)xmalloc((size_t)(maxw * maxw) * sizeof(double) + 8);
         double *tp = (double *)xmalloc((size_t)rounds * sizeof(double));
@@ -183,6 +192,8 @@ int main(int argc, char **argv) {
         port p;
         long bad = 0;
         if (n < nranks) { if (rank == 0) printf("%6lld: fewer columns than ranks, skipped\n", (long long)n); continue; }
+        CHECK(dt_mesh_shm_alloc(m, (size_t)(n * w) * sizeof(double) + 8, (void **)&a));
+        CHECK(dt_mesh_shm_alloc(m, (size_t)(n * w) * sizeof(double) + 8, (void **)&b));
         port_open(m, n, a, b, &p);
         for (r = 0; r < rounds; r++) {
             int side;
@@ -216,7 +227,7 @@ int main(int argc, char **argv) {
         }
         dt_tensor_destroy(p.a);
         dt_tensor_destroy(p.c);
-        free(a); free(b); free(wi); free(wo); free(tp); free(tq); free(ratio);
+        dt_mesh_shm_free(m, a); dt_mesh_shm_free(m, b); free(wi); free(wo); free(tp); free(tq); free(ratio);
     }
     dt_mesh_destroy(m);
     dt_comm_destroy(comm);

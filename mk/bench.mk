@@ -109,12 +109,13 @@ bench-transpose-copy: $(BUILD)/bench_transpose_copy ## one-rank column-major -> 
 	@mkdir -p build/bench
 	$(BENCH_ENV) $(MPIEXEC) -n 1 ./$(BUILD)/bench_transpose_copy $(TCOPYARGS) >build/bench/transpose-copy-$(MPI).txt; \
 	  rc=$$?; cat build/bench/transpose-copy-$(MPI).txt; exit $$rc
-bench-prk: $(BUILD)/bench_prk_transpose build/libdt_yield.so ## the PRK MPI1 transpose vs its dt_tensor_redistribute_reduce port, 2 and 3 ranks
+bench-prk: $(BUILD)/bench_prk_transpose build/libdt_yield.so ## the PRK MPI1 transpose vs its dt_tensor_redistribute_reduce port, 2 and 3 ranks, malloc'd and --shm storage
 	@mkdir -p build/bench
 	@rm -f build/bench/prk-$(MPI).txt
-	for np in $(PRK_NP); do $(BENCH_ENV) $(YIELD_ENV) $(MPIEXEC) -n $$np ./$(BUILD)/bench_prk_transpose $(PRKARGS) \
+	for shm in "" --shm; do for np in $(PRK_NP); do \
+	  $(BENCH_ENV) $(YIELD_ENV) $(MPIEXEC) -n $$np ./$(BUILD)/bench_prk_transpose $(PRKARGS) $$shm \
 	  >build/bench/prk-np$$np.tmp; rc=$$?; cat build/bench/prk-np$$np.tmp >>build/bench/prk-$(MPI).txt; \
-	  cat build/bench/prk-np$$np.tmp; rm -f build/bench/prk-np$$np.tmp; [ $$rc = 0 ] || exit 1; done
+	  cat build/bench/prk-np$$np.tmp; rm -f build/bench/prk-np$$np.tmp; [ $$rc = 0 ] || exit 1; done; done
 
 bench-publish: ## copy the reports in build/bench/ into bench/results/, dated, with commit, machine, command (bench/publish.sh)
 	@bash bench/publish.sh $(PUBLISH)
@@ -129,5 +130,5 @@ bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_stencil --quick
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_strided --quick
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_transpose_copy --quick
-	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_prk_transpose --quick
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_prk_transpose --quick && $(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_prk_transpose --quick --shm
 	./build/bench_planner --quick

@@ -20,7 +20,9 @@
    reused; dt_tensor_redistribute_reduce adding through the shared path
    (every element then twice its closed form); many tensors in a small arena (full: a rank's shard falls back
    to malloc, every rank then takes the MPI path, values still right); a
-   mesh destroyed before its tensors; bad modes of dt_comm_set_shm. */
+   mesh destroyed before its tensors; storage from dt_mesh_shm_alloc
+   wrapped by the program (shared path on: in the arena, moved the shared
+   way; off: plain memory); bad modes of dt_comm_set_shm. */
 #define _POSIX_C_SOURCE 200112L
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
@@ -231,6 +233,66 @@ static void orders(dt_comm *comm)
     dt_tensor_destroy(t[0]);
 }
 
+/* storage the program keeps and wraps itself, from dt_mesh_shm_alloc: with
+   the path on it is in the arena and its wraps move the shared way; off, it
+   is plain memory and they move by MPI; the values right either way */
+static void user_alloc(dt_comm *comm, int on)
+{
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    dt_tensor_desc d;
+    dt_tensor *w = NULL, *o = NULL;
+    int64_t shape[2] = {37, 11}, ls[2];
+    dt_placement s0[1], s1[1];
+    void *buf = NULL, *nul = (void *)&md;
+    long before;
+    size_t bytes;
+    s0[0] = dt_shard(0);
+    s1[0] = dt_shard(1);
+    dtt_ctx("dt_mesh_shm_alloc, path %s", on ? "on" : "off");
+    CHECK_OK(dt_comm_set_shm(comm, on));
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    CHECK_OK(dt_mesh_create(comm, &md, &m));
+    if (!m) return;
+    d = dtt_desc(DT_F64, 2, shape, 1, s0);
+    CHECK_OK(dt_tensor_empty(m, &d, &o)); /* (only for this rank's shard shape) */
+    if (!o) { dt_mesh_destroy(m); return; }
+    dt_tensor_local_shape(o, ls);
+    dt_tensor_destroy(o);
+    o = NULL;
+    bytes = (size_t)(ls[0] * ls[1]) * sizeof(double);
+    CHECK_OK(dt_mesh_shm_alloc(m, bytes + 8, &buf));
+    CHECK(buf != NULL, "dt_mesh_shm_alloc gave NULL for %zu bytes", bytes + 8);
+    if (buf) {
+        CHECK(!on || dtt_np == 1 || dt__shm_owns(m->shm, buf), "path on: the block is not in the arena");
+        CHECK(on || !dt__shm_owns(m->shm, buf), "path off: the block is in an arena");
+        d.local_shape = ls;
+        CHECK_OK(dt_tensor_from_local(m, &d, buf, DT_BORROW, &w));
+        if (w) {
+            fill(w, DT_F64, 2, shape);
+            before = dt__shm_taken;
+            CHECK_OK(dt_tensor_redistribute(w, s1, &o));
+            if (o) CHECK(check(o, DT_F64, 2, shape) == 0, "wrong values (a wrap of dt_mesh_shm_alloc storage)");
+            if (on && dtt_np > 1) CHECK(dt__shm_taken > before, "a wrap of arena storage did not take the shared path");
+            if (!on) CHECK(dt__shm_taken == before, "the shared path taken while off");
+        }
+        dt_tensor_destroy(o);
+        dt_tensor_destroy(w);
+        dt_mesh_shm_free(m, buf);
+    }
+    CHECK_OK(dt_mesh_shm_alloc(m, 0, &buf));
+    CHECK(buf == NULL, "0 bytes: *ptr not NULL");
+    dt_mesh_shm_free(m, NULL);
+    CHECK_ST(dt_mesh_shm_alloc(NULL, 8, &nul), DT_ERR_ARG);
+    CHECK(nul == NULL, "m NULL: *ptr not set to NULL");
+    CHECK_ERRMSG("dt_mesh_shm_alloc");
+    CHECK_ST(dt_mesh_shm_alloc(m, 8, NULL), DT_ERR_ARG);
+    CHECK_ERRMSG("dt_mesh_shm_alloc");
+    dt_mesh_destroy(m);
+}
+
 /* a small arena: some shards fall back to malloc, the MPI path keeps the values */
 static void full(dt_comm *comm)
 {
@@ -280,6 +342,8 @@ int main(int argc, char **argv)
         transitions(comm, 0);
         orders(comm);
         full(comm);
+        user_alloc(comm, 1);
+        user_alloc(comm, 0);
         dtt_ctx("bad input");
         CHECK_ST(dt_comm_set_shm(comm, 2), DT_ERR_ARG);
         CHECK_ERRMSG("dt_comm_set_shm");
