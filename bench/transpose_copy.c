@@ -14,7 +14,7 @@
    memcpy (n*n*8 bytes, a lower bound), dt+= and tiled+=. Medians over the
    repetitions in ms, ratios dt/tiled, dt/memcpy, dt+=/tiled+=. Every side's
    result is checked against the closed form before timing; exit status 1
-   if one is wrong. Target (issue #29): dt/tiled <= 1.1. */
+   if one is wrong. Target: dt/tiled <= 1.1. */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
