@@ -3428,6 +3428,21 @@ static void dt__line_op(char *d, size_t ds, const char *s, size_t ss, int64_t n,
    destination lines) of about 8 KiB each stay in L1 */
 static int64_t dt__tile_edge(size_t es) { return es >= 16 ? 32 : 64; }
 
+/* the next position of an odometer over the first k dims (those of
+   extent < 2 skipped), moving the two byte offsets; 0 when it wraps */
+static int dt__odometer_next(int k, const int64_t *ext, const size_t *ss, const size_t *ds, int64_t *idx, size_t *so,
+                             size_t *doff) {
+    int j;
+    for (j = k - 1; j >= 0; j--) {
+        if (ext[j] < 2) continue;
+        *so += ss[j]; *doff += ds[j];
+        if (++idx[j] < ext[j]) return 1;
+        *so -= (size_t)ext[j] * ss[j]; *doff -= (size_t)ext[j] * ds[j];
+        idx[j] = 0;
+    }
+    return 0;
+}
+
 /* Copy the global box `p` (inside both arrays) from s to d, combining with
    op (d = d op s; op < 0: plain assignment) for dtype t:
    - the innermost dims that are one span in both arrays fold into one span
@@ -3480,14 +3495,7 @@ static void dt__copy_box_op(const dt__array *s, const dt__array *d, const dt__bo
                         else dt__line_op(dp, ds[b], sp, ss[b], eb, es, t, op);
                 }
             }
-            for (j = k - 1; j >= 0; j--) {
-                if (ext[j] < 2) continue;
-                so += ss[j]; doff += ds[j];
-                if (++idx[j] < ext[j]) break;
-                so -= (size_t)ext[j] * ss[j]; doff -= (size_t)ext[j] * ds[j];
-                idx[j] = 0;
-            }
-            if (j < 0) break;
+            if (!dt__odometer_next(k, ext, ss, ds, idx, &so, &doff)) break;
         }
         return;
     }
@@ -3508,14 +3516,7 @@ static void dt__copy_box_op(const dt__array *s, const dt__array *d, const dt__bo
                     dt__line_op(d->data + doff + (size_t)i * ds[b], es, s->data + so + (size_t)i * ss[b], es,
                                 (int64_t)n_el, es, t, op);
             }
-            for (j = k - 1; j >= 0; j--) {
-                if (ext[j] < 2) continue;
-                so += ss[j]; doff += ds[j];
-                if (++idx[j] < ext[j]) break;
-                so -= (size_t)ext[j] * ss[j]; doff -= (size_t)ext[j] * ds[j];
-                idx[j] = 0;
-            }
-            if (j < 0) break;
+            if (!dt__odometer_next(k, ext, ss, ds, idx, &so, &doff)) break;
         }
     }
 }
