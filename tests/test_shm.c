@@ -182,10 +182,22 @@ static void transitions(dt_comm *comm, int on)
     }
 }
 
+/* the 1-D mesh of every rank, the shared path `on` (1) or off (0) */
+static dt_mesh *mesh_1d(dt_comm *comm, int on)
+{
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    CHECK_OK(dt_comm_set_shm(comm, on));
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    CHECK_OK(dt_mesh_create(comm, &md, &m));
+    return m;
+}
+
 /* tensors freed in different orders on different ranks, then a chain */
 static void orders(dt_comm *comm)
 {
-    dt_mesh_desc md;
     dt_mesh *m = NULL;
     dt_tensor *t[24];
     dt_tensor_desc d;
@@ -196,11 +208,7 @@ static void orders(dt_comm *comm)
     s0[0] = dt_shard(0);
     s1[0] = dt_shard(1);
     dtt_ctx("orders");
-    CHECK_OK(dt_comm_set_shm(comm, 1));
-    memset(&md, 0, sizeof md);
-    md.ndim = 1;
-    md.shape[0] = dtt_np;
-    CHECK_OK(dt_mesh_create(comm, &md, &m));
+    m = mesh_1d(comm, 1);
     if (!m) return;
     d = dtt_desc(DT_F64, 2, shape, 1, s0);
     for (i = 0; i < n; i++) {
@@ -238,23 +246,18 @@ static void orders(dt_comm *comm)
    is plain memory and they move by MPI; the values right either way */
 static void user_alloc(dt_comm *comm, int on)
 {
-    dt_mesh_desc md;
     dt_mesh *m = NULL;
     dt_tensor_desc d;
     dt_tensor *w = NULL, *o = NULL;
     int64_t shape[2] = {37, 11}, ls[2];
     dt_placement s0[1], s1[1];
-    void *buf = NULL, *nul = (void *)&md;
+    void *buf = NULL, *nul = (void *)&d;
     long before;
     size_t bytes;
     s0[0] = dt_shard(0);
     s1[0] = dt_shard(1);
     dtt_ctx("dt_mesh_shm_alloc, path %s", on ? "on" : "off");
-    CHECK_OK(dt_comm_set_shm(comm, on));
-    memset(&md, 0, sizeof md);
-    md.ndim = 1;
-    md.shape[0] = dtt_np;
-    CHECK_OK(dt_mesh_create(comm, &md, &m));
+    m = mesh_1d(comm, on);
     if (!m) return;
     d = dtt_desc(DT_F64, 2, shape, 1, s0);
     CHECK_OK(dt_tensor_empty(m, &d, &o)); /* (only for this rank's shard shape) */
@@ -296,7 +299,6 @@ static void user_alloc(dt_comm *comm, int on)
 /* a small arena: some shards fall back to malloc, the MPI path keeps the values */
 static void full(dt_comm *comm)
 {
-    dt_mesh_desc md;
     dt_mesh *m = NULL;
     dt_tensor *t[40];
     dt_tensor_desc d;
@@ -306,12 +308,8 @@ static void full(dt_comm *comm)
     s0[0] = dt_shard(0);
     s1[0] = dt_shard(1);
     dtt_ctx("full arena");
-    CHECK_OK(dt_comm_set_shm(comm, 1));
     setenv("DTENSOR_SHM_ARENA", dtt_rank % 2 ? "20000" : "60000", 1); /* different per rank */
-    memset(&md, 0, sizeof md);
-    md.ndim = 1;
-    md.shape[0] = dtt_np;
-    CHECK_OK(dt_mesh_create(comm, &md, &m));
+    m = mesh_1d(comm, 1);
     setenv("DTENSOR_SHM_ARENA", "268435456", 1);
     if (!m) return;
     d = dtt_desc(DT_F64, 2, shape, 1, s0);
