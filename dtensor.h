@@ -3374,8 +3374,7 @@ static int dt__piece_contiguous(const dt__array *a, const dt__box *piece, size_t
    fixed-size copies (inlined, no call per element) */
 static void dt__copy_spans(char *d, size_t ds, const char *s, size_t ss, size_t span, int64_t n) {
     int64_t i;
-    if (span == 8 && ds == 8) for (i = 0; i < n; i++, s += ss) memcpy(d + 8 * i, s, 8); /* a tile's line */
-    else if (span == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
+    if (span == 8) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 8);
     else if (span == 4) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 4);
     else if (span == 16) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 16);
     else if (span == 2) for (i = 0; i < n; i++, d += ds, s += ss) memcpy(d, s, 2);
