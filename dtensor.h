@@ -13369,6 +13369,10 @@ struct dt__halo {
     int in_place;                   /* g.data is the tensor's own ghosted array
                                        (not owned, no interior copy)            */
     int per_piece;                  /* one message per piece (dt__halo_per_piece) */
+    const dt__device *dev;          /* the tensor's memory: the ghosted block's  */
+    const dt__device *eng;          /* the memory the backend's messages take    */
+    int staged;                     /* eng != dev: pieces packed in dev's memory
+                                       (pbuf), only they cross to eng's (buf)    */
     dt__hpiece *pieces;
     int npieces, cap;
     dt__hlink *links;               /* nsend sends, then nrecv receives          */
@@ -13379,6 +13383,10 @@ struct dt__halo {
     double pattern[2];              /* the fill value in the dtype (C128: 16 B;
                                        doubles: aligned for every dtype)         */
     char *buf;                      /* message bytes: sends, then receives       */
+    char *pbuf;                     /* staged: the same layout in dev's memory   */
+    char *fillbuf;                  /* off the host: the fill pattern, as many
+                                       elements as the largest fill slab         */
+    void (*buf_free)(void *);       /* buf's allocator's free                    */
     size_t sbytes, rbytes;          /* their totals                              */
     dt_message *msgs;               /* the links, peers in carrier ranks         */
     int nmsgs;
@@ -13436,10 +13444,12 @@ static void dt__halo_free(dt__halo *h) {
 #ifndef DTENSOR_NO_MPI
     dt__halo_types_free(h);
 #endif
-    if (!h->in_place) DT_FREE(h->g.data);
+    if (!h->in_place && h->g.data) h->dev->free(h->g.data);
+    if (h->fillbuf) h->dev->free(h->fillbuf);
+    if (h->pbuf) h->dev->free(h->pbuf);
+    if (h->buf) h->buf_free(h->buf);
     DT_FREE(h->pieces);
     DT_FREE(h->links);
-    DT_FREE(h->buf);
     DT_FREE(h->msgs);
     DT_FREE(h);
 }
@@ -13598,10 +13608,10 @@ static void dt__halo_link_msgs(dt__halo *h, const dt__hlink *l, int send, int pe
             dt_message *msg = &h->msgs[h->nmsgs++];
             dt__box at;
             dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
-            pc->direct = per_piece && !send && h->g.data && dt__piece_contiguous(&h->g, &at, &goff);
+            pc->direct = per_piece && !send && !h->staged && h->g.data && dt__piece_contiguous(&h->g, &at, &goff);
             /* an in-place send from the caller's array: one span of it? (sent from there when
                the exchange ends before anyone can write the interior: dt__halo_begin) */
-            pc->contig = per_piece && send && h->in_place && h->g.data &&
+            pc->contig = per_piece && send && h->in_place && !h->staged && h->g.data &&
                          dt__piece_contiguous(&h->g, &pc->src, &pc->goff);
             msg->buf = pc->direct ? h->g.data + goff : h->buf + off;
             msg->bytes = b;
@@ -13611,6 +13621,46 @@ static void dt__halo_link_msgs(dt__halo *h, const dt__hlink *l, int send, int pe
         off += b;
         if (!per_piece) break;
     }
+}
+
+/* The message buffer in the memory the backend takes and, staged, its twin
+   in the tensor's: a device tensor over plain MPI packs its pieces on the
+   device and only they cross through pinned host memory; a host tensor over
+   a backend that takes device memory crosses the other way. */
+static dt_status dt__halo_alloc_bufs(const char *fn, dt__halo *h, size_t bytes) {
+    dt_status st;
+    if (!bytes) return DT_OK;
+    if (!h->staged) {
+        h->buf_free = h->dev->free;
+        return h->dev->alloc(fn, bytes, (void **)&h->buf);
+    }
+    if ((st = h->dev->alloc(fn, bytes, (void **)&h->pbuf))) return st;
+    if (dt__on_host(h->eng)) {
+        h->buf_free = h->dev->free_host;
+        return h->dev->alloc_host(fn, bytes, (void **)&h->buf);
+    }
+    h->buf_free = h->eng->free;
+    return h->eng->alloc(fn, bytes, (void **)&h->buf);
+}
+
+/* Off the host the CONSTANT-edge fills are copies from a buffer of the
+   pattern (a device has box copies, not fills): as long as the largest
+   slab, written once here. */
+static dt_status dt__halo_fill_buffer(const char *fn, dt__halo *h) {
+    size_t n = 0, i, es = h->g.es;
+    char *tmp = NULL;
+    dt_status st;
+    int k;
+    if (dt__on_host(h->dev)) return DT_OK;
+    for (k = 0; k < h->nfills; k++)
+        if (dt__box_numel(h->ndim, &h->fills[k]) > n) n = dt__box_numel(h->ndim, &h->fills[k]);
+    if (!n) return DT_OK;
+    if ((st = dt__alloc(fn, n * es, (void **)&tmp))) return st; /* (n * es: inside the checked ghosted block) */
+    for (i = 0; i < n; i++) memcpy(tmp + i * es, h->pattern, es);
+    st = h->dev->alloc(fn, n * es, (void **)&h->fillbuf);
+    if (!st) st = h->dev->copy(fn, h->fillbuf, tmp, n * es);
+    DT_FREE(tmp);
+    return st;
 }
 
 /* Build the plan of t's layout with widths wlo/whi. Local (no communication). */
@@ -13624,8 +13674,16 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     dt_status st;
     if ((st = dt__alloc(fn, sizeof *h, (void **)&h))) return st;
     memset(h, 0, sizeof *h);
+    h->dev = t->dev;
+    h->eng = dt__engine(t);
     h->ndim = nd;
     h->corners = corners;
+    if (!h->eng) {
+        st = dt__fail(DT_ERR_DEVICE, "%s: the mesh's backend takes device %d's memory, which is not in this build", fn,
+                      m->comm->root->be.device);
+        goto done;
+    }
+    h->staged = h->eng != h->dev;
     memcpy(h->wlo, wlo, (size_t)nd * sizeof *wlo);
     memcpy(h->whi, whi, (size_t)nd * sizeof *whi);
     memcpy(h->bnd, bnd, (size_t)nd);
@@ -13644,10 +13702,11 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
         dt__ghost_box(nd, &t->box, t->ghost, &h->g.box);
     } else {
         h->g.box = h->hbox;
-        if (gn && (st = dt__alloc(fn, gn * h->g.es, (void **)&h->g.data))) goto done;
-        if (gn) memset(h->g.data, 0, gn * h->g.es);
+        if (gn && (st = h->dev->alloc(fn, gn * h->g.es, (void **)&h->g.data))) goto done;
+        if (gn && (st = h->dev->zero(fn, h->g.data, gn * h->g.es))) goto done;
     }
     dt__halo_plan_fills(h, t->desc.shape);
+    if ((st = dt__halo_fill_buffer(fn, h))) goto done;
 
     g.ndim = nd;
     g.nact = 0;
@@ -13684,7 +13743,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
         if (i < h->nsend) h->sbytes += h->links[i].bytes;
         else h->rbytes += h->links[i].bytes;
     }
-    if (off && (st = dt__alloc(fn, off, (void **)&h->buf))) goto done;
+    if ((st = dt__halo_alloc_bufs(fn, h, off))) goto done;
     h->comm = m->comm;
     if (h->nsend + h->nrecv) {
         /* Where the backend keeps several messages to one peer in order,
@@ -13780,7 +13839,7 @@ static size_t dt__halo_types_min(void) {
 static void dt__halo_types(dt__halo *h) {
     size_t n = (size_t)h->nmsgs, tmin = dt__halo_types_min();
     int i, j, mi = 0, ok = 1;
-    if (!h->per_piece || !h->nmsgs || !tmin) return;
+    if (!h->per_piece || !h->nmsgs || !tmin || !dt__on_host(h->dev) || h->staged) return; /* host memory only */
     /* (not dt__alloc: out of memory here is no error, the plan stays packed) */
     h->mbase = (char **)DT_MALLOC(n * sizeof *h->mbase);
     h->mcount = (int *)DT_MALLOC(n * sizeof *h->mcount);
@@ -13908,33 +13967,76 @@ static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__bo
     for (d = 0; d < nd; d++) out->lo[d] += shift[d];
 }
 
+/* piece p of array a to (pack) or from a packed buffer in the same memory, dev's */
+static dt_status dt__halo_move(const char *fn, const dt__device *dev, dt__array *a, const dt__box *p, char *buf,
+                               int pack) {
+    dt__array b = *a;
+    b.data = buf;
+    b.box = *p;
+    b.stride = NULL;
+    return pack ? dev->copy_box(fn, a, &b, p) : dev->copy_box(fn, &b, a, p);
+}
+
+/* staged: bytes between the tensor's memory and the backend's (the device
+   that is not the host copies) */
+static dt_status dt__halo_cross(const char *fn, const dt__halo *h, void *dst, const void *src, size_t bytes) {
+    return (dt__on_host(h->eng) ? h->dev : h->eng)->copy(fn, dst, src, bytes);
+}
+
 /* The send messages' buffers: packed, or (in place, one message per
    piece, `from_array`) a face that is one span of the caller's array is sent
    from the array itself. Only where the exchange ends before the caller
    can write the interior (dt_halo_exchange, dt_stencil_apply): after the
-   public _begin the interior may change, so there every send is packed. */
-static void dt__halo_pack_sends(dt__halo *h, const dt__array *in, int from_array) {
+   public _begin the interior may change, so there every send is packed.
+   Staged, the packed sends then cross to the backend's memory in one copy. */
+static dt_status dt__halo_pack_sends(const char *fn, dt__halo *h, dt__array *in, int from_array) {
+    char *pk = h->staged ? h->pbuf : h->buf;
     int i, j, mi = 0;
+    dt_status st;
     for (i = 0; i < h->nsend; i++) {
-        char *b = h->buf + h->links[i].off;
+        size_t off = h->links[i].off;
         for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
             const dt__hpiece *pc = &h->pieces[j];
             size_t nb = dt__box_numel(h->ndim, &pc->src) * h->g.es;
             int direct = from_array && pc->contig;
-            if (h->per_piece && nb) h->msgs[mi++].buf = direct ? h->g.data + pc->goff : b;
-            if (!direct) dt__pack(in, &pc->src, b);
-            b += nb;
+            if (h->per_piece && nb) h->msgs[mi++].buf = direct ? h->g.data + pc->goff : h->buf + off;
+            if (!direct && (st = dt__halo_move(fn, h->dev, in, &pc->src, pk + off, 1))) return st;
+            off += nb;
         }
     }
+    return h->staged && h->sbytes ? dt__halo_cross(fn, h, h->buf, h->pbuf, h->sbytes) : DT_OK;
 }
 
-/* interior -> ghosted block, edge fills, self copies, pack, post */
-static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in, int from_array) {
+/* the ghost cells past CONSTANT edges */
+static dt_status dt__halo_fill(const char *fn, dt__halo *h) {
+    dt__array f;
+    dt_status st;
+    int i;
+    for (i = 0; i < h->nfills; i++) {
+        if (dt__on_host(h->dev)) {
+            dt__fill_box(&h->g, &h->fills[i], (const unsigned char *)h->pattern);
+            continue;
+        }
+        f = h->g;
+        f.data = h->fillbuf;
+        f.box = h->fills[i];
+        f.stride = NULL;
+        if ((st = h->dev->copy_box(fn, &f, &h->g, &h->fills[i]))) return st;
+    }
+    return DT_OK;
+}
+
+static dt_status dt__halo_end(const char *fn, dt__halo *h);
+
+/* interior -> ghosted block, edge fills, self copies, pack, post; every
+   copy in the tensor's memory, by its device */
+static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int from_array) {
     int i;
     dt_status st = DT_OK;
     if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
-    if (!h->in_place) dt__copy_box(in, &h->g, &in->box); /* in place: the interior is already there */
-    for (i = 0; i < h->nfills; i++) dt__fill_box(&h->g, &h->fills[i], (const unsigned char *)h->pattern);
+    /* in place: the interior is already there */
+    if (!h->in_place && (st = h->dev->copy_box(fn, in, &h->g, &in->box))) return st;
+    if ((st = dt__halo_fill(fn, h))) return st;
 #ifndef DTENSOR_NO_MPI
     if (h->typed) {
         /* sends from the interior unless the caller may write it before _end (the public _begin on
@@ -13943,7 +14045,7 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
     } else
 #endif
     {
-        dt__halo_pack_sends(h, in, from_array);
+        if ((st = dt__halo_pack_sends(fn, h, in, from_array))) return st;
         if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request)))
             return dt__within(fn, st);
     }
@@ -13954,10 +14056,11 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, const dt__array *in
         dt__box p;
         dt__shift_box(h->ndim, &in->box, h->pieces[i].shift, &view.box);
         dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
-        dt__copy_box(&view, &h->g, &p);
+        if ((st = h->dev->copy_box(fn, &view, &h->g, &p))) break;
     }
     h->begun = 1;
-    return DT_OK;
+    if (st) (void)dt__halo_end(fn, h); /* a failed self copy: complete the messages posted */
+    return st;
 }
 
 static dt_status dt__halo_end(const char *fn, dt__halo *h) {
@@ -13974,12 +14077,14 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
         h->request = NULL;
         if ((st = dt__comm_wait(h->comm, rq))) return dt__within(fn, st);
     }
+    if (h->staged && h->rbytes && (st = dt__halo_cross(fn, h, h->pbuf + h->sbytes, h->buf + h->sbytes, h->rbytes)))
+        return st;
     for (i = h->nsend; i < h->nsend + h->nrecv; i++) {
-        const char *b = h->buf + h->links[i].off;
+        char *b = (h->staged ? h->pbuf : h->buf) + h->links[i].off;
         for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
             dt__box p;
             dt__shift_box(h->ndim, &h->pieces[j].src, h->pieces[j].shift, &p);
-            if (!h->pieces[j].direct) dt__unpack(b, &p, &h->g);
+            if (!h->pieces[j].direct && (st = dt__halo_move(fn, h->dev, &h->g, &p, b, 0))) return st;
             b += dt__box_numel(h->ndim, &p) * h->g.es;
         }
     }
@@ -14051,7 +14156,6 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
     dt_status st;
     int d;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    if ((st = dt__host_only(fn, "t", t))) return st;
     if (t->halo && t->halo->begun)
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
     if (t->mesh->rank < 0) return DT_OK;
