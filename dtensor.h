@@ -14365,8 +14365,10 @@ static dt_status dt__conv_check(const char *fn, int nsp, const dt_tensor *x, con
     char a[160], b[160];
     int i;
     if (!x || !w) return dt__fail(DT_ERR_ARG, "%s: %s is NULL", fn, x ? "w" : "x");
-    if (dt__host_only(fn, "x", x) || dt__host_only(fn, "w", w) || dt__host_only(fn, "bias", bias))
-        return DT_ERR_UNSUPPORTED;
+    if (w->desc.device != x->desc.device || (bias && bias->desc.device != x->desc.device))
+        return dt__fail(DT_ERR_DEVICE, "%s: %s is on device %d and x on device %d; a convolution's tensors share one "
+                        "device", fn, w->desc.device != x->desc.device ? "w" : "bias",
+                        w->desc.device != x->desc.device ? w->desc.device : bias->desc.device, x->desc.device);
     if (dt__no_strided(fn, "x", x) || dt__no_strided(fn, "w", w) || dt__no_strided(fn, "bias", bias))
         return DT_ERR_UNSUPPORTED;
     if (w->mesh != x->mesh || (bias && bias->mesh != x->mesh))
@@ -14441,6 +14443,32 @@ static void dt__conv_widths(const dt_mesh *m, const dt_tensor_desc *xd, const dt
 }
 
 /* out (this rank's box) = bias + sum over taps of W_tap[Co, Ci] @ rows of the ghosted input */
+/* the output before the taps accumulate into it: the bias (or zero) of each
+   output channel (dim 1) everywhere; on a device zero, then + bias
+   broadcast (0 + b is b exactly) by the device's kernel */
+static dt_status dt__conv_init(dt_tensor *o, const dt_tensor *bias) {
+    size_t es = dt_dtype_size(o->desc.dtype), plane = 1, j;
+    int64_t n, i, sb[DT_MAX_DIMS] = {0}, so[DT_MAX_DIMS];
+    int d, nd = o->desc.ndim;
+    dt_status st;
+    for (d = 2; d < nd; d++) plane *= (size_t)o->box.ext[d];
+    if (!dt__on_host(o->dev)) {
+        if ((st = o->dev->zero("dt_conv", o->data, o->bytes)) || !bias) return st;
+        for (d = nd - 1; d >= 0; d--) so[d] = d == nd - 1 ? 1 : so[d + 1] * o->box.ext[d + 1];
+        sb[1] = 1;
+        o->dev->kernels()->binary(DT__B_ADD, o->desc.dtype, nd, o->box.ext, o->data, so, bias->data, sb, o->data, 1.0);
+        return DT_OK;
+    }
+    for (n = 0; n < o->box.ext[0]; n++)
+        for (i = 0; i < o->box.ext[1]; i++) {
+            unsigned char v[16] = {0};
+            char *dst = (char *)o->data + (size_t)(n * o->box.ext[1] + i) * plane * es;
+            if (bias) memcpy(v, (const char *)bias->data + (size_t)i * es, es);
+            for (j = 0; j < plane; j++) memcpy(dst + j * es, v, es);
+        }
+    return DT_OK;
+}
+
 static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_tensor *w, const dt_tensor *bias,
                                 dt_tensor *o) {
     dt_dtype t = o->desc.dtype;
@@ -14459,15 +14487,7 @@ static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_
     /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): h is non-NULL once dt__halo_build and the agreement succeeded */
     for (i = 0; i < cv->nsp; i++) base[i] = o->box.lo[2 + i] - cv->pad[i] - h->g.box.lo[2 + i];
     for (i = 0; i < cv->nsp - 1; i++) rows *= o->box.ext[2 + i];
-    for (n = 0; n < o->box.ext[0]; n++) { /* bias (or zero) first, then accumulate */
-        for (i = 0; i < co; i++) {
-            unsigned char v[8] = {0};
-            size_t plane = (size_t)(os[1]), j;
-            char *dst = (char *)o->data + (size_t)(n * os[0] + i * os[1]) * es;
-            if (bias) memcpy(v, (const char *)bias->data + (size_t)i * es, es);
-            for (j = 0; j < plane; j++) memcpy(dst + j * es, v, es);
-        }
-    }
+    if ((st = dt__conv_init(o, bias))) return st;
     for (n = 0; n < o->box.ext[0]; n++)
         for (tap = 0; tap < cv->ktot; tap++) {
             int64_t kj[3], rest = tap, goff0 = n * gs[0];
@@ -14481,7 +14501,7 @@ static dt_status dt__conv_local(const dt__conv *cv, const dt__halo *h, const dt_
                     goff += (ol + base[i] + kj[i] * cv->dil[i]) * gs[2 + i];
                     ooff += ol * os[2 + i];
                 }
-                st = dt__k_gemm(t, co, o->box.ext[ls], ci, 1.0, (const char *)w->data + (size_t)tap * es,
+                st = o->dev->kernels()->gemm(t, co, o->box.ext[ls], ci, 1.0, (const char *)w->data + (size_t)tap * es,
                                 ci * cv->ktot, cv->ktot, h->g.data + (size_t)goff * es, gs[1], gs[ls], 1.0,
                                 (char *)o->data + (size_t)ooff * es, os[1], os[ls]);
                 if (st) return st;

@@ -1052,10 +1052,84 @@ static void halo_sweep(dt_comm *comm, const char *bname, int device_backend_used
     dt_comm_destroy(mpi);
 }
 
+/* dt_conv1d/2d/3d on device tensors against host tensors: x [N, C, spatial...]
+   sharded along N or a spatial dim, w and bias sharded or not (the call
+   replicates them), padding and dilation random. Bounds: the sim device
+   runs the host kernels (bitwise); on a GPU the taps are cuBLAS GEMMs
+   accumulated in another order, within same_values' relative 1e-12 (f64)
+   and 1e-5 (f32) of the host. */
+static void conv_device(dt_comm *comm) {
+    dt_mesh *m = NULL;
+    dt_mesh_desc md;
+    dtt_rng r = {0xc0a7};
+    int trial, s;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    for (trial = 0; trial < (dtt_quick ? 9 : 24); trial++) {
+        int nsp = 1 + trial % 3, with_bias = dtt_randint(&r, 2);
+        dt_dtype t = trial % 2 ? DT_F32 : DT_F64;
+        int64_t xs[5] = {2, 3, 7, 6, 5}, ws[5] = {4, 3, 3, 2, 3}, bs[1] = {4}, nx = 1, nw = 1;
+        dt_placement px[1], pw[1];
+        dt_conv_desc cd;
+        dt_tensor_desc d;
+        dt_tensor *hx = NULL, *hw = NULL, *hb = NULL, *dx = NULL, *dw = NULL, *db = NULL, *ho = NULL, *dout = NULL;
+        void *fx, *fw, *fb;
+        memset(&cd, 0, sizeof cd);
+        for (s = 0; s < nsp; s++) {
+            cd.padding[s] = dtt_randint(&r, 3);
+            cd.dilation[s] = 1 + dtt_randint(&r, 2);
+        }
+        for (s = 0; s < 2 + nsp; s++) { nx *= xs[s]; nw *= ws[s]; }
+        px[0] = dtt_randint(&r, 3) ? dt_shard(dtt_randint(&r, 2) ? 0 : 2 + dtt_randint(&r, nsp)) : dt_replicate();
+        pw[0] = dtt_randint(&r, 2) ? dt_shard(0) : dt_replicate();
+        dtt_ctx("conv%dd trial %d %s bias=%d", nsp, trial, dt_dtype_name(t), with_bias);
+        fx = malloc((size_t)nx * 8), fw = malloc((size_t)nw * 8), fb = malloc(4 * 8);
+        fill_full(t, fx, nx, trial);
+        fill_full(t, fw, nw, trial + 1);
+        fill_full(t, fb, 4, trial + 2);
+        d = mkdesc(t, 2 + nsp, xs, px, 1, DT_HOST);
+        CHECK_OK(dt_tensor_distribute(m, &d, fx, 0, &hx));
+        d.device = DEV;
+        CHECK_OK(dt_tensor_distribute(m, &d, fx, 0, &dx));
+        d = mkdesc(t, 2 + nsp, ws, pw, 1, DT_HOST);
+        CHECK_OK(dt_tensor_distribute(m, &d, fw, 0, &hw));
+        d.device = DEV;
+        CHECK_OK(dt_tensor_distribute(m, &d, fw, 0, &dw));
+        d = mkdesc(t, 1, bs, pw, 1, DT_HOST);
+        CHECK_OK(dt_tensor_distribute(m, &d, fb, 0, &hb));
+        d.device = DEV;
+        CHECK_OK(dt_tensor_distribute(m, &d, fb, 0, &db));
+        if (hx && dx && hw && dw && hb && db) {
+            dt_status (*conv)(const dt_tensor *, const dt_tensor *, const dt_tensor *, const dt_conv_desc *,
+                              dt_tensor **) = nsp == 1 ? dt_conv1d : nsp == 2 ? dt_conv2d : dt_conv3d;
+            CHECK_OK(conv(hx, hw, with_bias ? hb : NULL, &cd, &ho));
+            CHECK_OK(conv(dx, dw, with_bias ? db : NULL, &cd, &dout));
+            if (ho && dout) {
+                CHECK(dt_tensor_get_desc(dout)->device == DEV, "conv result on device %d", dt_tensor_get_desc(dout)->device);
+                same_values("conv", ho, dout, EXACT_FLOATS);
+            }
+            if (trial == 0) { /* host and device tensors mixed: refused on every rank, *out untouched */
+                dt_tensor *keep = dout;
+                CHECK_ST(conv(dx, hw, NULL, &cd, &dout), DT_ERR_DEVICE);
+                CHECK_ERRMSG(nsp == 1 ? "dt_conv1d" : "dt_conv2d");
+                CHECK(dout == keep, "*out changed on failure");
+            }
+        }
+        dt_tensor_destroy(hx), dt_tensor_destroy(hw), dt_tensor_destroy(hb), dt_tensor_destroy(ho);
+        dt_tensor_destroy(dx), dt_tensor_destroy(dw), dt_tensor_destroy(db), dt_tensor_destroy(dout);
+        free(fx), free(fw), free(fb);
+    }
+    dtt_ctx("");
+    dt_mesh_destroy(m);
+}
+
 static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     dtt_ctx("%s", name);
     redistribution_sweep(comm, name, device_backend_used);
     halo_sweep(comm, name, device_backend_used);
+    conv_device(comm);
     device_full_buffers(comm);
     complex_device(comm);
     ops_sweep(comm);
