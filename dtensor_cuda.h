@@ -60,6 +60,15 @@ DT_API void dt_cuda_set_allocator(const dt_cuda_allocator *a); /* NULL: back to 
 DT_API void dt_cuda_set_stream(cudaStream_t s);
 DT_API cudaStream_t dt_cuda_stream(void);
 
+/* launch one of the program's kernels on dt_cuda_stream(), after what
+   dtensor has enqueued there: a dt_stencil_apply callback on a device
+   tensor, or the interior kernel between dt_halo_exchange_begin and _end.
+       DT_CUDA_LAUNCH(my_kernel, blocks, threads, arg0, arg1);
+   (tests/standin/ defines it to run the kernel on the CPU) */
+#ifndef DT_CUDA_LAUNCH
+#define DT_CUDA_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block), 0, dt_cuda_stream()>>>(__VA_ARGS__)
+#endif
+
 /* an NCCL communicator as a dtensor backend: device buffers only, all work
    on `stream` (which also becomes dt_cuda_stream()). The ncclComm_t stays
    the caller's; mesh sub-communicators come from ncclCommSplit and are

@@ -735,6 +735,11 @@ static dt_status fc_replicate(const dt_tensor *t, dt_tensor **out) {
 static dt_status fc_gather_all(const fault_in *in, dt_tensor **out) { return fc_replicate(in->a, out); }
 static dt_status fc_allreduce(const fault_in *in, dt_tensor **out) { return fc_replicate(in->p, out); }
 static dt_status fc_matmul(const fault_in *in, dt_tensor **out) { return dt_matmul(in->a, in->c, out); }
+/* a's halo (set up below): the exchange's packs, messages and unpacks, then the callback's kernels */
+static void device_stencil(const dt_stencil_block *b, void *user);
+static dt_status fc_stencil(const fault_in *in, dt_tensor **out) {
+    return dt_stencil_apply(in->a, device_stencil, NULL, out);
+}
 
 static void fault_sweep(dt_comm *comm, int symmetric) {
     static const struct { const char *name; fault_call call; const char *fn; } calls[] = {
@@ -742,6 +747,7 @@ static void fault_sweep(dt_comm *comm, int symmetric) {
         {"S->R", fc_gather_all, "dt_tensor_redistribute"},
         {"matmul", fc_matmul, "dt_matmul"},
         {"P->R", fc_allreduce, "dt_tensor_redistribute"},
+        {"stencil", fc_stencil, "dt_stencil_apply"},
     };
     /* sym: every rank makes the same uses in the same order (collectives,
        one allocation per tensor); the others depend on the shard's size
@@ -777,6 +783,14 @@ static void fault_sweep(dt_comm *comm, int symmetric) {
         !dtt_ok(dt_tensor_distribute(m, &da, ha, DT_SRC_ALL, &in.b)) ||
         !dtt_ok(dt_tensor_distribute(m, &dc, hc, DT_SRC_ALL, &in.c)) || !dtt_ok(dt_sum(in.a, 1, &d0, 0, &in.p)))
         goto done;
+    { /* rows wrap (every rank sends and receives the same faces), columns see a constant */
+        dt_halo_desc hd;
+        memset(&hd, 0, sizeof hd);
+        hd.width[0] = hd.width[1] = 1;
+        hd.boundary[0] = DT_BOUNDARY_PERIODIC;
+        hd.fill = 2.0;
+        if (!dtt_ok(dt_tensor_set_halo(in.a, &hd))) goto done;
+    }
     for (q = 0; q < sizeof calls / sizeof calls[0]; q++) {
         dt_tensor *out = NULL;
         size_t nref;
@@ -875,9 +889,13 @@ static void device_faults(dt_comm *comm, int self_too) {
 #define TEST_HD
 #endif
 
+/* element i of the block's input (F32 or F64) */
+TEST_HD static double cell_in(const dt_stencil_block *b, int64_t i) {
+    return b->dtype == DT_F32 ? (double)((const float *)b->in)[i] : ((const double *)b->in)[i];
+}
+
 /* cell k of the block's box: out = in/2 + (the 2 neighbours along each dim with ghosts)/8 */
 TEST_HD static void stencil_cell(const dt_stencil_block *b, int64_t k) {
-    const double *in = (const double *)b->in;
     int64_t io = 0, oo = 0;
     double acc;
     int d;
@@ -887,10 +905,11 @@ TEST_HD static void stencil_cell(const dt_stencil_block *b, int64_t k) {
         io += (i + b->width[d]) * b->in_stride[d];
         oo += i * b->out_stride[d];
     }
-    acc = 0.5 * in[io];
+    acc = 0.5 * cell_in(b, io);
     for (d = 0; d < b->ndim; d++)
-        if (b->width[d] > 0) acc += 0.125 * (in[io - b->in_stride[d]] + in[io + b->in_stride[d]]);
-    ((double *)b->out)[oo] = acc;
+        if (b->width[d] > 0) acc += 0.125 * (cell_in(b, io - b->in_stride[d]) + cell_in(b, io + b->in_stride[d]));
+    if (b->dtype == DT_F32) ((float *)b->out)[oo] = (float)acc;
+    else ((double *)b->out)[oo] = acc;
 }
 
 static int64_t block_cells(const dt_stencil_block *b) {
@@ -917,8 +936,12 @@ static void device_stencil(const dt_stencil_block *b, void *user) {
     int64_t n = block_cells(b);
     struct cudaPointerAttributes at;
     (void)user;
-    if (cudaPointerGetAttributes(&at, b->out) != cudaSuccess || at.type != cudaMemoryTypeDevice) stencil_host_ptrs++;
-    (void)cudaGetLastError();
+    if (cudaPointerGetAttributes(&at, b->out) != cudaSuccess) {
+        stencil_host_ptrs++;
+        (void)cudaGetLastError(); /* (only then: a failed launch before this one stays for the library to report) */
+    } else if (at.type != cudaMemoryTypeDevice) {
+        stencil_host_ptrs++;
+    }
     DT__CU_START(stencil_kernel, (unsigned)((n + 255) / 256 < 64 ? (n + 255) / 256 : 64), 256, *b, n);
 }
 #else
@@ -1031,7 +1054,7 @@ static void halo_sweep(dt_comm *comm, const char *bname, int device_backend_used
                 allocs = dev_allocs;
                 CHECK_OK(dt_halo_exchange(ds));
                 CHECK(dev_allocs == allocs, "a repeated exchange allocated %ld device buffers", dev_allocs - allocs);
-                if (t == DT_F64) {
+                if (t == DT_F64 || t == DT_F32) {
                     CHECK_OK(dt_stencil_apply(hs, host_stencil, NULL, &ho));
                     CHECK_OK(dt_stencil_apply(ds, device_stencil, NULL, &dout));
                     if (ho && dout) same_values("stencil", ho, dout, EXACT_FLOATS);

@@ -590,5 +590,7 @@ template <class F> static void dtcu_launch(const char *name, dim3 grid, dim3 blo
    stream>>>(args)) */
 #define DT__CU_START(kernel, grid, block, ...) \
     dtcu_launch(#kernel, dim3(grid), dim3(block), [&]() { kernel(__VA_ARGS__); })
+/* dtensor_cuda.h's launch macro for the program's own kernels: the same */
+#define DT_CUDA_LAUNCH(kernel, grid, block, ...) DT__CU_START(kernel, grid, block, __VA_ARGS__)
 
 #endif /* DTCU_STANDIN_CUDA_RUNTIME_H */

@@ -1,0 +1,40 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi
+   impl:  own
+   args:  --backend mpi | --backend nccl
+   standin: yes
+*/
+/* test_heat2d_cuda.cu -- examples/heat2d_cuda.cu as a test: its main, at a
+   small odd size (uneven and empty shards at 6 and 8 ranks), over plain MPI
+   (faces staged through pinned buffers) and NCCL. The example itself
+   compares the uninterrupted device run, the device restart on n-1 ranks
+   and a serial host run byte for byte and exits 1 unless all agree; this
+   adds the PASS line. On the stand-in (make standin) device memory is
+   unreadable by host code, so a host access to the fields faults. */
+#define main heat2d_cuda_main
+#include "../examples/heat2d_cuda.cu"
+#undef main
+
+int main(int argc, char **argv) {
+    char *args[16];
+    static char nx[] = "--nx", nxv[] = "29", ny[] = "--ny", nyv[] = "23", st[] = "--steps", stv[] = "17";
+    static char at[] = "--at", atv[] = "7";
+    const char *backend = "mpi";
+    int i, rc, n = 0;
+    for (i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--backend")) backend = argv[i + 1];
+    args[n++] = argv[0];
+    args[n++] = nx, args[n++] = nxv, args[n++] = ny, args[n++] = nyv;
+    args[n++] = st, args[n++] = stv, args[n++] = at, args[n++] = atv;
+    args[n++] = (char *)"--backend", args[n++] = (char *)backend;
+    args[n] = NULL;
+    rc = heat2d_cuda_main(n, args);
+#ifdef DTCU_STANDIN
+    if (wrank == 0) printf("%s heat2d_cuda@standin (%s) np=%d\n", rc ? "FAIL" : "PASS", backend, wsize);
+#else
+    if (wrank == 0) printf("%s heat2d_cuda (%s) np=%d\n", rc ? "FAIL" : "PASS", backend, wsize);
+#endif
+    return rc;
+}
