@@ -1393,7 +1393,15 @@ typedef struct dt_halo_desc {
    desc (DT_ERR_MISMATCH otherwise). Gives t a ghosted block (zeroed) and
    plans its exchange once: who sends which pieces to whom, the pack buffers;
    an exchange then allocates nothing. desc NULL removes the halo. Calling it
-   again replaces the halo. Ranks outside the mesh return DT_OK. */
+   again replaces the halo. Ranks outside the mesh return DT_OK.
+   A device tensor (desc.device = DT_CUDA) keeps its ghosted block in device
+   memory and exchanges on the device: the faces are packed and unpacked by
+   the device's box copies (kernels on dt_cuda_stream()), and travel over
+   the mesh's backend as they are when it takes device memory (NCCL: grouped
+   ncclSend/ncclRecv; a CUDA-aware MPI, dt_comm_desc.device =
+   DT_ANY_MEMORY), or, over plain MPI, through pinned host buffers of the
+   faces' size (only the faces cross, once each way). A host tensor on a
+   mesh whose backend takes device memory is staged the other way. */
 DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc);  /* collective */
 /* the ghosted block (NULL without a halo); ghosted_shape (may be NULL) gets
    local_shape[d] + 2*width[d]. Interior element i sits at index i + width. */
@@ -1415,7 +1423,12 @@ DT_API dt_status dt_halo_exchange_end(dt_tensor *t);  /* collective */
    elements of `dtype`, so neighbour i[d] - width[d] .. i[d] + width[d] is
    there) and writes out + sum(i[d] * out_stride[d]). For a ghosted array
    (local_ghost) `in` points into the caller's array, at the halo's first
-   cell, with the array's strides (the same formula holds). */
+   cell, with the array's strides (the same formula holds).
+   Device tensors: `in` and `out` are device pointers; the callback enqueues
+   its own kernel on dt_cuda_stream() (DT_CUDA_LAUNCH of dtensor_cuda.h),
+   passing the block by value, and returns (no synchronisation: the
+   library's work on that stream is ordered around it). global_shape stays
+   host memory. */
 typedef struct dt_stencil_block {
     dt_dtype dtype;
     int ndim;
@@ -1448,7 +1461,9 @@ DT_API dt_status dt_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt
    O = S + 2*padding - dilation*(K-1) (>= 1). F32 and F64. x may be sharded
    along the batch and spatial dims: the spatial shards exchange exactly the
    halo the kernel needs (zero padding at the global edges) and each rank
-   computes its own output box, with local GEMMs (BLIS) per kernel tap; a
+   computes its own output box, with local GEMMs (BLIS; on a device tensor
+   the device's GEMM, cuBLAS, and x, w and bias must share that device,
+   DT_ERR_DEVICE otherwise) per kernel tap; a
    channel-sharded x is brought to Replicate on that mesh dim first. w and
    bias are brought to Replicate. out has x's placements. Equal to the serial
    convolution up to the summation order. Collective over x's mesh; before
