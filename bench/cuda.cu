@@ -22,6 +22,13 @@
        (dt__cu_binary_f32x4_kernel, one float4) timed the same way: ratio =
        dt_add / bare launch (target <= 1.3).
 
+   (e) halo exchange: dt_halo_exchange of a periodic width-1 halo on a
+       program's own cudaMalloc'd ghosted array (F64, 2-D [n, n] and 3-D
+       [m, m, m], wrapped in place with local_ghost), one rank, against the
+       exchange a stencil code writes by hand: one strided face-copy kernel
+       per face on the same array. Both results are compared byte for byte
+       first. ratio = dtensor / hand-written (target <= 1.10).
+
    Times: cudaEvent pairs around each call on dt_cuda_stream(), 3 warm-up
    calls, the median of --reps (default 11, at least 7). (a)-(c) call the
    internal device table directly. */
@@ -297,6 +304,120 @@ static void bench_dispatch(void) {
     dt_mesh_destroy(mesh); dt_comm_destroy(comm);
 }
 
+/* ---- (e) halo exchange ---- */
+
+/* the hand-written exchange's kernel: one face, a[dst + i0*t0 + i1*t1] = a[src + ...] */
+__global__ void face_kernel(double *a, int64_t e0, int64_t e1, int64_t t0, int64_t t1, int64_t src, int64_t dst) {
+    int64_t k;
+    for (k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < e0 * e1; k += (int64_t)gridDim.x * blockDim.x) {
+        int64_t o = (k / e1) * t0 + (k % e1) * t1;
+        a[dst + o] = a[src + o];
+    }
+}
+
+/* a periodic width-1 halo of an nd-dim ghosted array of n interior cells a
+   side (strides st), dim by dim: ghost layer 0 <- layer n, layer n+1 <- 1 */
+typedef struct hand_halo { double *a; int nd; int64_t n, st[3]; } hand_halo;
+static hand_halo hand_h;
+static void run_hand_halo(job *j) {
+    const hand_halo *h = &hand_h;
+    int d, k;
+    (void)j;
+    for (d = 0; d < h->nd; d++) {
+        int64_t e[2] = {1, 1}, t[2] = {0, 0}, base = 0, blocks;
+        int m = 0;
+        for (k = 0; k < h->nd; k++)
+            if (k != d) { e[m] = h->n; t[m] = h->st[k]; m++; base += h->st[k]; }
+        blocks = (e[0] * e[1] + 255) / 256;
+        if (blocks > 1024) blocks = 1024;
+        face_kernel<<<(unsigned)blocks, 256, 0, dt_cuda_stream()>>>(h->a, e[0], e[1], t[0], t[1],
+                                                                     base + h->n * h->st[d], base);
+        face_kernel<<<(unsigned)blocks, 256, 0, dt_cuda_stream()>>>(h->a, e[0], e[1], t[0], t[1], base + h->st[d],
+                                                                     base + (h->n + 1) * h->st[d]);
+    }
+}
+static dt_tensor *bench_halo_t;
+static void run_dt_halo(job *j) {
+    (void)j;
+    if (dt_halo_exchange(bench_halo_t)) { fprintf(stderr, "%s\n", dt_last_error()); exit(1); }
+}
+
+static void bench_halo_case(dt_mesh *mesh, int nd, int64_t n) {
+    static const int64_t ghost[3] = {1, 1, 1};
+    int64_t G = n + 2, cells = 1, ls[3];
+    size_t bytes;
+    double *a, *b, *h;
+    dt_tensor_desc td;
+    dt_halo_desc hd;
+    job j;
+    float t_dt, t_hand;
+    char label[96];
+    int d, same;
+    for (d = 0; d < nd; d++) cells *= G;
+    bytes = (size_t)cells * sizeof(double);
+    a = (double *)dalloc(bytes);
+    b = (double *)dalloc(bytes);
+    h = (double *)malloc(bytes);
+    for (d = 0; d < (int)cells; d++) h[d] = (double)d * 0.5;
+    CU(cudaMemcpy(a, h, bytes, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(b, h, bytes, cudaMemcpyHostToDevice));
+    memset(&td, 0, sizeof td);
+    td.dtype = DT_F64; td.ndim = nd; td.device = DT_CUDA;
+    for (d = 0; d < nd; d++) { td.shape[d] = n; ls[d] = n; }
+    td.local_shape = ls;
+    td.local_ghost = ghost;
+    td.local_alloc = a;
+    td.local_alloc_bytes = (int64_t)bytes;
+    memset(&hd, 0, sizeof hd);
+    for (d = 0; d < nd; d++) { hd.width[d] = 1; hd.boundary[d] = DT_BOUNDARY_PERIODIC; }
+    bench_halo_t = NULL;
+    if (dt_tensor_from_local(mesh, &td, a, DT_BORROW, &bench_halo_t) || dt_tensor_set_halo(bench_halo_t, &hd)) {
+        printf("  skipped: %s\n", dt_last_error());
+        dt_tensor_destroy(bench_halo_t);
+        CU(cudaFree(a)); CU(cudaFree(b)); free(h);
+        return;
+    }
+    hand_h.a = b; hand_h.nd = nd; hand_h.n = n;
+    for (d = nd - 1; d >= 0; d--) hand_h.st[d] = d == nd - 1 ? 1 : hand_h.st[d + 1] * G;
+    memset(&j, 0, sizeof j);
+    /* the same ghost cells, byte for byte (corners are neither's: both leave them) */
+    run_dt_halo(&j);
+    run_hand_halo(&j);
+    {
+        double *x = (double *)malloc(bytes), *y = (double *)malloc(bytes);
+        CU(cudaMemcpy(x, a, bytes, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(y, b, bytes, cudaMemcpyDeviceToHost));
+        same = memcmp(x, y, bytes) == 0;
+        free(x); free(y);
+    }
+    if (!same) { printf("  halo %d-D: dtensor and the hand-written exchange differ\n", nd); exit(1); }
+    j.run = run_dt_halo;
+    t_dt = time_ms(&j);
+    j.run = run_hand_halo;
+    t_hand = time_ms(&j);
+    snprintf(label, sizeof label, "%d-D F64 [%lld^%d], periodic, width 1", nd, (long long)n, nd);
+    printf("  %-40s dtensor %8.1f us  hand %8.1f us   ratio %5.2f (target <= 1.10)\n", label, t_dt * 1e3,
+           t_hand * 1e3, t_dt / t_hand);
+    dt_tensor_destroy(bench_halo_t);
+    CU(cudaFree(a)); CU(cudaFree(b)); free(h);
+}
+
+static void bench_halo(void) {
+    dt_comm *comm = NULL;
+    dt_mesh *mesh = NULL;
+    dt_mesh_desc md;
+    printf("(e) halo exchange of a ghosted device array, one rank: dt_halo_exchange against hand-written face kernels\n");
+    memset(&md, 0, sizeof md);
+    md.ndim = 1; md.shape[0] = 1;
+    if (dt_comm_self(&comm) || dt_mesh_create(comm, &md, &mesh)) {
+        printf("  skipped: %s\n", dt_last_error());
+    } else {
+        bench_halo_case(mesh, 2, quick ? 1024 : 4096);
+        bench_halo_case(mesh, 3, quick ? 96 : 256);
+    }
+    dt_mesh_destroy(mesh); dt_comm_destroy(comm);
+}
+
 int main(int argc, char **argv) {
     int i, dev = 0;
     struct cudaDeviceProp prop;
@@ -313,5 +434,6 @@ int main(int argc, char **argv) {
     bench_pointwise();
     bench_rng();
     bench_dispatch();
+    bench_halo();
     return 0;
 }

@@ -155,5 +155,17 @@ for ex in $DEMOS; do
     [ -n "$extra_ok" ] && out="$out (also at ranks:$extra_ok, OK)"
     printf '%-12s %s  [%s s]\n' "$ex" "$out" "$secs"
 done
+# heat2d on the GPU (examples/heat2d_cuda.cu, built by make cuda): where a
+# GPU is; elsewhere the test suite runs it on the CPU stand-in
+if [ -x build/cuda/heat2d_cuda ] && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    if timeout 300 "${RUN[@]}" -n "$NP" build/cuda/heat2d_cuda >"$LOGS/heat2d_cuda.log" 2>&1 </dev/null; then
+        printf '%-12s %s\n' heat2d_cuda "$(grep -e '(a) mesh' -e 'identical' "$LOGS/heat2d_cuda.log" | tr -s ' ' | tr '\n' ' ')"
+    else
+        printf '%-12s FAILED; see %s\n' heat2d_cuda "$LOGS/heat2d_cuda.log"
+        fails=$((fails + 1))
+    fi
+else
+    printf '%-12s skipped (no GPU or no build/cuda/heat2d_cuda: make cuda); CI runs it on the CPU stand-in\n' heat2d_cuda
+fi
 [ $fails -eq 0 ] && echo "demo: all examples OK" || echo "demo: $fails example(s) FAILED"
 exit $((fails > 0))

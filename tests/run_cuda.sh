@@ -9,6 +9,11 @@
 #   test_nccl                          1 rank; with 2+ GPUs also one rank per GPU (at most 4)
 #   test_device                        1 rank over NCCL (DT_TEST_BACKEND=nccl), then 2 3 4
 #                                      ranks over MPI, staging through the host, on one GPU
+#   test_heat2d_cuda                   examples/heat2d_cuda.cu at a small size: 1 rank over
+#                                      NCCL, then 1 2 3 4 ranks over MPI on one GPU (bitwise
+#                                      against its serial host run)
+#   heat2d_cuda                        the example at its full size, 1 rank over NCCL (its
+#                                      ms/step and checksum: heat2d.c's at the same size)
 #   bench_cuda                         once, at 1 rank ($CUDABENCHARGS)
 # A test passes when it exits 0 and its last PASS/FAIL line is PASS; the
 # bench when it exits 0. Exit 77 (a test's "no CUDA device, SKIPPED") is a
@@ -90,6 +95,20 @@ if have tests/test_device.c test_device; then
     for np in 2 3 4; do
         run_one "device np=$np ($MPI)" "$LOGS/test_device.np$np.log" test "${RUN[@]}" -n "$np" "$B/test_device"
     done
+fi
+
+if have tests/test_heat2d_cuda.cu test_heat2d_cuda; then
+    run_one "heat2d_cuda np=1 (nccl)" "$LOGS/test_heat2d_cuda.nccl.np1.log" test \
+        "${RUN[@]}" -n 1 "$B/test_heat2d_cuda" --backend nccl
+    for np in 1 2 3 4; do
+        run_one "heat2d_cuda np=$np ($MPI)" "$LOGS/test_heat2d_cuda.np$np.log" test \
+            "${RUN[@]}" -n "$np" "$B/test_heat2d_cuda" --backend mpi
+    done
+fi
+
+if have examples/heat2d_cuda.cu heat2d_cuda; then
+    run_one heat2d_cuda "$LOGS/heat2d_cuda.log" bench "${RUN[@]}" -n 1 "$B/heat2d_cuda" --backend nccl
+    tail -n 6 "$LOGS/heat2d_cuda.log"
 fi
 
 if have bench/cuda.cu bench_cuda; then
