@@ -8938,6 +8938,11 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
     if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, d->local_ghost);
     if (!st && (d->local_ghost || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
+    /* the memory the pointers are in, before the arithmetic on them (a host array wrapped as a device one
+       is named as such, not as a range mistake) */
+    if (!st && m->rank >= 0 && local && !(flags & DT_COPY)) st = dt__check_local_memory(&norm, "local", local);
+    if (!st && m->rank >= 0 && local && !(flags & DT_COPY) && d->local_alloc && (d->local_ghost || d->local_strides))
+        st = dt__check_local_memory(&norm, "desc->local_alloc", d->local_alloc);
     if (!st && (d->local_ghost || d->local_strides)) st = dt__check_local_alloc(m, d, &norm, local);
     if (!st && m->rank >= 0) {
         dt__box b;
@@ -8945,10 +8950,6 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
         if (!local && dt__box_numel(norm.ndim, &b))
             st = dt__fail(DT_ERR_ARG, "%s: local is NULL but mesh rank %d holds %zu elements", fn, m->rank,
                           dt__box_numel(norm.ndim, &b));
-        else if (local && !(flags & DT_COPY))
-            st = dt__check_local_memory(&norm, "local", local);
-        if (!st && local && !(flags & DT_COPY) && d->local_alloc && (d->local_ghost || d->local_strides))
-            st = dt__check_local_memory(&norm, "desc->local_alloc", d->local_alloc);
     }
     /* collective, always: every member takes part even after a local error,
        so a bad rank makes all ranks fail instead of the others hanging */
@@ -15291,7 +15292,13 @@ static dt_status dt__load_cyclic(dt_mesh *m, const char *path, const dt_tensor_d
     dt_status st;
     memset(boxed, 0, sizeof boxed);
     dt__boxed(norm->placements, m->ndim, boxed);
-    if ((st = dt__load_npy(m, path, boxed, &b))) return st;
+    if (norm->device != DT_HOST) { /* a device *out: the boxed twin read into device memory too */
+        dt_tensor_desc bd = *norm;
+        memcpy(bd.placements, boxed, sizeof boxed);
+        st = dt__tensor_make("dt_tensor_load_npy", m, &bd, NULL, 0, &b);
+        if ((st = dt__io_agree(m->comm, "dt_tensor_load_npy", st))) { dt_tensor_destroy(b); return st; }
+    }
+    if ((st = dt__load_npy(m, path, boxed, &b))) { dt_tensor_destroy(b); return st; }
     if (!*out) st = dt__tensor_make("dt_tensor_load_npy", m, norm, NULL, 0, &t);
     st = dt__io_agree(m->comm, "dt_tensor_load_npy", st);
     if (!st && t) st = dt__redistribute_into(b, norm->placements, t->data);
