@@ -13196,9 +13196,8 @@ static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, vo
    otherwise; a device has no such buffer): refused, nothing drawn */
 static dt_status dt__rng_device_rows(const char *fn, const char *what, const dt_tensor *t) {
     char g[160];
-    if (!t || dt__on_host(t->dev) || !t->strided || t->desc.ndim < 1 || t->stride[t->desc.ndim - 1] == 1 ||
-        !t->numel)
-        return DT_OK;
+    if (!t || dt__on_host(t->dev) || !t->strided || t->desc.ndim < 1 || t->stride[t->desc.ndim - 1] == 1)
+        return DT_OK; /* (an empty shard's strides decide too: its rank refuses with the others) */
     return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s is a %s tensor with strided storage whose last dim is not "
                     "unit-stride (strides %s): random fills of device tensors write rows in place; fill a "
                     "contiguous tensor and dt_tensor_redistribute it into this one", fn, what, t->dev->name,

@@ -871,7 +871,8 @@ static const layout layouts3[] = {
 
 static int is_shard_on(const dt_placement *pl, int i) { return pl[i].kind == DT_SHARD; }
 
-/* one source wrap, every target, and back into a second wrap */
+/* one source wrap to one target, and back into a second wrap (salt: the
+   values'; + 100: a pair --quick leaves out) */
 static void storage_pair(dt_mesh *m, int mnd, dt_dtype t, int nd, const int64_t *shape, const dt_placement *src,
                          const layout *L, const dt_placement *dst, int device_backend_used, int salt) {
     wrap a, b;
@@ -880,6 +881,8 @@ static void storage_pair(dt_mesh *m, int mnd, dt_dtype t, int nd, const int64_t 
     int i;
     for (i = 0; i < mnd; i++) /* Shard -> Partial is not a redistribution */
         if (dst[i].kind == DT_PARTIAL && is_shard_on(src, i)) return;
+    if (dtt_quick && salt >= 100) return; /* --quick: the callers' half (salt + 100) */
+    salt %= 100;
     dtt_ctx("storage %s %s %dd %s -> %s", L->name, dt_dtype_name(t), nd, dt_placements_str(src, mnd, ps, sizeof ps),
             dt_placements_str(dst, mnd, pd, sizeof pd));
     if (!wrap_make(m, t, nd, shape, src, mnd, L, salt, &a)) return;
@@ -923,11 +926,12 @@ static void storage_sweep(dt_comm *comm, int device_backend_used) {
             for (li = 0; li < 3; li++)
                 for (ti = 0; ti < 7; ti++)
                     storage_pair(m, 1, li == 1 ? DT_F32 : DT_F64, 2, s2, src1[si], &layouts2[li], dst1[ti],
-                                 device_backend_used, salt++ % 7);
+                                 device_backend_used, salt++ % 7 + (si + li + ti) % 2 * 100);
         for (si = 0; si < 4; si += 3) /* 3-D: S(0) and cyclic(0) sources, every target */
             for (li = 0; li < 2; li++)
                 for (ti = 0; ti < 8; ti++)
-                    storage_pair(m, 1, DT_F64, 3, s3, src1[si], &layouts3[li], dst1[ti], device_backend_used, salt++ % 7);
+                    storage_pair(m, 1, DT_F64, 3, s3, src1[si], &layouts3[li], dst1[ti], device_backend_used,
+                                 salt++ % 7 + (si / 3 + li + ti) % 2 * 100);
         dt_mesh_destroy(m);
         m = NULL;
     }
@@ -951,7 +955,8 @@ static void storage_sweep(dt_comm *comm, int device_backend_used) {
         for (si = 0; si < 3; si++)
             for (li = 0; li < 3; li++)
                 for (ti = 0; ti < 6; ti++)
-                    storage_pair(m, 2, DT_F64, 2, s2, src2[si], &layouts2[li], dst2[ti], device_backend_used, salt++ % 7);
+                    storage_pair(m, 2, DT_F64, 2, s2, src2[si], &layouts2[li], dst2[ti], device_backend_used,
+                                 salt++ % 7 + (si + li + ti) % 2 * 100);
         dt_mesh_destroy(m);
         m = NULL;
     }
