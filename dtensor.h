@@ -8225,11 +8225,7 @@ static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tenso
     memcpy(norm->shape, d->shape, (size_t)d->ndim * sizeof(int64_t));
     if ((st = dt__check_placements(fn, m, d->ndim, d->shape, d->placements, DT_MAX_MESH_DIMS, norm->placements)))
         return st;
-    if ((st = dt__check_complex_partial(fn, d->dtype, norm->placements, m->ndim))) return st;
-    if (norm->device != DT_HOST && dt__pl_cyclic(norm->placements, m->ndim))
-        return dt__fail(DT_ERR_UNSUPPORTED, "%s: block-cyclic placements are host-only in this version (desc->device "
-                        "= %d)", fn, norm->device);
-    return DT_OK;
+    return dt__check_complex_partial(fn, d->dtype, norm->placements, m->ndim);
 }
 
 static void dt__tensor_box(const dt_mesh *m, const dt_tensor_desc *d, const int *coord, dt__box *b) {
@@ -8767,9 +8763,6 @@ static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *n
     if (flags & DT_COPY)
         return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost = %s with DT_COPY: ghost room describes a borrowed "
                         "array (DT_BORROW); a copy is contiguous", fn, gs);
-    if (norm->device != DT_HOST)
-        return dt__fail(DT_ERR_UNSUPPORTED, "%s: desc->local_ghost = %s on device %d: ghosted arrays are host "
-                        "tensors only in this version", fn, gs, norm->device);
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
     else dt__box_empty(norm->ndim, &b);
     for (d = 0; d < norm->ndim; d++) {
@@ -8800,9 +8793,6 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
     dt__box b;
     char ss[160], es_[160];
     dt__shape_str(st, norm->ndim, ss, sizeof ss);
-    if (norm->device != DT_HOST)
-        return dt__fail(DT_ERR_UNSUPPORTED, "%s: desc->local_strides = %s on device %d: strided storage is host "
-                        "tensors only in this version", fn, ss, norm->device);
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
     else dt__box_empty(norm->ndim, &b);
     for (d = 0; d < norm->ndim; d++) {
@@ -8881,6 +8871,56 @@ static void dt__tensor_array(const dt_tensor *t, dt__array *a) {
     }
 }
 
+/* the device whose memory p is (DT_HOST when none of this build's devices
+   claims it: cudaPointerGetAttributes for DT_CUDA) */
+static int dt__memory_of(const void *p) {
+    int i;
+    for (i = 1; i < DT__MAX_DEVICES; i++) {
+        const dt__device *dv = dt__device_of(i);
+        if (dv && dv->owns(p)) return i;
+    }
+    return DT_HOST;
+}
+
+/* a borrowed pointer (`what`: local, desc->local_alloc) must be the memory
+   the desc says: a host pointer wrapped as a device array (or the reverse)
+   would be read by the wrong side. Asked of the devices (owns()), never
+   by reading the memory. */
+static dt_status dt__check_local_memory(const dt_tensor_desc *norm, const char *what, const void *p) {
+    const char *fn = "dt_tensor_from_local";
+    const dt__device *dv = dt__device_of(norm->device);
+    int in;
+    if (norm->device != DT_HOST) {
+        if (dv->owns(p)) return DT_OK;
+        return dt__fail(DT_ERR_DEVICE, "%s: desc->device = %d (%s) but %s = %p is not that device's memory "
+                        "(DT_COPY copies from any memory)", fn, norm->device, dv->name, what, p);
+    }
+    if ((in = dt__memory_of(p)) == DT_HOST) return DT_OK;
+    return dt__fail(DT_ERR_DEVICE, "%s: desc->device = DT_HOST but %s = %p is device %d (%s) memory, which host "
+                    "code cannot read: wrap it with desc->device = %d (managed memory counts as the device's)", fn,
+                    what, p, in, dt__device_of(in)->name, in);
+}
+
+/* DT_COPY of strided storage at `local` (host or a device's memory) into
+   t's new contiguous shard: the box copy runs where `local` is; across
+   memories through one contiguous buffer on local's side */
+static dt_status dt__copy_strided_local(const char *fn, dt_tensor *t, const int64_t *strides, void *local) {
+    dt_tensor v = *t;
+    dt__array sa, da;
+    const dt__device *sd = dt__device_of(dt__memory_of(local));
+    void *buf = NULL;
+    dt_status st;
+    dt__tensor_set_storage(&v, NULL, strides, (char *)local);
+    dt__tensor_array_of_data(&v, v.data, &sa);
+    dt__tensor_array_of_data(t, t->data, &da);
+    if (sd == t->dev) return sd->copy_box(fn, &sa, &da, &t->box);
+    if ((st = sd->alloc(fn, t->bytes, &buf))) return st;
+    da.data = (char *)buf;
+    if (!(st = sd->copy_box(fn, &sa, &da, &t->box))) st = (dt__on_host(sd) ? t->dev : sd)->copy(fn, t->data, buf, t->bytes);
+    sd->free(buf);
+    return st;
+}
+
 static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d, void *local, unsigned flags,
                                             dt_tensor **out) {
     const char *fn = "dt_tensor_from_local";
@@ -8913,6 +8953,11 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
     if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, d->local_ghost);
     if (!st && (d->local_ghost || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
+    /* the memory the pointers are in, before the arithmetic on them (a host array wrapped as a device one
+       is named as such, not as a range mistake) */
+    if (!st && m->rank >= 0 && local && !(flags & DT_COPY)) st = dt__check_local_memory(&norm, "local", local);
+    if (!st && m->rank >= 0 && local && !(flags & DT_COPY) && d->local_alloc && (d->local_ghost || d->local_strides))
+        st = dt__check_local_memory(&norm, "desc->local_alloc", d->local_alloc);
     if (!st && (d->local_ghost || d->local_strides)) st = dt__check_local_alloc(m, d, &norm, local);
     if (!st && m->rank >= 0) {
         dt__box b;
@@ -8920,9 +8965,6 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
         if (!local && dt__box_numel(norm.ndim, &b))
             st = dt__fail(DT_ERR_ARG, "%s: local is NULL but mesh rank %d holds %zu elements", fn, m->rank,
                           dt__box_numel(norm.ndim, &b));
-        else if (local && !(flags & DT_COPY) && !dt__device_of(norm.device)->owns(local))
-            st = dt__fail(DT_ERR_DEVICE, "%s: desc->device = %d (%s) but local = %p is not that device's memory "
-                          "(DT_COPY copies from any memory)", fn, norm.device, dt__device_of(norm.device)->name, local);
     }
     /* collective, always: every member takes part even after a local error,
        so a bad rank makes all ranks fail instead of the others hanging */
@@ -8944,12 +8986,10 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     DT_FREE(sizes);
     if (st) return st;
     if ((flags & DT_COPY) && d->local_strides && t->bytes) { /* gathered into the new contiguous shard */
-        dt_tensor v = *t;
-        dt__array sa, da;
-        dt__tensor_set_storage(&v, NULL, d->local_strides, (char *)local);
-        dt__tensor_array_of_data(&v, v.data, &sa);
-        dt__tensor_array_of_data(t, t->data, &da);
-        dt__copy_box(&sa, &da, &t->box);
+        if ((st = dt__copy_strided_local(fn, t, d->local_strides, local))) {
+            dt_tensor_destroy(t);
+            return st;
+        }
     } else if ((flags & DT_COPY) && t->bytes && (st = t->dev->copy(fn, t->data, local, t->bytes))) {
         dt_tensor_destroy(t);
         return st;
@@ -9079,39 +9119,49 @@ static void dt__tensor_view(const dt_tensor *t, const dt_tensor_desc *d, void *d
 }
 
 /* A contiguous copy for the calls that work on a contiguous shard: *v = t, over a
-   new row-major buffer *buf (freed by the caller with DT_FREE) holding a
-   copy of t's elements (copy_in; host storage only -- strided storage is
-   host-only). A contiguous t: *v = t, *buf NULL, no copy. The stand-in
-   has no halo and no ghost room (its storage is the buffer). */
+   new row-major buffer *buf in t's memory (t->dev's allocation: free it
+   with dt__contig_free) holding a copy of t's elements (copy_in; the
+   device's box copy on device memory). A contiguous t: *v = t, *buf NULL,
+   no copy. The stand-in has no halo and no ghost room (its storage is the
+   buffer). */
 static dt_status dt__contig_copy(const char *fn, const dt_tensor *t, int copy_in, dt_tensor *v, void **buf) {
     dt_status st;
     *v = *t; /* a contiguous t stands for itself */
     *buf = NULL;
     if (!t->strided) return DT_OK;
-    if ((st = dt__alloc(fn, t->bytes + 1, buf))) return st;
+    if ((st = t->dev->alloc(fn, t->bytes + 1, buf))) return st;
     if (copy_in) {
         dt__array a, b;
         dt__tensor_array_of_data(t, t->data, &a);
         b = a;
         b.data = (char *)*buf;
         b.stride = NULL;
-        dt__copy_box(&a, &b, &t->box);
+        if ((st = t->dev->copy_box(fn, &a, &b, &t->box))) {
+            t->dev->free(*buf);
+            *buf = NULL;
+            return st;
+        }
     }
     dt__tensor_view(t, NULL, *buf, v);
     return DT_OK;
 }
 
-/* t's elements := buf (row-major over t's box), through t's strides; the
-   padding between them is not written. Host storage. */
-static void dt__contig_write_back(const dt_tensor *t, const void *buf) {
+/* a buffer of dt__contig_copy (NULL: none) */
+static void dt__contig_free(const dt_tensor *t, void *buf) {
+    if (buf) t->dev->free(buf);
+}
+
+/* t's elements := buf (row-major over t's box, in t's memory), through
+   t's strides; the padding between them is not written */
+static dt_status dt__contig_write_back(const char *fn, const dt_tensor *t, const void *buf) {
     dt__array a, b;
-    if (!t->bytes || t->data == buf) return;
-    if (!t->strided) { memcpy(t->data, buf, t->bytes); return; }
+    if (!t->bytes || t->data == buf) return DT_OK;
+    if (!t->strided) return t->dev->copy(fn, t->data, buf, t->bytes);
     dt__tensor_array_of_data(t, t->data, &b);
     a = b;
     a.data = (char *)buf;
     a.stride = NULL;
-    dt__copy_box(&a, &b, &t->box);
+    return t->dev->copy_box(fn, &a, &b, &t->box);
 }
 
 /* >>checks --------------------------------------------------------------
@@ -9919,6 +9969,50 @@ static void dt__segs_copy(int nd, size_t es, dt__seg *const *seg, const int64_t 
     }
 }
 
+/* the same in a device's memory: each product of segments (one per dim)
+   is a box of both arrays, moved by the device's box copy (a kernel or a
+   copy-engine span each). Arrays row-major over ext_a / ext_b. A block-
+   cyclic layout with small blocks makes many small boxes: the cost is one
+   launch per box, not per element. */
+static dt_status dt__segs_copy_dev(const dt__device *dev, int nd, size_t es, dt__seg *const *seg, const int64_t *nseg,
+                                   const char *A, const int64_t *ext_a, char *B, const int64_t *ext_b) {
+    int64_t si[DT_MAX_DIMS], ea[DT_MAX_DIMS], eb[DT_MAX_DIMS], sa_ = 1, sb_ = 1;
+    dt__array a, b;
+    dt__box p;
+    int d;
+    dt_status st;
+    if (nd < 1 || nd > DT_MAX_DIMS) return DT_OK; /* (a cyclic part has a dim) */
+    for (d = nd - 1; d >= 0; d--) {
+        if (!nseg[d]) return DT_OK;
+        si[d] = 0;
+        ea[d] = sa_; sa_ *= ext_a[d];
+        eb[d] = sb_; sb_ *= ext_b[d];
+    }
+    a.ndim = b.ndim = nd;
+    a.es = b.es = es;
+    a.stride = ea;
+    b.stride = eb;
+    for (;;) {
+        size_t fa = 0, fb = 0;
+        for (d = 0; d < nd; d++) {
+            const dt__seg *g = &seg[d][si[d]];
+            fa += (size_t)(g->a * ea[d]);
+            fb += (size_t)(g->b * eb[d]);
+            p.lo[d] = 0;
+            p.ext[d] = g->len;
+        }
+        a.data = (char *)A + fa * es;
+        b.data = B + fb * es;
+        a.box = b.box = p;
+        if ((st = dev->copy_box("dt_tensor_redistribute (block-cyclic)", &a, &b, &p))) return st;
+        for (d = nd - 1; d >= 0; d--) {
+            if (++si[d] < nseg[d]) break;
+            si[d] = 0;
+        }
+        if (d < 0) return DT_OK;
+    }
+}
+
 /* room for the segments of two parts' overlaps */
 static dt_status dt__segs_alloc(const dt__ctx *x, const dt__partspans *a, const dt__partspans *b, dt__seg **segs,
                                 dt__seg **mem) {
@@ -9932,7 +10026,8 @@ static dt_status dt__segs_alloc(const dt__ctx *x, const dt__partspans *a, const 
     return DT_OK;
 }
 
-/* move data between A (spans ra, positions on side a) and B (spans rb), one side maybe the packed message */
+/* move data between A (spans ra, positions on side a) and B (spans rb), one
+   side maybe the packed message; both in x->dev's memory */
 static dt_status dt__overlap_copy(const dt__ctx *x, const dt__partspans *ra, const dt__partspans *rb, int pack_a,
                                   int pack_b, const char *A, const int64_t *ext_a, char *B, const int64_t *ext_b) {
     dt__seg *segs[DT_MAX_DIMS], *mem;
@@ -9941,11 +10036,15 @@ static dt_status dt__overlap_copy(const dt__ctx *x, const dt__partspans *ra, con
     dt_status st;
     if ((st = dt__segs_alloc(x, ra, rb, segs, &mem))) return st;
     dt__overlaps(x, ra, rb, pack_a, pack_b, segs, nseg, cnt);
-    dt__byte_strides(x->ndim, pack_a ? cnt : ext_a, x->es, sa);
-    dt__byte_strides(x->ndim, pack_b ? cnt : ext_b, x->es, sb);
-    dt__segs_copy(x->ndim, x->es, segs, nseg, A, sa, B, sb);
+    if (!dt__on_host(x->dev)) {
+        st = dt__segs_copy_dev(x->dev, x->ndim, x->es, segs, nseg, A, pack_a ? cnt : ext_a, B, pack_b ? cnt : ext_b);
+    } else {
+        dt__byte_strides(x->ndim, pack_a ? cnt : ext_a, x->es, sa);
+        dt__byte_strides(x->ndim, pack_b ? cnt : ext_b, x->es, sb);
+        dt__segs_copy(x->ndim, x->es, segs, nseg, A, sa, B, sb);
+    }
     DT_FREE(mem);
-    return DT_OK;
+    return st;
 }
 
 static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
@@ -9987,8 +10086,8 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
         sd[q] = soff; soff += sc[q];
         rd[q] = roff; roff += rc[q];
     }
-    if ((st = dt__scratch(m, DT__SCRATCH_SEND, soff + 1, (void **)&sbuf)) ||
-        (st = dt__scratch(m, DT__SCRATCH_RECV, roff + 1, (void **)&rbuf)))
+    if ((st = dt__scratch_on(m, x->dev, DT__SCRATCH_SEND, soff + 1, (void **)&sbuf)) ||
+        (st = dt__scratch_on(m, x->dev, DT__SCRATCH_RECV, roff + 1, (void **)&rbuf)))
         goto done;
     for (q = 0; q < n; q++) {
         /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Branch): sc is zeroed with the rest of v above */
@@ -10350,9 +10449,12 @@ static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_plac
                                                const int64_t *dst_stride);
 
 /* A strided end that the plan cannot read or write directly: the source's
-   shard copied out contiguously (one extra copy of the shard, allocated and
-   freed here), the result received into a contiguous buffer and copied into
-   the strided target (combined with it when acc >= 0). */
+   shard copied out contiguously (one extra copy of the shard, in t's own
+   memory: the device's box copy for a device tensor, never through the
+   host), the result received into a contiguous buffer and copied into the
+   strided target (combined with it when acc >= 0, host memory only). The
+   contiguous redistribution between them stages through the pinned host
+   buffers when the backend takes host memory only. */
 static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
                                          const int64_t *dst_stride, size_t obytes, int acc) {
     const char *fn = "dt_tensor_redistribute (strided storage)";
@@ -10363,7 +10465,7 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
     dt_status st;
     memset(&box, 0, sizeof box); /* (set by dt__layout_box below; for -O3's -Wmaybe-uninitialized) */
     if ((st = dt__contig_copy(fn, t, 1, &v, &in))) return st;
-    if ((dst_stride || acc >= 0) && (st = dt__alloc(fn, obytes + 1, &out))) { DT_FREE(in); return st; }
+    if ((dst_stride || acc >= 0) && (st = t->dev->alloc(fn, obytes + 1, &out))) { dt__contig_free(t, in); return st; }
     st = dt__redistribute_into_strided(&v, dst_pl, dst_stride || acc >= 0 ? out : dst, NULL);
     if (!st && (dst_stride || acc >= 0)) {
         dt__layout_box(t->desc.ndim, t->desc.shape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &box);
@@ -10371,10 +10473,11 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
         b = a;
         b.data = (char *)dst;
         b.stride = dst_stride;
-        dt__copy_box_op(&a, &b, &box, t->desc.dtype, acc);
+        if (acc >= 0) dt__copy_box_op(&a, &b, &box, t->desc.dtype, acc);
+        else st = t->dev->copy_box(fn, &a, &b, &box);
     }
-    DT_FREE(in);
-    DT_FREE(out);
+    dt__contig_free(t, in);
+    if (out) t->dev->free(out);
     return st;
 }
 
@@ -10442,9 +10545,6 @@ static dt_status dt__tensor_redistribute_body(const dt_tensor *t, const dt_place
     else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
     else st = dt__check_placements(fn, t->mesh, t->desc.ndim, t->desc.shape, placements, t->mesh->ndim, want.placements);
     if (!st) st = dt__check_complex_partial(fn, t->desc.dtype, want.placements, t->mesh->ndim);
-    if (!st && t->desc.device != DT_HOST && dt__pl_cyclic(want.placements, t->mesh->ndim))
-        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: block-cyclic placements are host-only in this version (device %d)", fn,
-                      t->desc.device);
     for (i = 0; i < t->mesh->ndim && !st; i++)
         if (dt__is(t->desc.placements[i], DT_SHARD) && dt__is(want.placements[i], DT_PARTIAL))
             st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d]: Shard(%d) -> Partial(%s) is not a redistribution "
@@ -12173,7 +12273,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
                 b = a;
                 b.data = (char *)buf;
                 b.stride = NULL;
-                dt__copy_box(&a, &b, &t->box);
+                if ((st = c->dev->copy_box(c->fn, &a, &b, &t->box))) return st; /* (the device's, on its memory) */
                 loc[i].data = buf;
             }
             continue;
@@ -12250,19 +12350,20 @@ static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
     /* consistency checks: once per public op, before anything moves */
     if (dt__checks_on() && c->m->size > 1 && c->m->rank >= 0 &&
         (st = dt__consistent(c->m, c->fn, st, st ? 0 : dt__call_hash(c), dt__describe_call, c))) {
+        if (o) dt__contig_free(o, obuf);
         if (o && o != *out) dt_tensor_destroy(o);
-        DT_FREE(obuf);
         return st;
     }
-    if (st) { DT_FREE(obuf); return st; }
+    if (st) { if (o) dt__contig_free(o, obuf); return st; }
     if ((st = dt__run(c, obuf ? &contig : o))) {
+        dt__contig_free(o, obuf);
         if (o != *out) dt_tensor_destroy(o);
-        DT_FREE(obuf);
         return dt__within(c->fn, st);
     }
     if (obuf) {
-        dt__contig_write_back(o, obuf);
-        DT_FREE(obuf);
+        st = dt__contig_write_back(c->fn, o, obuf);
+        dt__contig_free(o, obuf);
+        if (st) return dt__within(c->fn, st);
     }
     *out = o;
     return DT_OK;
@@ -13105,6 +13206,19 @@ static void dt__rng_apply(const char *fn, const dt_tensor *t, dt__rng_op *op, vo
    consistency checks on, the ranks compare the tensor's spec, the stream
    state and the scalars (their bits: lo, hi, p, ...), so a scalar one rank
    refused or passed differently fails every rank before any draw */
+/* A device tensor's strided storage is filled in place one row at a time,
+   which needs a unit-stride last dim (the host goes through a stack buffer
+   otherwise; a device has no such buffer): refused, nothing drawn */
+static dt_status dt__rng_device_rows(const char *fn, const char *what, const dt_tensor *t) {
+    char g[160];
+    if (!t || dt__on_host(t->dev) || !t->strided || t->desc.ndim < 1 || t->stride[t->desc.ndim - 1] == 1)
+        return DT_OK; /* (an empty shard's strides decide too: its rank refuses with the others) */
+    return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s is a %s tensor with strided storage whose last dim is not "
+                    "unit-stride (strides %s): random fills of device tensors write rows in place; fill a "
+                    "contiguous tensor and dt_tensor_redistribute it into this one", fn, what, t->dev->name,
+                    dt__shape_str(t->stride, t->desc.ndim, g, sizeof g));
+}
+
 static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_status st, int nsc, double a, double b) {
     int64_t state[4];
     char args[96];
@@ -13112,6 +13226,7 @@ static dt_status dt__rng_target(const char *fn, const dt_tensor *t, int w, dt_st
     int i;
     sc[0] = a;
     sc[1] = b;
+    if (!st) st = dt__rng_device_rows(fn, "the tensor", t);
     if (!st) st = dt__rng_no_partial(fn, "the tensor", t->mesh, t->desc.placements);
     if (!st) st = dt__rng_room(fn, t->mesh, dt__rng_words(&t->desc, w));
     state[0] = (int64_t)t->mesh->rng_seed;
@@ -13190,6 +13305,7 @@ static dt_status dt__rng_new(const char *fn, dt_mesh *m, const dt_tensor_desc *d
         !(st = dt__rng_no_partial(fn, "desc->placements", m, norm.placements)) &&
         !(st = dt__rng_room(fn, m, dt__rng_words(&norm, dt__rng_w(norm.dtype)))) && *out)
         st = dt__check_out_spec(fn, *out, m, &norm); /* a strided *out is filled in place */
+    if (!st && out && *out) st = dt__rng_device_rows(fn, "*out", *out);
     state[0] = (int64_t)m->rng_seed; /* consistency checks: the spec and the stream state */
     state[1] = (int64_t)m->rng_offset;
     if ((st = dt__consistent_spec(m, fn, st, &norm, NULL, state, 2, NULL))) return st;
@@ -13313,6 +13429,7 @@ static dt_status dt__dropout_body(const dt_tensor *x, double p, dt_tensor **out,
         (*mask == x || *mask == *out || ((*mask)->bytes && ((*mask)->data == x->data ||
                                                              (*out && (*mask)->data == (*out)->data)))))
         st = dt__fail(DT_ERR_ARG, "%s: *mask is the same tensor as x or *out", fn);
+    if (!st && out && *out) st = dt__rng_device_rows(fn, "*out", *out);
     /* every argument is checked before the ranks compare them (and p) */
     if ((st = dt__rng_target(fn, x, dt__rng_w(x->desc.dtype), st, 1, p, 0.0))) return st;
     if (!*out && (st = dt__tensor_make(fn, x->mesh, &x->desc, NULL, 0, &o))) return st;
@@ -14957,6 +15074,74 @@ static dt_status dt__io_mpi_spans(const char *fn, MPI_File fh, int rd, int ndim,
     }
 }
 
+/* The bound on the host memory a device shard's I/O stages through:
+   DTENSOR_IO_CHUNK bytes (default 8 MiB; at least 16, one element) */
+static size_t dt__io_chunk(void) {
+    size_t c = dt__env_bytes("DTENSOR_IO_CHUNK", (size_t)8 << 20);
+    return c < 16 ? 16 : c;
+}
+
+/* dt__io_mpi_spans for a box held in device memory (`a`, laid out by its
+   strides, in dev's memory): moved piece by piece through one pinned host
+   buffer of at most dt__io_chunk() bytes (dev->alloc_host) and one device
+   buffer of the same size (the piece made contiguous by the device's box
+   copy), so that a shard larger than free host memory is read or written
+   whole. A piece is a slab of the outermost dim whose inner rows fit the
+   chunk (one row cut in runs when a row does not). */
+static dt_status dt__io_dev_spans(const char *fn, MPI_File fh, int rd, const dt__device *dev, const int64_t *gs,
+                                  const dt__array *a, const dt__box *b, uint64_t base) {
+    int nd = a->ndim, k, j;
+    size_t chunk = dt__io_chunk(), es = a->es, total = dt__box_numel(nd, b) * es, cap, inner = es;
+    int64_t per, idx[DT_MAX_DIMS];
+    void *host = NULL, *dbuf = NULL;
+    dt__array c;
+    dt__box q;
+    dt_status st;
+    if (!total) return DT_OK;
+    cap = total < chunk ? total : chunk;
+    if ((st = dev->alloc_host(fn, cap, &host))) return st;
+    if ((st = dev->alloc(fn, cap, &dbuf))) { dev->free_host(host); return st; }
+    if (nd == 0) { /* one element */
+        st = rd ? dt__io_mpi_spans(fn, fh, 1, 0, gs, b, es, (char *)host, base) : dev->copy(fn, host, a->data, es);
+        if (!st) st = rd ? dev->copy(fn, a->data, host, es) : dt__io_mpi_spans(fn, fh, 0, 0, gs, b, es, (char *)host, base);
+        goto done;
+    }
+    for (k = nd - 1; k > 0 && inner * (size_t)b->ext[k] <= cap; k--) inner *= (size_t)b->ext[k];
+    per = (int64_t)(cap / inner); /* >= 1: dims k+1.. of one index of dim k fit */
+    if (per > b->ext[k]) per = b->ext[k];
+    for (j = 0; j < nd; j++) idx[j] = 0;
+    c.data = (char *)dbuf; c.ndim = nd; c.es = es; c.stride = NULL;
+    for (;;) {
+        size_t n;
+        for (j = 0; j < nd; j++) {
+            q.lo[j] = b->lo[j] + (j <= k ? idx[j] : 0);
+            q.ext[j] = j < k ? 1 : j == k ? (b->ext[k] - idx[k] < per ? b->ext[k] - idx[k] : per) : b->ext[j];
+        }
+        n = dt__box_numel(nd, &q) * es;
+        c.box = q;
+        if (rd) {
+            if ((st = dt__io_mpi_spans(fn, fh, 1, nd, gs, &q, es, (char *)host, base)) ||
+                (st = dev->copy(fn, dbuf, host, n)) || (st = dev->copy_box(fn, &c, a, &q)))
+                break;
+        } else if ((st = dev->copy_box(fn, a, &c, &q)) || (st = dev->copy(fn, host, dbuf, n)) ||
+                   (st = dt__io_mpi_spans(fn, fh, 0, nd, gs, &q, es, (char *)host, base))) {
+            break;
+        }
+        idx[k] += q.ext[k];
+        for (j = k; j >= 0; j--) { /* the odometer over dims 0..k (dim k by slabs) */
+            if (idx[j] < b->ext[j]) break;
+            idx[j] = 0;
+            if (j > 0) idx[j - 1]++;
+        }
+        if (j < 0) break;
+    }
+    if (!st && rd) st = dev->sync(fn); /* (the last piece's box copy has run before the caller agrees) */
+done:
+    dev->free(dbuf);
+    dev->free_host(host);
+    return st;
+}
+
 static dt_status dt__io_mpi_fail(const char *fn, int rc, const char *what, const char *path) {
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
@@ -14994,7 +15179,7 @@ static int dt__io_mpi_open(MPI_Comm mc, const char *path, int amode, MPI_File *f
    is a writer: b non-NULL) into a file of `total` bytes at `tmp` */
 static dt_status dt__io_mpi_write(const char *fn, MPI_Comm mc, const char *tmp, int root, const char *hdr,
                                   size_t hlen, uint64_t total, int ndim, const int64_t *gs, const dt__box *b,
-                                  size_t es, char *data) {
+                                  size_t es, char *data, const dt__device *dev, const dt__array *darr) {
     MPI_File fh;
     dt_status st = DT_OK;
     int rc = dt__io_mpi_open(mc, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, &fh);
@@ -15009,7 +15194,8 @@ static dt_status dt__io_mpi_write(const char *fn, MPI_Comm mc, const char *tmp, 
         hb.ext[0] = one;
         st = dt__io_mpi_spans(fn, fh, 0, 1, &one, &hb, 1, (char *)hdr, 0);
     }
-    if (!st && b) st = dt__io_mpi_spans(fn, fh, 0, ndim, gs, b, es, data, hlen);
+    if (!st && b && dev) st = dt__io_dev_spans(fn, fh, 0, dev, gs, darr, b, hlen); /* a device shard */
+    else if (!st && b) st = dt__io_mpi_spans(fn, fh, 0, ndim, gs, b, es, data, hlen);
     if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && !st) st = dt__io_mpi_fail(fn, rc, "MPI_File_close", tmp);
     return st;
 }
@@ -15030,6 +15216,7 @@ static dt_status dt__io_stdio_write(const char *fn, const char *path, const char
 }
 
 static dt_status dt__save_npy(const dt_tensor *t, const char *path);
+static dt_status dt__save_npy_host(const dt_tensor *t, const char *path);
 /* the inner steps (exchange, backend, allocations) name only themselves */
 DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path) {
     DT__PUBLIC("dt_tensor_save_npy", dt__within("dt_tensor_save_npy", dt__save_npy(t, path)));
@@ -15055,14 +15242,18 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     m = t->mesh;
     if (m->rank < 0) return DT_OK;
     /* every argument error below is agreed on, so every rank returns it */
-    if ((st = dt__host_only(fn, "t", t))) {
-    } else if (!path || !path[0]) {
+    if (!path || !path[0]) {
         st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     } else if (!dt__npy_descr(t->desc.dtype)) {
         st = dt__fail(DT_ERR_UNSUPPORTED, "%s: %s has no numpy dtype; dt_cast it (e.g. to f32, exact) before saving",
                       fn, dt_dtype_name(t->desc.dtype));
     }
     if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(dt__desc_hash(&t->desc), path, strlen(path))))) return st;
+#ifndef DTENSOR_NO_MPI
+    if (!dt__on_host(t->dev) && !dt__comm_mpi_handle(m->comm, &mc)) return dt__save_npy_host(t, path);
+#else
+    if (!dt__on_host(t->dev)) return dt__save_npy_host(t, path);
+#endif
     es = dt_dtype_size(t->desc.dtype);
     for (i = 0; i < t->desc.ndim; i++) total_data *= (size_t)t->desc.shape[i];
     total_data *= es;
@@ -15079,8 +15270,10 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     }
     writer = dt__io_writer(m, pl, m->coord);
     st = dt__npy_header(fn, t->desc.dtype, t->desc.ndim, t->desc.shape, &hdr, &hlen);
-    /* strided storage: a writer's shard through one contiguous copy (the others send nothing) */
-    if (!st && src->strided && writer && !(st = dt__contig_copy(fn, src, 1, &contig, &sbuf))) src = &contig;
+    /* strided host storage: a writer's shard through one contiguous copy (the others send nothing); a
+       device shard goes through the strides piece by piece (dt__io_dev_spans) */
+    if (!st && src->strided && writer && dt__on_host(src->dev) && !(st = dt__contig_copy(fn, src, 1, &contig, &sbuf)))
+        src = &contig;
     if (!st) st = dt__alloc(fn, strlen(path) + 32, (void **)&tmp);
     if ((st = dt__io_agree(m->comm, fn, st))) goto done;
     if (m->rank == 0) tok = dt__io_token();
@@ -15089,8 +15282,11 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     sprintf(tmp, "%s.tmp.%016llx", path, (unsigned long long)tok);
 #ifndef DTENSOR_NO_MPI
     if (dt__comm_mpi_handle(m->comm, &mc)) {
+        dt__array da;
+        dt__tensor_array_of_data(src, src->data, &da);
         st = dt__io_mpi_write(fn, mc, tmp, m->rank == 0, hdr, hlen, (uint64_t)hlen + total_data, t->desc.ndim,
-                              t->desc.shape, writer ? &src->box : NULL, es, (char *)src->data);
+                              t->desc.shape, writer ? &src->box : NULL, es, (char *)src->data,
+                              dt__on_host(src->dev) ? NULL : src->dev, &da);
     } else
 #endif
     {
@@ -15132,11 +15328,33 @@ static dt_status dt__save_npy(const dt_tensor *t, const char *path) {
     if (st2 && m->rank == 0) remove(tmp); /* failed: no temporary left behind */
     st = st2;
 done:
-    DT_FREE(sbuf);
+    dt__contig_free(src, sbuf);
     DT_FREE(full);
     DT_FREE(tmp);
     DT_FREE(hdr);
     dt_tensor_destroy(red);
+    return st;
+}
+
+/* A device tensor over a backend without MPI-IO: its shard copied to a host
+   tensor of the same spec, which is saved as host tensors are (mesh rank 0
+   then gathers the whole array in host memory anyway) */
+static dt_status dt__save_npy_host(const dt_tensor *t, const char *path) {
+    const char *fn = "dt_tensor_save_npy";
+    dt_tensor_desc hd = t->desc;
+    dt_tensor *h = NULL;
+    dt_tensor v;
+    void *buf = NULL;
+    dt_status st;
+    hd.device = DT_HOST;
+    hd.local_strides = NULL;
+    hd.local_ghost = NULL;
+    st = dt__tensor_make(fn, t->mesh, &hd, NULL, 0, &h);
+    if (!st) st = dt__contig_copy(fn, t, 1, &v, &buf);
+    if (!st && h->bytes) st = t->dev->copy(fn, h->data, v.data, h->bytes);
+    dt__contig_free(t, buf);
+    if (!(st = dt__io_agree(t->mesh->comm, fn, st))) st = dt__save_npy(h, path);
+    dt_tensor_destroy(h);
     return st;
 }
 
@@ -15212,7 +15430,13 @@ static dt_status dt__load_cyclic(dt_mesh *m, const char *path, const dt_tensor_d
     dt_status st;
     memset(boxed, 0, sizeof boxed);
     dt__boxed(norm->placements, m->ndim, boxed);
-    if ((st = dt__load_npy(m, path, boxed, &b))) return st;
+    if (norm->device != DT_HOST) { /* a device *out: the boxed twin read into device memory too */
+        dt_tensor_desc bd = *norm;
+        memcpy(bd.placements, boxed, sizeof boxed);
+        st = dt__tensor_make("dt_tensor_load_npy", m, &bd, NULL, 0, &b);
+        if ((st = dt__io_agree(m->comm, "dt_tensor_load_npy", st))) { dt_tensor_destroy(b); return st; }
+    }
+    if ((st = dt__load_npy(m, path, boxed, &b))) { dt_tensor_destroy(b); return st; }
     if (!*out) st = dt__tensor_make("dt_tensor_load_npy", m, norm, NULL, 0, &t);
     st = dt__io_agree(m->comm, "dt_tensor_load_npy", st);
     if (!st && t) st = dt__redistribute_into(b, norm->placements, t->data);
@@ -15239,7 +15463,6 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     if (!path || !path[0]) st = dt__fail(DT_ERR_ARG, "%s: path is %s", fn, path ? "empty" : "NULL");
     else if (!placements) st = dt__fail(DT_ERR_ARG, "%s: placements is NULL", fn);
     else if (!out) st = dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
-    else if (*out) st = dt__host_only(fn, "*out", *out); /* strided storage: written through its strides */
     if (m->rank >= 0 && (st = dt__agree(m->comm, fn, st, st ? 0 : dt__hash(0, path, strlen(path))))) return st;
     if (st) return st;
     memset(&info, 0, sizeof info);
@@ -15271,6 +15494,7 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
     memset(&d, 0, sizeof d);
     d.dtype = info.dtype;
     d.ndim = info.ndim;
+    d.device = *out ? (*out)->desc.device : DT_HOST; /* an existing *out's memory: a device tensor is read into */
     memcpy(d.shape, info.shape, sizeof d.shape);
     for (i = 0; i < m->ndim; i++) d.placements[i] = placements[i];
     st = dt__check_desc(fn, m, &d, &norm);
@@ -15291,24 +15515,33 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         dt__box box;
         size_t bytes;
         void *dst = NULL;
+        const dt__device *dev = dt__device_of(norm.device);
+        dt__array da;
         dt__tensor_box(m, &norm, m->coord, &box); /* Partial does not change the box */
         bytes = dt__box_numel(norm.ndim, &box) * dt_dtype_size(norm.dtype);
-        if (*out) st = dt__scratch(m, DT__SCRATCH_TMP, bytes, &dst);
+        /* an existing *out is written once every rank has read its part (in its memory: a device
+           *out through a device buffer, the host side bounded by dt__io_dev_spans) */
+        if (*out) st = dt__scratch_on(m, dev, DT__SCRATCH_TMP, bytes, &dst);
         else if (!(st = dt__tensor_make(fn, m, &norm, NULL, 0, &t))) dst = t->data;
+        da.data = (char *)dst; da.ndim = norm.ndim; da.es = dt_dtype_size(norm.dtype); da.box = box; da.stride = NULL;
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; } /* another rank's failure */
         rc = dt__io_mpi_open(mc, path, MPI_MODE_RDONLY, &fh);
         if (rc != MPI_SUCCESS) {
             st = dt__io_mpi_fail(fn, rc, "MPI_File_open", path);
         } else {
             MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
-            st = dt__io_mpi_spans(fn, fh, 1, norm.ndim, norm.shape, &box, dt_dtype_size(norm.dtype), (char *)dst,
-                                 info.data_offset);
+            if (dt__on_host(dev))
+                st = dt__io_mpi_spans(fn, fh, 1, norm.ndim, norm.shape, &box, dt_dtype_size(norm.dtype), (char *)dst,
+                                     info.data_offset);
+            else
+                st = dt__io_dev_spans(fn, fh, 1, dev, norm.shape, &da, &box, info.data_offset);
             if ((rc = MPI_File_close(&fh)) != MPI_SUCCESS && !st) st = dt__io_mpi_fail(fn, rc, "MPI_File_close", path);
         }
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
-        for (i = 0; i < m->ndim; i++) dt__to_partial(m, &dt__host_device, i, norm.placements[i], dst, bytes);
-        if (*out) dt__contig_write_back(*out, dst);
-        else *out = t;
+        for (i = 0; i < m->ndim && !st; i++) st = dt__to_partial(m, dev, i, norm.placements[i], dst, bytes);
+        if (!st && *out) st = dt__contig_write_back(fn, *out, dst);
+        if (st) { dt_tensor_destroy(t); return st; } /* (a device copy failing) */
+        if (!*out) *out = t;
         return DT_OK;
     }
 #endif
@@ -15321,11 +15554,11 @@ static dt_status dt__load_npy(dt_mesh *m, const char *path, const dt_placement *
         DT_FREE(full);
         if ((st = dt__io_agree(m->comm, fn, st))) { dt_tensor_destroy(t); return st; }
         if (*out) {
-            dt__contig_write_back(*out, t->data);
+            st = dt__contig_write_back(fn, *out, t->data);
             dt_tensor_destroy(t);
-        } else {
-            *out = t;
+            return st;
         }
+        *out = t;
         return DT_OK;
     }
 }

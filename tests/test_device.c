@@ -29,6 +29,20 @@
    backend behind pointer decoding; for CUDA, NCCL (DT_TEST_BACKEND=nccl;
    at one rank on a GPU machine, at every rank on the stand-in). Every value is checked against the same
    computation on host tensors, and gathered results against closed forms. */
+#define _POSIX_C_SOURCE 200809L /* setenv, getpid */
+#include <stdlib.h>
+#include <unistd.h>
+/* host allocations, watched: the largest one made while host_watch is set
+   (the device's pinned staging buffers excluded), to show that a device
+   shard is never copied whole into host memory on the device paths */
+static int host_watch = 0, in_pinned = 0;
+static size_t host_big = 0;
+static void *cnt_malloc(size_t n) {
+    if (host_watch && !in_pinned && n > host_big) host_big = n;
+    return malloc(n);
+}
+#define DT_MALLOC(sz) cnt_malloc(sz)
+#define DT_FREE(p) free(p)
 #define DTENSOR_IMPLEMENTATION
 #ifdef DT_TEST_CUDA
 #include "dtensor_cuda.h"
@@ -157,9 +171,14 @@ static const dt__kernels sim_kernels = {k_unary, k_cast, k_binary, k_reduce, k_s
                                         k_gemm, k_permute, k_embedding, k_xent, k_rng};
 static const dt__kernels *sim_kernels_get(void) { return &sim_kernels; }
 static long pinned_live = 0;
+static size_t pinned_max = 0; /* the largest staging buffer asked for */
 static dt_status sim_alloc_host(const char *fn, size_t n, void **p) {
-    dt_status st = dt__alloc(fn, n, p);
+    dt_status st;
+    in_pinned = 1;
+    st = dt__alloc(fn, n, p);
+    in_pinned = 0;
     if (!st) pinned_live++;
+    if (n > pinned_max) pinned_max = n;
     return st;
 }
 static void sim_free_host(void *p) {
@@ -700,13 +719,526 @@ static void bad_input(dt_comm *comm) {
     CHECK_ST(dt_add(d, d, &o), DT_ERR_DEVICE);
     CHECK(o == h, "*out changed on failure");
     o = NULL;
-    /* host-only calls say so */
+    /* an unwritable path: the file's error, as on the host */
     {
-        CHECK_ST(dt_tensor_save_npy(d, "/nonexistent/x.npy"), DT_ERR_UNSUPPORTED);
+        CHECK_ST(dt_tensor_save_npy(d, "/nonexistent/x.npy"), DT_ERR_IO); /* device tensors save (storage_npy) */
         CHECK_ERRMSG("dt_tensor_save_npy");
     }
     dt_tensor_destroy(h);
     dt_tensor_destroy(d);
+    dt_mesh_destroy(m);
+}
+
+/* ------------------------------------------------------------ device storage as the program has it
+   Device arrays wrapped with dt_tensor_from_local the way a GPU code keeps
+   them: ghost cells around the interior (local_ghost), a padded
+   column-major array, permuted dims with a padded innermost dim, a ghosted
+   column-major array (local_ghost + local_strides), each in a device
+   allocation whose every other byte holds a sentinel. Redistributed to
+   every kind of placement (Replicate, chunk, balanced, block-cyclic,
+   Partial, 2-D meshes) and back into a second such wrap: the gathered
+   values against the closed form of the global index, the wrap's storage
+   byte for byte (elements where they belong, the sentinel everywhere
+   else), the source's storage unchanged. Over the device-memory backend no
+   host allocation as large as the shard is made (the pack buffers are the
+   device's). */
+
+/* ghost room (1: widths 1, 2, 1 on dims 0, 1, 2), the dims from innermost to
+   outermost, extra elements on the innermost dim */
+typedef struct layout { const char *name; int ghost; int perm[3]; int pad; } layout;
+
+typedef struct wrap {
+    dt_tensor *t;
+    void *dev;          /* the device allocation */
+    size_t bytes, es;
+    int nd;
+    int64_t ext[3], g[3], st[3];
+    dt_dtype dtype;
+} wrap;
+
+#define SENT 0x5b
+
+static int64_t wrap_off(const wrap *w, const int64_t *i) {
+    int64_t o = 0;
+    int d;
+    for (d = 0; d < w->nd; d++) o += (i[d] + w->g[d]) * w->st[d];
+    return o;
+}
+
+/* the storage's host image: the sentinel, and with salt >= 0 every element
+   at its place with the value of its global index */
+static unsigned char *wrap_image(const wrap *w, const int64_t *shape, int salt) {
+    unsigned char *img = (unsigned char *)malloc(w->bytes + 1);
+    int64_t idx[3][64], i[3] = {0, 0, 0}, n = 1;
+    int d;
+    memset(img, SENT, w->bytes + 1);
+    for (d = 0; d < w->nd; d++) n *= w->ext[d];
+    if (salt < 0 || !n) return img;
+    for (d = 0; d < w->nd; d++) CHECK_OK(dt_tensor_local_indices(w->t, d, idx[d]));
+    for (;;) {
+        int64_t gi = 0;
+        double v;
+        for (d = 0; d < w->nd; d++) gi = gi * shape[d] + idx[d][i[d]];
+        v = val_at(gi, salt);
+        dt__host_kernels.cast(DT_F64, &v, w->dtype, img + (size_t)wrap_off(w, i) * w->es, 1);
+        for (d = w->nd - 1; d >= 0; d--) {
+            if (++i[d] < w->ext[d]) break;
+            i[d] = 0;
+        }
+        if (d < 0) return img;
+    }
+}
+
+/* a device array laid out by L for this rank's part of [shape] under pl,
+   wrapped; salt >= 0: holding the closed-form values, else the sentinel only */
+static int wrap_make(dt_mesh *m, dt_dtype t, int nd, const int64_t *shape, const dt_placement *pl, int mnd,
+                     const layout *L, int salt, wrap *w) {
+    dt_tensor_desc d = mkdesc(t, nd, shape, pl, mnd, DEV);
+    int coord[DT_MAX_MESH_DIMS], k, rowmajor = !L->pad, empty = 0;
+    int64_t ls[3] = {0, 0, 0}, s = 1;
+    unsigned char *img;
+    memset(w, 0, sizeof *w);
+    w->nd = nd;
+    w->es = dt_dtype_size(t);
+    w->dtype = t;
+    if (dt_mesh_coordinate(m, coord)) CHECK_OK(dt_layout(m, &d, coord, ls, NULL));
+    for (k = 0; k < nd; k++) {
+        w->ext[k] = ls[k];
+        w->g[k] = L->ghost ? (k == 1 ? 2 : 1) : 0;
+        empty |= ls[k] + 2 * w->g[k] == 0;
+    }
+    for (k = 0; k < nd; k++) {
+        int dd = L->perm[k];
+        rowmajor &= dd == nd - 1 - k;
+        w->st[dd] = s;
+        s *= ls[dd] + 2 * w->g[dd] + (k == 0 ? L->pad : 0);
+    }
+    w->bytes = empty ? 0 : (size_t)s * w->es;
+    w->dev = dev_alloc(w->bytes);
+    d.local_shape = ls;
+    if (L->ghost) d.local_ghost = w->g;
+    if (!L->ghost || !rowmajor) d.local_strides = w->st;
+    d.local_alloc = w->dev;
+    d.local_alloc_bytes = w->bytes ? (int64_t)w->bytes : 1;
+    if (!dtt_ok(dt_tensor_from_local(m, &d, w->dev, DT_BORROW, &w->t))) {
+        dev_free(w->dev);
+        w->dev = NULL;
+        return 0;
+    }
+    img = wrap_image(w, shape, salt);
+    dev_put(w->dev, img, w->bytes);
+    free(img);
+    return 1;
+}
+
+static void wrap_drop(wrap *w) {
+    dt_tensor_destroy(w->t);
+    dev_free(w->dev);
+    w->t = NULL;
+    w->dev = NULL;
+}
+
+/* the storage, byte for byte, against its image */
+static void wrap_check(const wrap *w, const int64_t *shape, int salt, const char *what) {
+    unsigned char *want = wrap_image(w, shape, salt), *got = (unsigned char *)malloc(w->bytes + 1);
+    size_t i, bad = 0, first = 0;
+    dev_get(got, w->dev, w->bytes);
+    for (i = 0; i < w->bytes; i++)
+        if (got[i] != want[i] && !bad++) first = i;
+    CHECK(bad == 0, "%s: %zu of %zu storage bytes differ from the expected image (first at byte %zu)", what, bad,
+          w->bytes, first);
+    free(want);
+    free(got);
+}
+
+/* gathered values against the closed form */
+static void closed_form(const dt_tensor *t, int salt, const char *what) {
+    dt_dtype dt = dt_tensor_get_desc(t)->dtype;
+    int64_t n = numel_of(t);
+    void *ref = malloc((size_t)n * dt_dtype_size(dt) + 1), *got = gathered(t);
+    fill_full(dt, ref, n, salt);
+    CHECK(memcmp(ref, got, (size_t)n * dt_dtype_size(dt)) == 0, "%s: gathered values differ from the closed form",
+          what);
+    free(ref);
+    free(got);
+}
+
+static const layout layouts2[] = {
+    {"ghosted", 1, {1, 0, 0}, 0},
+    {"column-major, padded", 0, {0, 1, 0}, 3},
+    {"ghosted column-major", 1, {0, 1, 0}, 0},
+};
+static const layout layouts3[] = {
+    {"permuted (1, 2, 0), padded", 0, {1, 2, 0}, 1},
+    {"ghosted", 1, {2, 1, 0}, 0},
+};
+
+static int is_shard_on(const dt_placement *pl, int i) { return pl[i].kind == DT_SHARD; }
+
+/* one source wrap to one target, and back into a second wrap (salt: the
+   values'; + 100: a pair --quick leaves out) */
+static void storage_pair(dt_mesh *m, int mnd, dt_dtype t, int nd, const int64_t *shape, const dt_placement *src,
+                         const layout *L, const dt_placement *dst, int device_backend_used, int salt) {
+    wrap a, b;
+    dt_tensor *o = NULL, *x;
+    char ps[64], pd[64];
+    int i;
+    for (i = 0; i < mnd; i++) /* Shard -> Partial is not a redistribution */
+        if (dst[i].kind == DT_PARTIAL && is_shard_on(src, i)) return;
+    if (dtt_quick && salt >= 100) return; /* --quick: the callers' half (salt + 100) */
+    salt %= 100;
+    dtt_ctx("storage %s %s %dd %s -> %s", L->name, dt_dtype_name(t), nd, dt_placements_str(src, mnd, ps, sizeof ps),
+            dt_placements_str(dst, mnd, pd, sizeof pd));
+    if (!wrap_make(m, t, nd, shape, src, mnd, L, salt, &a)) return;
+    if (!wrap_make(m, t, nd, shape, src, mnd, L, -1, &b)) { wrap_drop(&a); return; }
+    host_big = 0;
+    host_watch = 1;
+    CHECK_OK(dt_tensor_redistribute(a.t, dst, &o));
+    x = b.t;
+    if (o) CHECK_OK(dt_tensor_redistribute(o, src, &x));
+    host_watch = 0;
+    CHECK(x == b.t, "the existing *out was replaced");
+    if (device_backend_used && dt_tensor_local_numel(a.t) * a.es >= 1024)
+        CHECK(host_big < dt_tensor_local_numel(a.t) * a.es, "a host allocation of %zu bytes, the shard is %zu",
+              host_big, dt_tensor_local_numel(a.t) * a.es);
+    if (o) closed_form(o, salt, "there");
+    wrap_check(&b, shape, salt, "back, into the wrap");
+    wrap_check(&a, shape, salt, "the source, after");
+    closed_form(b.t, salt, "back, gathered");
+    dt_tensor_destroy(o);
+    wrap_drop(&a);
+    wrap_drop(&b);
+}
+
+static void storage_sweep(dt_comm *comm, int device_backend_used) {
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, si, ti, li, salt = 0;
+    dt_mesh *m = NULL;
+    dt_mesh_desc md;
+    int64_t s2[2] = {40, 36}, s3[3] = {12, 10, 9};
+    /* 1-D mesh */
+    dt_placement src1[5][1], dst1[8][1];
+    src1[0][0] = dt_shard(0); src1[1][0] = dt_shard(1); src1[2][0] = dt_replicate();
+    src1[3][0] = dt_shard_cyclic(0, 3); src1[4][0] = dt_shard_balanced(1);
+    dst1[0][0] = dt_replicate(); dst1[1][0] = dt_shard(0); dst1[2][0] = dt_shard(1); dst1[3][0] = dt_shard_balanced(0);
+    dst1[4][0] = dt_shard_cyclic(0, 2); dst1[5][0] = dt_shard_cyclic_src(1, 3, dtt_np - 1); dst1[6][0] = dt_partial(DT_SUM);
+    dst1[7][0] = dt_shard(2);
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (dtt_ok(dt_mesh_create(comm, &md, &m))) {
+        for (si = 0; si < 5; si++)
+            for (li = 0; li < 3; li++)
+                for (ti = 0; ti < 7; ti++)
+                    storage_pair(m, 1, li == 1 ? DT_F32 : DT_F64, 2, s2, src1[si], &layouts2[li], dst1[ti],
+                                 device_backend_used, salt++ % 7 + (si + li + ti) % 2 * 100);
+        for (si = 0; si < 4; si += 3) /* 3-D: S(0) and cyclic(0) sources, every target */
+            for (li = 0; li < 2; li++)
+                for (ti = 0; ti < 8; ti++)
+                    storage_pair(m, 1, DT_F64, 3, s3, src1[si], &layouts3[li], dst1[ti], device_backend_used,
+                                 salt++ % 7 + (si / 3 + li + ti) % 2 * 100);
+        dt_mesh_destroy(m);
+        m = NULL;
+    }
+    /* 2-D meshes */
+    for (f = 0; f < nf; f++) {
+        dt_placement src2[3][2], dst2[6][2];
+        src2[0][0] = dt_shard(0); src2[0][1] = dt_shard(1);
+        src2[1][0] = dt_replicate(); src2[1][1] = dt_shard(0);
+        src2[2][0] = dt_shard_cyclic(1, 2); src2[2][1] = dt_shard(0);
+        dst2[0][0] = dt_replicate(); dst2[0][1] = dt_replicate();
+        dst2[1][0] = dt_shard(1); dst2[1][1] = dt_shard(0);
+        dst2[2][0] = dt_shard(0); dst2[2][1] = dt_shard(0);
+        dst2[3][0] = dt_shard_cyclic(0, 2); dst2[3][1] = dt_shard_cyclic(1, 3);
+        dst2[4][0] = dt_partial(DT_SUM); dst2[4][1] = dt_replicate();
+        dst2[5][0] = dt_replicate(); dst2[5][1] = dt_shard_balanced(1);
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        for (si = 0; si < 3; si++)
+            for (li = 0; li < 3; li++)
+                for (ti = 0; ti < 6; ti++)
+                    storage_pair(m, 2, DT_F64, 2, s2, src2[si], &layouts2[li], dst2[ti], device_backend_used,
+                                 salt++ % 7 + (si + li + ti) % 2 * 100);
+        dt_mesh_destroy(m);
+        m = NULL;
+    }
+    dtt_ctx("");
+}
+
+/* block-cyclic device tensors made by distribute: redistributed between
+   cyclic layouts and boxes, gathered, and an op on them, against host
+   tensors (values and bytes moved) */
+static void cyclic_device(dt_comm *comm) {
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k;
+    int64_t shape[2] = {11, 9};
+    for (f = 0; f < nf; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        dt_placement a[2], steps[4][2];
+        pair p;
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        a[0] = dt_shard_cyclic(0, 2); a[1] = dt_shard_cyclic_src(1, 1, md.shape[1] - 1);
+        steps[0][0] = dt_shard_cyclic(1, 3); steps[0][1] = dt_shard_cyclic(0, 1);
+        steps[1][0] = dt_replicate(); steps[1][1] = dt_shard(1);
+        steps[2][0] = dt_shard_cyclic(0, 4); steps[2][1] = dt_replicate();
+        steps[3][0] = dt_replicate(); steps[3][1] = dt_replicate();
+        dtt_ctx("cyclic device mesh %dx%d", md.shape[0], md.shape[1]);
+        p = make_pair(m, DT_F64, 2, shape, a, 2, 3);
+        if (p.h && p.d) {
+            closed_form(p.d, 3, "distributed");
+            for (k = 0; k < 4; k++) {
+                dt_tensor *rh = NULL, *rd = NULL;
+                dt_comm_stats sa, sb;
+                dt_comm_reset_stats(comm);
+                CHECK_OK(dt_tensor_redistribute(p.h, steps[k], &rh));
+                dt_comm_get_stats(comm, &sa);
+                dt_comm_reset_stats(comm);
+                CHECK_OK(dt_tensor_redistribute(p.d, steps[k], &rd));
+                dt_comm_get_stats(comm, &sb);
+                if (rd) closed_form(rd, 3, "redistributed");
+                CHECK(sa.bytes_sent == sb.bytes_sent && sa.bytes_recv == sb.bytes_recv,
+                      "step %d: device moved %llu/%llu bytes, host %llu/%llu", k, (unsigned long long)sb.bytes_sent,
+                      (unsigned long long)sb.bytes_recv, (unsigned long long)sa.bytes_sent,
+                      (unsigned long long)sa.bytes_recv);
+                dt_tensor_destroy(rh);
+                dt_tensor_destroy(rd);
+            }
+            BOTH(dt_add(p.h, p.h, &rh_), dt_add(p.d, p.d, &rd_), "add (cyclic)", 1);
+            BOTH(dt_exp(p.h, &rh_), dt_exp(p.d, &rd_), "exp (cyclic)", EXACT_FLOATS);
+        }
+        drop(&p);
+        dt_mesh_destroy(m);
+    }
+    dtt_ctx("");
+}
+
+/* ops on strided device wraps: the same results as on contiguous host
+   tensors (inputs read through the strides or one device copy; a strided
+   *out written back through its strides), the padding untouched; random
+   fills of a ghosted wrap bit-identical to a contiguous tensor's, and of a
+   column-major one refused */
+static void storage_ops(dt_comm *comm) {
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    int64_t shape[2] = {13, 11};
+    dt_placement pl[1];
+    int li, d1 = 1;
+    pl[0] = dt_shard(0);
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    for (li = 0; li < 3; li++) {
+        wrap w, o;
+        pair p = make_pair(m, DT_F64, 2, shape, pl, 1, 4);
+        dt_tensor *x;
+        dtt_ctx("storage ops %s", layouts2[li].name);
+        if (!p.h || !wrap_make(m, DT_F64, 2, shape, pl, 1, &layouts2[li], 4, &w)) { drop(&p); continue; }
+        BOTH(dt_add(p.h, p.h, &rh_), dt_add(w.t, w.t, &rd_), "add", 1);
+        BOTH(dt_exp(p.h, &rh_), dt_exp(w.t, &rd_), "exp", EXACT_FLOATS);
+        BOTH(dt_sum(p.h, 1, &d1, 0, &rh_), dt_sum(w.t, 1, &d1, 0, &rd_), "sum", EXACT_FLOATS);
+        BOTH(dt_softmax(p.h, 1, &rh_), dt_softmax(w.t, 1, &rd_), "softmax", EXACT_FLOATS);
+        BOTH(dt_cast(p.h, DT_F32, &rh_), dt_cast(w.t, DT_F32, &rd_), "cast", 1);
+        BOTH(dt_transpose(p.h, 0, 1, &rh_), dt_transpose(w.t, 0, 1, &rd_), "transpose", 1);
+        BOTH(dt_narrow(p.h, 1, 2, 5, &rh_), dt_narrow(w.t, 1, 2, 5, &rd_), "narrow", 1);
+        /* a strided *out: the result through its strides, the padding as it was */
+        if (wrap_make(m, DT_F64, 2, shape, pl, 1, &layouts2[li], 5, &o)) {
+            dt_tensor *rh = NULL;
+            x = o.t;
+            CHECK_OK(dt_scale(w.t, 1.0, &x));
+            CHECK(x == o.t, "*out replaced");
+            wrap_check(&o, shape, 4, "scale into a strided *out");
+            CHECK_OK(dt_add(p.h, p.h, &rh));
+            CHECK_OK(dt_add(w.t, w.t, &x));
+            if (rh) same_values("add into a strided *out", rh, o.t, 1);
+            dt_tensor_destroy(rh);
+            wrap_drop(&o);
+        }
+        wrap_check(&w, shape, 4, "the input, after the ops");
+        /* random fills */
+        {
+            dt_tensor_desc dd = mkdesc(DT_F64, 2, shape, pl, 1, DEV);
+            dt_tensor *c = NULL;
+            CHECK_OK(dt_tensor_zeros(m, &dd, &c));
+            CHECK_OK(dt_manual_seed(m, 77));
+            if (c) CHECK_OK(dt_uniform_(c, -1, 1));
+            CHECK_OK(dt_manual_seed(m, 77));
+            if (layouts2[li].perm[0] == 1) { /* a unit-stride last dim: filled in place */
+                CHECK_OK(dt_uniform_(w.t, -1, 1));
+                if (c) same_values("uniform_ into a ghosted wrap", c, w.t, 1);
+            } else {
+                CHECK_ST(dt_uniform_(w.t, -1, 1), DT_ERR_UNSUPPORTED);
+                CHECK_ERRMSG("dt_uniform_");
+                wrap_check(&w, shape, 4, "a refused fill");
+            }
+            dt_tensor_destroy(c);
+        }
+        wrap_drop(&w);
+        drop(&p);
+    }
+    dtt_ctx("");
+    dt_mesh_destroy(m);
+}
+
+/* .npy checkpoints of device tensors: saved from a strided wrap, a block-
+   cyclic and a Partial device tensor with DTENSOR_IO_CHUNK = 40 bytes (so
+   every shard moves in many pieces); loaded into a host tensor and into
+   ghosted and strided device wraps (one block-cyclic), bit for bit. Over
+   the MPI backend (MPI-IO) no staging buffer of the strided wrap's save is
+   larger than the chunk. */
+static void storage_npy(dt_comm *comm, int device_backend_used) {
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    int64_t shape[2] = {13, 11};
+    dt_placement s0[1], s1[1], cyc[1], rep[1], ps[1];
+    char path[512];
+    const char *base = getenv("DT_TEST_TMPDIR");
+    unsigned long id = 0;
+    int kind;
+    s0[0] = dt_shard(0); s1[0] = dt_shard(1); cyc[0] = dt_shard_cyclic(1, 2); rep[0] = dt_replicate();
+    ps[0] = dt_partial(DT_SUM);
+    if (dtt_rank == 0) id = (unsigned long)getpid();
+    MPI_Bcast(&id, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
+    snprintf(path, sizeof path, "%s/dt_test_device.%lu.%d.npy", base && base[0] ? base : "/tmp", id,
+             device_backend_used);
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    setenv("DTENSOR_IO_CHUNK", "40", 1);
+    for (kind = 0; kind < 3; kind++) {
+        wrap w, g, c;
+        dt_tensor *src = NULL, *h = NULL, *x, *tmp = NULL;
+        dtt_ctx("npy device, source %d", kind);
+        memset(&w, 0, sizeof w);
+        if (kind == 0) { /* a column-major padded wrap */
+            if (!wrap_make(m, DT_F64, 2, shape, s0, 1, &layouts2[1], 6, &w)) continue;
+            src = w.t;
+        } else { /* block-cyclic; Partial(sum) (the save reduces it) */
+            pair p = make_pair(m, DT_F64, 2, shape, kind == 1 ? cyc : rep, 1, 6);
+            if (kind == 2 && p.d) { CHECK_OK(dt_tensor_redistribute(p.d, ps, &tmp)); src = tmp; }
+            else { tmp = p.d; p.d = NULL; src = tmp; }
+            drop(&p);
+            if (!src) continue;
+        }
+#ifndef DT_TEST_CUDA
+        pinned_max = 0;
+#endif
+        CHECK_OK(dt_tensor_save_npy(src, path));
+#ifndef DT_TEST_CUDA
+        /* (a cyclic or Partial source is first redistributed to boxes, which over plain MPI stages the shard as
+           every redistribution does: the bound is the writing's) */
+        if (!device_backend_used && kind == 0)
+            CHECK(pinned_max <= 40, "a %zu-byte staging buffer, the chunk is 40", pinned_max);
+#endif
+        /* into a new host tensor */
+        CHECK_OK(dt_tensor_load_npy(m, path, s1, &h));
+        if (h) {
+            CHECK(dt_tensor_get_desc(h)->device == DT_HOST, "a new tensor is loaded on the host");
+            closed_form(h, 6, "loaded into a host tensor");
+        }
+        /* into a ghosted device wrap, S(1), and a column-major one, block-cyclic */
+        if (wrap_make(m, DT_F64, 2, shape, s1, 1, &layouts2[0], -1, &g)) {
+            x = g.t;
+            CHECK_OK(dt_tensor_load_npy(m, path, s1, &x));
+            CHECK(x == g.t, "*out replaced");
+            wrap_check(&g, shape, 6, "loaded into a ghosted device wrap");
+            wrap_drop(&g);
+        }
+        if (wrap_make(m, DT_F64, 2, shape, cyc, 1, &layouts2[1], -1, &c)) {
+            x = c.t;
+            CHECK_OK(dt_tensor_load_npy(m, path, cyc, &x));
+            CHECK(x == c.t, "*out replaced");
+            wrap_check(&c, shape, 6, "loaded into a block-cyclic column-major device wrap");
+            wrap_drop(&c);
+        }
+        dt_tensor_destroy(h);
+        if (w.t) wrap_drop(&w);
+        else dt_tensor_destroy(tmp);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (dtt_rank == 0) remove(path);
+    }
+    unsetenv("DTENSOR_IO_CHUNK");
+    dtt_ctx("");
+    dt_mesh_destroy(m);
+}
+
+/* the wrapping mistakes: host memory as a device array (local, local_alloc),
+   device memory as a host array, a device allocation the ghosted shape
+   overruns (and the interior pointer): refused on every rank, the field
+   named, *out untouched, nothing read (a read of sim memory would fault) */
+static void storage_bad_input(dt_comm *comm) {
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    int64_t shape[2] = {8, 6}, ls[2] = {0, 0}, g[2] = {1, 1};
+    dt_placement pl[1];
+    dt_tensor_desc d;
+    dt_tensor *o, *keep;
+    int coord[DT_MAX_MESH_DIMS];
+    double *host;
+    void *dev;
+    size_t bytes;
+    pl[0] = dt_shard(0);
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    d = mkdesc(DT_F64, 2, shape, pl, 1, DEV);
+    if (dt_mesh_coordinate(m, coord)) CHECK_OK(dt_layout(m, &d, coord, ls, NULL));
+    bytes = (size_t)((ls[0] + 2) * (ls[1] + 2)) * sizeof(double);
+    host = (double *)calloc(bytes / sizeof(double) + 1, sizeof(double));
+    dev = dev_alloc(bytes);
+    d.local_shape = ls;
+    d.local_ghost = g;
+    keep = o = (dt_tensor *)&o;
+    dtt_ctx("storage bad input");
+    /* a host array given as a device one */
+    d.local_alloc = host;
+    d.local_alloc_bytes = (int64_t)bytes;
+    CHECK_ST(dt_tensor_from_local(m, &d, host, DT_BORROW, &o), DT_ERR_DEVICE);
+    CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "local ="), "%s",
+          dt_last_error());
+    CHECK(o == keep, "*out changed");
+    /* the device array with a host local_alloc */
+    CHECK_ST(dt_tensor_from_local(m, &d, dev, DT_BORROW, &o), DT_ERR_DEVICE);
+    CHECK(strstr(dt_last_error(), "desc->local_alloc"), "%s", dt_last_error());
+    CHECK(o == keep, "*out changed");
+    /* a device array given as a host one (with and without ghost room) */
+    d.device = DT_HOST;
+    d.local_alloc = dev;
+    CHECK_ST(dt_tensor_from_local(m, &d, dev, DT_BORROW, &o), DT_ERR_DEVICE);
+    CHECK(strstr(dt_last_error(), "local =") && strstr(dt_last_error(), "DT_HOST"), "%s", dt_last_error());
+    d.local_ghost = NULL;
+    d.local_alloc = NULL;
+    d.local_alloc_bytes = 0;
+    d.local_shape = NULL;
+    CHECK_ST(dt_tensor_from_local(m, &d, dev, DT_BORROW, &o), DT_ERR_DEVICE);
+    CHECK(o == keep, "*out changed");
+    /* a device allocation the ghosted shape overruns; the interior pointer */
+    d.device = DEV;
+    d.local_shape = ls;
+    d.local_ghost = g;
+    d.local_alloc = dev;
+    d.local_alloc_bytes = (int64_t)bytes - 8;
+    CHECK_ST(dt_tensor_from_local(m, &d, dev, DT_BORROW, &o), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "past the allocation"), "%s", dt_last_error());
+    d.local_alloc_bytes = (int64_t)bytes;
+    CHECK_ST(dt_tensor_from_local(m, &d, (char *)dev + (ls[1] + 3) * sizeof(double), DT_BORROW, &o), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "interior"), "%s", dt_last_error());
+    CHECK(o == keep, "*out changed");
+    /* and the right one */
+    o = NULL;
+    CHECK_OK(dt_tensor_from_local(m, &d, dev, DT_BORROW, &o));
+    dt_tensor_destroy(o);
+    dtt_ctx("");
+    dev_free(dev);
+    free(host);
     dt_mesh_destroy(m);
 }
 
@@ -1153,6 +1685,11 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     ops_sweep(comm);
     rng_sweep(comm);
     bad_input(comm);
+    storage_sweep(comm, device_backend_used);
+    cyclic_device(comm);
+    storage_ops(comm);
+    storage_npy(comm, device_backend_used);
+    storage_bad_input(comm);
 #ifdef DTCU_STANDIN
     device_faults(comm, !device_backend_used);
 #endif
