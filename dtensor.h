@@ -9174,7 +9174,7 @@ static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
 }
 
 /* halos, convolution and .npy files work on host tensors only */
-static dt_status dt__host_only(const char *fn, const char *what, const dt_tensor *t) {
+DT__MAYBE_UNUSED static dt_status dt__host_only(const char *fn, const char *what, const dt_tensor *t) {
     if (!t || dt__on_host(t->dev)) return DT_OK;
     return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s is a %s tensor (device %d); this call takes host tensors: copy it "
                     "with dt_tensor_gather or a DT_HOST redistribution target first", fn, what, t->dev->name,

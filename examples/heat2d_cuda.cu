@@ -6,6 +6,7 @@
 
        make cuda && mpiexec.mpich -n 2 ./build/cuda/heat2d_cuda          (one GPU per rank)
        ./heat2d_cuda [--nx NX] [--ny NY] [--steps S] [--at K] [--backend mpi|nccl] [--ckpt PATH]
+                     [--expect FNV]     also require the final field's fnv1a64 (e.g. heat2d.c's)
 
    The field u is F64 [NX, NY] (default 512 x 384) on a near-square 2-D mesh
    of all ranks, placements [Shard(0), Shard(1)], periodic along x, u = 0
@@ -275,6 +276,7 @@ int main(int argc, char **argv) {
     int64_t nx = 512, ny = 384, n;
     int steps = 200, at = 120, i, ok, nr, *ranks, a, b = 1;
     const char *ckpt = NULL, *backend = "mpi";
+    unsigned long long expect = 0;
     char defpath[256];
     dt_comm *comm;
     dt_mesh *m2, *m1;
@@ -295,6 +297,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--at") && more) at = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ckpt") && more) ckpt = argv[++i];
         else if (!strcmp(argv[i], "--backend") && more) backend = argv[++i];
+        else if (!strcmp(argv[i], "--expect") && more) expect = strtoull(argv[++i], NULL, 16);
         else nx = 0;
     }
     if (nx < 1 || ny < 1 || steps < 0 || at < 0 || at > steps ||
@@ -373,6 +376,10 @@ int main(int argc, char **argv) {
         print_summary("(b) restarted", sb);
         print_summary("serial (host)", ss);
         printf("  identical: %s\n", ok ? "yes" : "no");
+        if (expect) {
+            printf("  fnv1a64 as expected (0x%016llx): %s\n", expect, ss.hash == expect ? "yes" : "no");
+            ok = ok && ss.hash == expect;
+        }
         remove(ckpt);
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
