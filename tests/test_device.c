@@ -678,6 +678,8 @@ static void rng_sweep(dt_comm *comm) {
 
 /* ------------------------------------------------------------ bad input */
 
+static void device_stencil(const dt_stencil_block *b, void *user);
+static void host_stencil(const dt_stencil_block *b, void *user);
 static void bad_input(dt_comm *comm) {
     dt_mesh_desc md;
     dt_mesh *m = NULL;
@@ -719,6 +721,22 @@ static void bad_input(dt_comm *comm) {
     CHECK_ST(dt_add(d, d, &o), DT_ERR_DEVICE);
     CHECK(o == h, "*out changed on failure");
     o = NULL;
+    /* a device stencil into a host *out, and the reverse: refused on every rank, *out untouched */
+    {
+        dt_halo_desc hdsc;
+        memset(&hdsc, 0, sizeof hdsc);
+        hdsc.width[0] = 1;
+        if (dtt_ok(dt_tensor_set_halo(d, &hdsc)) && dtt_ok(dt_tensor_set_halo(h, &hdsc))) {
+            o = h;
+            CHECK_ST(dt_stencil_apply(d, device_stencil, NULL, &o), DT_ERR_DEVICE);
+            CHECK_ERRMSG("dt_stencil_apply");
+            CHECK(o == h, "*out changed on failure");
+            o = d;
+            CHECK_ST(dt_stencil_apply(h, host_stencil, NULL, &o), DT_ERR_DEVICE);
+            CHECK(o == d, "*out changed on failure");
+            o = NULL;
+        }
+    }
     /* an unwritable path: the file's error, as on the host */
     {
         CHECK_ST(dt_tensor_save_npy(d, "/nonexistent/x.npy"), DT_ERR_IO); /* device tensors save (storage_npy) */
