@@ -1002,6 +1002,10 @@ DT_API void      dt_tensor_local_shape(const dt_tensor *t, int64_t *shape);  /* 
 /* global index of local element 0; an empty part sits at the end of its parent */
 DT_API void      dt_tensor_local_offset(const dt_tensor *t, int64_t *offset);  /* local */
 DT_API size_t    dt_tensor_local_numel(const dt_tensor *t);  /* local */
+/* this rank's elements to zero, in the tensor's memory (host or device;
+   of strided or ghosted storage the elements only, never the padding or
+   the ghost room); no communication, unlike the op dt_fill */
+DT_API dt_status dt_tensor_zero_local(dt_tensor *t);  /* local */
 DT_API void      dt_tensor_destroy(dt_tensor *t);  /* local */
 
 /* pure layout: the local shape and offset of mesh coordinate `coord` */
@@ -9008,6 +9012,26 @@ DT_API void *dt_tensor_data(const dt_tensor *t) { return t ? t->data : NULL; }
 DT_API const dt_tensor_desc *dt_tensor_get_desc(const dt_tensor *t) { return t ? &t->desc : NULL; }
 DT_API dt_mesh *dt_tensor_mesh(const dt_tensor *t) { return t ? t->mesh : NULL; }
 DT_API size_t dt_tensor_local_numel(const dt_tensor *t) { return t ? t->numel : 0; }
+
+/* strided storage: a zeroed contiguous twin in the same memory, box-copied in */
+static dt_status dt__tensor_zero_local_body(dt_tensor *t) {
+    const char *fn = "dt_tensor_zero_local";
+    dt__array z, a;
+    dt_status st;
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if (!t->numel) return DT_OK;
+    if (!t->strided) return t->dev->zero(fn, t->data, t->bytes);
+    dt__tensor_array(t, &a);
+    z = a;
+    z.stride = NULL;
+    if ((st = t->dev->alloc(fn, t->bytes, (void **)&z.data))) return st;
+    if (!(st = t->dev->zero(fn, z.data, t->bytes))) st = t->dev->copy_box(fn, &z, &a, &a.box);
+    t->dev->free(z.data);
+    return st;
+}
+DT_API dt_status dt_tensor_zero_local(dt_tensor *t) {
+    DT__PUBLIC("dt_tensor_zero_local", dt__tensor_zero_local_body(t));
+}
 DT_API void dt_tensor_local_shape(const dt_tensor *t, int64_t *shape) {
     if (t && shape) memcpy(shape, t->box.ext, (size_t)t->desc.ndim * sizeof(int64_t));
 }

@@ -145,6 +145,11 @@ typedef struct dt_tp_linear_desc {
                                semantics; clear them with dt_tp_linear_zero_grad);
                                0 (default): backward overwrites them               */
     dt_tp_init init;        /* DT_TP_INIT_UNIFORM (0, default) or DT_TP_INIT_ZEROS   */
+    int device;             /* where W, b and their gradients live: DT_HOST (0,
+                               default) or DT_CUDA (dtensor_cuda.h); x, dy and the
+                               outputs must be on it too (DT_ERR_DEVICE). The MLP
+                               below is host-only (its activation's backward is a
+                               host loop)                                           */
 } dt_tp_linear_desc;
 
 /* collective over m: makes W, b and zeroed gradients, initialised per
@@ -274,6 +279,7 @@ struct dt_tp_linear {
     int sp, seq_dim, acc;    /* sequence parallel, its dim (as given), accumulate  */
     int64_t in, out;
     dt_dtype dtype;
+    int device;
     dt_tensor *w, *b, *gw, *gb;
 };
 
@@ -374,7 +380,9 @@ static dt_status dtl__check_act(const char *fn, const dt_tp_linear *l, const cha
     if (d->dtype != l->dtype)
         return dt_set_last_error(DT_ERR_DTYPE, "%s: %s is %s, the layer is %s", fn, what, dt_dtype_name(d->dtype),
                                  dt_dtype_name(l->dtype));
-    if (d->device != 0) return dt_set_last_error(DT_ERR_UNSUPPORTED, "%s: %s is a device tensor (layers take host tensors)", fn, what);
+    if (d->device != l->device)
+        return dt_set_last_error(DT_ERR_DEVICE, "%s: %s is on device %d, the layer on device %d%s", fn, what, d->device,
+                                 l->device, l->device ? "" : " (an MLP's layers are host tensors)");
     if (nd < 2 || d->shape[nd - 1] != feat)
         return dt_set_last_error(DT_ERR_SHAPE, "%s: %s has shape %s, the layer wants [..., %lld] with at least one batch dim", fn,
                                  what, dt_shape_str(d->shape, nd, a, sizeof a), (long long)feat);
@@ -405,6 +413,9 @@ static dt_status dtl__check_out(const char *fn, const char *what, const dt_tenso
     if (!o) return DT_OK;
     d = dt_tensor_get_desc(o);
     if (dt_tensor_mesh(o) != l->mesh) return dt_set_last_error(DT_ERR_MESH, "%s: %s lives on another mesh than the layer", fn, what);
+    if (d->device != l->device)
+        return dt_set_last_error(DT_ERR_DEVICE, "%s: %s is on device %d, the layer on device %d", fn, what, d->device,
+                                 l->device);
     if (d->dtype != l->dtype)
         return dt_set_last_error(DT_ERR_DTYPE, "%s: %s is %s, the result is %s", fn, what, dt_dtype_name(d->dtype),
                                  dt_dtype_name(l->dtype));
@@ -443,11 +454,7 @@ static dt_status dtl__finish(dt_tensor *r, const dt_placement *pl, int nd, dt_te
     return st;
 }
 
-static dt_status dtl__zero(dt_tensor *t) {
-    if (t && dt_tensor_local_numel(t))
-        memset(dt_tensor_data(t), 0, dt_tensor_local_numel(t) * dt_dtype_size(dt_tensor_get_desc(t)->dtype));
-    return DT_OK;
-}
+static dt_status dtl__zero(dt_tensor *t) { return t ? dt_tensor_zero_local(t) : DT_OK; }
 
 static dt_status dtl__linear_check(const char *fn, const dt_mesh *m, const dt_tp_linear_desc *desc, int *tp) {
     if ((unsigned)desc->style > DT_TP_ROWWISE)
@@ -464,7 +471,7 @@ static dt_status dtl__linear_check(const char *fn, const dt_mesh *m, const dt_tp
     return dtl__resolve_dim(fn, m, desc->tp_dim, tp);
 }
 
-/* what the ranks making a layer must agree on (consistency checks): v[10] */
+/* what the ranks making a layer must agree on (consistency checks): v[11] */
 static void dtl__linear_args(const dt_tp_linear_desc *d, int tp, int64_t *v) {
     v[0] = d->style;
     v[1] = d->in_features;
@@ -476,6 +483,7 @@ static void dtl__linear_args(const dt_tp_linear_desc *d, int tp, int64_t *v) {
     v[7] = d->seq_dim;
     v[8] = d->accumulate_grads != 0;
     v[9] = d->init;
+    v[10] = d->device;
 }
 
 static dt_status dtl__linear_make(const char *fn, dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
@@ -497,8 +505,10 @@ static dt_status dtl__linear_make(const char *fn, dt_mesh *m, const dt_tp_linear
     l->in = desc->in_features;
     l->out = desc->out_features;
     l->dtype = desc->dtype;
+    l->device = desc->device;
     memset(&wd, 0, sizeof wd);
     wd.dtype = l->dtype;
+    wd.device = l->device;
     wd.ndim = 2;
     wd.shape[0] = l->out;
     wd.shape[1] = l->in;
@@ -528,14 +538,14 @@ DT_API dt_status dt_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *desc, 
     const char *fn = "dt_tp_linear_create";
     dt_status st = DT_OK;
     int tp = 0;
-    int64_t v[10] = {0};
+    int64_t v[11] = {0};
     if (!m) return dt_set_last_error(DT_ERR_ARG, "%s: mesh is NULL", fn);
     if (!desc) st = dt_set_last_error(DT_ERR_ARG, "%s: desc is NULL", fn);
     else if (!out) st = dt_set_last_error(DT_ERR_ARG, "%s: out is NULL", fn);
     else st = dtl__linear_check(fn, m, desc, &tp);
     /* consistency checks: one rank's bad desc fails all before any tensor is made */
     if (!st) dtl__linear_args(desc, tp, v);
-    if ((st = dt_mesh_agree(m, fn, st, NULL, v, st ? 0 : 10, NULL))) return st;
+    if ((st = dt_mesh_agree(m, fn, st, NULL, v, st ? 0 : 11, NULL))) return st;
     return dtl__linear_make(fn, m, desc, out);
 }
 

@@ -49,6 +49,7 @@ static void *cnt_malloc(size_t n) {
 #else
 #include "dtensor.h"
 #endif
+#include "dtensor_layers.h" /* (the layers' implementation too: DTENSOR_IMPLEMENTATION) */
 #include "dt_test.h"
 
 static long dev_live = 0, dev_allocs = 0; /* live device allocations, all allocations */
@@ -1782,11 +1783,100 @@ static void conv_device(dt_comm *comm) {
     dt_mesh_destroy(m);
 }
 
+/* ------------------------------------------------------------ tensor-parallel layers
+   A colwise and a rowwise dt_tp_linear on device tensors (desc.device)
+   against the same layers on the host, the weights copied across: y of the
+   forward, dx and the gradients of the backward, an SGD step, zero_grad;
+   the activations must be on the layer's device. */
+static void copy_to_device(const dt_tensor *h, dt_tensor *d) {
+    dt_tensor_desc desc = *dt_tensor_get_desc(h);
+    dt_tensor *tmp = NULL;
+    void *full = gathered(h);
+    desc.device = DEV;
+    if (dtt_ok(dt_tensor_distribute(dt_tensor_mesh(h), &desc, full, DT_SRC_ALL, &tmp)))
+        CHECK_OK(dt_tensor_redistribute(tmp, desc.placements, &d));
+    dt_tensor_destroy(tmp);
+    free(full);
+}
+
+static void layers_device(dt_comm *comm) {
+    dt_mesh *m = NULL;
+    dt_mesh_desc md;
+    int style;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    for (style = 0; style < 2; style++) {
+        dt_tp_linear_desc ld;
+        dt_tp_linear *hl = NULL, *dl = NULL;
+        int64_t xs[2] = {5, 6}, ys[2] = {5, 7};
+        dt_placement px[1], py[1];
+        dt_tensor_desc xd, yd;
+        dt_tensor *hx = NULL, *dx = NULL, *hdy = NULL, *ddy = NULL, *hy = NULL, *dy = NULL, *hdx = NULL, *ddx = NULL;
+        double fx[30], fy[35];
+        dtt_ctx("tp_linear %s", style ? "rowwise" : "colwise");
+        memset(&ld, 0, sizeof ld);
+        ld.style = style ? DT_TP_ROWWISE : DT_TP_COLWISE;
+        ld.in_features = 6;
+        ld.out_features = 7;
+        ld.dtype = DT_F64;
+        CHECK_OK(dt_tp_linear_create(m, &ld, &hl));
+        ld.device = DEV;
+        ld.init = DT_TP_INIT_ZEROS;
+        CHECK_OK(dt_tp_linear_create(m, &ld, &dl));
+        if (!hl || !dl) { dt_tp_linear_destroy(hl); dt_tp_linear_destroy(dl); continue; }
+        CHECK(dt_tensor_get_desc(dt_tp_linear_weight(dl))->device == DEV, "the weight is not on the device");
+        copy_to_device(dt_tp_linear_weight(hl), dt_tp_linear_weight(dl));
+        copy_to_device(dt_tp_linear_bias(hl), dt_tp_linear_bias(dl));
+        fill_full(DT_F64, fx, 30, 3);
+        fill_full(DT_F64, fy, 35, 4);
+        px[0] = style ? dt_shard(1) : dt_replicate(); /* rowwise takes x sharded on features, colwise replicated */
+        py[0] = style ? dt_replicate() : dt_shard(1);
+        xd = mkdesc(DT_F64, 2, xs, px, 1, DT_HOST);
+        yd = mkdesc(DT_F64, 2, ys, py, 1, DT_HOST);
+        CHECK_OK(dt_tensor_distribute(m, &xd, fx, DT_SRC_ALL, &hx));
+        CHECK_OK(dt_tensor_distribute(m, &yd, fy, DT_SRC_ALL, &hdy));
+        xd.device = yd.device = DEV;
+        CHECK_OK(dt_tensor_distribute(m, &xd, fx, DT_SRC_ALL, &dx));
+        CHECK_OK(dt_tensor_distribute(m, &yd, fy, DT_SRC_ALL, &ddy));
+        CHECK_OK(dt_tp_linear_forward(hl, hx, &hy));
+        CHECK_OK(dt_tp_linear_forward(dl, dx, &dy));
+        if (hy && dy) same_values("tp_linear forward", hy, dy, EXACT_FLOATS);
+        CHECK_OK(dt_tp_linear_backward(hl, hx, hdy, &hdx));
+        CHECK_OK(dt_tp_linear_backward(dl, dx, ddy, &ddx));
+        if (hdx && ddx) same_values("tp_linear dx", hdx, ddx, EXACT_FLOATS);
+        same_values("tp_linear dW", dt_tp_linear_grad_weight(hl), dt_tp_linear_grad_weight(dl), EXACT_FLOATS);
+        same_values("tp_linear db", dt_tp_linear_grad_bias(hl), dt_tp_linear_grad_bias(dl), EXACT_FLOATS);
+        CHECK_OK(dt_tp_linear_sgd(hl, 0.25));
+        CHECK_OK(dt_tp_linear_sgd(dl, 0.25));
+        same_values("tp_linear W after sgd", dt_tp_linear_weight(hl), dt_tp_linear_weight(dl), EXACT_FLOATS);
+        CHECK_OK(dt_tp_linear_zero_grad(dl));
+        CHECK_OK(dt_tp_linear_zero_grad(hl));
+        same_values("tp_linear dW after zero_grad", dt_tp_linear_grad_weight(hl), dt_tp_linear_grad_weight(dl), 1);
+        { /* a host x for a device layer, a device *y for a host layer: refused on every rank */
+            dt_tensor *keep = dy;
+            CHECK_ST(dt_tp_linear_forward(dl, hx, &dy), DT_ERR_DEVICE);
+            CHECK_ERRMSG("dt_tp_linear_forward");
+            CHECK(dy == keep, "*y changed on failure");
+            CHECK_ST(dt_tp_linear_forward(hl, hx, &dy), DT_ERR_DEVICE);
+            CHECK(dy == keep, "*y changed on failure");
+        }
+        dt_tensor_destroy(hx), dt_tensor_destroy(dx), dt_tensor_destroy(hdy), dt_tensor_destroy(ddy);
+        dt_tensor_destroy(hy), dt_tensor_destroy(dy), dt_tensor_destroy(hdx), dt_tensor_destroy(ddx);
+        dt_tp_linear_destroy(hl);
+        dt_tp_linear_destroy(dl);
+    }
+    dtt_ctx("");
+    dt_mesh_destroy(m);
+}
+
 static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     dtt_ctx("%s", name);
     redistribution_sweep(comm, name, device_backend_used);
     halo_sweep(comm, name, device_backend_used);
     conv_device(comm);
+    layers_device(comm);
     device_full_buffers(comm);
     complex_device(comm);
     ops_sweep(comm);
