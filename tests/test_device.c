@@ -1627,7 +1627,7 @@ static void halo_sweep(dt_comm *comm, const char *bname, int device_backend_used
             dt_mesh_destroy(m);
             continue;
         }
-        for (trial = 0; trial < (dtt_quick ? 10 : 30); trial++) {
+        for (trial = 0; trial < (dtt_quick ? 6 : 12); trial++) {
             int64_t shape[3] = {9, 6, 4}, n = 1;
             int nd = 1 + dtt_randint(&r, 3);
             dt_dtype t = ht[trial % 4];
@@ -1725,7 +1725,7 @@ static void conv_device(dt_comm *comm) {
     md.ndim = 1;
     md.shape[0] = dtt_np;
     if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
-    for (trial = 0; trial < (dtt_quick ? 9 : 24); trial++) {
+    for (trial = 0; trial < (dtt_quick ? 6 : 9); trial++) {
         int nsp = 1 + trial % 3, with_bias = dtt_randint(&r, 2);
         dt_dtype t = trial % 2 ? DT_F32 : DT_F64;
         int64_t xs[5] = {2, 3, 7, 6, 5}, ws[5] = {4, 3, 3, 2, 3}, bs[1] = {4}, nx = 1, nw = 1;
