@@ -977,10 +977,13 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
    DT_AVG is refused, it is no elementwise accumulation), DT_ERR_PLACEMENT
    (placements invalid or not out's; a Partial destination placement:
    reduce it to Replicate or Shard first), DT_ERR_SHAPE / DT_ERR_DTYPE /
-   DT_ERR_MESH (out's spec), DT_ERR_DTYPE (complex with DT_MAX/DT_MIN),
-   DT_ERR_UNSUPPORTED (tensors in device memory, in this version). On any
-   error out is untouched (everything is checked before a byte moves). F16
-   and BF16 combine in F32 and round back; integers wrap as the type does. */
+   DT_ERR_MESH (out's spec), DT_ERR_DTYPE (complex with DT_MAX/DT_MIN). On
+   any error out is untouched (everything is checked before a byte moves).
+   F16 and BF16 combine in F32 and round back; integers wrap as the type
+   does. Device tensors combine on their device (a device kernel); over a
+   backend that takes the other memory (plain MPI and a device tensor) the
+   redistributed values are staged into device scratch and combined there,
+   out never copied to the host. */
 DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
                                                dt_tensor *out);  /* collective */
 /* the full global tensor into `full` on every mesh rank (collective; ranks
@@ -3051,13 +3054,20 @@ static void dt__avg_split(dt_dtype t, const void *x, size_t n, int k, int64_t *q
     }
 }
 
+/* one element's mean from its summed parts (written once for host and
+   device: dtensor_cuda.h's join kernel calls it) */
+DT__HD int64_t dt__avg_mean(int64_t q, int64_t r, int k) {
+    int64_t a = q + r / k, b = r % k;
+    if (a > 0 && b < 0) a--;
+    else if (a < 0 && b > 0) a++;
+    return a;
+}
+
 static void dt__avg_join(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *out) {
     size_t i;
     for (i = 0; i < n; i++) {
         /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): qr holds 2 * sum(counts) words, all written by dt__avg_split */
-        int64_t a = q[i] + r[i] / k, b = r[i] % k;
-        if (a > 0 && b < 0) a--;
-        else if (a < 0 && b > 0) a++;
+        int64_t a = dt__avg_mean(q[i], r[i], k);
         if (t == DT_I32) ((int32_t *)out)[i] = (int32_t)a;
         else if (t == DT_U8) ((uint8_t *)out)[i] = (uint8_t)a;
         else ((int64_t *)out)[i] = a;
@@ -3834,6 +3844,11 @@ typedef struct dt__kernels {
     /* the random op's values for the local box (lo, ext per dim) of a tensor of global
        shape gs, into y (row-major over the box); dropout also reads op->x, writes op->mask */
     void (*rng)(const dt__rng_op *op, int ndim, const int64_t *gs, const int64_t *lo, const int64_t *ext, void *y);
+    /* integer Partial(AVG) without overflow (dt__avg_split, dt__avg_join): x (I32/I64/U8, n elements)
+       split as q*k + r (C division) into I64 q[n], r[n]; out[i] = the mean from the summed parts,
+       sum(q) + sum(r)/k truncated toward zero (dt__avg_mean) */
+    void (*avg_split)(dt_dtype t, const void *x, size_t n, int k, int64_t *q, int64_t *r);
+    void (*avg_join)(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *out);
 } dt__kernels;
 
 
@@ -5965,7 +5980,7 @@ static void dt__k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int
 struct dt__kernels;
 
 /* the host device's kernels (>>kernels, >>gemm, >>philox) */
-static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng };
+static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng, dt__avg_split, dt__avg_join };
 static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_kernels; }
 
 typedef struct dt__device {
@@ -5988,6 +6003,11 @@ typedef struct dt__device {
        errors of the kernels (which return void) as DT_ERR_DEVICE naming fn */
     dt_status (*sync)(const char *fn);
     const struct dt__kernels *(*kernels)(void);
+    /* dt__copy_box_op's contract with op >= 0 (d = d op s over box p, op a
+       dt_reduce SUM/MAX/MIN for dtype t; complex SUM only), both arrays in
+       this device's memory: dt_tensor_redistribute_reduce's combining */
+    dt_status (*copy_box_op)(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t,
+                             int op);
 } dt__device;
 
 #define DT__MAX_DEVICES 4
@@ -6014,12 +6034,18 @@ static dt_status dt__host_copy_box(const char *fn, const dt__array *s, const dt_
     dt__copy_box(s, d, p);
     return DT_OK;
 }
+static dt_status dt__host_copy_box_op(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p,
+                                      dt_dtype t, int op) {
+    (void)fn;
+    dt__copy_box_op(s, d, p, t, op);
+    return DT_OK;
+}
 static int dt__host_owns(const void *p) { (void)p; return 1; }
 static dt_status dt__host_sync(const char *fn) { (void)fn; return DT_OK; }
 
 static const dt__device dt__host_device = { "host", dt__alloc, dt__host_free, dt__host_copy, dt__host_zero,
                                             dt__host_copy_box, dt__alloc, dt__host_free, dt__host_owns,
-                                            dt__host_sync, dt__host_kernels_get };
+                                            dt__host_sync, dt__host_kernels_get, dt__host_copy_box_op };
 
 #ifdef DT__CUDA_BUILD
 static const dt__device *dt__cuda_device(void); /* dtensor_cuda.h */
@@ -6047,6 +6073,14 @@ static dt_status dt__unpack_on(const dt__device *dev, const void *buf, const dt_
     dt__array b;
     b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
     return dev->copy_box("dt_tensor_redistribute (unpack)", &b, a, piece);
+}
+
+/* d = d (acc) s over box p on dev (acc >= 0: dt_tensor_redistribute_reduce's
+   combining; every array in dev's memory), or a plain box copy (acc < 0) */
+static dt_status dt__combine_on(const dt__device *dev, const dt__array *s, const dt__array *d, const dt__box *p,
+                                dt_dtype t, int acc) {
+    if (acc < 0) return dev->copy_box("dt_tensor_redistribute", s, d, p);
+    return dev->copy_box_op("dt_tensor_redistribute_reduce", s, d, p, t, acc);
 }
 
 static void dt__dev_cast(const dt__device *dev, dt_dtype from, const void *src, dt_dtype to, void *dst, size_t n) {
@@ -7597,7 +7631,7 @@ static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t
 #define DT__NAME_MAX 32
 enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1, /* redistribution */
        DT__SCRATCH_IN0, DT__SCRATCH_IN1, DT__SCRATCH_IN2, DT__SCRATCH_TMP,         /* op inputs, temps */
-       DT__SCRATCH_F32, DT__SCRATCH_F32B, DT__SCRATCH_SCALAR,                    /* reductions in F32 */
+       DT__SCRATCH_F32, DT__SCRATCH_F32B, DT__SCRATCH_SCALAR,                    /* reductions in F32; integer AVG parts */
        DT__SCRATCH_STAGE0, DT__SCRATCH_STAGE1,                                  /* staging of devices */
        DT__SCRATCH_PIECES0, DT__SCRATCH_PIECES1, DT__SCRATCH_COUNTS,            /* exchange lists, counts */
        DT__SCRATCH_SLOTS };
@@ -9437,8 +9471,8 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
    `recv` (a box inside `out`) from its member; its own piece of recv is a
    local copy. gather: every member sends its whole `in`, so one allgatherv
    carries it (send is unused). Pieces that are contiguous in their buffer
-   travel in place; the rest are packed. acc >= 0 (host memory only): what
-   lands in `out` is combined with what it holds (dt__copy_box_op, dtype t):
+   travel in place; the rest are packed. acc >= 0: what lands in `out` is
+   combined with what it holds (dev's copy_box_op, dtype t):
    every received piece comes through the receive buffer, and the local
    piece and the unpack combine. */
 static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
@@ -9491,8 +9525,7 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     if (st) goto done;
     if (!gather && mine >= 0) {
         dt__piece_get(recv, mine, &b);
-        if (acc >= 0) dt__copy_box_op(in, out, &b, t, acc);
-        else if ((st = dev->copy_box("dt_tensor_redistribute", in, out, &b))) goto done;
+        if ((st = dt__combine_on(dev, in, out, &b, t, acc))) goto done;
     }
     if (!direct_r)
         for (k = 0; k < recv->n && !st; k++) {
@@ -9501,7 +9534,7 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
             if (acc >= 0) {
                 dt__array a;
                 a.data = rbuf + rd[j]; a.ndim = nd; a.es = es; a.box = b; a.stride = NULL;
-                dt__copy_box_op(&a, out, &b, t, acc);
+                st = dt__combine_on(dev, &a, out, &b, t, acc);
             } else {
                 st = dt__unpack_on(dev, rbuf + rd[j], &b, out);
             }
@@ -10051,12 +10084,6 @@ static dt_status dt__cast_on(const dt__ctx *x, dt_dtype from, const void *src, d
     return DT_OK;
 }
 
-static dt_status dt__no_int_avg_on_device(const dt__ctx *x) {
-    return dt__fail(DT_ERR_UNSUPPORTED, "dt_tensor_redistribute: Partial(avg) of %s on %s memory over a device "
-                    "backend (integer averages are combined on the host: use a host backend)",
-                    dt_dtype_name(x->dtype), x->dev->name);
-}
-
 static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_comm *g = x->m->dim[s->mdim];
     dt_reduce op = (dt_reduce)s->from[s->mdim].reduce;
@@ -10064,14 +10091,13 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
     float *f = NULL;
     dt__divisor dv;
     dt_status st;
-    if (dt__int_avg(x->dtype, op)) {
+    if (dt__int_avg(x->dtype, op)) { /* in the buffers' memory (a device's kernels) */
+        const dt__kernels *k = x->dev->kernels();
         int64_t *qr = NULL;
-        if (!dt__on_host(x->dev)) return dt__no_int_avg_on_device(x);
-        if ((st = dt__alloc("dt_tensor_redistribute", 2 * n * sizeof(int64_t), (void **)&qr))) return st;
-        dt__avg_split(x->dtype, in->data, n, g->size, qr, qr + n);
+        if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, 2 * n * sizeof(int64_t) + 1, (void **)&qr))) return st;
+        if (n) k->avg_split(x->dtype, in->data, n, g->size, qr, qr + n);
         st = dt__comm_allreduce(g, qr, qr, 2 * n, DT_I64, DT_SUM);
-        if (!st) dt__avg_join(x->dtype, qr, qr + n, n, g->size, out->data);
-        DT_FREE(qr);
+        if (!st && n) k->avg_join(x->dtype, qr, qr + n, n, g->size, out->data);
         return st;
     }
     if (!dt__reduce_in_f32(x, g)) {
@@ -10125,21 +10151,20 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
         send = sbuf;
     }
     if (dt__int_avg(x->dtype, op)) { /* each member's block becomes [q..., r...] in i64 */
+        const dt__kernels *k = x->dev->kernels(); /* in the buffers' memory (a device's kernels) */
         int64_t *qs = NULL, *qr = NULL;
-        if (!dt__on_host(x->dev)) { st = dt__no_int_avg_on_device(x); goto done; }
         /* + 1: never a NULL buffer for empty blocks (qs + 0 on NULL is undefined) */
-        if ((st = dt__alloc("dt_tensor_redistribute", (2 * total + 1) * sizeof(int64_t), (void **)&qs))) goto done;
-        if ((st = dt__alloc("dt_tensor_redistribute", (2 * mine + 1) * sizeof(int64_t), (void **)&qr))) { DT_FREE(qs); goto done; }
+        if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, (2 * total + 1) * sizeof(int64_t), (void **)&qs)) ||
+            (st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32B, (2 * mine + 1) * sizeof(int64_t), (void **)&qr)))
+            goto done;
         for (j = 0, off = 0; j < n; j++) {
             if (counts[j]) /* an empty block: send may be NULL */
-                dt__avg_split(x->dtype, (const char *)send + off * x->es, counts[j], n, qs + 2 * off, qs + 2 * off + counts[j]);
+                k->avg_split(x->dtype, (const char *)send + off * x->es, counts[j], n, qs + 2 * off, qs + 2 * off + counts[j]);
             off += counts[j];
             counts[j] *= 2;
         }
         st = dt__comm_reduce_scatter(g, qs, qr, counts, DT_I64, DT_SUM);
-        if (!st) dt__avg_join(x->dtype, qr, qr + mine, mine, n, out->data);
-        DT_FREE(qr);
-        DT_FREE(qs);
+        if (!st && mine) k->avg_join(x->dtype, qr, qr + mine, mine, n, out->data);
     } else if (half) {
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, total * sizeof(float), (void **)&fsend))) goto done;
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32B, mine * sizeof(float), (void **)&frecv))) goto done;
@@ -10178,25 +10203,25 @@ static int dt__step_fuses(const dt__ctx *x, const dt__step *s) {
 }
 
 /* a step that cannot combine as it writes: into a contiguous scratch copy
-   of out's box, then one combining pass over out */
+   of out's box (in the plan's memory), then one combining pass over out */
 static dt_status dt__step_run_then_combine(const dt__ctx *x, const dt__step *s, const dt__array *in,
                                            dt__array *out) {
     dt__ctx y = *x;
     dt__array tmp = *out;
     size_t bytes = dt__box_numel(x->ndim, &out->box) * x->es;
-    dt_status st = dt__alloc("dt_tensor_redistribute_reduce", bytes + 1, (void **)&tmp.data);
+    dt_status st = x->dev->alloc("dt_tensor_redistribute_reduce", bytes + 1, (void **)&tmp.data);
     if (st) return st;
     tmp.stride = NULL;
     y.acc = -1;
-    if (!(st = dt__step_run(&y, s, in, &tmp))) dt__copy_box_op(&tmp, out, &out->box, x->dtype, x->acc);
-    DT_FREE(tmp.data);
+    if (!(st = dt__step_run(&y, s, in, &tmp))) st = dt__combine_on(x->dev, &tmp, out, &out->box, x->dtype, x->acc);
+    x->dev->free(tmp.data);
     return st;
 }
 
 static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     if (x->acc >= 0) {
         if (!dt__step_fuses(x, s)) return dt__step_run_then_combine(x, s, in, out);
-        if (s->kind == DT__SLICE) { dt__copy_box_op(in, out, &out->box, x->dtype, x->acc); return DT_OK; }
+        if (s->kind == DT__SLICE) return dt__combine_on(x->dev, in, out, &out->box, x->dtype, x->acc);
     }
     switch (s->kind) {
     case DT__SLICE: return x->dev->copy_box("dt_tensor_redistribute", in, out, &out->box);
@@ -10264,8 +10289,7 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
         next = cur;
         next.data = (char *)dst;
         next.stride = dst_stride;
-        dt__copy_box_op(&cur, &next, &cur.box, x->dtype, x->acc);
-        return DT_OK;
+        return dt__combine_on(x->dev, &cur, &next, &cur.box, x->dtype, x->acc);
     }
     if (last_move < 0 && (src_stride || dst_stride)) {
         next = cur;
@@ -10363,11 +10387,29 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
     return st;
 }
 
+/* dt_tensor_redistribute_reduce over a backend that takes the other memory
+   (e's, staged): the plan assigned the result into e's staging buffer
+   `res`; it moves into t's memory (scratch) and is combined there into
+   dst, so a device tensor's `out` never leaves the device. */
+static dt_status dt__combine_staged(const dt_tensor *t, const dt__device *e, const void *res, void *dst,
+                                    const dt__box *b, size_t bytes, int acc) {
+    void *tmp = NULL;
+    dt__array a, d;
+    dt_status st = dt__scratch_on(t->mesh, t->dev, DT__SCRATCH_STAGE1, bytes, &tmp);
+    if (!st) st = dt__copy_across(e, t->dev, tmp, res, bytes);
+    if (st) return st;
+    a.data = (char *)tmp; a.ndim = t->desc.ndim; a.es = dt_dtype_size(t->desc.dtype); a.box = *b; a.stride = NULL;
+    d = a;
+    d.data = (char *)dst;
+    return dt__combine_on(t->dev, &a, &d, b, t->desc.dtype, acc);
+}
+
 /* t's shard, re-placed as dst_pl, into dst laid out by dst_stride (NULL:
    row-major). Strided storage on either end is packed from and unpacked
    into directly by the exchanges that move pieces; other plans go through
    a contiguous copy (dt__contig_copy). acc >= 0: combined into dst with
-   that dt_reduce (host memory only: dt_tensor_redistribute_reduce). */
+   that dt_reduce (dt_tensor_redistribute_reduce), on the device that holds
+   dst. */
 static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
                                            const int64_t *dst_stride, int acc) {
     dt__ctx x;
@@ -10400,9 +10442,12 @@ static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placemen
     if ((!dst || !dt__in_memory(e, t->dev, dst)) &&
         (st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE1, obytes, &out)))
         return st;
+    if (out != dst) x.acc = -1; /* staged: assigned into e's buffer, combined in t's memory below */
     st = dt__plan_run(&x, &plan, t->desc.placements, src, t->strided ? t->stride : NULL, out, dst_stride);
     if (st) return st;
-    return out == dst || !obytes ? DT_OK : dt__copy_across(e, t->dev, dst, out, obytes);
+    if (out == dst || !obytes) return DT_OK;
+    if (acc >= 0) return dt__combine_staged(t, e, out, dst, &b, obytes, acc);
+    return dt__copy_across(e, t->dev, dst, out, obytes);
 }
 
 static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
@@ -10475,9 +10520,6 @@ static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const d
     if (!st && (t->desc.dtype == DT_C64 || t->desc.dtype == DT_C128) && op != DT_SUM)
         st = dt__fail(DT_ERR_DTYPE, "%s: op %s of %s: complex numbers have no order (DT_SUM only)", fn,
                       dt__reduce_name(op), dt_dtype_name(t->desc.dtype));
-    if (!st && t->desc.device != DT_HOST)
-        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: tensors in device memory (device %d) are not supported in this version "
-                      "(dt_tensor_redistribute, then dt_add)", fn, t->desc.device);
     for (i = 0; i < t->mesh->ndim && !st; i++) {
         if (dt__is(want.placements[i], DT_PARTIAL))
             st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is Partial(%s): a Partial destination is not "
@@ -10485,9 +10527,6 @@ static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const d
                           dt__reduce_name(want.placements[i].reduce));
     }
     if (!st) st = dt__check_out_spec(fn, out, t->mesh, &want); /* strided storage taken */
-    if (!st && t->desc.device == DT_HOST && dt__engine(t) != t->dev)
-        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: the mesh's backend takes device memory, the tensors are on the host",
-                      fn);
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, &arg, 1, "op"))) return st;
     return dt__within(fn, dt__redistribute_into_acc(t, want.placements, out->data, out->strided ? out->stride : NULL,

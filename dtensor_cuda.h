@@ -485,6 +485,109 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
     return DT_OK;
 }
 
+/* ---- combining box copy (dt_tensor_redistribute_reduce) ----
+   d = d op s over a box, element by element: the rules of the host's
+   dt__copy_box_op (>>redistribute): SUM adds (integers wrap: computed
+   unsigned; complex per part), MAX/MIN keep d unless s compares greater /
+   less (so a NaN in d stays); F16/BF16 combine in F32 as the host's
+   dt__reduce_half does (a NaN in d stays, else s wins unless d compares
+   greater / less) and round back. One thread per element, its offsets by
+   division (the outer dims, extent 1 dropped); the reduce is a pass over
+   data that is in cache or just received, not a hot loop. */
+typedef struct dt__cu_opplan {
+    const char *src;
+    char *dst;
+    int nd;
+    int64_t ext[DT_MAX_DIMS], ss[DT_MAX_DIMS], ds[DT_MAX_DIMS]; /* byte strides */
+    uint64_t n;
+    dt_dtype t;
+    int op;
+} dt__cu_opplan;
+
+/* host side: 0 when there is nothing to combine */
+static int dt__cu_opplan_make(const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t, int op,
+                              dt__cu_opplan *pl) {
+    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0};
+    int j;
+    pl->n = dt__box_numel(s->ndim, p);
+    if (pl->n == 0) return 0;
+    dt__array_strides(s, ss);
+    dt__array_strides(d, ds);
+    pl->src = s->data + dt__array_offset(s, ss, p);
+    pl->dst = d->data + dt__array_offset(d, ds, p);
+    pl->nd = 0;
+    for (j = 0; j < s->ndim; j++) {
+        if (p->ext[j] == 1) continue;
+        pl->ext[pl->nd] = p->ext[j];
+        pl->ss[pl->nd] = (int64_t)ss[j];
+        pl->ds[pl->nd] = (int64_t)ds[j];
+        pl->nd++;
+    }
+    pl->t = t;
+    pl->op = op;
+    return 1;
+}
+
+#define DT__CU_COMBINE(T, U, d, s, op)                                                     \
+    do {                                                                                   \
+        T a_ = *(T *)(void *)(d), b_ = *(const T *)(const void *)(s);                      \
+        if ((op) == DT_SUM) *(T *)(void *)(d) = (T)((U)a_ + (U)b_);                        \
+        else if ((op) == DT_MAX ? b_ > a_ : b_ < a_) *(T *)(void *)(d) = b_;               \
+    } while (0)
+
+DT__CU_HD void dt__cu_combine_half(dt_dtype t, int op, char *d, const char *s) {
+    uint16_t a = *(uint16_t *)(void *)d, b = *(const uint16_t *)(const void *)s;
+    float u = t == DT_F16 ? dt__h2f(a) : dt__b2f(a), v = t == DT_F16 ? dt__h2f(b) : dt__b2f(b);
+    float r = op == DT_MAX ? (u > v || u != u ? u : v) : op == DT_MIN ? (u < v || u != u ? u : v) : u + v;
+    *(uint16_t *)(void *)d = t == DT_F16 ? dt__f2h(r) : dt__f2b(r);
+}
+
+/* d = d op s, one element of dtype t */
+DT__CU_HD void dt__cu_combine_elem(dt_dtype t, int op, char *d, const char *s) {
+    switch (t) {
+    case DT_F32: DT__CU_COMBINE(float, float, d, s, op); break;
+    case DT_F64: DT__CU_COMBINE(double, double, d, s, op); break;
+    case DT_I32: DT__CU_COMBINE(int32_t, uint32_t, d, s, op); break;
+    case DT_I64: DT__CU_COMBINE(int64_t, uint64_t, d, s, op); break;
+    case DT_U8: DT__CU_COMBINE(uint8_t, unsigned, d, s, op); break;
+    case DT_C64: /* SUM only (checked by dt_tensor_redistribute_reduce) */
+        DT__CU_COMBINE(float, float, d, s, DT_SUM);
+        DT__CU_COMBINE(float, float, d + 4, s + 4, DT_SUM);
+        break;
+    case DT_C128:
+        DT__CU_COMBINE(double, double, d, s, DT_SUM);
+        DT__CU_COMBINE(double, double, d + 8, s + 8, DT_SUM);
+        break;
+    default: dt__cu_combine_half(t, op, d, s); break;
+    }
+}
+
+__global__ void dt__cu_copy_box_op_kernel(dt__cu_opplan pl) {
+    uint64_t u = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, step = (uint64_t)gridDim.x * blockDim.x;
+    for (; u < pl.n; u += step) {
+        uint64_t r = u;
+        int64_t so = 0, doff = 0;
+        int j;
+        for (j = pl.nd - 1; j >= 0; j--) {
+            uint64_t e = (uint64_t)pl.ext[j], i = r % e;
+            r /= e;
+            so += (int64_t)i * pl.ss[j];
+            doff += (int64_t)i * pl.ds[j];
+        }
+        dt__cu_combine_elem(pl.t, pl.op, pl.dst + doff, pl.src + so);
+    }
+}
+
+static dt_status dt__cu_copy_box_op(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p,
+                                    dt_dtype t, int op) {
+    dt__cu_opplan pl;
+    if (op < 0) return dt__cu_copy_box(fn, s, d, p);
+    if (!dt__cu_opplan_make(s, d, p, t, op, &pl)) return DT_OK;
+    DT__CU_START(dt__cu_copy_box_op_kernel, dt__cu_blocks(pl.n), DT__CU_THREADS, pl);
+    dt__cu_check_launch();
+    return DT_OK;
+}
+
 /* >>cuda-kernels ------------------------------------------------------------
    the dt__kernels table on device memory. Same contract as the host table
    (>>kernels); every kernel is enqueued on dt_cuda_stream() and returns at
@@ -1682,15 +1785,39 @@ static void dt__cu_k_rng(const dt__rng_op *op, int ndim, const int64_t *gs, cons
     dt__cu_check_launch();
 }
 
+/* integer Partial(AVG): the host's dt__avg_split / dt__avg_join element
+   by element (C's truncating division is CUDA's; the mean is dtensor.h's
+   dt__avg_mean), so the device's mean is the host's bit for bit */
+__global__ void dt__cu_avg_split_kernel(dt_dtype t, const void *x, int64_t n, int k, int64_t *q, int64_t *r) {
+    DT__CU_FOR(i, n) {
+        int64_t v = dt__cu_ld_i64(t, x, i);
+        q[i] = v / k;
+        r[i] = v % k;
+    }
+}
+
+static void dt__cu_k_avg_split(dt_dtype t, const void *x, size_t n, int k, int64_t *q, int64_t *r) {
+    if (n) DT__CU_LAUNCH(dt__cu_avg_split_kernel, n, t, x, (int64_t)n, k, q, r);
+}
+
+__global__ void dt__cu_avg_join_kernel(dt_dtype t, const int64_t *q, const int64_t *r, int64_t n, int k, void *out) {
+    DT__CU_FOR(i, n) dt__cu_st_i64(t, out, i, dt__avg_mean(q[i], r[i], k));
+}
+
+static void dt__cu_k_avg_join(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *out) {
+    if (n) DT__CU_LAUNCH(dt__cu_avg_join_kernel, n, t, q, r, (int64_t)n, k, out);
+}
+
 static const dt__kernels dt__cu_kernels_v = { dt__cu_k_unary, dt__cu_k_cast, dt__cu_k_binary, dt__cu_k_reduce,
                                               dt__cu_k_softmax, dt__cu_k_norm, dt__cu_k_gemm, dt__cu_k_permute,
-                                              dt__cu_k_embedding, dt__cu_k_xent, dt__cu_k_rng };
+                                              dt__cu_k_embedding, dt__cu_k_xent, dt__cu_k_rng, dt__cu_k_avg_split,
+                                              dt__cu_k_avg_join };
 static const struct dt__kernels *dt__cu_kernels_get(void) { return &dt__cu_kernels_v; }
 
 /* the DT_CUDA device: the memory calls of >>cuda-device and these kernels */
 static const dt__device dt__cu_device_v = { "cuda", dt__cu_alloc, dt__cu_free, dt__cu_copy, dt__cu_zero,
                                             dt__cu_copy_box, dt__cu_alloc_host, dt__cu_free_host, dt__cu_owns,
-                                            dt__cu_sync, dt__cu_kernels_get };
+                                            dt__cu_sync, dt__cu_kernels_get, dt__cu_copy_box_op };
 
 static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
 

@@ -104,6 +104,18 @@ static dt_status sim_copy_box(const char *fn, const dt__array *s, const dt__arra
     dt__copy_box(&a, &b, p);
     return DT_OK;
 }
+static dt_status sim_copy_box_op(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t,
+                                 int op) {
+    dt__array a = *s, b = *d;
+    (void)fn;
+    if (dt__box_numel(s->ndim, p) == 0) return DT_OK;
+    if (!sim_owns(s->data) || !sim_owns(d->data))
+        return dt__fail(DT_ERR_DEVICE, "sim copy_box_op: an array is not device memory");
+    a.data = (char *)sim_dec(a.data);
+    b.data = (char *)sim_dec(b.data);
+    dt__copy_box_op(&a, &b, p, t, op);
+    return DT_OK;
+}
 static dt_status sim_sync(const char *fn) { (void)fn; return DT_OK; }
 
 /* the host kernels behind decoding; every pointer argument must be device memory */
@@ -151,8 +163,14 @@ static void k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int64_t
     o.mask = op->mask ? D(op->mask) : NULL;
     dt__host_kernels.rng(&o, nd, gs, lo, ext, D(y));
 }
-static const dt__kernels sim_kernels = {k_unary, k_cast, k_binary, k_reduce, k_softmax, k_norm,
-                                        k_gemm, k_permute, k_embedding, k_xent, k_rng};
+static void k_avg_split(dt_dtype t, const void *x, size_t n, int k, int64_t *q, int64_t *r) {
+    dt__host_kernels.avg_split(t, D(x), n, k, (int64_t *)D(q), (int64_t *)D(r));
+}
+static void k_avg_join(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *o) {
+    dt__host_kernels.avg_join(t, (const int64_t *)D(q), (const int64_t *)D(r), n, k, D(o));
+}
+static const dt__kernels sim_kernels = {k_unary, k_cast, k_binary, k_reduce, k_softmax, k_norm, k_gemm,
+                                        k_permute, k_embedding, k_xent, k_rng, k_avg_split, k_avg_join};
 static const dt__kernels *sim_kernels_get(void) { return &sim_kernels; }
 static long pinned_live = 0;
 static dt_status sim_alloc_host(const char *fn, size_t n, void **p) {
@@ -165,7 +183,8 @@ static void sim_free_host(void *p) {
     DT_FREE(p);
 }
 static const dt__device sim_device = {"sim", sim_alloc, sim_free, sim_copy, sim_zero, sim_copy_box,
-                                      sim_alloc_host, sim_free_host, sim_owns, sim_sync, sim_kernels_get};
+                                      sim_alloc_host, sim_free_host, sim_owns, sim_sync, sim_kernels_get,
+                                      sim_copy_box_op};
 
 static void dev_setup(void) { dt__device_register(DEV, &sim_device); }
 static void *dev_alloc(size_t n) { void *p = NULL; sim_alloc("test", n, &p); return p; }
@@ -372,11 +391,6 @@ static void redistribution_sweep(dt_comm *comm, const char *bname, int device_ba
             for (s = 0; s < 2; s++) { src[s] = random_placement(&r, nd, 1); dst[s] = random_placement(&r, nd, 1); }
             for (s = 0; s < 2; s++) /* Shard -> Partial is not a redistribution */
                 if (dst[s].kind == DT_PARTIAL && src[s].kind == DT_SHARD) dst[s] = dt_replicate();
-            if (t == DT_I64) /* integer Partial(avg) is combined on the host: refused on device backends */
-                for (s = 0; s < 2; s++) {
-                    if (src[s].kind == DT_PARTIAL && src[s].reduce == DT_AVG) src[s] = dt_partial(DT_SUM);
-                    if (dst[s].kind == DT_PARTIAL && dst[s].reduce == DT_AVG) dst[s] = dt_partial(DT_SUM);
-                }
             dtt_ctx("%s mesh %dx%d trial %d %s nd=%d", bname, md.shape[0], md.shape[1], trial, dt_dtype_name(t), nd);
             full = malloc((size_t)n * dt_dtype_size(t));
             fill_full(t, full, n, trial);
@@ -594,6 +608,212 @@ static void ops_sweep(dt_comm *comm) {
         dtt_ctx("");
         dt_mesh_destroy(m);
     }
+}
+
+/* ------------------------------------------------------------ redistribute_reduce */
+
+static int is_cx(dt_dtype t) { return t == DT_C64 || t == DT_C128; }
+
+/* the global values: complex as (re, im) pairs of val_at */
+static void fill_any(dt_dtype t, void *buf, int64_t n, int salt) {
+    if (is_cx(t)) fill_full(t == DT_C64 ? DT_F32 : DT_F64, buf, 2 * n, salt);
+    else fill_full(t, buf, n, salt);
+}
+
+/* the reference of out = out (op) x over n elements, written here: each
+   value in double (exact: val_at's quarters, their sums and the dtypes'
+   ranges here), combined, stored back; complex per part */
+static void ref_combine(dt_dtype t, dt_reduce op, void *out, const void *x, int64_t n) {
+    dt_dtype e = t == DT_C64 ? DT_F32 : t == DT_C128 ? DT_F64 : t;
+    size_t es = dt_dtype_size(e);
+    int64_t i, m = is_cx(t) ? 2 * n : n;
+    for (i = 0; i < m; i++) {
+        double a, b, r;
+        dt__host_kernels.cast(e, (char *)out + (size_t)i * es, DT_F64, &a, 1);
+        dt__host_kernels.cast(e, (const char *)x + (size_t)i * es, DT_F64, &b, 1);
+        r = op == DT_SUM ? a + b : op == DT_MAX ? (b > a ? b : a) : (b < a ? b : a);
+        dt__host_kernels.cast(DT_F64, &r, e, (char *)out + (size_t)i * es, 1);
+    }
+}
+
+static pair make_pair_any(dt_mesh *m, dt_dtype t, int nd, const int64_t *shape, const dt_placement *pl, int salt) {
+    pair p = {NULL, NULL};
+    int64_t n = 1;
+    int i;
+    dt_tensor_desc hd = mkdesc(t, nd, shape, pl, 2, DT_HOST), dd = mkdesc(t, nd, shape, pl, 2, DEV);
+    void *full;
+    for (i = 0; i < nd; i++) n *= shape[i];
+    full = malloc((size_t)n * dt_dtype_size(t) + 1);
+    fill_any(t, full, n, salt);
+    CHECK_OK(dt_tensor_distribute(m, &hd, full, DT_SRC_ALL, &p.h));
+    CHECK_OK(dt_tensor_distribute(m, &dd, full, DT_SRC_ALL, &p.d));
+    free(full);
+    return p;
+}
+
+/* out = out (op) redistribute(x): on device tensors and on host tensors of
+   the same mesh (over this comm: a device backend stages the host ones),
+   both against the reference computed here from the global values (a
+   Partial(SUM) source holds the value on coordinate 0, zeros elsewhere, so
+   its reduction is the value). The transitions cover the piece exchanges
+   (transposes, gathers, slices), a copy, the reductions of a Partial
+   source as the last step (scratch, then the combining pass) and out = out
+   op out. The device result must equal the reference bit for bit: every
+   value and every combination is exact. */
+static void reduce_sweep(dt_comm *comm) {
+    static const dt_dtype ts[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8, DT_C64, DT_C128};
+    static const dt_reduce ops[] = {DT_SUM, DT_MAX, DT_MIN};
+    enum { NT = 8 };
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k, o, ti;
+    int64_t shape[2] = {7, 5}, n = 35;
+    for (f = 0; f < nf; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        dt_placement src[NT][2], dst[NT][2];
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        src[0][0] = dt_shard(0); src[0][1] = dt_shard(1); dst[0][0] = dt_shard(1); dst[0][1] = dt_shard(0); /* S->S transposes */
+        src[1][0] = dt_shard(1); src[1][1] = dt_replicate(); dst[1][0] = dt_shard(0); dst[1][1] = dt_replicate();
+        src[2][0] = dt_shard(0); src[2][1] = dt_shard(1); dst[2][0] = dt_replicate(); dst[2][1] = dt_replicate();
+        src[3][0] = dt_replicate(); src[3][1] = dt_replicate(); dst[3][0] = dt_shard(1); dst[3][1] = dt_shard(0);
+        src[4][0] = dt_partial(DT_SUM); src[4][1] = dt_shard(0); dst[4][0] = dt_replicate(); dst[4][1] = dt_shard(0);
+        src[5][0] = dt_partial(DT_SUM); src[5][1] = dt_replicate(); dst[5][0] = dt_shard(0); dst[5][1] = dt_replicate();
+        src[6][0] = dt_replicate(); src[6][1] = dt_shard(1); dst[6][0] = dt_replicate(); dst[6][1] = dt_shard(1);
+        src[7][0] = dt_shard(0); src[7][1] = dt_partial(DT_SUM); dst[7][0] = dt_shard(0); dst[7][1] = dt_replicate();
+        for (k = 0; k < NT + 1; k++) /* k == NT: out = out op out */
+            for (o = 0; o < 3; o++)
+                for (ti = 0; ti < 9; ti++) {
+                    dt_dtype t = ts[ti];
+                    dt_reduce op = ops[o];
+                    int kk = k < NT ? k : 0, self = k == NT;
+                    size_t bytes = (size_t)n * dt_dtype_size(t);
+                    pair x, y;
+                    char *want, *got;
+                    if (is_cx(t) && op != DT_SUM) continue;
+                    if (dtt_quick && (ti + k + o) % 3) continue;
+                    dtt_ctx("reduce mesh %dx%d transition %d op %d %s", md.shape[0], md.shape[1], k, (int)op,
+                            dt_dtype_name(t));
+                    y = make_pair_any(m, t, 2, shape, dst[kk], 2);
+                    x = self ? y : make_pair_any(m, t, 2, shape, src[kk], 1);
+                    want = (char *)malloc(bytes + 1);
+                    got = (char *)malloc(bytes + 1);
+                    fill_any(t, want, n, 2);
+                    {
+                        char *xv = (char *)malloc(bytes + 1);
+                        fill_any(t, xv, n, self ? 2 : 1);
+                        ref_combine(t, op, want, xv, n);
+                        free(xv);
+                    }
+                    if (x.h && x.d && y.h && y.d) {
+                        CHECK_OK(dt_tensor_redistribute_reduce(x.d, dst[kk], op, y.d));
+                        CHECK_OK(dt_tensor_redistribute_reduce(x.h, dst[kk], op, y.h));
+                        memset(got, 0x55, bytes);
+                        CHECK_OK(dt_tensor_gather(y.d, got));
+                        CHECK(!memcmp(got, want, bytes), "device tensor: values differ from the reference");
+                        memset(got, 0x55, bytes);
+                        CHECK_OK(dt_tensor_gather(y.h, got));
+                        CHECK(!memcmp(got, want, bytes), "host tensor: values differ from the reference");
+                        CHECK(dt_tensor_get_desc(y.d)->device == DEV, "out moved to device %d",
+                              dt_tensor_get_desc(y.d)->device);
+                    }
+                    if (!self) drop(&x);
+                    drop(&y);
+                    free(want);
+                    free(got);
+                }
+        dtt_ctx("");
+        dt_mesh_destroy(m);
+    }
+}
+
+/* ------------------------------------------------------------ integer Partial(avg) */
+
+/* rank r's part of element g of an integer Partial(avg) tensor: base(g) +
+   d(g, r). Even g: base is huge (|k * base| overflows the dtype, so a
+   plain sum would wrap) and the d's are small, so the truncated mean is
+   base + floor (base > 0) or ceil (base < 0) of sum(d) / k; odd g: base 0
+   and d of both signs, the mean sum(d) / k truncated toward zero. U8: base
+   200, d >= 0. */
+static int64_t avg_base(dt_dtype t, int64_t g) {
+    int64_t big = t == DT_I64 ? ((int64_t)1 << 62) + g : t == DT_I32 ? ((int64_t)1 << 30) + g : 200;
+    if (g % 2) return 0;
+    return t != DT_U8 && g % 4 == 2 ? -big : big;
+}
+static int64_t avg_d(dt_dtype t, int64_t g, int r) {
+    int64_t d = (g * 3 + (int64_t)r * 5) % 7;
+    return t == DT_U8 ? d : d - 3;
+}
+static int64_t avg_want(dt_dtype t, int64_t g, int k) {
+    int64_t b = avg_base(t, g), sd = 0, q;
+    int r;
+    for (r = 0; r < k; r++) sd += avg_d(t, g, r);
+    if (b == 0) return sd / k;
+    q = sd / k; /* C division truncates; adjust to floor / ceil */
+    if (b > 0 && sd % k != 0 && sd < 0) q--;
+    if (b < 0 && sd % k != 0 && sd > 0) q++;
+    return b + q;
+}
+static void int_store(dt_dtype t, void *p, int64_t i, int64_t v) {
+    if (t == DT_I64) ((int64_t *)p)[i] = v;
+    else if (t == DT_I32) ((int32_t *)p)[i] = (int32_t)v;
+    else ((uint8_t *)p)[i] = (uint8_t)v;
+}
+
+/* Partial(avg) of I32/I64/U8 to Replicate (allreduce) and to Shard(0)
+   (reduce-scatter), on device and host tensors over this comm, against the
+   mean computed above, on the 1-D mesh of every rank (redistribution_sweep
+   draws I64 Partial(avg) on 2-D meshes against host tensors) */
+static void int_avg_sweep(dt_comm *comm) {
+    static const dt_dtype ts[] = {DT_I32, DT_I64, DT_U8};
+    int64_t shape[1] = {13}, n = 13, g;
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    int ti, k;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    for (ti = 0; ti < 3; ti++)
+        for (k = 0; k < 2; k++) {
+            dt_dtype t = ts[ti];
+            size_t es = dt_dtype_size(t), bytes = (size_t)n * es;
+            dt_placement src[1], dst[1];
+            dt_tensor_desc hd, dd;
+            dt_tensor *h = NULL, *d = NULL, *ho = NULL, *dout = NULL;
+            char *local = (char *)malloc(bytes), *want = (char *)malloc(bytes), *got = (char *)malloc(bytes);
+            src[0] = dt_partial(DT_AVG);
+            dst[0] = k ? dt_shard(0) : dt_replicate();
+            dtt_ctx("int avg %s -> %s", dt_dtype_name(t), k ? "S(0)" : "R");
+            for (g = 0; g < n; g++) {
+                int_store(t, local, g, avg_base(t, g) + avg_d(t, g, dtt_rank));
+                int_store(t, want, g, avg_want(t, g, dtt_np));
+            }
+            hd = mkdesc(t, 1, shape, src, 1, DT_HOST);
+            dd = mkdesc(t, 1, shape, src, 1, DEV);
+            CHECK_OK(dt_tensor_from_local(m, &hd, local, DT_COPY, &h));
+            CHECK_OK(dt_tensor_from_local(m, &dd, local, DT_COPY, &d));
+            if (h && d) {
+                CHECK_OK(dt_tensor_redistribute(d, dst, &dout));
+                CHECK_OK(dt_tensor_redistribute(h, dst, &ho));
+                if (dout) {
+                    memset(got, 0x55, bytes);
+                    CHECK_OK(dt_tensor_gather(dout, got));
+                    CHECK(!memcmp(got, want, bytes), "device tensor: the mean differs from the reference");
+                }
+                if (ho) {
+                    memset(got, 0x55, bytes);
+                    CHECK_OK(dt_tensor_gather(ho, got));
+                    CHECK(!memcmp(got, want, bytes), "host tensor: the mean differs from the reference");
+                }
+            }
+            dt_tensor_destroy(h); dt_tensor_destroy(d); dt_tensor_destroy(ho); dt_tensor_destroy(dout);
+            free(local); free(want); free(got);
+        }
+    dtt_ctx("");
+    dt_mesh_destroy(m);
 }
 
 /* the random values of device tensors equal the host's bit for bit, for every placement */
@@ -861,6 +1081,8 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     device_full_buffers(comm);
     complex_device(comm);
     ops_sweep(comm);
+    reduce_sweep(comm);
+    int_avg_sweep(comm);
     rng_sweep(comm);
     bad_input(comm);
 #ifdef DTCU_STANDIN
