@@ -1140,8 +1140,9 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* loca
    max/min/argmax/norm2, softmax, norms, embedding, cross-entropy, cast to
    a real dtype) is DT_ERR_DTYPE on every rank: complex numbers have no
    order, and those ops are not computed on the pairs as if they were reals.
-   On a device (DT_CUDA) complex ops are DT_ERR_UNSUPPORTED; complex device
-   tensors redistribute (bytes; Partial(SUM/AVG) as sums of the parts). */
+   Device tensors (DT_CUDA) take the same ops: the device kernels compute
+   on the pairs in double as the host's loops do (matmul: loops in double,
+   not cuBLAS). */
 
 /* pointwise unary: out = f(x), same shape, dtype and placements where the
    math allows (Partial passes through where f commutes with the reduction:
@@ -4147,7 +4148,8 @@ static void dt__cx_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size
     }
 }
 
-static dt__cx dt__cx_binary_elem(dt__bop op, dt__cx p, dt__cx q, double alpha) {
+/* (DT__HD: dtensor_cuda.h's complex binary kernel calls it too) */
+DT__HD dt__cx dt__cx_binary_elem(dt__bop op, dt__cx p, dt__cx q, double alpha) {
     switch (op) {
     case DT__B_ADD: return dt__cx_make(p.re + q.re, p.im + q.im);
     case DT__B_SUB: return dt__cx_make(p.re - q.re, p.im - q.im);
@@ -4719,33 +4721,41 @@ static void dt__reduce_outer(dt__rop op, dt_dtype t, const dt__rgeom *g, const v
     }
 }
 
+typedef void (*dt__reduce_kernel)(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask,
+                                  const void *x, void *out, double scale);
+
+/* a complex reduction as reductions of the parts (dt__cx_reduce_geom) by
+   `real`: the host's kernel, or a device's (dtensor_cuda.h) */
+static void dt__cx_reduce(dt__reduce_kernel real, dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
+                          unsigned mask, const void *x, void *out, double scale) {
+    int d;
+    int64_t geo[DT_MAX_DIMS + 1], slice = 1, i;
+    unsigned rmask;
+    size_t ps = dt_dtype_size(dt__part_dtype(t));
+    int64_t kept = 1;
+    int nd = dt__cx_reduce_geom(ndim, shape, mask, geo, &rmask);
+    if (nd < DT_MAX_DIMS || !(rmask >> (nd - 1))) { /* a trailing 2, or a kept last dim doubled */
+        if (nd < DT_MAX_DIMS) geo[nd++] = 2;
+        else geo[nd - 1] *= 2;
+        real(op, dt__part_dtype(t), nd, geo, rmask, x, out, scale);
+        return;
+    }
+    for (d = 1; d < nd; d++) {
+        slice *= geo[d];
+        if (!((rmask >> d) & 1u)) kept *= geo[d];
+    }
+    geo[nd] = 2;
+    for (i = 0; i < geo[0]; i++) /* alternating, the last reduced: geo[0] is kept, its slices reduce alone */
+        real(op, dt__part_dtype(t), nd, geo + 1, rmask >> 1, (const char *)x + (size_t)(i * slice * 2) * ps,
+             (char *)out + (size_t)(i * kept * 2) * ps, scale);
+}
+
 static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask, const void *x,
                          void *out, double scale) {
     int64_t nout = 1, nred = 1;
     int d;
     dt__rgeom g;
-    if (dt__is_complex(t)) { /* the parts' reduction (dt__cx_reduce_geom) */
-        int64_t geo[DT_MAX_DIMS + 1], slice = 1, i;
-        unsigned rmask;
-        size_t ps = dt_dtype_size(dt__part_dtype(t));
-        int64_t kept = 1;
-        int nd = dt__cx_reduce_geom(ndim, shape, mask, geo, &rmask);
-        if (nd < DT_MAX_DIMS || !(rmask >> (nd - 1))) { /* a trailing 2, or a kept last dim doubled */
-            if (nd < DT_MAX_DIMS) geo[nd++] = 2;
-            else geo[nd - 1] *= 2;
-            dt__k_reduce(op, dt__part_dtype(t), nd, geo, rmask, x, out, scale);
-            return;
-        }
-        for (d = 1; d < nd; d++) {
-            slice *= geo[d];
-            if (!((rmask >> d) & 1u)) kept *= geo[d];
-        }
-        geo[nd] = 2;
-        for (i = 0; i < geo[0]; i++) /* alternating, the last reduced: geo[0] is kept, its slices reduce alone */
-            dt__k_reduce(op, dt__part_dtype(t), nd, geo + 1, rmask >> 1, (const char *)x + (size_t)(i * slice * 2) * ps,
-                         (char *)out + (size_t)(i * kept * 2) * ps, scale);
-        return;
-    }
+    if (dt__is_complex(t)) { dt__cx_reduce(dt__k_reduce, op, t, ndim, shape, mask, x, out, scale); return; }
     for (d = 0; d < ndim; d++) {
         if ((mask >> d) & 1u) nred *= shape[d];
         else nout *= shape[d];
@@ -12100,8 +12110,8 @@ static int dt__complex_allowed(int op) {
     }
 }
 
-/* a complex input: an op complex defines, on the host (the device kernels
-   are real-only; complex device tensors redistribute, as bytes and sums) */
+/* a complex input: an op complex defines (on the host or a device: both
+   kernel tables take C64/C128) */
 static dt_status dt__check_complex_op(const dt__call *c) {
     int i;
     for (i = 0; i < c->nin; i++) {
@@ -12112,10 +12122,6 @@ static dt_status dt__check_complex_op(const dt__call *c) {
         if (!dt__complex_allowed(c->op))
             return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is not defined for complex dtypes (README lists "
                             "the ops that take complex)", c->fn, c->in[i].name, dt_dtype_name(t));
-        if (!dt__on_host(c->dev))
-            return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s is %s on %s memory; complex ops run on host tensors in this "
-                            "version (complex device tensors redistribute)", c->fn, c->in[i].name, dt_dtype_name(t),
-                            c->dev->name);
     }
     return DT_OK;
 }
@@ -12345,9 +12351,6 @@ static dt_status dt__cast_body(const dt_tensor *x, dt_dtype to, dt_tensor **out)
                                              dt_dtype_name(to)));
     if (dt__is_complex(to) && (st = dt__check_complex_partial("dt_cast", to, x->desc.placements, x->mesh->ndim)))
         return dt__call_refused(&c, st);
-    if (dt__is_complex(to) && !dt__on_host(c.dev))
-        return dt__call_refused(&c, dt__fail(DT_ERR_UNSUPPORTED, "dt_cast: to = %s on %s memory; complex ops run "
-                                             "on host tensors in this version", dt_dtype_name(to), c.dev->name));
     dt__call_arg(&c, (int64_t)to);
     return dt__dispatch(&c, out);
 }
