@@ -1229,11 +1229,14 @@ DT_API dt_status dt_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor 
 DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs);  /* collective */
 
 /* embedding: table[V,D] (any placement; row-sharded gives a masked Partial),
-   idx integer [...] -> [..., D]. Out-of-range indices are DT_ERR_ARG. */
+   idx integer [...] -> [..., D]. Out-of-range indices are DT_ERR_ARG (on
+   every rank, *out untouched; device tensors' indices are checked on the
+   device: a min/max reduction, one pair of scalars to the host). */
 DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out);  /* collective */
 /* mean cross-entropy of logits[N,C] against integer targets[N] -> 0-d; with
    class-sharded logits the softmax statistics are reduced across the ranks
-   (loss_parallel) instead of gathering the logits */
+   (loss_parallel) instead of gathering the logits. Host tensors only
+   (DT_ERR_UNSUPPORTED on a device: the row statistics live in host memory) */
 DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out);  /* collective */
 
 /* explain: from now on print each op's chosen strategy on this mesh (the
@@ -12132,9 +12135,9 @@ static dt_status dt__call_check(dt__call *c) {
     int i;
     int indices = dt__has_trait(c->def, DT__FAM_INDICES);
     if ((st = dt__call_mesh(c))) return dt__call_refused(c, st);
-    if (indices && !dt__on_host(c->dev))
-        return dt__call_refused(c, dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors (its indices are "
-                                            "checked on the host)", c->fn, c->dev->name));
+    if (indices && !dt__on_host(c->dev) && c->op == DT__OP_CROSS_ENTROPY)
+        return dt__call_refused(c, dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors in this version "
+                                            "(its row statistics are reduced in host memory)", c->fn, c->dev->name));
     for (i = 1; i < c->nin && !indices; i++)
         if ((st = dt__same_dtype(c, 0, i))) return dt__call_refused(c, st);
     if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
@@ -12758,14 +12761,42 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
     DT__PUBLIC("dt_split", dt__split_body(x, dim, n, sizes, outs));
 }
 
-/* out-of-range indices are refused on every rank before anything moves.
+/* a device tensor's smallest and largest index: two reductions on its
+   device, one pair of scalars copied to the host (the copy waits for them) */
+static dt_status dt__device_index_range(const dt__call *c, const dt_tensor *ix, int64_t *lo, int64_t *hi) {
+    const dt__kernels *k = ix->dev->kernels();
+    int64_t n = (int64_t)ix->numel, v[2] = {0, 0};
+    int32_t w[2] = {0, 0};
+    size_t es = dt_dtype_size(ix->desc.dtype);
+    char *buf = NULL;
+    dt_status st = dt__scratch_on(c->m, ix->dev, DT__SCRATCH_SCALAR, 2 * es, (void **)&buf);
+    if (st) return st;
+    k->reduce(DT__R_MIN, ix->desc.dtype, 1, &n, 1u, ix->data, buf, 1.0);
+    k->reduce(DT__R_MAX, ix->desc.dtype, 1, &n, 1u, ix->data, buf + es, 1.0);
+    if ((st = ix->dev->copy(c->fn, es == 4 ? (void *)w : (void *)v, buf, 2 * es)) || (st = ix->dev->sync(c->fn)))
+        return st;
+    *lo = es == 4 ? w[0] : v[0];
+    *hi = es == 4 ? w[1] : v[1];
+    return DT_OK;
+}
+
+/* out-of-range indices are refused on every rank before anything moves
+   (a device tensor's are checked on its device: dt__device_index_range).
    `pre`: this rank's earlier argument error (it takes part in the same
    agreement, so the other ranks fail with it instead of waiting here) */
 static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64_t limit, const char *what,
                                    dt_status pre) {
     size_t i;
     dt_status st = pre, ag;
-    for (i = 0; i < ix->numel && !st; i++) {
+    if (!st && ix->numel && !dt__on_host(ix->dev)) {
+        int64_t lo = 0, hi = 0;
+        st = dt__device_index_range(c, ix, &lo, &hi);
+        if (!st && (lo < 0 || hi >= limit))
+            st = dt__fail(DT_ERR_ARG, "%s: %s holds %lld (its %s on this rank, device %d); valid indices are 0..%lld",
+                          c->fn, what, (long long)(lo < 0 ? lo : hi), lo < 0 ? "minimum" : "maximum",
+                          ix->desc.device, (long long)limit - 1);
+    }
+    for (i = 0; i < ix->numel && !st && dt__on_host(ix->dev); i++) {
         int64_t v = ix->desc.dtype == DT_I32 ? ((const int32_t *)ix->data)[i] : ((const int64_t *)ix->data)[i];
         if (v < 0 || v >= limit)
             st = dt__fail(DT_ERR_ARG, "%s: %s holds %lld at local element %zu; valid indices are 0..%lld", c->fn, what,

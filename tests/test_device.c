@@ -889,6 +889,90 @@ static void complex_ops(dt_comm *comm) {
     }
 }
 
+/* ------------------------------------------------------------ embedding */
+
+/* an index tensor [3, 4] (values (g * 5) % 11, one of them `bad` when bad != 0) */
+static pair make_idx(dt_mesh *m, dt_dtype t, const dt_placement *pl, int64_t bad) {
+    int64_t shape[2] = {3, 4}, g, v[12];
+    int32_t w[12];
+    pair p = {NULL, NULL};
+    dt_tensor_desc hd = mkdesc(t, 2, shape, pl, 2, DT_HOST), dd = mkdesc(t, 2, shape, pl, 2, DEV);
+    for (g = 0; g < 12; g++) v[g] = (g * 5) % 11;
+    if (bad) v[7] = bad;
+    for (g = 0; g < 12; g++) w[g] = (int32_t)v[g];
+    CHECK_OK(dt_tensor_distribute(m, &hd, t == DT_I32 ? (void *)w : (void *)v, DT_SRC_ALL, &p.h));
+    CHECK_OK(dt_tensor_distribute(m, &dd, t == DT_I32 ? (void *)w : (void *)v, DT_SRC_ALL, &p.d));
+    return p;
+}
+
+/* dt_embedding on device tensors against host tensors (row-sharded,
+   column-sharded and replicated tables; I32 and I64 indices, sharded and
+   replicated), exact (rows copied, masked Partial sums of one row and
+   zeros); an index out of range (too large, negative) on some ranks:
+   DT_ERR_ARG naming the call on every rank, *out untouched (NULL, or an
+   existing tensor keeping its values); dt_cross_entropy stays host-only */
+static void embedding_device(dt_comm *comm) {
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k;
+    for (f = 0; f < nf && f < 2; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        int64_t sw[2] = {11, 6};
+        dt_placement tp[3][2], ip[2][2];
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        tp[0][0] = dt_shard(0); tp[0][1] = dt_replicate();  /* vocab-parallel */
+        tp[1][0] = dt_replicate(); tp[1][1] = dt_shard(1);  /* columns */
+        tp[2][0] = dt_replicate(); tp[2][1] = dt_replicate();
+        ip[0][0] = dt_replicate(); ip[0][1] = dt_shard(0);
+        ip[1][0] = dt_replicate(); ip[1][1] = dt_replicate();
+        for (k = 0; k < 6; k++) {
+            dt_dtype it = k % 2 ? DT_I32 : DT_I64;
+            pair tb = make_pair(m, DT_F32, 2, sw, tp[k % 3], 2, 7), ix = make_idx(m, it, ip[k / 3], 0);
+            pair bad = make_idx(m, it, ip[k / 3], k % 2 ? -3 : 11);
+            dt_tensor *o = NULL, *keep;
+            float before[72], after[72];
+            dtt_ctx("embedding mesh %dx%d table %d idx %s %d", md.shape[0], md.shape[1], k % 3, dt_dtype_name(it), k / 3);
+            BOTH(dt_embedding(tb.h, ix.h, &rh_), dt_embedding(tb.d, ix.d, &rd_), "embedding", 1);
+            CHECK_ST(dt_embedding(tb.d, bad.d, &o), DT_ERR_ARG);
+            CHECK_ERRMSG("dt_embedding");
+            CHECK(o == NULL, "*out made on failure");
+            if (dtt_ok(dt_embedding(tb.d, ix.d, &o)) && o) {
+                CHECK_OK(dt_tensor_gather(o, before));
+                keep = o;
+                CHECK_ST(dt_embedding(tb.d, bad.d, &o), DT_ERR_ARG);
+                CHECK(o == keep, "*out replaced on failure");
+                CHECK_OK(dt_tensor_gather(o, after));
+                CHECK(!memcmp(before, after, sizeof before), "*out written on failure");
+            }
+            dt_tensor_destroy(o);
+            o = NULL;
+            CHECK_ST(dt_embedding(tb.h, bad.h, &o), DT_ERR_ARG); /* the host refuses the same */
+            drop(&tb); drop(&ix); drop(&bad);
+        }
+        {
+            int64_t sl[2] = {4, 5}, st1[1] = {4}, tv[4] = {0, 4, 2, 3};
+            dt_placement rp[2];
+            dt_tensor_desc td;
+            pair lg;
+            dt_tensor *tg = NULL, *o = NULL;
+            rp[0] = rp[1] = dt_replicate();
+            lg = make_pair(m, DT_F32, 2, sl, rp, 2, 8);
+            td = mkdesc(DT_I64, 1, st1, rp, 2, DEV);
+            CHECK_OK(dt_tensor_distribute(m, &td, tv, DT_SRC_ALL, &tg));
+            CHECK_ST(dt_cross_entropy(lg.d, tg, &o), DT_ERR_UNSUPPORTED);
+            CHECK_ERRMSG("dt_cross_entropy");
+            CHECK(o == NULL, "*out made on failure");
+            drop(&lg);
+            dt_tensor_destroy(tg);
+        }
+        dtt_ctx("");
+        dt_mesh_destroy(m);
+    }
+}
+
 /* the random values of device tensors equal the host's bit for bit, for every placement */
 static void rng_sweep(dt_comm *comm) {
     static const dt_dtype ts[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64};
@@ -1157,6 +1241,7 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     reduce_sweep(comm);
     int_avg_sweep(comm);
     complex_ops(comm);
+    embedding_device(comm);
     rng_sweep(comm);
     bad_input(comm);
 #ifdef DTCU_STANDIN
