@@ -1235,8 +1235,9 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
 DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out);  /* collective */
 /* mean cross-entropy of logits[N,C] against integer targets[N] -> 0-d; with
    class-sharded logits the softmax statistics are reduced across the ranks
-   (loss_parallel) instead of gathering the logits. Host tensors only
-   (DT_ERR_UNSUPPORTED on a device: the row statistics live in host memory) */
+   (loss_parallel) instead of gathering the logits. On a device the targets
+   are checked there (as dt_embedding's indices) and the statistics computed
+   and reduced in device memory; the loss is formed on the host from them. */
 DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out);  /* collective */
 
 /* explain: from now on print each op's chosen strategy on this mesh (the
@@ -12054,31 +12055,51 @@ static dt_status dt__infer_xent(dt__call *c) {
     return DT_OK;
 }
 
+/* the row statistics d[n] (in the op's memory) reduced over the mesh dims
+   that split the classes; a device's buffer over a backend that takes host
+   memory only goes through the host buffer h[n] */
+static dt_status dt__xent_allreduce(const dt__call *c, double *d, double *h, size_t n, dt_reduce op) {
+    int i, cd = c->m->comm->root->be.device;
+    int staged = !dt__on_host(c->dev) && cd != DT_ANY_MEMORY && cd != c->in[0].d->device;
+    dt_status st;
+    for (i = 0; i < c->m->ndim; i++) {
+        if (c->want[0][i].kind != DT_SHARD || c->want[0][i].dim != 1) continue;
+        if (staged && n && (st = c->dev->copy(c->fn, h, d, n * sizeof(double)))) return st;
+        if ((st = dt__comm_allreduce(c->m->dim[i], staged ? h : d, staged ? h : d, n, DT_F64, op))) return st;
+        if (staged && n && (st = c->dev->copy(c->fn, d, h, n * sizeof(double)))) return st;
+    }
+    return DT_OK;
+}
+
 /* loss_parallel: per-row max, sum of exp and target logit are reduced over
    the mesh dims that split the classes; rows are summed locally (Partial
-   where they are split) */
+   where they are split). On a device the statistics are computed and
+   reduced in device memory, then copied to the host (3 doubles a row),
+   where the loss is formed as on the host; the scalar is copied back. */
 static dt_status dt__run_xent(const dt__call *c, const dt__local *in, dt_tensor *o) {
     const dt__local *x = &in[0];
-    size_t rows = (size_t)x->box.ext[0], r;
-    double *buf, loss = 0;
+    size_t rows = (size_t)x->box.ext[0], r, bytes = 3 * rows * sizeof(double) + 1;
+    double *buf, *hbuf, loss = 0;
+    int dev = !dt__on_host(c->dev);
+    char v[16];
     dt_status st;
-    int i;
-    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, 3 * rows * sizeof(double) + 1, (void **)&buf))) return st;
+    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, bytes, (void **)&hbuf))) return st;
+    buf = hbuf;
+    if (dev && (st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_TMP, bytes, (void **)&buf))) return st;
     c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1],
                       c->in[1].d->dtype, in[1].data, NULL, buf, NULL, NULL);
-    for (i = 0; i < c->m->ndim; i++)
-        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
-            (st = dt__comm_allreduce(c->m->dim[i], buf, buf, rows, DT_F64, DT_MAX)))
-            return st;
+    if ((st = dt__xent_allreduce(c, buf, hbuf, rows, DT_MAX))) return st;
     c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1], c->in[1].d->dtype,
                       in[1].data, buf, NULL, buf + rows, buf + 2 * rows);
-    for (i = 0; i < c->m->ndim; i++)
-        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
-            (st = dt__comm_allreduce(c->m->dim[i], buf + rows, buf + rows, 2 * rows, DT_F64, DT_SUM)))
-            return st;
-    for (r = 0; r < rows; r++) loss += log(buf[rows + r]) + buf[r] - buf[2 * rows + r];
-    dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], o->data);
-    return DT_OK;
+    if ((st = dt__xent_allreduce(c, buf + rows, hbuf + rows, 2 * rows, DT_SUM))) return st;
+    if (dev && rows && (st = c->dev->copy(c->fn, hbuf, buf, 3 * rows * sizeof(double)))) return st;
+    for (r = 0; r < rows; r++) loss += log(hbuf[rows + r]) + hbuf[r] - hbuf[2 * rows + r];
+    if (!dev) {
+        dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], o->data);
+        return DT_OK;
+    }
+    dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], v);
+    return c->dev->copy(c->fn, o->data, v, dt_dtype_size(o->desc.dtype));
 }
 
 /* ---- the family table, and running an op ---- */
@@ -12135,9 +12156,6 @@ static dt_status dt__call_check(dt__call *c) {
     int i;
     int indices = dt__has_trait(c->def, DT__FAM_INDICES);
     if ((st = dt__call_mesh(c))) return dt__call_refused(c, st);
-    if (indices && !dt__on_host(c->dev) && c->op == DT__OP_CROSS_ENTROPY)
-        return dt__call_refused(c, dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors in this version "
-                                            "(its row statistics are reduced in host memory)", c->fn, c->dev->name));
     for (i = 1; i < c->nin && !indices; i++)
         if ((st = dt__same_dtype(c, 0, i))) return dt__call_refused(c, st);
     if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))

@@ -910,7 +910,8 @@ static pair make_idx(dt_mesh *m, dt_dtype t, const dt_placement *pl, int64_t bad
    replicated), exact (rows copied, masked Partial sums of one row and
    zeros); an index out of range (too large, negative) on some ranks:
    DT_ERR_ARG naming the call on every rank, *out untouched (NULL, or an
-   existing tensor keeping its values); dt_cross_entropy stays host-only */
+   existing tensor keeping its values); dt_cross_entropy likewise on
+   replicated, class-sharded and row-sharded logits */
 static void embedding_device(dt_comm *comm) {
     int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k;
     for (f = 0; f < nf && f < 2; f++) {
@@ -952,21 +953,30 @@ static void embedding_device(dt_comm *comm) {
             CHECK_ST(dt_embedding(tb.h, bad.h, &o), DT_ERR_ARG); /* the host refuses the same */
             drop(&tb); drop(&ix); drop(&bad);
         }
-        {
-            int64_t sl[2] = {4, 5}, st1[1] = {4}, tv[4] = {0, 4, 2, 3};
-            dt_placement rp[2];
-            dt_tensor_desc td;
-            pair lg;
-            dt_tensor *tg = NULL, *o = NULL;
+        for (k = 0; k < 6; k++) { /* cross-entropy: replicated, class-sharded (loss_parallel), row-sharded logits */
+            int64_t sl[2] = {4, 5}, st1[1] = {4}, tv[4] = {0, 4, 2, 3}, bv[4] = {0, 4, 5, 3};
+            int32_t tw[4] = {0, 4, 2, 3}, bw[4] = {0, -1, 2, 3};
+            dt_dtype it = k % 2 ? DT_I32 : DT_I64;
+            dt_placement lp[3][2], rp[2];
+            dt_tensor_desc th, tdd;
+            pair lg, tg = {NULL, NULL}, bad = {NULL, NULL};
+            dt_tensor *o = NULL;
+            lp[0][0] = lp[0][1] = dt_replicate();
+            lp[1][0] = dt_replicate(); lp[1][1] = dt_shard(1);
+            lp[2][0] = dt_shard(0); lp[2][1] = dt_replicate();
             rp[0] = rp[1] = dt_replicate();
-            lg = make_pair(m, DT_F32, 2, sl, rp, 2, 8);
-            td = mkdesc(DT_I64, 1, st1, rp, 2, DEV);
-            CHECK_OK(dt_tensor_distribute(m, &td, tv, DT_SRC_ALL, &tg));
-            CHECK_ST(dt_cross_entropy(lg.d, tg, &o), DT_ERR_UNSUPPORTED);
+            dtt_ctx("cross_entropy mesh %dx%d logits %d %s", md.shape[0], md.shape[1], k / 2, dt_dtype_name(it));
+            lg = make_pair(m, DT_F32, 2, sl, lp[k / 2], 2, 8);
+            th = mkdesc(it, 1, st1, rp, 2, DT_HOST);
+            tdd = mkdesc(it, 1, st1, rp, 2, DEV);
+            CHECK_OK(dt_tensor_distribute(m, &th, it == DT_I32 ? (void *)tw : (void *)tv, DT_SRC_ALL, &tg.h));
+            CHECK_OK(dt_tensor_distribute(m, &tdd, it == DT_I32 ? (void *)tw : (void *)tv, DT_SRC_ALL, &tg.d));
+            CHECK_OK(dt_tensor_distribute(m, &tdd, it == DT_I32 ? (void *)bw : (void *)bv, DT_SRC_ALL, &bad.d));
+            BOTH(dt_cross_entropy(lg.h, tg.h, &rh_), dt_cross_entropy(lg.d, tg.d, &rd_), "cross_entropy", EXACT_FLOATS);
+            CHECK_ST(dt_cross_entropy(lg.d, bad.d, &o), DT_ERR_ARG);
             CHECK_ERRMSG("dt_cross_entropy");
             CHECK(o == NULL, "*out made on failure");
-            drop(&lg);
-            dt_tensor_destroy(tg);
+            drop(&lg); drop(&tg); drop(&bad);
         }
         dtt_ctx("");
         dt_mesh_destroy(m);
