@@ -28,7 +28,8 @@
    and a backend that takes device memory itself -- for sim, the MPI
    backend behind pointer decoding; for CUDA, NCCL (DT_TEST_BACKEND=nccl;
    at one rank on a GPU machine, at every rank on the stand-in). Every value is checked against the same
-   computation on host tensors, and gathered results against closed forms. */
+   computation on host tensors, and gathered results against closed forms (redistribute_reduce and
+   integer Partial(avg): against references computed here from the global values). */
 #define DTENSOR_IMPLEMENTATION
 #ifdef DT_TEST_CUDA
 #include "dtensor_cuda.h"
