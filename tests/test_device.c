@@ -487,7 +487,7 @@ static void complex_device(dt_comm *comm) {
         double full[70], back[70];
         float *ff = (float *)(void *)full;
         dt_placement steps[9][1], start[1];
-        dt_tensor *x = NULL, *o = NULL;
+        dt_tensor *x = NULL;
         dt_tensor_desc dd;
         for (i = 0; i < 2 * n; i++) { /* (re, im) = small quarters, exact in both */
             double v = (double)(i % 23 - 11) * 0.25;
@@ -519,7 +519,6 @@ static void complex_device(dt_comm *comm) {
             dt_tensor_destroy(x);
             x = y;
         }
-        (void)o;
         dt_tensor_destroy(x);
     }
     dt_mesh_destroy(m);
