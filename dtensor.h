@@ -977,10 +977,13 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
    DT_AVG is refused, it is no elementwise accumulation), DT_ERR_PLACEMENT
    (placements invalid or not out's; a Partial destination placement:
    reduce it to Replicate or Shard first), DT_ERR_SHAPE / DT_ERR_DTYPE /
-   DT_ERR_MESH (out's spec), DT_ERR_DTYPE (complex with DT_MAX/DT_MIN),
-   DT_ERR_UNSUPPORTED (tensors in device memory, in this version). On any
-   error out is untouched (everything is checked before a byte moves). F16
-   and BF16 combine in F32 and round back; integers wrap as the type does. */
+   DT_ERR_MESH (out's spec), DT_ERR_DTYPE (complex with DT_MAX/DT_MIN). On
+   any error out is untouched (everything is checked before a byte moves).
+   F16 and BF16 combine in F32 and round back; integers wrap as the type
+   does. Device tensors combine on their device (a device kernel); over a
+   backend that takes the other memory (plain MPI and a device tensor) the
+   redistributed values are staged into device scratch and combined there,
+   out never copied to the host. */
 DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
                                                dt_tensor *out);  /* collective */
 /* the full global tensor into `full` on every mesh rank (collective; ranks
@@ -1141,8 +1144,9 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* loca
    max/min/argmax/norm2, softmax, norms, embedding, cross-entropy, cast to
    a real dtype) is DT_ERR_DTYPE on every rank: complex numbers have no
    order, and those ops are not computed on the pairs as if they were reals.
-   On a device (DT_CUDA) complex ops are DT_ERR_UNSUPPORTED; complex device
-   tensors redistribute (bytes; Partial(SUM/AVG) as sums of the parts). */
+   Device tensors (DT_CUDA) take the same ops: the device kernels compute
+   on the pairs in double as the host's loops do (matmul: loops in double,
+   not cuBLAS). */
 
 /* pointwise unary: out = f(x), same shape, dtype and placements where the
    math allows (Partial passes through where f commutes with the reduction:
@@ -1229,11 +1233,15 @@ DT_API dt_status dt_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor 
 DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs);  /* collective */
 
 /* embedding: table[V,D] (any placement; row-sharded gives a masked Partial),
-   idx integer [...] -> [..., D]. Out-of-range indices are DT_ERR_ARG. */
+   idx integer [...] -> [..., D]. Out-of-range indices are DT_ERR_ARG (on
+   every rank, *out untouched; device tensors' indices are checked on the
+   device: a min/max reduction, one pair of scalars to the host). */
 DT_API dt_status dt_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out);  /* collective */
 /* mean cross-entropy of logits[N,C] against integer targets[N] -> 0-d; with
    class-sharded logits the softmax statistics are reduced across the ranks
-   (loss_parallel) instead of gathering the logits */
+   (loss_parallel) instead of gathering the logits. On a device the targets
+   are checked there (as dt_embedding's indices) and the statistics computed
+   and reduced in device memory; the loss is formed on the host from them. */
 DT_API dt_status dt_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out);  /* collective */
 
 /* explain: from now on print each op's chosen strategy on this mesh (the
@@ -3070,13 +3078,20 @@ static void dt__avg_split(dt_dtype t, const void *x, size_t n, int k, int64_t *q
     }
 }
 
+/* one element's mean from its summed parts (written once for host and
+   device: dtensor_cuda.h's join kernel calls it) */
+DT__HD int64_t dt__avg_mean(int64_t q, int64_t r, int k) {
+    int64_t a = q + r / k, b = r % k;
+    if (a > 0 && b < 0) a--;
+    else if (a < 0 && b > 0) a++;
+    return a;
+}
+
 static void dt__avg_join(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *out) {
     size_t i;
     for (i = 0; i < n; i++) {
         /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): qr holds 2 * sum(counts) words, all written by dt__avg_split */
-        int64_t a = q[i] + r[i] / k, b = r[i] % k;
-        if (a > 0 && b < 0) a--;
-        else if (a < 0 && b > 0) a++;
+        int64_t a = dt__avg_mean(q[i], r[i], k);
         if (t == DT_I32) ((int32_t *)out)[i] = (int32_t)a;
         else if (t == DT_U8) ((uint8_t *)out)[i] = (uint8_t)a;
         else ((int64_t *)out)[i] = a;
@@ -3853,6 +3868,11 @@ typedef struct dt__kernels {
     /* the random op's values for the local box (lo, ext per dim) of a tensor of global
        shape gs, into y (row-major over the box); dropout also reads op->x, writes op->mask */
     void (*rng)(const dt__rng_op *op, int ndim, const int64_t *gs, const int64_t *lo, const int64_t *ext, void *y);
+    /* integer Partial(AVG) without overflow (dt__avg_split, dt__avg_join): x (I32/I64/U8, n elements)
+       split as q*k + r (C division) into I64 q[n], r[n]; out[i] = the mean from the summed parts,
+       sum(q) + sum(r)/k truncated toward zero (dt__avg_mean) */
+    void (*avg_split)(dt_dtype t, const void *x, size_t n, int k, int64_t *q, int64_t *r);
+    void (*avg_join)(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *out);
 } dt__kernels;
 
 
@@ -4151,7 +4171,8 @@ static void dt__cx_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size
     }
 }
 
-static dt__cx dt__cx_binary_elem(dt__bop op, dt__cx p, dt__cx q, double alpha) {
+/* (DT__HD: dtensor_cuda.h's complex binary kernel calls it too) */
+DT__HD dt__cx dt__cx_binary_elem(dt__bop op, dt__cx p, dt__cx q, double alpha) {
     switch (op) {
     case DT__B_ADD: return dt__cx_make(p.re + q.re, p.im + q.im);
     case DT__B_SUB: return dt__cx_make(p.re - q.re, p.im - q.im);
@@ -4723,33 +4744,41 @@ static void dt__reduce_outer(dt__rop op, dt_dtype t, const dt__rgeom *g, const v
     }
 }
 
+typedef void (*dt__reduce_kernel)(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask,
+                                  const void *x, void *out, double scale);
+
+/* a complex reduction as reductions of the parts (dt__cx_reduce_geom) by
+   `real`: the host's kernel, or a device's (dtensor_cuda.h) */
+static void dt__cx_reduce(dt__reduce_kernel real, dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
+                          unsigned mask, const void *x, void *out, double scale) {
+    int d;
+    int64_t geo[DT_MAX_DIMS + 1], slice = 1, i;
+    unsigned rmask;
+    size_t ps = dt_dtype_size(dt__part_dtype(t));
+    int64_t kept = 1;
+    int nd = dt__cx_reduce_geom(ndim, shape, mask, geo, &rmask);
+    if (nd < DT_MAX_DIMS || !(rmask >> (nd - 1))) { /* a trailing 2, or a kept last dim doubled */
+        if (nd < DT_MAX_DIMS) geo[nd++] = 2;
+        else geo[nd - 1] *= 2;
+        real(op, dt__part_dtype(t), nd, geo, rmask, x, out, scale);
+        return;
+    }
+    for (d = 1; d < nd; d++) {
+        slice *= geo[d];
+        if (!((rmask >> d) & 1u)) kept *= geo[d];
+    }
+    geo[nd] = 2;
+    for (i = 0; i < geo[0]; i++) /* alternating, the last reduced: geo[0] is kept, its slices reduce alone */
+        real(op, dt__part_dtype(t), nd, geo + 1, rmask >> 1, (const char *)x + (size_t)(i * slice * 2) * ps,
+             (char *)out + (size_t)(i * kept * 2) * ps, scale);
+}
+
 static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape, unsigned mask, const void *x,
                          void *out, double scale) {
     int64_t nout = 1, nred = 1;
     int d;
     dt__rgeom g;
-    if (dt__is_complex(t)) { /* the parts' reduction (dt__cx_reduce_geom) */
-        int64_t geo[DT_MAX_DIMS + 1], slice = 1, i;
-        unsigned rmask;
-        size_t ps = dt_dtype_size(dt__part_dtype(t));
-        int64_t kept = 1;
-        int nd = dt__cx_reduce_geom(ndim, shape, mask, geo, &rmask);
-        if (nd < DT_MAX_DIMS || !(rmask >> (nd - 1))) { /* a trailing 2, or a kept last dim doubled */
-            if (nd < DT_MAX_DIMS) geo[nd++] = 2;
-            else geo[nd - 1] *= 2;
-            dt__k_reduce(op, dt__part_dtype(t), nd, geo, rmask, x, out, scale);
-            return;
-        }
-        for (d = 1; d < nd; d++) {
-            slice *= geo[d];
-            if (!((rmask >> d) & 1u)) kept *= geo[d];
-        }
-        geo[nd] = 2;
-        for (i = 0; i < geo[0]; i++) /* alternating, the last reduced: geo[0] is kept, its slices reduce alone */
-            dt__k_reduce(op, dt__part_dtype(t), nd, geo + 1, rmask >> 1, (const char *)x + (size_t)(i * slice * 2) * ps,
-                         (char *)out + (size_t)(i * kept * 2) * ps, scale);
-        return;
-    }
+    if (dt__is_complex(t)) { dt__cx_reduce(dt__k_reduce, op, t, ndim, shape, mask, x, out, scale); return; }
     for (d = 0; d < ndim; d++) {
         if ((mask >> d) & 1u) nred *= shape[d];
         else nout *= shape[d];
@@ -5984,7 +6013,7 @@ static void dt__k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int
 struct dt__kernels;
 
 /* the host device's kernels (>>kernels, >>gemm, >>philox) */
-static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng };
+static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng, dt__avg_split, dt__avg_join };
 static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_kernels; }
 
 typedef struct dt__device {
@@ -6007,6 +6036,11 @@ typedef struct dt__device {
        errors of the kernels (which return void) as DT_ERR_DEVICE naming fn */
     dt_status (*sync)(const char *fn);
     const struct dt__kernels *(*kernels)(void);
+    /* dt__copy_box_op's contract with op >= 0 (d = d op s over box p, op a
+       dt_reduce SUM/MAX/MIN for dtype t; complex SUM only), both arrays in
+       this device's memory: dt_tensor_redistribute_reduce's combining */
+    dt_status (*copy_box_op)(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t,
+                             int op);
 } dt__device;
 
 #define DT__MAX_DEVICES 4
@@ -6033,12 +6067,18 @@ static dt_status dt__host_copy_box(const char *fn, const dt__array *s, const dt_
     dt__copy_box(s, d, p);
     return DT_OK;
 }
+static dt_status dt__host_copy_box_op(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p,
+                                      dt_dtype t, int op) {
+    (void)fn;
+    dt__copy_box_op(s, d, p, t, op);
+    return DT_OK;
+}
 static int dt__host_owns(const void *p) { (void)p; return 1; }
 static dt_status dt__host_sync(const char *fn) { (void)fn; return DT_OK; }
 
 static const dt__device dt__host_device = { "host", dt__alloc, dt__host_free, dt__host_copy, dt__host_zero,
                                             dt__host_copy_box, dt__alloc, dt__host_free, dt__host_owns,
-                                            dt__host_sync, dt__host_kernels_get };
+                                            dt__host_sync, dt__host_kernels_get, dt__host_copy_box_op };
 
 #ifdef DT__CUDA_BUILD
 static const dt__device *dt__cuda_device(void); /* dtensor_cuda.h */
@@ -6066,6 +6106,14 @@ static dt_status dt__unpack_on(const dt__device *dev, const void *buf, const dt_
     dt__array b;
     b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
     return dev->copy_box("dt_tensor_redistribute (unpack)", &b, a, piece);
+}
+
+/* d = d (acc) s over box p on dev (acc >= 0: dt_tensor_redistribute_reduce's
+   combining; every array in dev's memory), or a plain box copy (acc < 0) */
+static dt_status dt__combine_on(const dt__device *dev, const dt__array *s, const dt__array *d, const dt__box *p,
+                                dt_dtype t, int acc) {
+    if (acc < 0) return dev->copy_box("dt_tensor_redistribute", s, d, p);
+    return dev->copy_box_op("dt_tensor_redistribute_reduce", s, d, p, t, acc);
 }
 
 static void dt__dev_cast(const dt__device *dev, dt_dtype from, const void *src, dt_dtype to, void *dst, size_t n) {
@@ -7616,7 +7664,7 @@ static dt_status dt__agree(dt_comm *c, const char *fn, dt_status local, uint64_t
 #define DT__NAME_MAX 32
 enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1, /* redistribution */
        DT__SCRATCH_IN0, DT__SCRATCH_IN1, DT__SCRATCH_IN2, DT__SCRATCH_TMP,         /* op inputs, temps */
-       DT__SCRATCH_F32, DT__SCRATCH_F32B, DT__SCRATCH_SCALAR,                    /* reductions in F32 */
+       DT__SCRATCH_F32, DT__SCRATCH_F32B, DT__SCRATCH_SCALAR,                    /* reductions in F32; integer AVG parts */
        DT__SCRATCH_STAGE0, DT__SCRATCH_STAGE1,                                  /* staging of devices */
        DT__SCRATCH_PIECES0, DT__SCRATCH_PIECES1, DT__SCRATCH_COUNTS,            /* exchange lists, counts */
        DT__SCRATCH_SLOTS };
@@ -9526,8 +9574,8 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
    `recv` (a box inside `out`) from its member; its own piece of recv is a
    local copy. gather: every member sends its whole `in`, so one allgatherv
    carries it (send is unused). Pieces that are contiguous in their buffer
-   travel in place; the rest are packed. acc >= 0 (host memory only): what
-   lands in `out` is combined with what it holds (dt__copy_box_op, dtype t):
+   travel in place; the rest are packed. acc >= 0: what lands in `out` is
+   combined with what it holds (dev's copy_box_op, dtype t):
    every received piece comes through the receive buffer, and the local
    piece and the unpack combine. */
 static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
@@ -9580,8 +9628,7 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     if (st) goto done;
     if (!gather && mine >= 0) {
         dt__piece_get(recv, mine, &b);
-        if (acc >= 0) dt__copy_box_op(in, out, &b, t, acc);
-        else if ((st = dev->copy_box("dt_tensor_redistribute", in, out, &b))) goto done;
+        if ((st = dt__combine_on(dev, in, out, &b, t, acc))) goto done;
     }
     if (!direct_r)
         for (k = 0; k < recv->n && !st; k++) {
@@ -9590,7 +9637,7 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
             if (acc >= 0) {
                 dt__array a;
                 a.data = rbuf + rd[j]; a.ndim = nd; a.es = es; a.box = b; a.stride = NULL;
-                dt__copy_box_op(&a, out, &b, t, acc);
+                st = dt__combine_on(dev, &a, out, &b, t, acc);
             } else {
                 st = dt__unpack_on(dev, rbuf + rd[j], &b, out);
             }
@@ -10189,12 +10236,6 @@ static dt_status dt__cast_on(const dt__ctx *x, dt_dtype from, const void *src, d
     return DT_OK;
 }
 
-static dt_status dt__no_int_avg_on_device(const dt__ctx *x) {
-    return dt__fail(DT_ERR_UNSUPPORTED, "dt_tensor_redistribute: Partial(avg) of %s on %s memory over a device "
-                    "backend (integer averages are combined on the host: use a host backend)",
-                    dt_dtype_name(x->dtype), x->dev->name);
-}
-
 static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_comm *g = x->m->dim[s->mdim];
     dt_reduce op = (dt_reduce)s->from[s->mdim].reduce;
@@ -10202,14 +10243,13 @@ static dt_status dt__run_allreduce(const dt__ctx *x, const dt__step *s, const dt
     float *f = NULL;
     dt__divisor dv;
     dt_status st;
-    if (dt__int_avg(x->dtype, op)) {
+    if (dt__int_avg(x->dtype, op)) { /* in the buffers' memory (a device's kernels) */
+        const dt__kernels *k = x->dev->kernels();
         int64_t *qr = NULL;
-        if (!dt__on_host(x->dev)) return dt__no_int_avg_on_device(x);
-        if ((st = dt__alloc("dt_tensor_redistribute", 2 * n * sizeof(int64_t), (void **)&qr))) return st;
-        dt__avg_split(x->dtype, in->data, n, g->size, qr, qr + n);
+        if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, 2 * n * sizeof(int64_t) + 1, (void **)&qr))) return st;
+        if (n) k->avg_split(x->dtype, in->data, n, g->size, qr, qr + n);
         st = dt__comm_allreduce(g, qr, qr, 2 * n, DT_I64, DT_SUM);
-        if (!st) dt__avg_join(x->dtype, qr, qr + n, n, g->size, out->data);
-        DT_FREE(qr);
+        if (!st && n) k->avg_join(x->dtype, qr, qr + n, n, g->size, out->data);
         return st;
     }
     if (!dt__reduce_in_f32(x, g)) {
@@ -10263,21 +10303,20 @@ static dt_status dt__run_reduce_scatter(const dt__ctx *x, const dt__step *s, con
         send = sbuf;
     }
     if (dt__int_avg(x->dtype, op)) { /* each member's block becomes [q..., r...] in i64 */
+        const dt__kernels *k = x->dev->kernels(); /* in the buffers' memory (a device's kernels) */
         int64_t *qs = NULL, *qr = NULL;
-        if (!dt__on_host(x->dev)) { st = dt__no_int_avg_on_device(x); goto done; }
         /* + 1: never a NULL buffer for empty blocks (qs + 0 on NULL is undefined) */
-        if ((st = dt__alloc("dt_tensor_redistribute", (2 * total + 1) * sizeof(int64_t), (void **)&qs))) goto done;
-        if ((st = dt__alloc("dt_tensor_redistribute", (2 * mine + 1) * sizeof(int64_t), (void **)&qr))) { DT_FREE(qs); goto done; }
+        if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, (2 * total + 1) * sizeof(int64_t), (void **)&qs)) ||
+            (st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32B, (2 * mine + 1) * sizeof(int64_t), (void **)&qr)))
+            goto done;
         for (j = 0, off = 0; j < n; j++) {
             if (counts[j]) /* an empty block: send may be NULL */
-                dt__avg_split(x->dtype, (const char *)send + off * x->es, counts[j], n, qs + 2 * off, qs + 2 * off + counts[j]);
+                k->avg_split(x->dtype, (const char *)send + off * x->es, counts[j], n, qs + 2 * off, qs + 2 * off + counts[j]);
             off += counts[j];
             counts[j] *= 2;
         }
         st = dt__comm_reduce_scatter(g, qs, qr, counts, DT_I64, DT_SUM);
-        if (!st) dt__avg_join(x->dtype, qr, qr + mine, mine, n, out->data);
-        DT_FREE(qr);
-        DT_FREE(qs);
+        if (!st && mine) k->avg_join(x->dtype, qr, qr + mine, mine, n, out->data);
     } else if (half) {
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32, total * sizeof(float), (void **)&fsend))) goto done;
         if ((st = dt__scratch_on(x->m, x->dev, DT__SCRATCH_F32B, mine * sizeof(float), (void **)&frecv))) goto done;
@@ -10316,25 +10355,25 @@ static int dt__step_fuses(const dt__ctx *x, const dt__step *s) {
 }
 
 /* a step that cannot combine as it writes: into a contiguous scratch copy
-   of out's box, then one combining pass over out */
+   of out's box (in the plan's memory), then one combining pass over out */
 static dt_status dt__step_run_then_combine(const dt__ctx *x, const dt__step *s, const dt__array *in,
                                            dt__array *out) {
     dt__ctx y = *x;
     dt__array tmp = *out;
     size_t bytes = dt__box_numel(x->ndim, &out->box) * x->es;
-    dt_status st = dt__alloc("dt_tensor_redistribute_reduce", bytes + 1, (void **)&tmp.data);
+    dt_status st = x->dev->alloc("dt_tensor_redistribute_reduce", bytes + 1, (void **)&tmp.data);
     if (st) return st;
     tmp.stride = NULL;
     y.acc = -1;
-    if (!(st = dt__step_run(&y, s, in, &tmp))) dt__copy_box_op(&tmp, out, &out->box, x->dtype, x->acc);
-    DT_FREE(tmp.data);
+    if (!(st = dt__step_run(&y, s, in, &tmp))) st = dt__combine_on(x->dev, &tmp, out, &out->box, x->dtype, x->acc);
+    x->dev->free(tmp.data);
     return st;
 }
 
 static dt_status dt__step_run(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     if (x->acc >= 0) {
         if (!dt__step_fuses(x, s)) return dt__step_run_then_combine(x, s, in, out);
-        if (s->kind == DT__SLICE) { dt__copy_box_op(in, out, &out->box, x->dtype, x->acc); return DT_OK; }
+        if (s->kind == DT__SLICE) return dt__combine_on(x->dev, in, out, &out->box, x->dtype, x->acc);
     }
     switch (s->kind) {
     case DT__SLICE: return x->dev->copy_box("dt_tensor_redistribute", in, out, &out->box);
@@ -10402,8 +10441,7 @@ static dt_status dt__plan_run(const dt__ctx *x, const dt__plan *plan, const dt_p
         next = cur;
         next.data = (char *)dst;
         next.stride = dst_stride;
-        dt__copy_box_op(&cur, &next, &cur.box, x->dtype, x->acc);
-        return DT_OK;
+        return dt__combine_on(x->dev, &cur, &next, &cur.box, x->dtype, x->acc);
     }
     if (last_move < 0 && (src_stride || dst_stride)) {
         next = cur;
@@ -10505,11 +10543,29 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
     return st;
 }
 
+/* dt_tensor_redistribute_reduce over a backend that takes the other memory
+   (e's, staged): the plan assigned the result into e's staging buffer
+   `res`; it moves into t's memory (scratch) and is combined there into
+   dst, so a device tensor's `out` never leaves the device. */
+static dt_status dt__combine_staged(const dt_tensor *t, const dt__device *e, const void *res, void *dst,
+                                    const dt__box *b, size_t bytes, int acc) {
+    void *tmp = NULL;
+    dt__array a, d;
+    dt_status st = dt__scratch_on(t->mesh, t->dev, DT__SCRATCH_STAGE1, bytes, &tmp);
+    if (!st) st = dt__copy_across(e, t->dev, tmp, res, bytes);
+    if (st) return st;
+    a.data = (char *)tmp; a.ndim = t->desc.ndim; a.es = dt_dtype_size(t->desc.dtype); a.box = *b; a.stride = NULL;
+    d = a;
+    d.data = (char *)dst;
+    return dt__combine_on(t->dev, &a, &d, b, t->desc.dtype, acc);
+}
+
 /* t's shard, re-placed as dst_pl, into dst laid out by dst_stride (NULL:
    row-major). Strided storage on either end is packed from and unpacked
    into directly by the exchanges that move pieces; other plans go through
    a contiguous copy (dt__contig_copy). acc >= 0: combined into dst with
-   that dt_reduce (host memory only: dt_tensor_redistribute_reduce). */
+   that dt_reduce (dt_tensor_redistribute_reduce), on the device that holds
+   dst. */
 static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
                                            const int64_t *dst_stride, int acc) {
     dt__ctx x;
@@ -10542,9 +10598,12 @@ static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placemen
     if ((!dst || !dt__in_memory(e, t->dev, dst)) &&
         (st = dt__stage_buf(t->mesh, e, t->dev, DT__SCRATCH_STAGE1, obytes, &out)))
         return st;
+    if (out != dst) x.acc = -1; /* staged: assigned into e's buffer, combined in t's memory below */
     st = dt__plan_run(&x, &plan, t->desc.placements, src, t->strided ? t->stride : NULL, out, dst_stride);
     if (st) return st;
-    return out == dst || !obytes ? DT_OK : dt__copy_across(e, t->dev, dst, out, obytes);
+    if (out == dst || !obytes) return DT_OK;
+    if (acc >= 0) return dt__combine_staged(t, e, out, dst, &b, obytes, acc);
+    return dt__copy_across(e, t->dev, dst, out, obytes);
 }
 
 static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
@@ -10614,9 +10673,6 @@ static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const d
     if (!st && (t->desc.dtype == DT_C64 || t->desc.dtype == DT_C128) && op != DT_SUM)
         st = dt__fail(DT_ERR_DTYPE, "%s: op %s of %s: complex numbers have no order (DT_SUM only)", fn,
                       dt__reduce_name(op), dt_dtype_name(t->desc.dtype));
-    if (!st && t->desc.device != DT_HOST)
-        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: tensors in device memory (device %d) are not supported in this version "
-                      "(dt_tensor_redistribute, then dt_add)", fn, t->desc.device);
     for (i = 0; i < t->mesh->ndim && !st; i++) {
         if (dt__is(want.placements[i], DT_PARTIAL))
             st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is Partial(%s): a Partial destination is not "
@@ -10624,9 +10680,6 @@ static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const d
                           dt__reduce_name(want.placements[i].reduce));
     }
     if (!st) st = dt__check_out_spec(fn, out, t->mesh, &want); /* strided storage taken */
-    if (!st && t->desc.device == DT_HOST && dt__engine(t) != t->dev)
-        st = dt__fail(DT_ERR_UNSUPPORTED, "%s: the mesh's backend takes device memory, the tensors are on the host",
-                      fn);
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, &arg, 1, "op"))) return st;
     return dt__within(fn, dt__redistribute_into_acc(t, want.placements, out->data, out->strided ? out->stride : NULL,
@@ -12141,31 +12194,51 @@ static dt_status dt__infer_xent(dt__call *c) {
     return DT_OK;
 }
 
+/* the row statistics d[n] (in the op's memory) reduced over the mesh dims
+   that split the classes; a device's buffer over a backend that takes host
+   memory only goes through the host buffer h[n] */
+static dt_status dt__xent_allreduce(const dt__call *c, double *d, double *h, size_t n, dt_reduce op) {
+    int i, cd = c->m->comm->root->be.device;
+    int staged = !dt__on_host(c->dev) && cd != DT_ANY_MEMORY && cd != c->in[0].d->device;
+    dt_status st;
+    for (i = 0; i < c->m->ndim; i++) {
+        if (c->want[0][i].kind != DT_SHARD || c->want[0][i].dim != 1) continue;
+        if (staged && n && (st = c->dev->copy(c->fn, h, d, n * sizeof(double)))) return st;
+        if ((st = dt__comm_allreduce(c->m->dim[i], staged ? h : d, staged ? h : d, n, DT_F64, op))) return st;
+        if (staged && n && (st = c->dev->copy(c->fn, d, h, n * sizeof(double)))) return st;
+    }
+    return DT_OK;
+}
+
 /* loss_parallel: per-row max, sum of exp and target logit are reduced over
    the mesh dims that split the classes; rows are summed locally (Partial
-   where they are split) */
+   where they are split). On a device the statistics are computed and
+   reduced in device memory, then copied to the host (3 doubles a row),
+   where the loss is formed as on the host; the scalar is copied back. */
 static dt_status dt__run_xent(const dt__call *c, const dt__local *in, dt_tensor *o) {
     const dt__local *x = &in[0];
-    size_t rows = (size_t)x->box.ext[0], r;
-    double *buf, loss = 0;
+    size_t rows = (size_t)x->box.ext[0], r, bytes = 3 * rows * sizeof(double) + 1;
+    double *buf, *hbuf, loss = 0;
+    int dev = !dt__on_host(c->dev);
+    char v[16];
     dt_status st;
-    int i;
-    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, 3 * rows * sizeof(double) + 1, (void **)&buf))) return st;
+    if ((st = dt__scratch(c->m, DT__SCRATCH_TMP, bytes, (void **)&hbuf))) return st;
+    buf = hbuf;
+    if (dev && (st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_TMP, bytes, (void **)&buf))) return st;
     c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1],
                       c->in[1].d->dtype, in[1].data, NULL, buf, NULL, NULL);
-    for (i = 0; i < c->m->ndim; i++)
-        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
-            (st = dt__comm_allreduce(c->m->dim[i], buf, buf, rows, DT_F64, DT_MAX)))
-            return st;
+    if ((st = dt__xent_allreduce(c, buf, hbuf, rows, DT_MAX))) return st;
     c->dev->kernels()->xent(c->in[0].d->dtype, x->data, rows, (size_t)x->box.ext[1], x->box.lo[1], c->in[1].d->dtype,
                       in[1].data, buf, NULL, buf + rows, buf + 2 * rows);
-    for (i = 0; i < c->m->ndim; i++)
-        if (c->want[0][i].kind == DT_SHARD && c->want[0][i].dim == 1 &&
-            (st = dt__comm_allreduce(c->m->dim[i], buf + rows, buf + rows, 2 * rows, DT_F64, DT_SUM)))
-            return st;
-    for (r = 0; r < rows; r++) loss += log(buf[rows + r]) + buf[r] - buf[2 * rows + r];
-    dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], o->data);
-    return DT_OK;
+    if ((st = dt__xent_allreduce(c, buf + rows, hbuf + rows, 2 * rows, DT_SUM))) return st;
+    if (dev && rows && (st = c->dev->copy(c->fn, hbuf, buf, 3 * rows * sizeof(double)))) return st;
+    for (r = 0; r < rows; r++) loss += log(hbuf[rows + r]) + hbuf[r] - hbuf[2 * rows + r];
+    if (!dev) {
+        dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], o->data);
+        return DT_OK;
+    }
+    dt__scalar_of(o->desc.dtype, loss / (double)c->in[0].d->shape[0], v);
+    return c->dev->copy(c->fn, o->data, v, dt_dtype_size(o->desc.dtype));
 }
 
 /* ---- the family table, and running an op ---- */
@@ -12200,8 +12273,8 @@ static int dt__complex_allowed(int op) {
     }
 }
 
-/* a complex input: an op complex defines, on the host (the device kernels
-   are real-only; complex device tensors redistribute, as bytes and sums) */
+/* a complex input: an op complex defines (on the host or a device: both
+   kernel tables take C64/C128) */
 static dt_status dt__check_complex_op(const dt__call *c) {
     int i;
     for (i = 0; i < c->nin; i++) {
@@ -12212,10 +12285,6 @@ static dt_status dt__check_complex_op(const dt__call *c) {
         if (!dt__complex_allowed(c->op))
             return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is not defined for complex dtypes (README lists "
                             "the ops that take complex)", c->fn, c->in[i].name, dt_dtype_name(t));
-        if (!dt__on_host(c->dev))
-            return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s is %s on %s memory; complex ops run on host tensors in this "
-                            "version (complex device tensors redistribute)", c->fn, c->in[i].name, dt_dtype_name(t),
-                            c->dev->name);
     }
     return DT_OK;
 }
@@ -12226,9 +12295,6 @@ static dt_status dt__call_check(dt__call *c) {
     int i;
     int indices = dt__has_trait(c->def, DT__FAM_INDICES);
     if ((st = dt__call_mesh(c))) return dt__call_refused(c, st);
-    if (indices && !dt__on_host(c->dev))
-        return dt__call_refused(c, dt__fail(DT_ERR_UNSUPPORTED, "%s: not available on %s tensors (its indices are "
-                                            "checked on the host)", c->fn, c->dev->name));
     for (i = 1; i < c->nin && !indices; i++)
         if ((st = dt__same_dtype(c, 0, i))) return dt__call_refused(c, st);
     if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
@@ -12446,9 +12512,6 @@ static dt_status dt__cast_body(const dt_tensor *x, dt_dtype to, dt_tensor **out)
                                              dt_dtype_name(to)));
     if (dt__is_complex(to) && (st = dt__check_complex_partial("dt_cast", to, x->desc.placements, x->mesh->ndim)))
         return dt__call_refused(&c, st);
-    if (dt__is_complex(to) && !dt__on_host(c.dev))
-        return dt__call_refused(&c, dt__fail(DT_ERR_UNSUPPORTED, "dt_cast: to = %s on %s memory; complex ops run "
-                                             "on host tensors in this version", dt_dtype_name(to), c.dev->name));
     dt__call_arg(&c, (int64_t)to);
     return dt__dispatch(&c, out);
 }
@@ -12856,14 +12919,42 @@ DT_API dt_status dt_split(const dt_tensor *x, int dim, int n, const int64_t *siz
     DT__PUBLIC("dt_split", dt__split_body(x, dim, n, sizes, outs));
 }
 
-/* out-of-range indices are refused on every rank before anything moves.
+/* a device tensor's smallest and largest index: two reductions on its
+   device, one pair of scalars copied to the host (the copy waits for them) */
+static dt_status dt__device_index_range(const dt__call *c, const dt_tensor *ix, int64_t *lo, int64_t *hi) {
+    const dt__kernels *k = ix->dev->kernels();
+    int64_t n = (int64_t)ix->numel, v[2] = {0, 0};
+    int32_t w[2] = {0, 0};
+    size_t es = dt_dtype_size(ix->desc.dtype);
+    char *buf = NULL;
+    dt_status st = dt__scratch_on(c->m, ix->dev, DT__SCRATCH_SCALAR, 2 * es, (void **)&buf);
+    if (st) return st;
+    k->reduce(DT__R_MIN, ix->desc.dtype, 1, &n, 1u, ix->data, buf, 1.0);
+    k->reduce(DT__R_MAX, ix->desc.dtype, 1, &n, 1u, ix->data, buf + es, 1.0);
+    if ((st = ix->dev->copy(c->fn, es == 4 ? (void *)w : (void *)v, buf, 2 * es)) || (st = ix->dev->sync(c->fn)))
+        return st;
+    *lo = es == 4 ? w[0] : v[0];
+    *hi = es == 4 ? w[1] : v[1];
+    return DT_OK;
+}
+
+/* out-of-range indices are refused on every rank before anything moves
+   (a device tensor's are checked on its device: dt__device_index_range).
    `pre`: this rank's earlier argument error (it takes part in the same
    agreement, so the other ranks fail with it instead of waiting here) */
 static dt_status dt__check_indices(const dt__call *c, const dt_tensor *ix, int64_t limit, const char *what,
                                    dt_status pre) {
     size_t i;
     dt_status st = pre, ag;
-    for (i = 0; i < ix->numel && !st; i++) {
+    if (!st && ix->numel && !dt__on_host(ix->dev)) {
+        int64_t lo = 0, hi = 0;
+        st = dt__device_index_range(c, ix, &lo, &hi);
+        if (!st && (lo < 0 || hi >= limit))
+            st = dt__fail(DT_ERR_ARG, "%s: %s holds %lld (its %s on this rank, device %d); valid indices are 0..%lld",
+                          c->fn, what, (long long)(lo < 0 ? lo : hi), lo < 0 ? "minimum" : "maximum",
+                          ix->desc.device, (long long)limit - 1);
+    }
+    for (i = 0; i < ix->numel && !st && dt__on_host(ix->dev); i++) {
         int64_t v = ix->desc.dtype == DT_I32 ? ((const int32_t *)ix->data)[i] : ((const int64_t *)ix->data)[i];
         if (v < 0 || v >= limit)
             st = dt__fail(DT_ERR_ARG, "%s: %s holds %lld at local element %zu; valid indices are 0..%lld", c->fn, what,

@@ -494,6 +494,109 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
     return DT_OK;
 }
 
+/* ---- combining box copy (dt_tensor_redistribute_reduce) ----
+   d = d op s over a box, element by element: the rules of the host's
+   dt__copy_box_op (>>redistribute): SUM adds (integers wrap: computed
+   unsigned; complex per part), MAX/MIN keep d unless s compares greater /
+   less (so a NaN in d stays); F16/BF16 combine in F32 as the host's
+   dt__reduce_half does (a NaN in d stays, else s wins unless d compares
+   greater / less) and round back. One thread per element, its offsets by
+   division (the outer dims, extent 1 dropped); the reduce is a pass over
+   data that is in cache or just received, not a hot loop. */
+typedef struct dt__cu_opplan {
+    const char *src;
+    char *dst;
+    int nd;
+    int64_t ext[DT_MAX_DIMS], ss[DT_MAX_DIMS], ds[DT_MAX_DIMS]; /* byte strides */
+    uint64_t n;
+    dt_dtype t;
+    int op;
+} dt__cu_opplan;
+
+/* host side: 0 when there is nothing to combine */
+static int dt__cu_opplan_make(const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t, int op,
+                              dt__cu_opplan *pl) {
+    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0};
+    int j;
+    pl->n = dt__box_numel(s->ndim, p);
+    if (pl->n == 0) return 0;
+    dt__array_strides(s, ss);
+    dt__array_strides(d, ds);
+    pl->src = s->data + dt__array_offset(s, ss, p);
+    pl->dst = d->data + dt__array_offset(d, ds, p);
+    pl->nd = 0;
+    for (j = 0; j < s->ndim; j++) {
+        if (p->ext[j] == 1) continue;
+        pl->ext[pl->nd] = p->ext[j];
+        pl->ss[pl->nd] = (int64_t)ss[j];
+        pl->ds[pl->nd] = (int64_t)ds[j];
+        pl->nd++;
+    }
+    pl->t = t;
+    pl->op = op;
+    return 1;
+}
+
+#define DT__CU_COMBINE(T, U, d, s, op)                                                     \
+    do {                                                                                   \
+        T a_ = *(T *)(void *)(d), b_ = *(const T *)(const void *)(s);                      \
+        if ((op) == DT_SUM) *(T *)(void *)(d) = (T)((U)a_ + (U)b_);                        \
+        else if ((op) == DT_MAX ? b_ > a_ : b_ < a_) *(T *)(void *)(d) = b_;               \
+    } while (0)
+
+DT__CU_HD void dt__cu_combine_half(dt_dtype t, int op, char *d, const char *s) {
+    uint16_t a = *(uint16_t *)(void *)d, b = *(const uint16_t *)(const void *)s;
+    float u = t == DT_F16 ? dt__h2f(a) : dt__b2f(a), v = t == DT_F16 ? dt__h2f(b) : dt__b2f(b);
+    float r = op == DT_MAX ? (u > v || u != u ? u : v) : op == DT_MIN ? (u < v || u != u ? u : v) : u + v;
+    *(uint16_t *)(void *)d = t == DT_F16 ? dt__f2h(r) : dt__f2b(r);
+}
+
+/* d = d op s, one element of dtype t */
+DT__CU_HD void dt__cu_combine_elem(dt_dtype t, int op, char *d, const char *s) {
+    switch (t) {
+    case DT_F32: DT__CU_COMBINE(float, float, d, s, op); break;
+    case DT_F64: DT__CU_COMBINE(double, double, d, s, op); break;
+    case DT_I32: DT__CU_COMBINE(int32_t, uint32_t, d, s, op); break;
+    case DT_I64: DT__CU_COMBINE(int64_t, uint64_t, d, s, op); break;
+    case DT_U8: DT__CU_COMBINE(uint8_t, unsigned, d, s, op); break;
+    case DT_C64: /* SUM only (checked by dt_tensor_redistribute_reduce) */
+        DT__CU_COMBINE(float, float, d, s, DT_SUM);
+        DT__CU_COMBINE(float, float, d + 4, s + 4, DT_SUM);
+        break;
+    case DT_C128:
+        DT__CU_COMBINE(double, double, d, s, DT_SUM);
+        DT__CU_COMBINE(double, double, d + 8, s + 8, DT_SUM);
+        break;
+    default: dt__cu_combine_half(t, op, d, s); break;
+    }
+}
+
+__global__ void dt__cu_copy_box_op_kernel(dt__cu_opplan pl) {
+    uint64_t u = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, step = (uint64_t)gridDim.x * blockDim.x;
+    for (; u < pl.n; u += step) {
+        uint64_t r = u;
+        int64_t so = 0, doff = 0;
+        int j;
+        for (j = pl.nd - 1; j >= 0; j--) {
+            uint64_t e = (uint64_t)pl.ext[j], i = r % e;
+            r /= e;
+            so += (int64_t)i * pl.ss[j];
+            doff += (int64_t)i * pl.ds[j];
+        }
+        dt__cu_combine_elem(pl.t, pl.op, pl.dst + doff, pl.src + so);
+    }
+}
+
+static dt_status dt__cu_copy_box_op(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p,
+                                    dt_dtype t, int op) {
+    dt__cu_opplan pl;
+    if (op < 0) return dt__cu_copy_box(fn, s, d, p);
+    if (!dt__cu_opplan_make(s, d, p, t, op, &pl)) return DT_OK;
+    DT__CU_START(dt__cu_copy_box_op_kernel, dt__cu_blocks(pl.n), DT__CU_THREADS, pl);
+    dt__cu_check_launch();
+    return DT_OK;
+}
+
 /* >>cuda-kernels ------------------------------------------------------------
    the dt__kernels table on device memory. Same contract as the host table
    (>>kernels); every kernel is enqueued on dt_cuda_stream() and returns at
@@ -513,7 +616,7 @@ static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__a
 
 DT__CU_HD int dt__cu_is_int(dt_dtype t) { return t == DT_I32 || t == DT_I64 || t == DT_U8; }
 DT__CU_HD size_t dt__cu_es(dt_dtype t) {
-    if (t == DT_C128) return 16; /* complex: redistributed as bytes and part sums; the ops refuse it on devices */
+    if (t == DT_C128) return 16;
     return t == DT_F64 || t == DT_I64 || t == DT_C64 ? 8 : t == DT_F32 || t == DT_I32 ? 4 : t == DT_U8 ? 1 : 2;
 }
 
@@ -595,6 +698,25 @@ DT__CU_HD void dt__cu_cast_elem(dt_dtype from, const void *x, dt_dtype to, void 
         dt__cu_st_f32(to, y, i, dt__cu_ld_f32(from, x, i));
     } else {
         dt__cu_st_f64(to, y, i, dt__cu_ld_f64(from, x, i));
+    }
+}
+
+/* ---- complex (C64/C128): the host's dt__cx_* kernels element by element,
+   on >>math's dt__cx functions in double (C64 rounded to float on store) */
+DT__CU_HD int dt__cu_is_cx(dt_dtype t) { return t == DT_C64 || t == DT_C128; }
+
+DT__CU_HD dt__cx dt__cu_cx_load(dt_dtype t, const void *p, int64_t i) {
+    if (t == DT_C64) return dt__cx_make(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
+    return dt__cx_make(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
+}
+
+DT__CU_HD void dt__cu_cx_store(dt_dtype t, void *p, int64_t i, dt__cx z) {
+    if (t == DT_C64) {
+        ((float *)p)[2 * i] = (float)z.re;
+        ((float *)p)[2 * i + 1] = (float)z.im;
+    } else {
+        ((double *)p)[2 * i] = z.re;
+        ((double *)p)[2 * i + 1] = z.im;
     }
 }
 
@@ -994,9 +1116,25 @@ __global__ void dt__cu_unary_f32x4_kernel(dt__uop op, const float4 *x, float4 *y
 
 static int dt__cu_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
+/* complex fill, shift, exp (dt__cx_unary's loop): fill and shift take a + 0i */
+__global__ void dt__cu_cx_unary_kernel(dt__uop op, dt_dtype t, const void *x, void *y, int64_t n, double a) {
+    DT__CU_FOR(i, n) {
+        dt__cx z = op == DT__U_FILL ? dt__cx_make(a, 0.0) : dt__cu_cx_load(t, x, i);
+        if (op == DT__U_SHIFT) z.re += a;
+        else if (op == DT__U_EXP) z = dt__cx_exp(z);
+        dt__cu_cx_store(t, y, i, z);
+    }
+}
+
 static void dt__cu_k_unary(dt__uop op, dt_dtype t, const void *x, void *y, size_t n, double a) {
     size_t n4 = 0;
     if (!n) return;
+    if (dt__cu_is_cx(t)) { /* neg, scale, copy act on the parts alike: the real kernel over them */
+        if (op == DT__U_NEG || op == DT__U_SCALE || op == DT__U_COPY)
+            dt__cu_k_unary(op, t == DT_C64 ? DT_F32 : DT_F64, x, y, 2 * n, a);
+        else DT__CU_LAUNCH(dt__cu_cx_unary_kernel, n, op, t, x, y, (int64_t)n, a);
+        return;
+    }
     if (t == DT_F32 && dt__cu_aligned16(x) && dt__cu_aligned16(y)) {
         n4 = n / 4;
         if (n4) DT__CU_LAUNCH(dt__cu_unary_f32x4_kernel, n4, op, (const float4 *)x, (float4 *)y, (int64_t)n4, (float)a);
@@ -1011,10 +1149,24 @@ __global__ void dt__cu_cast_kernel(dt_dtype from, const void *x, dt_dtype to, vo
     DT__CU_FOR(i, n) dt__cu_cast_elem(from, x, to, y, i);
 }
 
+/* dt__cx_cast's rules: real x -> x + 0i (x read as double); C64 <-> C128
+   both parts; complex -> real the real part (refused by the ops layer) */
+__global__ void dt__cu_cx_cast_kernel(dt_dtype from, const void *x, dt_dtype to, void *y, int64_t n) {
+    DT__CU_FOR(i, n) {
+        if (!dt__cu_is_cx(from)) dt__cu_cx_store(to, y, i, dt__cx_make(dt__cu_ld_f64(from, x, i), 0.0));
+        else if (dt__cu_is_cx(to)) dt__cu_cx_store(to, y, i, dt__cu_cx_load(from, x, i));
+        else dt__cu_st_f64(to, y, i, dt__cu_cx_load(from, x, i).re);
+    }
+}
+
 static void dt__cu_k_cast(dt_dtype from, const void *x, dt_dtype to, void *y, size_t n) {
     if (!n) return;
     if (from == to) { /* a plain copy: the host's memmove */
         if (x != y) dt__cu_note(cudaMemcpyAsync(y, x, n * dt_dtype_size(from), cudaMemcpyDeviceToDevice, dt__cu_stream_v));
+        return;
+    }
+    if (dt__cu_is_cx(from) || dt__cu_is_cx(to)) {
+        DT__CU_LAUNCH(dt__cu_cx_cast_kernel, n, from, x, to, y, (int64_t)n);
         return;
     }
     DT__CU_LAUNCH(dt__cu_cast_kernel, n, from, x, to, y, (int64_t)n);
@@ -1103,6 +1255,16 @@ static void dt__cu_binary_rows(dt__bop op, dt_dtype t, const dt__bgeom *g, const
 }
 
 /* out may alias a or b: every element is read by the thread that writes it */
+/* complex: any geometry, dtensor.h's dt__cx_binary_elem per element */
+__global__ void dt__cu_cx_binary_kernel(dt__bop op, dt_dtype t, dt__bgeom g, int64_t n, const void *a, const void *b,
+                                        void *out, double alpha) {
+    DT__CU_FOR(o, n) {
+        int64_t ia, ib;
+        dt__cu_bgeom_offsets(&g, o, &ia, &ib);
+        dt__cu_cx_store(t, out, o, dt__cx_binary_elem(op, dt__cu_cx_load(t, a, ia), dt__cu_cx_load(t, b, ib), alpha));
+    }
+}
+
 static void dt__cu_k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *shape, const void *a, const int64_t *sa,
                             const void *b, const int64_t *sb, void *out, double alpha) {
     dt__bgeom g;
@@ -1110,6 +1272,10 @@ static void dt__cu_k_binary(dt__bop op, dt_dtype t, int ndim, const int64_t *sha
     int d;
     if (!dt__bgeom_make(ndim, shape, sa, sb, &g)) return;
     for (d = 0; d < g.nd; d++) n *= g.ext[d];
+    if (dt__cu_is_cx(t)) {
+        DT__CU_LAUNCH(dt__cu_cx_binary_kernel, n, op, t, g, n, a, b, out, alpha);
+        return;
+    }
     if (g.nd == 1 && (g.sa[0] == 0 || g.sa[0] == 1) && (g.sb[0] == 0 || g.sb[0] == 1)) {
         int64_t done = 0;
         if (t == DT_F32 && g.sa[0] == 1 && g.sb[0] == 1 && dt__cu_aligned16(a) && dt__cu_aligned16(b) &&
@@ -1194,6 +1360,10 @@ static void dt__cu_k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *sha
     dt__cu_rplan p;
     int64_t nout = 1, nred = 1;
     int d, use_blocks;
+    if (dt__cu_is_cx(t)) { /* sum, mean: the parts' reduction, as the host's */
+        dt__cx_reduce(dt__cu_k_reduce, op, t, ndim, shape, mask, x, out, scale);
+        return;
+    }
     for (d = 0; d < ndim; d++) {
         if ((mask >> d) & 1u) nred *= shape[d];
         else nout *= shape[d];
@@ -1443,7 +1613,21 @@ DT__CU_HD void dt__cu_gemm_elem(dt_dtype t, int64_t i, int64_t j, int64_t k, dou
                                 int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
                                 int64_t csc) {
     int64_t p, co = i * rsc + j * csc;
-    if (dt__cu_is_int(t)) {
+    if (dt__cu_is_cx(t)) { /* dt__gemm_loop_cx: the pairs' products summed in double */
+        dt__cx acc = dt__cx_make(0.0, 0.0), r;
+        for (p = 0; p < k; p++) {
+            dt__cx x = dt__cx_mul(dt__cu_cx_load(t, a, i * rsa + p * csa), dt__cu_cx_load(t, b, p * rsb + j * csb));
+            acc.re += x.re;
+            acc.im += x.im;
+        }
+        r = dt__cx_make(alpha * acc.re, alpha * acc.im);
+        if (beta != 0.0) {
+            dt__cx old = dt__cu_cx_load(t, c, co);
+            r.re += beta * old.re;
+            r.im += beta * old.im;
+        }
+        dt__cu_cx_store(t, c, co, r);
+    } else if (dt__cu_is_int(t)) {
         int64_t s = 0, al = dt__sat_i64(alpha, INT64_MIN, INT64_MAX), be = dt__sat_i64(beta, INT64_MIN, INT64_MAX);
         for (p = 0; p < k; p++)
             s = DT__IADD(s, DT__IMUL(dt__cu_ld_i64(t, a, i * rsa + p * csa), dt__cu_ld_i64(t, b, p * rsb + j * csb)));
@@ -1483,7 +1667,7 @@ typedef struct dt__cu_gemmplan {
 static int dt__cu_gemm_plan(dt_dtype t, int64_t m, int64_t n, int64_t k, const void *a, int64_t rsa, int64_t csa,
                             const void *b, int64_t rsb, int64_t csb, int64_t rsc, int64_t csc, dt__cu_gemmplan *p) {
     int tc;
-    if (dt__cu_is_int(t) || k <= 0 || m >= INT_MAX || n >= INT_MAX || k >= INT_MAX) return 0;
+    if (dt__cu_is_int(t) || dt__cu_is_cx(t) || k <= 0 || m >= INT_MAX || n >= INT_MAX || k >= INT_MAX) return 0;
     if (!dt__cu_colmajor(m, n, rsc, csc, &tc, &p->ldc)) return 0;
     p->k = (int)k;
     if (!tc) { /* C column-major: C = op(A) op(B) */
@@ -1691,15 +1875,39 @@ static void dt__cu_k_rng(const dt__rng_op *op, int ndim, const int64_t *gs, cons
     dt__cu_check_launch();
 }
 
+/* integer Partial(AVG): the host's dt__avg_split / dt__avg_join element
+   by element (C's truncating division is CUDA's; the mean is dtensor.h's
+   dt__avg_mean), so the device's mean is the host's bit for bit */
+__global__ void dt__cu_avg_split_kernel(dt_dtype t, const void *x, int64_t n, int k, int64_t *q, int64_t *r) {
+    DT__CU_FOR(i, n) {
+        int64_t v = dt__cu_ld_i64(t, x, i);
+        q[i] = v / k;
+        r[i] = v % k;
+    }
+}
+
+static void dt__cu_k_avg_split(dt_dtype t, const void *x, size_t n, int k, int64_t *q, int64_t *r) {
+    if (n) DT__CU_LAUNCH(dt__cu_avg_split_kernel, n, t, x, (int64_t)n, k, q, r);
+}
+
+__global__ void dt__cu_avg_join_kernel(dt_dtype t, const int64_t *q, const int64_t *r, int64_t n, int k, void *out) {
+    DT__CU_FOR(i, n) dt__cu_st_i64(t, out, i, dt__avg_mean(q[i], r[i], k));
+}
+
+static void dt__cu_k_avg_join(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *out) {
+    if (n) DT__CU_LAUNCH(dt__cu_avg_join_kernel, n, t, q, r, (int64_t)n, k, out);
+}
+
 static const dt__kernels dt__cu_kernels_v = { dt__cu_k_unary, dt__cu_k_cast, dt__cu_k_binary, dt__cu_k_reduce,
                                               dt__cu_k_softmax, dt__cu_k_norm, dt__cu_k_gemm, dt__cu_k_permute,
-                                              dt__cu_k_embedding, dt__cu_k_xent, dt__cu_k_rng };
+                                              dt__cu_k_embedding, dt__cu_k_xent, dt__cu_k_rng, dt__cu_k_avg_split,
+                                              dt__cu_k_avg_join };
 static const struct dt__kernels *dt__cu_kernels_get(void) { return &dt__cu_kernels_v; }
 
 /* the DT_CUDA device: the memory calls of >>cuda-device and these kernels */
 static const dt__device dt__cu_device_v = { "cuda", dt__cu_alloc, dt__cu_free, dt__cu_copy, dt__cu_zero,
                                             dt__cu_copy_box, dt__cu_alloc_host, dt__cu_free_host, dt__cu_owns,
-                                            dt__cu_sync, dt__cu_kernels_get };
+                                            dt__cu_sync, dt__cu_kernels_get, dt__cu_copy_box_op };
 
 static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
 

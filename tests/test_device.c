@@ -28,7 +28,8 @@
    and a backend that takes device memory itself -- for sim, the MPI
    backend behind pointer decoding; for CUDA, NCCL (DT_TEST_BACKEND=nccl;
    at one rank on a GPU machine, at every rank on the stand-in). Every value is checked against the same
-   computation on host tensors, and gathered results against closed forms. */
+   computation on host tensors, and gathered results against closed forms (redistribute_reduce and
+   integer Partial(avg): against references computed here from the global values). */
 #define _POSIX_C_SOURCE 200809L /* setenv, getpid */
 #include <stdlib.h>
 #include <unistd.h>
@@ -121,6 +122,18 @@ static dt_status sim_copy_box(const char *fn, const dt__array *s, const dt__arra
     dt__copy_box(&a, &b, p);
     return DT_OK;
 }
+static dt_status sim_copy_box_op(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t,
+                                 int op) {
+    dt__array a = *s, b = *d;
+    (void)fn;
+    if (dt__box_numel(s->ndim, p) == 0) return DT_OK;
+    if (!sim_owns(s->data) || !sim_owns(d->data))
+        return dt__fail(DT_ERR_DEVICE, "sim copy_box_op: an array is not device memory");
+    a.data = (char *)sim_dec(a.data);
+    b.data = (char *)sim_dec(b.data);
+    dt__copy_box_op(&a, &b, p, t, op);
+    return DT_OK;
+}
 static dt_status sim_sync(const char *fn) { (void)fn; return DT_OK; }
 
 /* the host kernels behind decoding; every pointer argument must be device memory */
@@ -168,8 +181,14 @@ static void k_rng(const dt__rng_op *op, int nd, const int64_t *gs, const int64_t
     o.mask = op->mask ? D(op->mask) : NULL;
     dt__host_kernels.rng(&o, nd, gs, lo, ext, D(y));
 }
-static const dt__kernels sim_kernels = {k_unary, k_cast, k_binary, k_reduce, k_softmax, k_norm,
-                                        k_gemm, k_permute, k_embedding, k_xent, k_rng};
+static void k_avg_split(dt_dtype t, const void *x, size_t n, int k, int64_t *q, int64_t *r) {
+    dt__host_kernels.avg_split(t, D(x), n, k, (int64_t *)D(q), (int64_t *)D(r));
+}
+static void k_avg_join(dt_dtype t, const int64_t *q, const int64_t *r, size_t n, int k, void *o) {
+    dt__host_kernels.avg_join(t, (const int64_t *)D(q), (const int64_t *)D(r), n, k, D(o));
+}
+static const dt__kernels sim_kernels = {k_unary, k_cast, k_binary, k_reduce, k_softmax, k_norm, k_gemm,
+                                        k_permute, k_embedding, k_xent, k_rng, k_avg_split, k_avg_join};
 static const dt__kernels *sim_kernels_get(void) { return &sim_kernels; }
 static long pinned_live = 0;
 static size_t pinned_max = 0; /* the largest staging buffer asked for */
@@ -187,7 +206,8 @@ static void sim_free_host(void *p) {
     DT_FREE(p);
 }
 static const dt__device sim_device = {"sim", sim_alloc, sim_free, sim_copy, sim_zero, sim_copy_box,
-                                      sim_alloc_host, sim_free_host, sim_owns, sim_sync, sim_kernels_get};
+                                      sim_alloc_host, sim_free_host, sim_owns, sim_sync, sim_kernels_get,
+                                      sim_copy_box_op};
 
 static void dev_setup(void) { dt__device_register(DEV, &sim_device); }
 static void *dev_alloc(size_t n) { void *p = NULL; sim_alloc("test", n, &p); return p; }
@@ -349,6 +369,11 @@ static void same_values(const char *what, const dt_tensor *h, const dt_tensor *d
     int64_t n = numel_of(h), i, bad = 0;
     char *a = (char *)gathered(h), *b = (char *)gathered(d);
     size_t es = dt_dtype_size(t);
+    if (t == DT_C64 || t == DT_C128) { /* the parts, as reals */
+        t = t == DT_C64 ? DT_F32 : DT_F64;
+        n *= 2;
+        es /= 2;
+    }
     for (i = 0; i < n; i++) {
         double x, y;
         if (exact || !(t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16)) {
@@ -401,11 +426,6 @@ static void redistribution_sweep(dt_comm *comm, const char *bname, int device_ba
             for (s = 0; s < 2; s++) { src[s] = random_placement(&r, nd, 1); dst[s] = random_placement(&r, nd, 1); }
             for (s = 0; s < 2; s++) /* Shard -> Partial is not a redistribution */
                 if (dst[s].kind == DT_PARTIAL && src[s].kind == DT_SHARD) dst[s] = dt_replicate();
-            if (t == DT_I64) /* integer Partial(avg) is combined on the host: refused on device backends */
-                for (s = 0; s < 2; s++) {
-                    if (src[s].kind == DT_PARTIAL && src[s].reduce == DT_AVG) src[s] = dt_partial(DT_SUM);
-                    if (dst[s].kind == DT_PARTIAL && dst[s].reduce == DT_AVG) dst[s] = dt_partial(DT_SUM);
-                }
             dtt_ctx("%s mesh %dx%d trial %d %s nd=%d", bname, md.shape[0], md.shape[1], trial, dt_dtype_name(t), nd);
             full = malloc((size_t)n * dt_dtype_size(t));
             fill_full(t, full, n, trial);
@@ -479,7 +499,7 @@ static void device_full_buffers(dt_comm *comm) {
 
 /* complex device tensors move as bytes (Partial(SUM/AVG) as sums of their
    parts): distribute, redistribute through every kind of step, gather, each
-   against the host full array; their ops are DT_ERR_UNSUPPORTED (host only) */
+   against the host full array (their ops: complex_ops) */
 static void complex_device(dt_comm *comm) {
     static const dt_dtype types[2] = {DT_C64, DT_C128};
     int64_t shape[2] = {7, 5}, n = 35, i;
@@ -496,7 +516,7 @@ static void complex_device(dt_comm *comm) {
         double full[70], back[70];
         float *ff = (float *)(void *)full;
         dt_placement steps[9][1], start[1];
-        dt_tensor *x = NULL, *o = NULL;
+        dt_tensor *x = NULL;
         dt_tensor_desc dd;
         for (i = 0; i < 2 * n; i++) { /* (re, im) = small quarters, exact in both */
             double v = (double)(i % 23 - 11) * 0.25;
@@ -528,9 +548,6 @@ static void complex_device(dt_comm *comm) {
             dt_tensor_destroy(x);
             x = y;
         }
-        CHECK_ST(dt_add(x, x, &o), DT_ERR_UNSUPPORTED);
-        CHECK_ERRMSG("dt_add");
-        CHECK(o == NULL, "dt_add made *out");
         dt_tensor_destroy(x);
     }
     dt_mesh_destroy(m);
@@ -619,6 +636,376 @@ static void ops_sweep(dt_comm *comm) {
                 BOTH(dt_stack(2, hs, 1, &rh_), dt_stack(2, ds, 1, &rd_), "stack", 1);
             }
             drop(&a); drop(&b); drop(&v); drop(&w);
+        }
+        dtt_ctx("");
+        dt_mesh_destroy(m);
+    }
+}
+
+/* ------------------------------------------------------------ redistribute_reduce */
+
+static int is_cx(dt_dtype t) { return t == DT_C64 || t == DT_C128; }
+
+/* the global values: complex as (re, im) pairs of val_at */
+static void fill_any(dt_dtype t, void *buf, int64_t n, int salt) {
+    if (is_cx(t)) fill_full(t == DT_C64 ? DT_F32 : DT_F64, buf, 2 * n, salt);
+    else fill_full(t, buf, n, salt);
+}
+
+/* the reference of out = out (op) x over n elements, written here: each
+   value in double (exact: val_at's quarters, their sums and the dtypes'
+   ranges here), combined, stored back; complex per part */
+static void ref_combine(dt_dtype t, dt_reduce op, void *out, const void *x, int64_t n) {
+    dt_dtype e = t == DT_C64 ? DT_F32 : t == DT_C128 ? DT_F64 : t;
+    size_t es = dt_dtype_size(e);
+    int64_t i, m = is_cx(t) ? 2 * n : n;
+    for (i = 0; i < m; i++) {
+        double a, b, r;
+        dt__host_kernels.cast(e, (char *)out + (size_t)i * es, DT_F64, &a, 1);
+        dt__host_kernels.cast(e, (const char *)x + (size_t)i * es, DT_F64, &b, 1);
+        r = op == DT_SUM ? a + b : op == DT_MAX ? (b > a ? b : a) : (b < a ? b : a);
+        dt__host_kernels.cast(DT_F64, &r, e, (char *)out + (size_t)i * es, 1);
+    }
+}
+
+static pair make_pair_any(dt_mesh *m, dt_dtype t, int nd, const int64_t *shape, const dt_placement *pl, int salt) {
+    pair p = {NULL, NULL};
+    int64_t n = 1;
+    int i;
+    dt_tensor_desc hd = mkdesc(t, nd, shape, pl, 2, DT_HOST), dd = mkdesc(t, nd, shape, pl, 2, DEV);
+    void *full;
+    for (i = 0; i < nd; i++) n *= shape[i];
+    full = malloc((size_t)n * dt_dtype_size(t) + 1);
+    fill_any(t, full, n, salt);
+    CHECK_OK(dt_tensor_distribute(m, &hd, full, DT_SRC_ALL, &p.h));
+    CHECK_OK(dt_tensor_distribute(m, &dd, full, DT_SRC_ALL, &p.d));
+    free(full);
+    return p;
+}
+
+/* out = out (op) redistribute(x): on device tensors and on host tensors of
+   the same mesh (over this comm: a device backend stages the host ones),
+   both against the reference computed here from the global values (a
+   Partial(SUM) source holds the value on coordinate 0, zeros elsewhere, so
+   its reduction is the value). The transitions cover the piece exchanges
+   (transposes, gathers, slices), a copy, the reductions of a Partial
+   source as the last step (scratch, then the combining pass) and out = out
+   op out. The device result must equal the reference bit for bit: every
+   value and every combination is exact. */
+static void reduce_sweep(dt_comm *comm) {
+    static const dt_dtype ts[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I32, DT_I64, DT_U8, DT_C64, DT_C128};
+    static const dt_reduce ops[] = {DT_SUM, DT_MAX, DT_MIN};
+    enum { NT = 8 };
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k, o, ti;
+    int64_t shape[2] = {7, 5}, n = 35;
+    for (f = 0; f < nf; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        dt_placement src[NT][2], dst[NT][2];
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        src[0][0] = dt_shard(0); src[0][1] = dt_shard(1); dst[0][0] = dt_shard(1); dst[0][1] = dt_shard(0); /* S->S transposes */
+        src[1][0] = dt_shard(1); src[1][1] = dt_replicate(); dst[1][0] = dt_shard(0); dst[1][1] = dt_replicate();
+        src[2][0] = dt_shard(0); src[2][1] = dt_shard(1); dst[2][0] = dt_replicate(); dst[2][1] = dt_replicate();
+        src[3][0] = dt_replicate(); src[3][1] = dt_replicate(); dst[3][0] = dt_shard(1); dst[3][1] = dt_shard(0);
+        src[4][0] = dt_partial(DT_SUM); src[4][1] = dt_shard(0); dst[4][0] = dt_replicate(); dst[4][1] = dt_shard(0);
+        src[5][0] = dt_partial(DT_SUM); src[5][1] = dt_replicate(); dst[5][0] = dt_shard(0); dst[5][1] = dt_replicate();
+        src[6][0] = dt_replicate(); src[6][1] = dt_shard(1); dst[6][0] = dt_replicate(); dst[6][1] = dt_shard(1);
+        src[7][0] = dt_shard(0); src[7][1] = dt_partial(DT_SUM); dst[7][0] = dt_shard(0); dst[7][1] = dt_replicate();
+        for (k = 0; k < NT + 1; k++) /* k == NT: out = out op out */
+            for (o = 0; o < 3; o++)
+                for (ti = 0; ti < 9; ti++) {
+                    dt_dtype t = ts[ti];
+                    dt_reduce op = ops[o];
+                    int kk = k < NT ? k : 0, self = k == NT;
+                    size_t bytes = (size_t)n * dt_dtype_size(t);
+                    pair x, y;
+                    char *want, *got;
+                    if (is_cx(t) && op != DT_SUM) continue;
+                    if (dtt_quick && (ti + k + o) % 3) continue;
+                    dtt_ctx("reduce mesh %dx%d transition %d op %d %s", md.shape[0], md.shape[1], k, (int)op,
+                            dt_dtype_name(t));
+                    y = make_pair_any(m, t, 2, shape, dst[kk], 2);
+                    x = self ? y : make_pair_any(m, t, 2, shape, src[kk], 1);
+                    want = (char *)malloc(bytes + 1);
+                    got = (char *)malloc(bytes + 1);
+                    fill_any(t, want, n, 2);
+                    {
+                        char *xv = (char *)malloc(bytes + 1);
+                        fill_any(t, xv, n, self ? 2 : 1);
+                        ref_combine(t, op, want, xv, n);
+                        free(xv);
+                    }
+                    if (x.h && x.d && y.h && y.d) {
+                        CHECK_OK(dt_tensor_redistribute_reduce(x.d, dst[kk], op, y.d));
+                        CHECK_OK(dt_tensor_redistribute_reduce(x.h, dst[kk], op, y.h));
+                        memset(got, 0x55, bytes);
+                        CHECK_OK(dt_tensor_gather(y.d, got));
+                        CHECK(!memcmp(got, want, bytes), "device tensor: values differ from the reference");
+                        memset(got, 0x55, bytes);
+                        CHECK_OK(dt_tensor_gather(y.h, got));
+                        CHECK(!memcmp(got, want, bytes), "host tensor: values differ from the reference");
+                        CHECK(dt_tensor_get_desc(y.d)->device == DEV, "out moved to device %d",
+                              dt_tensor_get_desc(y.d)->device);
+                    }
+                    if (!self) drop(&x);
+                    drop(&y);
+                    free(want);
+                    free(got);
+                }
+        dtt_ctx("");
+        dt_mesh_destroy(m);
+    }
+}
+
+/* ------------------------------------------------------------ integer Partial(avg) */
+
+/* rank r's part of element g of an integer Partial(avg) tensor: base(g) +
+   d(g, r). Even g: base is huge (|k * base| overflows the dtype, so a
+   plain sum would wrap) and the d's are small, so the truncated mean is
+   base + floor (base > 0) or ceil (base < 0) of sum(d) / k; odd g: base 0
+   and d of both signs, the mean sum(d) / k truncated toward zero. U8: base
+   200, d >= 0. */
+static int64_t avg_base(dt_dtype t, int64_t g) {
+    int64_t big = t == DT_I64 ? ((int64_t)1 << 62) + g : t == DT_I32 ? ((int64_t)1 << 30) + g : 200;
+    if (g % 2) return 0;
+    return t != DT_U8 && g % 4 == 2 ? -big : big;
+}
+static int64_t avg_d(dt_dtype t, int64_t g, int r) {
+    int64_t d = (g * 3 + (int64_t)r * 5) % 7;
+    return t == DT_U8 ? d : d - 3;
+}
+static int64_t avg_want(dt_dtype t, int64_t g, int k) {
+    int64_t b = avg_base(t, g), sd = 0, q;
+    int r;
+    for (r = 0; r < k; r++) sd += avg_d(t, g, r);
+    if (b == 0) return sd / k;
+    q = sd / k; /* C division truncates; adjust to floor / ceil */
+    if (b > 0 && sd % k != 0 && sd < 0) q--;
+    if (b < 0 && sd % k != 0 && sd > 0) q++;
+    return b + q;
+}
+static void int_store(dt_dtype t, void *p, int64_t i, int64_t v) {
+    if (t == DT_I64) ((int64_t *)p)[i] = v;
+    else if (t == DT_I32) ((int32_t *)p)[i] = (int32_t)v;
+    else ((uint8_t *)p)[i] = (uint8_t)v;
+}
+
+/* Partial(avg) of I32/I64/U8 to Replicate (allreduce) and to Shard(0)
+   (reduce-scatter), on device and host tensors over this comm, against the
+   mean computed above, on the 1-D mesh of every rank (redistribution_sweep
+   draws I64 Partial(avg) on 2-D meshes against host tensors) */
+static void int_avg_sweep(dt_comm *comm) {
+    static const dt_dtype ts[] = {DT_I32, DT_I64, DT_U8};
+    int64_t shape[1] = {13}, n = 13, g;
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    int ti, k;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    for (ti = 0; ti < 3; ti++)
+        for (k = 0; k < 2; k++) {
+            dt_dtype t = ts[ti];
+            size_t es = dt_dtype_size(t), bytes = (size_t)n * es;
+            dt_placement src[1], dst[1];
+            dt_tensor_desc hd, dd;
+            dt_tensor *h = NULL, *d = NULL, *ho = NULL, *dout = NULL;
+            char *local = (char *)malloc(bytes), *want = (char *)malloc(bytes), *got = (char *)malloc(bytes);
+            src[0] = dt_partial(DT_AVG);
+            dst[0] = k ? dt_shard(0) : dt_replicate();
+            dtt_ctx("int avg %s -> %s", dt_dtype_name(t), k ? "S(0)" : "R");
+            for (g = 0; g < n; g++) {
+                int_store(t, local, g, avg_base(t, g) + avg_d(t, g, dtt_rank));
+                int_store(t, want, g, avg_want(t, g, dtt_np));
+            }
+            hd = mkdesc(t, 1, shape, src, 1, DT_HOST);
+            dd = mkdesc(t, 1, shape, src, 1, DEV);
+            CHECK_OK(dt_tensor_from_local(m, &hd, local, DT_COPY, &h));
+            CHECK_OK(dt_tensor_from_local(m, &dd, local, DT_COPY, &d));
+            if (h && d) {
+                CHECK_OK(dt_tensor_redistribute(d, dst, &dout));
+                CHECK_OK(dt_tensor_redistribute(h, dst, &ho));
+                if (dout) {
+                    memset(got, 0x55, bytes);
+                    CHECK_OK(dt_tensor_gather(dout, got));
+                    CHECK(!memcmp(got, want, bytes), "device tensor: the mean differs from the reference");
+                }
+                if (ho) {
+                    memset(got, 0x55, bytes);
+                    CHECK_OK(dt_tensor_gather(ho, got));
+                    CHECK(!memcmp(got, want, bytes), "host tensor: the mean differs from the reference");
+                }
+            }
+            dt_tensor_destroy(h); dt_tensor_destroy(d); dt_tensor_destroy(ho); dt_tensor_destroy(dout);
+            free(local); free(want); free(got);
+        }
+    dtt_ctx("");
+    dt_mesh_destroy(m);
+}
+
+/* ------------------------------------------------------------ complex ops */
+
+/* every op the host takes on C64/C128 (dtensor.h's list under dt_add's
+   family), on device tensors against host tensors: bit for bit on sim (the
+   host's kernels), with the float tolerance per part on CUDA (exp's and the
+   matmul's sums differ in the last bits); the data movement exactly */
+static void complex_ops(dt_comm *comm) {
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k;
+    for (f = 0; f < nf && f < 2; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        int64_t s2[2] = {6, 10}, s1[1] = {10}, sk[2] = {10, 7};
+        dt_placement p_row[2], p_col[2], p_rep[2];
+        int ex = EXACT_FLOATS;
+        p_row[0] = dt_shard(0); p_row[1] = dt_shard(1);
+        p_col[0] = dt_shard(1); p_col[1] = dt_replicate();
+        p_rep[0] = p_rep[1] = dt_replicate();
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        for (k = 0; k < 2; k++) {
+            dt_dtype t = k ? DT_C128 : DT_C64;
+            pair a = make_pair_any(m, t, 2, s2, p_row, 1), b = make_pair_any(m, t, 2, s2, p_col, 2);
+            pair v = make_pair_any(m, t, 1, s1, p_rep, 3), w = make_pair_any(m, t, 2, sk, p_col, 4);
+            pair r = make_pair(m, k ? DT_F16 : DT_I32, 2, s2, p_row, 2, 5);
+            dtt_ctx("complex ops mesh %dx%d %s", md.shape[0], md.shape[1], dt_dtype_name(t));
+            BOTH(dt_neg(a.h, &rh_), dt_neg(a.d, &rd_), "neg", 1);
+            BOTH(dt_scale(b.h, -2.5, &rh_), dt_scale(b.d, -2.5, &rd_), "scale", 1);
+            BOTH(dt_shift(b.h, 1.25, &rh_), dt_shift(b.d, 1.25, &rd_), "shift", 1);
+            BOTH(dt_fill(b.h, 0.75, &rh_), dt_fill(b.d, 0.75, &rd_), "fill", 1);
+            BOTH(dt_exp(a.h, &rh_), dt_exp(a.d, &rd_), "exp", ex);
+            BOTH(dt_cast(r.h, t, &rh_), dt_cast(r.d, t, &rd_), "cast real -> complex", 1);
+            BOTH(dt_cast(a.h, k ? DT_C64 : DT_C128, &rh_), dt_cast(a.d, k ? DT_C64 : DT_C128, &rd_), "cast c64 <-> c128", 1);
+            BOTH(dt_add(a.h, b.h, &rh_), dt_add(a.d, b.d, &rd_), "add", 1);
+            BOTH(dt_sub(a.h, b.h, &rh_), dt_sub(a.d, b.d, &rd_), "sub", 1);
+            BOTH(dt_mul(a.h, v.h, &rh_), dt_mul(a.d, v.d, &rd_), "mul (broadcast)", ex);
+            BOTH(dt_div(a.h, b.h, &rh_), dt_div(a.d, b.d, &rd_), "div", ex);
+            {
+                int dims[1] = {1}, all[2] = {0, 1};
+                BOTH(dt_sum(a.h, 1, dims, 0, &rh_), dt_sum(a.d, 1, dims, 0, &rd_), "sum dim 1 (sharded)", ex);
+                BOTH(dt_mean(b.h, 2, all, 1, &rh_), dt_mean(b.d, 2, all, 1, &rd_), "mean", ex);
+            }
+            BOTH(dt_matmul(a.h, w.h, &rh_), dt_matmul(a.d, w.d, &rd_), "matmul", ex);
+            BOTH(dt_dot(v.h, v.h, &rh_), dt_dot(v.d, v.d, &rd_), "dot", ex);
+            BOTH(dt_transpose(a.h, 0, 1, &rh_), dt_transpose(a.d, 0, 1, &rd_), "transpose", 1);
+            BOTH(dt_narrow(b.h, 1, 3, 5, &rh_), dt_narrow(b.d, 1, 3, 5, &rd_), "narrow", 1);
+            {
+                const dt_tensor *hs[2], *ds[2];
+                hs[0] = a.h; hs[1] = b.h; ds[0] = a.d; ds[1] = b.d;
+                BOTH(dt_cat(2, hs, 1, &rh_), dt_cat(2, ds, 1, &rd_), "cat", 1);
+            }
+            CHECK_OK(dt_axpy(0.5, a.h, b.h));
+            CHECK_OK(dt_axpy(0.5, a.d, b.d));
+            if (b.h && b.d) same_values("axpy", b.h, b.d, 1);
+            {
+                dt_tensor *o = NULL;
+                int dims[1] = {1};
+                CHECK_ST(dt_max(a.d, 1, dims, 0, &o), DT_ERR_DTYPE); /* no order: refused as on the host */
+                CHECK_ERRMSG("dt_max");
+                CHECK(o == NULL, "dt_max made *out");
+            }
+            drop(&a); drop(&b); drop(&v); drop(&w); drop(&r);
+        }
+        dtt_ctx("");
+        dt_mesh_destroy(m);
+    }
+}
+
+/* ------------------------------------------------------------ embedding */
+
+/* an index tensor [3, 4] (values (g * 5) % 11, one of them `bad` when bad != 0) */
+static pair make_idx(dt_mesh *m, dt_dtype t, const dt_placement *pl, int64_t bad) {
+    int64_t shape[2] = {3, 4}, g, v[12];
+    int32_t w[12];
+    pair p = {NULL, NULL};
+    dt_tensor_desc hd = mkdesc(t, 2, shape, pl, 2, DT_HOST), dd = mkdesc(t, 2, shape, pl, 2, DEV);
+    for (g = 0; g < 12; g++) v[g] = (g * 5) % 11;
+    if (bad) v[7] = bad;
+    for (g = 0; g < 12; g++) w[g] = (int32_t)v[g];
+    CHECK_OK(dt_tensor_distribute(m, &hd, t == DT_I32 ? (void *)w : (void *)v, DT_SRC_ALL, &p.h));
+    CHECK_OK(dt_tensor_distribute(m, &dd, t == DT_I32 ? (void *)w : (void *)v, DT_SRC_ALL, &p.d));
+    return p;
+}
+
+/* dt_embedding on device tensors against host tensors (row-sharded,
+   column-sharded and replicated tables; I32 and I64 indices, sharded and
+   replicated), exact (rows copied, masked Partial sums of one row and
+   zeros); an index out of range (too large, negative) on some ranks:
+   DT_ERR_ARG naming the call on every rank, *out untouched (NULL, or an
+   existing tensor keeping its values); dt_cross_entropy likewise on
+   replicated, class-sharded and row-sharded logits */
+static void embedding_device(dt_comm *comm) {
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k;
+    for (f = 0; f < nf && f < 2; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        int64_t sw[2] = {11, 6};
+        dt_placement tp[3][2], ip[2][2];
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        tp[0][0] = dt_shard(0); tp[0][1] = dt_replicate();  /* vocab-parallel */
+        tp[1][0] = dt_replicate(); tp[1][1] = dt_shard(1);  /* columns */
+        tp[2][0] = dt_replicate(); tp[2][1] = dt_replicate();
+        ip[0][0] = dt_replicate(); ip[0][1] = dt_shard(0);
+        ip[1][0] = dt_replicate(); ip[1][1] = dt_replicate();
+        for (k = 0; k < 6; k++) {
+            dt_dtype it = k % 2 ? DT_I32 : DT_I64;
+            pair tb = make_pair(m, DT_F32, 2, sw, tp[k % 3], 2, 7), ix = make_idx(m, it, ip[k / 3], 0);
+            pair bad = make_idx(m, it, ip[k / 3], k % 2 ? -3 : 11);
+            dt_tensor *o = NULL, *keep;
+            float before[72], after[72];
+            dtt_ctx("embedding mesh %dx%d table %d idx %s %d", md.shape[0], md.shape[1], k % 3, dt_dtype_name(it), k / 3);
+            BOTH(dt_embedding(tb.h, ix.h, &rh_), dt_embedding(tb.d, ix.d, &rd_), "embedding", 1);
+            CHECK_ST(dt_embedding(tb.d, bad.d, &o), DT_ERR_ARG);
+            CHECK_ERRMSG("dt_embedding");
+            CHECK(o == NULL, "*out made on failure");
+            if (dtt_ok(dt_embedding(tb.d, ix.d, &o)) && o) {
+                CHECK_OK(dt_tensor_gather(o, before));
+                keep = o;
+                CHECK_ST(dt_embedding(tb.d, bad.d, &o), DT_ERR_ARG);
+                CHECK(o == keep, "*out replaced on failure");
+                CHECK_OK(dt_tensor_gather(o, after));
+                CHECK(!memcmp(before, after, sizeof before), "*out written on failure");
+            }
+            dt_tensor_destroy(o);
+            o = NULL;
+            CHECK_ST(dt_embedding(tb.h, bad.h, &o), DT_ERR_ARG); /* the host refuses the same */
+            drop(&tb); drop(&ix); drop(&bad);
+        }
+        for (k = 0; k < 6; k++) { /* cross-entropy: replicated, class-sharded (loss_parallel), row-sharded logits */
+            int64_t sl[2] = {4, 5}, st1[1] = {4}, tv[4] = {0, 4, 2, 3}, bv[4] = {0, 4, 5, 3};
+            int32_t tw[4] = {0, 4, 2, 3}, bw[4] = {0, -1, 2, 3};
+            dt_dtype it = k % 2 ? DT_I32 : DT_I64;
+            dt_placement lp[3][2], rp[2];
+            dt_tensor_desc th, tdd;
+            pair lg, tg = {NULL, NULL}, bad = {NULL, NULL};
+            dt_tensor *o = NULL;
+            lp[0][0] = lp[0][1] = dt_replicate();
+            lp[1][0] = dt_replicate(); lp[1][1] = dt_shard(1);
+            lp[2][0] = dt_shard(0); lp[2][1] = dt_replicate();
+            rp[0] = rp[1] = dt_replicate();
+            dtt_ctx("cross_entropy mesh %dx%d logits %d %s", md.shape[0], md.shape[1], k / 2, dt_dtype_name(it));
+            lg = make_pair(m, DT_F32, 2, sl, lp[k / 2], 2, 8);
+            th = mkdesc(it, 1, st1, rp, 2, DT_HOST);
+            tdd = mkdesc(it, 1, st1, rp, 2, DEV);
+            CHECK_OK(dt_tensor_distribute(m, &th, it == DT_I32 ? (void *)tw : (void *)tv, DT_SRC_ALL, &tg.h));
+            CHECK_OK(dt_tensor_distribute(m, &tdd, it == DT_I32 ? (void *)tw : (void *)tv, DT_SRC_ALL, &tg.d));
+            CHECK_OK(dt_tensor_distribute(m, &tdd, it == DT_I32 ? (void *)bw : (void *)bv, DT_SRC_ALL, &bad.d));
+            BOTH(dt_cross_entropy(lg.h, tg.h, &rh_), dt_cross_entropy(lg.d, tg.d, &rd_), "cross_entropy", EXACT_FLOATS);
+            CHECK_ST(dt_cross_entropy(lg.d, bad.d, &o), DT_ERR_ARG);
+            CHECK_ERRMSG("dt_cross_entropy");
+            CHECK(o == NULL, "*out made on failure");
+            drop(&lg); drop(&tg); drop(&bad);
         }
         dtt_ctx("");
         dt_mesh_destroy(m);
@@ -1880,6 +2267,10 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     device_full_buffers(comm);
     complex_device(comm);
     ops_sweep(comm);
+    reduce_sweep(comm);
+    int_avg_sweep(comm);
+    complex_ops(comm);
+    embedding_device(comm);
     rng_sweep(comm);
     bad_input(comm);
     storage_sweep(comm, device_backend_used);
