@@ -231,6 +231,9 @@
                            which overrides it; read at each dt_mesh_create)
    DTENSOR_SHM_ARENA=bytes the arena's size per rank (default 268435456)
    DTENSOR_SHM_MIN=bytes   the smallest shard put in the arena (default 65536)
+   DTENSOR_IO_CHUNK=bytes  the pinned host buffer a device tensor's .npy
+                           save/load goes through, piece by piece (default
+                           8388608; read at each call)
    DTENSOR_HALO_TYPES=N    halo faces of >= N bytes that are strided (columns)
                            move as MPI derived datatypes, straight from the
                            interior and into the ghost cells, instead of
@@ -893,13 +896,24 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
    negative width, widths whose array size overflows, no local_shape, no
    local_alloc / local_alloc_bytes, `local` whose ghosted array would end
-   past the allocation (the interior pointer); DT_ERR_UNSUPPORTED:
-   local_ghost on a device tensor (desc->device != DT_HOST).
+   past the allocation (the interior pointer).
+   Device arrays (desc->device = DT_CUDA) take local_ghost, local_strides
+   and block-cyclic placements as host arrays do; local_alloc is then the
+   device allocation (cudaMalloc's pointer), checked by the same
+   arithmetic, never by reading device memory. DT_ERR_DEVICE, naming the
+   field: `local` or local_alloc (DT_BORROW) not in the memory the desc
+   says -- a host pointer wrapped as a device array, or device memory
+   (managed memory included: wrap it as DT_CUDA) as a host one; asked of
+   the device (cudaPointerGetAttributes), before the range check.
    Strided storage (desc->local_strides, and every ghosted array): the
    shard's elements sit at sum(i[d] * stride[d]) from dt_tensor_data, with
    padding between them that the library never reads or writes (a padded
    leading dim, a column-major array, one field of an array of structs).
-   Host tensors only. Every call takes such a tensor, in one of three ways:
+   Host and device tensors alike (a device's copies are its own box-copy
+   kernels and its allocations device memory: a device shard is never
+   copied whole into host memory except where a contiguous device shard
+   would be, staging over plain MPI). Every call takes such a tensor, in
+   one of three ways:
    - read/written through the strides, no copy of the shard:
      dt_tensor_redistribute as source and as *out (the box and piece
      exchanges pack from and unpack into the strides; cyclic and reduction
@@ -929,7 +943,10 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      (strides [...]); this call takes contiguous shards"), nothing written:
      convolution (x, w, bias, *out), dt_tensor_scalapack_desc (its local
      leading dimension is not the shard's), a strided *out of
-     dt_stencil_apply, a strided *mask of dt_dropout.
+     dt_stencil_apply, a strided *mask of dt_dropout; on a device tensor,
+     the random fills of strided storage whose last dim is not unit-stride
+     (the host's stack buffer has no device counterpart: fill a contiguous
+     tensor and redistribute it in).
    Whether a tensor is strided is each rank's own business: the
    consistency checks (DTENSOR_CHECK) compare the specs (dtype, shape,
    placements, device), never local_strides, local_ghost or the storage,
@@ -1516,7 +1533,17 @@ DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tens
    "ufs:<path>" (ROMIO's plain POSIX driver, right on every file system).
    Threads: MPICH's MPI-IO takes a process-wide lock, so two threads that
    save or load at once deadlock even on separate comms and meshes: make
-   one process's checkpoint calls one at a time. */
+   one process's checkpoint calls one at a time.
+   Device tensors (DT_CUDA): over MPI-IO each rank's shard moves between
+   the device and the file piece by piece through one pinned host buffer of
+   at most DTENSOR_IO_CHUNK bytes (default 8 MiB) and a device buffer of
+   the same size (a strided shard is packed by the device's box copy), so a
+   shard larger than free host memory saves and loads. A Partial or block-
+   cyclic device tensor is first redistributed (over plain MPI that step
+   stages the shard through pinned buffers, as every redistribution does).
+   On the other backends (custom, NCCL, self) mesh rank 0 holds the whole
+   array in host memory anyway: the shard is copied to a host tensor and
+   saved as one (loading: read, then copied to the device). */
 
 /* collective over t's mesh (ranks outside it return DT_OK and do nothing).
    A Partial tensor is reduced first (the saved value is the global value;
@@ -1528,7 +1555,8 @@ DT_API dt_status dt_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tens
    Every rank returns the same status and message. Strided storage
    (local_strides, local_ghost): written from one contiguous copy of the
    shard (on the ranks that write; the file's bytes are the contiguous
-   tensor's, the padding is never read). */
+   tensor's, the padding is never read); a device shard through its
+   strides, chunk by chunk (above). */
 DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);  /* collective */
 /* collective over m: the .npy file at `path` as a tensor on m with
    `placements` (one per mesh dim; Partial placements follow
@@ -1544,7 +1572,9 @@ DT_API dt_status dt_tensor_save_npy(const dt_tensor *t, const char *path);  /* c
    (local_strides, local_ghost): the shard is read into one contiguous
    copy, then written through its strides (a cyclic layout: redistributed
    into it directly); only its elements are written, never the padding or
-   the ghost room. */
+   the ghost room. A new tensor is a host tensor; a device *out (ghosted
+   and strided ones too) is read into: the contiguous copy is in device
+   memory, filled through the bounded pinned buffer (above). */
 DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_placement *placements,
                                     dt_tensor **out);  /* collective */
 
@@ -9245,14 +9275,6 @@ static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
     return t ? DT_OK : dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
 }
 
-/* halos, convolution and .npy files work on host tensors only */
-DT__MAYBE_UNUSED static dt_status dt__host_only(const char *fn, const char *what, const dt_tensor *t) {
-    if (!t || dt__on_host(t->dev)) return DT_OK;
-    return dt__fail(DT_ERR_UNSUPPORTED, "%s: %s is a %s tensor (device %d); this call takes host tensors: copy it "
-                    "with dt_tensor_gather or a DT_HOST redistribution target first", fn, what, t->dev->name,
-                    t->desc.device);
-}
-
 /* Strided storage (desc.local_strides, local_ghost): the calls that read
    or write a shard as one contiguous span refuse it rather than misread it */
 static dt_status dt__no_strided(const char *fn, const char *what, const dt_tensor *t) {
@@ -10053,6 +10075,7 @@ static dt_status dt__segs_copy_dev(const dt__device *dev, int nd, size_t es, dt_
     int d;
     dt_status st;
     if (nd < 1 || nd > DT_MAX_DIMS) return DT_OK; /* (a cyclic part has a dim) */
+    memset(&p, 0, sizeof p); /* (the dims past nd: clang's -Wconditional-uninitialized) */
     for (d = nd - 1; d >= 0; d--) {
         if (!nseg[d]) return DT_OK;
         si[d] = 0;
@@ -15213,6 +15236,7 @@ static dt_status dt__io_dev_spans(const char *fn, MPI_File fh, int rd, const dt_
     dt__box q;
     dt_status st;
     if (!total) return DT_OK;
+    memset(&q, 0, sizeof q); /* (the dims past nd: clang's -Wconditional-uninitialized) */
     cap = total < chunk ? total : chunk;
     if ((st = dev->alloc_host(fn, cap, &host))) return st;
     if ((st = dev->alloc(fn, cap, &dbuf))) { dev->free_host(host); return st; }

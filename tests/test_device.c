@@ -1467,6 +1467,30 @@ static void storage_ops(dt_comm *comm) {
             wrap_drop(&o);
         }
         wrap_check(&w, shape, 4, "the input, after the ops");
+        if (!layouts2[li].ghost) { /* DT_COPY of strided storage: from device memory, and from a host image */
+            dt_tensor_desc cd = mkdesc(DT_F64, 2, shape, pl, 1, DEV);
+            dt_tensor *c = NULL;
+            unsigned char *img = wrap_image(&w, shape, 4);
+            cd.local_shape = w.ext;
+            cd.local_strides = w.st;
+            cd.local_alloc = w.dev;
+            cd.local_alloc_bytes = w.bytes ? (int64_t)w.bytes : 1;
+            CHECK_OK(dt_tensor_from_local(m, &cd, w.dev, DT_COPY, &c));
+            if (c) same_values("DT_COPY of a strided device array", p.h, c, 1);
+            dt_tensor_destroy(c);
+            c = NULL;
+            cd.local_alloc = img;
+            CHECK_OK(dt_tensor_from_local(m, &cd, img, DT_COPY, &c));
+            cd.local_alloc = w.dev;
+            if (c) same_values("DT_COPY of a strided host array into a device tensor", p.h, c, 1);
+            dt_tensor_destroy(c);
+            c = NULL;
+            cd.device = DT_HOST;
+            CHECK_OK(dt_tensor_from_local(m, &cd, w.dev, DT_COPY, &c));
+            if (c) same_values("DT_COPY of a strided device array into a host tensor", p.h, c, 1);
+            dt_tensor_destroy(c);
+            free(img);
+        }
         /* random fills */
         {
             dt_tensor_desc dd = mkdesc(DT_F64, 2, shape, pl, 1, DEV);
