@@ -10537,7 +10537,7 @@ static dt_status dt__redistribute_into_strided(const dt_tensor *t, const dt_plac
    shard copied out contiguously (one extra copy of the shard, in t's own
    memory: the device's box copy for a device tensor, never through the
    host), the result received into a contiguous buffer and copied into the
-   strided target (combined with it when acc >= 0, host memory only). The
+   strided target (combined with it when acc >= 0, by the tensor's device). The
    contiguous redistribution between them stages through the pinned host
    buffers when the backend takes host memory only. */
 static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
@@ -10558,7 +10558,7 @@ static dt_status dt__redistribute_staged(const dt_tensor *t, const dt_placement 
         b = a;
         b.data = (char *)dst;
         b.stride = dst_stride;
-        if (acc >= 0) dt__copy_box_op(&a, &b, &box, t->desc.dtype, acc);
+        if (acc >= 0) st = dt__combine_on(t->dev, &a, &b, &box, t->desc.dtype, acc);
         else st = t->dev->copy_box(fn, &a, &b, &box);
     }
     dt__contig_free(t, in);

@@ -2282,12 +2282,62 @@ static void layers_device(dt_comm *comm) {
     dt_mesh_destroy(m);
 }
 
+/* out = out + redistribute(t) where out is the program's own ghosted device
+   array (strided storage): the combine runs on the device, against the same
+   call into a contiguous host tensor */
+static void reduce_into_wrap(dt_comm *comm) {
+    dt_mesh *m = NULL;
+    dt_mesh_desc md;
+    int64_t shape[2] = {9, 6}, g[DT_MAX_DIMS] = {0};
+    dt_placement ps[1], pt[1];
+    dt_tensor_desc d;
+    dt_halo_desc hd;
+    dt_tensor *hs = NULL, *ds = NULL, *ho = NULL, *dw = NULL;
+    double a[54], b[54];
+    void *arr = NULL;
+    int op;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    memset(&hd, 0, sizeof hd);
+    hd.width[0] = hd.width[1] = 1;
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    fill_full(DT_F64, a, 54, 7);
+    fill_full(DT_F64, b, 54, 8);
+    ps[0] = dt_shard(0);
+    pt[0] = dt_shard(1);
+    for (op = 0; op < 3; op++) {
+        dt_reduce r = op == 0 ? DT_SUM : op == 1 ? DT_MAX : DT_MIN;
+        dtt_ctx("redistribute_reduce into a ghosted device wrap, op %d", (int)r);
+        d = mkdesc(DT_F64, 2, shape, ps, 1, DT_HOST);
+        CHECK_OK(dt_tensor_distribute(m, &d, a, DT_SRC_ALL, &hs));
+        d.device = DEV;
+        CHECK_OK(dt_tensor_distribute(m, &d, a, DT_SRC_ALL, &ds));
+        d = mkdesc(DT_F64, 2, shape, pt, 1, DT_HOST);
+        CHECK_OK(dt_tensor_distribute(m, &d, b, DT_SRC_ALL, &ho));
+        d.device = DEV;
+        dw = ghosted_wrap(m, d, b, &hd, g, &arr);
+        if (hs && ds && ho && dw) {
+            CHECK_OK(dt_tensor_redistribute_reduce(hs, pt, r, ho));
+            CHECK_OK(dt_tensor_redistribute_reduce(ds, pt, r, dw));
+            same_values("redistribute_reduce into a ghosted wrap", ho, dw, 1);
+        }
+        dt_tensor_destroy(hs), dt_tensor_destroy(ds), dt_tensor_destroy(ho), dt_tensor_destroy(dw);
+        hs = ds = ho = dw = NULL;
+        if (arr) dev_free(arr);
+        arr = NULL;
+    }
+    dtt_ctx("");
+    dt_mesh_destroy(m);
+}
+
 static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     dtt_ctx("%s", name);
     redistribution_sweep(comm, name, device_backend_used);
     halo_sweep(comm, name, device_backend_used);
     conv_device(comm);
     layers_device(comm);
+    reduce_into_wrap(comm);
     device_full_buffers(comm);
     complex_device(comm);
     ops_sweep(comm);
