@@ -42,13 +42,26 @@ static cudaStream_t stream;
 
 /* ------------------------------------------------------------ device helpers */
 
+/* cudaMemset and cudaMemcpy from pageable memory return before the legacy
+   stream has written the device (CUDA documents both), and the test's
+   stream is non-blocking: it does not wait for the legacy stream. So the
+   buffers are settled before the callbacks read them (the stand-in's
+   asynchronous streams caught the race). */
+static void settle(void)
+{
+    CHECK(cudaStreamSynchronize(0) == cudaSuccess, "cudaStreamSynchronize(0): %s",
+          cudaGetErrorString(cudaGetLastError()));
+}
+
 /* a device buffer of `bytes` filled with the byte `fill` (never NULL: the
    test cannot go on without it) */
 static void *dalloc(size_t bytes, int fill)
 {
     void *p = NULL;
-    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess || cudaMemset(p, fill, bytes ? bytes : 1) != cudaSuccess) {
-        fprintf(stderr, "[rank %d] test_nccl: cudaMalloc/cudaMemset of %zu bytes failed\n", dtt_rank, bytes);
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess || cudaMemset(p, fill, bytes ? bytes : 1) != cudaSuccess ||
+        cudaStreamSynchronize(0) != cudaSuccess) {
+        fprintf(stderr, "[rank %d] test_nccl: cudaMalloc/cudaMemset/cudaStreamSynchronize of %zu bytes failed\n",
+                dtt_rank, bytes);
         exit(1);
     }
     return p;
@@ -57,6 +70,7 @@ static void *dalloc(size_t bytes, int fill)
 static void upload(void *d, const void *h, size_t bytes)
 {
     CHECK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) == cudaSuccess, "upload of %zu bytes", bytes);
+    settle();
 }
 
 /* waits for the stream first: the callbacks only enqueue. `room` is the
