@@ -26,12 +26,13 @@
      that outgrows a GPU's budget fails here too. Launch limits are CUDA's:
      a grid or block that is empty or too large is cudaErrorInvalidConfiguration
      from the next cudaGetLastError.
-   - KERNELS run on the CPU when their stream runs (below): every block in turn, each as ONE
-     thread (blockDim 1). Kernels written for any blockDim (grid-stride and
-     block-stride loops, tree merges over blockDim) compute their results;
-     __syncthreads is a no-op, __shared__ is static. A kernel that assumes
-     its launch's blockDim is wrong here, as it would be on a GPU launched
-     otherwise. Warp-level behaviour, timing and races: GPU only.
+   - KERNELS run on the CPU when their stream runs (below): every block in
+     turn, each as ONE thread (blockDim 1). Kernels written for any
+     blockDim (grid-stride and block-stride loops, tree merges over
+     blockDim) compute their results; __syncthreads is a no-op, __shared__
+     is static. A kernel that assumes its launch's blockDim is wrong here,
+     as it would be on a GPU launched otherwise. Warp-level behaviour,
+     timing and races: GPU only.
    - STREAMS ARE ASYNCHRONOUS, so a missing synchronisation reads stale
      data here as on a GPU (more reliably: the work has not run at all).
      Kernel launches, cudaMemcpyAsync, cudaMemsetAsync, cudaMemset,
@@ -83,7 +84,10 @@
      (DTCU_STANDIN_FAIL="cudaMalloc:3,ncclAllReduce:1", or
      dtcu_standin_fail() from a test): allocations then answer
      cudaErrorMemoryAllocation, everything else cudaErrorLaunchFailure
-     (NCCL: ncclUnhandledCudaError). DTCU_STANDIN_REPORT=1 prints the device
+     (NCCL: ncclUnhandledCudaError); a launch's error is there at once,
+     for the next cudaGetLastError, and a wait made to fail still runs the
+     work it waits for first (so nothing is written into a buffer the
+     caller frees after the error). DTCU_STANDIN_REPORT=1 prints the device
      memory's high-water mark and the allocations not freed, at exit.
    Not modelled: the CUDA libm (the stand-in's device math is the host's),
    managed memory, multiple devices per process, peer access, graphs,
