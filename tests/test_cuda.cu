@@ -478,6 +478,100 @@ static void test_rng(dtt_rng *r) {
     dtt_ctx("");
 }
 
+#ifdef DTCU_STANDIN
+/* the n doubles at p are k * i (i their index) */
+static int all_times(const double *p, int n, double k) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (p[i] != k * i) return 0;
+    return 1;
+}
+
+/* p += p on dtensor's stream: a library kernel (binary ADD), its shape and
+   strides from host arrays scribbled over right after the launch (static:
+   the stores stay), so the queued kernel must have taken their values at
+   the launch, as CUDA does */
+static void twice(double *p, int n) {
+    static int64_t shape[1], st[1];
+    shape[0] = n, st[0] = 1;
+    dk->binary(DT__B_ADD, DT_F64, 1, shape, p, st, p, st, p, 1.0);
+    shape[0] = 0, st[0] = -1;
+}
+
+/* The stand-in's streams are asynchronous (tests/standin/cuda_runtime.h):
+   device work runs when the host waits for it, not before. These checks pin
+   that down, so that a missing synchronisation -- in dtensor_cuda.h or in a
+   test -- reads the old bytes and fails, as it may on a GPU (where these
+   "stale" reads are races: this part runs on the stand-in only). Step 5
+   shows the library's own wait doing its job: without the sync in
+   dt__cu_copy, its download would leave the 8i of step 3 in `host`. */
+static void test_streams(void) {
+    enum { N = 1000 };
+    double x[N], host[N], *d = NULL, *pin = NULL;
+    void *spare = NULL;
+    cudaStream_t side = NULL;
+    cudaEvent_t ev = NULL;
+    int i;
+    if (!dtcu_standin_deferred()) {
+        printf("test_streams: skipped (DTCU_STANDIN_EAGER=1 runs device work when issued)\n");
+        return;
+    }
+    CHECK(dt_cuda_stream() == 0, "dtensor's stream is the legacy default stream here");
+    for (i = 0; i < N; i++) x[i] = i;
+    d = (double *)up(x, sizeof x);
+    CHECK(cudaMallocHost((void **)&pin, sizeof x) == cudaSuccess, "cudaMallocHost");
+    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess, "cudaStreamCreateWithFlags");
+    CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess, "cudaEventCreateWithFlags");
+    if (!pin || !side || !ev) return;
+    for (i = 0; i < N; i++) pin[i] = -1;
+
+    /* 1. a kernel and a download into pinned memory, read before the
+       stream is synchronised: the old bytes; after it: the result */
+    twice(d, N);
+    CHECK(cudaMemcpyAsync(pin, d, sizeof x, cudaMemcpyDeviceToHost, dt_cuda_stream()) == cudaSuccess, "D2H");
+    CHECK(pin[0] == -1 && pin[N - 1] == -1, "a read before cudaStreamSynchronize saw %g (the stale -1 expected)",
+          pin[N - 1]);
+    CHECK(cudaStreamSynchronize(dt_cuda_stream()) == cudaSuccess, "cudaStreamSynchronize");
+    CHECK(all_times(pin, N, 2), "after cudaStreamSynchronize: 2i expected, element 999 is %g", pin[N - 1]);
+
+    /* 2. a non-blocking stream does not wait for the legacy stream's
+       kernel; an event orders it after the kernel */
+    twice(d, N); /* 4i, queued */
+    CHECK(cudaMemcpyAsync(pin, d, sizeof x, cudaMemcpyDeviceToHost, side) == cudaSuccess, "D2H on side");
+    CHECK(cudaStreamSynchronize(side) == cudaSuccess, "cudaStreamSynchronize(side)");
+    CHECK(all_times(pin, N, 2), "a non-blocking stream read the kernel's output without waiting: %g", pin[N - 1]);
+    CHECK(cudaEventRecord(ev, dt_cuda_stream()) == cudaSuccess, "cudaEventRecord");
+    CHECK(cudaStreamWaitEvent(side, ev, 0) == cudaSuccess, "cudaStreamWaitEvent");
+    CHECK(cudaMemcpyAsync(pin, d, sizeof x, cudaMemcpyDeviceToHost, side) == cudaSuccess, "D2H on side");
+    CHECK(cudaStreamSynchronize(side) == cudaSuccess, "cudaStreamSynchronize(side)");
+    CHECK(all_times(pin, N, 4), "after cudaStreamWaitEvent: 4i expected, element 999 is %g", pin[N - 1]);
+
+    /* 3. cudaMemcpy to the host waits for the legacy stream's earlier work */
+    twice(d, N); /* 8i */
+    CHECK(cudaMemcpy(host, d, sizeof x, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy D2H");
+    CHECK(all_times(host, N, 8), "cudaMemcpy D2H: 8i expected, element 999 is %g", host[N - 1]);
+
+    /* 4. cudaFree waits for the whole device */
+    twice(d, N); /* 16i */
+    CHECK(cudaMemcpyAsync(pin, d, sizeof x, cudaMemcpyDeviceToHost, dt_cuda_stream()) == cudaSuccess, "D2H");
+    CHECK(cudaMalloc(&spare, 1) == cudaSuccess, "cudaMalloc");
+    CHECK(all_times(pin, N, 4), "before cudaFree: the stale 4i expected, element 999 is %g", pin[N - 1]);
+    CHECK(cudaFree(spare) == cudaSuccess, "cudaFree");
+    CHECK(all_times(pin, N, 16), "after cudaFree: 16i expected, element 999 is %g", pin[N - 1]);
+
+    /* 5. the library's download (dt__cu_copy) synchronises before it returns */
+    twice(d, N); /* 32i */
+    CHECK_OK(dev->copy("test", host, d, sizeof x));
+    CHECK(all_times(host, N, 32), "the device's copy to the host returned before the kernel ran: element 999 is %g",
+          host[N - 1]);
+
+    cudaEventDestroy(ev);
+    cudaStreamDestroy(side);
+    cudaFreeHost(pin);
+    dev->free(d);
+}
+#endif
+
 static int hook_allocs = 0;
 static void *hook_alloc(size_t bytes, void *user) {
     void *p = NULL;
@@ -505,6 +599,9 @@ int main(int argc, char **argv) {
     test_gemm(&r);
     test_moves(&r);
     test_rng(&r);
+#ifdef DTCU_STANDIN
+    test_streams();
+#endif
     {
         dt_cuda_allocator a;
         void *p = NULL;

@@ -42,13 +42,26 @@ static cudaStream_t stream;
 
 /* ------------------------------------------------------------ device helpers */
 
+/* cudaMemset and cudaMemcpy from pageable memory return before the legacy
+   stream has written the device (CUDA documents both), and the test's
+   stream is non-blocking: it does not wait for the legacy stream. So the
+   buffers are settled before the callbacks read them (the stand-in's
+   asynchronous streams caught the race). */
+static void settle(void)
+{
+    CHECK(cudaStreamSynchronize(0) == cudaSuccess, "cudaStreamSynchronize(0): %s",
+          cudaGetErrorString(cudaGetLastError()));
+}
+
 /* a device buffer of `bytes` filled with the byte `fill` (never NULL: the
    test cannot go on without it) */
 static void *dalloc(size_t bytes, int fill)
 {
     void *p = NULL;
-    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess || cudaMemset(p, fill, bytes ? bytes : 1) != cudaSuccess) {
-        fprintf(stderr, "[rank %d] test_nccl: cudaMalloc/cudaMemset of %zu bytes failed\n", dtt_rank, bytes);
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess || cudaMemset(p, fill, bytes ? bytes : 1) != cudaSuccess ||
+        cudaStreamSynchronize(0) != cudaSuccess) {
+        fprintf(stderr, "[rank %d] test_nccl: cudaMalloc/cudaMemset/cudaStreamSynchronize of %zu bytes failed\n",
+                dtt_rank, bytes);
         exit(1);
     }
     return p;
@@ -57,6 +70,7 @@ static void *dalloc(size_t bytes, int fill)
 static void upload(void *d, const void *h, size_t bytes)
 {
     CHECK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) == cudaSuccess, "upload of %zu bytes", bytes);
+    settle();
 }
 
 /* waits for the stream first: the callbacks only enqueue. `room` is the
@@ -547,6 +561,35 @@ static int init_nccl(int dev, ncclComm_t *nc)
     return rc == ncclSuccess;
 }
 
+#ifdef DTCU_STANDIN
+/* The stand-in's streams are asynchronous (tests/standin/cuda_runtime.h):
+   an allreduce's result reaches the device in stream order, so a read that
+   does not wait for the dt_comm's stream sees the old bytes -- the check
+   that a missing cudaStreamSynchronize after a collective fails a test. Here
+   the read is cudaMemcpy on the legacy stream, which does not wait for the
+   test's non-blocking stream. On a GPU that read is a race: stand-in only. */
+static void check_stream_order(dt_comm *c)
+{
+    int32_t ones[64], h[64], *ds, *dr;
+    int i, stale = 1, done = 1;
+    if (!dtcu_standin_deferred()) return; /* DTCU_STANDIN_EAGER=1: nothing is ever stale */
+    dtt_ctx("stream order (stand-in) n=%d", c->size);
+    ds = (int32_t *)dalloc(sizeof ones, 0);
+    dr = (int32_t *)dalloc(sizeof ones, 0);
+    for (i = 0; i < 64; i++) ones[i] = 1;
+    upload(ds, ones, sizeof ones);
+    CHECK_OK(c->be.allreduce(c->be.user, ds, dr, 64, DT_I32, DT_SUM));
+    CHECK(cudaMemcpy(h, dr, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess, "early download");
+    for (i = 0; i < 64; i++) stale &= h[i] == 0;
+    CHECK(stale, "a read that did not wait for the stream saw %d (the old 0 expected)", (int)h[0]);
+    download(h, sizeof h, dr, sizeof h);
+    for (i = 0; i < 64; i++) done &= h[i] == c->size;
+    CHECK(done, "after cudaStreamSynchronize: %d (want %d)", (int)h[0], c->size);
+    cudaFree(dr);
+    cudaFree(ds);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     int ndev = 0, dev = 0, count = 0;
@@ -578,6 +621,9 @@ int main(int argc, char **argv)
         run_all(c, 0, big);
         if (c->size > 1) run_all(c, 1, big);
         check_start_wait(c);
+#ifdef DTCU_STANDIN
+        check_stream_order(c);
+#endif
         check_split(c);
         check_errors(c);
         dt_comm_destroy(c);

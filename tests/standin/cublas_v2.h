@@ -5,7 +5,9 @@
    tests allow); beta = 0 does not read C, as cuBLAS. Each matrix must lie
    inside one device allocation (CUBLAS_STATUS_INVALID_VALUE otherwise:
    cuBLAS would read or write past it), and the shapes and leading
-   dimensions must satisfy cuBLAS's rules. */
+   dimensions must satisfy cuBLAS's rules. The GEMM is checked at the call
+   and queued on the handle's stream (cublasSetStream), alpha and beta read
+   at the call (host pointer mode), as every device op of the stand-in. */
 #ifndef DTCU_STANDIN_CUBLAS_V2_H
 #define DTCU_STANDIN_CUBLAS_V2_H
 
@@ -86,7 +88,7 @@ static inline cublasStatus_t dtcb_gemm(cublasHandle_t h, cublasOperation_t ta, c
                                        cudaDataType_t bt, int ldb, double beta, void *c, cudaDataType_t ct, int ldc) {
     int ar = ta == CUBLAS_OP_N ? m : k, ac = ta == CUBLAS_OP_N ? k : m;
     int br = tb == CUBLAS_OP_N ? k : n, bc = tb == CUBLAS_OP_N ? n : k;
-    int i, j, l;
+    struct dtcu_stream *s;
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (m < 0 || n < 0 || k < 0 || lda < (ar > 1 ? ar : 1) || ldb < (br > 1 ? br : 1) || ldc < (m > 1 ? m : 1))
         return CUBLAS_STATUS_INVALID_VALUE;
@@ -96,20 +98,22 @@ static inline cublasStatus_t dtcb_gemm(cublasHandle_t h, cublasOperation_t ta, c
         return CUBLAS_STATUS_INVALID_VALUE;
     }
     if (dtcu_injected("cublasGemm")) return CUBLAS_STATUS_EXECUTION_FAILED;
-    dtcu_enter();
-    for (j = 0; j < n; j++)
-        for (i = 0; i < m; i++) {
-            double s = 0;
-            for (l = 0; l < k; l++) {
-                size_t ia = ta == CUBLAS_OP_N ? (size_t)l * lda + i : (size_t)i * lda + l;
-                size_t ib = tb == CUBLAS_OP_N ? (size_t)j * ldb + l : (size_t)l * ldb + j;
-                s += dtcb_ld(at, a, ia) * dtcb_ld(bt, b, ib);
+    if (!(s = dtcu_stream_of(h->stream))) return CUBLAS_STATUS_EXECUTION_FAILED;
+    dtcu_enqueue(s, [=]() {
+        int i, j, l;
+        for (j = 0; j < n; j++)
+            for (i = 0; i < m; i++) {
+                double acc = 0;
+                for (l = 0; l < k; l++) {
+                    size_t ia = ta == CUBLAS_OP_N ? (size_t)l * lda + i : (size_t)i * lda + l;
+                    size_t ib = tb == CUBLAS_OP_N ? (size_t)j * ldb + l : (size_t)l * ldb + j;
+                    acc += dtcb_ld(at, a, ia) * dtcb_ld(bt, b, ib);
+                }
+                acc *= alpha;
+                if (beta != 0) acc += beta * dtcb_ld(ct, c, (size_t)j * ldc + i);
+                dtcb_st(ct, c, (size_t)j * ldc + i, acc);
             }
-            s *= alpha;
-            if (beta != 0) s += beta * dtcb_ld(ct, c, (size_t)j * ldc + i);
-            dtcb_st(ct, c, (size_t)j * ldc + i, s);
-        }
-    dtcu_leave();
+    });
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -26,23 +26,73 @@
      that outgrows a GPU's budget fails here too. Launch limits are CUDA's:
      a grid or block that is empty or too large is cudaErrorInvalidConfiguration
      from the next cudaGetLastError.
-   - KERNELS run on the CPU, at launch: every block in turn, each as ONE
-     thread (blockDim 1). Kernels written for any blockDim (grid-stride and
-     block-stride loops, tree merges over blockDim) compute their results;
-     __syncthreads is a no-op, __shared__ is static. A kernel that assumes
-     its launch's blockDim is wrong here, as it would be on a GPU launched
-     otherwise. Warp-level behaviour, timing and races: GPU only.
-   - STREAMS AND EVENTS are synchronous: work runs when it is enqueued, so
-     the stand-in cannot show a missing synchronisation.
+   - KERNELS run on the CPU when their stream runs (below): every block in
+     turn, each as ONE thread (blockDim 1). Kernels written for any
+     blockDim (grid-stride and block-stride loops, tree merges over
+     blockDim) compute their results; __syncthreads is a no-op, __shared__
+     is static. A kernel that assumes its launch's blockDim is wrong here,
+     as it would be on a GPU launched otherwise. Warp-level behaviour,
+     timing and races: GPU only.
+   - STREAMS ARE ASYNCHRONOUS, so a missing synchronisation reads stale
+     data here as on a GPU (more reliably: the work has not run at all).
+     Kernel launches, cudaMemcpyAsync, cudaMemsetAsync, cudaMemset,
+     cudaFreeAsync, cuBLAS GEMMs and the stores of NCCL's results are QUEUED
+     on their stream, with their arguments captured by value at the call
+     (as CUDA does), and run only when the host waits for them:
+       cudaStreamSynchronize, cudaStreamQuery   the stream's work (both
+                                                answer "done": the host
+                                                polling is when the device
+                                                gets to run)
+       cudaEventSynchronize, cudaEventQuery     the work before the record
+       cudaDeviceSynchronize, cudaFree,
+       cudaFreeHost                             everything (CUDA syncs the
+                                                device there too)
+       cudaMemcpy                               up to the copy, on the legacy
+                                                stream, then returns -- except
+                                                device to device (no host
+                                                wait in CUDA) and host to
+                                                device from pageable memory
+                                                (CUDA returns once it has
+                                                staged the source: the
+                                                stand-in snapshots it and
+                                                queues the store); from
+                                                cudaMallocHost memory it waits
+       cudaMemcpyAsync host to host             up to the copy (synchronous
+                                                in CUDA)
+     Everything else is asynchronous: cudaMemcpyAsync between host and
+     device reads and writes the host side when it runs (CUDA "might" be
+     synchronous with pageable memory; code must not count on it), and
+     cudaMemset of device memory is asynchronous, as CUDA documents.
+     Ordering is CUDA's: FIFO per stream; the legacy default stream (0,
+     cudaStreamLegacy) waits for the earlier work of every blocking stream
+     and they for its earlier work, streams created cudaStreamNonBlocking
+     do not (so cudaMemcpy on stream 0 does NOT wait for them);
+     cudaStreamPerThread is a blocking stream of the calling thread;
+     cudaEventRecord marks a point of a stream, cudaStreamWaitEvent orders
+     a stream after it. Waiting runs exactly the work the wait depends on,
+     in issue order, with device memory readable.
+     NCCL is the one eager place (tests/standin/nccl.h): its MPI traffic
+     cannot wait for a sync point (the peer may be blocked in MPI on the
+     host, where a GPU would have run the collective), so a call first runs
+     its stream's queued work, moves the data at once, and queues only the
+     stores into the receive buffers on the stream: results still appear
+     in stream order. DTCU_STANDIN_EAGER=1 runs all work when it is issued
+     (the old synchronous stand-in), to tell a missing sync from a bug.
+     The host process is one thread for the stand-in's queues.
    - ERRORS: the last error is per thread, read and cleared by
      cudaGetLastError. Any entry point can be made to fail on its n-th call
      (DTCU_STANDIN_FAIL="cudaMalloc:3,ncclAllReduce:1", or
      dtcu_standin_fail() from a test): allocations then answer
      cudaErrorMemoryAllocation, everything else cudaErrorLaunchFailure
-     (NCCL: ncclUnhandledCudaError). DTCU_STANDIN_REPORT=1 prints the device
+     (NCCL: ncclUnhandledCudaError); a launch's error is there at once,
+     for the next cudaGetLastError, and a wait made to fail still runs the
+     work it waits for first (so nothing is written into a buffer the
+     caller frees after the error). DTCU_STANDIN_REPORT=1 prints the device
      memory's high-water mark and the allocations not freed, at exit.
    Not modelled: the CUDA libm (the stand-in's device math is the host's),
-   managed memory, multiple devices per process, peer access, graphs. */
+   managed memory, multiple devices per process, peer access, graphs,
+   concurrency between streams (queued work runs one op at a time), the
+   per-thread default stream compilation mode, host callbacks, 2-D copies. */
 #ifndef DTCU_STANDIN_CUDA_RUNTIME_H
 #define DTCU_STANDIN_CUDA_RUNTIME_H
 
@@ -57,6 +107,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <functional>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #define DTCU_STANDIN 1
 
@@ -122,11 +177,21 @@ typedef struct dtcu_stream *cudaStream_t; /* 0: the legacy default stream */
 typedef struct dtcu_event *cudaEvent_t;
 #define cudaStreamDefault 0x0
 #define cudaStreamNonBlocking 0x1
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
 #define cudaEventDefault 0x0
 #define cudaEventDisableTiming 0x2
 
-struct dtcu_stream { unsigned magic; };
-struct dtcu_event { unsigned magic; };
+/* a stream: the last op queued on it (0: none); an event: the marker op its
+   last cudaEventRecord queued (0: never recorded, which CUDA counts done) */
+struct dtcu_stream {
+    unsigned magic, flags;
+    unsigned long long last;
+};
+struct dtcu_event {
+    unsigned magic;
+    unsigned long long at;
+};
 #define DTCU_STREAM_MAGIC 0x5354524du
 #define DTCU_EVENT_MAGIC 0x45564e54u
 
@@ -138,6 +203,7 @@ struct dtcu_event { unsigned magic; };
 struct dtcu_alloc {
     char *base, *ptr;
     size_t maplen, size;
+    int freeing; /* cudaFreeAsync'd: unmapped when its stream gets there, no longer usable */
 };
 
 struct dtcu_state {
@@ -152,6 +218,7 @@ struct dtcu_state {
     long calls[16];
     int nfail;
     long fired;               /* injected failures so far */
+    int eager;                /* DTCU_STANDIN_EAGER=1: run device work when issued */
 };
 static struct dtcu_state dtcu_s;
 static thread_local cudaError_t dtcu_last = cudaSuccess;
@@ -179,8 +246,10 @@ static inline void dtcu_fail_add(const char *fn, long nth) {
 /* DTCU_STANDIN_REPORT=1: one line at exit, the device memory's high-water
    mark and what was never freed */
 static void dtcu_report(void) {
+    int i, n = 0;
+    for (i = 0; i < dtcu_s.na; i++) n += !dtcu_s.a[i].freeing;
     fprintf(stderr, "tests/standin: peak device memory %zu bytes; at exit %d allocations (%zu bytes) not freed\n",
-            dtcu_s.peak_bytes, dtcu_s.na, dtcu_s.live_bytes);
+            dtcu_s.peak_bytes, n, dtcu_s.live_bytes);
 }
 
 static inline void dtcu_boot(void) {
@@ -192,6 +261,7 @@ static inline void dtcu_boot(void) {
     dtcu_s.ndev = 8;
     if ((e = getenv("DTCU_STANDIN_MEM")) && *e) dtcu_s.budget = (size_t)strtoull(e, NULL, 10);
     if ((e = getenv("DTCU_STANDIN_DEVICES")) && *e) dtcu_s.ndev = atoi(e);
+    if ((e = getenv("DTCU_STANDIN_EAGER")) && *e == '1') dtcu_s.eager = 1;
     if ((e = getenv("DTCU_STANDIN_FAIL")) && *e) { /* name:n[,name:n...] */
         char buf[512], *tok, *save = NULL;
         snprintf(buf, sizeof buf, "%s", e);
@@ -230,6 +300,13 @@ static inline long dtcu_standin_fired(void) { return dtcu_s.fired; }
 
 static inline size_t dtcu_standin_live_bytes(void) { return dtcu_s.live_bytes; }
 
+/* 1: device work waits in its stream's queue (the default); 0: it runs when
+   issued (DTCU_STANDIN_EAGER=1), so a test of stale reads has nothing to see */
+static inline int dtcu_standin_deferred(void) {
+    dtcu_boot();
+    return !dtcu_s.eager;
+}
+
 static inline cudaError_t dtcu_err(cudaError_t e) {
     if (e != cudaSuccess) dtcu_last = e;
     return e;
@@ -256,12 +333,134 @@ static inline void dtcu_leave(void) {
         for (i = 0; i < dtcu_s.na; i++) dtcu_protect(&dtcu_s.a[i], PROT_NONE);
 }
 
+/* ------------------------------------------------------------ the queues of device work
+
+   One list of ops not yet run, in issue order (seq). An op waits for the
+   ops in `after`: the one before it on its stream, the legacy stream's
+   implicit ordering, an event it waits for. Running an op first runs what
+   it waits for, transitively; issue order is a valid order for that
+   (every op waits only for older ones). The list and the streams the
+   legacy stream orders against live on the heap for the whole run, so that
+   work still queued at exit is neither a leak nor a destroyed object. */
+struct dtcu_op {
+    unsigned long long seq;
+    std::vector<unsigned long long> after;
+    std::function<void()> run; /* empty: a marker (an event's record, a stream's wait) */
+};
+static std::vector<dtcu_op> &dtcu_queue(void) {
+    static std::vector<dtcu_op> *q = new std::vector<dtcu_op>;
+    return *q;
+}
+/* the created blocking streams and the per-thread ones: the legacy stream
+   orders against them */
+static std::vector<struct dtcu_stream *> &dtcu_streams(void) {
+    static std::vector<struct dtcu_stream *> *v = new std::vector<struct dtcu_stream *>;
+    return *v;
+}
+static struct dtcu_stream dtcu_legacy = {DTCU_STREAM_MAGIC, 0, 0};
+static unsigned long long dtcu_seq = 0;
+
+/* the stream behind a handle, or NULL for an invalid one */
+static inline struct dtcu_stream *dtcu_stream_of(cudaStream_t s) {
+    if (!s || s == cudaStreamLegacy) return &dtcu_legacy;
+    if (s == cudaStreamPerThread) {
+        static thread_local struct dtcu_stream *mine = NULL;
+        if (!mine) {
+            mine = new struct dtcu_stream;
+            mine->magic = DTCU_STREAM_MAGIC, mine->flags = 0, mine->last = 0;
+            dtcu_streams().push_back(mine);
+        }
+        return mine;
+    }
+    return s->magic == DTCU_STREAM_MAGIC ? s : NULL;
+}
+
+/* the index of op `seq` in the queue, or -1 when it has run (or is 0) */
+static inline long dtcu_op_at(unsigned long long seq) {
+    std::vector<dtcu_op> &q = dtcu_queue();
+    size_t lo = 0, hi = q.size();
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (q[mid].seq < seq) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < q.size() && q[lo].seq == seq ? (long)lo : -1;
+}
+
+/* runs the ops marked in `need` (indices of the queue), in issue order,
+   with device memory readable; they leave the queue before they run */
+static inline void dtcu_run_marked(const std::vector<char> &need) {
+    std::vector<dtcu_op> &q = dtcu_queue(), run, keep;
+    size_t k;
+    for (k = 0; k < q.size(); k++) (need[k] ? run : keep).push_back(std::move(q[k]));
+    q.swap(keep);
+    if (run.empty()) return;
+    dtcu_enter();
+    for (k = 0; k < run.size(); k++)
+        if (run[k].run) run[k].run();
+    dtcu_leave();
+}
+
+/* runs op `seq` and everything it waits for (nothing if it has run) */
+static inline void dtcu_run_through(unsigned long long seq) {
+    std::vector<dtcu_op> &q = dtcu_queue();
+    std::vector<size_t> todo;
+    std::vector<char> need;
+    long i = dtcu_op_at(seq);
+    if (i < 0) return;
+    need.assign(q.size(), 0);
+    need[(size_t)i] = 1;
+    todo.push_back((size_t)i);
+    while (!todo.empty()) {
+        size_t k = todo.back(), d;
+        todo.pop_back();
+        for (d = 0; d < q[k].after.size(); d++) {
+            long j = dtcu_op_at(q[k].after[d]);
+            if (j >= 0 && !need[(size_t)j]) need[(size_t)j] = 1, todo.push_back((size_t)j);
+        }
+    }
+    dtcu_run_marked(need);
+}
+
+/* cudaDeviceSynchronize: all of it */
+static inline void dtcu_run_all(void) {
+    std::vector<char> need(dtcu_queue().size(), 1);
+    dtcu_run_marked(need);
+}
+
+static inline void dtcu_run_stream(struct dtcu_stream *s) { dtcu_run_through(s->last); }
+
+/* queues `fn` on s (after op `wait` too, if not 0); returns its seq */
+static inline unsigned long long dtcu_enqueue(struct dtcu_stream *s, std::function<void()> fn,
+                                              unsigned long long wait = 0) {
+    dtcu_op op;
+    size_t k;
+    dtcu_boot();
+    op.seq = ++dtcu_seq;
+    if (dtcu_op_at(s->last) >= 0) op.after.push_back(s->last);
+    if (dtcu_op_at(wait) >= 0) op.after.push_back(wait);
+    if (s == &dtcu_legacy) { /* the legacy stream waits for every blocking stream... */
+        std::vector<struct dtcu_stream *> &v = dtcu_streams();
+        for (k = 0; k < v.size(); k++)
+            if (dtcu_op_at(v[k]->last) >= 0) op.after.push_back(v[k]->last);
+    } else if (!(s->flags & cudaStreamNonBlocking) && dtcu_op_at(dtcu_legacy.last) >= 0) {
+        op.after.push_back(dtcu_legacy.last); /* ...and they for it */
+    }
+    op.run = std::move(fn);
+    s->last = op.seq;
+    dtcu_queue().push_back(std::move(op));
+    if (dtcu_s.eager) dtcu_run_through(s->last);
+    return s->last;
+}
+
 /* the allocation holding p, or -1 */
 static inline int dtcu_find(const void *p) {
     const char *c = (const char *)p;
     int i;
     for (i = 0; i < dtcu_s.na; i++)
-        if (c >= dtcu_s.a[i].ptr && c < dtcu_s.a[i].ptr + (dtcu_s.a[i].size ? dtcu_s.a[i].size : 1)) return i;
+        if (!dtcu_s.a[i].freeing && c >= dtcu_s.a[i].ptr &&
+            c < dtcu_s.a[i].ptr + (dtcu_s.a[i].size ? dtcu_s.a[i].size : 1))
+            return i;
     return -1;
 }
 
@@ -290,6 +489,7 @@ static inline cudaError_t dtcu_malloc(const char *fn, void **p, size_t size) {
     a.maplen = data + pg;
     a.ptr = a.base + (data - lead);
     a.size = size;
+    a.freeing = 0;
     if (dtcu_s.na == dtcu_s.cap) {
         int cap = dtcu_s.cap ? 2 * dtcu_s.cap : 64;
         struct dtcu_alloc *na = (struct dtcu_alloc *)realloc(dtcu_s.a, (size_t)cap * sizeof *na);
@@ -308,20 +508,69 @@ static inline cudaError_t dtcu_malloc(const char *fn, void **p, size_t size) {
     return cudaSuccess;
 }
 
+/* the live allocation starting at p, or -1 after reporting a bad free */
+static inline int dtcu_freeable(const char *fn, void *p) {
+    int i = dtcu_find(p);
+    if (i < 0 || dtcu_s.a[i].ptr != (char *)p) {
+        fprintf(stderr, "tests/standin: %s(%p): not a live device allocation (a double or foreign free)\n", fn, p);
+        return -1;
+    }
+    return i;
+}
+
+static inline void dtcu_unmap(int i) {
+    munmap(dtcu_s.a[i].base, dtcu_s.a[i].maplen);
+    dtcu_s.a[i] = dtcu_s.a[--dtcu_s.na];
+}
+
+/* cudaFree: waits for the whole device first, as CUDA's does */
 static inline cudaError_t dtcu_free(const char *fn, void *p) {
     int i;
     dtcu_boot();
     if (!p) return cudaSuccess;
+    dtcu_run_all();
     if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
-    i = dtcu_find(p);
-    if (i < 0 || dtcu_s.a[i].ptr != (char *)p) {
-        fprintf(stderr, "tests/standin: %s(%p): not a live device allocation (a double or foreign free)\n", fn, p);
-        return dtcu_err(cudaErrorInvalidValue);
-    }
+    if ((i = dtcu_freeable(fn, p)) < 0) return dtcu_err(cudaErrorInvalidValue);
     dtcu_s.live_bytes -= dtcu_s.a[i].size;
-    munmap(dtcu_s.a[i].base, dtcu_s.a[i].maplen);
-    dtcu_s.a[i] = dtcu_s.a[--dtcu_s.na];
+    dtcu_unmap(i);
     return cudaSuccess;
+}
+
+/* cudaFreeAsync: unusable (and off the budget) at once, unmapped when the
+   stream reaches the free, so the work queued before it still runs */
+static inline cudaError_t dtcu_free_async(const char *fn, void *p, struct dtcu_stream *s) {
+    int i;
+    dtcu_boot();
+    if (!p) return cudaSuccess;
+    if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
+    if (!s) return dtcu_err(cudaErrorInvalidResourceHandle);
+    if ((i = dtcu_freeable(fn, p)) < 0) return dtcu_err(cudaErrorInvalidValue);
+    dtcu_s.live_bytes -= dtcu_s.a[i].size;
+    dtcu_s.a[i].freeing = 1;
+    dtcu_enqueue(s, [p]() {
+        int k;
+        for (k = 0; k < dtcu_s.na; k++)
+            if (dtcu_s.a[k].freeing && dtcu_s.a[k].ptr == (char *)p) {
+                dtcu_unmap(k);
+                return;
+            }
+    });
+    return cudaSuccess;
+}
+
+/* pinned host memory (cudaMallocHost): a cudaMemcpy from it to the device
+   waits; one from pageable memory returns once the source is staged */
+static std::vector<std::pair<const char *, size_t>> &dtcu_pinned(void) {
+    static std::vector<std::pair<const char *, size_t>> *v = new std::vector<std::pair<const char *, size_t>>;
+    return *v;
+}
+static inline int dtcu_is_pinned(const void *p, size_t n) {
+    std::vector<std::pair<const char *, size_t>> &v = dtcu_pinned();
+    const char *c = (const char *)p;
+    size_t k;
+    for (k = 0; k < v.size(); k++)
+        if (c >= v[k].first && c + n <= v[k].first + v[k].second) return 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------ half and bfloat16 (NCCL's and cuBLAS's math) */
@@ -414,21 +663,35 @@ static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, 
 
 static inline cudaError_t cudaMalloc(void **p, size_t n) { return dtcu_malloc("cudaMalloc", p, n); }
 static inline cudaError_t cudaFree(void *p) { return dtcu_free("cudaFree", p); }
+/* the allocation is immediate (usable on any stream at once: more lenient
+   than CUDA's stream order); the free is stream-ordered */
 static inline cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s) {
-    (void)s;
+    if (!dtcu_stream_of(s)) return dtcu_err(cudaErrorInvalidResourceHandle);
     return dtcu_malloc("cudaMallocAsync", p, n);
 }
 static inline cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
-    (void)s;
-    return dtcu_free("cudaFreeAsync", p);
+    return dtcu_free_async("cudaFreeAsync", p, dtcu_stream_of(s));
 }
-/* pinned host memory is host memory */
+/* pinned host memory is host memory (remembered: see cudaMemcpy) */
 static inline cudaError_t cudaMallocHost(void **p, size_t n) {
     if (!p) return dtcu_err(cudaErrorInvalidValue);
     *p = dtcu_injected("cudaMallocHost") ? NULL : malloc(n ? n : 1);
-    return *p ? cudaSuccess : dtcu_err(cudaErrorMemoryAllocation);
+    if (!*p) return dtcu_err(cudaErrorMemoryAllocation);
+    dtcu_pinned().push_back(std::make_pair((const char *)*p, n ? n : 1));
+    return cudaSuccess;
 }
 static inline cudaError_t cudaFreeHost(void *p) {
+    std::vector<std::pair<const char *, size_t>> &v = dtcu_pinned();
+    size_t k;
+    if (!p) return cudaSuccess;
+    dtcu_run_all(); /* CUDA waits for the device here too */
+    for (k = 0; k < v.size(); k++)
+        if (v[k].first == (const char *)p) break;
+    if (k == v.size()) {
+        fprintf(stderr, "tests/standin: cudaFreeHost(%p): not from cudaMallocHost\n", p);
+        return dtcu_err(cudaErrorInvalidValue);
+    }
+    v.erase(v.begin() + (long)k);
     free(p);
     return cudaSuccess;
 }
@@ -438,18 +701,26 @@ static inline cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
     if (!at) return dtcu_err(cudaErrorInvalidValue);
     i = dtcu_find(p);
     memset(at, 0, sizeof *at);
-    at->type = i >= 0 ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+    at->type = i >= 0 ? cudaMemoryTypeDevice : dtcu_is_pinned(p, 1) ? cudaMemoryTypeHost : cudaMemoryTypeUnregistered;
     at->device = i >= 0 ? dtcu_device : -2;
     at->devicePointer = i >= 0 ? (void *)p : NULL;
     at->hostPointer = i >= 0 ? NULL : (void *)p;
     return cudaSuccess;
 }
 
-/* the copy's direction from the pointers; a kind that contradicts them is
-   an error here (CUDA's behaviour is undefined) */
-static inline cudaError_t dtcu_copy(const char *fn, void *dst, const void *src, size_t n, enum cudaMemcpyKind k) {
+/* how a copy waits for the host (see the top of this file) */
+enum dtcu_wait { DTCU_ASYNC, DTCU_SYNC, DTCU_STAGE };
+
+/* Checks a copy and queues it on s. The direction comes from the pointers;
+   a kind that contradicts them is an error here (CUDA's behaviour is
+   undefined). `how`: DTCU_SYNC waits for the copy; DTCU_STAGE snapshots a
+   host source now (the host may reuse it on return) and queues the store. */
+static inline cudaError_t dtcu_copy(const char *fn, void *dst, const void *src, size_t n, enum cudaMemcpyKind k,
+                                    struct dtcu_stream *s, enum dtcu_wait how) {
     int dd, sd;
+    unsigned long long op;
     if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
+    if (!s) return dtcu_err(cudaErrorInvalidResourceHandle);
     if (!n) return cudaSuccess;
     if (!dst || !src) return dtcu_err(cudaErrorInvalidValue);
     dd = dtcu_range(dst, n);
@@ -465,62 +736,101 @@ static inline cudaError_t dtcu_copy(const char *fn, void *dst, const void *src, 
                 fn, (int)k, dd ? "device" : "host", sd ? "device" : "host");
         return dtcu_err(cudaErrorInvalidValue);
     }
-    dtcu_enter();
-    memmove(dst, src, n);
-    dtcu_leave();
+    if (how == DTCU_STAGE && !sd) {
+        std::vector<char> staged((const char *)src, (const char *)src + n);
+        dtcu_enqueue(s, [dst, staged]() { memcpy(dst, staged.data(), staged.size()); });
+        return cudaSuccess;
+    }
+    op = dtcu_enqueue(s, [dst, src, n]() { memmove(dst, src, n); });
+    if (how == DTCU_SYNC) dtcu_run_through(op);
     return cudaSuccess;
 }
+
+/* on the legacy stream; returns when the host may use its side: device to
+   device does not wait, host to device from pageable memory is staged */
 static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind k) {
-    return dtcu_copy("cudaMemcpy", dst, src, n, k);
+    int dd = dtcu_range(dst, n) != 0, sd = dtcu_range(src, n) != 0;
+    enum dtcu_wait how = dd && sd ? DTCU_ASYNC : dd && !dtcu_is_pinned(src, n) ? DTCU_STAGE : DTCU_SYNC;
+    return dtcu_copy("cudaMemcpy", dst, src, n, k, &dtcu_legacy, how);
 }
+/* asynchronous unless both sides are host memory */
 static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind k,
                                           cudaStream_t s = 0) {
-    (void)s;
-    return dtcu_copy("cudaMemcpyAsync", dst, src, n, k);
+    int dev = dtcu_range(dst, n) != 0 || dtcu_range(src, n) != 0;
+    return dtcu_copy("cudaMemcpyAsync", dst, src, n, k, dtcu_stream_of(s), dev ? DTCU_ASYNC : DTCU_SYNC);
 }
 
-static inline cudaError_t dtcu_set(const char *fn, void *p, int v, size_t n) {
+/* device memory only; asynchronous in CUDA too (the host does not wait) */
+static inline cudaError_t dtcu_set(const char *fn, void *p, int v, size_t n, struct dtcu_stream *s) {
     int r;
     if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
+    if (!s) return dtcu_err(cudaErrorInvalidResourceHandle);
     if (!n) return cudaSuccess;
     if ((r = dtcu_range(p, n)) != 1) {
         fprintf(stderr, "tests/standin: %s of %zu bytes at %p: %s\n", fn, n, p,
                 r ? "runs past the end of its device allocation" : "not device memory");
         return dtcu_err(cudaErrorInvalidValue);
     }
-    dtcu_enter();
-    memset(p, v, n);
-    dtcu_leave();
+    dtcu_enqueue(s, [p, v, n]() { memset(p, v, n); });
     return cudaSuccess;
 }
-static inline cudaError_t cudaMemset(void *p, int v, size_t n) { return dtcu_set("cudaMemset", p, v, n); }
+static inline cudaError_t cudaMemset(void *p, int v, size_t n) { return dtcu_set("cudaMemset", p, v, n, &dtcu_legacy); }
 static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s = 0) {
-    (void)s;
-    return dtcu_set("cudaMemsetAsync", p, v, n);
+    return dtcu_set("cudaMemsetAsync", p, v, n, dtcu_stream_of(s));
 }
 
-/* streams and events: handles only (work is done when enqueued) */
+/* ------------------------------------------------------------ streams and events */
+
 static inline cudaError_t dtcu_stream_ok(cudaStream_t s) {
-    return !s || s->magic == DTCU_STREAM_MAGIC ? cudaSuccess : dtcu_err(cudaErrorInvalidResourceHandle);
+    return dtcu_stream_of(s) ? cudaSuccess : dtcu_err(cudaErrorInvalidResourceHandle);
 }
 static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
-    (void)flags;
     if (!s) return dtcu_err(cudaErrorInvalidValue);
     *s = (cudaStream_t)malloc(sizeof **s);
     if (!*s) return dtcu_err(cudaErrorMemoryAllocation);
     (*s)->magic = DTCU_STREAM_MAGIC;
+    (*s)->flags = flags;
+    (*s)->last = 0;
+    if (!(flags & cudaStreamNonBlocking)) dtcu_streams().push_back(*s);
     return cudaSuccess;
 }
 static inline cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, 0); }
+/* its queued work stays queued and runs when something waits for it (a
+   GPU finishes it after the destroy too) */
 static inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
-    if (!s || dtcu_stream_ok(s)) return dtcu_err(cudaErrorInvalidResourceHandle);
+    std::vector<struct dtcu_stream *> &v = dtcu_streams();
+    size_t k;
+    if (!s || s == cudaStreamLegacy || s == cudaStreamPerThread || dtcu_stream_ok(s))
+        return dtcu_err(cudaErrorInvalidResourceHandle);
+    for (k = 0; k < v.size(); k++)
+        if (v[k] == s) {
+            v.erase(v.begin() + (long)k);
+            break;
+        }
     s->magic = 0;
     free(s);
     return cudaSuccess;
 }
+/* The waits run the work, then report: an injected failure still leaves
+   the work done, so that no buffer a caller frees after the error is
+   written later (a GPU whose sync fails runs nothing more either). */
 static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
-    if (dtcu_injected("cudaStreamSynchronize")) return dtcu_err(cudaErrorLaunchFailure);
-    return dtcu_stream_ok(s);
+    int fail = dtcu_injected("cudaStreamSynchronize");
+    struct dtcu_stream *st = dtcu_stream_of(s);
+    if (!st) return dtcu_err(cudaErrorInvalidResourceHandle);
+    dtcu_run_stream(st);
+    return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
+}
+static inline cudaError_t cudaStreamQuery(cudaStream_t s) {
+    struct dtcu_stream *st = dtcu_stream_of(s);
+    if (!st) return dtcu_err(cudaErrorInvalidResourceHandle);
+    dtcu_run_stream(st);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaDeviceSynchronize(void) {
+    int fail = dtcu_injected("cudaDeviceSynchronize");
+    dtcu_run_all();
+    return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
 }
 static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
     (void)flags;
@@ -529,21 +839,47 @@ static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flag
     *e = (cudaEvent_t)malloc(sizeof **e);
     if (!*e) return dtcu_err(cudaErrorMemoryAllocation);
     (*e)->magic = DTCU_EVENT_MAGIC;
+    (*e)->at = 0;
     return cudaSuccess;
 }
+static inline cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, cudaEventDefault); }
 static inline cudaError_t dtcu_event_ok(cudaEvent_t e) {
     return e && e->magic == DTCU_EVENT_MAGIC ? cudaSuccess : dtcu_err(cudaErrorInvalidResourceHandle);
 }
+/* a marker op on s: done when the work s had before it is */
 static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = 0) {
     cudaError_t r;
+    struct dtcu_stream *st;
     if (dtcu_injected("cudaEventRecord")) return dtcu_err(cudaErrorLaunchFailure);
     if ((r = dtcu_event_ok(e)) != cudaSuccess) return r;
-    return dtcu_stream_ok(s);
+    if (!(st = dtcu_stream_of(s))) return dtcu_err(cudaErrorInvalidResourceHandle);
+    e->at = dtcu_enqueue(st, std::function<void()>());
+    return cudaSuccess;
 }
 static inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
-    if (dtcu_injected("cudaEventSynchronize")) return dtcu_err(cudaErrorLaunchFailure);
-    return dtcu_event_ok(e);
+    int fail = dtcu_injected("cudaEventSynchronize");
+    cudaError_t r = dtcu_event_ok(e);
+    if (r != cudaSuccess) return r;
+    dtcu_run_through(e->at);
+    return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
 }
+static inline cudaError_t cudaEventQuery(cudaEvent_t e) {
+    cudaError_t r = dtcu_event_ok(e);
+    if (r != cudaSuccess) return r;
+    dtcu_run_through(e->at);
+    return cudaSuccess;
+}
+/* s's later work waits for the event's record (a marker op on s) */
+static inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags = 0) {
+    cudaError_t r;
+    struct dtcu_stream *st;
+    (void)flags;
+    if ((r = dtcu_event_ok(e)) != cudaSuccess) return r;
+    if (!(st = dtcu_stream_of(s))) return dtcu_err(cudaErrorInvalidResourceHandle);
+    dtcu_enqueue(st, std::function<void()>(), e->at);
+    return cudaSuccess;
+}
+/* the record stays in its stream's queue: destroying the event is fine */
 static inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
     cudaError_t r = dtcu_event_ok(e);
     if (r != cudaSuccess) return r;
@@ -562,8 +898,14 @@ static inline int dtcu_config_ok(dim3 g, dim3 b) {
            threads <= 1024 && b.z <= 64;
 }
 
-template <class F> static void dtcu_launch(const char *name, dim3 grid, dim3 block, F body) {
-    unsigned x, y, z;
+/* A launch checks its configuration at once (errors for the next
+   cudaGetLastError, as CUDA's) and queues the grid on the stream, with the
+   arguments copied now, as CUDA copies them at the launch: `body` calls
+   the kernel with them, once per block. */
+template <class F, class... A>
+static void dtcu_launch(const char *name, dim3 grid, dim3 block, cudaStream_t s, F body, A... args) {
+    struct dtcu_stream *st;
+    std::tuple<A...> argv(args...);
     (void)name;
     if (dtcu_injected("launch")) {
         dtcu_err(cudaErrorLaunchFailure);
@@ -573,24 +915,36 @@ template <class F> static void dtcu_launch(const char *name, dim3 grid, dim3 blo
         dtcu_err(cudaErrorInvalidConfiguration);
         return;
     }
-    dtcu_enter();
-    gridDim = grid;
-    blockDim = dim3(1, 1, 1);
-    threadIdx = dim3(0, 0, 0);
-    for (z = 0; z < grid.z; z++)
-        for (y = 0; y < grid.y; y++)
-            for (x = 0; x < grid.x; x++) {
-                blockIdx = dim3(x, y, z);
-                body();
-            }
-    dtcu_leave();
+    if (!(st = dtcu_stream_of(s))) {
+        dtcu_err(cudaErrorInvalidResourceHandle);
+        return;
+    }
+    dtcu_enqueue(st, [grid, body, argv]() {
+        unsigned x, y, z;
+        gridDim = grid;
+        blockDim = dim3(1, 1, 1);
+        threadIdx = dim3(0, 0, 0);
+        for (z = 0; z < grid.z; z++)
+            for (y = 0; y < grid.y; y++)
+                for (x = 0; x < grid.x; x++) {
+                    blockIdx = dim3(x, y, z);
+                    std::apply(body, argv);
+                }
+    });
 }
 
 /* dtensor_cuda.h's launch point (its default is kernel<<<grid, block, 0,
-   stream>>>(args)) */
-#define DT__CU_START(kernel, grid, block, ...) \
-    dtcu_launch(#kernel, dim3(grid), dim3(block), [&]() { kernel(__VA_ARGS__); })
-/* dtensor_cuda.h's launch macro for the program's own kernels: the same */
-#define DT_CUDA_LAUNCH(kernel, grid, block, ...) DT__CU_START(kernel, grid, block, __VA_ARGS__)
+   stream>>>(args)): the arguments are evaluated here, at the launch, and
+   the kernel queued on dtensor's stream (dt__cu_stream_v, where the macro
+   is used) */
+#define DT__CU_START(kernel, grid, block, ...)                                                            \
+    dtcu_launch(#kernel, dim3(grid), dim3(block), dt__cu_stream_v, [](auto... dtcu_arg) { kernel(dtcu_arg...); }, \
+                __VA_ARGS__)
+/* dtensor_cuda.h's launch macro for the program's own kernels: the same,
+   queued on dt_cuda_stream() (the public accessor: it may be used in a file
+   without the implementation) */
+#define DT_CUDA_LAUNCH(kernel, grid, block, ...)                                                          \
+    dtcu_launch(#kernel, dim3(grid), dim3(block), dt_cuda_stream(), [](auto... dtcu_arg) { kernel(dtcu_arg...); }, \
+                __VA_ARGS__)
 
 #endif /* DTCU_STANDIN_CUDA_RUNTIME_H */

@@ -16,6 +16,16 @@
      recv (MPI_Isend/Irecv, NCCL's per-pair issue order is MPI's
      non-overtaking order), runs the collectives in issue order, then waits.
      Outside a group a call is a group of one.
+   - Streams: the one eager part of the stand-in (cuda_runtime.h queues all
+     other device work until the host waits). The MPI traffic cannot wait
+     for a sync point -- the peer may be blocked in a host MPI call, where a
+     GPU would have run the collective without it -- so a group, when it
+     runs, first runs the queued work of its calls' streams (their inputs),
+     then moves the data over MPI at once into host copies of the receive
+     buffers, and queues the stores of those copies into the receive
+     buffers on each call's stream. So the results appear in stream order:
+     a host read or another stream's work that does not wait for the
+     stream sees the old contents, as it could on a GPU.
    - Every buffer must be device memory, each range inside one allocation
      (ncclInvalidArgument otherwise, with ncclGetLastError saying which);
      counts are checked against the element size.
@@ -339,6 +349,9 @@ typedef struct {
     ncclRedOp_t op;
     int peer; /* send/recv: the peer; broadcast: the root */
     ncclComm_t comm;
+    cudaStream_t stream;
+    size_t rbytes; /* the receive buffer's bytes */
+    void *rdev;    /* while the group runs: the device receive buffer (rb is its host copy) */
 } dtnc_call;
 
 static thread_local int dtnc_depth = 0;
@@ -491,9 +504,44 @@ static inline ncclResult_t dtnc_match_self(void) {
     return ncclSuccess;
 }
 
-/* the queued group: sends and recvs posted, collectives in order, wait */
+/* the group's inputs: the queued work of its calls' streams, run now */
+static inline void dtnc_run_inputs(void) {
+    int i;
+    for (i = 0; i < dtnc_nq; i++) dtcu_run_stream(dtcu_stream_of(dtnc_q[i].stream));
+}
+
+/* each receive buffer swapped for a host copy of it (what NCCL leaves
+   unwritten keeps its old bytes); the copies go in `stage` */
+static inline void dtnc_stage_outputs(std::vector<std::vector<char>> &stage) {
+    int i;
+    stage.resize((size_t)dtnc_nq);
+    for (i = 0; i < dtnc_nq; i++) {
+        dtnc_call *c = &dtnc_q[i];
+        c->rdev = NULL;
+        if (!c->rb || !c->rbytes) continue;
+        stage[(size_t)i].assign((const char *)c->rb, (const char *)c->rb + c->rbytes);
+        c->rdev = c->rb;
+        c->rb = stage[(size_t)i].data();
+    }
+}
+
+/* the stores of the results, queued on each call's stream */
+static inline void dtnc_store_outputs(std::vector<std::vector<char>> &stage) {
+    int i;
+    for (i = 0; i < dtnc_nq; i++) {
+        void *dst = dtnc_q[i].rdev;
+        if (!dst) continue;
+        std::vector<char> bytes;
+        bytes.swap(stage[(size_t)i]);
+        dtcu_enqueue(dtcu_stream_of(dtnc_q[i].stream), [dst, bytes]() { memcpy(dst, bytes.data(), bytes.size()); });
+    }
+}
+
+/* the queued group: inputs run, sends and recvs posted, collectives in
+   order, wait; the results stored in stream order (see the top) */
 static inline ncclResult_t dtnc_flush(void) {
     ncclResult_t r = dtnc_qerr;
+    std::vector<std::vector<char>> stage;
     int i;
 #ifndef DTENSOR_NO_MPI
     /* each message in pieces an int count holds */
@@ -505,7 +553,9 @@ static inline ncclResult_t dtnc_flush(void) {
     rq = (MPI_Request *)malloc((npieces ? npieces : 1) * sizeof *rq);
     if (!rq) r = dtnc_fail(ncclSystemError, "ncclGroupEnd: out of host memory");
 #endif
+    dtnc_run_inputs();
     dtcu_enter();
+    dtnc_stage_outputs(stage);
     for (i = 0; i < dtnc_nq && !r; i++) {
         const dtnc_call *c = &dtnc_q[i];
         if (c->kind != DTNC_SEND && c->kind != DTNC_RECV) continue;
@@ -529,6 +579,7 @@ static inline ncclResult_t dtnc_flush(void) {
     if (np) MPI_Waitall((int)np, rq, MPI_STATUSES_IGNORE);
     free(rq);
 #endif
+    if (!r) dtnc_store_outputs(stage); /* a failed group stores nothing */
     dtcu_leave();
     dtnc_nq = 0;
     dtnc_qerr = ncclSuccess;
@@ -550,6 +601,7 @@ static inline ncclResult_t dtnc_call_add(const char *fn, dtnc_call c, size_t sby
     size_t es = dtnc_size(c.t);
     int rs, rr;
     if (!c.comm) return dtnc_fail(ncclInvalidArgument, "%s: comm is NULL", fn);
+    if (!dtcu_stream_of(c.stream)) return dtnc_fail(ncclInvalidArgument, "%s: invalid stream", fn);
     if (!es) return dtnc_fail(ncclInvalidArgument, "%s: invalid data type %d", fn, (int)c.t);
     if ((unsigned)c.op > (unsigned)ncclAvg) return dtnc_fail(ncclInvalidArgument, "%s: invalid op %d", fn, (int)c.op);
     if ((c.kind == DTNC_SEND || c.kind == DTNC_RECV || c.kind == DTNC_BROADCAST) &&
@@ -569,14 +621,16 @@ static inline ncclResult_t dtnc_call_add(const char *fn, dtnc_call c, size_t sby
         dtnc_q = q;
         dtnc_capq = cap;
     }
+    c.rbytes = rbytes;
     dtnc_q[dtnc_nq++] = c;
     return dtnc_depth ? ncclSuccess : dtnc_flush();
 }
 
 static inline dtnc_call dtnc_make(dtnc_kind k, const void *sb, void *rb, size_t count, ncclDataType_t t, ncclRedOp_t op,
-                                  int peer, ncclComm_t comm) {
+                                  int peer, ncclComm_t comm, cudaStream_t s) {
     dtnc_call c;
     c.kind = k, c.sb = sb, c.rb = rb, c.count = count, c.t = t, c.op = op, c.peer = peer, c.comm = comm;
+    c.stream = s, c.rbytes = 0, c.rdev = NULL;
     return c;
 }
 
@@ -590,39 +644,34 @@ static inline ncclResult_t dtnc_add(const char *fn, dtnc_call c, size_t sbytes, 
 static inline ncclResult_t ncclSend(const void *buf, size_t count, ncclDataType_t t, int peer, ncclComm_t comm,
                                     cudaStream_t s) {
     size_t b = count * dtnc_size(t);
-    (void)s;
-    return dtnc_add("ncclSend", dtnc_make(DTNC_SEND, buf, NULL, count, t, ncclSum, peer, comm), b, 0);
+    return dtnc_add("ncclSend", dtnc_make(DTNC_SEND, buf, NULL, count, t, ncclSum, peer, comm, s), b, 0);
 }
 static inline ncclResult_t ncclRecv(void *buf, size_t count, ncclDataType_t t, int peer, ncclComm_t comm,
                                     cudaStream_t s) {
     size_t b = count * dtnc_size(t);
-    (void)s;
-    return dtnc_add("ncclRecv", dtnc_make(DTNC_RECV, NULL, buf, count, t, ncclSum, peer, comm), 0, b);
+    return dtnc_add("ncclRecv", dtnc_make(DTNC_RECV, NULL, buf, count, t, ncclSum, peer, comm, s), 0, b);
 }
 static inline ncclResult_t ncclAllReduce(const void *sb, void *rb, size_t count, ncclDataType_t t, ncclRedOp_t op,
                                          ncclComm_t comm, cudaStream_t s) {
     size_t b = count * dtnc_size(t);
-    (void)s;
-    return dtnc_add("ncclAllReduce", dtnc_make(DTNC_ALLREDUCE, sb, rb, count, t, op, 0, comm), b, b);
+    return dtnc_add("ncclAllReduce", dtnc_make(DTNC_ALLREDUCE, sb, rb, count, t, op, 0, comm, s), b, b);
 }
 static inline ncclResult_t ncclReduceScatter(const void *sb, void *rb, size_t recvcount, ncclDataType_t t,
                                              ncclRedOp_t op, ncclComm_t comm, cudaStream_t s) {
     size_t b = recvcount * dtnc_size(t), n = comm ? (size_t)comm->size : 1;
-    (void)s;
-    return dtnc_add("ncclReduceScatter", dtnc_make(DTNC_REDUCESCATTER, sb, rb, recvcount, t, op, 0, comm), b * n, b);
+    return dtnc_add("ncclReduceScatter", dtnc_make(DTNC_REDUCESCATTER, sb, rb, recvcount, t, op, 0, comm, s), b * n,
+                    b);
 }
 static inline ncclResult_t ncclAllGather(const void *sb, void *rb, size_t sendcount, ncclDataType_t t, ncclComm_t comm,
                                          cudaStream_t s) {
     size_t b = sendcount * dtnc_size(t), n = comm ? (size_t)comm->size : 1;
-    (void)s;
-    return dtnc_add("ncclAllGather", dtnc_make(DTNC_ALLGATHER, sb, rb, sendcount, t, ncclSum, 0, comm), b, b * n);
+    return dtnc_add("ncclAllGather", dtnc_make(DTNC_ALLGATHER, sb, rb, sendcount, t, ncclSum, 0, comm, s), b, b * n);
 }
 static inline ncclResult_t ncclBroadcast(const void *sb, void *rb, size_t count, ncclDataType_t t, int root,
                                          ncclComm_t comm, cudaStream_t s) {
     size_t b = count * dtnc_size(t);
     int is_root = comm && comm->rank == root;
-    (void)s;
-    return dtnc_add("ncclBroadcast", dtnc_make(DTNC_BROADCAST, sb, rb, count, t, ncclSum, root, comm), is_root ? b : 0,
+    return dtnc_add("ncclBroadcast", dtnc_make(DTNC_BROADCAST, sb, rb, count, t, ncclSum, root, comm, s), is_root ? b : 0,
                     b);
 }
 
