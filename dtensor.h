@@ -3590,13 +3590,13 @@ static void dt__copy_box(const dt__array *s, const dt__array *d, const dt__box *
     dt__copy_box_op(s, d, p, DT_U8, -1);
 }
 
-static void dt__pack(const dt__array *a, const dt__box *piece, void *buf) {
+DT__MAYBE_UNUSED static void dt__pack(const dt__array *a, const dt__box *piece, void *buf) {
     dt__array b;
     b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
     dt__copy_box(a, &b, piece);
 }
 
-static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
+DT__MAYBE_UNUSED static void dt__unpack(const void *buf, const dt__box *piece, dt__array *a) {
     dt__array b;
     b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
     dt__copy_box(&b, a, piece);
