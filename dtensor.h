@@ -1150,7 +1150,7 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f);  /* loca
    Dtypes: the inputs of an op have one dtype (use dt_cast); float-only
    ops refuse integer tensors; F16/BF16 compute in F32. All ops are
    collective over the mesh (the ranks must call them in the same order).
-   Complex (DT_C64, DT_C128; host tensors) is taken by: dt_neg, dt_scale,
+   Complex (DT_C64, DT_C128; host and device tensors) is taken by: dt_neg, dt_scale,
    dt_shift and dt_fill (a real scalar a, as a + 0i), dt_copy, dt_exp,
    dt_add, dt_sub, dt_mul (the complex product), dt_div, dt_axpy (real a),
    dt_sum, dt_mean, dt_matmul, dt_mm, dt_bmm, dt_addmm, dt_linear, dt_dot
@@ -1876,6 +1876,21 @@ DT__HD dt__cx dt__cx_make(double re, double im) {
     return z;
 }
 /* (a + bi)(c + di) = (ac - bd) + (ad + bc)i */
+/* element i of a C64 or C128 array, in double; stored back rounded (C64) */
+DT__HD dt__cx dt__cx_load(dt_dtype t, const void *p, int64_t i) {
+    if (t == DT_C64) return dt__cx_make(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
+    return dt__cx_make(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
+}
+DT__HD void dt__cx_store(dt_dtype t, void *p, int64_t i, dt__cx z) {
+    if (t == DT_C64) {
+        ((float *)p)[2 * i] = (float)z.re;
+        ((float *)p)[2 * i + 1] = (float)z.im;
+    } else {
+        ((double *)p)[2 * i] = z.re;
+        ((double *)p)[2 * i + 1] = z.im;
+    }
+}
+
 DT__HD dt__cx dt__cx_mul(dt__cx p, dt__cx q) {
     return dt__cx_make(DT__DMUL(p.re, q.re) - DT__DMUL(p.im, q.im), DT__DMUL(p.re, q.im) + DT__DMUL(p.im, q.re));
 }
@@ -4148,20 +4163,6 @@ DT__DEFINE_POINTWISE();
    an op that treats the two parts alike (neg, scale, copy, add, sub, axpy,
    sum) runs as the real kernel on the parts where that is simpler. */
 
-static dt__cx dt__cx_load(dt_dtype t, const void *p, int64_t i) {
-    if (t == DT_C64) return dt__cx_make(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
-    return dt__cx_make(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
-}
-
-static void dt__cx_store(dt_dtype t, void *p, int64_t i, dt__cx z) {
-    if (t == DT_C64) {
-        ((float *)p)[2 * i] = (float)z.re;
-        ((float *)p)[2 * i + 1] = (float)z.im;
-    } else {
-        ((double *)p)[2 * i] = z.re;
-        ((double *)p)[2 * i + 1] = z.im;
-    }
-}
 
 /* the unary ops complex takes: neg, scale, copy act on the parts alike; the
    scalar of fill and shift is the real number a + 0i (torch's) */

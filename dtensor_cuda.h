@@ -705,20 +705,7 @@ DT__CU_HD void dt__cu_cast_elem(dt_dtype from, const void *x, dt_dtype to, void 
    on >>math's dt__cx functions in double (C64 rounded to float on store) */
 DT__CU_HD int dt__cu_is_cx(dt_dtype t) { return t == DT_C64 || t == DT_C128; }
 
-DT__CU_HD dt__cx dt__cu_cx_load(dt_dtype t, const void *p, int64_t i) {
-    if (t == DT_C64) return dt__cx_make(((const float *)p)[2 * i], ((const float *)p)[2 * i + 1]);
-    return dt__cx_make(((const double *)p)[2 * i], ((const double *)p)[2 * i + 1]);
-}
-
-DT__CU_HD void dt__cu_cx_store(dt_dtype t, void *p, int64_t i, dt__cx z) {
-    if (t == DT_C64) {
-        ((float *)p)[2 * i] = (float)z.re;
-        ((float *)p)[2 * i + 1] = (float)z.im;
-    } else {
-        ((double *)p)[2 * i] = z.re;
-        ((double *)p)[2 * i + 1] = z.im;
-    }
-}
+/* (elements: >>math's dt__cx_load / dt__cx_store) */
 
 /* ---- unary and binary: one element in the working type ----
    The switches over dtensor.h's element functions (>>math: dt__u_<name>_*,
@@ -1119,10 +1106,10 @@ static int dt__cu_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 /* complex fill, shift, exp (dt__cx_unary's loop): fill and shift take a + 0i */
 __global__ void dt__cu_cx_unary_kernel(dt__uop op, dt_dtype t, const void *x, void *y, int64_t n, double a) {
     DT__CU_FOR(i, n) {
-        dt__cx z = op == DT__U_FILL ? dt__cx_make(a, 0.0) : dt__cu_cx_load(t, x, i);
+        dt__cx z = op == DT__U_FILL ? dt__cx_make(a, 0.0) : dt__cx_load(t, x, i);
         if (op == DT__U_SHIFT) z.re += a;
         else if (op == DT__U_EXP) z = dt__cx_exp(z);
-        dt__cu_cx_store(t, y, i, z);
+        dt__cx_store(t, y, i, z);
     }
 }
 
@@ -1153,9 +1140,9 @@ __global__ void dt__cu_cast_kernel(dt_dtype from, const void *x, dt_dtype to, vo
    both parts; complex -> real the real part (refused by the ops layer) */
 __global__ void dt__cu_cx_cast_kernel(dt_dtype from, const void *x, dt_dtype to, void *y, int64_t n) {
     DT__CU_FOR(i, n) {
-        if (!dt__cu_is_cx(from)) dt__cu_cx_store(to, y, i, dt__cx_make(dt__cu_ld_f64(from, x, i), 0.0));
-        else if (dt__cu_is_cx(to)) dt__cu_cx_store(to, y, i, dt__cu_cx_load(from, x, i));
-        else dt__cu_st_f64(to, y, i, dt__cu_cx_load(from, x, i).re);
+        if (!dt__cu_is_cx(from)) dt__cx_store(to, y, i, dt__cx_make(dt__cu_ld_f64(from, x, i), 0.0));
+        else if (dt__cu_is_cx(to)) dt__cx_store(to, y, i, dt__cx_load(from, x, i));
+        else dt__cu_st_f64(to, y, i, dt__cx_load(from, x, i).re);
     }
 }
 
@@ -1261,7 +1248,7 @@ __global__ void dt__cu_cx_binary_kernel(dt__bop op, dt_dtype t, dt__bgeom g, int
     DT__CU_FOR(o, n) {
         int64_t ia, ib;
         dt__cu_bgeom_offsets(&g, o, &ia, &ib);
-        dt__cu_cx_store(t, out, o, dt__cx_binary_elem(op, dt__cu_cx_load(t, a, ia), dt__cu_cx_load(t, b, ib), alpha));
+        dt__cx_store(t, out, o, dt__cx_binary_elem(op, dt__cx_load(t, a, ia), dt__cx_load(t, b, ib), alpha));
     }
 }
 
@@ -1616,17 +1603,17 @@ DT__CU_HD void dt__cu_gemm_elem(dt_dtype t, int64_t i, int64_t j, int64_t k, dou
     if (dt__cu_is_cx(t)) { /* dt__gemm_loop_cx: the pairs' products summed in double */
         dt__cx acc = dt__cx_make(0.0, 0.0), r;
         for (p = 0; p < k; p++) {
-            dt__cx x = dt__cx_mul(dt__cu_cx_load(t, a, i * rsa + p * csa), dt__cu_cx_load(t, b, p * rsb + j * csb));
+            dt__cx x = dt__cx_mul(dt__cx_load(t, a, i * rsa + p * csa), dt__cx_load(t, b, p * rsb + j * csb));
             acc.re += x.re;
             acc.im += x.im;
         }
         r = dt__cx_make(alpha * acc.re, alpha * acc.im);
         if (beta != 0.0) {
-            dt__cx old = dt__cu_cx_load(t, c, co);
+            dt__cx old = dt__cx_load(t, c, co);
             r.re += beta * old.re;
             r.im += beta * old.im;
         }
-        dt__cu_cx_store(t, c, co, r);
+        dt__cx_store(t, c, co, r);
     } else if (dt__cu_is_int(t)) {
         int64_t s = 0, al = dt__sat_i64(alpha, INT64_MIN, INT64_MAX), be = dt__sat_i64(beta, INT64_MIN, INT64_MAX);
         for (p = 0; p < k; p++)
