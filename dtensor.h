@@ -5553,26 +5553,33 @@ static DT__MAYBE_UNUSED const char *dt__gemm_backend(void) {
 /* complex C = alpha A B + beta C by loops (no BLAS, small, or strides the
    BLAS cannot take): each C element a dot product of pairs in double (C64
    rounded once at the end); beta == 0: C is not read */
+/* C[i, j] of a complex GEMM: the pairs' products summed in double (the
+   device's loop kernel runs this very function) */
+DT__HD void dt__gemm_cx_elem(dt_dtype t, int64_t i, int64_t j, int64_t k, double alpha, const void *a, int64_t rsa,
+                             int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
+                             int64_t csc) {
+    dt__cx acc = dt__cx_make(0.0, 0.0), r;
+    int64_t p;
+    for (p = 0; p < k; p++) {
+        dt__cx x = dt__cx_mul(dt__cx_load(t, a, i * rsa + p * csa), dt__cx_load(t, b, p * rsb + j * csb));
+        acc.re += x.re;
+        acc.im += x.im;
+    }
+    r = dt__cx_make(alpha * acc.re, alpha * acc.im);
+    if (beta != 0.0) {
+        dt__cx old = dt__cx_load(t, c, i * rsc + j * csc);
+        r.re += beta * old.re;
+        r.im += beta * old.im;
+    }
+    dt__cx_store(t, c, i * rsc + j * csc, r);
+}
+
 static void dt__gemm_loop_cx(dt_dtype t, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t rsa,
                              int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
                              int64_t csc) {
-    int64_t i, j, p;
+    int64_t i, j;
     for (i = 0; i < m; i++)
-        for (j = 0; j < n; j++) {
-            dt__cx acc = dt__cx_make(0.0, 0.0), r;
-            for (p = 0; p < k; p++) {
-                dt__cx x = dt__cx_mul(dt__cx_load(t, a, i * rsa + p * csa), dt__cx_load(t, b, p * rsb + j * csb));
-                acc.re += x.re;
-                acc.im += x.im;
-            }
-            r = dt__cx_make(alpha * acc.re, alpha * acc.im);
-            if (beta != 0.0) {
-                dt__cx old = dt__cx_load(t, c, i * rsc + j * csc);
-                r.re += beta * old.re;
-                r.im += beta * old.im;
-            }
-            dt__cx_store(t, c, i * rsc + j * csc, r);
-        }
+        for (j = 0; j < n; j++) dt__gemm_cx_elem(t, i, j, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
 }
 
 /* complex through the BLAS's cgemm/zgemm when it takes the strides as they

@@ -1600,20 +1600,8 @@ DT__CU_HD void dt__cu_gemm_elem(dt_dtype t, int64_t i, int64_t j, int64_t k, dou
                                 int64_t csa, const void *b, int64_t rsb, int64_t csb, double beta, void *c, int64_t rsc,
                                 int64_t csc) {
     int64_t p, co = i * rsc + j * csc;
-    if (dt__cu_is_cx(t)) { /* dt__gemm_loop_cx: the pairs' products summed in double */
-        dt__cx acc = dt__cx_make(0.0, 0.0), r;
-        for (p = 0; p < k; p++) {
-            dt__cx x = dt__cx_mul(dt__cx_load(t, a, i * rsa + p * csa), dt__cx_load(t, b, p * rsb + j * csb));
-            acc.re += x.re;
-            acc.im += x.im;
-        }
-        r = dt__cx_make(alpha * acc.re, alpha * acc.im);
-        if (beta != 0.0) {
-            dt__cx old = dt__cx_load(t, c, co);
-            r.re += beta * old.re;
-            r.im += beta * old.im;
-        }
-        dt__cx_store(t, c, co, r);
+    if (dt__cu_is_cx(t)) {
+        dt__gemm_cx_elem(t, i, j, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc);
     } else if (dt__cu_is_int(t)) {
         int64_t s = 0, al = dt__sat_i64(alpha, INT64_MIN, INT64_MAX), be = dt__sat_i64(beta, INT64_MIN, INT64_MAX);
         for (p = 0; p < k; p++)
