@@ -224,12 +224,20 @@
    DTENSOR_LOG=plan        print every redistribution plan (its steps, the mesh
                            dim and placements of each) on mesh rank 0, to stderr
                            (read once, at the first redistribution)
+   DTENSOR_LOG=shm         print the shared arena's size when the node's room
+                           made it smaller than asked, or none (words combine:
+                           DTENSOR_LOG=plan,shm)
    DTENSOR_SIMD=avx2|none  cap the Philox generator's vector width (read once;
                            the random values do not change, only the speed)
    DTENSOR_SHM=1           single-copy redistribution inside a node through an
                            MPI-3 shared arena per mesh (see dt_comm_set_shm,
                            which overrides it; read at each dt_mesh_create)
-   DTENSOR_SHM_ARENA=bytes the arena's size per rank (default 268435456)
+   DTENSOR_SHM_ARENA=bytes the arena's size per rank (default 268435456); where
+                           the node's shared memory (/dev/shm, or Open MPI's
+                           osc_sm_backing_directory) has less than twice the
+                           arenas free, each rank gets its share of half of
+                           it, and below 1 MiB a rank the mesh keeps the MPI
+                           path (DTENSOR_LOG=shm says which, on rank 0)
    DTENSOR_SHM_MIN=bytes   the smallest shard put in the arena (default 65536)
    DTENSOR_IO_CHUNK=bytes  the pinned host buffer a device tensor's .npy
                            save/load goes through, piece by piece (default
@@ -632,16 +640,34 @@ DT_API dt_status dt_set_last_error(dt_status st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;  /* local; thread-local */
+/* a public call of code built on the public API, bracketed as the
+   library's own calls are, so that the error handler (below) runs once for
+   it, under its name, when it returns -- after its dt_mesh_agree, never
+   for what it calls inside (dt_set_last_error, dt_mesh_agree, the
+   library's calls):
+     dt_status my_call(dt_mesh *m, int n) {
+         dt_call_begin();
+         return dt_call_end("my_call", my_call_body(m, n));
+     }
+   dt_call_end returns st. Unbracketed, dt_set_last_error reports at once
+   and dt_mesh_agree reports the failures new to it (a rank that passed
+   DT_OK and learns that another refused), each under the caller's name:
+   once either way, but a local failure before the agreement. */
+DT_API void dt_call_begin(void);                               /* local; thread-local */
+DT_API dt_status dt_call_end(const char *call, dt_status st);  /* local; thread-local */
 
 /* The error hook (PETSc's PetscPushErrorHandler, MPI's error handlers).
    fn is called on every rank where a public call that returns dt_status
    fails, once per failing call the program made (not for the library's
    own inner calls), after the ranks have agreed on the failure and before
    the call returns, with the call's name ("dt_tensor_redistribute"), its
-   status and dt_last_error(); dt_set_last_error (how code built on the
-   public API, dtensor_layers.h included, reports its own failures) calls it
-   too, with the name its message starts with. The call still returns its
-   status when fn returns. NULL (the default) restores "no handler".
+   status and a copy of dt_last_error(); code built on the public API
+   (dtensor_layers.h included) gets the same by bracketing its calls with
+   dt_call_begin/dt_call_end (above), and outside a bracket
+   dt_set_last_error calls it with the name its message starts with. The
+   handler runs with the library's error state saved: the calls it makes
+   do not call it again, and what they leave in dt_last_error() is put back
+   when it returns. The call still returns its status when fn returns. NULL (the default) restores "no handler".
    Process-wide: set it before threads make calls. dt_error_abort is the
    stock handler: it prints "dtensor: rank R: CALL failed (STATUS): MSG" to
    stderr and calls MPI_Abort(MPI_COMM_WORLD, 1) (abort() without MPI);
@@ -788,10 +814,12 @@ DT_API dt_status dt_comm_set_shm(dt_comm *c, int mode);  /* local */
    the stack, a Fortran array) always moves by MPI. Where the mesh has no
    arena (the path off, ranks on several nodes, another backend) or its
    arena is full, *ptr comes from malloc, which is always correct, just not
-   single-copy. Free with dt_mesh_shm_free on the same mesh, before
-   dt_mesh_destroy (a block still held then stays mapped until
-   MPI_Finalize). bytes 0: *ptr NULL. Local. DT_ERR_ARG: m or ptr NULL;
-   DT_ERR_NOMEM. */
+   single-copy. Free with dt_mesh_shm_free, which finds the block by its
+   address (m is not read: it may be NULL, or destroyed), before or after
+   dt_mesh_destroy (a block still held then keeps the arena mapped until
+   it is freed, or until MPI_Finalize); a block freed twice, or an address
+   inside an arena that is not a block's start, is ignored. bytes 0: *ptr
+   NULL. Local. DT_ERR_ARG: m or ptr NULL; DT_ERR_NOMEM. */
 DT_API dt_status dt_mesh_shm_alloc(dt_mesh *m, size_t bytes, void **ptr);  /* local */
 DT_API void      dt_mesh_shm_free(dt_mesh *m, void *ptr);  /* local: ptr NULL is a no-op */
 
@@ -815,13 +843,15 @@ DT_API dt_status dt_mesh_flatten(const dt_mesh *m, int n, const char *const *nam
    step, a convergence flag -- without a tensor: values[0..count) (host
    memory, dtype elements) become, on every rank of m, op over the ranks
    along the mesh dims dims[0..ndims) (ndims 0, dims NULL: every mesh dim,
-   the whole mesh, in one collective), in place; DT_AVG of floating dtypes
-   only (an integer mean truncates: reduce with DT_SUM and divide). Ranks outside m return
+   the whole mesh, in one collective), in place; DT_AVG of floating and
+   complex dtypes only (an integer mean truncates: reduce with DT_SUM and
+   divide), DT_MAX/DT_MIN of real ones only (complex numbers have no
+   order). Ranks outside m return
    DT_OK with values untouched. Collective over the ranks of m; dims,
    count, dtype and op must agree (compared under DTENSOR_CHECK=1). Bad
    arguments (unknown dtype or op, a dim out of range or named twice,
-   values NULL with count > 0, integer AVG): DT_ERR_ARG/DT_ERR_DTYPE,
-   values untouched.
+   values NULL with count > 0, a count whose bytes overflow, integer AVG,
+   complex MAX/MIN): DT_ERR_ARG/DT_ERR_DTYPE, values untouched.
      double r2 = local_sum_of_squares;
      DT_CHECK(dt_mesh_allreduce(mesh, 0, NULL, &r2, 1, DT_F64, DT_SUM));  */
 DT_API dt_status dt_mesh_allreduce(dt_mesh *m, int ndims, const int *dims, void *values, size_t count, dt_dtype dtype,
@@ -1046,6 +1076,9 @@ DT_API dt_status dt_tensor_local_indices(const dt_tensor *t, int dim, int64_t *g
    P x Q with placements [dt_shard_cyclic(0, mb), dt_shard_cyclic(1, nb)]
    is the ScaLAPACK matrix A = T^T (N x M) with
      desc = {1, ictxt, N, M, nb, mb, 0, 0, max(1, T's local columns)}
+   (LLD_ is the row stride instead for a wrap of a padded array: strided
+   storage {LLD_, 1} without ghosts, as dt_tensor_desc_from_scalapack makes
+   it, round-trips; other strided or ghosted storage is DT_ERR_UNSUPPORTED)
    (RSRC, CSRC = desc[6], desc[7] are the src of dt_shard_cyclic_src on the
    dim of A's rows, T's dim 1, and of A's columns, T's dim 0; 0 otherwise)
    on a BLACS grid of nprow = Q by npcol = P in column-major order ("C"):
@@ -2522,6 +2555,9 @@ DT__BINARY_OPS(DT__BELEM_I) DT__DEFS_END;
 #include <string.h>
 #include <errno.h>
 #include <time.h>
+#if defined(__linux__) && !defined(DTENSOR_NO_MPI)
+#include <sys/statvfs.h> /* the shared arena's room (>>mesh, shm) */
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define DT__MAYBE_UNUSED __attribute__((unused))
 #else
@@ -2775,9 +2811,25 @@ static dt_error_handler dt__error_fn;
 static void *dt__error_user;
 static DT__TLS int dt__public_depth;
 
+static DT__TLS int dt__in_handler;
+
+/* The handler runs with the library's state saved: it gets its own copy of
+   the message, the calls it makes do not call it again, and whatever they
+   leave in dt_last_error() is put back when it returns, so the failed call
+   reports what it reported before. */
+static void dt__call_handler(dt_status st, const char *call) {
+    char msg[sizeof dt__errbuf];
+    if (st == DT_OK || !dt__error_fn || dt__in_handler) return;
+    memcpy(msg, dt__errbuf, sizeof msg);
+    dt__in_handler++;
+    dt__error_fn(st, call, msg, dt__error_user);
+    dt__in_handler--;
+    memcpy(dt__errbuf, msg, sizeof msg);
+}
+
 static dt_status dt__public_return(const char *call, dt_status st) {
     dt__public_depth--;
-    if (st != DT_OK && dt__public_depth == 0 && dt__error_fn) dt__error_fn(st, call, dt__errbuf, dt__error_user);
+    if (dt__public_depth == 0) dt__call_handler(st, call);
     return st;
 }
 #define DT__PUBLIC(call, body)                \
@@ -2836,11 +2888,19 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
 static void dt__report_outside(dt_status st) {
     char call[64];
     size_t n = strcspn(dt__errbuf, ": ");
-    if (st == DT_OK || dt__public_depth != 0 || !dt__error_fn) return;
+    if (dt__public_depth != 0) return;
     if (n >= sizeof call) n = sizeof call - 1;
     memcpy(call, dt__errbuf, n);
     call[n] = 0;
-    dt__error_fn(st, call, dt__errbuf, dt__error_user);
+    dt__call_handler(st, call);
+}
+
+DT_API void dt_call_begin(void) { dt__public_depth++; }
+DT_API dt_status dt_call_end(const char *call, dt_status st) {
+    if (dt__public_depth <= 0) { /* an end without its begin: report as the outermost call */
+        dt__public_depth = 1;
+    }
+    return dt__public_return(call ? call : "?", st);
 }
 
 DT_API dt_status dt_set_last_error(dt_status st, const char *fmt, ...) {
@@ -3147,13 +3207,14 @@ static int dt__int_avg(dt_dtype t, dt_reduce op) {
     return op == DT_AVG && (t == DT_I32 || t == DT_I64 || t == DT_U8);
 }
 
-enum { DT__LOG_PLAN = 1, DT__LOG_OPS = 2 }; /* DTENSOR_LOG's words "plan", "ops" */
+enum { DT__LOG_PLAN = 1, DT__LOG_OPS = 2, DT__LOG_SHM = 4 }; /* DTENSOR_LOG's words "plan", "ops", "shm" */
 
 static int dt__log_flags = -1; /* -1: not read yet */
 
 static int dt__log_read(void) {
     const char *s = getenv("DTENSOR_LOG");
-    dt__log_flags = (s && strstr(s, "plan") ? DT__LOG_PLAN : 0) | (s && strstr(s, "ops") ? DT__LOG_OPS : 0);
+    dt__log_flags = (s && strstr(s, "plan") ? DT__LOG_PLAN : 0) | (s && strstr(s, "ops") ? DT__LOG_OPS : 0) |
+                    (s && strstr(s, "shm") ? DT__LOG_SHM : 0);
     return dt__log_flags;
 }
 
@@ -3230,7 +3291,7 @@ static int64_t dt__numroc(int64_t n, int64_t b, int k, int r) {
 
 /* where coordinate c sits in the deal of a cyclic rule whose block 0 is on
    coordinate src: it owns blocks pos, pos + k, ... */
-static int dt__cyclic_pos(int c, int src, int k) { return ((c - src) % k + k) % k; }
+static int dt__cyclic_pos(int c, int src, int k) { return (int)((((int64_t)c - src) % k + k) % k); }
 
 /* Part r of n positions over k under a rule that gives one span (every rule
    but cyclic): its offset and length. Empty parts sit at the end of the
@@ -7355,10 +7416,17 @@ typedef struct dt__shm {
     size_t cap, min;  /* my segment's bytes; the smallest shard put here */
     char *mine;       /* my segment */
     char **base;      /* mesh rank -> its segment (in this process) */
+    struct dt__shm *next; /* the process's arenas (dt__shm_all) */
 #ifndef DTENSOR_NO_MPI
     MPI_Win win;
 #endif
 } dt__shm;
+
+/* Every arena of the process, alive or outliving its mesh with blocks
+   still held, so that dt_mesh_shm_free finds a block's arena by its
+   address alone (after dt_mesh_destroy, with a NULL mesh) and the
+   bookkeeping of a held block is never lost. */
+static dt__shm *dt__shm_all;
 
 DT__MAYBE_UNUSED static size_t dt__env_bytes(const char *name, size_t dflt) {
     const char *e = getenv(name);
@@ -7404,16 +7472,36 @@ static void *dt__shm_alloc(dt__shm *s, size_t bytes) {
 }
 
 static void dt__shm_forget(dt__shm *s) {
+    dt__shm **at = &dt__shm_all;
     if (!s) return;
+    while (*at && *at != s) at = &(*at)->next;
+    if (*at) *at = s->next;
     DT_FREE(s->base);
     DT_FREE(s);
 }
 
-/* local: give p (from dt__shm_alloc) back; neighbouring free blocks merge */
+/* the arena whose segment holds p, or NULL */
+static dt__shm *dt__shm_find(const void *p) {
+    dt__shm *s;
+    for (s = dt__shm_all; s; s = s->next)
+        if (dt__shm_owns(s, p)) return s;
+    return NULL;
+}
+
+/* local: give p (from dt__shm_alloc) back; neighbouring free blocks merge.
+   A p that is not a block in use (freed twice, inside a block) is left
+   alone: the arena and its count stay as they are. */
 static void dt__shm_free(dt__shm *s, void *p) {
     size_t off = 0;
-    dt__shm_hdr *prev = NULL;
-    ((dt__shm_hdr *)(void *)((char *)p - DT__SHM_ALIGN))->used = 0;
+    dt__shm_hdr *prev = NULL, *blk = NULL;
+    while (off + DT__SHM_ALIGN <= s->cap && !blk) { /* find p's header first */
+        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->mine + off);
+        if (s->mine + off + DT__SHM_ALIGN == (char *)p && h->used) blk = h;
+        off += DT__SHM_ALIGN + h->size;
+    }
+    if (!blk) return;
+    blk->used = 0;
+    off = 0;
     while (off + DT__SHM_ALIGN <= s->cap) {
         dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->mine + off);
         size_t next = off + DT__SHM_ALIGN + h->size;
@@ -7425,14 +7513,49 @@ static void dt__shm_free(dt__shm *s, void *p) {
 }
 
 #ifndef DTENSOR_NO_MPI
+#define DT__SHM_FLOOR ((size_t)1 << 20) /* a smaller arena than this per rank is not worth a window */
+
+/* The bytes free where MPI backs shared windows: Open MPI's
+   osc_sm_backing_directory when set, else /dev/shm (both MPIs' default on
+   Linux); SIZE_MAX where that cannot be read (MPI then decides). tmpfs
+   hands out pages when they are touched, so a window larger than this
+   is granted and then kills the process that touches past it (SIGBUS),
+   or fails on one rank while the others wait in the call. */
+static size_t dt__shm_room(void) {
+#if defined(__linux__)
+    const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
+    struct statvfs v;
+    if (!dir || !*dir) dir = "/dev/shm";
+    if (statvfs(dir, &v) == 0 && v.f_frsize > 0) {
+        unsigned long long b = (unsigned long long)v.f_bavail, f = (unsigned long long)v.f_frsize;
+        return b > (unsigned long long)SIZE_MAX / f ? SIZE_MAX : (size_t)(b * f);
+    }
+#endif
+    return SIZE_MAX;
+}
+
+/* the arena's bytes per rank for n ranks on this node: what was asked,
+   or what half the free room gives each (the other half is MPI's own
+   transport's and the node's), or 0: none (below the floor) */
+static size_t dt__shm_fit(size_t want, int n, size_t room) {
+    size_t each = room == SIZE_MAX ? SIZE_MAX : room / 2 / (size_t)n;
+    want = want < 4 * DT__SHM_ALIGN ? 4 * DT__SHM_ALIGN : want / DT__SHM_ALIGN * DT__SHM_ALIGN;
+    if (want > (size_t)PTRDIFF_MAX / 2) want = (size_t)PTRDIFF_MAX / 2 / DT__SHM_ALIGN * DT__SHM_ALIGN; /* MPI_Aint */
+    if (want <= each) return want;
+    each = each / DT__SHM_ALIGN * DT__SHM_ALIGN;
+    return each >= DT__SHM_FLOOR ? each : 0;
+}
+
 /* collective over the mesh comm c: the arena, or *out NULL where the path
-   is off, the backend is not MPI or the ranks span nodes (the same answer
-   on every rank) */
+   is off, the backend is not MPI, the ranks span nodes or the node's
+   shared memory has no room for one (the same answer on every rank: the
+   size is agreed on before any rank asks MPI for the window) */
 static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
     MPI_Comm mc, node = MPI_COMM_NULL;
     MPI_Aint qsize = 0;
-    int nsize = 0, ok, all = 0, r, rc, du = 0;
-    size_t cap = dt__env_bytes("DTENSOR_SHM_ARENA", (size_t)256 << 20);
+    int nsize = 0, r, rc, du = 0;
+    size_t want = dt__env_bytes("DTENSOR_SHM_ARENA", (size_t)256 << 20), cap, room;
+    unsigned long long mine[2], all[2] = {0, 0}; /* {cap, allocated} agreed by MIN */
     dt__shm *s = NULL;
     dt__shm_hdr *h;
     *out = NULL;
@@ -7442,18 +7565,38 @@ static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
     MPI_Comm_size(node, &nsize);
     MPI_Comm_free(&node);
     if (nsize != c->size) return DT_OK; /* several nodes: the MPI path */
-    cap = cap < 4 * DT__SHM_ALIGN ? 4 * DT__SHM_ALIGN : cap / DT__SHM_ALIGN * DT__SHM_ALIGN;
-    ok = dt__alloc("dt_mesh_create (shared arena)", sizeof *s, (void **)&s) == DT_OK && s;
-    if (ok) {
+    room = dt__shm_room();
+    cap = dt__shm_fit(want, c->size, room);
+    mine[0] = cap;
+    mine[1] = dt__alloc("dt_mesh_create (shared arena)", sizeof *s, (void **)&s) == DT_OK && s;
+    if (mine[1]) {
         memset(s, 0, sizeof *s);
-        ok = dt__alloc("dt_mesh_create (shared arena)", (size_t)c->size * sizeof(char *), (void **)&s->base) == DT_OK;
+        mine[1] = dt__alloc("dt_mesh_create (shared arena)", (size_t)c->size * sizeof(char *), (void **)&s->base) ==
+                  DT_OK;
     }
-    if ((rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, mc)) != MPI_SUCCESS || !all || !s) {
+    if ((rc = MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mc)) != MPI_SUCCESS || !all[1] || !s ||
+        !all[0]) {
         if (s) dt__shm_forget(s);
-        return rc != MPI_SUCCESS ? dt__mpi_check(rc, "MPI_Allreduce") : DT_ERR_NOMEM;
+        if (rc != MPI_SUCCESS) return dt__mpi_check(rc, "MPI_Allreduce");
+        if (!all[1]) return DT_ERR_NOMEM;
+        if (c->rank == 0 && dt__log_on(DT__LOG_SHM))
+            fprintf(stderr, "dtensor: shm: no arena (the MPI path): %zu bytes a rank asked, %zu ranks' room of %zu "
+                    "bytes free where MPI backs shared windows leaves less than %zu each\n", want, (size_t)c->size,
+                    room, DT__SHM_FLOOR);
+        return DT_OK;
     }
+    cap = (size_t)all[0];
+    if (c->rank == 0 && dt__log_on(DT__LOG_SHM) && cap < want / DT__SHM_ALIGN * DT__SHM_ALIGN)
+        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank (%zu asked; %zu bytes free where MPI backs shared "
+                "windows, for %d ranks)\n", cap, want, room, c->size);
     rc = MPI_Win_allocate_shared((MPI_Aint)cap, 1, MPI_INFO_NULL, mc, &s->mine, &s->win);
     if (rc != MPI_SUCCESS) { dt__shm_forget(s); return dt__mpi_check(rc, "MPI_Win_allocate_shared"); }
+    mine[0] = s->mine != NULL; /* a success with no segment (seen at sizes near the limits) is no arena */
+    if ((rc = MPI_Allreduce(mine, all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mc)) != MPI_SUCCESS || !all[0]) {
+        MPI_Win_free(&s->win);
+        dt__shm_forget(s);
+        return rc != MPI_SUCCESS ? dt__mpi_check(rc, "MPI_Allreduce") : DT_OK;
+    }
     for (r = 0; r < c->size; r++) {
         void *b = NULL;
         MPI_Win_shared_query(s->win, r, &qsize, &du, &b);
@@ -7466,6 +7609,8 @@ static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
     h = (dt__shm_hdr *)(void *)s->mine;
     h->size = cap - DT__SHM_ALIGN;
     h->used = 0;
+    s->next = dt__shm_all;
+    dt__shm_all = s;
     *out = s;
     return DT_OK;
 }
@@ -7949,9 +8094,12 @@ DT_API dt_status dt_mesh_shm_alloc(dt_mesh *m, size_t bytes, void **ptr) {
     DT__PUBLIC("dt_mesh_shm_alloc", dt__mesh_shm_alloc_body(m, bytes, ptr));
 }
 
+/* m is not read: a block is found by its address (m may be destroyed) */
 DT_API void dt_mesh_shm_free(dt_mesh *m, void *ptr) {
+    dt__shm *s = dt__shm_find(ptr);
+    (void)m;
     if (!ptr) return;
-    if (m && dt__shm_owns(m->shm, ptr)) dt__shm_free(m->shm, ptr);
+    if (s) dt__shm_free(s, ptr);
     else DT_FREE(ptr);
 }
 
@@ -8490,9 +8638,18 @@ static dt_status dt__mesh_agree_body(const dt_mesh *m, const char *fn, dt_status
     }
     return dt__consistent_spec(m, fn, local, d, NULL, args, nargs, what);
 }
+/* It reports under fn, the call it agrees for, and only a failure that is
+   new here: a local one was reported by dt_set_last_error already (inside
+   a dt_call_begin/dt_call_end bracket nothing reports before the end). */
 DT_API dt_status dt_mesh_agree(const dt_mesh *m, const char *fn, dt_status local, const dt_tensor_desc *d,
                                const int64_t *args, int nargs, const char *what) {
-    DT__PUBLIC("dt_mesh_agree", dt__mesh_agree_body(m, fn, local, d, args, nargs, what));
+    dt_status st;
+    dt__public_depth++;
+    st = dt__mesh_agree_body(m, fn, local, d, args, nargs, what);
+    dt__public_depth--;
+    if (dt__public_depth == 0 && (!m || !fn)) dt__call_handler(st, "dt_mesh_agree");
+    else if (dt__public_depth == 0 && local == DT_OK) dt__call_handler(st, fn);
+    return st;
 }
 
 /* which mesh dims dt_mesh_allreduce reduces over (a bit each), or a failure */
@@ -8524,9 +8681,14 @@ static int dt__mesh_group_size(const dt_mesh *m, unsigned mask) {
     return n;
 }
 
-/* values[0..count) *= a, for the floating dtypes (AVG = SUM / n) */
+/* values[0..count) *= a, for the floating dtypes, complex ones included
+   (AVG = SUM / n) */
 static void dt__scale_values(void *values, size_t count, dt_dtype dtype, double a) {
     size_t i, es = dt_dtype_size(dtype);
+    if (dtype == DT_C64 || dtype == DT_C128) { /* both parts */
+        dt__scale_values(values, 2 * count, dtype == DT_C64 ? DT_F32 : DT_F64, a);
+        return;
+    }
     for (i = 0; i < count; i++) {
         char *p = (char *)values + i * es;
         float x;
@@ -8552,7 +8714,13 @@ static dt_status dt__mesh_allreduce_body(dt_mesh *m, int ndims, const int *dims,
     if ((unsigned)dtype >= DT_NUM_DTYPES) st = dt__fail(DT_ERR_DTYPE, "%s: dtype %d is not a dt_dtype", fn, (int)dtype);
     else if ((unsigned)op > DT_MIN) st = dt__fail(DT_ERR_ARG, "%s: op %d is not a dt_reduce", fn, (int)op);
     else if (count && !values) st = dt__fail(DT_ERR_ARG, "%s: values is NULL with count %zu", fn, count);
-    else if (op == DT_AVG && dtype != DT_F64 && dtype != DT_F32 && dtype != DT_F16 && dtype != DT_BF16)
+    else if (count > (size_t)PTRDIFF_MAX / dt_dtype_size(dtype))
+        st = dt__fail(DT_ERR_ARG, "%s: count %zu of %s (%zu bytes each) overflows the byte size", fn, count,
+                      dt_dtype_name(dtype), dt_dtype_size(dtype));
+    else if ((dtype == DT_C64 || dtype == DT_C128) && (op == DT_MAX || op == DT_MIN))
+        st = dt__fail(DT_ERR_DTYPE, "%s: %s of %s: complex numbers have no order (DT_SUM or DT_AVG)", fn,
+                      dt__reduce_name(op), dt_dtype_name(dtype));
+    else if (op == DT_AVG && (dtype == DT_I32 || dtype == DT_I64 || dtype == DT_U8))
         st = dt__fail(DT_ERR_DTYPE, "%s: DT_AVG of %s: reduce with DT_SUM and divide (an integer mean truncates)", fn,
                       dt_dtype_name(dtype));
     else st = dt__allreduce_dims(m, ndims, dims, &mask);
@@ -8688,21 +8856,22 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
     char gs[160], ss[160], xs[160];
     if (m->rank < 0) return DT_OK;
     dt__tensor_box(m, norm, m->coord, &b);
-    for (k = 0; k < nd; k++) ext[k] = b.ext[k] + (d->local_ghost ? 2 * d->local_ghost[k] : 0);
-    for (k = nd - 1; k >= 0; k--) { /* the last element's offset + 1; 0 for an empty storage */
+    for (k = 0; k < nd; k++) {
+        ext[k] = b.ext[k] + (d->local_ghost ? 2 * d->local_ghost[k] : 0);
+        if (ext[k] == 0) return DT_OK; /* reads nothing: an empty part needs no allocation (nor a span) */
+    }
+    for (k = nd - 1; k >= 0; k--) { /* the last element's offset + 1 */
         int64_t st = d->local_strides ? d->local_strides[k] : s;
-        if (ext[k] == 0) { span = 0; break; }
         span += (ext[k] - 1) * st;
         s *= ext[k];
     }
-    if (!span) return DT_OK; /* reads nothing: an empty part needs no allocation */
     if (!d->local_alloc || d->local_alloc_bytes <= 0)
         return dt__fail(DT_ERR_ARG, "%s: desc->%s without desc->local_alloc and desc->local_alloc_bytes (%p, %lld): "
                         "a ghosted or strided array must give the start and the size in bytes of the allocation "
                         "`local` lies in (e.g. local_alloc = A, local_alloc_bytes = sizeof(double) * rows * cols), "
-                        "so that the wrap can check it reads inside it", fn,
-                        d->local_ghost ? "local_ghost" : "local_strides", d->local_alloc,
-                        (long long)d->local_alloc_bytes);
+                        "so that the wrap can check it reads inside it (a contiguous one may give both or neither)",
+                        fn, d->local_ghost ? "local_ghost" : d->local_strides ? "local_strides" : "local_alloc",
+                        d->local_alloc, (long long)d->local_alloc_bytes);
     need = span * es;
     if (l < a || l - a > (uintptr_t)d->local_alloc_bytes)
         return dt__fail(DT_ERR_ARG, "%s: local = %p is not inside desc->local_alloc = %p (%lld bytes): local_alloc "
@@ -8720,8 +8889,9 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
                         fn, xs, gs, (long long)need, (long long)at, (long long)(at / es),
                         (long long)d->local_alloc_bytes, (long long)(need - (d->local_alloc_bytes - at)));
     }
-    dt__shape_str(d->local_strides, nd, ss, sizeof ss);
-    return dt__fail(DT_ERR_ARG, "%s: the strided storage (shape %s, local_strides = %s) takes %lld bytes from local, "
+    if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
+    else snprintf(ss, sizeof ss, "NULL, row-major");
+    return dt__fail(DT_ERR_ARG, "%s: the storage (shape %s, local_strides = %s) takes %lld bytes from local, "
                     "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
                     "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
                     (long long)need, (long long)at, (long long)d->local_alloc_bytes,
@@ -8894,6 +9064,11 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
         if (st[d] < 0 || (st[d] == 0 && ext[d] > 1 && !empty))
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: strides are element counts >= 1 "
                             "(local_strides = %s, storage shape %s)", fn, d, (long long)st[d], ss, es_);
+    for (d = 0; d < norm->ndim; d++) /* each stride in bytes fits, an empty storage's too (its span is computed) */
+        if (st[d] > INT64_MAX / (int64_t)es)
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: %lld elements of %zu bytes overflow "
+                            "int64 (local_strides = %s, storage shape %s)", fn, d, (long long)st[d],
+                            (long long)st[d], es, ss, es_);
     if (empty) return DT_OK;
     for (d = 0; d < norm->ndim; d++) { /* the dims longer than 1, by stride (insertion sort: ndim <= 8) */
         if (ext[d] <= 1) continue;
@@ -9046,9 +9221,11 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     /* the memory the pointers are in, before the arithmetic on them (a host array wrapped as a device one
        is named as such, not as a range mistake) */
     if (!st && m->rank >= 0 && local && !(flags & DT_COPY)) st = dt__check_local_memory(&norm, "local", local);
-    if (!st && m->rank >= 0 && local && !(flags & DT_COPY) && d->local_alloc && (d->local_ghost || d->local_strides))
+    if (!st && m->rank >= 0 && local && !(flags & DT_COPY) && d->local_alloc)
         st = dt__check_local_memory(&norm, "desc->local_alloc", d->local_alloc);
-    if (!st && (d->local_ghost || d->local_strides)) st = dt__check_local_alloc(m, d, &norm, local);
+    /* a contiguous buffer's allocation is optional; given (both fields), it is checked as a strided one's */
+    if (!st && (d->local_ghost || d->local_strides || (d->local_alloc && d->local_alloc_bytes)))
+        st = dt__check_local_alloc(m, d, &norm, local);
     if (!st && m->rank >= 0) {
         dt__box b;
         dt__tensor_box(m, &norm, m->coord, &b);
@@ -15921,7 +16098,10 @@ static dt_status dt__tensor_scalapack_desc_body(const dt_tensor *t, int ictxt, i
     char b0[48], b1[48];
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
     if (!desc && !grid) return dt__fail(DT_ERR_ARG, "%s: desc and grid are both NULL (pass one or both)", fn);
-    if (t->strided) return dt__no_strided(fn, "t", t); /* its local leading dimension is not the shard's */
+    /* strided storage is ScaLAPACK's when it is a padded leading dimension (strides {LLD_, 1}, no ghosts) */
+    if (t->strided && (t->ghosted || t->desc.ndim != 2 || (t->box.ext[1] > 1 && t->stride[1] != 1) ||
+                       t->stride[0] > INT_MAX))
+        return dt__no_strided(fn, "t", t);
     d = &t->desc;
     m = t->mesh;
     if (d->ndim != 2)
@@ -15978,6 +16158,7 @@ static dt_status dt__tensor_scalapack_desc_body(const dt_tensor *t, int ictxt, i
         desc[6] = src[1];
         desc[7] = src[0];
         desc[8] = in && sh[1] > 1 ? (int)sh[1] : 1;
+        if (in && t->strided && sh[0] > 0 && t->stride[0] > desc[8]) desc[8] = (int)t->stride[0]; /* padded LLD */
     }
     return DT_OK;
 }
@@ -15987,7 +16168,7 @@ DT_API dt_status dt_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int des
 
 /* a BLACS grid as dt_tensor_desc_from_scalapack takes it */
 static dt_status dt__check_blacs_grid(const char *fn, const dt_scalapack_grid *g) {
-    int in = g->myrow >= 0 || g->mycol >= 0;
+    int in = g->myrow != -1 || g->mycol != -1; /* (-1, -1) alone is "outside"; (-2, -2) is a bad position */
     if (g->nprow <= 0 || g->npcol <= 0)
         return dt__fail(DT_ERR_ARG, "%s: grid %d x %d: nprow and npcol must be > 0", fn, g->nprow, g->npcol);
     if ((g->order[0] != 'R' && g->order[0] != 'C' && g->order[0] != 'r' && g->order[0] != 'c') || g->order[1])
@@ -16042,6 +16223,10 @@ static dt_status dt__tensor_desc_from_scalapack_body(const int desc[9], const dt
     d.ndim = 2;
     d.shape[0] = n_; /* T = A^T: A's columns are T's rows */
     d.shape[1] = m_;
+    if ((st = dt__shape_fits(fn, "the matrix", dtype, 2, d.shape))) return st;
+    if (in && locr > 0 && locc > 0 && lld > locr && lld > INT64_MAX / locc / (int64_t)dt_dtype_size(dtype))
+        return dt__fail(DT_ERR_SHAPE, "%s: the local array, LLD_ %d x LOCc %lld elements of %zu bytes, overflows "
+                        "int64", fn, lld, (long long)locc, dt_dtype_size(dtype));
     rows = dt_shard_cyclic_src(1, mb, rsrc); /* A's rows: T's dim 1, over the process rows */
     cols = dt_shard_cyclic_src(0, nb, csrc);
     if (grid->order[0] == 'C' || grid->order[0] == 'c') { d.placements[0] = cols; d.placements[1] = rows; }

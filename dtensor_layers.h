@@ -19,8 +19,9 @@
    (DT_MALLOC / DT_FREE, DTENSOR_STATIC, DT_API, DT_MAX_DIMS, ...).
 
    The implementation uses dtensor.h's public API alone (its ops, accessors,
-   dt_set_last_error for the messages and dt_mesh_agree for the consistency
-   checks; tests/lint/layering.py checks that it names no private dt__
+   dt_set_last_error for the messages, dt_mesh_agree for the consistency
+   checks, dt_call_begin/dt_call_end around each public call so that the
+   error handler runs once, after the agreement; tests/lint/layering.py checks that it names no private dt__
    name), so it also compiles in a file where dtensor.h's implementation
    is not:
    DTENSOR_IMPLEMENTATION_LINKED   as in dtensor.h: DTENSOR_IMPLEMENTATION
@@ -534,7 +535,7 @@ static dt_status dtl__linear_make(const char *fn, dt_mesh *m, const dt_tp_linear
     return DT_OK;
 }
 
-DT_API dt_status dt_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
+static dt_status dtl__linear_create_body(dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
     const char *fn = "dt_tp_linear_create";
     dt_status st = DT_OK;
     int tp = 0;
@@ -547,6 +548,10 @@ DT_API dt_status dt_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *desc, 
     if (!st) dtl__linear_args(desc, tp, v);
     if ((st = dt_mesh_agree(m, fn, st, NULL, v, st ? 0 : 11, NULL))) return st;
     return dtl__linear_make(fn, m, desc, out);
+}
+DT_API dt_status dt_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *desc, dt_tp_linear **out) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_linear_create", dtl__linear_create_body(m, desc, out));
 }
 
 DT_API void dt_tp_linear_destroy(dt_tp_linear *l) {
@@ -593,7 +598,7 @@ static dt_status dtl__forward_check(const char *fn, const dt_tp_linear *l, const
     return dtl__check_out(fn, "*y", *y, ly, xd->ndim, yshape, ypl);
 }
 
-DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_tensor **y) {
+static dt_status dtl__linear_forward_body(dt_tp_linear *l, const dt_tensor *x, dt_tensor **y) {
     const char *fn = "dt_tp_linear_forward";
     dt_placement need[DT_MAX_MESH_DIMS], ypl[DT_MAX_MESH_DIMS];
     int64_t ysh[DT_MAX_DIMS];
@@ -616,6 +621,10 @@ DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_te
     dt_tensor_destroy(r);
     return dtl__within(fn, st); /* the inner calls name only themselves */
 }
+DT_API dt_status dt_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_tensor **y) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_linear_forward", dtl__linear_forward_body(l, x, y));
+}
 
 /* the argument checks of a backward through l1 (x's layer) .. l2 (dy's layer) */
 static dt_status dtl__backward_check(const char *fn, const dt_tp_linear *l1, const dt_tp_linear *l2,
@@ -630,7 +639,7 @@ static dt_status dtl__backward_check(const char *fn, const dt_tp_linear *l1, con
     return DT_OK;
 }
 
-DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
+static dt_status dtl__linear_backward_body(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
     const char *fn = "dt_tp_linear_backward";
     dt_placement xpl[DT_MAX_MESH_DIMS], dypl[DT_MAX_MESH_DIMS];
     const dt_tensor_desc *xd;
@@ -690,19 +699,31 @@ DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, cons
     dt_tensor_destroy(xt);
     return dtl__within(fn, st);
 }
+DT_API dt_status dt_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_linear_backward", dtl__linear_backward_body(l, x, dy, dx));
+}
 
-DT_API dt_status dt_tp_linear_zero_grad(dt_tp_linear *l) {
+static dt_status dtl__linear_zero_grad_body(dt_tp_linear *l) {
     if (!l) return dt_set_last_error(DT_ERR_ARG, "dt_tp_linear_zero_grad: layer is NULL");
     dtl__zero(l->gw);
     return dtl__zero(l->gb);
 }
+DT_API dt_status dt_tp_linear_zero_grad(dt_tp_linear *l) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_linear_zero_grad", dtl__linear_zero_grad_body(l));
+}
 
-DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr) {
+static dt_status dtl__linear_sgd_body(dt_tp_linear *l, double lr) {
     dt_status st;
     if (!l) return dt_set_last_error(DT_ERR_ARG, "dt_tp_linear_sgd: layer is NULL");
     if (!(lr == lr) || lr - lr != 0.0) return dt_set_last_error(DT_ERR_ARG, "dt_tp_linear_sgd: lr = %g is not finite", lr);
     if (!(st = dt_axpy(-lr, l->gw, l->w)) && l->b) st = dt_axpy(-lr, l->gb, l->b);
     return dtl__within("dt_tp_linear_sgd", st);
+}
+DT_API dt_status dt_tp_linear_sgd(dt_tp_linear *l, double lr) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_linear_sgd", dtl__linear_sgd_body(l, lr));
 }
 
 /* ---- the MLP block ---- */
@@ -744,7 +765,7 @@ static void dtl__mlp_args(const dt_mesh *m, const dt_tp_mlp_desc *d, int64_t *v)
     v[11] = d->init;
 }
 
-DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
+static dt_status dtl__mlp_create_body(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
     const char *fn = "dt_tp_mlp_create";
     dt_tp_linear_desc ld;
     dt_tp_mlp *mlp = NULL;
@@ -783,6 +804,10 @@ DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_
     *out = mlp;
     return DT_OK;
 }
+DT_API dt_status dt_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *desc, dt_tp_mlp **out) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_mlp_create", dtl__mlp_create_body(m, desc, out));
+}
 
 static void dtl__mlp_drop_saved(dt_tp_mlp *mlp) {
     dt_tensor_destroy(mlp->h);
@@ -809,7 +834,7 @@ static int dtl__same_spec(const dt_tensor_desc *a, const dt_tensor_desc *b, int 
            !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) && dtl__pl_same(a->placements, b->placements, nd);
 }
 
-DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int training, dt_tensor **y) {
+static dt_status dtl__mlp_forward_body(dt_tp_mlp *mlp, const dt_tensor *x, int training, dt_tensor **y) {
     const char *fn = "dt_tp_mlp_forward";
     dt_placement ypl[DT_MAX_MESH_DIMS];
     int64_t ysh[DT_MAX_DIMS];
@@ -847,6 +872,10 @@ DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int train
     mlp->have = 1;
     return DT_OK;
 }
+DT_API dt_status dt_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int training, dt_tensor **y) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_mlp_forward", dtl__mlp_forward_body(mlp, x, training, y));
+}
 
 /* g = g * dropout'(mask) * act'(h) on the local elements (g and h have one spec) */
 static void dtl__act_backward(dt_tp_activation act, dt_dtype t, size_t n, const void *h, const unsigned char *mask,
@@ -865,7 +894,7 @@ static void dtl__act_backward(dt_tp_activation act, dt_dtype t, size_t n, const 
     }
 }
 
-DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
+static dt_status dtl__mlp_backward_body(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
     const char *fn = "dt_tp_mlp_backward";
     const dt_tensor_desc *xd, *hd;
     dt_tensor *g = NULL, *gt = NULL;
@@ -900,18 +929,30 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
     dt_tensor_destroy(g);
     return dtl__within(fn, st);
 }
+DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_mlp_backward", dtl__mlp_backward_body(mlp, x, dy, dx));
+}
 
-DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp) {
+static dt_status dtl__mlp_zero_grad_body(dt_tp_mlp *mlp) {
     if (!mlp) return dt_set_last_error(DT_ERR_ARG, "dt_tp_mlp_zero_grad: mlp is NULL");
     dt_tp_linear_zero_grad(mlp->fc1);
     return dt_tp_linear_zero_grad(mlp->fc2);
 }
+DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_mlp_zero_grad", dtl__mlp_zero_grad_body(mlp));
+}
 
-DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr) {
+static dt_status dtl__mlp_sgd_body(dt_tp_mlp *mlp, double lr) {
     dt_status st;
     if (!mlp) return dt_set_last_error(DT_ERR_ARG, "dt_tp_mlp_sgd: mlp is NULL");
     if (!(st = dt_tp_linear_sgd(mlp->fc1, lr))) st = dt_tp_linear_sgd(mlp->fc2, lr);
     return dtl__within("dt_tp_mlp_sgd", st);
+}
+DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr) {
+    dt_call_begin();
+    return dt_call_end("dt_tp_mlp_sgd", dtl__mlp_sgd_body(mlp, lr));
 }
 
 #ifdef __clang_analyzer__

@@ -33,7 +33,7 @@ TEST_DEPS   = tests/dt_test.h $(HDR) $(LHDR)
 # a failed build leaves its log in $(TB)/logs/NAME.build.log and no binary
 BUILD_LOG   = >$(TB)/logs/$(@F).build.log 2>&1 || { sed -n 1,20p $(TB)/logs/$(@F).build.log; exit 1; }
 
-.PHONY: tests test test-full test-asan test-valgrind test-readme test-blas check
+.PHONY: tests test test-full test-asan test-valgrind test-readme test-blas test-shm-small check
 tests: $(TEST_BINS) $(if $(VARIANT),,$(CXX_OKS)) $(STANDIN_BINS) build/libdt_yield.so ## build the tests of one configuration (MPI=, VARIANT=asan) into build/tests/
 
 $(TB)/logs:
@@ -87,6 +87,9 @@ VALGRIND = valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-ki
            --num-callers=40 --suppressions=$(CURDIR)/.ci/valgrind.supp
 test-valgrind: ## the suite under valgrind memcheck (.ci/valgrind.supp: MPI's own allocations only)
 	bash tests/run.sh $(MPI) --wrap "$(VALGRIND)" $(TESTARGS)
+
+test-shm-small: ## the shared path on a 64 MiB /dev/shm (a private tmpfs; root), both MPIs (tests/test_shm_small.sh)
+	bash tests/test_shm_small.sh
 
 test-readme: ## the README's first program compiles as pasted and runs at 2 ranks; its links resolve
 	bash tests/readme_snippet.sh

@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 secs=${FUZZ_SECONDS:-60}
-targets=${*:-fuzz_layout fuzz_plan fuzz_npy}
+targets=${*:-fuzz_layout fuzz_plan fuzz_npy fuzz_wrap}
 pass=0; fail=0
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 # fuzz_one TARGET: one target's run; its summary into build/fuzz/TARGET.result
