@@ -9066,8 +9066,8 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
                             "(local_strides = %s, storage shape %s)", fn, d, (long long)st[d], ss, es_);
     for (d = 0; d < norm->ndim; d++) /* each stride in bytes fits, an empty storage's too (its span is computed) */
         if (st[d] > INT64_MAX / (int64_t)es)
-            return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: %lld elements of %zu bytes overflow "
-                            "int64 (local_strides = %s, storage shape %s)", fn, d, (long long)st[d],
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: the storage spans more than the sizes "
+                            "can index (%zu-byte elements; local_strides = %s, storage shape %s)", fn, d,
                             (long long)st[d], es, ss, es_);
     if (empty) return DT_OK;
     for (d = 0; d < norm->ndim; d++) { /* the dims longer than 1, by stride (insertion sort: ndim <= 8) */

@@ -1012,6 +1012,81 @@ static void test_error_state(void)
     CHECK(strstr(dt_last_error(), "shape") != NULL, "the message should name the argument: %s", dt_last_error());
 }
 
+/* ------------------------------------------------------------ the calls 0.5 added (issue 37) */
+
+/* dt_tensor_redistribute_reduce, dt_mesh_allreduce, dt_mesh_shm_alloc,
+   dt_tensor_desc_from_scalapack: each bad argument, the exact status, the
+   call named, out's and values' bytes unchanged (every rank alike: the
+   one-rank-only cases are test_check's, the outside-the-mesh and overflow
+   cases test_hardening's) */
+static void test_calls_05(void)
+{
+    int64_t shape[2] = { 5, 3 }, other[2] = { 5, 4 };
+    dt_placement s0[1], rep[1], part[1];
+    dt_tensor_desc d;
+    dt_tensor *t = NULL, *o = NULL, *o2 = NULL, *c = NULL, *co = NULL;
+    unsigned char snap[4096];
+    size_t ob;
+    double v[2] = { 1.5, -2 };
+    void *p = SENTINEL;
+    dtt_ctx("the calls 0.5 added");
+    s0[0] = dt_shard(0), rep[0] = dt_replicate(), part[0] = dt_partial(DT_SUM);
+    d = dtt_desc(DT_F64, 2, shape, 1, s0);
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &t));
+    d.placements[0] = rep[0];
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &o));
+    memset(dt_tensor_data(o), 0x3c, dt_tensor_local_numel(o) * 8);
+    ob = dt_tensor_local_numel(o) * 8;
+    memcpy(snap, dt_tensor_data(o), ob);
+    d.shape[1] = other[1];
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &o2));
+    d = dtt_desc(DT_C128, 2, shape, 1, s0);
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &c));
+    d.placements[0] = rep[0];
+    CHECK_OK(dt_tensor_zeros(g_mesh, &d, &co));
+    EXPECT(dt_tensor_redistribute_reduce(NULL, rep, DT_SUM, o), DT_ERR_ARG, "dt_tensor_redistribute_reduce");
+    EXPECT(dt_tensor_redistribute_reduce(t, NULL, DT_SUM, o), DT_ERR_ARG, "dt_tensor_redistribute_reduce");
+    EXPECT(dt_tensor_redistribute_reduce(t, rep, DT_SUM, NULL), DT_ERR_ARG, "dt_tensor_redistribute_reduce");
+    EXPECT(dt_tensor_redistribute_reduce(t, rep, DT_AVG, o), DT_ERR_ARG, "dt_tensor_redistribute_reduce");
+    EXPECT(dt_tensor_redistribute_reduce(t, rep, (dt_reduce)9, o), DT_ERR_ARG, "dt_tensor_redistribute_reduce");
+    EXPECT(dt_tensor_redistribute_reduce(t, part, DT_SUM, o), DT_ERR_PLACEMENT, "dt_tensor_redistribute_reduce");
+    EXPECT(dt_tensor_redistribute_reduce(t, rep, DT_SUM, o2), DT_ERR_SHAPE, "dt_tensor_redistribute_reduce");
+    EXPECT(dt_tensor_redistribute_reduce(t, rep, DT_SUM, co), DT_ERR_DTYPE, "dt_tensor_redistribute_reduce");
+    EXPECT(dt_tensor_redistribute_reduce(c, rep, DT_MAX, co), DT_ERR_DTYPE, "dt_tensor_redistribute_reduce");
+    CHECK(!memcmp(snap, dt_tensor_data(o), ob), "redistribute_reduce: out's bytes changed by a refusal");
+    EXPECT(dt_mesh_allreduce(NULL, 0, NULL, v, 2, DT_F64, DT_SUM), DT_ERR_ARG, "dt_mesh_allreduce");
+    EXPECT(dt_mesh_allreduce(g_mesh, 0, NULL, v, 1, DT_C128, DT_MAX), DT_ERR_DTYPE, "dt_mesh_allreduce");
+    EXPECT(dt_mesh_allreduce(g_mesh, 0, NULL, v, 1, DT_C64, DT_MIN), DT_ERR_DTYPE, "dt_mesh_allreduce");
+    EXPECT(dt_mesh_allreduce(g_mesh, 0, NULL, v, (size_t)-1, DT_F64, DT_SUM), DT_ERR_ARG, "dt_mesh_allreduce");
+    EXPECT(dt_mesh_allreduce(g_mesh, 0, NULL, v, (size_t)-1 / 4 + 1, DT_I32, DT_SUM), DT_ERR_ARG, "dt_mesh_allreduce");
+    CHECK(v[0] == 1.5 && v[1] == -2, "dt_mesh_allreduce: values changed by a refusal");
+    EXPECT(dt_mesh_shm_alloc(NULL, 8, &p), DT_ERR_ARG, "dt_mesh_shm_alloc");
+    EXPECT(dt_mesh_shm_alloc(g_mesh, 8, NULL), DT_ERR_ARG, "dt_mesh_shm_alloc");
+    dt_mesh_shm_free(NULL, NULL); /* no-ops */
+    dt_mesh_shm_free(g_mesh, NULL);
+    {
+        int desc[9] = { 1, 0, 4, 4, 2, 2, 0, 0, 4 };
+        dt_scalapack_grid g;
+        dt_tensor_desc out;
+        memset(&g, 0, sizeof g);
+        g.nprow = g.npcol = 1, g.order[0] = 'R';
+        EXPECT(dt_tensor_desc_from_scalapack(NULL, &g, DT_F64, &out, NULL, NULL), DT_ERR_ARG,
+               "dt_tensor_desc_from_scalapack");
+        EXPECT(dt_tensor_desc_from_scalapack(desc, NULL, DT_F64, &out, NULL, NULL), DT_ERR_ARG,
+               "dt_tensor_desc_from_scalapack");
+        EXPECT(dt_tensor_desc_from_scalapack(desc, &g, DT_F64, NULL, NULL, NULL), DT_ERR_ARG,
+               "dt_tensor_desc_from_scalapack");
+        g.myrow = -2, g.mycol = -2;
+        EXPECT(dt_tensor_desc_from_scalapack(desc, &g, DT_F64, &out, NULL, NULL), DT_ERR_ARG,
+               "dt_tensor_desc_from_scalapack");
+    }
+    dt_tensor_destroy(t);
+    dt_tensor_destroy(o);
+    dt_tensor_destroy(o2);
+    dt_tensor_destroy(c);
+    dt_tensor_destroy(co);
+}
+
 int main(int argc, char **argv)
 {
     int fresh;
@@ -1041,6 +1116,7 @@ int main(int argc, char **argv)
             test_from_local_contract();
             test_huge_extents();
             test_error_state();
+            test_calls_05();
         }
         dt_mesh_destroy(g_mesh2);
         dt_mesh_destroy(g_mesh);
