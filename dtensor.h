@@ -826,6 +826,14 @@ DT_API void      dt_mesh_shm_free(dt_mesh *m, void *ptr);  /* local: ptr NULL is
 /* meshes (all creation calls are collective over the comm / parent mesh) */
 DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out);  /* collective */
 DT_API void      dt_mesh_destroy(dt_mesh *m);  /* collective: frees its communicators */
+/* the work buffers a mesh keeps so that a time loop does not allocate
+   (redistribution's send/receive and step buffers, op temporaries, device
+   staging and pinned host buffers, host and device): freed now; the next
+   call that needs one allocates it again. The tensors and the mesh's
+   caches of plans and strategies stay. Local (no communication); call it
+   between calls, not while a device's queued work may still use them (it
+   frees device memory, which waits for the device). DT_ERR_ARG: m NULL. */
+DT_API dt_status dt_mesh_trim(dt_mesh *m);  /* local */
 DT_API int       dt_mesh_coordinate(const dt_mesh *m, int *coord); /* local; 0: rank not in mesh */
 DT_API int       dt_mesh_ndim(const dt_mesh *m);  /* local */
 DT_API int       dt_mesh_dim_size(const dt_mesh *m, int dim);     /* local; 0 if dim out of range */
@@ -7926,17 +7934,28 @@ static int dt__mesh_rank_of(const dt_mesh *m, const int *coord) {
     return r;
 }
 
-static void dt__mesh_free(dt_mesh *m) {
+/* the work buffers the mesh keeps for reuse (dt_mesh_trim, dt_mesh_destroy) */
+static void dt__mesh_release_buffers(dt_mesh *m) {
     int i;
-    if (!m) return;
-    for (i = 0; i < DT_MAX_MESH_DIMS; i++) dt__comm_free(m->dim[i]);
     for (i = 0; i < DT__SCRATCH_SLOTS; i++) {
         if (dt__shm_owns(m->shm, m->scratch[i])) dt__shm_free(m->shm, m->scratch[i]);
         else DT_FREE(m->scratch[i]);
         if (m->dscratch[i]) m->dscratch_dev[i]->free(m->dscratch[i]);
+        m->scratch[i] = m->dscratch[i] = NULL;
+        m->scratch_cap[i] = m->dscratch_cap[i] = 0;
     }
-    for (i = 0; i < 2; i++)
+    for (i = 0; i < 2; i++) {
         if (m->pinned[i]) m->pinned_dev[i]->free_host(m->pinned[i]);
+        m->pinned[i] = NULL;
+        m->pinned_cap[i] = 0;
+    }
+}
+
+static void dt__mesh_free(dt_mesh *m) {
+    int i;
+    if (!m) return;
+    for (i = 0; i < DT_MAX_MESH_DIMS; i++) dt__comm_free(m->dim[i]);
+    dt__mesh_release_buffers(m);
     DT_FREE(m->ops);
     if (m->comm) dt__comm_shm_release(m->comm, m->shm);
     dt__comm_free(m->comm);
@@ -8081,6 +8100,13 @@ DT_API dt_status dt_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh
 }
 
 DT_API void dt_mesh_destroy(dt_mesh *m) { dt__mesh_free(m); }
+
+static dt_status dt__mesh_trim_body(dt_mesh *m) {
+    if (!m) return dt__fail(DT_ERR_ARG, "dt_mesh_trim: mesh is NULL");
+    dt__mesh_release_buffers(m);
+    return DT_OK;
+}
+DT_API dt_status dt_mesh_trim(dt_mesh *m) { DT__PUBLIC("dt_mesh_trim", dt__mesh_trim_body(m)); }
 
 static dt_status dt__mesh_shm_alloc_body(dt_mesh *m, size_t bytes, void **ptr) {
     if (!ptr) return dt__fail(DT_ERR_ARG, "dt_mesh_shm_alloc: ptr is NULL");

@@ -496,6 +496,44 @@ static void test_shm_big(void)
     dt_comm_destroy(c);
 }
 
+/* dt_mesh_trim (DESIGN.md section 7): the buffers go, the next call
+   allocates again and computes the same; NULL refused */
+static void test_trim(dt_mesh *m)
+{
+    int64_t shape[2] = { 13, 7 }, i, n;
+    dt_placement s0[1], s1[1];
+    dt_tensor_desc d;
+    dt_tensor *t = NULL, *u = NULL, *v = NULL;
+    int round;
+    dtt_ctx("dt_mesh_trim");
+    s0[0] = dt_shard(0), s1[0] = dt_shard(1);
+    d = dtt_desc(DT_F64, 2, shape, 1, s0);
+    CHECK_OK(dt_tensor_zeros(m, &d, &t));
+    {
+        double *x = (double *)dt_tensor_data(t);
+        int64_t ls[2], lo[2];
+        dt_tensor_local_shape(t, ls);
+        dt_tensor_local_offset(t, lo);
+        for (i = 0; i < ls[0] * ls[1]; i++) x[i] = (double)((lo[0] + i / ls[1]) * 7 + i % ls[1]);
+    }
+    for (round = 0; round < 3; round++) {
+        CHECK_OK(dt_tensor_redistribute(t, s1, &u));
+        CHECK_OK(dt_tensor_redistribute(u, s0, &v));
+        n = (int64_t)dt_tensor_local_numel(v);
+        for (i = 0; i < n; i++)
+            CHECK(((double *)dt_tensor_data(v))[i] == ((double *)dt_tensor_data(t))[i], "round %d: element %lld",
+                  round, (long long)i);
+        dt_tensor_destroy(u);
+        dt_tensor_destroy(v);
+        u = v = NULL;
+        CHECK_OK(dt_mesh_trim(m));
+    }
+    dt_clear_error();
+    CHECK_ST(dt_mesh_trim(NULL), DT_ERR_ARG);
+    CHECK_ERRMSG("dt_mesh_trim");
+    dt_tensor_destroy(t);
+}
+
 int main(int argc, char **argv)
 {
     dt_mesh *m = NULL;
@@ -513,6 +551,7 @@ int main(int argc, char **argv)
     test_wrap_numbers(m);
     test_shm_free();
     test_shm_big();
+    test_trim(m);
     dt_mesh_destroy(m);
     dt_comm_destroy(g_comm);
     return dtt_finish();
