@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/run.sh -- build and run dtensor.h's tests under one MPI.
 #
-#   tests/run.sh <mpich|openmpi> [--smoke|--quick|--full] [--np "1 2 3 4 6 8"] [--variant asan] [--wrap CMD] [--jobs N]
+#   tests/run.sh <mpich|openmpi> [--smoke|--quick|--full] [--np "1 2 3 4 6 8"] [--variant asan] [--wrap CMD] [--jobs N] [--no-standin]
 #
 # Each test describes itself in the TEST block at its top (tests/README.md,
 # "The TEST block"): the rank counts it runs at, whether it takes --quick,
@@ -19,7 +19,8 @@
 # --smoke: rank counts up to 3, --quick sizes (make test). --quick: --quick
 # sizes. --full: full sizes everywhere (the default). --variant asan: built
 # with -fsanitize=address,undefined, leak checking on (.ci/lsan.supp).
-# --wrap CMD: every rank runs under CMD (valgrind). --jobs N: N builds at
+# --wrap CMD: every rank runs under CMD (valgrind). --no-standin: leave out
+# the CUDA tests on the stand-in (standin_*). --jobs N: N builds at
 # once and N one-rank runs at once (default: the number of cores).
 # DT_TESTS="test_check test_io" runs only those.
 # MPICH (ch4:ucx) busy-polls when ranks outnumber cores; its ranks get
@@ -33,6 +34,7 @@ usage() { sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 MPI=$1; shift
 case "$MPI" in mpich|openmpi) ;; *) usage ;; esac
 QUICK=no
+NO_STANDIN=no
 NPS="1 2 3 4 6 8"
 WRAP=""
 VARIANT=""
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
     --np) shift; NPS=${1:?--np needs a list} ;;
     --np=*) NPS=${1#--np=} ;;
     --variant) shift; VARIANT=${1:?--variant needs a name} ;;
+    --no-standin) NO_STANDIN=yes ;;
     --wrap) shift; WRAP=${1:?--wrap needs a command} ;;
     --wrap=*) WRAP=${1#--wrap=} ;;
     -h|--help) usage ;;
@@ -83,7 +86,7 @@ for f in tests/test_*.c tests/test_*.cu; do
     if [ "${f##*.}" = c ]; then
         TESTS="$TESTS $t"; SRC[$t]=$f; BIN[$t]=$OUT/$t
     fi
-    if [ -n "$(spec "$f" standin)" ]; then
+    if [ -n "$(spec "$f" standin)" ] && [ "$NO_STANDIN" = no ]; then
         TESTS="$TESTS standin_$t"; SRC[standin_$t]=$f; BIN[standin_$t]=$OUT/standin/$t
     fi
 done
