@@ -7600,7 +7600,8 @@ static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
     rc = MPI_Win_allocate_shared((MPI_Aint)cap, 1, MPI_INFO_NULL, mc, &s->mine, &s->win);
     if (rc != MPI_SUCCESS) { dt__shm_forget(s); return dt__mpi_check(rc, "MPI_Win_allocate_shared"); }
     mine[0] = s->mine != NULL; /* a success with no segment (seen at sizes near the limits) is no arena */
-    if ((rc = MPI_Allreduce(mine, all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mc)) != MPI_SUCCESS || !all[0]) {
+    if ((rc = MPI_Allreduce(mine, all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mc)) != MPI_SUCCESS || !all[0] ||
+        !s->mine) { /* (all[0] implies s->mine: said for the static analyzer) */
         MPI_Win_free(&s->win);
         dt__shm_forget(s);
         return rc != MPI_SUCCESS ? dt__mpi_check(rc, "MPI_Allreduce") : DT_OK;
