@@ -9042,7 +9042,8 @@ static void dt__ghost_box(int nd, const dt__box *b, const int64_t *ghost, dt__bo
 static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *g,
                                        unsigned flags, const void *local) {
     const char *fn = "dt_tensor_from_local";
-    size_t n = dt_dtype_size(norm->dtype);
+    size_t n = dt_dtype_size(norm->dtype), fit = n; /* fit: the size rule's product, a 0 counted as 1 (the
+                                                       row-major strides of the storage are formed from it) */
     dt__box b;
     int d;
     char gs[160];
@@ -9057,7 +9058,8 @@ static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *n
             return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld is negative (local_ghost = %s)", fn, d,
                             (long long)g[d], gs);
         if (g[d] > (INT64_MAX / 4 - b.ext[d]) / 2 ||
-            !dt__mul_ok(n, (size_t)(b.ext[d] + 2 * g[d]), &n) || n > (size_t)INT64_MAX)
+            !dt__mul_ok(fit, (size_t)(b.ext[d] + 2 * g[d] > 1 ? b.ext[d] + 2 * g[d] : 1), &fit) ||
+            fit > (size_t)INT64_MAX || !dt__mul_ok(n, (size_t)(b.ext[d] + 2 * g[d]), &n))
             return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld: the ghosted array (local shape + 2 * "
                             "local_ghost) overflows the sizes (local_ghost = %s)", fn, d, (long long)g[d], gs);
     }
@@ -9123,17 +9125,20 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
 static void dt__tensor_set_storage(dt_tensor *t, const int64_t *g, const int64_t *strides, char *storage) {
     dt__box sb = t->box;
     int64_t s = 1, off = 0;
-    int d, nd = t->desc.ndim;
+    int d, nd = t->desc.ndim, empty = 0;
     if (g) {
         memcpy(t->ghost, g, (size_t)nd * sizeof *g);
         t->ghosted = 1;
         t->desc.local_ghost = t->ghost;
         dt__ghost_box(nd, &t->box, t->ghost, &sb);
     }
+    for (d = 0; d < nd; d++) empty |= sb.ext[d] == 0;
     for (d = nd - 1; d >= 0; d--) {
         t->stride[d] = strides ? strides[d] : s;
-        s *= sb.ext[d];
-        off += t->ghost[d] * t->stride[d];
+        if (!strides) s *= sb.ext[d];
+        /* an empty storage addresses nothing: its strides were not checked against each other, and no offset is
+           formed from them */
+        if (!empty) off += t->ghost[d] * t->stride[d];
     }
     t->storage = storage;
     t->data = storage ? storage + (size_t)off * dt_dtype_size(t->desc.dtype) : NULL;
