@@ -834,6 +834,18 @@ DT_API void      dt_mesh_destroy(dt_mesh *m);  /* collective: frees its communic
    between calls, not while a device's queued work may still use them (it
    frees device memory, which waits for the device). DT_ERR_ARG: m NULL. */
 DT_API dt_status dt_mesh_trim(dt_mesh *m);  /* local */
+/* dt_matmul's working memory on this mesh where it streams the contracted
+   dim in panels instead of gathering it (SUMMA: a 2-D mesh's [S(0), S(1)]
+   operands, or an operand split along the contracted dim; README "Matmul
+   at scale"): at most `bytes` per rank beyond the inputs and the result,
+   allocated for the call and freed before it returns. 0 (default): a
+   quarter of the largest rank's a + b + result shard bytes, at least 64 KiB
+   (DTENSOR_MATMUL_BUDGET=bytes sets the default). Local; give every rank
+   the same (DTENSOR_CHECK compares it at each matmul: DT_ERR_MISMATCH).
+   A matmul whose panel of width 1 does not fit is refused with
+   DT_ERR_NOMEM on every rank before anything moves, naming the minimum.
+   DT_ERR_ARG: m NULL, bytes < 0. */
+DT_API dt_status dt_mesh_set_matmul_budget(dt_mesh *m, int64_t bytes);  /* local */
 DT_API int       dt_mesh_coordinate(const dt_mesh *m, int *coord); /* local; 0: rank not in mesh */
 DT_API int       dt_mesh_ndim(const dt_mesh *m);  /* local */
 DT_API int       dt_mesh_dim_size(const dt_mesh *m, int dim);     /* local; 0 if dim out of range */
@@ -7890,6 +7902,8 @@ struct dt_mesh {
     FILE *explain;                         /* dt_explain (>>propagate)            */
     uint64_t rng_seed, rng_offset;         /* the Philox state (>>rng), equal on all ranks */
     dt__shm *shm;                          /* the shared arena (>>backend's shm), or NULL */
+    int64_t mm_budget;                     /* dt_mesh_set_matmul_budget's bytes, 0: the
+                                              default (>>ops) */
 };
 
 /* slot `k`'s buffer of at least `bytes` (contents undefined) */
@@ -11797,6 +11811,12 @@ static uint64_t dt__call_hash(const dt__call *c) {
     h = dt__hash(h, &c->a, sizeof c->a);
     h = dt__hash(h, &c->b, sizeof c->b);
     h = dt__hash(h, c->m->shape, (size_t)c->m->ndim * sizeof(int));
+    if (c->def->family == DT__F_MATMUL) { /* the budget fixes the panels every rank must agree on */
+        uint64_t b[2];
+        b[0] = (uint64_t)c->m->mm_budget;
+        b[1] = dt__env_bytes("DTENSOR_MATMUL_BUDGET", 0);
+        h = dt__hash(h, b, sizeof b);
+    }
     for (i = 0; i < c->nin; i++) {
         dh = c->in[i].d ? dt__desc_hash(c->in[i].d) : 0xffu;
         h = dt__hash(h, &dh, sizeof dh);
@@ -11821,7 +11841,10 @@ static void dt__describe_call(const void *ctx, char *buf, size_t cap) {
     }
     for (i = 0; i < c->narg && len < cap; i++)
         len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "; args ", (long long)c->arg[i]);
-    if (len < cap && (c->a != 0 || c->b != 0)) snprintf(buf + len, cap - len, "; a %g, b %g", c->a, c->b);
+    if (len < cap && (c->a != 0 || c->b != 0)) len += (size_t)snprintf(buf + len, cap - len, "; a %g, b %g", c->a, c->b);
+    if (len < cap && c->def->family == DT__F_MATMUL)
+        snprintf(buf + len, cap - len, "; matmul budget %lld (DTENSOR_MATMUL_BUDGET %llu)", (long long)c->m->mm_budget,
+                 (unsigned long long)dt__env_bytes("DTENSOR_MATMUL_BUDGET", 0));
 }
 
 /* with checks on: a rank whose inputs were refused before dispatch still
@@ -12132,7 +12155,10 @@ static dt_status dt__infer_matmul(dt__call *c) {
     return DT_OK;
 }
 
-static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tensor *o) {
+/* o = the product of the blocks in[0] and in[1] (+ the bias or beta*c of
+   in[2]); acc: o += the product instead (a streamed panel after the first,
+   >>ops' SUMMA below) */
+static dt_status dt__matmul_blocks(const dt__call *c, const dt__local *in, dt_tensor *o, int acc) {
     const dt__kernels *k = c->dev->kernels();
     const dt__local *a = &in[0], *b = &in[1];
     dt_dtype t = o->desc.dtype;
@@ -12155,7 +12181,8 @@ static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tenso
     dt__bcast_strides(&av, bext, nbatch, sa);
     dt__bcast_strides(&bv, bext, nbatch, sb);
     for (j = 0; j < nbatch; j++) { sa[j] *= M * K; sb[j] *= K * N; }
-    if (c->nin > 2 && in[2].data) { /* start from the bias / beta*c, then accumulate */
+    if (acc) beta = 1;
+    else if (c->nin > 2 && in[2].data) { /* start from the bias / beta*c, then accumulate */
         int64_t oe[2], sc[2], zero[2] = {0, 0}, rows = (int64_t)(o->numel / (size_t)(M * N));
         char bs[16];
         void *beta_v = NULL;
@@ -12183,6 +12210,348 @@ static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tenso
         }
     }
     return DT_OK;
+}
+
+DT__MAYBE_UNUSED static dt_status dt__run_matmul(const dt__call *c, const dt__local *in, dt_tensor *o) {
+    return dt__matmul_blocks(c, in, o, 0);
+}
+
+/* ---- matmul streamed over the mesh (SUMMA) ----
+   When the chosen strategy gathers an operand's contracted dim k over a
+   mesh dim (a [S(0), S(1)] x [S(0), S(1)] on a 2-D mesh: a's k over mesh
+   dim 1, b's over mesh dim 0; a 1-D mesh whose b is split along k), the
+   gathered blocks are never formed: k runs in panels. Panel [k0, k0 + w)
+   lies inside one owner's part of each gathered operand (the parts'
+   boundaries, one-span or block-cyclic, cut the k range into segments;
+   each segment into panels of at most w); the owner packs its slice of
+   the panel from its storage (any strides) and sends it to the other
+   ranks of its mesh-dim row, one message each, started with the comm's
+   split-phase start/wait (MPI_Isend/Irecv, NCCL's grouped send/recv), so
+   that panel p+1 moves while panel p multiplies into the output block.
+   An operand that does not move is packed from its own block. Working
+   memory: nbuf (2: double-buffered, 1 when two do not fit) panels of a
+   and b, sized by the budget (dt_mesh_set_matmul_budget), allocated for
+   the call and freed at its end: nothing is held by the mesh after it.
+   Every rank derives the panels from the global layout alone (the width
+   from the largest rank's panel), so all agree without a message, and a
+   budget too small for a panel of width 1 is refused on every rank
+   before anything moves. */
+
+#define DT__MM_FLOOR ((size_t)64 << 10)  /* the default budget is never below this */
+#define DT__MM_SMALL ((size_t)256 << 10) /* gathered bytes under which gathering wins (latency) */
+
+typedef struct dt__summa {
+    int g[2];           /* the mesh dim operand i's k is gathered over; -1: held whole */
+    int kd[2];          /* operand i's contracted dim */
+    dt_placement pk[2]; /* its k placement on mesh dim g[i] */
+    int64_t K, w;       /* the contracted extent; the widest panel */
+    int nbuf;           /* panels in flight: 2 (double-buffered) or 1 */
+    dt__box box[2];     /* operand i's block on this rank once gathered (k whole) */
+    size_t unit[2];     /* its panel's bytes per unit of width, on this rank */
+    size_t budget, work, gathered; /* bytes: the budget; a rank's most working bytes
+                                      streamed; gathered */
+} dt__summa;
+
+typedef struct dt__summa_panel {
+    int64_t k0, w;      /* [k0, k0 + w) of k */
+    int owner[2];       /* the coordinate on mesh dim g[i] holding it (g[i] < 0: this rank) */
+    int64_t lk[2];      /* where it starts in the owner's block */
+} dt__summa_panel;
+
+/* DTENSOR_MATMUL=stream|gather|auto (default auto), read once */
+static int dt__mm_mode_state = -1;
+static int dt__mm_mode(void) {
+    if (dt__mm_mode_state < 0) {
+        const char *e = getenv("DTENSOR_MATMUL");
+        dt__mm_mode_state = e && !strcmp(e, "stream") ? 1 : e && !strcmp(e, "gather") ? 2 : 0;
+    }
+    return dt__mm_mode_state;
+}
+
+static size_t dt__box_bytes(int ndim, const dt__box *b, size_t es) { return dt__box_numel(ndim, b) * es; }
+
+/* Is the strategy a gather of k that streams? Each of a, b either keeps its
+   placements or differs on one mesh dim only, Shard(k) -> Replicate; k
+   is sharded nowhere once moved (the result is not Partial over k); both
+   in the comm's memory. */
+static int dt__summa_applies(const dt__call *c, dt__summa *s) {
+    int i, j, cd = c->m->comm->root->be.device;
+    if (c->def->family != DT__F_MATMUL || !(c->moves & 3u) || c->m->rank < 0) return 0;
+    if (cd != DT_ANY_MEMORY && cd != c->in[0].d->device) return 0;
+    s->kd[0] = c->in[0].d->ndim - 1;
+    s->kd[1] = c->arg[0] ? 1 : c->in[1].d->ndim == 1 ? 0 : c->in[1].d->ndim - 2;
+    s->K = c->in[0].d->shape[s->kd[0]];
+    if (s->K <= 0) return 0;
+    for (i = 0; i < 2; i++) {
+        const dt_tensor *t = c->in[i].t;
+        s->g[i] = -1;
+        if (!t || t->mesh != c->m) return 0;
+        for (j = 0; j < c->m->ndim; j++) {
+            dt_placement p = t->desc.placements[j], q = c->want[i][j];
+            if (q.kind == DT_SHARD && q.dim == s->kd[i]) return 0;
+            if (dt__placement_eq(p, q)) continue;
+            if (p.kind != DT_SHARD || p.dim != s->kd[i] || q.kind != DT_REPLICATE || s->g[i] >= 0) return 0;
+            s->g[i] = j;
+            s->pk[i] = p;
+        }
+    }
+    return s->g[0] >= 0 || s->g[1] >= 0;
+}
+
+/* the budget: the mesh's (dt_mesh_set_matmul_budget), else
+   DTENSOR_MATMUL_BUDGET, else a quarter of the largest rank's a + b + c
+   shard bytes, at least DT__MM_FLOOR */
+static size_t dt__summa_budget(const dt__call *c, size_t shards) {
+    size_t q;
+    if (c->m->mm_budget > 0) return (size_t)c->m->mm_budget;
+    q = dt__env_bytes("DTENSOR_MATMUL_BUDGET", 0);
+    if (q) return q;
+    q = shards / 4;
+    return q > DT__MM_FLOOR ? q : DT__MM_FLOOR;
+}
+
+/* Sizes over every rank of the mesh, from the layouts alone: the largest
+   panel unit and shards fix the width, the same on every rank. */
+static void dt__summa_size(const dt__call *c, dt__summa *s) {
+    const dt_mesh *m = c->m;
+    size_t es = dt_dtype_size(c->in[0].d->dtype), umax = 0, shards = 0, gmax = 0;
+    int r, i, coord[DT_MAX_MESH_DIMS];
+    for (r = 0; r < m->size; r++) {
+        size_t u = 0, sh = 0, gb = 0;
+        dt__box b;
+        dt__mesh_coord_of(m, r, coord);
+        for (i = 0; i < 2; i++) {
+            const dt_tensor_desc *d = c->in[i].d;
+            dt__layout_box(d->ndim, d->shape, m->ndim, m->shape, coord, c->want[i], &b);
+            if (r == m->rank) s->box[i] = b;
+            if (s->g[i] >= 0) gb += dt__box_bytes(d->ndim, &b, es);
+            b.ext[s->kd[i]] = 1;
+            u += dt__box_bytes(d->ndim, &b, es);
+            if (r == m->rank) s->unit[i] = dt__box_bytes(d->ndim, &b, es);
+            dt__layout_box(d->ndim, d->shape, m->ndim, m->shape, coord, d->placements, &b);
+            sh += dt__box_bytes(d->ndim, &b, es);
+        }
+        dt__layout_box(c->out_public.ndim, c->out_public.shape, m->ndim, m->shape, coord, c->out_public.placements, &b);
+        sh += dt__box_bytes(c->out_public.ndim, &b, es);
+        if (u > umax) umax = u;
+        if (sh > shards) shards = sh;
+        if (gb > gmax) gmax = gb;
+    }
+    s->budget = dt__summa_budget(c, shards);
+    s->gathered = gmax;
+    s->nbuf = 2;
+    s->w = umax ? (int64_t)(s->budget / (2 * umax)) : s->K;
+    if (s->w < 1) { s->nbuf = 1; s->w = (int64_t)(s->budget / umax); }
+    if (s->w > s->K) s->w = s->K;
+    s->work = (size_t)s->nbuf * umax * (size_t)(s->w > 0 ? s->w : 1);
+}
+
+/* the end of the part of k holding position k0 under operand i's split,
+   its owner on mesh dim g[i], and k0's place in the owner's block */
+static int64_t dt__summa_part(const dt__summa *s, const dt_mesh *m, int i, int64_t k0, int *owner, int64_t *lk) {
+    const dt_placement *p = &s->pk[i];
+    int n;
+    if (s->g[i] < 0) { *owner = 0; *lk = k0; return s->K; }
+    n = m->shape[s->g[i]];
+    if (p->split == DT_SPLIT_CYCLIC) {
+        int64_t blk = k0 / p->block;
+        *owner = (int)((blk % n + p->src) % n);
+        *lk = blk / n * p->block + k0 % p->block;
+        return dt__end_clamped(blk * p->block, p->block, s->K);
+    } else {
+        int64_t off, len;
+        *owner = dt__split_find(s->K, n, p, k0);
+        dt__split_span(s->K, n, *owner, p, &off, &len);
+        *lk = k0 - off;
+        return off + len;
+    }
+}
+
+/* the panel starting at k0: to the nearer end of the two owners' parts,
+   that stretch cut into ceil(len / w) near-equal panels */
+static void dt__summa_next(const dt__summa *s, const dt_mesh *m, int64_t k0, dt__summa_panel *pn) {
+    int64_t e0 = dt__summa_part(s, m, 0, k0, &pn->owner[0], &pn->lk[0]);
+    int64_t e1 = dt__summa_part(s, m, 1, k0, &pn->owner[1], &pn->lk[1]);
+    int64_t len = (e0 < e1 ? e0 : e1) - k0, np = dt__ceil_div(len, s->w);
+    pn->k0 = k0;
+    pn->w = dt__ceil_div(len, np);
+}
+
+/* operand i's panel as an array: its gathered block with k cut to the panel */
+static void dt__summa_panel_box(const dt__summa *s, int i, const dt__summa_panel *pn, dt__box *b) {
+    *b = s->box[i];
+    b->lo[s->kd[i]] = pn->k0;
+    b->ext[s->kd[i]] = pn->w;
+}
+
+typedef struct dt__summa_slot {
+    void *buf[2];       /* a's and b's panel */
+    void *req[2];       /* their exchanges in flight (NULL: none) */
+    dt_comm *comm[2];
+    dt_message *msgs[2]; /* their messages (a row's ranks less one, at most) */
+    dt__summa_panel pn;
+} dt__summa_slot;
+
+/* Pack this rank's slices of panel pn into slot x and start their
+   messages: an owner sends to each other rank of its mesh-dim row */
+static dt_status dt__summa_post(const dt__call *c, const dt__summa *s, const dt__summa_panel *pn, dt__summa_slot *x) {
+    dt_mesh *m = c->m;
+    int i, r;
+    x->pn = *pn;
+    for (i = 0; i < 2; i++) {
+        const dt_tensor *t = c->in[i].t;
+        dt_message *msgs = x->msgs[i];
+        dt_comm *dc = s->g[i] >= 0 ? m->dim[s->g[i]] : NULL;
+        int mine = !dc || dc->rank == pn->owner[i], n = 0;
+        size_t bytes = s->unit[i] * (size_t)pn->w;
+        dt_status st;
+        x->req[i] = NULL;
+        x->comm[i] = dc;
+        if (!bytes) continue;
+        if (mine) { /* the slice from this rank's storage, in local coordinates */
+            dt__array src, dst;
+            dt__box p;
+            int d;
+            dt__tensor_array_of_data(t, t->data, &src);
+            for (d = 0; d < src.ndim; d++) src.box.lo[d] = 0;
+            dst = src;
+            dst.data = (char *)x->buf[i];
+            dst.stride = NULL;
+            dst.box = src.box;
+            dst.box.lo[s->kd[i]] = pn->lk[i];
+            dst.box.ext[s->kd[i]] = pn->w;
+            p = dst.box;
+            if ((st = c->dev->copy_box(c->fn, &src, &dst, &p))) return st;
+        }
+        if (!dc || dc->size == 1) continue;
+        if (mine) {
+            for (r = 0; r < dc->size; r++)
+                if (r != dc->rank) {
+                    msgs[n].buf = x->buf[i];
+                    msgs[n].bytes = bytes;
+                    msgs[n].peer = dt__comm_carrier_rank(dc, r);
+                    msgs[n++].send = 1;
+                }
+        } else {
+            msgs[0].buf = x->buf[i];
+            msgs[0].bytes = bytes;
+            msgs[0].peer = dt__comm_carrier_rank(dc, pn->owner[i]);
+            msgs[n++].send = 0;
+        }
+        /* a device's pack must be done before a CUDA-aware MPI reads it */
+        if (!dt__on_host(c->dev) && m->comm->root->be.device == DT_ANY_MEMORY && mine && (st = c->dev->sync(c->fn)))
+            return st;
+        if ((st = dt__comm_start(dc, n, msgs, mine ? bytes * (uint64_t)n : 0, mine ? 0 : bytes, &x->req[i])))
+            return st;
+    }
+    return DT_OK;
+}
+
+/* complete slot x's exchanges (all of them, also after a failure) */
+static dt_status dt__summa_wait(dt__summa_slot *x) {
+    dt_status st = DT_OK, e;
+    int i;
+    for (i = 0; i < 2; i++) {
+        if (!x->req[i]) continue;
+        e = dt__comm_wait(x->comm[i], x->req[i]);
+        x->req[i] = NULL;
+        if (!st) st = e;
+    }
+    return st;
+}
+
+static long dt__summa_gemms = 0; /* panels multiplied (read by the tests: the overlap's record) */
+
+static void dt__summa_log(const dt__call *c, const dt__summa *s, int streamed, FILE *f) {
+    if (streamed)
+        fprintf(f, "%s: streamed (SUMMA): k = %lld in panels of <= %lld, %s; a's k over mesh dim %d, b's over %d "
+                "(-1: held); working %llu bytes of a budget of %llu\n", c->fn, (long long)s->K, (long long)s->w,
+                s->nbuf == 2 ? "double-buffered" : "single-buffered", s->g[0], s->g[1], (unsigned long long)s->work,
+                (unsigned long long)s->budget);
+    else
+        fprintf(f, "%s: gathered: %llu bytes, within the budget of %llu and under %llu\n", c->fn,
+                (unsigned long long)s->gathered, (unsigned long long)s->budget, (unsigned long long)DT__MM_SMALL);
+}
+
+/* Stream or gather? 1: stream (s filled); 0: the gather. A budget too small
+   for a panel of width 1 fails here, alike on every rank. */
+static dt_status dt__summa_choose(const dt__call *c, dt__summa *s, int *stream) {
+    int mode = dt__mm_mode();
+    *stream = 0;
+    if (mode == 2 || !dt__summa_applies(c, s)) return DT_OK;
+    dt__summa_size(c, s);
+    if (mode == 0 && s->gathered <= s->budget && s->gathered <= DT__MM_SMALL) {
+        if (c->m->rank == 0 && dt__log_on(DT__LOG_OPS)) dt__summa_log(c, s, 0, stderr);
+        return DT_OK;
+    }
+    if (s->w < 1)
+        return dt__fail(DT_ERR_NOMEM, "%s: the matmul budget of %llu bytes is under one panel of width 1 (%llu "
+                        "bytes on the largest rank); raise it (dt_mesh_set_matmul_budget, DTENSOR_MATMUL_BUDGET)",
+                        c->fn, (unsigned long long)s->budget, (unsigned long long)s->work);
+    if (c->m->explain) dt__summa_log(c, s, 1, c->m->explain);
+    if (c->m->rank == 0 && dt__log_on(DT__LOG_OPS)) dt__summa_log(c, s, 1, stderr);
+    *stream = 1;
+    return DT_OK;
+}
+
+/* the k loop: post panel p+1, wait for panel p, multiply it */
+static dt_status dt__summa_run(const dt__call *c, const dt__summa *s, const dt__local *bias, dt_tensor *o) {
+    dt__summa_slot slot[2];
+    dt__summa_panel pn;
+    dt_message *msgs = NULL;
+    size_t bytes[2];
+    int i, j, cur = 0, p = 0, nmsg = 1;
+    int64_t k = 0;
+    dt_status st = DT_OK, e;
+    memset(slot, 0, sizeof slot);
+    for (i = 0; i < 2; i++) {
+        bytes[i] = s->unit[i] * (size_t)s->w;
+        if (s->g[i] >= 0 && c->m->shape[s->g[i]] > nmsg) nmsg = c->m->shape[s->g[i]];
+    }
+    if ((st = dt__alloc(c->fn, 4 * (size_t)nmsg * sizeof *msgs, (void **)&msgs))) return st;
+    for (j = 0; j < 2; j++)
+        for (i = 0; i < 2; i++) slot[j].msgs[i] = msgs + (2 * j + i) * nmsg;
+    for (j = 0; j < s->nbuf && !st; j++)
+        for (i = 0; i < 2 && !st; i++) st = c->dev->alloc(c->fn, bytes[i] ? bytes[i] : 1, &slot[j].buf[i]);
+    if (st) goto done;
+    dt__summa_next(s, c->m, 0, &pn);
+    if ((st = dt__summa_post(c, s, &pn, &slot[0]))) goto done;
+    for (;;) {
+        dt__summa_slot *x = &slot[cur];
+        dt__local in[3];
+        k = x->pn.k0 + x->pn.w;
+        if (k < s->K && s->nbuf == 2) { /* the next panel moves while this one multiplies */
+            dt__summa_next(s, c->m, k, &pn);
+            if ((st = dt__summa_post(c, s, &pn, &slot[1 - cur]))) goto done;
+        }
+        if ((st = dt__summa_wait(x))) goto done;
+        for (i = 0; i < 2; i++) {
+            in[i].data = x->buf[i];
+            in[i].ndim = c->in[i].d->ndim;
+            in[i].stride = NULL;
+            dt__summa_panel_box(s, i, &x->pn, &in[i].box);
+        }
+        in[2] = *bias;
+        if ((st = dt__matmul_blocks(c, in, o, p > 0))) goto done;
+        dt__summa_gemms++;
+        p++;
+        if (k >= s->K) break;
+        if (s->nbuf == 2) cur = 1 - cur;
+        else {
+            dt__summa_next(s, c->m, k, &pn);
+            if ((st = dt__summa_post(c, s, &pn, &slot[0]))) goto done;
+        }
+    }
+done:
+    for (j = 0; j < 2; j++) {
+        e = dt__summa_wait(&slot[j]);
+        if (!st) st = e;
+        /* a device's queued GEMMs read the panels: done before they are freed */
+        if (j == 0 && !dt__on_host(c->dev) && (e = c->dev->sync(c->fn)) && !st) st = e;
+        for (i = 0; i < 2; i++) c->dev->free(slot[j].buf[i]);
+    }
+    DT_FREE(msgs);
+    return st;
 }
 
 /* ---- softmax: softmax, log_softmax ---- */
@@ -12560,7 +12929,7 @@ static int dt__reads_strides(const dt__call *c, const dt_tensor *t) {
 /* the inputs' blocks as the op wants them placed: in place where the
    placements match (a strided one per dt__reads_strides, else copied),
    redistributed into scratch otherwise; extra[i]: buffers to free */
-static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra) {
+static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra, unsigned skip) {
     dt_mesh *m = c->m;
     int i;
     for (i = 0; i < c->nin; i++) {
@@ -12572,7 +12941,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         loc[i].data = NULL;
         loc[i].ndim = in->d ? in->d->ndim : 0;
         loc[i].stride = NULL;
-        if (!t) continue;
+        if (!t || (skip >> i & 1u)) continue;
         if (t->mesh != m) { /* a host scalar: Replicate, made Partial where wanted */
             int k;
             loc[i].data = t->data;
@@ -12623,12 +12992,16 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
 static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     dt__local loc[DT__MAX_IN];
     void *extra[DT__MAX_IN];
+    dt__summa s;
     dt_status st;
-    int i;
+    int i, stream = 0;
     if (c->m->rank < 0) return DT_OK;
     memset(extra, 0, sizeof extra);
-    st = dt__move_inputs(c, loc, extra);
-    if (!st) st = dt__families[c->def->family].run(c, loc, o);
+    memset(loc, 0, sizeof loc);
+    /* a matmul that would gather k streams it instead (SUMMA, above) */
+    if ((st = dt__summa_choose(c, &s, &stream))) return st;
+    st = dt__move_inputs(c, loc, extra, stream ? 3u : 0u);
+    if (!st) st = stream ? dt__summa_run(c, &s, &loc[2], o) : dt__families[c->def->family].run(c, loc, o);
     for (i = 0; i < c->nin; i++)
         if (extra[i]) c->dev->free(extra[i]);
     return st;
@@ -12879,6 +13252,16 @@ static dt_status dt__matmul(int op, const char *fn, const dt_tensor *a, const dt
                                             a->desc.ndim, b->desc.ndim));
     dt__call_arg(c, weight);
     return dt__dispatch(c, out);
+}
+
+static dt_status dt__mm_budget_body(dt_mesh *m, int64_t bytes) {
+    if (!m) return dt__fail(DT_ERR_ARG, "dt_mesh_set_matmul_budget: mesh is NULL");
+    if (bytes < 0) return dt__fail(DT_ERR_ARG, "dt_mesh_set_matmul_budget: bytes = %lld is negative", (long long)bytes);
+    m->mm_budget = bytes;
+    return DT_OK;
+}
+DT_API dt_status dt_mesh_set_matmul_budget(dt_mesh *m, int64_t bytes) {
+    DT__PUBLIC("dt_mesh_set_matmul_budget", dt__mm_budget_body(m, bytes));
 }
 
 DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
