@@ -1,0 +1,591 @@
+/* TEST
+   ranks: 1 2 3 4 6 8
+   quick: yes
+   needs: mpi blas
+   impl:  own
+*/
+/* test_summa.c -- dt_matmul streamed over the mesh (SUMMA, >>ops): the
+   contracted dim k in panels instead of gathered operands.
+
+   values: on the 1-D mesh and every 2-D mesh of the ranks (1 x n, n x 1,
+   2 x 2, 2 x 3, 3 x 2, 2 x 4, 4 x 2), a and b placed [S(0), S(1)] (the
+   2-D case), [S(m), R] x [S(k), ...] (a 1-D case: b split along k) and
+   with a Partial a, in every split rule (torch.chunk, balanced, explicit
+   sizes, block-cyclic with src), from the library's storage, from a padded
+   leading dim and from a ghosted array (dt_tensor_from_local), for
+   dt_mm, dt_bmm, dt_addmm, dt_linear in F64, F32, C128 and BF16, with
+   uneven shapes and shapes smaller than the mesh (empty shards); each
+   result gathered and compared with a serial product in double of the
+   closed-form inputs, under budgets from one panel of width 1 to the
+   default, streaming forced, and the streamed path must have run (a
+   private counter of panels multiplied).
+   memory: a counting DT_MALLOC (every byte the library allocates, host):
+   during the second of two calls (the first warms the strategy cache) the
+   peak above the bytes held before stays within the budget plus the
+   result's shard, and after it the library holds nothing but the result.
+   overlap: a backend that wraps MPI with its own start/wait records the
+   panel counter at each start and wait: every panel but the first was
+   started before the previous panel's GEMM and waited for after it.
+   choice: auto mode gathers small products and streams large ones.
+   bad input: a budget under one panel of width 1 -> DT_ERR_NOMEM on every
+   rank, naming the budget and the minimum, *out untouched; different
+   budgets under DTENSOR_CHECK -> DT_ERR_MISMATCH; NULL mesh and negative
+   budget -> DT_ERR_ARG. */
+#define _POSIX_C_SOURCE 200112L
+#include <stdlib.h>
+#include <stddef.h>
+/* a counting allocator: the size sits in a header before the block */
+static size_t mem_now = 0, mem_peak = 0;
+static void *cnt_malloc(size_t n) {
+    size_t *p = (size_t *)malloc(n + 16);
+    if (!p) return NULL;
+    p[0] = n;
+    mem_now += n;
+    if (mem_now > mem_peak) mem_peak = mem_now;
+    return (char *)p + 16;
+}
+static void cnt_free(void *q) {
+    size_t *p;
+    if (!q) return;
+    p = (size_t *)(void *)((char *)q - 16);
+    mem_now -= p[0];
+    free(p);
+}
+#define DT_MALLOC(sz) cnt_malloc(sz)
+#define DT_FREE(p) cnt_free(p)
+#define DTENSOR_IMPLEMENTATION
+#include "dtensor.h"
+#include "dt_test.h"
+
+static dt_comm *g_comm = NULL;
+
+/* the closed forms: small dyadic values, exact in every dtype used */
+static double a_of(int64_t b, int64_t i, int64_t k) { return (double)((b * 3 + i * 7 + k * 3) % 11 - 5) * 0.25; }
+static double b_of(int64_t b, int64_t k, int64_t j) { return (double)((b * 5 + k * 5 + j * 2) % 13 - 6) * 0.125; }
+static double ai_of(int64_t b, int64_t i, int64_t k) { return (double)((b + i * 3 + k * 5) % 7 - 3) * 0.5; }
+static double bi_of(int64_t b, int64_t k, int64_t j) { return (double)((b + k * 2 + j * 3) % 5 - 2) * 0.25; }
+
+static void store(dt_dtype t, void *p, size_t i, double re, double im) {
+    if (t == DT_C128) { ((double *)p)[2 * i] = re; ((double *)p)[2 * i + 1] = im; }
+    else dtt_store_d(t, p, i, re);
+}
+
+/* a full operand [nb?, r, c] from f (and fi: the imaginary part) */
+static void *full_of(dt_dtype t, int64_t nb, int64_t r, int64_t c, double (*f)(int64_t, int64_t, int64_t),
+                     double (*fi)(int64_t, int64_t, int64_t)) {
+    size_t es = dtt_size(t), n = (size_t)(nb * r * c), i = 0;
+    char *p = (char *)malloc(n * es + 1);
+    int64_t x, y, z;
+    for (x = 0; x < nb; x++)
+        for (y = 0; y < r; y++)
+            for (z = 0; z < c; z++, i++) store(t, p, i, f(x, y, z), fi(x, y, z));
+    return p;
+}
+
+/* storage kinds a shard can be wrapped in */
+enum { ST_OWN, ST_PADDED, ST_GHOSTED };
+
+typedef struct wrapped {
+    dt_tensor *t;
+    void *buf; /* the program's array (ST_PADDED, ST_GHOSTED) */
+} wrapped;
+
+/* the operand distributed in `pl`, held as `kind` storage (2-D only for the wraps) */
+static int make_operand(dt_mesh *m, dt_dtype t, int nd, const int64_t *shape, const dt_placement *pl, const void *full,
+                        int kind, wrapped *w) {
+    dt_tensor_desc d = dtt_desc(t, nd, shape, dt_mesh_ndim(m), pl);
+    dt_tensor *own = NULL;
+    int64_t ls[DT_MAX_DIMS], st[2], gh[2] = {1, 2};
+    size_t es = dtt_size(t);
+    int64_t r, c, ld, rows;
+    char *base;
+    w->t = NULL;
+    w->buf = NULL;
+    if (dt_tensor_distribute(m, &d, full, DT_SRC_ALL, &own) != DT_OK) return 1;
+    if (kind == ST_OWN || nd != 2) { w->t = own; return 0; }
+    dt_tensor_local_shape(own, ls);
+    ld = ls[1] + (kind == ST_GHOSTED ? 2 * gh[1] : 3);
+    rows = ls[0] + (kind == ST_GHOSTED ? 2 * gh[0] : 0);
+    w->buf = malloc((size_t)(rows * ld) * es + 1);
+    memset(w->buf, 0x7f, (size_t)(rows * ld) * es + 1); /* poison: padding must never be read */
+    base = (char *)w->buf + (kind == ST_GHOSTED ? (size_t)(gh[0] * ld + gh[1]) * es : 0);
+    for (r = 0; r < ls[0]; r++)
+        for (c = 0; c < ls[1]; c++)
+            memcpy(base + (size_t)(r * ld + c) * es, (char *)dt_tensor_data(own) + (size_t)(r * ls[1] + c) * es, es);
+    st[0] = ld;
+    st[1] = 1;
+    d.local_shape = ls;
+    d.local_alloc = w->buf;
+    d.local_alloc_bytes = (int64_t)((size_t)(rows * ld) * es + 1);
+    if (kind == ST_GHOSTED) d.local_ghost = gh;
+    else d.local_strides = st;
+    dt_tensor_destroy(own);
+    if (dt_tensor_from_local(m, &d, kind == ST_GHOSTED ? w->buf : base, DT_BORROW, &w->t) == DT_OK) return 0;
+    fprintf(stderr, "%s\n", dt_last_error());
+    return 1;
+}
+
+static void unwrap(wrapped *w) {
+    dt_tensor_destroy(w->t);
+    free(w->buf);
+    w->t = NULL;
+    w->buf = NULL;
+}
+
+/* the result gathered to every rank (Replicate everywhere) */
+static void *gathered(const dt_tensor *o, dt_mesh *m, int nd) {
+    dt_placement rep[DT_MAX_MESH_DIMS];
+    dt_tensor *g = NULL;
+    void *p = NULL;
+    int i;
+    (void)nd;
+    for (i = 0; i < DT_MAX_MESH_DIMS; i++) rep[i] = i < dt_mesh_ndim(m) ? dt_replicate() : dt_replicate();
+    if (dt_tensor_redistribute(o, rep, &g) != DT_OK) return NULL;
+    p = malloc(dt_tensor_local_numel(g) * dtt_size(dt_tensor_get_desc(g)->dtype) + 1);
+    memcpy(p, dt_tensor_data(g), dt_tensor_local_numel(g) * dtt_size(dt_tensor_get_desc(g)->dtype));
+    dt_tensor_destroy(g);
+    return p;
+}
+
+/* the ops under test */
+enum { OP_MM, OP_BMM, OP_ADDMM, OP_LINEAR, OP_COUNT };
+static const char *op_name[OP_COUNT] = {"dt_mm", "dt_bmm", "dt_addmm", "dt_linear"};
+
+typedef struct mcase {
+    int op;
+    dt_dtype t;
+    int64_t nb, M, K, N;
+    dt_placement pa[2], pb[2]; /* per mesh dim (1-D meshes use [0]) */
+    int kind;                  /* a's storage */
+} mcase;
+
+/* the serial reference of element (x, i, j) */
+static void ref_at(const mcase *cs, int64_t x, int64_t i, int64_t j, double *re, double *im) {
+    int64_t k;
+    double sr = 0, si = 0;
+    int cx = cs->t == DT_C128;
+    for (k = 0; k < cs->K; k++) {
+        double ar = a_of(x, i, k), ai = cx ? ai_of(x, i, k) : 0;
+        double br = cs->op == OP_LINEAR ? b_of(0, j, k) : b_of(x, k, j);
+        double bi = cx ? (cs->op == OP_LINEAR ? bi_of(0, j, k) : bi_of(x, k, j)) : 0;
+        sr += ar * br - ai * bi;
+        si += ar * bi + ai * br;
+    }
+    if (cs->op == OP_ADDMM) { sr = 2.0 * sr + 0.5 * (double)((i + j) % 3); si *= 2.0; } /* beta 0.5, alpha 2 */
+    if (cs->op == OP_LINEAR) sr += (double)(j % 4) * 0.25;
+    *re = sr;
+    *im = si;
+}
+
+static double tol_of(dt_dtype t, double v, int64_t K) {
+    if (t == DT_F64 || t == DT_C128) return 1e-12 * (1 + fabs(v));
+    if (t == DT_F32) return 1e-5 * (1 + fabs(v)) * (double)K;
+    return 0.02 * (1 + fabs(v)) * (double)K; /* BF16: rounded once per panel */
+}
+
+static long run_case(dt_mesh *m, const mcase *cs, int64_t budget) {
+    int mnd = dt_mesh_ndim(m), i, bat = cs->op == OP_BMM;
+    int64_t as[3], bs[3];
+    int nda = bat ? 3 : 2;
+    dt_placement pa[DT_MAX_MESH_DIMS], pb[DT_MAX_MESH_DIMS], pr[DT_MAX_MESH_DIMS];
+    void *fa, *fb, *fc = NULL, *res;
+    wrapped wa, wb;
+    dt_tensor *o = NULL, *e = NULL;
+    dt_status st;
+    long before = dt__summa_gemms;
+    int64_t x, r, c, nbad = 0;
+    char pas[64], pbs[64];
+    memset(pa, 0, sizeof pa);
+    memset(pb, 0, sizeof pb);
+    memset(pr, 0, sizeof pr);
+    for (i = 0; i < mnd; i++) { pa[i] = cs->pa[i]; pb[i] = cs->pb[i]; pr[i] = dt_replicate(); }
+    if (bat) {
+        as[0] = bs[0] = cs->nb;
+        as[1] = cs->M; as[2] = cs->K;
+        bs[1] = cs->K; bs[2] = cs->N;
+    } else {
+        as[0] = cs->M; as[1] = cs->K;
+        if (cs->op == OP_LINEAR) { bs[0] = cs->N; bs[1] = cs->K; }
+        else { bs[0] = cs->K; bs[1] = cs->N; }
+    }
+    dtt_ctx("%s %s mesh %dd a %s b %s (%lld,%lld,%lld,%lld) storage %d budget %lld", op_name[cs->op],
+            dtt_dtname(cs->t), mnd, dtt_pl_str(pa, mnd, pas, sizeof pas), dtt_pl_str(pb, mnd, pbs, sizeof pbs),
+            (long long)cs->nb, (long long)cs->M, (long long)cs->K, (long long)cs->N, cs->kind, (long long)budget);
+    fa = full_of(cs->t, bat ? cs->nb : 1, cs->M, cs->K, a_of, ai_of);
+    fb = cs->op == OP_LINEAR ? full_of(cs->t, 1, cs->N, cs->K, b_of, bi_of)
+                             : full_of(cs->t, bat ? cs->nb : 1, cs->K, cs->N, b_of, bi_of);
+    CHECK(!make_operand(m, cs->t, nda, as, pa, fa, cs->kind, &wa), "a not made");
+    CHECK(!make_operand(m, cs->t, nda, bs, pb, fb, ST_OWN, &wb), "b not made");
+    CHECK_OK(dt_mesh_set_matmul_budget(m, budget));
+    if (cs->op == OP_ADDMM || cs->op == OP_LINEAR) { /* c [M, N] (addmm) or the bias [N] (linear) */
+        int ne = cs->op == OP_ADDMM ? 2 : 1;
+        int64_t es[2], n = 0;
+        size_t k;
+        dt_tensor_desc d;
+        es[0] = ne == 2 ? cs->M : cs->N;
+        es[1] = cs->N;
+        fc = malloc((size_t)(es[0] * (ne == 2 ? es[1] : 1)) * dtt_size(cs->t) + 1);
+        for (k = 0; k < (size_t)(es[0] * (ne == 2 ? es[1] : 1)); k++, n++)
+            store(cs->t, fc, k, ne == 2 ? (double)((n / cs->N + n % cs->N) % 3) : (double)(n % 4) * 0.25, 0);
+        d = dtt_desc(cs->t, ne, es, mnd, pr);
+        CHECK_OK(dt_tensor_distribute(m, &d, fc, DT_SRC_ALL, &e));
+    }
+    switch (cs->op) {
+    case OP_MM: st = dt_mm(wa.t, wb.t, &o); break;
+    case OP_BMM: st = dt_bmm(wa.t, wb.t, &o); break;
+    case OP_ADDMM: st = dt_addmm(e, wa.t, wb.t, 0.5, 2.0, &o); break;
+    default: st = dt_linear(wa.t, wb.t, e, &o); break;
+    }
+    CHECK(st == DT_OK, "%s: %s", dt_status_string(st), dt_last_error());
+    if (st == DT_OK && (res = gathered(o, m, bat ? 3 : 2)) != NULL) {
+        size_t k = 0;
+        for (x = 0; x < (bat ? cs->nb : 1); x++)
+            for (r = 0; r < cs->M; r++)
+                for (c = 0; c < cs->N; c++, k++) {
+                    double re, im, gre, gim = 0;
+                    ref_at(cs, x, r, c, &re, &im);
+                    if (cs->t == DT_C128) { gre = ((double *)res)[2 * k]; gim = ((double *)res)[2 * k + 1]; }
+                    else gre = dtt_load_d(cs->t, res, k);
+                    if (fabs(gre - re) > tol_of(cs->t, re, cs->K) || fabs(gim - im) > tol_of(cs->t, im, cs->K)) {
+                        if (nbad++ < 3)
+                            CHECK(0, "element (%lld,%lld,%lld): got %g%+gi, want %g%+gi", (long long)x, (long long)r,
+                                  (long long)c, gre, gim, re, im);
+                    }
+                }
+        free(res);
+    }
+    dt_tensor_destroy(o);
+    dt_tensor_destroy(e);
+    unwrap(&wa);
+    unwrap(&wb);
+    free(fa);
+    free(fb);
+    free(fc);
+    CHECK_OK(dt_mesh_set_matmul_budget(m, 0));
+    return dt__summa_gemms - before;
+}
+
+/* the mesh shapes of the ranks: 1-D, and every p x q */
+static int meshes(int np, int shapes[][2]) {
+    int n = 0, p;
+    shapes[n][0] = np; shapes[n++][1] = 0;
+    for (p = 1; p <= np; p++)
+        if (np % p == 0) { shapes[n][0] = p; shapes[n++][1] = np / p; }
+    return n;
+}
+
+static dt_placement split_rule(int rule, int dim, int parts, int64_t n) {
+    static int64_t sizes[DT_MAX_MESH_DIMS][16];
+    static int which = 0;
+    int64_t *s = sizes[which++ % DT_MAX_MESH_DIMS], left = n;
+    int c;
+    switch (rule) {
+    case 0: return dt_shard(dim);
+    case 1: return dt_shard_balanced(dim);
+    case 2: /* explicit, uneven: the first coordinate gets the most */
+        for (c = parts - 1; c >= 1; c--) { s[c] = left / (c + 2); left -= s[c]; }
+        s[0] = left;
+        return dt_shard_sizes(dim, s);
+    default: return dt_shard_cyclic_src(dim, 2, parts > 1 ? 1 : 0);
+    }
+}
+
+static void test_values(void) {
+    int shapes[16][2], ns = meshes(dtt_np, shapes), si;
+    static const dt_dtype types[] = {DT_F64, DT_F32, DT_C128, DT_BF16};
+    long streamed = 0;
+    int n = 0;
+    for (si = 0; si < ns; si++) {
+        dtt_mesh mm;
+        int mnd = shapes[si][1] ? 2 : 1, msh[2], rule, op, kind;
+        msh[0] = shapes[si][0];
+        msh[1] = shapes[si][1];
+        if (!dtt_mesh_open(&mm, g_comm, mnd, msh)) continue;
+        for (rule = 0; rule < 4; rule++)
+            for (op = 0; op < OP_COUNT; op++)
+                for (kind = 0; kind < 3; kind++) {
+                    mcase cs;
+                    int small = (n++ % 3) == 1;
+                    int64_t budget;
+                    memset(&cs, 0, sizeof cs);
+                    cs.op = op;
+                    cs.t = types[(rule + op + kind) % 4];
+                    cs.kind = op == OP_BMM ? ST_OWN : kind;
+                    cs.nb = 2;
+                    cs.M = small ? 3 : 19;
+                    cs.K = small ? 2 : 23;
+                    cs.N = small ? 5 : 13;
+                    if (mnd == 2) { /* the 2-D case: [S(m), S(k)] x [S(k), S(n)] */
+                        int ka = op == OP_BMM ? 2 : 1, kb = op == OP_BMM ? 1 : op == OP_LINEAR ? 1 : 0;
+                        int nb = op == OP_BMM ? 2 : op == OP_LINEAR ? 0 : 1;
+                        cs.pa[0] = split_rule(rule, ka - 1, msh[0], cs.M);
+                        cs.pa[1] = split_rule(rule, ka, msh[1], cs.K);
+                        cs.pb[0] = split_rule(rule, kb, msh[0], cs.K);
+                        cs.pb[1] = split_rule(rule, nb, msh[1], cs.N);
+                        if (kind == 2 && op == OP_MM) cs.pa[0] = dt_partial(DT_SUM); /* a Partial a: its parts multiply */
+                    } else { /* 1-D: a's rows split, b split along k */
+                        int kb = op == OP_BMM ? 1 : op == OP_LINEAR ? 1 : 0;
+                        cs.pa[0] = split_rule(rule, op == OP_BMM ? 1 : 0, msh[0], cs.M);
+                        cs.pb[0] = split_rule(rule, kb, msh[0], cs.K);
+                    }
+                    if (cs.pa[0].kind == DT_PARTIAL && cs.kind != ST_OWN) cs.kind = ST_OWN;
+                    /* budgets: one panel of width 1 double-buffered (tight), and the default */
+                    budget = small || (n % 2) ? 0 : (int64_t)(2 * 8 * dtt_size(cs.t) * (size_t)(cs.M + cs.N) * 2);
+                    streamed += run_case(mm.mesh, &cs, budget);
+                }
+        dtt_mesh_close(&mm);
+    }
+    CHECK(streamed > 0, "the streamed path never ran");
+}
+
+/* ---- memory: peak and held bytes through the counting allocator ---- */
+static void test_memory(void) {
+    int shapes[16][2], ns = meshes(dtt_np, shapes), si;
+    for (si = 0; si < ns; si++) {
+        dtt_mesh mm;
+        int mnd = shapes[si][1] ? 2 : 1, msh[2], pass;
+        int64_t n = 96, sh[2] = {96, 96};
+        dt_placement pa[DT_MAX_MESH_DIMS], pb[DT_MAX_MESH_DIMS];
+        dt_tensor *a = NULL, *b = NULL, *o = NULL;
+        dt_tensor_desc da, db;
+        msh[0] = shapes[si][0];
+        msh[1] = shapes[si][1];
+        if (!dtt_mesh_open(&mm, g_comm, mnd, msh)) continue;
+        memset(pa, 0, sizeof pa);
+        memset(pb, 0, sizeof pb);
+        if (mnd == 2) { pa[0] = dt_shard(0); pa[1] = dt_shard(1); pb[0] = dt_shard(0); pb[1] = dt_shard(1); }
+        else { pa[0] = dt_shard(0); pb[0] = dt_shard(0); }
+        da = dtt_desc(DT_F64, 2, sh, mnd, pa);
+        db = dtt_desc(DT_F64, 2, sh, mnd, pb);
+        CHECK_OK(dt_tensor_zeros(mm.mesh, &da, &a));
+        CHECK_OK(dt_tensor_zeros(mm.mesh, &db, &b));
+        for (pass = 0; pass < 2 && a && b; pass++) {
+            size_t base, held, peak, shard = (size_t)(n * n) * 8, budget, out_bytes;
+            int64_t ls[2];
+            /* the budget: a quarter of a + b + c on the largest rank (the default) */
+            dtt_ctx("memory mesh %d x %d pass %d", msh[0], mnd == 2 ? msh[1] : 1, pass);
+            dt_mesh_trim(mm.mesh);
+            base = mem_now;
+            mem_peak = mem_now;
+            CHECK_OK(dt_mm(a, b, &o));
+            dt_tensor_local_shape(o, ls);
+            out_bytes = (size_t)(ls[0] * ls[1]) * 8;
+            peak = mem_peak - base;
+            held = mem_now - base;
+            /* the largest shards: ceil parts */
+            {
+                int p = mnd == 2 ? msh[0] : msh[0], q = mnd == 2 ? msh[1] : 1;
+                size_t r = (size_t)((n + p - 1) / p), cc = (size_t)((n + q - 1) / q), sa = r * cc * 8;
+                size_t sb = mnd == 2 ? sa : (size_t)((n + p - 1) / p * n) * 8, sc = mnd == 2 ? sa : r * (size_t)n * 8;
+                budget = (sa + sb + sc) / 4;
+                if (budget < ((size_t)64 << 10)) budget = (size_t)64 << 10;
+            }
+            (void)shard;
+            if (pass == 1) {
+                /* beyond the result: the panels (within the budget) and O(ranks) bookkeeping */
+                CHECK(peak <= out_bytes + budget + 4096, "peak %zu bytes above the base, result %zu + budget %zu", peak,
+                      out_bytes, budget);
+                CHECK(held <= out_bytes + 1024, "held after the call: %zu bytes, the result is %zu", held, out_bytes);
+                if (dtt_np > 1 && mnd == 2 && msh[0] > 1 && msh[1] > 1)
+                    CHECK(dt__summa_gemms > 0, "the 2-D product did not stream");
+            }
+            dt_tensor_destroy(o);
+            o = NULL;
+        }
+        dt_tensor_destroy(a);
+        dt_tensor_destroy(b);
+        dtt_mesh_close(&mm);
+    }
+}
+
+/* ---- overlap: a backend over MPI with its own start/wait ---- */
+typedef struct rec_req {
+    MPI_Request r[64];
+    int n;
+    long at_start;
+} rec_req;
+static long rec_overlapped = 0, rec_total = 0;
+
+static dt_status rec_sendrecv(void *user, const void *sb, size_t sn, int dest, void *rb, size_t rn, int src, int tag) {
+    MPI_Comm c = *(MPI_Comm *)user;
+    MPI_Sendrecv(sb, dest < 0 ? 0 : (int)sn, MPI_BYTE, dest < 0 ? MPI_PROC_NULL : dest, tag, rb,
+                 src < 0 ? 0 : (int)rn, MPI_BYTE, src < 0 ? MPI_PROC_NULL : src, tag, c, MPI_STATUS_IGNORE);
+    return DT_OK;
+}
+static dt_status rec_start(void *user, int n, const dt_message *msgs, void **request) {
+    MPI_Comm c = *(MPI_Comm *)user;
+    rec_req *q = (rec_req *)malloc(sizeof *q);
+    int i;
+    if (!q || n > 64) { free(q); return DT_ERR_COMM; }
+    q->n = n;
+    q->at_start = dt__summa_gemms;
+    for (i = 0; i < n; i++) {
+        if (msgs[i].send) MPI_Isend(msgs[i].buf, (int)msgs[i].bytes, MPI_BYTE, msgs[i].peer, 77, c, &q->r[i]);
+        else MPI_Irecv(msgs[i].buf, (int)msgs[i].bytes, MPI_BYTE, msgs[i].peer, 77, c, &q->r[i]);
+    }
+    *request = q;
+    return DT_OK;
+}
+static dt_status rec_wait(void *user, void *request) {
+    rec_req *q = (rec_req *)request;
+    int i;
+    (void)user;
+    for (i = 0; i < q->n; i++) MPI_Wait(&q->r[i], MPI_STATUS_IGNORE);
+    rec_total++;
+    if (dt__summa_gemms > q->at_start) rec_overlapped++; /* a GEMM ran while it moved */
+    free(q);
+    return DT_OK;
+}
+
+static void test_overlap(void) {
+    static MPI_Comm wc;
+    dt_comm_desc cd;
+    dt_comm *comm = NULL;
+    dtt_mesh mm;
+    int msh[2], p = 1;
+    int64_t n = 64, sh[2] = {64, 64}, w = 4;
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_tensor *a = NULL, *b = NULL, *o = NULL;
+    dt_tensor_desc d;
+    long panels, before;
+    /* the squarest 2-D mesh */
+    while ((p + 1) * (p + 1) <= dtt_np) p++;
+    while (dtt_np % p) p--;
+    msh[0] = p;
+    msh[1] = dtt_np / p;
+    MPI_Comm_dup(MPI_COMM_WORLD, &wc);
+    memset(&cd, 0, sizeof cd);
+    cd.name = "recording";
+    cd.rank = dtt_rank;
+    cd.size = dtt_np;
+    cd.user = &wc;
+    cd.sendrecv = rec_sendrecv;
+    cd.start = rec_start;
+    cd.wait = rec_wait;
+    CHECK_OK(dt_comm_custom(&cd, &comm));
+    if (!comm || !dtt_mesh_open(&mm, comm, 2, msh)) { MPI_Comm_free(&wc); return; }
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0);
+    pl[1] = dt_shard(1);
+    d = dtt_desc(DT_F64, 2, sh, 2, pl);
+    CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &a));
+    CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &b));
+    /* panels of width w: budget = 2 buffers x w x (rows of a + cols of b) x 8 */
+    CHECK_OK(dt_mesh_set_matmul_budget(mm.mesh, 2 * w * ((n + msh[0] - 1) / msh[0] + (n + msh[1] - 1) / msh[1]) * 8));
+    rec_overlapped = rec_total = 0;
+    before = dt__summa_gemms;
+    dtt_ctx("overlap mesh %d x %d", msh[0], msh[1]);
+    CHECK_OK(dt_mm(a, b, &o));
+    panels = dt__summa_gemms - before;
+    if (dtt_np > 1) {
+        CHECK(panels >= n / w, "%ld panels, want at least %lld", panels, (long long)(n / w));
+        /* every exchange but the first panel's (one or two of them) overlapped a GEMM */
+        CHECK(rec_total >= panels && rec_overlapped >= rec_total - 2, "%ld of %ld exchanges overlapped a GEMM "
+              "(%ld panels)", rec_overlapped, rec_total, panels);
+    }
+    dt_tensor_destroy(o);
+    dt_tensor_destroy(a);
+    dt_tensor_destroy(b);
+    dtt_mesh_close(&mm);
+    dt_comm_destroy(comm);
+    MPI_Comm_free(&wc);
+}
+
+/* ---- auto: small products gather, large ones stream ---- */
+static void test_choice(void) {
+    int saved = dt__mm_mode_state, k;
+    dtt_mesh mm;
+    int msh[1];
+    msh[0] = dtt_np;
+    dt__mm_mode_state = 0;
+    if (dtt_np > 1 && dtt_mesh_open(&mm, g_comm, 1, msh)) {
+        for (k = 0; k < 2; k++) {
+            int64_t n = k ? 512 : 16, sh[2];
+            dt_placement pl[DT_MAX_MESH_DIMS];
+            dt_tensor *a = NULL, *b = NULL, *o = NULL;
+            dt_tensor_desc d;
+            long before = dt__summa_gemms;
+            sh[0] = sh[1] = n;
+            memset(pl, 0, sizeof pl);
+            pl[0] = dt_shard(0);
+            d = dtt_desc(DT_F64, 2, sh, 1, pl);
+            dtt_ctx("auto n %lld", (long long)n);
+            CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &a));
+            CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &b));
+            CHECK_OK(dt_mm(a, b, &o)); /* b row-split: its k is gathered or streamed */
+            if (k) CHECK(dt__summa_gemms > before, "n = 512 (2 MiB of b) gathered");
+            else CHECK(dt__summa_gemms == before, "n = 16 streamed");
+            dt_tensor_destroy(o);
+            dt_tensor_destroy(a);
+            dt_tensor_destroy(b);
+        }
+        dtt_mesh_close(&mm);
+    }
+    dt__mm_mode_state = saved;
+}
+
+/* ---- bad input ---- */
+static void test_bad(void) {
+    dtt_mesh mm;
+    int msh[1];
+    int64_t sh[2] = {40, 40};
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_tensor *a = NULL, *b = NULL, *o = NULL, *keep;
+    dt_tensor_desc d;
+    dt_status st;
+    size_t i, nl;
+    msh[0] = dtt_np;
+    CHECK_ST(dt_mesh_set_matmul_budget(NULL, 0), DT_ERR_ARG);
+    CHECK_ERRMSG("dt_mesh_set_matmul_budget");
+    if (!dtt_mesh_open(&mm, g_comm, 1, msh)) return;
+    CHECK_ST(dt_mesh_set_matmul_budget(mm.mesh, -5), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "-5") != NULL, "message: %s", dt_last_error());
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0);
+    d = dtt_desc(DT_F64, 2, sh, 1, pl);
+    CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &a));
+    CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &b));
+    CHECK_OK(dt_mm(a, b, &o));
+    keep = o;
+    nl = dt_tensor_local_numel(o);
+    for (i = 0; i < nl; i++) ((double *)dt_tensor_data(o))[i] = 42.0;
+    /* too small for a panel of width 1: refused on every rank, *out untouched */
+    CHECK_OK(dt_mesh_set_matmul_budget(mm.mesh, 8));
+    st = dt_mm(a, b, &o);
+    if (dtt_np > 1) {
+        CHECK(st == DT_ERR_NOMEM, "a budget of 8 bytes: %s", dt_status_string(st));
+        CHECK(strstr(dt_last_error(), "budget of 8 bytes") && strstr(dt_last_error(), "width 1"), "message: %s",
+              dt_last_error());
+    }
+    CHECK(o == keep, "*out replaced");
+    for (i = 0; i < nl; i++)
+        if (((double *)dt_tensor_data(o))[i] != 42.0) { CHECK(0, "*out written at %zu", i); break; }
+    /* ranks that disagree on the budget: a mismatch under DTENSOR_CHECK */
+    if (dtt_np > 1) {
+        int was = dt_get_checks();
+        dt_set_checks(1);
+        CHECK_OK(dt_mesh_set_matmul_budget(mm.mesh, dtt_rank == dtt_np - 1 ? 1 << 20 : 1 << 21));
+        st = dt_mm(a, b, &o);
+        CHECK(st == DT_ERR_MISMATCH, "different budgets: %s (%s)", dt_status_string(st), dt_last_error());
+        CHECK(strstr(dt_last_error(), "matmul budget") != NULL, "message: %s", dt_last_error());
+        dt_set_checks(was);
+    }
+    CHECK_OK(dt_mesh_set_matmul_budget(mm.mesh, 0));
+    dt_tensor_destroy(o);
+    dt_tensor_destroy(a);
+    dt_tensor_destroy(b);
+    dtt_mesh_close(&mm);
+}
+
+int main(int argc, char **argv) {
+    dtt_init(&argc, &argv, "summa");
+    CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
+    test_bad();
+    test_choice();
+    dt__mm_mode_state = 1; /* streaming forced: every case below streams where it applies */
+    test_values();
+    test_memory();
+    test_overlap();
+    dt_comm_destroy(g_comm);
+    return dtt_finish();
+}
