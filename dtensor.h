@@ -565,6 +565,12 @@ typedef struct dt_comm_desc {
     /* 1: allreduce / reduce_scatter take F16 and BF16 (NCCL); 0: the library
        reduces them in F32 */
     int native_half;
+    /* optional, with start/wait: move a started request's messages forward
+       without blocking (MPI_Testall), *done = 1 once all have completed
+       (`wait` is still called, to free it). The library calls it between
+       pieces of its own work while the messages fly (a streamed matmul's
+       GEMM), so that a backend without a progress thread overlaps. */
+    dt_status (*test)(void *user, void *request, int *done);
 } dt_comm_desc;
 
 
@@ -6711,6 +6717,15 @@ static dt_status dt__comm_start(dt_comm *c, int n, dt_message *msgs, uint64_t se
     return DT_OK;
 }
 
+/* move what dt__comm_start posted forward, if the backend can (test);
+   *done: 1 when it has all arrived (wait still frees it) */
+static dt_status dt__comm_test(dt_comm *c, void *request, int *done) {
+    dt_comm *w = dt__comm_carrier(c);
+    *done = !request;
+    if (!request || !w->be.test) return DT_OK;
+    return dt__backend_result(w, w->be.test(w->be.user, request, done), "test");
+}
+
 /* complete what dt__comm_start posted (request NULL: nothing to wait for) */
 static dt_status dt__comm_wait(dt_comm *c, void *request) {
     dt_comm *w = dt__comm_carrier(c);
@@ -6954,6 +6969,9 @@ static dt_status dt__comm_custom_body(const dt_comm_desc *desc, dt_comm **out) {
     if (!desc->start != !desc->wait)
         return dt__fail(DT_ERR_ARG, "dt_comm_custom: desc->%s is set but desc->%s is NULL (both or neither)",
                         desc->start ? "start" : "wait", desc->start ? "wait" : "start");
+    if (desc->test && !desc->start)
+        return dt__fail(DT_ERR_ARG, "dt_comm_custom: desc->test is set but desc->start and desc->wait are NULL "
+                        "(test moves a started request)");
     return dt__comm_make("dt_comm_custom", desc, 0, out);
 }
 DT_API dt_status dt_comm_custom(const dt_comm_desc *desc, dt_comm **out) {
@@ -7241,6 +7259,23 @@ static dt_status dt__mpi_wait(void *user, void *request) {
     return dt__mpi_check(rc, "MPI_Wait");
 }
 
+/* test: MPI_Testall over the request list (which leaves the requests as
+   they were until all are done, then nulls them: wait's end marker then
+   comes first and it only frees) */
+static dt_status dt__mpi_test(void *user, void *request, int *done) {
+    MPI_Request *rq = (MPI_Request *)request;
+    MPI_Status few[8], *sts = few; /* (real statuses: GCC takes MPI_STATUSES_IGNORE for an empty array) */
+    int n, flag = 0, rc;
+    dt_status st;
+    (void)user;
+    for (n = 0; rq[n] != MPI_REQUEST_NULL; n++) {}
+    if (n > 8 && (st = dt__alloc("dt test", (size_t)n * sizeof *sts, (void **)&sts))) return st;
+    rc = MPI_Testall(n, rq, &flag, sts);
+    if (sts != few) DT_FREE(sts);
+    *done = flag != 0;
+    return dt__mpi_check(rc, "MPI_Testall");
+}
+
 /* start/wait: Irecv/Isend, each message in pieces of at most INT_MAX bytes
    (both ends cut alike: they agree on the size), all completed by Waitall */
 #define DT__HALO_TAG (DT__TAG + 1)
@@ -7386,6 +7421,7 @@ static dt_status dt__comm_mpi_body(MPI_Comm comm, dt_comm **out) {
     d.broadcast = dt__mpi_broadcast;
     d.barrier = dt__mpi_barrier;
     d.start = dt__mpi_start;
+    d.test = dt__mpi_test;
     d.wait = dt__mpi_wait;
     d.destroy = dt__mpi_destroy;
     d.alpha = 2e-6; /* shared-memory MPI: a few us per message, ~10 GB/s */
@@ -12157,7 +12193,7 @@ static dt_status dt__infer_matmul(dt__call *c) {
 
 /* o = the product of the blocks in[0] and in[1] (+ the bias or beta*c of
    in[2]); acc: o += the product instead (a streamed panel after the first,
-   >>ops' SUMMA below) */
+   >>ops' SUMMA below). a and b may be strided (a panel read in place). */
 static dt_status dt__matmul_blocks(const dt__call *c, const dt__local *in, dt_tensor *o, int acc) {
     const dt__kernels *k = c->dev->kernels();
     const dt__local *a = &in[0], *b = &in[1];
@@ -12166,7 +12202,7 @@ static dt_status dt__matmul_blocks(const dt__call *c, const dt__local *in, dt_te
     int wt = (int)c->arg[0], na = a->ndim, nb = b->ndim, nbatch = 0, j;
     int64_t M = na >= 2 ? a->box.ext[na - 2] : 1, K = a->box.ext[na - 1];
     int64_t N = wt ? b->box.ext[0] : (nb >= 2 ? b->box.ext[nb - 1] : 1);
-    int64_t rsb = wt ? 1 : N, csb = wt ? K : 1;
+    int64_t rsa = K, csa = 1, rsb = wt ? 1 : N, csb = wt ? K : 1;
     int64_t bext[DT_MAX_DIMS], sa[DT_MAX_DIMS], sb[DT_MAX_DIMS], idx[DT_MAX_DIMS];
     double beta = 0;
     size_t nb_out, e;
@@ -12180,7 +12216,16 @@ static dt_status dt__matmul_blocks(const dt__call *c, const dt__local *in, dt_te
     bv.ndim = wt || nb < 2 ? 0 : nb - 2;
     dt__bcast_strides(&av, bext, nbatch, sa);
     dt__bcast_strides(&bv, bext, nbatch, sb);
-    for (j = 0; j < nbatch; j++) { sa[j] *= M * K; sb[j] *= K * N; }
+    for (j = 0; j < nbatch; j++) { /* (strided: already in elements) */
+        if (!a->stride) sa[j] *= M * K;
+        if (!b->stride) sb[j] *= K * N;
+    }
+    /* (a 1-row a or 1-column b: the unused stride as if the rows were packed) */
+    if (a->stride) { csa = a->stride[na - 1]; rsa = na >= 2 ? a->stride[na - 2] : csa * K; }
+    if (b->stride) {
+        rsb = wt ? b->stride[1] : nb >= 2 ? b->stride[nb - 2] : b->stride[0];
+        csb = wt ? b->stride[0] : nb >= 2 ? b->stride[nb - 1] : rsb * K;
+    }
     if (acc) beta = 1;
     else if (c->nin > 2 && in[2].data) { /* start from the bias / beta*c, then accumulate */
         int64_t oe[2], sc[2], zero[2] = {0, 0}, rows = (int64_t)(o->numel / (size_t)(M * N));
@@ -12201,7 +12246,7 @@ static dt_status dt__matmul_blocks(const dt__call *c, const dt__local *in, dt_te
         for (j = 0; j < nbatch; j++) { oa += idx[j] * sa[j]; ob += idx[j] * sb[j]; }
         /* K == 0: a and b are empty (data may be NULL; no offset on NULL) */
         st = k->gemm(t, M, N, K, c->op == DT__OP_ADDMM ? c->a : 1.0, K ? (const char *)a->data + (size_t)oa * es : a->data,
-                     K, 1, K ? (const char *)b->data + (size_t)ob * es : b->data, rsb, csb, beta,
+                     rsa, csa, K ? (const char *)b->data + (size_t)ob * es : b->data, rsb, csb, beta,
                      (char *)o->data + e * (size_t)(M * N) * es, N, 1);
         if (st) return st;
         for (j = nbatch - 1; j >= 0; j--) {
@@ -12247,6 +12292,7 @@ typedef struct dt__summa {
     int64_t K, w;       /* the contracted extent; the widest panel */
     int nbuf;           /* panels in flight: 2 (double-buffered) or 1 */
     dt__box box[2];     /* operand i's block on this rank once gathered (k whole) */
+    int64_t st[2][DT_MAX_DIMS]; /* the element strides of operand i's storage */
     size_t unit[2];     /* its panel's bytes per unit of width, on this rank */
     size_t budget, work, gathered; /* bytes: the budget; a rank's most working bytes
                                       streamed; gathered */
@@ -12275,7 +12321,7 @@ static size_t dt__box_bytes(int ndim, const dt__box *b, size_t es) { return dt__
    is sharded nowhere once moved (the result is not Partial over k); both
    in the comm's memory. */
 static int dt__summa_applies(const dt__call *c, dt__summa *s) {
-    int i, j, cd = c->m->comm->root->be.device;
+    int i, j, cd = c->m->comm->root->be.device, any = 0;
     if (c->def->family != DT__F_MATMUL || !(c->moves & 3u) || c->m->rank < 0) return 0;
     if (cd != DT_ANY_MEMORY && cd != c->in[0].d->device) return 0;
     s->kd[0] = c->in[0].d->ndim - 1;
@@ -12291,11 +12337,13 @@ static int dt__summa_applies(const dt__call *c, dt__summa *s) {
             if (q.kind == DT_SHARD && q.dim == s->kd[i]) return 0;
             if (dt__placement_eq(p, q)) continue;
             if (p.kind != DT_SHARD || p.dim != s->kd[i] || q.kind != DT_REPLICATE || s->g[i] >= 0) return 0;
+            any = 1;
+            if (c->m->shape[j] == 1) continue; /* one part: k is whole here already (read in place) */
             s->g[i] = j;
             s->pk[i] = p;
         }
     }
-    return s->g[0] >= 0 || s->g[1] >= 0;
+    return any;
 }
 
 /* the budget: the mesh's (dt_mesh_set_matmul_budget), else
@@ -12326,7 +12374,7 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
             if (r == m->rank) s->box[i] = b;
             if (s->g[i] >= 0) gb += dt__box_bytes(d->ndim, &b, es);
             b.ext[s->kd[i]] = 1;
-            u += dt__box_bytes(d->ndim, &b, es);
+            if (s->g[i] >= 0) u += dt__box_bytes(d->ndim, &b, es); /* (one held whole is read in place) */
             if (r == m->rank) s->unit[i] = dt__box_bytes(d->ndim, &b, es);
             dt__layout_box(d->ndim, d->shape, m->ndim, m->shape, coord, d->placements, &b);
             sh += dt__box_bytes(d->ndim, &b, es);
@@ -12342,7 +12390,17 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
     s->nbuf = 2;
     s->w = umax ? (int64_t)(s->budget / (2 * umax)) : s->K;
     if (s->w < 1) { s->nbuf = 1; s->w = (int64_t)(s->budget / umax); }
-    if (s->w > s->K) s->w = s->K;
+    for (i = 0; i < 2; i++) { /* no panel is wider than the widest part */
+        int64_t part = s->K, off, len;
+        int cc, n = s->g[i] >= 0 ? m->shape[s->g[i]] : 1;
+        if (s->g[i] >= 0 && s->pk[i].split == DT_SPLIT_CYCLIC) part = s->pk[i].block;
+        else if (s->g[i] >= 0)
+            for (cc = 0, part = 0; cc < n; cc++) {
+                dt__split_span(s->K, n, cc, &s->pk[i], &off, &len);
+                if (len > part) part = len;
+            }
+        if (s->w > part) s->w = part;
+    }
     s->work = (size_t)s->nbuf * umax * (size_t)(s->w > 0 ? s->w : 1);
 }
 
@@ -12385,49 +12443,62 @@ static void dt__summa_panel_box(const dt__summa *s, int i, const dt__summa_panel
 }
 
 typedef struct dt__summa_slot {
-    void *buf[2];       /* a's and b's panel */
+    void *buf[2];       /* a's and b's panel, packed */
+    const void *read[2];         /* where the GEMM reads them: buf, or the owner's storage */
+    const int64_t *rstride[2];   /* its strides there (NULL: buf, packed) */
     void *req[2];       /* their exchanges in flight (NULL: none) */
     dt_comm *comm[2];
     dt_message *msgs[2]; /* their messages (a row's ranks less one, at most) */
     dt__summa_panel pn;
 } dt__summa_slot;
 
-/* Pack this rank's slices of panel pn into slot x and start their
-   messages: an owner sends to each other rank of its mesh-dim row */
+/* Panel pn into slot x: an owner's slice is read in place by its GEMM
+   (strides) and packed only to be sent, unless it is one stretch of its
+   storage already (a row panel of a contiguous block); the others'
+   arrive in the slot's buffer. Then the messages start: an owner sends to
+   each other rank of its mesh-dim row, the others receive from it. */
 static dt_status dt__summa_post(const dt__call *c, const dt__summa *s, const dt__summa_panel *pn, dt__summa_slot *x) {
     dt_mesh *m = c->m;
-    int i, r;
+    int i, r, d;
     x->pn = *pn;
     for (i = 0; i < 2; i++) {
         const dt_tensor *t = c->in[i].t;
         dt_message *msgs = x->msgs[i];
         dt_comm *dc = s->g[i] >= 0 ? m->dim[s->g[i]] : NULL;
-        int mine = !dc || dc->rank == pn->owner[i], n = 0;
+        int mine = !dc || dc->rank == pn->owner[i], n = 0, send = mine && dc && dc->size > 1, flat;
         size_t bytes = s->unit[i] * (size_t)pn->w;
         dt_status st;
         x->req[i] = NULL;
         x->comm[i] = dc;
+        x->read[i] = x->buf[i];
+        x->rstride[i] = NULL;
         if (!bytes) continue;
-        if (mine) { /* the slice from this rank's storage, in local coordinates */
-            dt__array src, dst;
-            dt__box p;
-            int d;
-            dt__tensor_array_of_data(t, t->data, &src);
-            for (d = 0; d < src.ndim; d++) src.box.lo[d] = 0;
-            dst = src;
-            dst.data = (char *)x->buf[i];
-            dst.stride = NULL;
-            dst.box = src.box;
-            dst.box.lo[s->kd[i]] = pn->lk[i];
-            dst.box.ext[s->kd[i]] = pn->w;
-            p = dst.box;
-            if ((st = c->dev->copy_box(c->fn, &src, &dst, &p))) return st;
+        if (mine) {
+            x->read[i] = (const char *)t->data + (size_t)(pn->lk[i] * s->st[i][s->kd[i]]) * dt_dtype_size(t->desc.dtype);
+            x->rstride[i] = s->st[i];
+            flat = !t->strided && !t->ghosted;
+            for (d = 0; d < s->kd[i]; d++) flat = flat && t->box.ext[d] == 1;
+            if (send && !flat) { /* packed to be sent: the slice in local coordinates */
+                dt__array src, dst;
+                dt__box p;
+                dt__tensor_array_of_data(t, t->data, &src);
+                for (d = 0; d < src.ndim; d++) src.box.lo[d] = 0;
+                dst = src;
+                dst.data = (char *)x->buf[i];
+                dst.stride = NULL;
+                dst.box.lo[s->kd[i]] = pn->lk[i];
+                dst.box.ext[s->kd[i]] = pn->w;
+                p = dst.box;
+                if ((st = c->dev->copy_box(c->fn, &src, &dst, &p))) return st;
+                x->read[i] = x->buf[i];
+                x->rstride[i] = NULL;
+            }
         }
         if (!dc || dc->size == 1) continue;
-        if (mine) {
+        if (send) {
             for (r = 0; r < dc->size; r++)
                 if (r != dc->rank) {
-                    msgs[n].buf = x->buf[i];
+                    msgs[n].buf = (void *)(uintptr_t)x->read[i]; /* (sent, never written) */
                     msgs[n].bytes = bytes;
                     msgs[n].peer = dt__comm_carrier_rank(dc, r);
                     msgs[n++].send = 1;
@@ -12439,9 +12510,9 @@ static dt_status dt__summa_post(const dt__call *c, const dt__summa *s, const dt_
             msgs[n++].send = 0;
         }
         /* a device's pack must be done before a CUDA-aware MPI reads it */
-        if (!dt__on_host(c->dev) && m->comm->root->be.device == DT_ANY_MEMORY && mine && (st = c->dev->sync(c->fn)))
+        if (!dt__on_host(c->dev) && m->comm->root->be.device == DT_ANY_MEMORY && send && (st = c->dev->sync(c->fn)))
             return st;
-        if ((st = dt__comm_start(dc, n, msgs, mine ? bytes * (uint64_t)n : 0, mine ? 0 : bytes, &x->req[i])))
+        if ((st = dt__comm_start(dc, n, msgs, send ? bytes * (uint64_t)n : 0, send ? 0 : bytes, &x->req[i])))
             return st;
     }
     return DT_OK;
@@ -12461,6 +12532,43 @@ static dt_status dt__summa_wait(dt__summa_slot *x) {
 }
 
 static long dt__summa_gemms = 0; /* panels multiplied (read by the tests: the overlap's record) */
+
+#define DT__SUMMA_ROWS 32 /* the fewest rows of C a GEMM piece takes between two tests */
+
+/* Panel x's GEMM into o. While the next panel is in flight over a backend
+   that can test, the host GEMM runs in pieces of C's rows, its messages
+   moved forward between them: without a progress thread, MPI moves a
+   large message only inside MPI calls, so this is where the overlap
+   happens. (A device queues its GEMM whole: NCCL moves on its own.) */
+static dt_status dt__summa_gemm(const dt__call *c, const dt__local *in, dt_tensor *o, int acc, dt__summa_slot *next) {
+    int na = in[0].ndim, i, done;
+    int64_t M = na >= 2 ? in[0].box.ext[na - 2] : 1, K = in[0].box.ext[na - 1], rows, r0;
+    int64_t rsa = in[0].stride ? in[0].stride[na - 2] : K, N = M ? (int64_t)(o->numel / (size_t)M) : 0;
+    size_t es = dt_dtype_size(o->desc.dtype);
+    dt_status st;
+    int pieces = next && dt__on_host(c->dev) && o->desc.ndim == 2 && na == 2 && (acc || c->nin < 3 || !in[2].data) &&
+                 M >= 2 * DT__SUMMA_ROWS && (next->req[0] || next->req[1]);
+    if (!pieces) return dt__matmul_blocks(c, in, o, acc);
+    rows = dt__ceil_div(M, 4); /* (each piece packs the panel of b again: few pieces) */
+    if (rows < DT__SUMMA_ROWS) rows = DT__SUMMA_ROWS;
+    for (r0 = 0; r0 < M; r0 += rows) {
+        dt__local part[3];
+        dt_tensor ov = *o;
+        int64_t h = M - r0 < rows ? M - r0 : rows;
+        part[0] = in[0];
+        part[1] = in[1];
+        part[2] = in[2];
+        part[0].box.ext[0] = h;
+        part[0].data = (const char *)in[0].data + (size_t)(r0 * rsa) * es;
+        ov.box.ext[0] = h;
+        ov.numel = (size_t)(h * N);
+        ov.data = (char *)o->data + (size_t)(r0 * N) * es;
+        if ((st = dt__matmul_blocks(c, part, &ov, acc))) return st;
+        for (i = 0; i < 2; i++)
+            if (next->req[i] && (st = dt__comm_test(next->comm[i], next->req[i], &done))) return st;
+    }
+    return DT_OK;
+}
 
 static void dt__summa_log(const dt__call *c, const dt__summa *s, int streamed, FILE *f) {
     if (streamed)
@@ -12495,7 +12603,7 @@ static dt_status dt__summa_choose(const dt__call *c, dt__summa *s, int *stream) 
 }
 
 /* the k loop: post panel p+1, wait for panel p, multiply it */
-static dt_status dt__summa_run(const dt__call *c, const dt__summa *s, const dt__local *bias, dt_tensor *o) {
+static dt_status dt__summa_run(const dt__call *c, dt__summa *s, const dt__local *bias, dt_tensor *o) {
     dt__summa_slot slot[2];
     dt__summa_panel pn;
     dt_message *msgs = NULL;
@@ -12505,7 +12613,10 @@ static dt_status dt__summa_run(const dt__call *c, const dt__summa *s, const dt__
     dt_status st = DT_OK, e;
     memset(slot, 0, sizeof slot);
     for (i = 0; i < 2; i++) {
-        bytes[i] = s->unit[i] * (size_t)s->w;
+        const dt_tensor *t = c->in[i].t;
+        if (t->strided || t->ghosted) memcpy(s->st[i], t->stride, (size_t)t->desc.ndim * sizeof t->stride[0]);
+        else dt__strides(t->box.ext, t->desc.ndim, s->st[i]);
+        bytes[i] = s->g[i] >= 0 ? s->unit[i] * (size_t)s->w : 0; /* (held whole: read in place) */
         if (s->g[i] >= 0 && c->m->shape[s->g[i]] > nmsg) nmsg = c->m->shape[s->g[i]];
     }
     if ((st = dt__alloc(c->fn, 4 * (size_t)nmsg * sizeof *msgs, (void **)&msgs))) return st;
@@ -12526,13 +12637,13 @@ static dt_status dt__summa_run(const dt__call *c, const dt__summa *s, const dt__
         }
         if ((st = dt__summa_wait(x))) goto done;
         for (i = 0; i < 2; i++) {
-            in[i].data = x->buf[i];
+            in[i].data = x->read[i];
             in[i].ndim = c->in[i].d->ndim;
-            in[i].stride = NULL;
+            in[i].stride = x->rstride[i];
             dt__summa_panel_box(s, i, &x->pn, &in[i].box);
         }
         in[2] = *bias;
-        if ((st = dt__matmul_blocks(c, in, o, p > 0))) goto done;
+        if ((st = dt__summa_gemm(c, in, o, p > 0, s->nbuf == 2 && k < s->K ? &slot[1 - cur] : NULL))) goto done;
         dt__summa_gemms++;
         p++;
         if (k >= s->K) break;

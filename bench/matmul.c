@@ -66,6 +66,26 @@
        pdgemm,1d|2d,<n>,peer,<the faster of the pdgemm-T / pdgemm-N medians>,ms
    With --csv every case runs at least 5 repetitions (--quick's 3 become 5). */
 #define _GNU_SOURCE 1
+#include <stdlib.h>
+/* every byte the library allocates, counted (the memory columns): the
+   size sits in a header before the block */
+static size_t mem_now = 0, mem_peak = 0;
+static void *cnt_malloc(size_t n) {
+    size_t *p = (size_t *)malloc(n + 16);
+    if (!p) return NULL;
+    p[0] = n;
+    mem_now += n;
+    if (mem_now > mem_peak) mem_peak = mem_now;
+    return (char *)p + 16;
+}
+static void cnt_free(void *q) {
+    if (!q) return;
+    size_t *p = (size_t *)(void *)((char *)q - 16);
+    mem_now -= p[0];
+    free(p);
+}
+#define DT_MALLOC(sz) cnt_malloc(sz)
+#define DT_FREE(p) cnt_free(p)
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
@@ -215,7 +235,34 @@ static void desc(int *d, int m, int n, int mb, int nb, int ctx, int lld) {
 enum { C_1D, C_2D, C_S0R, C_LOCAL, NCASES };
 static const char *case_name[NCASES] = { "1d", "2d", "s0r", "local" };
 
-typedef struct timing { double dt, pT, pN, bare, dtmin, pmin, baremin; double diff; double mib; char outpl[64]; } timing;
+typedef struct timing {
+    double dt, pT, pN, bare, dtmin, pmin, baremin, gat, gatmin;
+    double diff;
+    double mib;
+    double work[2], held[2]; /* [0]: dt_matmul as it runs (streamed where it applies), [1]: gathering; per shard */
+    char outpl[64];
+} timing;
+
+/* one call's working bytes (the peak above the bytes held before it) and
+   the bytes the mesh holds after it, in units of the largest operand
+   shard, max over ranks; mode: DTENSOR_MATMUL's state (0 auto, 2 gather) */
+static void measure_memory(dt_mesh *mesh, const dt_tensor *A, const dt_tensor *B, dt_tensor **C, int mode,
+                           double *work, double *held) {
+    int64_t sh[2];
+    int saved = dt__mm_mode_state;
+    dt_tensor_local_shape(A, sh);
+    double shard = (double)(sh[0] * sh[1]) * (double)dt_dtype_size(dt_tensor_get_desc(A)->dtype);
+    dt__mm_mode_state = mode;
+    CHECK(dt_matmul(A, B, C)); /* warm: the strategy cached, *out reused below */
+    dt_mesh_trim(mesh);
+    size_t base = mem_now;
+    mem_peak = mem_now;
+    CHECK(dt_matmul(A, B, C));
+    *work = max_over_ranks((double)(mem_peak - base) / (shard > 0 ? shard : 1));
+    *held = max_over_ranks((double)(mem_now - base) / (shard > 0 ? shard : 1));
+    dt_mesh_trim(mesh);
+    dt__mm_mode_state = saved;
+}
 
 static double max_abs_diff_rowmajor(const void *x, const void *y, dt_dtype t, size_t n) {
     double m = 0;
@@ -294,7 +341,8 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
     fill_tensor(A, aval);
     fill_tensor(B, bval);
 
-    timing r = { -1, -1, -1, -1, -1, -1, -1, 0, 0, "" };
+    timing r;
+    memset(&r, 0, sizeof r);
     size_t es = dt_dtype_size(ty);
 
     /* warm-up and the spec of dt's result */
@@ -323,6 +371,11 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
     int64_t ash[2], bsh[2];
     dt_tensor_local_shape(A, ash);
     dt_tensor_local_shape(B, bsh);
+
+    if (cs == C_1D || cs == C_2D) { /* memory, both ways; their times in the loop below */
+        measure_memory(mesh, A, B, &C, 0, &r.work[0], &r.held[0]);
+        measure_memory(mesh, A, B, &C, 2, &r.work[1], &r.held[1]);
+    }
 
     /* ScaLAPACK setup (1d, 2d) */
     int ctxT = -1, ctxN = -1, dAt[9], dBt[9], dCt[9], dAn[9], dBn[9], dCn[9];
@@ -403,6 +456,7 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
     double *tT = (double *)xmalloc(sizeof(double) * (size_t)g_reps);
     double *tN = (double *)xmalloc(sizeof(double) * (size_t)g_reps);
     double *tB = (double *)xmalloc(sizeof(double) * (size_t)g_reps);
+    double *tG = (double *)xmalloc(sizeof(double) * (size_t)g_reps);
     for (int rep = -g_warm; rep < g_reps; rep++) {
         double t0, t;
         MPI_Barrier(MPI_COMM_WORLD);
@@ -411,6 +465,17 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
         if (need_redist) CHECK(dt_tensor_redistribute(C, pcpl, &Cr));
         t = max_over_ranks(MPI_Wtime() - t0);
         if (rep >= 0) tdt[rep] = t;
+        if (scal) { /* the gather strategy (DTENSOR_MATMUL=gather), same call */
+            int saved = dt__mm_mode_state;
+            dt__mm_mode_state = 2;
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            CHECK(dt_matmul(A, B, &C));
+            if (need_redist) CHECK(dt_tensor_redistribute(C, pcpl, &Cr));
+            t = max_over_ranks(MPI_Wtime() - t0);
+            if (rep >= 0) tG[rep] = t;
+            dt__mm_mode_state = saved;
+        }
         if (scal) {
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = MPI_Wtime();
@@ -436,11 +501,17 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
         r.pT = median(tT, g_reps);
         r.pN = median(tN, g_reps);
         r.pmin = fmin(tT[0], tN[0]);
+        r.gat = median(tG, g_reps);
+        r.gatmin = tG[0];
     } else {
         r.bare = median(tB, g_reps);
         r.baremin = tB[0];
     }
 
+    if (scal) { /* the result checked below is the default path's */
+        CHECK(dt_matmul(A, B, &C));
+        if (need_redist) CHECK(dt_tensor_redistribute(C, pcpl, &Cr));
+    }
     /* correctness: everything must agree exactly (see the top comment) */
     double d = spot_check(Cout, K);
     size_t cn = (size_t)(csh[0] * csh[1]);
@@ -465,9 +536,11 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
         else snprintf(grid, sizeof grid, "%dx%d", pr, pc);
         if (scal) {
             double best = fmin(r.pT, r.pN);
-            printf("%-5s %-4s %5lld %-8s %-10s %8.2f %10.3f %10.3f %10.3f %8s %7.2f %7.2f %7.1f %9.3g%s\n",
+            printf("%-5s %-4s %5lld %-8s %-10s %8.2f %10.3f %10.3f %10.3f %8s %7.2f %7.2f %7.1f %9.3g"
+                   " | %9.3f %6.2f %6.2f %6.2f %6.2f %6.2f%s\n",
                    case_name[cs], dt_dtype_name(ty), (long long)n, grid, r.outpl, r.mib, r.dt * 1e3,
                    r.pT * 1e3, r.pN * 1e3, "-", best / r.dt, r.pmin / r.dtmin, flops / r.dt * 1e-9, r.diff,
+                   r.gat * 1e3, r.gat / r.dt, r.work[0], r.held[0], r.work[1], r.held[1],
                    r.diff == 0 ? "" : "  MISMATCH");
         } else {
             printf("%-5s %-4s %5lld %-8s %-10s %8.2f %10.3f %10s %10s %8.3f %7.2f %7.2f %7.1f %9.3g%s\n",
@@ -478,7 +551,7 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
         fflush(stdout);
     }
 
-    free(tdt); free(tT); free(tN); free(tB);
+    free(tdt); free(tT); free(tN); free(tB); free(tG);
     free(Ct); free(An); free(Bn); free(Cn); free(Cb);
     if (ctxT >= 0) Cblacs_gridexit(ctxT);
     if (ctxN >= 0) Cblacs_gridexit(ctxN);
@@ -540,9 +613,14 @@ int main(int argc, char **argv) {
                "# ratio: min(pdgemm-T, pdgemm-N) / dt, or bare / dt (>= 1: dt as fast), of the medians;\n"
                "# min: the same ratio of the fastest reps (robust to other load); GF/s: dt's (median)\n"
                "# diff: max |dt - other| over all elements and |dt - direct dot| at 24 entries a rank\n"
-               "# times: median over reps of the max over ranks; 2 warm-ups\n");
-        printf("%-5s %-4s %5s %-8s %-10s %8s %10s %10s %10s %8s %7s %7s %7s %9s\n", "case", "type", "size", "grid",
-               "dt out", "dt MiB", "dt ms", "pdgemm-T", "pdgemm-N", "bare ms", "ratio", "min", "GF/s", "diff");
+               "# times: median over reps of the max over ranks; 2 warm-ups\n"
+               "# after |: gather ms: dt_matmul gathering the operands (DTENSOR_MATMUL=gather); vs gat: gather /\n"
+               "# dt (>= 1: streaming as fast); wk/sh, hd/sh: one call's working bytes (peak above what was\n"
+               "# held before it) and the bytes held after it, per operand shard, through a counting\n"
+               "# DT_MALLOC, max over ranks (dt_mesh_trim between); g wk, g hd: the same gathering\n");
+        printf("%-5s %-4s %5s %-8s %-10s %8s %10s %10s %10s %8s %7s %7s %7s %9s | %9s %6s %6s %6s %6s %6s\n", "case",
+               "type", "size", "grid", "dt out", "dt MiB", "dt ms", "pdgemm-T", "pdgemm-N", "bare ms", "ratio", "min",
+               "GF/s", "diff", "gather ms", "vs gat", "wk/sh", "hd/sh", "g wk", "g hd");
     }
 
     dt_dtype types[2];
