@@ -625,6 +625,20 @@ static void ops_sweep(dt_comm *comm) {
                 BOTH(dt_max(a.h, 1, dims, 0, &rh_), dt_max(a.d, 1, dims, 0, &rd_), "max dim 1", 1);
             }
             BOTH(dt_matmul(a.h, w.h, &rh_), dt_matmul(a.d, w.d, &rd_), "matmul", ex);
+            { /* streamed (SUMMA): panels packed by the device's box copies, sent over the backend's
+                 start/wait (NCCL: device memory; a host-only comm gathers through staging), GEMMs on it */
+                int saved = dt__mm_mode_state;
+                long before = dt__summa_gemms;
+                pair b2 = make_pair(m, t, 2, sk, p_row, 2, 6); /* [S(0), S(1)] x [S(0), S(1)] */
+                dt__mm_mode_state = 1;
+                CHECK_OK(dt_mesh_set_matmul_budget(m, 1024));
+                BOTH(dt_matmul(a.h, b2.h, &rh_), dt_matmul(a.d, b2.d, &rd_), "matmul streamed", ex);
+                CHECK(dt__summa_gemms > before, "the streamed path did not run"); /* (over the device
+                   backend the host tensors gather: the count is the device's; over MPI the host's) */
+                CHECK_OK(dt_mesh_set_matmul_budget(m, 0));
+                dt__mm_mode_state = saved;
+                drop(&b2);
+            }
             BOTH(dt_softmax(a.h, 1, &rh_), dt_softmax(a.d, 1, &rd_), "softmax", ex);
             BOTH(dt_layer_norm(a.h, v.h, v.h, 1e-5, &rh_), dt_layer_norm(a.d, v.d, v.d, 1e-5, &rd_), "layer_norm", ex);
             BOTH(dt_transpose(a.h, 0, 1, &rh_), dt_transpose(a.d, 0, 1, &rd_), "transpose", 1);
