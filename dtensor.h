@@ -160,6 +160,9 @@
                dt__comm_allgatherv, ... (MPI or the user's backend)  >>backend
            f->run = dt__run_matmul -> dev->kernels()->gemm: dt__k_gemm
              (BLAS, or the loops for small or strided blocks)        >>gemm
+           (where the strategy gathers k, 2-D meshes: dt__summa_choose,
+           then dt__summa_run streams k in panels over dt__comm_start /
+           dt__comm_test / dt__comm_wait and the same gemm: no gather)
          *out = the result with the propagated spec (Partial(SUM) when the
            contracted dim was sharded)
      Sections entered (a and b row-sharded on 2 ranks, F64, a strategy-cache
@@ -242,6 +245,18 @@
    DTENSOR_IO_CHUNK=bytes  the pinned host buffer a device tensor's .npy
                            save/load goes through, piece by piece (default
                            8388608; read at each call)
+   DTENSOR_MATMUL_BUDGET=bytes
+                           the working memory a rank may use while dt_matmul
+                           streams the contracted dim in panels (SUMMA; see
+                           dt_mesh_set_matmul_budget, which overrides it).
+                           Unset or 0: a quarter of the largest rank's a + b +
+                           result shard bytes, at least 65536. Read at each call
+   DTENSOR_MATMUL=stream|gather|auto
+                           where the strategy gathers a matmul operand along the
+                           contracted dim: stream it in panels, gather it whole,
+                           or (auto, the default) gather only when the gathered
+                           blocks fit the budget and 256 KiB (latency wins
+                           there); DTENSOR_LOG=ops says which. Read once
    DTENSOR_HALO_TYPES=N    halo faces of >= N bytes that are strided (columns)
                            move as MPI derived datatypes, straight from the
                            interior and into the ghost cells, instead of
@@ -259,6 +274,8 @@
    F32 copies of F16/BF16 reductions and the receive buffers of collectives the
    library emulates over sendrecv are still allocated); dt_mesh_destroy
    frees them.
+   A streamed matmul (dt_mesh_set_matmul_budget) allocates its panels for
+   the call and frees them before it returns: it leaves nothing held.
    A tensor made with DT_BORROW does not own its buffer: the caller frees it
    after dt_tensor_destroy.
    With the shared path on (dt_comm_set_shm), dt_mesh_destroy frees the
@@ -986,6 +1003,9 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      walks any strides, broadcasting included), of the unary family and
      dt_cast when the last dim is unit-stride (one kernel call per row),
      and of dt_narrow;
+   - read in place by a streamed matmul (dt_matmul's SUMMA: the panels an
+     owner sends are packed from its strides, the ones it multiplies are
+     read through them);
    - through one contiguous copy of the shard, allocated and freed by
      the call: every other op input (reductions, softmax, norms, matmul,
      views, cat/stack, embedding, cross-entropy; unary inputs whose last
@@ -1277,7 +1297,22 @@ DT_API dt_status dt_min(const dt_tensor *x, int ndims, const int *dims, int keep
 DT_API dt_status dt_norm2(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_argmax(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 
-/* matmul family (local GEMM: BLIS for F32/F64) */
+/* matmul family (local GEMM: BLIS for F32/F64).
+   On a mesh where the chosen strategy gathers an operand along the
+   contracted dim k (a 2-D mesh's a, b, c all [S(0), S(1)]: a's k over
+   mesh dim 1, b's over mesh dim 0; a 1-D mesh whose b is split along k),
+   k is streamed instead (SUMMA): panel by panel, the rank holding a
+   panel sends it along its mesh-dim row (dt_comm_desc.start/wait, the
+   next panel in flight while this one multiplies), every rank multiplies
+   it into its block of the result. Working memory: the budget of
+   dt_mesh_set_matmul_budget (default a quarter of the largest rank's
+   a + b + result shard bytes), freed before the call returns; every split
+   rule, strided and ghosted storage (read in place), F16/BF16 (rounded
+   into the result once a panel), complex, devices whose backend takes
+   device memory (NCCL). Small products (gathered blocks within the budget
+   and 256 KiB) gather: DTENSOR_MATMUL=stream|gather|auto, DTENSOR_LOG=ops
+   names the choice. Other strategies (an operand that moves otherwise, a
+   Partial result) run as before. */
 DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* collective; [...,m,k]x[...,k,n],
                                                  batch dims broadcast; 1-D operands as in torch.matmul */
 DT_API dt_status dt_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);     /* collective; 2-D only */

@@ -19,6 +19,8 @@
    closed-form inputs, under budgets from one panel of width 1 to the
    default, streaming forced, and the streamed path must have run (a
    private counter of panels multiplied).
+   bytes moved: dt_comm_stats' received bytes of one call equal SUMMA's
+   (the panels a rank does not hold, along its rows), the bound.
    memory: a counting DT_MALLOC (every byte the library allocates, host):
    during the second of two calls (the first warms the strategy cache) the
    peak above the bytes held before stays within the budget plus the
@@ -348,6 +350,7 @@ static void test_memory(void) {
         dt_placement pa[DT_MAX_MESH_DIMS], pb[DT_MAX_MESH_DIMS];
         dt_tensor *a = NULL, *b = NULL, *o = NULL;
         dt_tensor_desc da, db;
+        dt_comm_stats s0, s1;
         msh[0] = shapes[si][0];
         msh[1] = shapes[si][1];
         if (!dtt_mesh_open(&mm, g_comm, mnd, msh)) continue;
@@ -365,9 +368,23 @@ static void test_memory(void) {
             /* the budget: a quarter of a + b + c on the largest rank (the default) */
             dtt_ctx("memory mesh %d x %d pass %d", msh[0], mnd == 2 ? msh[1] : 1, pass);
             dt_mesh_trim(mm.mesh);
+            dt_comm_get_stats(g_comm, &s0);
             base = mem_now;
             mem_peak = mem_now;
             CHECK_OK(dt_mm(a, b, &o));
+            dt_comm_get_stats(g_comm, &s1);
+            { /* the bytes received: SUMMA's, the panels this rank does not hold (a's along its row of
+                 mesh dim 1, b's along mesh dim 0), and not one more */
+                int64_t la[2], lb[2], want;
+                dt_tensor_local_shape(a, la);
+                dt_tensor_local_shape(b, lb);
+                if (mnd == 2)
+                    want = (msh[1] > 1 ? la[0] * (n - la[1]) : 0) + (msh[0] > 1 ? (n - lb[0]) * lb[1] : 0);
+                else
+                    want = msh[0] > 1 ? (n - lb[0]) * lb[1] : 0;
+                CHECK(s1.bytes_recv - s0.bytes_recv == (uint64_t)want * 8, "received %llu bytes, SUMMA's are %lld",
+                      (unsigned long long)(s1.bytes_recv - s0.bytes_recv), (long long)want * 8);
+            }
             dt_tensor_local_shape(o, ls);
             out_bytes = (size_t)(ls[0] * ls[1]) * 8;
             peak = mem_peak - base;
