@@ -12423,8 +12423,12 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
     s->budget = dt__summa_budget(c, shards);
     s->gathered = gmax;
     s->nbuf = 2;
-    s->w = umax ? (int64_t)(s->budget / (2 * umax)) : s->K;
-    if (s->w < 1) { s->nbuf = 1; s->w = (int64_t)(s->budget / umax); }
+    if (!umax) { /* nothing moves (one-rank mesh dims): no buffer */
+        s->w = s->K;
+    } else {
+        s->w = (int64_t)(s->budget / (2 * umax));
+        if (s->w < 1) { s->nbuf = 1; s->w = (int64_t)(s->budget / umax); }
+    }
     for (i = 0; i < 2; i++) { /* no panel is wider than the widest part */
         int64_t part = s->K, off, len;
         int cc, n = s->g[i] >= 0 ? m->shape[s->g[i]] : 1;
