@@ -31,8 +31,34 @@
    Partial(AVG/MAX/MIN) inputs (no strategy takes them: reduced first) run
    for mm, bmm, linear and dot against R, S and Partial partners.
 
+   Then the streamed matmul (SUMMA; tests/summa_cases.h): values under
+   forced streaming in every split rule and storage kind, the bytes
+   received, the working memory through the counting DT_MALLOC below, the
+   overlap recorded by a start/wait backend, the auto choice, bad budgets.
+
    Options: --quick (or DT_TEST_QUICK=1) samples the 2-D meshes thinly;
    --seed N (or DT_TEST_SEED). DT_TEST_VERBOSE=1 prints counts and times. */
+#include <stdlib.h>
+#include <stddef.h>
+/* a counting allocator (summa_cases.h's memory checks): the size sits in a header before the block */
+static size_t sm_mem_now = 0, sm_mem_peak = 0;
+static void *cnt_malloc(size_t n) {
+    size_t *p = (size_t *)malloc(n + 16);
+    if (!p) return NULL;
+    p[0] = n;
+    sm_mem_now += n;
+    if (sm_mem_now > sm_mem_peak) sm_mem_peak = sm_mem_now;
+    return (char *)p + 16;
+}
+static void cnt_free(void *q) {
+    size_t *p;
+    if (!q) return;
+    p = (size_t *)(void *)((char *)q - 16);
+    sm_mem_now -= p[0];
+    free(p);
+}
+#define DT_MALLOC(sz) cnt_malloc(sz)
+#define DT_FREE(p) cnt_free(p)
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "dt_test.h"
@@ -763,6 +789,8 @@ static void test_named(void)
     section("named", t0, c0);
 }
 
+#include "summa_cases.h" /* the streamed matmul (SUMMA) */
+
 int main(int argc, char **argv)
 {
     dtt_rng rng;
@@ -779,6 +807,7 @@ int main(int argc, char **argv)
         test_matmul(&rng);
         test_other_partials(&rng);
         test_named();
+        test_summa();
         dt_comm_destroy(g_comm);
     }
     /* make test-blas: the local GEMM this build must run */
