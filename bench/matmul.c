@@ -4,7 +4,7 @@
 
        make bench-ops NP=2                     (this bench and bench/dispatch.c)
        mpiexec -n 2 ./build/mpich/bench_matmul [--sizes "256 512 1024 2048"]
-               [--reps N] [--dtype f64|f32|both] [--cases "1d 2d s0r local"] [--quick]
+               [--reps N] [--dtype f64|f32|both] [--cases "1d 2d s0r local"] [--grid ROWS] [--quick]
                [--callgrind] [--csv FILE]
 
    Cases (M = N = K = size; p ranks):
@@ -12,7 +12,7 @@
      1d     1-D mesh of p, A [M,K], B [K,N], C [M,N] all Shard(0) (row blocks);
             ScaLAPACK: the same row blocks on a p x 1 process grid.
      2d     2-D mesh pr x pc (the squarest factorisation of p with pr <= pc;
-            1 x 2 at p = 2), A, B, C all [Shard(0), Shard(1)];
+            1 x 2 at p = 2; --grid ROWS: pr = ROWS), A, B, C all [Shard(0), Shard(1)];
             ScaLAPACK: the same blocks on a pr x pc process grid.
      s0r    1-D mesh, A Shard(0), B Replicate -> C Shard(0) (the usual
             tensor-parallel layout; no communication needed). ScaLAPACK cannot
@@ -303,7 +303,7 @@ static double spot_check(const dt_tensor *c, int64_t K) {
     return m;
 }
 
-static int g_reps, g_warm = 2, g_callgrind;
+static int g_reps, g_warm = 2, g_callgrind, g_grid_rows;
 static FILE *g_csv;
 
 static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *self) {
@@ -311,6 +311,7 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
     int pr = nranks, pc = 1;
     if (cs == C_2D) {
         for (int r = 1; r * r <= nranks; r++) if (nranks % r == 0) pr = r;
+        if (g_grid_rows > 0 && nranks % g_grid_rows == 0) pr = g_grid_rows; /* --grid */
         pc = nranks / pr;
     }
     dt_mesh *mesh;
@@ -573,12 +574,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dts = argv[++i];
         else if (!strcmp(argv[i], "--cases") && i + 1 < argc) cases = argv[++i];
+        else if (!strcmp(argv[i], "--grid") && i + 1 < argc) g_grid_rows = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--quick")) { sizes = "64 129"; reps = 3; }
         else if (!strcmp(argv[i], "--callgrind")) { g_callgrind = 1; reps = 1; g_warm = 1; }
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else {
             if (rank == 0) fprintf(stderr, "usage: %s [--sizes \"256 512\"] [--reps N] [--dtype f64|f32|both] "
-                                           "[--cases \"1d 2d s0r local\"] [--quick] [--callgrind] "
+                                           "[--cases \"1d 2d s0r local\"] [--grid ROWS] [--quick] [--callgrind] "
                                            "[--csv FILE]\n", argv[0]);
             MPI_Finalize();
             return 2;
