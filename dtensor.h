@@ -6752,6 +6752,9 @@ static dt_status dt__comm_start(dt_comm *c, int n, dt_message *msgs, uint64_t se
     return DT_OK;
 }
 
+/* does c's backend move started messages forward on request (test)? */
+static int dt__comm_can_test(dt_comm *c) { return dt__comm_carrier(c)->be.test != NULL; }
+
 /* move what dt__comm_start posted forward, if the backend can (test);
    *done: 1 when it has all arrived (wait still frees it) */
 static dt_status dt__comm_test(dt_comm *c, void *request, int *done) {
@@ -12574,6 +12577,14 @@ static long dt__summa_gemms = 0; /* panels multiplied (read by the tests: the ov
 
 #define DT__SUMMA_ROWS 32 /* the fewest rows of C a GEMM piece takes between two tests */
 
+/* is one of slot x's exchanges in flight over a backend that can test it? */
+static int dt__summa_testable(const dt__summa_slot *x) {
+    int i;
+    for (i = 0; i < 2; i++)
+        if (x->req[i] && dt__comm_can_test(x->comm[i])) return 1;
+    return 0;
+}
+
 /* Panel x's GEMM into o. While the next panel is in flight over a backend
    that can test, the host GEMM runs in pieces of C's rows, its messages
    moved forward between them: without a progress thread, MPI moves a
@@ -12586,7 +12597,7 @@ static dt_status dt__summa_gemm(const dt__call *c, const dt__local *in, dt_tenso
     size_t es = dt_dtype_size(o->desc.dtype);
     dt_status st;
     int pieces = next && dt__on_host(c->dev) && o->desc.ndim == 2 && na == 2 && (acc || c->nin < 3 || !in[2].data) &&
-                 M >= 2 * DT__SUMMA_ROWS && (next->req[0] || next->req[1]);
+                 M >= 2 * DT__SUMMA_ROWS && dt__summa_testable(next);
     if (!pieces) return dt__matmul_blocks(c, in, o, acc);
     rows = dt__ceil_div(M, 4); /* (each piece packs the panel of b again: few pieces) */
     if (rows < DT__SUMMA_ROWS) rows = DT__SUMMA_ROWS;
