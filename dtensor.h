@@ -2901,6 +2901,80 @@ static dt_status dt__public_return(const char *call, dt_status st) {
         return dt__public_return(call, public_st_); \
     } while (0)
 
+/* Calls made through the Fortran module (the dt_f_* entry points, >>fortran)
+   speak Fortran in their messages: shapes reversed, Shard dims and tensor
+   dims counted 1..ndim from Fortran's first, array elements as a(i), members
+   as desc%shape. One flag read where messages are formatted, not a second
+   set of messages: dt__shape_str, dt__placement_str, dt__tdim, dt__mdim. */
+static DT__TLS int dt__f_order;
+
+/* a tensor dim d of a rank-ndim tensor as the caller counts it */
+static int dt__tdim(int d, int ndim) { return dt__f_order && d >= 0 && d < ndim ? ndim - d : d; }
+/* a mesh dim's index into a placements array as the caller writes it */
+static int dt__mdim(int i) { return dt__f_order ? i + 1 : i; }
+
+static int dt__is_digit(char c) { return c >= '0' && c <= '9'; }
+static int dt__is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+/* the C names the module spells differently (dtensor.f90's NAMES: Fortran
+   is case-insensitive, so the flags carry their enum's name) */
+static void dt__f_rename(void) {
+    static const char *const from[4] = {"DT_BORROW", "DT_COPY", "DT_VERIFY", "DT_INFER_SIZES"};
+    char out[sizeof dt__errbuf];
+    size_t w = 0, r = 0, k;
+    while (dt__errbuf[r] && w + 1 < sizeof out) {
+        int hit = -1;
+        for (k = 0; k < 4 && hit < 0; k++) {
+            size_t n = strlen(from[k]);
+            if (!strncmp(dt__errbuf + r, from[k], n) && !dt__is_alpha(dt__errbuf[r + n]) &&
+                (r == 0 || !dt__is_alpha(dt__errbuf[r - 1])))
+                hit = (int)k;
+        }
+        if (hit >= 0 && w + 8 + strlen(from[hit]) < sizeof out) { /* DT_X -> DT_FLAG_X */
+            memcpy(out + w, "DT_FLAG_", 8);
+            memcpy(out + w + 8, from[hit] + 3, strlen(from[hit]) - 3);
+            w += 8 + strlen(from[hit]) - 3;
+            r += strlen(from[hit]);
+        } else {
+            out[w++] = dt__errbuf[r++];
+        }
+    }
+    out[w] = 0;
+    memcpy(dt__errbuf, out, w + 1);
+}
+
+/* the message rewritten in Fortran's syntax: x->y is x%y, a[3] is a(3)
+   (" -> " between placements stays: it is a transition, not a member) */
+static void dt__f_message(void) {
+    char *r = dt__errbuf, *w = dt__errbuf;
+    while (*r) {
+        int ident = w > dt__errbuf && (dt__is_alpha(w[-1]) || dt__is_digit(w[-1]));
+        if (ident && r[0] == '-' && r[1] == '>' && dt__is_alpha(r[2])) {
+            *w++ = '%';
+            r += 2;
+        } else if (ident && dt__is_alpha(w[-1]) && r[0] == '[' && dt__is_digit(r[1])) { /* (f64[5] is a shape) */
+            char *e = r + 1;
+            while (dt__is_digit(*e)) e++;
+            if (*e != ']') { *w++ = *r++; continue; }
+            *w++ = '(';
+            while (++r < e) *w++ = *r;
+            *w++ = ')';
+            r++;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+    dt__f_rename();
+}
+
+static dt_status dt__f_leave(dt_status st) {
+    if (--dt__f_order == 0 && st) dt__f_message();
+    return st;
+}
+/* DT__PUBLIC for a dt_f_* entry point: the body runs in Fortran order */
+#define DT__F_PUBLIC(call, body) DT__PUBLIC(call, (dt__f_order++, dt__f_leave(body)))
+
 DT_API void dt_set_error_handler(dt_error_handler fn, void *user) {
     dt__error_fn = fn;
     dt__error_user = fn ? user : NULL;
@@ -3098,30 +3172,34 @@ static const char *dt__reduce_name(int op) {
     return (op >= 0 && op < 4) ? names[op] : "?";
 }
 
-/* "S(0)", "S(0,balanced)", "S(0,sizes)", "S(0,cyclic 64)", "R", "P(sum)" into buf; returns buf */
-static char *dt__placement_str(dt_placement p, char *buf, size_t n) {
-    if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", (int)p.dim);
-    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", (int)p.dim);
+/* "S(0)", "S(0,balanced)", "S(0,sizes)", "S(0,cyclic 64)", "R", "P(sum)" into buf; returns buf
+   (ndim: the tensor's rank, which a Fortran-order message needs for the
+   dim; -1 when unknown: the dim as stored) */
+static char *dt__placement_str(dt_placement p, int ndim, char *buf, size_t n) {
+    int d = p.dim < 0 && ndim > 0 ? p.dim + ndim : p.dim;
+    d = ndim >= 0 ? dt__tdim(d, ndim) : p.dim;
+    if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", d);
+    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", d);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC && p.src)
-        snprintf(buf, n, "S(%d,cyclic %lld,src %d)", (int)p.dim, (long long)p.block, (int)p.src);
+        snprintf(buf, n, "S(%d,cyclic %lld,src %d)", d, (long long)p.block, (int)p.src);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC)
-        snprintf(buf, n, "S(%d,cyclic %lld)", (int)p.dim, (long long)p.block);
-    else if (p.kind == DT_SHARD && p.split) snprintf(buf, n, "S(%d,split %d)", (int)p.dim, (int)p.split);
-    else if (p.kind == DT_SHARD) snprintf(buf, n, "S(%d)", (int)p.dim);
+        snprintf(buf, n, "S(%d,cyclic %lld)", d, (long long)p.block);
+    else if (p.kind == DT_SHARD && p.split) snprintf(buf, n, "S(%d,split %d)", d, (int)p.split);
+    else if (p.kind == DT_SHARD) snprintf(buf, n, "S(%d)", d);
     else if (p.kind == DT_PARTIAL) snprintf(buf, n, "P(%s)", dt__reduce_name(p.reduce));
     else if (p.kind == DT_REPLICATE) snprintf(buf, n, "R");
     else snprintf(buf, n, "?(kind %d)", (int)p.kind);
     return buf;
 }
 
-static char *dt__placements_str(const dt_placement *p, int n, char *buf, size_t cap) {
+static char *dt__placements_str(const dt_placement *p, int n, int ndim, char *buf, size_t cap) {
     size_t len = 0;
     int i;
     buf[0] = 0;
     len += (size_t)snprintf(buf + len, cap - len, "[");
     for (i = 0; i < n && len < cap; i++) {
         char one[48];
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", dt__placement_str(p[i], one, sizeof one));
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", dt__placement_str(p[i], ndim, one, sizeof one));
     }
     if (len < cap) snprintf(buf + len, cap - len, "]");
     return buf;
@@ -3131,13 +3209,14 @@ static char *dt__shape_str(const int64_t *s, int n, char *buf, size_t cap) {
     size_t len = 0;
     int i;
     len += (size_t)snprintf(buf, cap, "[");
-    for (i = 0; i < n && len < cap; i++) len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)s[i]);
+    for (i = 0; i < n && len < cap; i++) /* (Fortran order: the last first) */
+        len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)s[dt__f_order ? n - 1 - i : i]);
     if (len < cap) snprintf(buf + len, cap - len, "]");
     return buf;
 }
 
 DT_API char *dt_placements_str(const dt_placement *p, int n, char *buf, size_t cap) {
-    return dt__placements_str(p, n, buf, cap);
+    return dt__placements_str(p, n, -1, buf, cap);
 }
 DT_API char *dt_shape_str(const int64_t *shape, int n, char *buf, size_t cap) { return dt__shape_str(shape, n, buf, cap); }
 
@@ -8409,29 +8488,29 @@ static void dt__tensor_set_halo(dt_tensor *t, dt__halo *h, void (*free_fn)(dt__h
 static dt_status dt__check_rule(const char *fn, const dt_mesh *m, int i, const dt_placement *p) {
     if (p->split > DT_SPLIT_CYCLIC)
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].split = %d (0 chunk, 1 balanced, 2 sizes, 3 cyclic)", fn,
-                        i, (int)p->split);
+                        dt__mdim(i), (int)p->split);
     if (p->split == DT_SPLIT_CYCLIC && p->block <= 0)
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_cyclic(%d, %lld): the block must be > 0", fn,
-                        i, (int)p->dim, (long long)p->block);
+                        dt__mdim(i), (int)p->dim, (long long)p->block);
     if (p->split == DT_SPLIT_SIZES && !p->sizes)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, NULL): sizes is NULL", fn, i,
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, NULL): sizes is NULL", fn, dt__mdim(i),
                         (int)p->dim);
     if (p->split == DT_SPLIT_SIZES && p->block && p->block != m->shape[i])
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is dt_shard_sizes with block = %lld: 0, or the number of "
-                        "sizes (%d, the mesh dim's ranks)", fn, i, (long long)p->block, m->shape[i]);
+                        "sizes (%d, the mesh dim's ranks)", fn, dt__mdim(i), (long long)p->block, m->shape[i]);
     if (p->split == DT_SPLIT_CYCLIC && (p->src < 0 || p->src >= m->shape[i]))
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_cyclic_src(%d, %lld, %d): src is the mesh "
                         "coordinate of the first block (ScaLAPACK RSRC/CSRC) and must be 0..%d (mesh dim %d has %d "
-                        "rank%s)", fn, i, (int)p->dim, (long long)p->block, (int)p->src, m->shape[i] - 1, i,
+                        "rank%s)", fn, dt__mdim(i), (int)p->dim, (long long)p->block, (int)p->src, m->shape[i] - 1, i,
                         m->shape[i], m->shape[i] == 1 ? "" : "s");
     if (p->split != DT_SPLIT_CYCLIC && p->src)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].src = %d, but the rule is not cyclic", fn, i,
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].src = %d, but the rule is not cyclic", fn, dt__mdim(i),
                         (int)p->src);
     if (p->split != DT_SPLIT_CYCLIC && p->split != DT_SPLIT_SIZES && p->block)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].block = %lld, but the rule is not cyclic", fn, i,
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].block = %lld, but the rule is not cyclic", fn, dt__mdim(i),
                         (long long)p->block);
     if (p->split != DT_SPLIT_SIZES && p->sizes)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].sizes is set, but the rule is not dt_shard_sizes", fn, i);
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].sizes is set, but the rule is not dt_shard_sizes", fn, dt__mdim(i));
     return DT_OK;
 }
 
@@ -8446,10 +8525,10 @@ static dt_status dt__check_sizes(const char *fn, const dt_mesh *m, int i, const 
     for (c = 0; c < m->shape[i]; c++) {
         if (p->sizes[c] < 0)
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): sizes[%d] = %lld is "
-                            "negative", fn, i, d, c, (long long)p->sizes[c]);
+                            "negative", fn, dt__mdim(i), d, c, (long long)p->sizes[c]);
         if (p->sizes[c] > shape[d] - sum)
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): sizes[0..%d] add up to "
-                            "more than dim %d's %lld", fn, i, d, c, d, (long long)shape[d]);
+                            "more than dim %d's %lld", fn, dt__mdim(i), d, c, d, (long long)shape[d]);
         sum += p->sizes[c];
     }
     memset(coord, 0, sizeof coord);
@@ -8458,7 +8537,7 @@ static dt_status dt__check_sizes(const char *fn, const dt_mesh *m, int i, const 
         dt__chain_build(shape[d], i, m->shape, coord, norm, d, &ch);
         if (ch.ext != sum)
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): the sizes add up to "
-                            "%lld, but the part of dim %d they split has %lld element%s%s", fn, i, d, (long long)sum,
+                            "%lld, but the part of dim %d they split has %lld element%s%s", fn, dt__mdim(i), d, (long long)sum,
                             d, (long long)ch.ext, ch.ext == 1 ? "" : "s",
                             ch.n ? " (for some coordinate of the earlier mesh dims that shard it)" : "");
         for (j = i - 1; j >= 0; j--) {
@@ -8485,19 +8564,19 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
         char b[48];
         if (i >= m->ndim) {
             if (p.kind || p.dim || p.reduce || p.split || p.src || p.block || p.sizes)
-                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the mesh has %d dim%s", fn, i,
-                                dt__placement_str(p, b, sizeof b), m->ndim, m->ndim == 1 ? "" : "s");
+                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the mesh has %d dim%s", fn, dt__mdim(i),
+                                dt__placement_str(p, -1, b, sizeof b), m->ndim, m->ndim == 1 ? "" : "s");
             continue;
         }
         if (p.kind != DT_SHARD && (p.split || p.src || p.block || p.sizes))
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is not a Shard but has split = %d, src = %d, block = "
-                            "%lld, sizes = %s (split rules are for Shard only)", fn, i, (int)p.split, (int)p.src,
+                            "%lld, sizes = %s (split rules are for Shard only)", fn, dt__mdim(i), (int)p.split, (int)p.src,
                             (long long)p.block, p.sizes ? "set" : "NULL");
         if (p.kind == DT_SHARD) {
             int d = p.dim < 0 ? p.dim + ndim : p.dim;
             if (d < 0 || d >= ndim)
                 return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the tensor has %d dim%s", fn,
-                                i, dt__placement_str(p, b, sizeof b), ndim, ndim == 1 ? "" : "s");
+                                dt__mdim(i), dt__placement_str(p, -1, b, sizeof b), ndim, ndim == 1 ? "" : "s");
             if ((st = dt__check_rule(fn, m, i, &p))) return st;
             norm[i] = p;
             norm[i].dim = (int8_t)d;
@@ -8505,14 +8584,14 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
             if (p.split == DT_SPLIT_SIZES) norm[i].block = m->shape[i];
         } else if (p.kind == DT_PARTIAL) {
             if (p.reduce > DT_MIN)
-                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = Partial with reduce op %d (0..3)", fn, i,
+                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = Partial with reduce op %d (0..3)", fn, dt__mdim(i),
                                 (int)p.reduce);
             norm[i] = dt_partial((dt_reduce)p.reduce);
         } else if (p.kind == DT_REPLICATE) {
             norm[i] = dt_replicate();
         } else {
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].kind = %d (0 Replicate, 1 Shard, 2 Partial)", fn,
-                            i, (int)p.kind);
+                            dt__mdim(i), (int)p.kind);
         }
     }
     for (i = 0; i < m->ndim && i < given; i++)
@@ -8529,7 +8608,7 @@ static dt_status dt__check_complex_partial(const char *fn, dt_dtype t, const dt_
     for (i = 0; i < n; i++)
         if (pl[i].kind == DT_PARTIAL && (pl[i].reduce == DT_MAX || pl[i].reduce == DT_MIN))
             return dt__fail(DT_ERR_DTYPE, "%s: placements[%d] = Partial(%s) but the dtype is %s: complex numbers "
-                            "have no max/min (Partial(sum) and Partial(avg) are defined)", fn, i,
+                            "have no max/min (Partial(sum) and Partial(avg) are defined)", fn, dt__mdim(i),
                             pl[i].reduce == DT_MAX ? "max" : "min", dt_dtype_name(t));
     return DT_OK;
 }
@@ -8569,7 +8648,8 @@ static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tenso
                         "needs dtensor_cuda.h in the file that defines DTENSOR_IMPLEMENTATION)", fn, d->device);
     for (i = 0; i < d->ndim; i++)
         if (d->shape[i] < 0)
-            return dt__fail(DT_ERR_SHAPE, "%s: desc->shape[%d] = %lld is negative", fn, i, (long long)d->shape[i]);
+            return dt__fail(DT_ERR_SHAPE, "%s: desc->shape[%d] = %lld is negative", fn, dt__tdim(i, d->ndim),
+                            (long long)d->shape[i]);
     if ((st = dt__shape_fits(fn, "desc->shape", d->dtype, d->ndim, d->shape))) return st;
     memset(norm, 0, sizeof *norm);
     norm->dtype = d->dtype;
@@ -8706,8 +8786,8 @@ static void dt__describe_spec(const void *ctx, char *buf, size_t cap) {
     if (!x->d) { snprintf(buf, cap, "%s", x->args ? x->args : ""); return; }
     /* (a description cut at cap is fine: the result is tested only to say so to GCC's -Wformat-truncation) */
     if (snprintf(buf, cap, "%s%s %s%s%s%s%s", dt_dtype_name(x->d->dtype), dt__shape_str(x->d->shape, x->d->ndim, sh, sizeof sh),
-                 dt__placements_str(x->d->placements, x->mndim, a, sizeof a), x->dst ? " -> " : "",
-                 x->dst ? dt__placements_str(x->dst, x->mndim, b, sizeof b) : "", x->args ? " " : "",
+                 dt__placements_str(x->d->placements, x->mndim, x->d->ndim, a, sizeof a), x->dst ? " -> " : "",
+                 x->dst ? dt__placements_str(x->dst, x->mndim, x->d->ndim, b, sizeof b) : "", x->args ? " " : "",
                  x->args ? x->args : "") < 0)
         buf[0] = 0;
 }
@@ -8928,7 +9008,7 @@ static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *n
             if (m->rank >= 0) dt__local_shape_hint(m, norm, ls, hint, sizeof hint);
             return dt__fail(DT_ERR_SHAPE, "dt_tensor_from_local: desc->local_shape = %s but the placements %s give "
                             "mesh rank %d the shape %s: %s", dt__shape_str(ls, norm->ndim, got, sizeof got),
-                            dt__placements_str(norm->placements, m->ndim, pls, sizeof pls), m->rank,
+                            dt__placements_str(norm->placements, m->ndim, norm->ndim, pls, sizeof pls), m->rank,
                             dt__shape_str(b.ext, norm->ndim, want, sizeof want),
                             hint[0] ? hint : "a rank outside the mesh holds nothing (local_shape all zeros)");
         }
@@ -8952,7 +9032,7 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
                         "its interior's shape, so that it is checked against the rule (the placements %s give mesh "
                         "rank %d the shape %s; a split the code made itself is often dt_shard_balanced, "
                         "N/k + (c < N%%k); DT_INFER_SIZES takes every rank's own)", fn, what,
-                        dt__placements_str(norm->placements, m->ndim, pls, sizeof pls), m->rank,
+                        dt__placements_str(norm->placements, m->ndim, norm->ndim, pls, sizeof pls), m->rank,
                         dt__shape_str(b.ext, norm->ndim, sh, sizeof sh));
     return DT_OK;
 }
@@ -9143,13 +9223,14 @@ static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *n
     else dt__box_empty(norm->ndim, &b);
     for (d = 0; d < norm->ndim; d++) {
         if (g[d] < 0)
-            return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld is negative (local_ghost = %s)", fn, d,
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld is negative (local_ghost = %s)", fn,
+                            dt__tdim(d, norm->ndim),
                             (long long)g[d], gs);
         if (g[d] > (INT64_MAX / 4 - b.ext[d]) / 2 ||
             !dt__mul_ok(fit, (size_t)(b.ext[d] + 2 * g[d] > 1 ? b.ext[d] + 2 * g[d] : 1), &fit) ||
             fit > (size_t)INT64_MAX || !dt__mul_ok(n, (size_t)(b.ext[d] + 2 * g[d]), &n))
             return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld: the ghosted array (local shape + 2 * "
-                            "local_ghost) overflows the sizes (local_ghost = %s)", fn, d, (long long)g[d], gs);
+                            "local_ghost) overflows the sizes (local_ghost = %s)", fn, dt__tdim(d, norm->ndim), (long long)g[d], gs);
     }
     if (!local && m->rank >= 0 && n)
         return dt__fail(DT_ERR_ARG, "%s: local is NULL but the ghosted array (local_ghost = %s) has %zu bytes", fn,
@@ -9180,11 +9261,11 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
     for (d = 0; d < norm->ndim; d++) /* 0 where it addresses nothing: an empty storage, a dim of extent 1 */
         if (st[d] < 0 || (st[d] == 0 && ext[d] > 1 && !empty))
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: strides are element counts >= 1 "
-                            "(local_strides = %s, storage shape %s)", fn, d, (long long)st[d], ss, es_);
+                            "(local_strides = %s, storage shape %s)", fn, dt__tdim(d, norm->ndim), (long long)st[d], ss, es_);
     for (d = 0; d < norm->ndim; d++) /* each stride in bytes fits, an empty storage's too (its span is computed) */
         if (st[d] > INT64_MAX / (int64_t)es)
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: the storage spans more than the sizes "
-                            "can index (%zu-byte elements; local_strides = %s, storage shape %s)", fn, d,
+                            "can index (%zu-byte elements; local_strides = %s, storage shape %s)", fn, dt__tdim(d, norm->ndim),
                             (long long)st[d], es, ss, es_);
     if (empty) return DT_OK;
     for (d = 0; d < norm->ndim; d++) { /* the dims longer than 1, by stride (insertion sort: ndim <= 8) */
@@ -9196,7 +9277,7 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
         if (i > 0 && st[ord[i]] < st[ord[i - 1]] * ext[ord[i - 1]]) /* (no overflow: checked for i - 1) */
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides = %s overlap on mesh rank %d: dim %d (stride %lld) "
                             "steps inside dim %d (stride %lld x %lld elements) of the storage (shape %s)", fn, ss,
-                            m->rank, ord[i], (long long)st[ord[i]], ord[i - 1], (long long)st[ord[i - 1]],
+                            m->rank, dt__tdim(ord[i], norm->ndim), (long long)st[ord[i]], dt__tdim(ord[i - 1], norm->ndim), (long long)st[ord[i - 1]],
                             (long long)ext[ord[i - 1]], es_);
         /* the span is below the outermost stride x extent, in bytes */
         if (st[ord[i]] > INT64_MAX / (int64_t)es / ext[ord[i]])
@@ -9608,8 +9689,8 @@ static dt_status dt__check_out_spec(const char *fn, const dt_tensor *o, const dt
                         dt__shape_str(want->shape, want->ndim, b, sizeof b));
     if (!dt__placements_eq(o->desc.placements, want->placements, m->ndim))
         return dt__fail(DT_ERR_PLACEMENT, "%s: *out has placements %s, the result has %s", fn,
-                        dt__placements_str(o->desc.placements, m->ndim, a, sizeof a),
-                        dt__placements_str(want->placements, m->ndim, b, sizeof b));
+                        dt__placements_str(o->desc.placements, m->ndim, o->desc.ndim, a, sizeof a),
+                        dt__placements_str(want->placements, m->ndim, want->ndim, b, sizeof b));
     return DT_OK;
 }
 
@@ -9811,8 +9892,8 @@ static void dt__plan_log(const dt__ctx *x, const dt_placement *src, const dt_pla
     char a[160], b[160], sh[160];
     int k, mnd = x->m->ndim;
     fprintf(stderr, "dtensor plan: %s%s %s -> %s: %d step%s\n", dt_dtype_name(x->dtype),
-            dt__shape_str(x->gshape, x->ndim, sh, sizeof sh), dt__placements_str(src, mnd, a, sizeof a),
-            dt__placements_str(dst, mnd, b, sizeof b), p->n, p->n == 1 ? "" : "s");
+            dt__shape_str(x->gshape, x->ndim, sh, sizeof sh), dt__placements_str(src, mnd, x->ndim, a, sizeof a),
+            dt__placements_str(dst, mnd, x->ndim, b, sizeof b), p->n, p->n == 1 ? "" : "s");
     for (k = 0; k < p->n; k++) {
         const dt__step *s = &p->s[k];
         char dim[48];
@@ -9820,7 +9901,7 @@ static void dt__plan_log(const dt__ctx *x, const dt_placement *src, const dt_pla
         else snprintf(dim, sizeof dim, "mesh dim %d%s%s", s->mdim, x->m->names[s->mdim][0] ? " " : "",
                       x->m->names[s->mdim]);
         fprintf(stderr, "  %d. %-26s on %-16s %s -> %s\n", k + 1, kinds[s->kind], dim,
-                dt__placements_str(s->from, mnd, a, sizeof a), dt__placements_str(s->to, mnd, b, sizeof b));
+                dt__placements_str(s->from, mnd, x->ndim, a, sizeof a), dt__placements_str(s->to, mnd, x->ndim, b, sizeof b));
     }
 }
 
@@ -11707,15 +11788,15 @@ static void dt__explain_line(const dt__call *c, FILE *f) {
     for (i = 0; i < c->nin; i++) {
         const dt_tensor_desc *d = c->in[i].d;
         if (!d) continue;
-        dt__placements_str(d->placements, c->m->ndim, a, sizeof a);
-        dt__placements_str(c->want[i], c->m->ndim, b, sizeof b);
+        dt__placements_str(d->placements, c->m->ndim, d->ndim, a, sizeof a);
+        dt__placements_str(c->want[i], c->m->ndim, d->ndim, b, sizeof b);
         fprintf(f, " %s %s%s %s", c->in[i].name, dt_dtype_name(d->dtype), dt__shape_str(d->shape, d->ndim, sh, sizeof sh), a);
         if (!dt__placements_eq(d->placements, c->want[i], c->m->ndim)) fprintf(f, " -> %s", b);
         fprintf(f, ";");
     }
     fprintf(f, " out %s%s %s; cost %.3g s%s\n", dt_dtype_name(c->out_public.dtype),
             dt__shape_str(c->out_public.shape, c->out_public.ndim, sh, sizeof sh),
-            dt__placements_str(c->out_public.placements, c->m->ndim, a, sizeof a), c->cost,
+            dt__placements_str(c->out_public.placements, c->m->ndim, c->out_public.ndim, a, sizeof a), c->cost,
             c->cached ? " (cached)" : "");
 }
 
@@ -13955,7 +14036,7 @@ static void dt__rng_explain(const char *fn, const dt_tensor *t, const dt_mesh *m
     char a[160], sh[160];
     fprintf(f, "%s: %s%s %s; rng seed %llu offset %llu -> %llu\n", fn, dt_dtype_name(t->desc.dtype),
             dt__shape_str(t->desc.shape, t->desc.ndim, sh, sizeof sh),
-            dt__placements_str(t->desc.placements, m->ndim, a, sizeof a), (unsigned long long)m->rng_seed,
+            dt__placements_str(t->desc.placements, m->ndim, t->desc.ndim, a, sizeof a), (unsigned long long)m->rng_seed,
             (unsigned long long)m->rng_offset, (unsigned long long)(m->rng_offset + dt__rng_words(&t->desc, dt__rng_w(t->desc.dtype))));
 }
 
@@ -15133,12 +15214,12 @@ static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const d
         if (t->desc.placements[i].kind == DT_PARTIAL)
             return dt__fail(DT_ERR_PLACEMENT, "%s: the tensor is %s on mesh dim %d; a halo needs values, not partial "
                             "sums (redistribute to Replicate first)", fn,
-                            dt__placement_str(t->desc.placements[i], b, sizeof b), i);
+                            dt__placement_str(t->desc.placements[i], t->desc.ndim, b, sizeof b), i);
         if (t->desc.placements[i].kind == DT_SHARD && t->desc.placements[i].split == DT_SPLIT_CYCLIC)
             return dt__fail(DT_ERR_PLACEMENT, "%s: the tensor is %s on mesh dim %d; a block-cyclic part is many "
                             "blocks, each with its neighbours on other ranks, so it has no halo (redistribute to a "
                             "one-box rule: dt_shard, dt_shard_balanced or dt_shard_sizes)", fn,
-                            dt__placement_str(t->desc.placements[i], b, sizeof b), i);
+                            dt__placement_str(t->desc.placements[i], t->desc.ndim, b, sizeof b), i);
     }
     for (i = 0; i < DT_MAX_DIMS; i++) {
         if (i >= nd) {
@@ -15148,20 +15229,21 @@ static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const d
             continue;
         }
         if (d->width[i] < 0)
-            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is negative", fn, i, (long long)d->width[i]);
+            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is negative", fn, dt__tdim(i, nd),
+                            (long long)d->width[i]);
         if (t->ghosted && d->width[i] > t->ghost[i])
             return dt__fail(DT_ERR_ARG, "%s: halo width[%d] = %lld is wider than the tensor's ghost room %lld "
-                            "(desc->local_ghost[%d] of dt_tensor_from_local)", fn, i, (long long)d->width[i],
-                            (long long)t->ghost[i], i);
+                            "(desc->local_ghost[%d] of dt_tensor_from_local)", fn, dt__tdim(i, nd), (long long)d->width[i],
+                            (long long)t->ghost[i], dt__tdim(i, nd));
         if (d->boundary[i] > DT_BOUNDARY_NONE)
-            return dt__fail(DT_ERR_ARG, "%s: desc->boundary[%d] = %d (0 CONSTANT, 1 PERIODIC, 2 NONE)", fn, i,
+            return dt__fail(DT_ERR_ARG, "%s: desc->boundary[%d] = %d (0 CONSTANT, 1 PERIODIC, 2 NONE)", fn, dt__tdim(i, nd),
                             (int)d->boundary[i]);
         if (d->boundary[i] == DT_BOUNDARY_PERIODIC && d->width[i] > t->desc.shape[i])
-            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is wider than the periodic dim (%lld)", fn, i,
+            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is wider than the periodic dim (%lld)", fn, dt__tdim(i, nd),
                             (long long)d->width[i], (long long)t->desc.shape[i]);
         if (d->width[i] > (INT64_MAX - t->box.ext[i]) / 2 ||
             !dt__mul_ok(n, (size_t)(t->box.ext[i] + 2 * d->width[i]), &n) || n > (size_t)INT64_MAX)
-            return dt__fail(DT_ERR_SHAPE, "%s: the ghosted block (width[%d] = %lld) overflows size_t", fn, i,
+            return dt__fail(DT_ERR_SHAPE, "%s: the ghosted block (width[%d] = %lld) overflows size_t", fn, dt__tdim(i, nd),
                             (long long)d->width[i]);
     }
     if (d->corners != 0 && d->corners != 1)
@@ -16654,7 +16736,7 @@ static int64_t dt__scalapack_block(const dt_placement *p, int64_t n, int k) {
 
 static const char *dt__scalapack_rule(const dt_placement *p, char *buf, size_t n) {
     static const char *const names[4] = {"chunk", "balanced", "sizes", "cyclic"};
-    if (p->kind != DT_SHARD) return dt__placement_str(*p, buf, n);
+    if (p->kind != DT_SHARD) return dt__placement_str(*p, -1, buf, n);
     if (p->split == DT_SPLIT_CYCLIC && p->src)
         snprintf(buf, n, "S(%d) cyclic block %lld src %d", (int)p->dim, (long long)p->block, (int)p->src);
     else if (p->split == DT_SPLIT_CYCLIC) snprintf(buf, n, "S(%d) cyclic block %lld", (int)p->dim, (long long)p->block);
@@ -16846,7 +16928,7 @@ static dt_status dt__tensor_print_sharding_body(const dt_tensor *t, FILE *f) {
             dt__shape_str(t->desc.shape, t->desc.ndim, sh, sizeof sh));
     for (i = 0; i < m->ndim; i++)
         fprintf(f, "%s%s%s%d", i ? ", " : "", m->names[i], m->names[i][0] ? "=" : "", m->shape[i]);
-    fprintf(f, ") placements %s\n", dt__placements_str(t->desc.placements, m->ndim, a, sizeof a));
+    fprintf(f, ") placements %s\n", dt__placements_str(t->desc.placements, m->ndim, t->desc.ndim, a, sizeof a));
     fprintf(f, "  %-14s %-5s %-28s %s\n", "mesh coord", "rank", "global index ranges", "local shape");
     for (r = 0; r < m->size; r++) {
         dt__box b;
@@ -16986,7 +17068,7 @@ static dt_status dt__f_check_sizes_body(const int64_t *sizes, int n) {
     return DT_OK;
 }
 DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n) {
-    DT__PUBLIC("dt_check_sizes", dt__f_check_sizes_body(sizes, n));
+    DT__F_PUBLIC("dt_check_sizes", dt__f_check_sizes_body(sizes, n));
 }
 
 #ifndef DTENSOR_NO_MPI
@@ -16996,7 +17078,7 @@ static dt_status dt__f_comm_mpi_body(MPI_Fint comm, const int64_t *sizes, int n,
     return dt_comm_mpi(MPI_Comm_f2c(comm), out);
 }
 DT_API dt_status dt_f_comm_mpi(MPI_Fint comm, const int64_t *sizes, int n, dt_comm **out) {
-    DT__PUBLIC("dt_comm_mpi", dt__f_comm_mpi_body(comm, sizes, n, out));
+    DT__F_PUBLIC("dt_comm_mpi", dt__f_comm_mpi_body(comm, sizes, n, out));
 }
 #endif
 
@@ -17006,7 +17088,7 @@ static dt_status dt__f_tensor_empty_body(dt_mesh *m, const dt_tensor_desc *fd, d
     return st ? st : DT__F_CALL(dt_tensor_empty)(m, &c.d, out);
 }
 DT_API dt_status dt_f_tensor_empty(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_empty", dt__f_tensor_empty_body(m, fd, out));
+    DT__F_PUBLIC("dt_tensor_empty", dt__f_tensor_empty_body(m, fd, out));
 }
 
 static dt_status dt__f_tensor_zeros_body(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
@@ -17015,7 +17097,7 @@ static dt_status dt__f_tensor_zeros_body(dt_mesh *m, const dt_tensor_desc *fd, d
     return st ? st : DT__F_CALL(dt_tensor_zeros)(m, &c.d, out);
 }
 DT_API dt_status dt_f_tensor_zeros(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_zeros", dt__f_tensor_zeros_body(m, fd, out));
+    DT__F_PUBLIC("dt_tensor_zeros", dt__f_tensor_zeros_body(m, fd, out));
 }
 
 static dt_status dt__f_tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *fd, void *local, unsigned flags,
@@ -17026,7 +17108,7 @@ static dt_status dt__f_tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *
 }
 DT_API dt_status dt_f_tensor_from_local(dt_mesh *m, const dt_tensor_desc *fd, void *local, unsigned flags,
                                         dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_from_local", dt__f_tensor_from_local_body(m, fd, local, flags, out));
+    DT__F_PUBLIC("dt_tensor_from_local", dt__f_tensor_from_local_body(m, fd, local, flags, out));
 }
 
 static dt_status dt__f_tensor_distribute_body(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int src_rank,
@@ -17037,7 +17119,7 @@ static dt_status dt__f_tensor_distribute_body(dt_mesh *m, const dt_tensor_desc *
 }
 DT_API dt_status dt_f_tensor_distribute(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int src_rank,
                                         dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_distribute", dt__f_tensor_distribute_body(m, fd, full, src_rank, out));
+    DT__F_PUBLIC("dt_tensor_distribute", dt__f_tensor_distribute_body(m, fd, full, src_rank, out));
 }
 
 static dt_status dt__f_tensor_redistribute_body(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
@@ -17047,7 +17129,7 @@ static dt_status dt__f_tensor_redistribute_body(const dt_tensor *t, const dt_pla
     return st ? st : DT__F_CALL(dt_tensor_redistribute)(t, c, out);
 }
 DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_redistribute", dt__f_tensor_redistribute_body(t, fplacements, out));
+    DT__F_PUBLIC("dt_tensor_redistribute", dt__f_tensor_redistribute_body(t, fplacements, out));
 }
 
 static dt_status dt__f_tensor_shape_body(const dt_tensor *t, int *ndim, int64_t *shape) {
@@ -17059,7 +17141,7 @@ static dt_status dt__f_tensor_shape_body(const dt_tensor *t, int *ndim, int64_t 
     return DT_OK;
 }
 DT_API dt_status dt_f_tensor_shape(const dt_tensor *t, int *ndim, int64_t *shape) {
-    DT__PUBLIC("dt_tensor_shape", dt__f_tensor_shape_body(t, ndim, shape));
+    DT__F_PUBLIC("dt_tensor_shape", dt__f_tensor_shape_body(t, ndim, shape));
 }
 
 static dt_status dt__f_tensor_local_shape_body(const dt_tensor *t, int64_t *shape, int64_t *offset) {
@@ -17071,7 +17153,7 @@ static dt_status dt__f_tensor_local_shape_body(const dt_tensor *t, int64_t *shap
     return DT_OK;
 }
 DT_API dt_status dt_f_tensor_local_shape(const dt_tensor *t, int64_t *shape, int64_t *offset) {
-    DT__PUBLIC("dt_tensor_local_shape", dt__f_tensor_local_shape_body(t, shape, offset));
+    DT__F_PUBLIC("dt_tensor_local_shape", dt__f_tensor_local_shape_body(t, shape, offset));
 }
 
 static dt_status dt__f_tensor_local_body(const dt_tensor *t, dt_dtype dtype, int ndim, int64_t *shape) {
@@ -17100,7 +17182,7 @@ static dt_status dt__f_tensor_local_body(const dt_tensor *t, dt_dtype dtype, int
     return DT_OK;
 }
 DT_API dt_status dt_f_tensor_local(const dt_tensor *t, dt_dtype dtype, int ndim, int64_t *shape) {
-    DT__PUBLIC("dt_tensor_local", dt__f_tensor_local_body(t, dtype, ndim, shape));
+    DT__F_PUBLIC("dt_tensor_local", dt__f_tensor_local_body(t, dtype, ndim, shape));
 }
 
 static dt_status dt__f_layout_body(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int64_t *local_shape,
@@ -17116,7 +17198,7 @@ static dt_status dt__f_layout_body(const dt_mesh *m, const dt_tensor_desc *fd, c
 }
 DT_API dt_status dt_f_layout(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int64_t *local_shape,
                              int64_t *local_offset) {
-    DT__PUBLIC("dt_layout", dt__f_layout_body(m, fd, coord, local_shape, local_offset));
+    DT__F_PUBLIC("dt_layout", dt__f_layout_body(m, fd, coord, local_shape, local_offset));
 }
 
 static dt_status dt__f_tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *fh) {
@@ -17133,7 +17215,7 @@ static dt_status dt__f_tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *fh
     return DT__F_CALL(dt_tensor_set_halo)(t, &h);
 }
 DT_API dt_status dt_f_tensor_set_halo(dt_tensor *t, const dt_halo_desc *fh) {
-    DT__PUBLIC("dt_tensor_set_halo", dt__f_tensor_set_halo_body(t, fh));
+    DT__F_PUBLIC("dt_tensor_set_halo", dt__f_tensor_set_halo_body(t, fh));
 }
 
 /* a reduction over Fortran dims: they become C dims, then the C call */
@@ -17154,19 +17236,19 @@ static dt_status dt__f_reduce(const char *fn, dt__f_reduce_fn f, const dt_tensor
 }
 
 DT_API dt_status dt_f_sum(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_sum", dt__f_reduce("dt_sum", DT__F_CALL(dt_sum), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_sum", dt__f_reduce("dt_sum", DT__F_CALL(dt_sum), x, ndims, fdims, keepdim, out));
 }
 
 DT_API dt_status dt_f_mean(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_mean", dt__f_reduce("dt_mean", DT__F_CALL(dt_mean), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_mean", dt__f_reduce("dt_mean", DT__F_CALL(dt_mean), x, ndims, fdims, keepdim, out));
 }
 
 DT_API dt_status dt_f_max(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_max", dt__f_reduce("dt_max", DT__F_CALL(dt_max), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_max", dt__f_reduce("dt_max", DT__F_CALL(dt_max), x, ndims, fdims, keepdim, out));
 }
 
 DT_API dt_status dt_f_min(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_min", dt__f_reduce("dt_min", DT__F_CALL(dt_min), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_min", dt__f_reduce("dt_min", DT__F_CALL(dt_min), x, ndims, fdims, keepdim, out));
 }
 
 DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape) {
@@ -17179,7 +17261,7 @@ DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape
 }
 
 DT_API dt_status dt_f_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    DT__PUBLIC("dt_matmul", DT__F_CALL(dt_matmul)(b, a, out));
+    DT__F_PUBLIC("dt_matmul", DT__F_CALL(dt_matmul)(b, a, out));
 }
 
 static dt_status dt__f_tensor_load_npy_body(dt_mesh *m, const char *path, int ndim, const dt_placement *fplacements,
@@ -17207,7 +17289,7 @@ static dt_status dt__f_tensor_load_npy_body(dt_mesh *m, const char *path, int nd
 }
 DT_API dt_status dt_f_tensor_load_npy(dt_mesh *m, const char *path, int ndim, const dt_placement *fplacements,
                                       dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_load_npy", dt__f_tensor_load_npy_body(m, path, ndim, fplacements, out));
+    DT__F_PUBLIC("dt_tensor_load_npy", dt__f_tensor_load_npy_body(m, path, ndim, fplacements, out));
 }
 
 DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap) {

@@ -45,8 +45,10 @@ def check(path):
         stmts = [s for s in re.sub(r'\\\n', ' ', body).strip().split(';') if s.strip()]
         # the Fortran entry points (dt_f_X) report under the C call's name (dt_X)
         wanted = ('"%s"' % name.replace('dt_f_', 'dt_', 1), '#', '"dt_" #')
-        ok = (len(stmts) == 1 and stmts[0].strip().startswith('DT__PUBLIC(') and
-              any(stmts[0].strip()[len('DT__PUBLIC('):].startswith(w) for w in wanted))
+        # (and through DT__F_PUBLIC, which is DT__PUBLIC in Fortran order)
+        macro = 'DT__F_PUBLIC(' if name.startswith('dt_f_') else 'DT__PUBLIC('
+        ok = (len(stmts) == 1 and stmts[0].strip().startswith(macro) and
+              any(stmts[0].strip()[len(macro):].startswith(w) for w in wanted))
         if not ok:
             print('%s:%d: %s: the definition is not one DT__PUBLIC("%s", ...) wrapper' % (path, line, name, name))
             bad += 1
