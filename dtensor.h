@@ -9143,7 +9143,7 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
         if (norm->placements[i].kind != DT_SHARD) continue;
         if (split[d] >= 0)
             st = dt__fail(DT_ERR_PLACEMENT, "%s: DT_INFER_SIZES: dim %d is split by mesh dims %d and %d; it infers "
-                          "one mesh dim's sizes per tensor dim", fn, d, split[d], i);
+                          "one mesh dim's sizes per tensor dim", fn, dt__tdim(d, nd), split[d], i);
         split[d] = i;
     }
     for (d = 0; d < nd; d++) split[d] = -1;
@@ -9154,7 +9154,7 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
         d = p->dim;
         if (split[d] >= 0) {
             st = dt__fail(DT_ERR_PLACEMENT, "%s: DT_INFER_SIZES: dim %d is split by mesh dims %d and %d; it infers "
-                          "one mesh dim's sizes per tensor dim", fn, d, split[d], i);
+                          "one mesh dim's sizes per tensor dim", fn, dt__tdim(d, nd), split[d], i);
             break;
         }
         split[d] = i;
@@ -9164,10 +9164,11 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
             dt__mesh_coord_of(m, r, c);
             if (e < 0)
                 st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: rank %d's local_shape[%d] = %lld is negative", fn, r,
-                              d, (long long)e);
+                              dt__tdim(d, nd), (long long)e);
             else if (sz[c[i]] >= 0 && sz[c[i]] != e)
                 st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: ranks at coordinate %d of mesh dim %d hold the same "
-                              "part of dim %d but pass local_shape[%d] = %lld and %lld (rank %d)", fn, c[i], i, d, d,
+                              "part of dim %d but pass local_shape[%d] = %lld and %lld (rank %d)", fn, c[i], i, dt__tdim(d, nd),
+                              dt__tdim(d, nd),
                               (long long)sz[c[i]], (long long)e, r);
             else
                 sz[c[i]] = e;
@@ -9175,13 +9176,13 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
         for (r = 0; r < m->shape[i] && !st; r++) {
             if (sz[r] > norm->shape[d] - sum)
                 st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: the local sizes of dim %d add up to more than its "
-                              "global %lld", fn, d, (long long)norm->shape[d]);
+                              "global %lld", fn, dt__tdim(d, nd), (long long)norm->shape[d]);
             else
                 sum += sz[r];
         }
         if (!st && sum != norm->shape[d])
             st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: the local sizes of dim %d add up to %lld, its global "
-                          "extent is %lld", fn, d, (long long)sum, (long long)norm->shape[d]);
+                          "extent is %lld", fn, dt__tdim(d, nd), (long long)sum, (long long)norm->shape[d]);
         if (!st) {
             norm->placements[i] = dt_shard_sizes(d, sz);
             norm->placements[i].block = m->shape[i];
@@ -9192,7 +9193,7 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
             if (split[d] < 0 && all[(size_t)r * (size_t)nd + (size_t)d] != norm->shape[d])
                 st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: rank %d's local_shape = %s, but dim %d is not split, "
                               "so it must be the global %lld (global shape %s)", fn, r,
-                              dt__shape_str(all + (size_t)r * (size_t)nd, nd, b, sizeof b), d,
+                              dt__shape_str(all + (size_t)r * (size_t)nd, nd, b, sizeof b), dt__tdim(d, nd),
                               (long long)norm->shape[d], dt__shape_str(norm->shape, nd, b2, sizeof b2));
     DT_FREE(all);
     return st;
@@ -9413,7 +9414,7 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
             st = dt__fail(DT_ERR_SHAPE, "%s: DT_VERIFY (or DTENSOR_CHECK) without desc->local_shape, and dim %d (%lld) is split unevenly "
                           "by dt_shard on mesh dim %d, where torch.chunk's parts differ from the balanced rule's (MPI "
                           "codes, PETSc): give local_shape (or DT_INFER_SIZES) so the buffer's size can be checked, "
-                          "or name the rule (dt_shard_balanced)", fn, td, (long long)norm.shape[td], md);
+                          "or name the rule (dt_shard_balanced)", fn, dt__tdim(td, norm.ndim), (long long)norm.shape[td], md);
     }
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
     if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
@@ -12131,7 +12132,7 @@ static dt_status dt__infer_binary(dt__call *c) {
         if (ea != eb && ea != 1 && eb != 1)
             return dt__fail(DT_ERR_SHAPE, "%s: %s %s and %s %s do not broadcast (dim %d: %lld vs %lld)", c->fn,
                             c->in[0].name, dt__shape_str(a->shape, a->ndim, sa, sizeof sa), c->in[1].name,
-                            dt__shape_str(b->shape, b->ndim, sb, sizeof sb), j, (long long)ea, (long long)eb);
+                            dt__shape_str(b->shape, b->ndim, sb, sizeof sb), dt__tdim(j, n), (long long)ea, (long long)eb);
         c->out.shape[j] = ea == 1 ? eb : ea;
         if (da >= 0) c->dmap[0][da] = (int8_t)(ea == c->out.shape[j] ? j : DT__D_FIXED);
         if (db >= 0) c->dmap[1][db] = (int8_t)(eb == c->out.shape[j] ? j : DT__D_FIXED);
@@ -13445,7 +13446,8 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
         return dt__call_refused(c, dt__fail(DT_ERR_ARG, "dt_argmax: ndims = %d; argmax takes one dim or all (0)", ndims));
     for (i = 0; i < ndims; i++) {
         if ((st = dt__norm_dim(c, "dims[i]", dims[i], x->desc.ndim, &d))) return dt__call_refused(c, st);
-        if (mask >> d & 1u) return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn, dims[i]));
+        if (mask >> d & 1u) return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn,
+                                                                    dt__tdim(d, x->desc.ndim)));
         mask |= 1u << d;
     }
     if (ndims == 0 || !dims) mask = (1u << x->desc.ndim) - 1u;
@@ -13604,7 +13606,8 @@ static dt_status dt__permute_body(const dt_tensor *x, const int *perm, dt_tensor
     if (!perm && x->desc.ndim) return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_permute: perm is NULL"));
     for (j = 0; j < x->desc.ndim; j++) {
         if ((st = dt__norm_dim(&c, "perm[j]", perm[j], x->desc.ndim, &d))) return dt__call_refused(&c, st);
-        if (seen >> d & 1u) return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_permute: perm lists dim %d twice", d));
+        if (seen >> d & 1u) return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_permute: perm lists dim %d twice",
+                                                                    dt__tdim(d, x->desc.ndim)));
         seen |= 1u << d;
         dt__call_arg(&c, d);
     }
@@ -13699,7 +13702,7 @@ static dt_status dt__narrow_body(const dt_tensor *x, int dim, int64_t start, int
     if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return dt__call_refused(&c, st);
     if (start < 0 || length < 0 || start > x->desc.shape[d] - length)
         return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_narrow: [%lld, %lld + %lld) is outside dim %d of size "
-                                             "%lld", (long long)start, (long long)start, (long long)length, d,
+                                             "%lld", (long long)start, (long long)start, (long long)length, dt__tdim(d, x->desc.ndim),
                                              (long long)x->desc.shape[d]));
     dt__call_arg(&c, d);
     dt__call_arg(&c, start);
@@ -13754,12 +13757,13 @@ static dt_status dt__split_body(const dt_tensor *x, int dim, int n, const int64_
     for (i = 0; i < n; i++) {
         if (sizes[i] < 0 || sizes[i] > x->desc.shape[d] - off)
             return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_split: sizes[%d] = %lld does not fit dim %d of "
-                                                 "size %lld", i, (long long)sizes[i], d, (long long)x->desc.shape[d]));
+                                                 "size %lld", i, (long long)sizes[i], dt__tdim(d, x->desc.ndim),
+                                                 (long long)x->desc.shape[d]));
         off += sizes[i];
     }
     if (off != x->desc.shape[d])
         return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_split: sizes add up to %lld, dim %d has %lld",
-                                             (long long)off, d, (long long)x->desc.shape[d]));
+                                             (long long)off, dt__tdim(d, x->desc.ndim), (long long)x->desc.shape[d]));
     memcpy(pl, x->desc.placements, sizeof pl);
     for (i = 0; i < x->mesh->ndim; i++)
         if (pl[i].kind == DT_SHARD && pl[i].dim == d) { pl[i] = dt_replicate(); sharded = 1; }
