@@ -120,25 +120,25 @@ if [ -f "$prefix/lib/libdtensor.so" ] &&
 else
     bad "libdtensor.so: pkg-config dtensor-lib + mpicc.mpich: build (or not linked to the .so)"; cat "$tmp/so.log"
 fi
-archive=$(pkg-config --variable=archive dtensor-lib)
+archive=$(pkg-config --variable=archive dtensor-lib) dlibs=$(pkg-config --libs dtensor)
 # shellcheck disable=SC2086
 if [ "$archive" = "$prefix/lib/libdtensor.a" ] && [ -f "$archive" ] &&
    mpicc.mpich "${WARN[@]}" -DCONSUMER_HOW='"libdtensor.a: pkg-config --variable=archive dtensor-lib + mpicc.mpich"' $cflags \
-       tests/install/consumer.c -o "$tmp/consumer_lib" "$archive" $(pkg-config --libs dtensor) >"$tmp/lib.log" 2>&1 &&
+       tests/install/consumer.c -o "$tmp/consumer_lib" "$archive" $dlibs >"$tmp/lib.log" 2>&1 &&
    ! ldd "$tmp/consumer_lib" | grep -q 'libdtensor.so'; then
     run2 "libdtensor.a: pkg-config --variable=archive dtensor-lib + mpicc.mpich" "$tmp/consumer_lib"
 else
     bad "libdtensor.a: pkg-config --variable=archive dtensor-lib ($archive) + mpicc.mpich: build"; cat "$tmp/lib.log"
 fi
 # Fortran: the installed dtensor.f90 compiled with the consumer's mpif90,
-# tests/test_fortran.f90 linked with $(pkg-config --libs dtensor-lib) (no C
+# tests/test_fortran.f90 linked with $libs, pkg-config --libs dtensor-lib (no C
 # file of the consumer's; -ldtensor takes libdtensor.so, found through the
 # rpath: no LD_LIBRARY_PATH)
 mkdir -p "$tmp/fmod"
 # shellcheck disable=SC2086
 if [ -f "$prefix/include/dtensor.f90" ] &&
    mpif90.mpich -std=f2008 -Wall -Werror -J "$tmp/fmod" "$prefix/include/dtensor.f90" tests/test_fortran.f90 \
-       -o "$tmp/consumer_f" $(pkg-config --libs dtensor-lib) >"$tmp/fortran.log" 2>&1 &&
+       -o "$tmp/consumer_f" $libs >"$tmp/fortran.log" 2>&1 &&
    rpath_ok "Fortran: pkg-config dtensor-lib + mpif90.mpich" "$tmp/consumer_f"; then
     out=$(BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 mpiexec.mpich -n 2 "$tmp/consumer_f" 2>&1)
     if [ $? -eq 0 ] && grep -q '^PASS test_fortran np=2' <<<"$out"; then
