@@ -1079,6 +1079,32 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
    out never copied to the host. */
 DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
                                                dt_tensor *out);  /* collective */
+/* The same, asynchronous: _begin checks and agrees exactly as the blocking
+   call (same errors, on every rank, nothing written on failure), makes or
+   takes *out / out, and starts the exchange; _end completes it, after
+   which out holds the result. Between them: t is not written, out is
+   neither read nor written (a call given out refuses it: DT_ERR_ARG), and
+   other calls run, other redistributions begun among them (any number,
+   on different outs; begin and end them in the same order on every rank).
+   A plan of one exchange (S->S, S->R, a transpose of a 2-D mesh's
+   placements: one piece exchange or gather) over a backend with
+   start/wait (MPI, NCCL, a custom one) posts its messages in _begin: the
+   sends are packed then, so t may be written or destroyed once _begin
+   returns; every other plan (several steps, Partial reductions, staged
+   device or strided storage, a backend without start) runs whole inside
+   _begin, and _end only returns. Over MPI a large message moves inside MPI
+   calls: between pieces of work, dt_tensor_redistribute_test moves it on
+   (or run MPI's own progress thread). _end collective: an out with nothing
+   outstanding (never begun, ended twice) is DT_ERR_ARG on every rank.
+   dt_tensor_destroy(out) before _end completes the messages (no hang, no
+   leak) and reports DT_ERR_ARG through dt_last_error and the error hook. */
+DT_API dt_status dt_tensor_redistribute_begin(const dt_tensor *t, const dt_placement *placements,
+                                              dt_tensor **out);  /* collective */
+DT_API dt_status dt_tensor_redistribute_reduce_begin(const dt_tensor *t, const dt_placement *placements,
+                                                     dt_reduce op, dt_tensor *out);  /* collective */
+DT_API dt_status dt_tensor_redistribute_end(dt_tensor *out);     /* collective; ends either begin */
+/* local: moves out's messages on; *done = 1 once they have all arrived (then _end only unpacks) */
+DT_API dt_status dt_tensor_redistribute_test(dt_tensor *out, int *done);
 /* the full global tensor into `full` on every mesh rank (collective; ranks
    outside the mesh return DT_OK and leave `full` untouched) */
 DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full);  /* collective */
@@ -8472,6 +8498,7 @@ struct dt_tensor {
     int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
     char *storage;        /* ghosted: the array's first element (the caller's `local`) */
     dt__shm *shm;         /* data is a block of this mesh arena (>>backend's shm), or NULL */
+    struct dt__async *async; /* the target of a redistribution begun, not ended (>>redistribute), or NULL */
 };
 
 typedef struct dt__halo dt__halo;
@@ -9509,8 +9536,11 @@ DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
     if (t && offset) memcpy(offset, t->box.lo, (size_t)t->desc.ndim * sizeof(int64_t));
 }
 
+static void dt__async_abandon(dt_tensor *t);
+
 DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
+    if (t->async) dt__async_abandon(t);
     if (t->shm) dt__shm_free(t->shm, t->data);
     else if (t->owns) t->dev->free(t->data);
     dt__tensor_set_halo(t, NULL, NULL);
@@ -9658,8 +9688,16 @@ static dt_status dt__contig_write_back(const char *fn, const dt_tensor *t, const
    contiguous where the call needs it, an *out that already has the
    result's spec. Each names the call and the values it refused. */
 
+/* a tensor whose redistribution is in flight (dt_tensor_redistribute_begin)
+   is not read or written until its _end */
+static dt_status dt__not_pending(const char *fn, const char *name, const dt_tensor *t) {
+    if (!t || !t->async) return DT_OK;
+    return dt__fail(DT_ERR_ARG, "%s: %s is the target of a dt_tensor_redistribute_begin that has not ended; call "
+                    "dt_tensor_redistribute_end on it first", fn, name);
+}
+
 static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
-    return t ? DT_OK : dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    return t ? dt__not_pending(fn, "the tensor", t) : dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
 }
 
 /* Strided storage (desc.local_strides, local_ghost): the calls that read
@@ -9765,6 +9803,8 @@ typedef struct dt__ctx {                     /* the tensor being moved        */
     int acc;                                 /* -1: the plan's output is assigned; else
                                                 a dt_reduce combining into it (set on the
                                                 last moving step only, dt__plan_run) */
+    struct dt__async *async;                 /* non-NULL: the (one) exchange is posted into
+                                                it, completed by _end (begin/end) */
 } dt__ctx;
 
 static int dt__is(dt_placement p, int kind) { return p.kind == kind; }
@@ -10061,6 +10101,153 @@ static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm 
     return dt__exchange_pieces_op(m, dev, g, in, out, send, recv, gather, bound, DT_U8, -1);
 }
 
+/* ---- a redistribution in flight (dt_tensor_redistribute_begin / _end) ----
+   A plan of one exchange (pieces over the mesh or a mesh dim, or a gather)
+   is posted as messages through the backend's start: begin packs every
+   send into the call's own buffer (so t is not read again once begin
+   returns), copies this rank's own piece, and starts the messages; end
+   waits and unpacks (or combines) the received pieces into out. Its
+   buffers are the call's own, not the mesh's scratch: other calls run in
+   between, other redistributions among them. Any other plan runs whole
+   inside begin. Over MPI, the messages move inside MPI calls (progress):
+   dt_tensor_redistribute_test between pieces of work moves them on. */
+typedef struct dt__async {
+    dt_comm *comm;        /* the exchange's comm; NULL: nothing in flight (done in begin) */
+    void *request;        /* the backend's, for the messages below */
+    char *sbuf, *rbuf;    /* packed sends, receives (in dev's memory) */
+    dt_message *msgs;
+    dt__pieces recv;      /* the pieces to place in out (this list's own copy) */
+    size_t *roff;         /* each one's offset in rbuf */
+    dt__array out;        /* out's storage: where they go */
+    const dt__device *dev;
+    dt_dtype dtype;
+    int acc, me;          /* acc: -1 assign, else the dt_reduce combining (_reduce_begin) */
+} dt__async;
+
+static void dt__async_free(dt__async *a) {
+    if (!a) return;
+    if (a->sbuf) a->dev->free(a->sbuf);
+    if (a->rbuf) a->dev->free(a->rbuf);
+    DT_FREE(a->msgs);
+    DT_FREE(a->roff);
+    dt__pieces_free(&a->recv);
+    DT_FREE(a);
+}
+
+static dt_status dt__async_new(const char *fn, int nd, dt__async **out) {
+    dt__async *a = NULL;
+    dt_status st = dt__alloc(fn, sizeof *a, (void **)&a);
+    if (st) return st;
+    memset(a, 0, sizeof *a);
+    dt__pieces_init(&a->recv, nd);
+    a->acc = -1;
+    *out = a;
+    return DT_OK;
+}
+
+/* one message of the posted exchange */
+static void dt__async_msg(dt__async *a, int *nm, dt_comm *g, int j, void *buf, size_t bytes, int send) {
+    dt_message *m = &a->msgs[(*nm)++];
+    m->buf = buf;
+    m->bytes = bytes;
+    m->peer = dt__comm_carrier_rank(g, j);
+    m->send = send;
+}
+
+/* dt__exchange_pieces_op's exchange, posted into x->async (see above) */
+static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt__array *in, dt__array *out,
+                                          const dt__pieces *send, const dt__pieces *recv, int gather) {
+    const char *fn = "dt_tensor_redistribute_begin";
+    dt__async *a = x->async;
+    const dt__device *dev = x->dev;
+    int n = g->size, me = g->rank, j, k, nd = in->ndim, nm = 0;
+    size_t es = in->es, sb = 0, rb = 0, off, one, wsize = (1 + 2 * (size_t)nd) * sizeof(int64_t);
+    uint64_t sent = 0;
+    dt__box b;
+    dt_status st;
+    for (k = 0; k < recv->n; k++)
+        if (dt__piece_get(recv, k, &b) != me) rb += dt__box_numel(nd, &b) * es;
+    if (gather) sb = dt__box_numel(nd, &in->box) * es;
+    for (k = 0; !gather && k < send->n; k++)
+        if (dt__piece_get(send, k, &b) != me) sb += dt__box_numel(nd, &b) * es;
+    a->dev = dev;
+    a->dtype = x->dtype;
+    a->acc = x->acc;
+    a->out = *out;
+    a->me = me;
+    if ((st = dt__alloc(fn, (2 * (size_t)n + send->n + recv->n + 1) * sizeof *a->msgs, (void **)&a->msgs)) ||
+        (st = dt__alloc(fn, ((size_t)recv->n + 1) * sizeof *a->roff, (void **)&a->roff)) ||
+        (st = dt__pieces_reserve(&a->recv, NULL, 0, (size_t)recv->n)) || (st = dev->alloc(fn, sb + 1, (void **)&a->sbuf)) ||
+        (st = dev->alloc(fn, rb + 1, (void **)&a->rbuf)))
+        return st;
+    if (recv->n) memcpy(a->recv.w, recv->w, (size_t)recv->n * wsize);
+    a->recv.n = recv->n;
+    if (gather && sb) { /* the shard, packed once, to every other member */
+        if ((st = dt__pack_on(dev, in, &in->box, a->sbuf))) return st;
+        for (j = 0; j < n; j++)
+            if (j != me) dt__async_msg(a, &nm, g, j, a->sbuf, sb, 1);
+        sent = sb * (uint64_t)(n - 1);
+    }
+    for (k = 0, off = 0; !gather && k < send->n; k++) {
+        j = dt__piece_get(send, k, &b);
+        one = dt__box_numel(nd, &b) * es;
+        if (j == me || !one) continue;
+        if ((st = dt__pack_on(dev, in, &b, a->sbuf + off))) return st;
+        dt__async_msg(a, &nm, g, j, a->sbuf + off, one, 1);
+        off += one;
+        sent += one;
+    }
+    for (k = 0, off = 0; k < recv->n; k++) {
+        j = dt__piece_get(recv, k, &b);
+        one = dt__box_numel(nd, &b) * es;
+        a->roff[k] = off;
+        if (j == me) { /* this rank's own piece: placed now (out is not read before _end) */
+            if (one && (st = dt__combine_on(dev, in, out, &b, x->dtype, x->acc))) return st;
+            continue;
+        }
+        if (!one) continue;
+        dt__async_msg(a, &nm, g, j, a->rbuf + off, one, 0);
+        off += one;
+    }
+    a->comm = g;
+    return dt__comm_start(g, nm, a->msgs, sent, rb, &a->request);
+}
+
+/* wait for a's messages and place what arrived in out; frees a */
+static dt_status dt__async_finish(dt__async *a) {
+    dt_status st = a->comm ? dt__comm_wait(a->comm, a->request) : DT_OK;
+    int k, j, nd = a->out.ndim;
+    dt__box b;
+    a->request = NULL;
+    for (k = 0; k < a->recv.n && !st && a->comm; k++) {
+        j = dt__piece_get(&a->recv, k, &b);
+        if (j == a->me || !dt__box_numel(nd, &b)) continue;
+        if (a->acc >= 0) {
+            dt__array s;
+            s.data = a->rbuf + a->roff[k]; s.ndim = nd; s.es = a->out.es; s.box = b; s.stride = NULL;
+            st = dt__combine_on(a->dev, &s, &a->out, &b, a->dtype, a->acc);
+        } else {
+            st = dt__unpack_on(a->dev, a->rbuf + a->roff[k], &b, &a->out);
+        }
+    }
+    dt__async_free(a);
+    return st;
+}
+
+/* out destroyed before its _end: the messages every rank posted in begin
+   are completed (no hang, nothing freed under the backend), and the
+   misuse reported as the error of dt_tensor_destroy */
+static void dt__async_abandon(dt_tensor *t) {
+    dt__async *a = t->async;
+    t->async = NULL;
+    if (a->comm) (void)dt__comm_wait(a->comm, a->request);
+    a->request = NULL;
+    dt__async_free(a);
+    (void)dt__fail(DT_ERR_ARG, "dt_tensor_destroy: the tensor was the target of a dt_tensor_redistribute_begin "
+                   "that had not ended; its messages were completed here (call dt_tensor_redistribute_end first)");
+    if (dt__public_depth == 0) dt__call_handler(DT_ERR_ARG, "dt_tensor_destroy");
+}
+
 /* the same with a box per member: send[j], recv[j] (empty where nothing moves) */
 static dt_status dt__exchange(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in, dt__array *out,
                               const dt__box *send, const dt__box *recv, int gather, size_t bound) {
@@ -10287,8 +10474,9 @@ static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__ar
     dt__pieces_init(&recv, x->ndim);
     st = dt__walk_pieces(x, s->from, &out->box, others, s->mdim, DT__SCRATCH_PIECES0, &recv);
     if (!st && !gather) st = dt__walk_pieces(x, s->to, &in->box, others, s->mdim, DT__SCRATCH_PIECES1, &send);
-    if (!st) st = dt__shm_step(x, g, s->mdim, in, out, &send, &recv, gather, &shm);
-    if (!st && !shm)
+    if (!st && x->async) st = dt__exchange_pieces_post(x, g, in, out, &send, &recv, gather);
+    else if (!st) st = dt__shm_step(x, g, s->mdim, in, out, &send, &recv, gather, &shm);
+    if (!st && !shm && !x->async)
         st = dt__exchange_pieces_op(x->m, x->dev, g, in, out, &send, &recv, gather, dt__step_bound(x, s), x->dtype,
                                     x->acc);
     dt__pieces_free(&send);
@@ -10311,8 +10499,9 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
     dt__pieces_init(&recv, x->ndim);
     st = dt__walk_pieces(x, s->from, &out->box, fixed, -1, DT__SCRATCH_PIECES0, &recv);
     if (!st) st = dt__walk_pieces(x, s->to, &in->box, fixed, -1, DT__SCRATCH_PIECES1, &send);
-    if (!st) st = dt__shm_step(x, m->comm, -1, in, out, &send, &recv, 0, &shm);
-    if (!st && !shm)
+    if (!st && x->async) st = dt__exchange_pieces_post(x, m->comm, in, out, &send, &recv, 0);
+    else if (!st) st = dt__shm_step(x, m->comm, -1, in, out, &send, &recv, 0, &shm);
+    if (!st && !shm && !x->async)
         st = dt__exchange_pieces_op(m, x->dev, m->comm, in, out, &send, &recv, 0, dt__step_bound(x, s), x->dtype,
                                     x->acc);
     dt__pieces_free(&send);
@@ -10875,6 +11064,7 @@ static void dt__ctx_of(const dt_tensor *t, dt__ctx *x) {
     x->dtype = t->desc.dtype;
     x->es = dt_dtype_size(t->desc.dtype);
     x->acc = -1;
+    x->async = NULL;
 }
 
 /* The memory a redistribution runs in: the tensor's own when the backend
@@ -10976,8 +11166,28 @@ static dt_status dt__combine_staged(const dt_tensor *t, const dt__device *e, con
    a contiguous copy (dt__contig_copy). acc >= 0: combined into dst with
    that dt_reduce (dt_tensor_redistribute_reduce), on the device that holds
    dst. */
+/* Can plan run as one posted exchange (begin/end)? One step that moves,
+   a piece exchange or a gather, nothing after it, in the tensor's own
+   host memory over a backend that starts messages (else begin runs it). */
+static int dt__plan_posts(const dt__ctx *x, const dt__plan *plan, const dt__device *e, const dt_tensor *t) {
+    const dt__step *s = &plan->s[0];
+    if (plan->n != 1 || e != t->dev || !dt__on_host(e)) return 0;
+    if (!dt__comm_carrier(x->m->comm)->be.start) return 0;
+    return s->kind == DT__GATHER || s->kind == DT__ALLTOALL ||
+           (s->kind == DT__EXCHANGE && !dt__pl_cyclic(s->from, x->m->ndim) && !dt__pl_cyclic(s->to, x->m->ndim));
+}
+
+static dt_status dt__redistribute_run(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                      const int64_t *dst_stride, int acc, dt__async *a);
+
 static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
                                            const int64_t *dst_stride, int acc) {
+    return dt__redistribute_run(t, dst_pl, dst, dst_stride, acc, NULL);
+}
+
+/* the same, posted into a where the plan allows (dt__plan_posts), else whole */
+static dt_status dt__redistribute_run(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                      const int64_t *dst_stride, int acc, dt__async *a) {
     dt__ctx x;
     dt__plan plan;
     dt__box b;
@@ -10996,7 +11206,10 @@ static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placemen
     if (t->mesh->rank == 0 && dt__log_on(DT__LOG_PLAN)) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
     dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
     obytes = dt__box_numel(x.ndim, &b) * x.es;
-    if ((t->strided || dst_stride) && (e != t->dev || !dt__plan_takes_strides(&x, &plan, t->strided, !!dst_stride)))
+    /* (posted or not alike on every rank: nothing here depends on this rank's storage) */
+    if (a && dt__plan_posts(&x, &plan, e, t)) x.async = a; /* (its step takes strided ends) */
+    else if ((t->strided || dst_stride) &&
+             (e != t->dev || !dt__plan_takes_strides(&x, &plan, t->strided, !!dst_stride)))
         return dt__redistribute_staged(t, dst_pl, dst, dst_stride, obytes, acc);
     if (e != t->dev) { /* (empty shards too: every pointer a step sees is in e's memory) */
         void *buf = NULL;
@@ -11026,8 +11239,10 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
 }
 
 
-static dt_status dt__tensor_redistribute_body(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
-    const char *fn = "dt_tensor_redistribute";
+/* a: NULL for the blocking call; else begin's record, attached to the
+   result when the call succeeds (a posted exchange, or nothing in flight) */
+static dt_status dt__redistribute_body(const char *fn, const dt_tensor *t, const dt_placement *placements,
+                                       dt_tensor **out, dt__async *a) {
     dt_tensor_desc want;
     dt_tensor *o = NULL;
     dt_status st;
@@ -11043,29 +11258,31 @@ static dt_status dt__tensor_redistribute_body(const dt_tensor *t, const dt_place
             st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d]: Shard(%d) -> Partial(%s) is not a redistribution "
                           "(a shard cannot become a partial sum without changing the value)", fn, i,
                           (int)t->desc.placements[i].dim, dt__reduce_name(want.placements[i].reduce));
+    if (!st && *out) st = dt__not_pending(fn, "*out", *out);
     if (!st && *out) st = dt__check_out_spec(fn, *out, t->mesh, &want); /* strided storage taken */
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, NULL, 0, NULL))) return st;
     if (*out) {
-        if (*out == t) return DT_OK; /* same spec: nothing to do */
-        return dt__within(fn, dt__redistribute_into_strided(t, want.placements, (*out)->data,
-                                                            (*out)->strided ? (*out)->stride : NULL));
+        if (*out == t) { (*out)->async = a; return DT_OK; } /* same spec: nothing to do */
+        st = dt__redistribute_run(t, want.placements, (*out)->data, (*out)->strided ? (*out)->stride : NULL, -1, a);
+        if (!st) (*out)->async = a;
+        return dt__within(fn, st);
     }
     if ((st = dt__tensor_make(fn, t->mesh, &want, NULL, 0, &o))) return st;
-    if ((st = dt__redistribute_into(t, want.placements, o->data))) {
+    if ((st = dt__redistribute_run(t, want.placements, o->data, NULL, -1, a))) {
         dt_tensor_destroy(o);
         return dt__within(fn, st);
     }
+    o->async = a;
     *out = o;
     return DT_OK;
 }
 DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_redistribute", dt__tensor_redistribute_body(t, placements, out));
+    DT__PUBLIC("dt_tensor_redistribute", dt__redistribute_body("dt_tensor_redistribute", t, placements, out, NULL));
 }
 
-static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
-                                                     dt_tensor *out) {
-    const char *fn = "dt_tensor_redistribute_reduce";
+static dt_status dt__redistribute_reduce_body(const char *fn, const dt_tensor *t, const dt_placement *placements,
+                                              dt_reduce op, dt_tensor *out, dt__async *a) {
     dt_tensor_desc want;
     dt_status st;
     int64_t arg = (int64_t)op;
@@ -11092,12 +11309,73 @@ static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const d
     if (!st) st = dt__check_out_spec(fn, out, t->mesh, &want); /* strided storage taken */
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, &arg, 1, "op"))) return st;
-    return dt__within(fn, dt__redistribute_into_acc(t, want.placements, out->data, out->strided ? out->stride : NULL,
-                                                    (int)op));
+    st = dt__redistribute_run(t, want.placements, out->data, out->strided ? out->stride : NULL, (int)op, a);
+    if (!st) out->async = a;
+    return dt__within(fn, st);
 }
 DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
                                                dt_tensor *out) {
-    DT__PUBLIC("dt_tensor_redistribute_reduce", dt__tensor_redistribute_reduce_body(t, placements, op, out));
+    DT__PUBLIC("dt_tensor_redistribute_reduce",
+               dt__redistribute_reduce_body("dt_tensor_redistribute_reduce", t, placements, op, out, NULL));
+}
+
+/* the begin calls: the blocking call's checks and agreement, a record for
+   its _end (freed here when the call fails) */
+static dt_status dt__redistribute_begin_body(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
+    const char *fn = "dt_tensor_redistribute_begin";
+    dt__async *a = NULL;
+    dt_status st = dt__async_new(fn, t ? t->desc.ndim : 0, &a);
+    if (!st) st = dt__redistribute_body(fn, t, placements, out, a);
+    if (st) dt__async_free(a);
+    return st;
+}
+DT_API dt_status dt_tensor_redistribute_begin(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_redistribute_begin", dt__redistribute_begin_body(t, placements, out));
+}
+
+static dt_status dt__redistribute_reduce_begin_body(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
+                                                    dt_tensor *out) {
+    const char *fn = "dt_tensor_redistribute_reduce_begin";
+    dt__async *a = NULL;
+    dt_status st = dt__async_new(fn, t ? t->desc.ndim : 0, &a);
+    if (!st) st = dt__redistribute_reduce_body(fn, t, placements, op, out, a);
+    if (st) dt__async_free(a);
+    return st;
+}
+DT_API dt_status dt_tensor_redistribute_reduce_begin(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
+                                                     dt_tensor *out) {
+    DT__PUBLIC("dt_tensor_redistribute_reduce_begin", dt__redistribute_reduce_begin_body(t, placements, op, out));
+}
+
+/* Collective: a rank whose out has nothing begun fails, and so does every
+   rank (agreed before anyone waits, so a misuse is an error, not a hang) */
+static dt_status dt__redistribute_end_body(dt_tensor *out) {
+    const char *fn = "dt_tensor_redistribute_end";
+    dt__async *a;
+    dt_status st = DT_OK;
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (!out->async)
+        st = dt__fail(DT_ERR_ARG, "%s: no dt_tensor_redistribute_begin is outstanding on this tensor (never begun, "
+                      "or already ended)", fn);
+    if (out->mesh->rank >= 0 && out->mesh->size > 1 && (st = dt__agree(out->mesh->comm, fn, st, 0))) return st;
+    if (st) return st;
+    a = out->async;
+    out->async = NULL;
+    return dt__within(fn, dt__async_finish(a));
+}
+DT_API dt_status dt_tensor_redistribute_end(dt_tensor *out) {
+    DT__PUBLIC("dt_tensor_redistribute_end", dt__redistribute_end_body(out));
+}
+
+static dt_status dt__redistribute_test_body(dt_tensor *out, int *done) {
+    const char *fn = "dt_tensor_redistribute_test";
+    if (!out || !done) return dt__fail(DT_ERR_ARG, "%s: out or done is NULL", fn);
+    if (!out->async) return dt__fail(DT_ERR_ARG, "%s: no dt_tensor_redistribute_begin is outstanding on this tensor", fn);
+    if (!out->async->comm) { *done = 1; return DT_OK; }
+    return dt__within(fn, dt__comm_test(out->async->comm, out->async->request, done));
+}
+DT_API dt_status dt_tensor_redistribute_test(dt_tensor *out, int *done) {
+    DT__PUBLIC("dt_tensor_redistribute_test", dt__redistribute_test_body(out, done));
 }
 
 static dt_status dt__tensor_gather_body(const dt_tensor *t, void *full) {
@@ -11901,7 +12179,7 @@ static dt_status dt__call_in(dt__call *c, const dt_tensor *t, const char *name, 
     in->name = name;
     in->d = t ? &t->desc : NULL;
     if (!t && !optional) return dt__fail(DT_ERR_ARG, "%s: %s is NULL", c->fn, name);
-    return DT_OK;
+    return dt__not_pending(c->fn, name, t);
 }
 
 /* all inputs on one mesh; a 0-d tensor from another mesh is a replicated scalar */
