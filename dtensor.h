@@ -1735,7 +1735,11 @@ DT_API dt_status dt_f_tensor_distribute(dt_mesh *m, const dt_tensor_desc *fd, co
                                         dt_tensor **out);  /* collective */
 /* Fortran-order placements (one per mesh dim) */
 DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements,
-                                          dt_tensor **out);  /* collective */
+                                          dt_tensor **out);
+DT_API dt_status dt_f_tensor_redistribute_begin(const dt_tensor *t, const dt_placement *fplacements,
+                                                dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_tensor_redistribute_reduce_begin(const dt_tensor *t, const dt_placement *fplacements,
+                                                       dt_reduce op, dt_tensor *out);  /* collective */  /* collective */
 /* the global shape (Fortran order) into shape (DT_MAX_DIMS entries), its rank into *ndim */
 DT_API dt_status dt_f_tensor_shape(const dt_tensor *t, int *ndim, int64_t *shape);  /* local */
 /* this rank's local shape and offset (elements before local element 1 along each dim) */
@@ -8071,6 +8075,8 @@ struct dt_mesh {
     void *dscratch[DT__SCRATCH_SLOTS];     /* the same in device memory, and the */
     size_t dscratch_cap[DT__SCRATCH_SLOTS]; /* device each slot belongs to       */
     const dt__device *dscratch_dev[DT__SCRATCH_SLOTS];
+    void *apool[4];                        /* host buffers of ended begin/end exchanges, kept */
+    size_t apool_cap[4];                   /* for the next (>>redistribute: dt__apool_get) */
     void *pinned[2];                       /* host staging of device shards (>>redistribute) */
     size_t pinned_cap[2];
     const dt__device *pinned_dev[2];
@@ -8137,6 +8143,11 @@ static void dt__mesh_release_buffers(dt_mesh *m) {
         if (m->dscratch[i]) m->dscratch_dev[i]->free(m->dscratch[i]);
         m->scratch[i] = m->dscratch[i] = NULL;
         m->scratch_cap[i] = m->dscratch_cap[i] = 0;
+    }
+    for (i = 0; i < 4; i++) {
+        DT_FREE(m->apool[i]);
+        m->apool[i] = NULL;
+        m->apool_cap[i] = 0;
     }
     for (i = 0; i < 2; i++) {
         if (m->pinned[i]) m->pinned_dev[i]->free_host(m->pinned[i]);
@@ -10114,7 +10125,9 @@ static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm 
 typedef struct dt__async {
     dt_comm *comm;        /* the exchange's comm; NULL: nothing in flight (done in begin) */
     void *request;        /* the backend's, for the messages below */
-    char *sbuf, *rbuf;    /* packed sends, receives (in dev's memory) */
+    dt_mesh *m;           /* whose pool the buffers return to */
+    char *sbuf, *rbuf;    /* packed sends, receives not placed in out directly (host) */
+    size_t scap, rcap;    /* their sizes */
     dt_message *msgs;
     dt__pieces recv;      /* the pieces to place in out (this list's own copy) */
     size_t *roff;         /* each one's offset in rbuf */
@@ -10124,10 +10137,44 @@ typedef struct dt__async {
     int acc, me;          /* acc: -1 assign, else the dt_reduce combining (_reduce_begin) */
 } dt__async;
 
+/* A begun exchange's buffers come from the mesh's pool and go back to it at
+   _end, so a time loop of begin/end allocates (and page-faults) nothing
+   after its first steps; dt_mesh_trim frees them. */
+static dt_status dt__apool_get(dt_mesh *m, size_t bytes, char **out, size_t *cap) {
+    int i, best = -1;
+    for (i = 0; i < 4; i++)
+        if (m->apool[i] && m->apool_cap[i] >= bytes && (best < 0 || m->apool_cap[i] < m->apool_cap[best])) best = i;
+    if (best >= 0) {
+        *out = (char *)m->apool[best];
+        *cap = m->apool_cap[best];
+        m->apool[best] = NULL;
+        m->apool_cap[best] = 0;
+        return DT_OK;
+    }
+    *cap = bytes ? bytes : 1;
+    return dt__alloc("dt_tensor_redistribute_begin", *cap, (void **)out);
+}
+
+/* back to the pool, in place of its smallest buffer when it is full */
+static void dt__apool_put(dt_mesh *m, char *p, size_t cap) {
+    int i, low = 0;
+    if (!p) return;
+    for (i = 0; i < 4; i++) {
+        if (!m->apool[i]) { low = i; break; }
+        if (m->apool_cap[i] < m->apool_cap[low]) low = i;
+    }
+    if (m->apool[low] && m->apool_cap[low] >= cap) { DT_FREE(p); return; }
+    DT_FREE(m->apool[low]);
+    m->apool[low] = p;
+    m->apool_cap[low] = cap;
+}
+
 static void dt__async_free(dt__async *a) {
     if (!a) return;
-    if (a->sbuf) a->dev->free(a->sbuf);
-    if (a->rbuf) a->dev->free(a->rbuf);
+    if (a->m) {
+        dt__apool_put(a->m, a->sbuf, a->scap);
+        dt__apool_put(a->m, a->rbuf, a->rcap);
+    }
     DT_FREE(a->msgs);
     DT_FREE(a->roff);
     dt__pieces_free(&a->recv);
@@ -10175,10 +10222,14 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
     a->acc = x->acc;
     a->out = *out;
     a->me = me;
+    a->m = x->m;
+    for (k = 0; k < recv->n && x->acc < 0; k++) /* pieces one stretch of out arrive in place (out is not read) */
+        if ((j = dt__piece_get(recv, k, &b)) != me && dt__piece_contiguous(out, &b, &off))
+            rb -= dt__box_numel(nd, &b) * es;
     if ((st = dt__alloc(fn, (2 * (size_t)n + send->n + recv->n + 1) * sizeof *a->msgs, (void **)&a->msgs)) ||
         (st = dt__alloc(fn, ((size_t)recv->n + 1) * sizeof *a->roff, (void **)&a->roff)) ||
-        (st = dt__pieces_reserve(&a->recv, NULL, 0, (size_t)recv->n)) || (st = dev->alloc(fn, sb + 1, (void **)&a->sbuf)) ||
-        (st = dev->alloc(fn, rb + 1, (void **)&a->rbuf)))
+        (st = dt__pieces_reserve(&a->recv, NULL, 0, (size_t)recv->n)) ||
+        (st = dt__apool_get(x->m, sb, &a->sbuf, &a->scap)) || (st = dt__apool_get(x->m, rb, &a->rbuf, &a->rcap)))
         return st;
     if (recv->n) memcpy(a->recv.w, recv->w, (size_t)recv->n * wsize);
     a->recv.n = recv->n;
@@ -10198,6 +10249,7 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
         sent += one;
     }
     for (k = 0, off = 0; k < recv->n; k++) {
+        size_t at;
         j = dt__piece_get(recv, k, &b);
         one = dt__box_numel(nd, &b) * es;
         a->roff[k] = off;
@@ -10206,6 +10258,11 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
             continue;
         }
         if (!one) continue;
+        if (x->acc < 0 && dt__piece_contiguous(out, &b, &at)) {
+            a->roff[k] = (size_t)-1; /* (in place: nothing to unpack) */
+            dt__async_msg(a, &nm, g, j, out->data + at, one, 0);
+            continue;
+        }
         dt__async_msg(a, &nm, g, j, a->rbuf + off, one, 0);
         off += one;
     }
@@ -10221,7 +10278,7 @@ static dt_status dt__async_finish(dt__async *a) {
     a->request = NULL;
     for (k = 0; k < a->recv.n && !st && a->comm; k++) {
         j = dt__piece_get(&a->recv, k, &b);
-        if (j == a->me || !dt__box_numel(nd, &b)) continue;
+        if (j == a->me || !dt__box_numel(nd, &b) || a->roff[k] == (size_t)-1) continue;
         if (a->acc >= 0) {
             dt__array s;
             s.data = a->rbuf + a->roff[k]; s.ndim = nd; s.es = a->out.es; s.box = b; s.stride = NULL;
@@ -17324,6 +17381,8 @@ DT__F_PTR(dt_tensor_zeros);
 DT__F_PTR(dt_tensor_from_local);
 DT__F_PTR(dt_tensor_distribute);
 DT__F_PTR(dt_tensor_redistribute);
+DT__F_PTR(dt_tensor_redistribute_begin);
+DT__F_PTR(dt_tensor_redistribute_reduce_begin);
 DT__F_PTR(dt_tensor_set_halo);
 DT__F_PTR(dt_tensor_load_npy);
 DT__F_PTR(dt_layout);
@@ -17412,6 +17471,32 @@ static dt_status dt__f_tensor_redistribute_body(const dt_tensor *t, const dt_pla
 }
 DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
     DT__F_PUBLIC("dt_tensor_redistribute", dt__f_tensor_redistribute_body(t, fplacements, out));
+}
+
+static dt_status dt__f_tensor_redistribute_begin_body(const dt_tensor *t, const dt_placement *fplacements,
+                                                      dt_tensor **out) {
+    dt_placement c[DT_MAX_MESH_DIMS];
+    dt_status st = dt__check_tensor("dt_tensor_redistribute_begin", t);
+    if (!st) st = dt__f_placements("dt_tensor_redistribute_begin", fplacements, dt_mesh_ndim(t->mesh), t->desc.ndim, c);
+    return st ? st : DT__F_CALL(dt_tensor_redistribute_begin)(t, c, out);
+}
+DT_API dt_status dt_f_tensor_redistribute_begin(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
+    DT__F_PUBLIC("dt_tensor_redistribute_begin", dt__f_tensor_redistribute_begin_body(t, fplacements, out));
+}
+
+static dt_status dt__f_tensor_redistribute_reduce_begin_body(const dt_tensor *t, const dt_placement *fplacements,
+                                                             dt_reduce op, dt_tensor *out) {
+    dt_placement c[DT_MAX_MESH_DIMS];
+    dt_status st = dt__check_tensor("dt_tensor_redistribute_reduce_begin", t);
+    if (!st)
+        st = dt__f_placements("dt_tensor_redistribute_reduce_begin", fplacements, dt_mesh_ndim(t->mesh),
+                              t->desc.ndim, c);
+    return st ? st : DT__F_CALL(dt_tensor_redistribute_reduce_begin)(t, c, op, out);
+}
+DT_API dt_status dt_f_tensor_redistribute_reduce_begin(const dt_tensor *t, const dt_placement *fplacements,
+                                                       dt_reduce op, dt_tensor *out) {
+    DT__F_PUBLIC("dt_tensor_redistribute_reduce_begin",
+                 dt__f_tensor_redistribute_reduce_begin_body(t, fplacements, op, out));
 }
 
 static dt_status dt__f_tensor_shape_body(const dt_tensor *t, int *ndim, int64_t *shape) {
