@@ -251,6 +251,12 @@
                            dt_mesh_set_matmul_budget, which overrides it).
                            Unset or 0: a quarter of the largest rank's a + b +
                            result shard bytes, at least 65536. Read at each call
+   DTENSOR_PIPE_CHUNK=bytes
+                           a redistribution's exchange whose parts exceed
+                           twice this, over a backend that starts messages
+                           (MPI), runs pipelined: pieces cut into parts of
+                           about this size, packed, sent, placed round by
+                           round (default 262144; 0: never). Read once
    DTENSOR_MATMUL=stream|gather|auto
                            where the strategy gathers a matmul operand along the
                            contracted dim: stream it in panels, gather it whole,
@@ -10029,6 +10035,204 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
     return DT_OK;
 }
 
+/* ---- the pipelined exchange ----
+   A large piece exchange over a backend that starts messages runs in
+   rounds instead of one alltoallv: each piece is cut into parts of about
+   DT__PIPE_CHUNK bytes along its first dim longer than 1 (sender and
+   receiver cut the same box alike), round r moves every piece's part r,
+   and round r + 1 is packed and started before round r is waited for and
+   placed. So packing overlaps the messages in flight, and the placing
+   (unpacking, or combining for _reduce) of one round the next round's
+   messages; parts that are one stretch of out arrive in place. Two rounds'
+   buffers, in the mesh's scratch. */
+#define DT__PIPE_CHUNK dt__pipe_chunk()
+
+static size_t dt__pipe_chunk_state = (size_t)-1;
+static size_t dt__pipe_chunk(void) { /* DTENSOR_PIPE_CHUNK, read once */
+    if (dt__pipe_chunk_state == (size_t)-1) dt__pipe_chunk_state = dt__env_bytes("DTENSOR_PIPE_CHUNK", (size_t)256 << 10);
+    return dt__pipe_chunk_state;
+}
+
+/* how many parts piece b is cut into, and along which dim */
+static int64_t dt__pipe_parts(int nd, const dt__box *b, size_t es, int *dim) {
+    int64_t k;
+    int d = 0;
+    while (d < nd - 1 && b->ext[d] <= 1) d++;
+    *dim = d;
+    if (!nd || !b->ext[d]) return 1;
+    k = (int64_t)((dt__box_numel(nd, b) * es + DT__PIPE_CHUNK - 1) / DT__PIPE_CHUNK);
+    return k < 1 ? 1 : k > b->ext[d] ? b->ext[d] : k;
+}
+
+/* part c of piece b (nothing when the piece has fewer parts) */
+static int dt__pipe_part(int nd, const dt__box *b, size_t es, int64_t c, dt__box *part) {
+    int d;
+    int64_t k = dt__pipe_parts(nd, b, es, &d), e = b->ext[d];
+    if (c >= k) return 0;
+    *part = *b;
+    if (nd) {
+        part->lo[d] = b->lo[d] + e * c / k;
+        part->ext[d] = e * (c + 1) / k - e * c / k;
+    }
+    return dt__box_numel(nd, part) > 0;
+}
+
+/* the rounds a pipelined exchange takes on this rank (0: not worth it) */
+static int64_t dt__pipe_rounds(const dt__array *in, const dt__pieces *send, const dt__pieces *recv, int me) {
+    int64_t r = 0, k;
+    int i, j, d;
+    dt__box b;
+    for (i = 0; i < 2; i++) {
+        const dt__pieces *p = i ? recv : send;
+        for (j = 0; j < p->n; j++)
+            if (dt__piece_get(p, j, &b) != me && (k = dt__pipe_parts(in->ndim, &b, in->es, &d)) > r) r = k;
+    }
+    return r;
+}
+
+typedef struct dt__pipe_slot {
+    void *req;
+    char *sbuf, *rbuf;
+    dt_message *msgs;
+    int *unpack;        /* the recv pieces whose part this round landed in rbuf */
+    size_t *uoff;
+    int nunpack;
+} dt__pipe_slot;
+
+/* round r's parts: packed, their messages started */
+static dt_status dt__pipe_post(dt_comm *g, const dt__device *dev, const dt__array *in, dt__array *out,
+                               const dt__pieces *send, const dt__pieces *recv, int64_t r, int acc, dt__pipe_slot *x) {
+    int k, j, n = 0, me = g->rank, nd = in->ndim;
+    size_t so = 0, ro = 0, one, at;
+    uint64_t sent = 0, got = 0;
+    dt__box b, part;
+    dt_status st;
+    x->nunpack = 0;
+    for (k = 0; k < recv->n; k++) {
+        if ((j = dt__piece_get(recv, k, &b)) == me || !dt__pipe_part(nd, &b, in->es, r, &part)) continue;
+        one = dt__box_numel(nd, &part) * in->es;
+        x->msgs[n].bytes = one;
+        x->msgs[n].peer = dt__comm_carrier_rank(g, j);
+        x->msgs[n].send = 0;
+        if (acc < 0 && dt__piece_contiguous(out, &part, &at)) {
+            x->msgs[n++].buf = out->data + at;
+        } else {
+            x->msgs[n++].buf = x->rbuf + ro;
+            x->unpack[x->nunpack] = k;
+            x->uoff[x->nunpack++] = ro;
+            ro += one;
+        }
+        got += one;
+    }
+    for (k = 0; k < send->n; k++) {
+        if ((j = dt__piece_get(send, k, &b)) == me || !dt__pipe_part(nd, &b, in->es, r, &part)) continue;
+        one = dt__box_numel(nd, &part) * in->es;
+        if (dt__piece_contiguous(in, &part, &at)) {
+            x->msgs[n].buf = in->data + at; /* (sent, never written) */
+        } else {
+            if ((st = dt__pack_on(dev, in, &part, x->sbuf + so))) return st;
+            x->msgs[n].buf = x->sbuf + so;
+            so += one;
+        }
+        x->msgs[n].bytes = one;
+        x->msgs[n].peer = dt__comm_carrier_rank(g, j);
+        x->msgs[n++].send = 1;
+        sent += one;
+    }
+    return dt__comm_start(g, n, x->msgs, sent, got, &x->req);
+}
+
+/* round r's parts that landed in rbuf: into out (combined for acc >= 0) */
+static dt_status dt__pipe_place(const dt__device *dev, const dt__array *in, dt__array *out, const dt__pieces *recv,
+                                int64_t r, dt_dtype t, int acc, const dt__pipe_slot *x) {
+    int u;
+    dt__box b, part;
+    dt_status st = DT_OK;
+    for (u = 0; u < x->nunpack && !st; u++) {
+        dt__array a;
+        dt__piece_get(recv, x->unpack[u], &b);
+        dt__pipe_part(in->ndim, &b, in->es, r, &part);
+        a.data = x->rbuf + x->uoff[u]; a.ndim = in->ndim; a.es = in->es; a.box = part; a.stride = NULL;
+        st = dt__combine_on(dev, &a, out, &part, t, acc);
+    }
+    return st;
+}
+
+/* the bytes of round r's packed sends and received parts on this rank */
+static void dt__pipe_bytes(const dt__array *in, const dt__array *out, const dt__pieces *send, const dt__pieces *recv,
+                           int me, int64_t r, int acc, size_t *sb, size_t *rb) {
+    int k;
+    size_t at;
+    dt__box b, part;
+    *sb = *rb = 0;
+    for (k = 0; k < send->n; k++)
+        if (dt__piece_get(send, k, &b) != me && dt__pipe_part(in->ndim, &b, in->es, r, &part) &&
+            !dt__piece_contiguous(in, &part, &at))
+            *sb += dt__box_numel(in->ndim, &part) * in->es;
+    for (k = 0; k < recv->n; k++)
+        if (dt__piece_get(recv, k, &b) != me && dt__pipe_part(in->ndim, &b, in->es, r, &part) &&
+            (acc >= 0 || !dt__piece_contiguous(out, &part, &at)))
+            *rb += dt__box_numel(in->ndim, &part) * in->es;
+}
+
+static dt_status dt__exchange_pipelined(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+                                        dt__array *out, const dt__pieces *send, const dt__pieces *recv,
+                                        int64_t rounds, dt_dtype t, int acc) {
+    dt__pipe_slot x[2];
+    size_t smax = 0, rmax = 0, sb, rb, nmsg = (size_t)(send->n + recv->n) + 1;
+    char *sbuf = NULL, *rbuf = NULL, *mem = NULL;
+    int64_t r;
+    int k, i;
+    dt__box b;
+    dt_status st = DT_OK, e;
+    for (r = 0; r < rounds; r++) {
+        dt__pipe_bytes(in, out, send, recv, g->rank, r, acc, &sb, &rb);
+        if (sb > smax) smax = sb;
+        if (rb > rmax) rmax = rb;
+    }
+    if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, 2 * smax, (void **)&sbuf)) ||
+        (st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, 2 * rmax, (void **)&rbuf)) ||
+        (st = dt__alloc("dt_tensor_redistribute", 2 * nmsg * (sizeof(dt_message) + sizeof(int) + sizeof(size_t)),
+                        (void **)&mem)))
+        return st;
+    for (i = 0; i < 2; i++) { /* (size_t, then messages, then ints: each aligned) */
+        x[i].req = NULL;
+        x[i].sbuf = sbuf + (size_t)i * smax;
+        x[i].rbuf = rbuf + (size_t)i * rmax;
+        x[i].uoff = (size_t *)(void *)(mem + (size_t)i * nmsg * sizeof(size_t));
+        x[i].msgs = (dt_message *)(void *)(mem + 2 * nmsg * sizeof(size_t) + (size_t)i * nmsg * sizeof(dt_message));
+        x[i].unpack = (int *)(void *)(mem + 2 * nmsg * (sizeof(size_t) + sizeof(dt_message)) +
+                                      (size_t)i * nmsg * sizeof(int));
+    }
+    for (k = 0; k < recv->n && !st; k++) /* this rank's own piece, while nothing is in flight */
+        if (dt__piece_get(recv, k, &b) == g->rank) st = dt__combine_on(dev, in, out, &b, t, acc);
+    if (!st) st = dt__pipe_post(g, dev, in, out, send, recv, 0, acc, &x[0]);
+    for (r = 0; r < rounds && !st; r++) {
+        dt__pipe_slot *cur = &x[r % 2];
+        if (r + 1 < rounds && (st = dt__pipe_post(g, dev, in, out, send, recv, r + 1, acc, &x[(r + 1) % 2]))) break;
+        e = dt__comm_wait(g, cur->req);
+        cur->req = NULL;
+        if ((st = e)) break;
+        st = dt__pipe_place(dev, in, out, recv, r, t, acc, cur);
+    }
+    for (i = 0; i < 2; i++) { /* after a failure: nothing left in flight */
+        e = dt__comm_wait(g, x[i].req);
+        if (!st) st = e;
+    }
+    DT_FREE(mem);
+    return st;
+}
+
+/* Pipelined where it pays: host memory, a backend with start and wait, and
+   parts large enough to cut (bound: the largest part of the step on any
+   rank, from the layouts alone, so every rank of g chooses alike: a rank
+   posting messages while another calls the collective would hang). */
+static int dt__pipe_applies(const dt__device *dev, dt_comm *g, size_t bound) {
+    dt_comm *w = dt__comm_carrier(g);
+    return dt__on_host(dev) && g->size > 1 && w->be.start && w->be.wait && DT__PIPE_CHUNK &&
+           bound >= 2 * DT__PIPE_CHUNK;
+}
+
 /* The one data-movement engine. Over group g, this rank sends each piece of
    `send` (a box inside `in`) to its member and receives each piece of
    `recv` (a box inside `out`) from its member; its own piece of recv is a
@@ -10037,7 +10241,8 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
    travel in place; the rest are packed. acc >= 0: what lands in `out` is
    combined with what it holds (dev's copy_box_op, dtype t):
    every received piece comes through the receive buffer, and the local
-   piece and the unpack combine. */
+   piece and the unpack combine. Large exchanges over a backend that starts
+   messages run pipelined (above). */
 static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
                                         dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
                                         size_t bound, dt_dtype t, int acc) {
@@ -10046,6 +10251,8 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     char *sbuf = NULL, *rbuf = NULL;
     dt__box b;
     dt_status st;
+    if (!gather && dt__pipe_applies(dev, g, bound))
+        return dt__exchange_pipelined(m, dev, g, in, out, send, recv, dt__pipe_rounds(in, send, recv, me), t, acc);
     if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
     memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
