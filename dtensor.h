@@ -4937,7 +4937,8 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
         else nout *= shape[d];
     }
     if (nout == 0) return;
-    if (nred == 0) { /* the identity of op, so that an empty shard combines as a no-op */
+    if (nred == 0) { /* the identity of op, so that an empty shard combines as a no-op; scaled, so that a mean
+                        over an empty extent (scale 1/0) is 0 * inf = NaN, torch's 0/0, on every shard */
         size_t o, len;
         for (o = 0; o < (size_t)nout; o += len) {
             double fv[DT__BLOCK];
@@ -4951,7 +4952,7 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
                 iv[j] = init.iv;
                 arg[j] = 0;
             }
-            dt__rstore(op, t, fv, iv, arg, len, out, o, 1.0);
+            dt__rstore(op, t, fv, iv, arg, len, out, o, scale);
         }
         return;
     }
@@ -7843,29 +7844,35 @@ static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, u
     }
     st = local;
     if (nrej) {
-        /* every rank takes this branch (one gathered table): the rejecting ranks' own reasons */
-        char *m8 = (char *)(desc + (size_t)n * (DT__DESC_CHARS / 8));
-        memset(m8, 0, DT__DESC_CHARS);
-        if (local) memcpy(m8, saved, DT__DESC_CHARS - 1); /* (truncated: the start names the call and the value) */
-        ast = dt__comm_allgather_ctl_into(c, desc + (size_t)n * (DT__DESC_CHARS / 8), DT__DESC_CHARS / 8, desc, cnt);
+        /* every rank takes this branch (one gathered table). The first
+           rejecting rank's whole message (the remedy is often at its end),
+           broadcast: one collective whose size does not grow with the ranks */
+        char why[sizeof dt__errbuf];
+        memcpy(why, saved, sizeof why);
+        ast = dt__comm_broadcast_ctl(c, why, sizeof why, rej[0]);
+        why[sizeof why - 1] = 0;
         memcpy(dt__errbuf, saved, sizeof saved);
         if (!local) {
             char what[96];
-            const char *why = (const char *)(desc + (size_t)rej[0] * (DT__DESC_CHARS / 8));
-            size_t len = 0;
+            size_t len = 0, k = strlen(fn);
             for (j = 0; j < nrej && j < 4; j++)
                 if (len < sizeof what)
                     len += (size_t)snprintf(what + len, sizeof what - len, "%s%s", j ? ", " : "",
                                             dt_status_string((dt_status)all[2 * rej[j]]));
             dt__ranks_str(rej, nrej, list, sizeof list);
-            if (!ast && why[0])
-                st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s); rank %d: %.*s", fn, pre, list,
-                              nrej == 1 ? "its" : "their", what, rej[0], DT__DESC_CHARS - 1, why);
-            else
+            if (!ast && why[0]) {
+                int full = snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %s%s rejected %s arguments (%s); rank %d: %s", fn,
+                                    pre, list, nrej == 1 ? "its" : "their", what, rej[0], why);
+                /* too long for the buffer: the reason whole before the list of ranks */
+                if (full < 0 || (size_t)full >= sizeof dt__errbuf)
+                    dt__fail(DT_ERR_MISMATCH, "%s: %srank %d rejected its arguments: %s", fn, pre, rej[0],
+                             !strncmp(why, fn, k) && why[k] == ':' && why[k + 1] == ' ' ? why + k + 2 : why);
+                st = DT_ERR_MISMATCH;
+            } else {
                 st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s)", fn, pre, list,
                               nrej == 1 ? "its" : "their", what);
+            }
         } else if (checked && nrej < n) {
-            char why[sizeof dt__errbuf];
             memcpy(why, dt__errbuf, sizeof why);
             st = dt__fail(DT_ERR_MISMATCH, "%s: %sthis rank (%d) rejected its arguments, %d of %d ranks accepted "
                           "theirs: %s", fn, pre, c->rank, n - nrej, n, why);
@@ -8964,7 +8971,7 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
 static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm,
                                        const void *local) {
     const char *fn = "dt_tensor_from_local";
-    int64_t es = (int64_t)dt_dtype_size(norm->dtype), ext[DT_MAX_DIMS], s = 1, span = 1, at, need;
+    int64_t es = (int64_t)dt_dtype_size(norm->dtype), ext[DT_MAX_DIMS], s = 1, span = 1, at, need, row = 1;
     uintptr_t a = (uintptr_t)d->local_alloc, l = (uintptr_t)local;
     dt__box b;
     int k, nd = norm->ndim;
@@ -8979,6 +8986,7 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
         int64_t st = d->local_strides ? d->local_strides[k] : s;
         span += (ext[k] - 1) * st;
         s *= ext[k];
+        if (st > row) row = st;
     }
     if (!d->local_alloc || d->local_alloc_bytes <= 0)
         return dt__fail(DT_ERR_ARG, "%s: desc->%s without desc->local_alloc and desc->local_alloc_bytes (%p, %lld): "
@@ -8995,6 +9003,19 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
     at = (int64_t)(l - a);
     if (need <= d->local_alloc_bytes - at) return DT_OK;
     dt__shape_str(ext, nd, xs, sizeof xs);
+    /* short of even the storage itself, but the storage (up to less than
+       one outermost row of padding) as that many elements: a count of
+       elements given for bytes (sizeof forgotten), not a pointer into the
+       interior (which the right byte count reaches past), nor a size a few
+       bytes short */
+    if (es > 1 && d->local_alloc_bytes < need && d->local_alloc_bytes <= (INT64_MAX - es + 1) / es &&
+        d->local_alloc_bytes * es - at >= need && d->local_alloc_bytes * es - at - need < es * row)
+        return dt__fail(DT_ERR_ARG, "%s: desc->local_alloc_bytes = %lld looks like a count of elements, not bytes: "
+                        "the storage (shape %s, %s, %lld bytes each) takes %lld bytes from local, %lld bytes into "
+                        "desc->local_alloc; %lld elements are %lld bytes (local_alloc_bytes = sizeof(element) * "
+                        "elements)", fn, (long long)d->local_alloc_bytes, xs, dt_dtype_name(norm->dtype),
+                        (long long)es, (long long)need, (long long)at, (long long)d->local_alloc_bytes,
+                        (long long)(d->local_alloc_bytes * es));
     if (d->local_ghost) {
         dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
         return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
@@ -13357,7 +13378,23 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
     unsigned mask = 0;
     int i, d;
     dt__call_init(c, op, fn);
-    if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
+    if ((st = dt__call_in(c, x, "x", 0))) return st;
+    if ((st = dt__call_check(c))) {
+        if (st == DT_ERR_DTYPE && op == DT__OP_MEAN && !dt__is_float(x->desc.dtype)) {
+            /* the dims too: a mean over an empty extent is 0/0, which no integer holds */
+            char sh[160], dl[160];
+            size_t len = 0;
+            dl[0] = 0;
+            for (i = 0; dims && i < ndims && len < sizeof dl; i++)
+                len += (size_t)snprintf(dl + len, sizeof dl - len, "%s%d", i ? ", " : "", dims[i]);
+            dt__fail(DT_ERR_DTYPE, "%s: x is %s %s, dims {%s}%s: the mean of integers is not defined (0/0 over an empty "
+                     "extent has no integer value; over the others it would truncate): dt_cast x to a floating "
+                     "dtype first, or reduce with dt_sum and divide", fn, dt_dtype_name(x->desc.dtype),
+                     dt__shape_str(x->desc.shape, x->desc.ndim, sh, sizeof sh), dl,
+                     ndims <= 0 || !dims ? " (all dims)" : "");
+        }
+        return st;
+    }
     if (ndims < 0) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims));
     if (!dims) ndims = 0; /* documented: NULL dims means all dims */
     if (op == DT__OP_ARGMAX && ndims > 1)
