@@ -732,7 +732,10 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    dilation, names, layer sizes, the placements and the path of a load), so
    one rank's bad argument gives every rank DT_ERR_MISMATCH and no rank
    draws random numbers, moves data or touches a file; the rank that
-   refused its argument says why in its message. The one exception: an
+   refused its argument says why in its message, and the others' messages
+   carry the lowest refusing rank's message whole (its remedy is often at
+   its end; within dt_last_error's 511 bytes, the list of ranks dropped
+   first when both do not fit). The one exception: an
    argument error that leaves a rank no mesh to talk on (a NULL mesh, a
    NULL input tensor, a NULL x of an op, conv or random fill, a NULL layer)
    returns DT_ERR_ARG on that rank at once, and the ranks that passed a
@@ -753,7 +756,9 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    it) instead of leaving them waiting.
    Cost: one small exchange per call (an allgather of 40 bytes a rank up
    to 32 ranks, a max-reduction above; a few microseconds, measured in the
-   README), plus two allgathers when ranks disagree, so it is a debugging
+   README), plus an allgather of (status, hash) and a broadcast of the
+   refusing rank's message when one refused, or two allgathers when ranks
+   disagree, so it is a debugging
    mode. Turn it on with DTENSOR_CHECK=1 in the
    environment (read once, at the first check or dt_get_checks) or with
    dt_set_checks(1), which overrides the environment. Not collective, but
@@ -947,7 +952,10 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      pointer has no size to check. Every rank checks that the storage,
      from `local`, lies inside [local_alloc, local_alloc + local_alloc_bytes)
      (DT_ERR_ARG, naming the bytes past the end and, with ghost room, the
-     interior-pointer mistake); one rank's failure fails every rank.
+     interior-pointer mistake, or, when local_alloc_bytes is the storage's
+     count of elements (the storage, up to less than a row of padding, in
+     that many elements: sizeof forgotten), saying so with the bytes it
+     should be); one rank's failure fails every rank.
    Cost: these checks are local arithmetic, and the wrap's one agreement
    (a 5-word allreduce on a mesh of more than one rank) was already made;
    they run in dt_tensor_from_local only, a set-up call, never in ops,
@@ -969,7 +977,8 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
    negative width, widths whose array size overflows, no local_shape, no
    local_alloc / local_alloc_bytes, `local` whose ghosted array would end
-   past the allocation (the interior pointer).
+   past the allocation (the interior pointer, or local_alloc_bytes given as
+   a count of elements).
    Device arrays (desc->device = DT_CUDA) take local_ghost, local_strides
    and block-cyclic placements as host arrays do; local_alloc is then the
    device allocation (cudaMalloc's pointer), checked by the same
@@ -1289,7 +1298,9 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);  /* collec
    for floats; argmax gives I64 indices (first maximum), over one dim (or
    all dims: the flat index). max, min and argmax of nothing (a reduced dim
    of size 0, or all dims of a tensor without elements) are DT_ERR_SHAPE,
-   as in torch; the sum of nothing is 0 */
+   as in torch; the sum of nothing is 0 and the mean of nothing 0/0, NaN
+   (complex: NaN+NaNi), as in torch, whatever the placements (an integer
+   mean, which has no NaN, is DT_ERR_DTYPE naming the dtype and dims) */
 DT_API dt_status dt_sum(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_mean(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_max(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
