@@ -734,8 +734,8 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    draws random numbers, moves data or touches a file; the rank that
    refused its argument says why in its message, and the others' messages
    carry the lowest refusing rank's message whole (its remedy is often at
-   its end; within dt_last_error's 511 bytes, the list of ranks dropped
-   first when both do not fit). The one exception: an
+   its end; within dt_last_error's 511 bytes: where the list of ranks and
+   the message do not both fit, "fn: rank R refused: " and the message). The one exception: an
    argument error that leaves a rank no mesh to talk on (a NULL mesh, a
    NULL input tensor, a NULL x of an op, conv or random fill, a NULL layer)
    returns DT_ERR_ARG on that rank at once, and the ranks that passed a
@@ -7874,9 +7874,10 @@ static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, u
             if (!ast && why[0]) {
                 int full = snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %s%s rejected %s arguments (%s); rank %d: %s", fn,
                                     pre, list, nrej == 1 ? "its" : "their", what, rej[0], why);
-                /* too long for the buffer: the reason whole before the list of ranks */
+                /* too long for the buffer: the reason whole rather than the list of ranks (its own
+                   "fn: " said once) */
                 if (full < 0 || (size_t)full >= sizeof dt__errbuf)
-                    dt__fail(DT_ERR_MISMATCH, "%s: %srank %d rejected its arguments: %s", fn, pre, rej[0],
+                    dt__fail(DT_ERR_MISMATCH, "%s: rank %d refused: %s", fn, rej[0],
                              !strncmp(why, fn, k) && why[k] == ':' && why[k + 1] == ' ' ? why + k + 2 : why);
                 st = DT_ERR_MISMATCH;
             } else {
@@ -7884,9 +7885,15 @@ static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, u
                               nrej == 1 ? "its" : "their", what);
             }
         } else if (checked && nrej < n) {
+            size_t k = strlen(fn);
+            int full;
             memcpy(why, dt__errbuf, sizeof why);
-            st = dt__fail(DT_ERR_MISMATCH, "%s: %sthis rank (%d) rejected its arguments, %d of %d ranks accepted "
-                          "theirs: %s", fn, pre, c->rank, n - nrej, n, why);
+            full = snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %sthis rank (%d) rejected its arguments, %d of %d "
+                            "ranks accepted theirs: %s", fn, pre, c->rank, n - nrej, n, why);
+            if (full < 0 || (size_t)full >= sizeof dt__errbuf) /* as the other ranks' short form */
+                dt__fail(DT_ERR_MISMATCH, "%s: rank %d refused: %s", fn, c->rank,
+                         !strncmp(why, fn, k) && why[k] == ':' && why[k + 1] == ' ' ? why + k + 2 : why);
+            st = DT_ERR_MISMATCH;
         }
     } else if (nbad) {
         char d0[DT__DESC_CHARS], db[DT__DESC_CHARS];
