@@ -8982,6 +8982,50 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
     return DT_OK;
 }
 
+/* Why the storage of dt__check_local_alloc ends past the allocation:
+   need bytes from local, which is `at` bytes into it. Apart, so that the
+   accepted path carries none of it. */
+static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_desc *norm, const int64_t *ext,
+                                       int64_t es, int64_t need, int64_t at) {
+    const char *fn = "dt_tensor_from_local";
+    int64_t s = 1, row = 1, have = d->local_alloc_bytes;
+    int k, nd = norm->ndim;
+    char gs[160], ss[160], xs[160];
+    dt__shape_str(ext, nd, xs, sizeof xs);
+    for (k = nd - 1; k >= 0; k--) { /* the outermost row's stride */
+        int64_t st = d->local_strides ? d->local_strides[k] : s;
+        if (st > row) row = st;
+        s *= ext[k];
+    }
+    /* short of even the storage itself, but the storage (up to less than
+       one outermost row of padding) as that many elements: a count of
+       elements given for bytes (sizeof forgotten), not a pointer into the
+       interior (which the right byte count reaches past), nor a size a few
+       bytes short */
+    if (es > 1 && have < need && have <= (INT64_MAX - es + 1) / es && have * es - at >= need &&
+        have * es - at - need < es * row)
+        return dt__fail(DT_ERR_ARG, "%s: desc->local_alloc_bytes = %lld looks like a count of elements, not bytes: "
+                        "the storage (shape %s, %s, %lld bytes each) takes %lld bytes from local, %lld bytes into "
+                        "desc->local_alloc; %lld elements are %lld bytes (local_alloc_bytes = sizeof(element) * "
+                        "elements)", fn, (long long)have, xs, dt_dtype_name(norm->dtype), (long long)es,
+                        (long long)need, (long long)at, (long long)have, (long long)(have * es));
+    if (d->local_ghost) {
+        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
+        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
+                        "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
+                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
+                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
+                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es), (long long)have,
+                        (long long)(need - (have - at)));
+    }
+    if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
+    else snprintf(ss, sizeof ss, "NULL, row-major");
+    return dt__fail(DT_ERR_ARG, "%s: the storage (shape %s, local_strides = %s) takes %lld bytes from local, "
+                    "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
+                    "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
+                    (long long)need, (long long)at, (long long)have, (long long)(need - (have - at)));
+}
+
 /* [local, local + the storage's span) inside [local_alloc, + local_alloc_bytes).
    With ghost room, the likely mistake is `local` at the interior (&A(1,1))
    instead of the array's start: the message says so. Run after the ghost
@@ -8989,11 +9033,10 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
 static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm,
                                        const void *local) {
     const char *fn = "dt_tensor_from_local";
-    int64_t es = (int64_t)dt_dtype_size(norm->dtype), ext[DT_MAX_DIMS], s = 1, span = 1, at, need, row = 1;
+    int64_t es = (int64_t)dt_dtype_size(norm->dtype), ext[DT_MAX_DIMS], s = 1, span = 1, at, need;
     uintptr_t a = (uintptr_t)d->local_alloc, l = (uintptr_t)local;
     dt__box b;
     int k, nd = norm->ndim;
-    char gs[160], ss[160], xs[160];
     if (m->rank < 0) return DT_OK;
     dt__tensor_box(m, norm, m->coord, &b);
     for (k = 0; k < nd; k++) {
@@ -9004,7 +9047,6 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
         int64_t st = d->local_strides ? d->local_strides[k] : s;
         span += (ext[k] - 1) * st;
         s *= ext[k];
-        if (st > row) row = st;
     }
     if (!d->local_alloc || d->local_alloc_bytes <= 0)
         return dt__fail(DT_ERR_ARG, "%s: desc->%s without desc->local_alloc and desc->local_alloc_bytes (%p, %lld): "
@@ -9020,36 +9062,7 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
                         (long long)d->local_alloc_bytes);
     at = (int64_t)(l - a);
     if (need <= d->local_alloc_bytes - at) return DT_OK;
-    dt__shape_str(ext, nd, xs, sizeof xs);
-    /* short of even the storage itself, but the storage (up to less than
-       one outermost row of padding) as that many elements: a count of
-       elements given for bytes (sizeof forgotten), not a pointer into the
-       interior (which the right byte count reaches past), nor a size a few
-       bytes short */
-    if (es > 1 && d->local_alloc_bytes < need && d->local_alloc_bytes <= (INT64_MAX - es + 1) / es &&
-        d->local_alloc_bytes * es - at >= need && d->local_alloc_bytes * es - at - need < es * row)
-        return dt__fail(DT_ERR_ARG, "%s: desc->local_alloc_bytes = %lld looks like a count of elements, not bytes: "
-                        "the storage (shape %s, %s, %lld bytes each) takes %lld bytes from local, %lld bytes into "
-                        "desc->local_alloc; %lld elements are %lld bytes (local_alloc_bytes = sizeof(element) * "
-                        "elements)", fn, (long long)d->local_alloc_bytes, xs, dt_dtype_name(norm->dtype),
-                        (long long)es, (long long)need, (long long)at, (long long)d->local_alloc_bytes,
-                        (long long)(d->local_alloc_bytes * es));
-    if (d->local_ghost) {
-        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
-        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
-                        "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
-                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
-                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
-                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es),
-                        (long long)d->local_alloc_bytes, (long long)(need - (d->local_alloc_bytes - at)));
-    }
-    if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
-    else snprintf(ss, sizeof ss, "NULL, row-major");
-    return dt__fail(DT_ERR_ARG, "%s: the storage (shape %s, local_strides = %s) takes %lld bytes from local, "
-                    "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
-                    "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
-                    (long long)need, (long long)at, (long long)d->local_alloc_bytes,
-                    (long long)(need - (d->local_alloc_bytes - at)));
+    return dt__local_alloc_short(d, norm, ext, es, need, at);
 }
 
 /* Without local_shape, a buffer's size is read from the placements. That
