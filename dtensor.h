@@ -735,11 +735,11 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    refused its argument says why in its message, and the others' messages
    carry the lowest refusing rank's message whole (its remedy is often at
    its end; within dt_last_error's 511 bytes: where the list of ranks and
-   the message do not both fit, "fn: rank R refused: " and the message). The one exception: an
-   argument error that leaves a rank no mesh to talk on (a NULL mesh, a
-   NULL input tensor, a NULL x of an op, conv or random fill, a NULL layer)
-   returns DT_ERR_ARG on that rank at once, and the ranks that passed a
-   valid one wait in the call. dt_tensor_empty/zeros communicate nothing and
+   the message do not both fit, "fn: rank R refused: " and the message).
+   The one exception: an argument error that leaves a rank no mesh to talk
+   on (a NULL mesh, a NULL input tensor, a NULL x of an op, conv or random
+   fill, a NULL layer) returns DT_ERR_ARG on that rank at once, and the
+   ranks that passed a valid one wait in the call. dt_tensor_empty/zeros communicate nothing and
    are not compared; dt_stencil_apply's callback and `user` are not
    compared (their addresses differ between processes).
    Always made, checks on or off: the agreement of mesh creation, slicing
@@ -758,8 +758,7 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    to 32 ranks, a max-reduction above; a few microseconds, measured in the
    README), plus an allgather of (status, hash) and a broadcast of the
    refusing rank's message when one refused, or two allgathers when ranks
-   disagree, so it is a debugging
-   mode. Turn it on with DTENSOR_CHECK=1 in the
+   disagree, so it is a debugging mode. Turn it on with DTENSOR_CHECK=1 in the
    environment (read once, at the first check or dt_get_checks) or with
    dt_set_checks(1), which overrides the environment. Not collective, but
    every rank must have the same setting whenever it makes a collective call
