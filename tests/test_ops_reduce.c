@@ -30,9 +30,12 @@
 
    Also: dtypes (F32/F64 everywhere, F16/BF16 rotating, I32/I64/U8 for
    sum/max/min/argmax; mean, norm2, softmax and the norms on integers:
-   DT_ERR_DTYPE), reuse of *out, wrong *out refused and untouched, bad input
-   (NULLs, dims out of range, repeated dims, weights of the wrong shape,
-   dtype or mesh) with the status and a message naming the call.
+   DT_ERR_DTYPE), the mean of nothing (a reduced extent of 0: NaN in the
+   sweep and, in test_mean_empty, for every floating and complex dtype,
+   sharded and Partial; integers refused naming the dtype and dims), reuse
+   of *out, wrong *out refused and untouched, bad input (NULLs, dims out of
+   range, repeated dims, weights of the wrong shape, dtype or mesh) with the
+   status and a message naming the call.
 
    Options: --quick (or DT_TEST_QUICK=1): a smaller sweep; --seed N (or
    DT_TEST_SEED). DT_TEST_VERBOSE=1 prints counts and times. */
