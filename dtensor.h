@@ -738,11 +738,14 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    dilation, names, layer sizes, the placements and the path of a load), so
    one rank's bad argument gives every rank DT_ERR_MISMATCH and no rank
    draws random numbers, moves data or touches a file; the rank that
-   refused its argument says why in its message. The one exception: an
-   argument error that leaves a rank no mesh to talk on (a NULL mesh, a
-   NULL input tensor, a NULL x of an op, conv or random fill, a NULL layer)
-   returns DT_ERR_ARG on that rank at once, and the ranks that passed a
-   valid one wait in the call. dt_tensor_empty/zeros communicate nothing and
+   refused its argument says why in its message, and the others' messages
+   carry the lowest refusing rank's message whole (its remedy is often at
+   its end; within dt_last_error's 511 bytes: where the list of ranks and
+   the message do not both fit, "fn: rank R refused: " and the message).
+   The one exception: an argument error that leaves a rank no mesh to talk
+   on (a NULL mesh, a NULL input tensor, a NULL x of an op, conv or random
+   fill, a NULL layer) returns DT_ERR_ARG on that rank at once, and the
+   ranks that passed a valid one wait in the call. dt_tensor_empty/zeros communicate nothing and
    are not compared; dt_stencil_apply's callback and `user` are not
    compared (their addresses differ between processes).
    Always made, checks on or off: the agreement of mesh creation, slicing
@@ -759,8 +762,9 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    it) instead of leaving them waiting.
    Cost: one small exchange per call (an allgather of 40 bytes a rank up
    to 32 ranks, a max-reduction above; a few microseconds, measured in the
-   README), plus two allgathers when ranks disagree, so it is a debugging
-   mode. Turn it on with DTENSOR_CHECK=1 in the
+   README), plus an allgather of (status, hash) and a broadcast of the
+   refusing rank's message when one refused, or two allgathers when ranks
+   disagree, so it is a debugging mode. Turn it on with DTENSOR_CHECK=1 in the
    environment (read once, at the first check or dt_get_checks) or with
    dt_set_checks(1), which overrides the environment. Not collective, but
    every rank must have the same setting whenever it makes a collective call
@@ -953,7 +957,10 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      pointer has no size to check. Every rank checks that the storage,
      from `local`, lies inside [local_alloc, local_alloc + local_alloc_bytes)
      (DT_ERR_ARG, naming the bytes past the end and, with ghost room, the
-     interior-pointer mistake); one rank's failure fails every rank.
+     interior-pointer mistake, or, when local_alloc_bytes is the storage's
+     count of elements (the storage, up to less than a row of padding, in
+     that many elements: sizeof forgotten), saying so with the bytes it
+     should be); one rank's failure fails every rank.
    Cost: these checks are local arithmetic, and the wrap's one agreement
    (a 5-word allreduce on a mesh of more than one rank) was already made;
    they run in dt_tensor_from_local only, a set-up call, never in ops,
@@ -975,7 +982,8 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
    negative width, widths whose array size overflows, no local_shape, no
    local_alloc / local_alloc_bytes, `local` whose ghosted array would end
-   past the allocation (the interior pointer).
+   past the allocation (the interior pointer, or local_alloc_bytes given as
+   a count of elements).
    Device arrays (desc->device = DT_CUDA) take local_ghost, local_strides
    and block-cyclic placements as host arrays do; local_alloc is then the
    device allocation (cudaMalloc's pointer), checked by the same
@@ -1321,7 +1329,9 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);  /* collec
    for floats; argmax gives I64 indices (first maximum), over one dim (or
    all dims: the flat index). max, min and argmax of nothing (a reduced dim
    of size 0, or all dims of a tensor without elements) are DT_ERR_SHAPE,
-   as in torch; the sum of nothing is 0 */
+   as in torch; the sum of nothing is 0 and the mean of nothing 0/0, NaN
+   (complex: NaN+NaNi), as in torch, whatever the placements (an integer
+   mean, which has no NaN, is DT_ERR_DTYPE naming the dtype and dims) */
 DT_API dt_status dt_sum(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_mean(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_max(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
@@ -5052,7 +5062,8 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
         else nout *= shape[d];
     }
     if (nout == 0) return;
-    if (nred == 0) { /* the identity of op, so that an empty shard combines as a no-op */
+    if (nred == 0) { /* the identity of op, so that an empty shard combines as a no-op; scaled, so that a mean
+                        over an empty extent (scale 1/0) is 0 * inf = NaN, torch's 0/0, on every shard */
         size_t o, len;
         for (o = 0; o < (size_t)nout; o += len) {
             double fv[DT__BLOCK];
@@ -5066,7 +5077,7 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
                 iv[j] = init.iv;
                 arg[j] = 0;
             }
-            dt__rstore(op, t, fv, iv, arg, len, out, o, 1.0);
+            dt__rstore(op, t, fv, iv, arg, len, out, o, scale);
         }
         return;
     }
@@ -7958,32 +7969,45 @@ static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, u
     }
     st = local;
     if (nrej) {
-        /* every rank takes this branch (one gathered table): the rejecting ranks' own reasons */
-        char *m8 = (char *)(desc + (size_t)n * (DT__DESC_CHARS / 8));
-        memset(m8, 0, DT__DESC_CHARS);
-        if (local) memcpy(m8, saved, DT__DESC_CHARS - 1); /* (truncated: the start names the call and the value) */
-        ast = dt__comm_allgather_ctl_into(c, desc + (size_t)n * (DT__DESC_CHARS / 8), DT__DESC_CHARS / 8, desc, cnt);
+        /* every rank takes this branch (one gathered table). The first
+           rejecting rank's whole message (the remedy is often at its end),
+           broadcast: one collective whose size does not grow with the ranks */
+        char why[sizeof dt__errbuf];
+        memcpy(why, saved, sizeof why);
+        ast = dt__comm_broadcast_ctl(c, why, sizeof why, rej[0]);
+        why[sizeof why - 1] = 0;
         memcpy(dt__errbuf, saved, sizeof saved);
         if (!local) {
             char what[96];
-            const char *why = (const char *)(desc + (size_t)rej[0] * (DT__DESC_CHARS / 8));
-            size_t len = 0;
+            size_t len = 0, k = strlen(fn);
             for (j = 0; j < nrej && j < 4; j++)
                 if (len < sizeof what)
                     len += (size_t)snprintf(what + len, sizeof what - len, "%s%s", j ? ", " : "",
                                             dt_status_string((dt_status)all[2 * rej[j]]));
             dt__ranks_str(rej, nrej, list, sizeof list);
-            if (!ast && why[0])
-                st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s); rank %d: %.*s", fn, pre, list,
-                              nrej == 1 ? "its" : "their", what, rej[0], DT__DESC_CHARS - 1, why);
-            else
+            if (!ast && why[0]) {
+                int full = snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %s%s rejected %s arguments (%s); rank %d: %s", fn,
+                                    pre, list, nrej == 1 ? "its" : "their", what, rej[0], why);
+                /* too long for the buffer: the reason whole rather than the list of ranks (its own
+                   "fn: " said once) */
+                if (full < 0 || (size_t)full >= sizeof dt__errbuf)
+                    dt__fail(DT_ERR_MISMATCH, "%s: rank %d refused: %s", fn, rej[0],
+                             !strncmp(why, fn, k) && why[k] == ':' && why[k + 1] == ' ' ? why + k + 2 : why);
+                st = DT_ERR_MISMATCH;
+            } else {
                 st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s)", fn, pre, list,
                               nrej == 1 ? "its" : "their", what);
+            }
         } else if (checked && nrej < n) {
-            char why[sizeof dt__errbuf];
+            size_t k = strlen(fn);
+            int full;
             memcpy(why, dt__errbuf, sizeof why);
-            st = dt__fail(DT_ERR_MISMATCH, "%s: %sthis rank (%d) rejected its arguments, %d of %d ranks accepted "
-                          "theirs: %s", fn, pre, c->rank, n - nrej, n, why);
+            full = snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %sthis rank (%d) rejected its arguments, %d of %d "
+                            "ranks accepted theirs: %s", fn, pre, c->rank, n - nrej, n, why);
+            if (full < 0 || (size_t)full >= sizeof dt__errbuf) /* as the other ranks' short form */
+                dt__fail(DT_ERR_MISMATCH, "%s: rank %d refused: %s", fn, c->rank,
+                         !strncmp(why, fn, k) && why[k] == ':' && why[k + 1] == ' ' ? why + k + 2 : why);
+            st = DT_ERR_MISMATCH;
         }
     } else if (nbad) {
         char d0[DT__DESC_CHARS], db[DT__DESC_CHARS];
@@ -9081,6 +9105,50 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
     return DT_OK;
 }
 
+/* Why the storage of dt__check_local_alloc ends past the allocation:
+   need bytes from local, which is `at` bytes into it. Apart, so that the
+   accepted path carries none of it. */
+static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_desc *norm, const int64_t *ext,
+                                       int64_t es, int64_t need, int64_t at) {
+    const char *fn = "dt_tensor_from_local";
+    int64_t s = 1, row = 1, have = d->local_alloc_bytes;
+    int k, nd = norm->ndim;
+    char gs[160], ss[160], xs[160];
+    dt__shape_str(ext, nd, xs, sizeof xs);
+    for (k = nd - 1; k >= 0; k--) { /* the outermost row's stride */
+        int64_t st = d->local_strides ? d->local_strides[k] : s;
+        if (st > row) row = st;
+        s *= ext[k];
+    }
+    /* short of even the storage itself, but the storage (up to less than
+       one outermost row of padding) as that many elements: a count of
+       elements given for bytes (sizeof forgotten), not a pointer into the
+       interior (which the right byte count reaches past), nor a size a few
+       bytes short */
+    if (es > 1 && have < need && have <= (INT64_MAX - es + 1) / es && have * es - at >= need &&
+        have * es - at - need < es * row)
+        return dt__fail(DT_ERR_ARG, "%s: desc->local_alloc_bytes = %lld looks like a count of elements, not bytes: "
+                        "the storage (shape %s, %s, %lld bytes each) takes %lld bytes from local, %lld bytes into "
+                        "desc->local_alloc; %lld elements are %lld bytes (local_alloc_bytes = sizeof(element) * "
+                        "elements)", fn, (long long)have, xs, dt_dtype_name(norm->dtype), (long long)es,
+                        (long long)need, (long long)at, (long long)have, (long long)(have * es));
+    if (d->local_ghost) {
+        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
+        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
+                        "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
+                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
+                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
+                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es), (long long)have,
+                        (long long)(need - (have - at)));
+    }
+    if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
+    else snprintf(ss, sizeof ss, "NULL, row-major");
+    return dt__fail(DT_ERR_ARG, "%s: the storage (shape %s, local_strides = %s) takes %lld bytes from local, "
+                    "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
+                    "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
+                    (long long)need, (long long)at, (long long)have, (long long)(need - (have - at)));
+}
+
 /* [local, local + the storage's span) inside [local_alloc, + local_alloc_bytes).
    With ghost room, the likely mistake is `local` at the interior (&A(1,1))
    instead of the array's start: the message says so. Run after the ghost
@@ -9092,7 +9160,6 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
     uintptr_t a = (uintptr_t)d->local_alloc, l = (uintptr_t)local;
     dt__box b;
     int k, nd = norm->ndim;
-    char gs[160], ss[160], xs[160];
     if (m->rank < 0) return DT_OK;
     dt__tensor_box(m, norm, m->coord, &b);
     for (k = 0; k < nd; k++) {
@@ -9118,23 +9185,7 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
                         (long long)d->local_alloc_bytes);
     at = (int64_t)(l - a);
     if (need <= d->local_alloc_bytes - at) return DT_OK;
-    dt__shape_str(ext, nd, xs, sizeof xs);
-    if (d->local_ghost) {
-        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
-        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
-                        "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
-                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
-                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
-                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es),
-                        (long long)d->local_alloc_bytes, (long long)(need - (d->local_alloc_bytes - at)));
-    }
-    if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
-    else snprintf(ss, sizeof ss, "NULL, row-major");
-    return dt__fail(DT_ERR_ARG, "%s: the storage (shape %s, local_strides = %s) takes %lld bytes from local, "
-                    "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
-                    "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
-                    (long long)need, (long long)at, (long long)d->local_alloc_bytes,
-                    (long long)(need - (d->local_alloc_bytes - at)));
+    return dt__local_alloc_short(d, norm, ext, es, need, at);
 }
 
 /* Without local_shape, a buffer's size is read from the placements. That
@@ -13981,7 +14032,23 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
     unsigned mask = 0;
     int i, d;
     dt__call_init(c, op, fn);
-    if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
+    if ((st = dt__call_in(c, x, "x", 0))) return st;
+    if ((st = dt__call_check(c))) {
+        if (st == DT_ERR_DTYPE && op == DT__OP_MEAN && !dt__is_float(x->desc.dtype)) {
+            /* the dims too: a mean over an empty extent is 0/0, which no integer holds */
+            char sh[160], dl[160];
+            size_t len = 0;
+            dl[0] = 0;
+            for (i = 0; dims && i < ndims && len < sizeof dl; i++)
+                len += (size_t)snprintf(dl + len, sizeof dl - len, "%s%d", i ? ", " : "", dims[i]);
+            dt__fail(DT_ERR_DTYPE, "%s: x is %s %s, dims {%s}%s: the mean of integers is not defined (0/0 over an empty "
+                     "extent has no integer value; over the others it would truncate): dt_cast x to a floating "
+                     "dtype first, or reduce with dt_sum and divide", fn, dt_dtype_name(x->desc.dtype),
+                     dt__shape_str(x->desc.shape, x->desc.ndim, sh, sizeof sh), dl,
+                     ndims <= 0 || !dims ? " (all dims)" : "");
+        }
+        return st;
+    }
     if (ndims < 0) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims));
     if (!dims) ndims = 0; /* documented: NULL dims means all dims */
     if (op == DT__OP_ARGMAX && ndims > 1)
