@@ -256,7 +256,8 @@
                            twice this, over a backend that starts messages
                            (MPI), runs pipelined: pieces cut into parts of
                            about this size, packed, sent, placed round by
-                           round (default 262144; 0: never). Read once
+                           round (default 0: never; measured no faster on
+                           one node, see docs/guide.md). Read once
    DTENSOR_MATMUL=stream|gather|auto
                            where the strategy gathers a matmul operand along the
                            contracted dim: stream it in panels, gather it whole,
@@ -10095,12 +10096,13 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
    placed. So packing overlaps the messages in flight, and the placing
    (unpacking, or combining for _reduce) of one round the next round's
    messages; parts that are one stretch of out arrive in place. Two rounds'
-   buffers, in the mesh's scratch. */
+   buffers, in the mesh's scratch. Off unless DTENSOR_PIPE_CHUNK is set: on
+   one node (MPICH, 2 ranks) one alltoallv was as fast or faster. */
 #define DT__PIPE_CHUNK dt__pipe_chunk()
 
 static size_t dt__pipe_chunk_state = (size_t)-1;
 static size_t dt__pipe_chunk(void) { /* DTENSOR_PIPE_CHUNK, read once */
-    if (dt__pipe_chunk_state == (size_t)-1) dt__pipe_chunk_state = dt__env_bytes("DTENSOR_PIPE_CHUNK", (size_t)256 << 10);
+    if (dt__pipe_chunk_state == (size_t)-1) dt__pipe_chunk_state = dt__env_bytes("DTENSOR_PIPE_CHUNK", 0);
     return dt__pipe_chunk_state;
 }
 
