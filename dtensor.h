@@ -1765,7 +1765,12 @@ DT_API dt_status dt_f_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out);  
 DT_API dt_status dt_f_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out);  /* collective */
 DT_API dt_status dt_f_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_f_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);  /* collective */
-DT_API dt_status dt_f_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs);  /* collective */
+/* nouts: outs' room (DT_ERR_ARG if less than n) */
+DT_API dt_status dt_f_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs,
+                            int nouts);  /* collective */
+/* t's spec in Fortran order: dtype, ndim, shape, placements (Shard: Fortran
+   dims), device; the storage fields NULL / 0 */
+DT_API dt_status dt_f_tensor_get_desc(const dt_tensor *t, dt_tensor_desc *fd);  /* local */
 DT_API dt_status dt_f_softmax(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_f_log_softmax(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_f_norm2(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
@@ -17517,14 +17522,41 @@ DT_API dt_status dt_f_stack(int n, const dt_tensor *const *xs, int dim, dt_tenso
     DT__PUBLIC("dt_stack", dt__f_join("dt_stack", 1, n, xs, dim, out));
 }
 
-static dt_status dt__f_split_body(const dt_tensor *x, int fd, int n, const int64_t *sizes, dt_tensor **outs) {
+/* nouts: the handles outs has room for (a Fortran array's size) */
+static dt_status dt__f_split_body(const dt_tensor *x, int fd, int n, const int64_t *sizes, dt_tensor **outs,
+                                  int nouts) {
     int d;
     dt_status st = dt__check_tensor("dt_split", x);
     if (!st) st = dt__f_dim_arg("dt_split", "dim", fd, x->desc.ndim, &d);
+    if (!st && nouts < n)
+        st = dt__fail(DT_ERR_ARG, "dt_split: %d sizes but outs has room for %d handles", n, nouts);
     return st ? st : DT__F_CALL(dt_split)(x, d, n, sizes, outs);
 }
-DT_API dt_status dt_f_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs) {
-    DT__PUBLIC("dt_split", dt__f_split_body(x, dim, n, sizes, outs));
+DT_API dt_status dt_f_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs, int nouts) {
+    DT__PUBLIC("dt_split", dt__f_split_body(x, dim, n, sizes, outs, nouts));
+}
+
+/* the tensor's spec as a Fortran-order desc (shape reversed, Shard dims
+   Fortran dims); the storage fields (local_shape, ...) are left empty */
+static dt_status dt__f_tensor_get_desc_body(const dt_tensor *t, dt_tensor_desc *fd) {
+    int i, n;
+    dt_status st = dt__check_tensor("dt_tensor_get_desc", t);
+    if (st) return st;
+    if (!fd) return dt__fail(DT_ERR_ARG, "dt_tensor_get_desc: desc is NULL");
+    n = t->desc.ndim;
+    memset(fd, 0, sizeof *fd);
+    fd->dtype = t->desc.dtype;
+    fd->ndim = n;
+    fd->device = t->desc.device;
+    dt__f_reverse(t->desc.shape, n, fd->shape);
+    for (i = 0; i < DT_MAX_MESH_DIMS; i++) {
+        fd->placements[i] = t->desc.placements[i];
+        if (fd->placements[i].kind == DT_SHARD) fd->placements[i].dim = (int8_t)(n - t->desc.placements[i].dim);
+    }
+    return DT_OK;
+}
+DT_API dt_status dt_f_tensor_get_desc(const dt_tensor *t, dt_tensor_desc *fd) {
+    DT__PUBLIC("dt_tensor_get_desc", dt__f_tensor_get_desc_body(t, fd));
 }
 
 typedef dt_status (*dt__f_dim_fn)(const dt_tensor *, int, dt_tensor **);
