@@ -150,6 +150,13 @@ module dtensor
     integer(c_int64_t) :: calls = 0, bytes_sent = 0, bytes_recv = 0
   end type dt_comm_stats
 
+  ! the BLACS grid of dt_tensor_scalapack_desc / dt_tensor_desc_from_scalapack
+  type, bind(C) :: dt_scalapack_grid
+    integer(c_int) :: nprow = 0, npcol = 0
+    character(kind=c_char) :: order(2) = c_null_char   ! "R" or "C", as blacs_gridinit takes it
+    integer(c_int) :: myrow = -1, mycol = -1
+  end type dt_scalapack_grid
+
   ! communicators from a Fortran handle: integer (mpif.h, use mpi) or type(MPI_Comm) (use mpi_f08)
   interface dt_comm_mpi
     module procedure dt_comm_mpi_int, dt_comm_mpi_f08
@@ -799,6 +806,31 @@ module dtensor
     end function
 
     ! ---- C functions called directly (no order to convert), continued ----
+    ! ScaLAPACK, zero copies: a Fortran a(M, N) with placements
+    ! [dt_shard_cyclic(1, mb), dt_shard_cyclic(2, nb)] on a P x Q mesh is
+    ! ScaLAPACK's A(M, N) (desc = [1, ictxt, M, N, mb, nb, 0, 0, LLD]) on a
+    ! P x Q BLACS grid of order "R"; the BLACS number of each process is its
+    ! mesh rank. Learn the grid (ictxt 0), make the context, call again.
+    integer(c_int) function dt_tensor_scalapack_desc(t, ictxt, desc, grid) bind(C, name="dt_tensor_scalapack_desc")
+      import :: c_int, c_ptr, dt_scalapack_grid
+      type(c_ptr), value :: t
+      integer(c_int), value :: ictxt
+      integer(c_int), intent(out) :: desc(9)
+      type(dt_scalapack_grid), intent(out) :: grid
+    end function
+    ! the inverse: the desc (Fortran order) under which dt_tensor_from_local
+    ! wraps an existing ScaLAPACK array's local part; local_shape(2) and
+    ! local_strides(2) are filled and d points at them (set d%local_alloc to
+    ! the array where d%local_alloc_bytes /= 0: LLD pads the columns)
+    integer(c_int) function dt_tensor_desc_from_scalapack(desc, grid, dtype, d, local_shape, local_strides) &
+        bind(C, name="dt_f_tensor_desc_from_scalapack")
+      import :: c_int, c_int64_t, dt_scalapack_grid, dt_tensor_desc
+      integer(c_int), intent(in) :: desc(9)
+      type(dt_scalapack_grid), intent(in) :: grid
+      integer(c_int), value :: dtype
+      type(dt_tensor_desc), intent(out) :: d
+      integer(c_int64_t), intent(out), target :: local_shape(2), local_strides(2)
+    end function
     integer(c_int) function dt_cast(x, to, out) bind(C, name="dt_cast")
       import :: c_int, c_ptr
       type(c_ptr), value :: x

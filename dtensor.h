@@ -1801,6 +1801,15 @@ DT_API dt_status dt_f_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_te
                              dt_tensor **out);  /* collective */
 DT_API dt_status dt_f_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
                              dt_tensor **out);  /* collective */
+/* dt_tensor_desc_from_scalapack for Fortran: ScaLAPACK's A(M_, N_) is the
+   Fortran array a(M_, N_), so the desc has shape {M_, N_}, Fortran Shard
+   dims, local_shape {LOCr, LOCc} and local_strides {1, LLD_}. (Its other
+   direction, dt_tensor_scalapack_desc, needs no conversion: a Fortran a(M, N)
+   with [dt_shard_cyclic(1, mb), dt_shard_cyclic(2, nb)] on a P x Q mesh is
+   ScaLAPACK's A(M, N) on a P x Q grid in order "R".) */
+DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                                 dt_tensor_desc *fd, int64_t *local_shape,
+                                                 int64_t *local_strides);  /* pure */
 /* copies min(strlen(s), cap) bytes of s (NULL: "") into buf, no terminator;
    returns strlen(s): a Fortran string from dt_last_error and co. */
 DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap);  /* pure */
@@ -17053,6 +17062,7 @@ DT__F_PTR(dt_stencil_apply);
 DT__F_PTR(dt_conv1d);
 DT__F_PTR(dt_conv2d);
 DT__F_PTR(dt_conv3d);
+DT__F_PTR(dt_tensor_desc_from_scalapack);
 #else
 #define DT__F_CALL(fn) fn
 #endif
@@ -17716,6 +17726,41 @@ DT_API dt_status dt_f_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_te
 DT_API dt_status dt_f_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
                              dt_tensor **out) {
     DT__PUBLIC("dt_conv3d", dt__f_conv_body(3, x, w, bias, desc, out));
+}
+
+/* ScaLAPACK's array A(M_, N_) is Fortran's a(M_, N_) itself (the C side's
+   transpose T is the Fortran array's reversed view): the desc comes back
+   with shape {M_, N_}, Fortran Shard dims, local_shape {LOCr, LOCc} and
+   local_strides {1, LLD_}, pointing at the caller's arrays */
+static dt_status dt__f_tensor_desc_from_scalapack_body(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                                       dt_tensor_desc *fd, int64_t *local_shape,
+                                                       int64_t *local_strides) {
+    dt_tensor_desc c;
+    int64_t ls[2] = {0, 0}, str[2] = {0, 0};
+    int i;
+    dt_status st;
+    if (!fd) return dt__fail(DT_ERR_ARG, "dt_tensor_desc_from_scalapack: out is NULL");
+    if ((st = DT__F_CALL(dt_tensor_desc_from_scalapack)(desc, grid, dtype, &c, ls, str))) return st;
+    *fd = c;
+    dt__f_reverse(c.shape, 2, fd->shape);
+    for (i = 0; i < DT_MAX_MESH_DIMS; i++)
+        if (c.placements[i].kind == DT_SHARD) fd->placements[i].dim = (int8_t)(2 - c.placements[i].dim);
+    fd->local_shape = NULL;
+    fd->local_strides = NULL;
+    if (local_shape) {
+        dt__f_reverse(ls, 2, local_shape);
+        fd->local_shape = local_shape;
+    }
+    if (local_strides) {
+        dt__f_reverse(str, 2, local_strides);
+        if (c.local_strides) fd->local_strides = local_strides;
+    }
+    return DT_OK;
+}
+DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                                 dt_tensor_desc *fd, int64_t *local_shape, int64_t *local_strides) {
+    DT__PUBLIC("dt_tensor_desc_from_scalapack",
+               dt__f_tensor_desc_from_scalapack_body(desc, grid, dtype, fd, local_shape, local_strides));
 }
 
 DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap) {

@@ -25,7 +25,8 @@
 !    mm/addmm/bmm, get_desc, local strides and indices, mesh names, slice
 !    and flatten, shm_alloc, redistribute_reduce, the matmul budget, RNG
 !    state, comm stats, a stencil callback (5-point, zero boundaries) and
-!    conv1d/conv2d (per-dim padding and dilation).
+!    conv1d/conv2d (per-dim padding and dilation), the ScaLAPACK desc and
+!    its inverse.
 ! Prints "PASS test_fortran np=N" on rank 0; exits 1 on any failure.
 program test_fortran
   use, intrinsic :: iso_c_binding
@@ -76,6 +77,7 @@ program test_fortran
   call test_mesh_extras()
   call test_stencil()
   call test_conv()
+  call test_scalapack()
 
   call dt_mesh_destroy(mesh)
   call dt_comm_destroy(comm)
@@ -1054,6 +1056,62 @@ contains
     call dt_tensor_destroy(tw)
     call dt_tensor_destroy(tx)
   end subroutine test_conv
+
+  ! ---- ScaLAPACK interop: a(7, 5) block-cyclic on a P x 1 mesh is
+  ! ScaLAPACK's A(7, 5) on a P x 1 grid "R"; the inverse gives back the
+  ! Fortran desc, under which the local part wraps and gathers to a ----
+  subroutine test_scalapack()
+    integer, parameter :: M = 7, N = 5
+    real(c_double), target :: a(M, N), back(M, N)
+    real(c_double), pointer :: loc(:, :)
+    integer(c_int64_t), target :: ls(2), strides(2)
+    integer(c_int64_t) :: myls(DT_MAX_DIMS), off(DT_MAX_DIMS)
+    integer(c_int) :: desc(9), st
+    type(dt_scalapack_grid) :: grid
+    type(dt_mesh_desc) :: d2
+    type(dt_tensor_desc) :: td, fd
+    type(c_ptr) :: m2, t, w
+    integer :: i, j
+    do j = 1, N
+      do i = 1, M
+        a(i, j) = 10 * i + j
+      end do
+    end do
+    d2%ndim = 2
+    d2%shape(1:2) = [nranks, 1]
+    m2 = c_null_ptr
+    call ok(dt_mesh_create(comm, d2, m2), "a P x 1 mesh")
+    td%dtype = DT_F64
+    td%ndim = 2
+    td%shape(1:2) = [M, N]
+    td%placements(1) = dt_shard_cyclic(1_c_int, 2_c_int64_t)
+    td%placements(2) = dt_shard_cyclic(2_c_int, 2_c_int64_t)
+    t = c_null_ptr
+    call ok(dt_tensor_distribute(m2, td, a, DT_SRC_ALL, t), "distribute a block-cyclic")
+    call ok(dt_tensor_scalapack_desc(t, 0_c_int, desc, grid), "dt_tensor_scalapack_desc")
+    call ok(dt_tensor_local_shape(t, myls, off), "its local shape")
+    call check(all(desc(1:8) == [1, 0, M, N, 2, 2, 0, 0]) .and. desc(9) == max(1_c_int64_t, myls(1)), &
+               "desc = [1, ictxt, M, N, mb, nb, 0, 0, LLD]: Fortran's a(M, N) itself")
+    call check(grid%nprow == nranks .and. grid%npcol == 1 .and. grid%order(1) == "R" .and. &
+               grid%myrow == rank .and. grid%mycol == 0, "the grid: P x 1, order R, my row = my rank")
+    call ok(dt_tensor_desc_from_scalapack(desc, grid, DT_F64, fd, ls, strides), "dt_tensor_desc_from_scalapack")
+    call check(fd%dtype == DT_F64 .and. fd%ndim == 2 .and. all(fd%shape(1:2) == [M, N]) .and. &
+               fd%placements(1)%dim == 1 .and. fd%placements(2)%dim == 2 .and. fd%placements(1)%block == 2, &
+               "the inverse: shape [M, N] and Shard dims in Fortran order")
+    call check(all(ls == myls(1:2)), "its local_shape is this rank's, in Fortran order")
+    call dt_tensor_local(t, loc, st)
+    call ok(st, "the local part")
+    if (associated(loc)) then
+      w = c_null_ptr
+      call ok(dt_tensor_from_local(m2, fd, loc, DT_FLAG_BORROW, w), "wrap the local part under the inverse's desc")
+      back = 0
+      call ok(dt_tensor_gather(w, back), "gather the wrap")
+      call check(all(back == a), "the wrap gathers to a")
+      call dt_tensor_destroy(w)
+    end if
+    call dt_tensor_destroy(t)
+    call dt_mesh_destroy(m2)
+  end subroutine test_scalapack
 
   ! the error hook's handler: counts and keeps the call's name and status
   subroutine on_error(st, call, msg, user) bind(C)
