@@ -35,8 +35,51 @@
 ! ranks do; placements(i) is mesh dim i-1. Offsets are the number of
 ! elements before local element 1 along each dim.
 !
-! HANDLES are type(c_ptr) (c_null_ptr: none, e.g. an *out to be made).
-! Statuses are integer(c_int), DT_OK = 0; dt_last_error() is the message.
+! Views and dim-taking ops follow the same rule: dt_transpose(x, 1, 2),
+! dt_permute's perm(i) = the x dim that becomes dim i, dt_unsqueeze /
+! dt_stack name the new dim's place in the result (1..ndim+1), dt_narrow's
+! start is 1-based (x(start:start+length-1)), dt_reshape keeps column-major
+! element order (Fortran's reshape), conv's x is x(S..., C_in, N) with
+! padding(i) / dilation(i) for Fortran spatial dim i, a stencil callback
+! gets its block in Fortran order. Indices the library computes stay
+! 0-based (dt_argmax: maxloc - 1; embedding and cross-entropy indices).
+!
+! ARRAYS. dt_tensor_from_local, dt_tensor_distribute and dt_tensor_gather
+! take a Fortran array of real(c_float/c_double), integer(c_int32_t/
+! c_int64_t) or complex(c_float_complex/c_double_complex), rank 1-4; its
+! kind must be desc%dtype (DT_ERR_DTYPE otherwise, on every rank: DT_F32 is
+! 0, so a real(8) array with desc%dtype never set is refused, never read as
+! floats). The dummies are assumed-shape `target` without `contiguous`: a
+! `contiguous` dummy makes gfortran copy a strided section in and out
+! around the call, which a DT_FLAG_BORROW tensor would then alias, so a
+! section with a stride (u(1:n:2, :)) is refused at run time (DT_ERR_ARG)
+! instead. The type(c_ptr) forms (c_loc; device memory, F16/BF16/U8) stay
+! under the same names. dt_tensor_local gives an array pointer onto a
+! contiguous shard for the same six kinds and ranks.
+!
+! NOT BOUND, because Fortran cannot have them or has no use for them:
+!  - dt_set_last_error (a C variadic function) and dt_check_failed (the
+!    end of C's DT_CHECK macro, which needs __FILE__ / __LINE__): check the
+!    status in Fortran; dt_call_begin / dt_call_end, dt_mesh_agree and
+!    dt_tensor_desc_hash, which exist for C code that extends the library
+!    with calls of its own (C-order descs, the error hook's bookkeeping);
+!  - dt_tensor_print_sharding and dt_explain (they take a C FILE *:
+!    DTENSOR_LOG=ops prints the strategies to stderr instead);
+!  - dt_comm_custom (a backend is a table of C callbacks over C buffers:
+!    write it in C and pass the dt_comm handle it makes);
+!  - dt_placements_str and dt_shape_str (C-order strings; write() them);
+!  - the C forms the dt_f_* entry points replace (dt_comm_mpi of an
+!    MPI_Comm, the row-major desc calls): their Fortran names bind those;
+!  - dtensor_layers.h (tensor-parallel layers): its implementation is in
+!    libdtensor but not in the object this module's programs link by
+!    default, and its seq_dim counts C dims; not bound yet.
+!
+! HANDLES are type(c_ptr) (c_null_ptr: none, e.g. an *out to be made; a
+! destroyed handle must be reset to c_null_ptr before it is passed as an
+! *out again, or the call reuses freed memory).
+! Statuses are integer(c_int), DT_OK = 0; dt_last_error() is the message
+! (read it in a statement after the call: in one expression with the call
+! Fortran may evaluate it first).
 module dtensor
   use, intrinsic :: iso_c_binding
   use mpi_f08, only: MPI_Comm
