@@ -1352,7 +1352,8 @@ contains
     real(c_float), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f32_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f32_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_f32_1
 
   integer(c_int) function dt_fl_f32_2(m, d, local, flags, out)
@@ -1361,7 +1362,8 @@ contains
     real(c_float), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f32_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f32_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_f32_2
 
   integer(c_int) function dt_fl_f32_3(m, d, local, flags, out)
@@ -1370,7 +1372,8 @@ contains
     real(c_float), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f32_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f32_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_f32_3
 
   integer(c_int) function dt_fl_f32_4(m, d, local, flags, out)
@@ -1379,7 +1382,8 @@ contains
     real(c_float), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f32_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f32_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_f32_4
 
   integer(c_int) function dt_fl_f64_1(m, d, local, flags, out)
@@ -1388,7 +1392,8 @@ contains
     real(c_double), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_f64_1
 
   integer(c_int) function dt_fl_f64_2(m, d, local, flags, out)
@@ -1397,7 +1402,8 @@ contains
     real(c_double), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_f64_2
 
   integer(c_int) function dt_fl_f64_3(m, d, local, flags, out)
@@ -1406,7 +1412,8 @@ contains
     real(c_double), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_f64_3
 
   integer(c_int) function dt_fl_f64_4(m, d, local, flags, out)
@@ -1415,7 +1422,8 @@ contains
     real(c_double), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_f64_4
 
   integer(c_int) function dt_fl_i32_1(m, d, local, flags, out)
@@ -1424,7 +1432,8 @@ contains
     integer(c_int32_t), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i32_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i32_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_i32_1
 
   integer(c_int) function dt_fl_i32_2(m, d, local, flags, out)
@@ -1433,7 +1442,8 @@ contains
     integer(c_int32_t), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i32_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i32_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_i32_2
 
   integer(c_int) function dt_fl_i32_3(m, d, local, flags, out)
@@ -1442,7 +1452,8 @@ contains
     integer(c_int32_t), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i32_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i32_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_i32_3
 
   integer(c_int) function dt_fl_i32_4(m, d, local, flags, out)
@@ -1451,7 +1462,8 @@ contains
     integer(c_int32_t), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i32_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i32_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_i32_4
 
   integer(c_int) function dt_fl_i64_1(m, d, local, flags, out)
@@ -1460,7 +1472,8 @@ contains
     integer(c_int64_t), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_i64_1
 
   integer(c_int) function dt_fl_i64_2(m, d, local, flags, out)
@@ -1469,7 +1482,8 @@ contains
     integer(c_int64_t), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_i64_2
 
   integer(c_int) function dt_fl_i64_3(m, d, local, flags, out)
@@ -1478,7 +1492,8 @@ contains
     integer(c_int64_t), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_i64_3
 
   integer(c_int) function dt_fl_i64_4(m, d, local, flags, out)
@@ -1487,7 +1502,8 @@ contains
     integer(c_int64_t), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_i64_4
 
   integer(c_int) function dt_fl_c64_1(m, d, local, flags, out)
@@ -1496,7 +1512,8 @@ contains
     complex(c_float_complex), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_c64_1
 
   integer(c_int) function dt_fl_c64_2(m, d, local, flags, out)
@@ -1505,7 +1522,8 @@ contains
     complex(c_float_complex), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_c64_2
 
   integer(c_int) function dt_fl_c64_3(m, d, local, flags, out)
@@ -1514,7 +1532,8 @@ contains
     complex(c_float_complex), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_c64_3
 
   integer(c_int) function dt_fl_c64_4(m, d, local, flags, out)
@@ -1523,7 +1542,8 @@ contains
     complex(c_float_complex), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_c64_4
 
   integer(c_int) function dt_fl_c128_1(m, d, local, flags, out)
@@ -1532,7 +1552,8 @@ contains
     complex(c_double_complex), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c128_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c128_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_c128_1
 
   integer(c_int) function dt_fl_c128_2(m, d, local, flags, out)
@@ -1541,7 +1562,8 @@ contains
     complex(c_double_complex), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c128_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c128_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_c128_2
 
   integer(c_int) function dt_fl_c128_3(m, d, local, flags, out)
@@ -1550,7 +1572,8 @@ contains
     complex(c_double_complex), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c128_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c128_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_c128_3
 
   integer(c_int) function dt_fl_c128_4(m, d, local, flags, out)
@@ -1559,7 +1582,8 @@ contains
     complex(c_double_complex), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c128_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c128_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), flags, out)
   end function dt_fl_c128_4
 
   integer(c_int) function dt_dist_f32_1(m, d, full, src_rank, out)
@@ -1805,145 +1829,169 @@ contains
   integer(c_int) function dt_gath_f32_1(t, full)
     type(c_ptr), intent(in) :: t
     real(c_float), target, intent(inout) :: full(:)
-    dt_gath_f32_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_f32_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_f32_1
 
   integer(c_int) function dt_gath_f32_2(t, full)
     type(c_ptr), intent(in) :: t
     real(c_float), target, intent(inout) :: full(:,:)
-    dt_gath_f32_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_f32_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_f32_2
 
   integer(c_int) function dt_gath_f32_3(t, full)
     type(c_ptr), intent(in) :: t
     real(c_float), target, intent(inout) :: full(:,:,:)
-    dt_gath_f32_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_f32_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_f32_3
 
   integer(c_int) function dt_gath_f32_4(t, full)
     type(c_ptr), intent(in) :: t
     real(c_float), target, intent(inout) :: full(:,:,:,:)
-    dt_gath_f32_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_f32_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_f32_4
 
   integer(c_int) function dt_gath_f64_1(t, full)
     type(c_ptr), intent(in) :: t
     real(c_double), target, intent(inout) :: full(:)
-    dt_gath_f64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_f64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_f64_1
 
   integer(c_int) function dt_gath_f64_2(t, full)
     type(c_ptr), intent(in) :: t
     real(c_double), target, intent(inout) :: full(:,:)
-    dt_gath_f64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_f64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_f64_2
 
   integer(c_int) function dt_gath_f64_3(t, full)
     type(c_ptr), intent(in) :: t
     real(c_double), target, intent(inout) :: full(:,:,:)
-    dt_gath_f64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_f64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_f64_3
 
   integer(c_int) function dt_gath_f64_4(t, full)
     type(c_ptr), intent(in) :: t
     real(c_double), target, intent(inout) :: full(:,:,:,:)
-    dt_gath_f64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_f64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_f64_4
 
   integer(c_int) function dt_gath_i32_1(t, full)
     type(c_ptr), intent(in) :: t
     integer(c_int32_t), target, intent(inout) :: full(:)
-    dt_gath_i32_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_i32_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_i32_1
 
   integer(c_int) function dt_gath_i32_2(t, full)
     type(c_ptr), intent(in) :: t
     integer(c_int32_t), target, intent(inout) :: full(:,:)
-    dt_gath_i32_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_i32_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_i32_2
 
   integer(c_int) function dt_gath_i32_3(t, full)
     type(c_ptr), intent(in) :: t
     integer(c_int32_t), target, intent(inout) :: full(:,:,:)
-    dt_gath_i32_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_i32_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_i32_3
 
   integer(c_int) function dt_gath_i32_4(t, full)
     type(c_ptr), intent(in) :: t
     integer(c_int32_t), target, intent(inout) :: full(:,:,:,:)
-    dt_gath_i32_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_i32_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_i32_4
 
   integer(c_int) function dt_gath_i64_1(t, full)
     type(c_ptr), intent(in) :: t
     integer(c_int64_t), target, intent(inout) :: full(:)
-    dt_gath_i64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_i64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_i64_1
 
   integer(c_int) function dt_gath_i64_2(t, full)
     type(c_ptr), intent(in) :: t
     integer(c_int64_t), target, intent(inout) :: full(:,:)
-    dt_gath_i64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_i64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_i64_2
 
   integer(c_int) function dt_gath_i64_3(t, full)
     type(c_ptr), intent(in) :: t
     integer(c_int64_t), target, intent(inout) :: full(:,:,:)
-    dt_gath_i64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_i64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_i64_3
 
   integer(c_int) function dt_gath_i64_4(t, full)
     type(c_ptr), intent(in) :: t
     integer(c_int64_t), target, intent(inout) :: full(:,:,:,:)
-    dt_gath_i64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_i64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_i64_4
 
   integer(c_int) function dt_gath_c64_1(t, full)
     type(c_ptr), intent(in) :: t
     complex(c_float_complex), target, intent(inout) :: full(:)
-    dt_gath_c64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_c64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_c64_1
 
   integer(c_int) function dt_gath_c64_2(t, full)
     type(c_ptr), intent(in) :: t
     complex(c_float_complex), target, intent(inout) :: full(:,:)
-    dt_gath_c64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_c64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_c64_2
 
   integer(c_int) function dt_gath_c64_3(t, full)
     type(c_ptr), intent(in) :: t
     complex(c_float_complex), target, intent(inout) :: full(:,:,:)
-    dt_gath_c64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_c64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_c64_3
 
   integer(c_int) function dt_gath_c64_4(t, full)
     type(c_ptr), intent(in) :: t
     complex(c_float_complex), target, intent(inout) :: full(:,:,:,:)
-    dt_gath_c64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_c64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_c64_4
 
   integer(c_int) function dt_gath_c128_1(t, full)
     type(c_ptr), intent(in) :: t
     complex(c_double_complex), target, intent(inout) :: full(:)
-    dt_gath_c128_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_c128_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_c128_1
 
   integer(c_int) function dt_gath_c128_2(t, full)
     type(c_ptr), intent(in) :: t
     complex(c_double_complex), target, intent(inout) :: full(:,:)
-    dt_gath_c128_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_c128_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_c128_2
 
   integer(c_int) function dt_gath_c128_3(t, full)
     type(c_ptr), intent(in) :: t
     complex(c_double_complex), target, intent(inout) :: full(:,:,:)
-    dt_gath_c128_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_c128_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_c128_3
 
   integer(c_int) function dt_gath_c128_4(t, full)
     type(c_ptr), intent(in) :: t
     complex(c_double_complex), target, intent(inout) :: full(:,:,:,:)
-    dt_gath_c128_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+    dt_gath_c128_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
   end function dt_gath_c128_4
 
   subroutine dt_local_f32_1(t, a, st)

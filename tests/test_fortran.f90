@@ -359,7 +359,8 @@ contains
     call dt_set_error_handler(c_null_funptr, c_null_ptr)
     call check(handled == 1 .and. handled_call == "dt_tensor_distribute" .and. handled_st == DT_ERR_PLACEMENT, &
                "the error hook: called once, with dt_tensor_distribute and DT_ERR_PLACEMENT; got: " // handled_call)
-    if (allocated(handled_call)) deallocate(handled_call)   ! a main program's variables are never freed: the ASan build's leak check
+    ! a main program's variables are never freed: the ASan build's leak check would report it
+    if (allocated(handled_call)) deallocate(handled_call)
     msg = dt_last_error()
     call check(st == DT_ERR_PLACEMENT .and. .not. c_associated(x), "Shard(3) of a rank-2 array: DT_ERR_PLACEMENT")
     call check(index(msg, "Shard(3)") > 0 .and. index(msg, "1..2") > 0, "its message: " // msg)
