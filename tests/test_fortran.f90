@@ -920,7 +920,8 @@ contains
     call ok(dt_stencil_apply(t, c_funloc(laplacian), c_null_ptr, o), "dt_stencil_apply")
     call ok(dt_tensor_gather(o, lap), "gather the stencil")
     call check(all(lap == ref), "dt_stencil_apply == the serial 5-point stencil (Fortran order)")
-    call check(stencil_calls > 0 .or. product(shape(u)) == 0, "the callback ran")
+    call check(stencil_calls > 0 .or. (stencil_calls == 0 .and. dt_tensor_local_numel(t) == 0), &
+               "the callback ran where there are cells, and saw a sound block")
     call dt_tensor_destroy(o)
     call dt_tensor_destroy(t)
   end subroutine test_stencil
