@@ -25,8 +25,11 @@
 !    mm/addmm/bmm, get_desc, local strides and indices, mesh names, slice
 !    and flatten, shm_alloc, redistribute_reduce, the matmul budget, RNG
 !    state, comm stats, a stencil callback (5-point, zero boundaries) and
-!    conv1d/conv2d (per-dim padding and dilation), the ScaLAPACK desc and
-!    its inverse.
+!    conv1d/2d/3d (per-dim padding and dilation), the ScaLAPACK desc and
+!    its inverse, the unary family, log_softmax, layer/rms norm, dropout
+!    (its U8 mask through c_loc), dot, linear, embedding, cross-entropy,
+!    layout indices, the RNG state through a file, and the mesh's odds
+!    and ends (shm mode, op cache, trim, checks).
 ! Prints "PASS test_fortran np=N" on rank 0; exits 1 on any failure.
 program test_fortran
   use, intrinsic :: iso_c_binding
@@ -78,6 +81,7 @@ program test_fortran
   call test_stencil()
   call test_conv()
   call test_scalapack()
+  call test_more_ops()
 
   call dt_mesh_destroy(mesh)
   call dt_comm_destroy(comm)
@@ -1115,6 +1119,357 @@ contains
     call dt_tensor_destroy(t)
     call dt_mesh_destroy(m2)
   end subroutine test_scalapack
+
+  ! ---- the rest of the ops, each against Fortran's own arithmetic ----
+  subroutine test_more_ops()
+    integer, parameter :: M = 6, K = 4, IN = 4, NOUT = 3, D = 3, V = 5, NC = 4, NB = 3
+    real(c_double), target :: a(M, K), g(M, K), e(M, K), v6(M), s0
+    real(c_double), target :: xl(IN, M), wl(IN, NOUT), bl(NOUT), yl(NOUT, M), ref(NOUT, M)
+    real(c_double), target :: table(D, V), emb(D, 4), logits(NC, NB), loss, ln(M, K), mu, var
+    real(c_double), target :: x3(3, 3, 3, 1, 1), w3(2, 2, 2, 1, 1), y3(2, 2, 2, 1, 1), r3(2, 2, 2, 1, 1)
+    integer(c_int64_t), target :: idx(4), tgt(NB), li(DT_MAX_DIMS), ls(DT_MAX_DIMS), off(DT_MAX_DIMS)
+    integer(c_int8_t), target :: mask(M, K)
+    type(dt_tensor_desc) :: td
+    type(dt_conv_desc) :: cd
+    type(c_ptr) :: x, y, z, w, bt, mk
+    integer :: i, j, p, q, l, ii, jj, kk
+    integer(c_int) :: coord(1), on, st
+    character(len=:), allocatable :: msg
+    character(len=64) :: path
+    do j = 1, K
+      do i = 1, M
+        a(i, j) = 0.3_c_double * i - 0.45_c_double * j
+      end do
+    end do
+    td%dtype = DT_F64
+    td%ndim = 2
+    td%shape(1:2) = [M, K]
+    td%placements(1) = dt_shard(1)
+    x = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, a, DT_SRC_ALL, x), "distribute a")
+    call check(c_associated(dt_tensor_mesh(x), mesh), "dt_tensor_mesh is the mesh")
+    call check(dt_dtype_size(DT_C128) == 16 .and. dt_dtype_size(DT_I32) == 4, "dt_dtype_size")
+
+    call unary(x, "dt_neg", 1, g)
+    call close_to(g, -a, "dt_neg == -a")
+    call unary(x, "dt_exp", 2, g)
+    call close_to(g, exp(a), "dt_exp == exp(a)")
+    call unary(x, "dt_sin", 3, g)
+    call close_to(g, sin(a), "dt_sin == sin(a)")
+    call unary(x, "dt_cos", 4, g)
+    call close_to(g, cos(a), "dt_cos == cos(a)")
+    call unary(x, "dt_tanh", 5, g)
+    call close_to(g, tanh(a), "dt_tanh == tanh(a)")
+    call unary(x, "dt_sigmoid", 6, g)
+    call close_to(g, 1 / (1 + exp(-a)), "dt_sigmoid == 1 / (1 + exp(-a))")
+    call unary(x, "dt_relu", 7, g)
+    call close_to(g, max(a, 0.0_c_double), "dt_relu == max(a, 0)")
+    call unary(x, "dt_gelu", 8, g)
+    call close_to(g, a / 2 * (1 + erf(a / sqrt(2.0_c_double))), "dt_gelu == a/2 (1 + erf(a/sqrt 2))")
+    call unary(x, "dt_silu", 9, g)
+    call close_to(g, a / (1 + exp(-a)), "dt_silu == a sigmoid(a)")
+    call unary(x, "dt_pow", 10, g)
+    call close_to(g, a**2, "dt_pow(a, 2) == a**2")
+    call unary(x, "dt_fill", 11, g)
+    call close_to(g, a * 0 + 3, "dt_fill(a, 3) == 3")
+    call unary(x, "dt_log(dt_exp)", 12, g)
+    call close_to(g, a, "dt_log(dt_exp(a)) == a")
+    call unary(x, "dt_rsqrt(dt_exp)", 13, g)
+    call close_to(g, 1 / sqrt(exp(a)), "dt_rsqrt(dt_exp(a)) == 1 / sqrt(exp(a))")
+    call unary(x, "dt_minimum", 14, g)
+    call close_to(g, min(a, -a), "dt_minimum(a, -a) == min(a, -a)")
+    call unary(x, "dt_log_softmax", 15, g)
+    do j = 1, K
+      e(:, j) = a(:, j) - log(sum(exp(a(:, j))))
+    end do
+    call close_to(g, e, "dt_log_softmax over dim 1 == a - log(sum(exp(a), dim=1))")
+    call unary(x, "dt_layer_norm", 16, g)
+    do j = 1, K
+      mu = sum(a(:, j)) / M
+      var = sum((a(:, j) - mu)**2) / M
+      ln(:, j) = (a(:, j) - mu) / sqrt(var + 1e-5_c_double)
+    end do
+    call close_to(g, ln, "dt_layer_norm over dim 1 (no w, b) == (a - mean) / sqrt(var + eps)")
+    call unary(x, "dt_rms_norm", 17, g)
+    do j = 1, K
+      ln(:, j) = a(:, j) / sqrt(sum(a(:, j)**2) / M + 1e-5_c_double)
+    end do
+    call close_to(g, ln, "dt_rms_norm over dim 1 == a / sqrt(mean(a**2) + eps)")
+
+    ! dropout: out = a * mask / (1 - p), the mask a U8 tensor (through c_loc)
+    y = c_null_ptr
+    mk = c_null_ptr
+    call ok(dt_dropout(x, 0.5_c_double, y, mk), "dt_dropout p = 0.5 with a mask")
+    call ok(dt_tensor_gather(y, g), "gather dropout")
+    call ok(dt_tensor_gather(mk, c_loc(mask)), "gather the U8 mask (c_loc form)")
+    call check(all(g == a * mask * 2) .and. all(mask == 0 .or. mask == 1) .and. any(mask == 0) .and. any(mask == 1), &
+               "dropout == a * mask / (1 - p)")
+    call dt_tensor_destroy(mk)
+    call dt_tensor_destroy(y)
+    y = c_null_ptr
+    call ok(dt_dropout(x, 0.0_c_double, y), "dt_dropout p = 0, no mask")
+    call ok(dt_tensor_gather(y, g), "gather")
+    call check(all(g == a), "dropout p = 0 == a")
+    call dt_tensor_destroy(y)
+
+    ! dot of a 1-D tensor with itself -> 0-d (gathered through c_loc of a scalar)
+    v6 = a(:, 1)
+    td%ndim = 1
+    td%shape(1) = M
+    y = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, v6, DT_SRC_ALL, y), "distribute v")
+    z = c_null_ptr
+    call ok(dt_dot(y, y, z), "dt_dot")
+    s0 = 0
+    call ok(dt_tensor_gather(z, c_loc(s0)), "gather the 0-d dot")
+    call check(abs(s0 - dot_product(v6, v6)) < 1e-12_c_double, "dt_dot(v, v) == dot_product(v, v)")
+    call dt_tensor_destroy(z)
+    call dt_tensor_destroy(y)
+
+    ! linear: x(in, n), w(in, out), bias(out) -> matmul(transpose(w), x) + bias
+    do j = 1, M
+      do i = 1, IN
+        xl(i, j) = i - 0.5_c_double * j
+      end do
+    end do
+    do j = 1, NOUT
+      do i = 1, IN
+        wl(i, j) = 0.25_c_double * i * j - 1
+      end do
+      bl(j) = 100 * j
+    end do
+    do j = 1, M
+      ref(:, j) = matmul(transpose(wl), xl(:, j)) + bl
+    end do
+    td%ndim = 2
+    td%shape(1:2) = [IN, M]
+    td%placements(1) = dt_shard(2)
+    y = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, xl, DT_SRC_ALL, y), "distribute x(in, n)")
+    td%shape(1:2) = [IN, NOUT]
+    td%placements(1) = dt_replicate()
+    w = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, wl, DT_SRC_ALL, w), "distribute w(in, out)")
+    td%ndim = 1
+    td%shape(1) = NOUT
+    bt = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, bl, DT_SRC_ALL, bt), "distribute bias")
+    z = c_null_ptr
+    call ok(dt_linear(y, w, bt, z), "dt_linear")
+    call ok(dt_tensor_gather(z, yl), "gather linear")
+    call check(all(abs(yl - ref) < 1e-11_c_double), "dt_linear == matmul(transpose(w), x) + bias")
+    call dt_tensor_destroy(z)
+    call dt_tensor_destroy(bt)
+    call dt_tensor_destroy(w)
+    call dt_tensor_destroy(y)
+
+    ! embedding: table(D, V), 0-based idx -> table(:, idx + 1)
+    do j = 1, V
+      do i = 1, D
+        table(i, j) = 10 * j + i
+      end do
+    end do
+    idx = [4, 0, 2, 2]
+    td%ndim = 2
+    td%shape(1:2) = [D, V]
+    td%placements(1) = dt_shard(2)
+    w = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, table, DT_SRC_ALL, w), "distribute the table (row-sharded)")
+    td%dtype = DT_I64
+    td%ndim = 1
+    td%shape(1) = 4
+    td%placements(1) = dt_replicate()
+    y = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, idx, DT_SRC_ALL, y), "distribute the indices")
+    z = c_null_ptr
+    call ok(dt_embedding(w, y, z), "dt_embedding")
+    call ok(dt_tensor_gather(z, emb), "gather embedding")
+    call check(all(emb == table(:, idx + 1)), "dt_embedding == table(:, idx + 1)")
+    call dt_tensor_destroy(z)
+    call dt_tensor_destroy(y)
+    call dt_tensor_destroy(w)
+
+    ! cross-entropy: logits(C, N), 0-based targets(N)
+    do j = 1, NB
+      do i = 1, NC
+        logits(i, j) = 0.5_c_double * i * j - i
+      end do
+    end do
+    tgt = [1, 3, 0]
+    s0 = 0
+    do j = 1, NB
+      s0 = s0 - (logits(tgt(j) + 1, j) - log(sum(exp(logits(:, j)))))
+    end do
+    s0 = s0 / NB
+    td%dtype = DT_F64
+    td%ndim = 2
+    td%shape(1:2) = [NC, NB]
+    td%placements(1) = dt_shard(1)       ! class-sharded
+    w = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, logits, DT_SRC_ALL, w), "distribute the logits")
+    td%dtype = DT_I64
+    td%ndim = 1
+    td%shape(1) = NB
+    td%placements(1) = dt_replicate()
+    y = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, tgt, DT_SRC_ALL, y), "distribute the targets")
+    z = c_null_ptr
+    call ok(dt_cross_entropy(w, y, z), "dt_cross_entropy")
+    loss = 0
+    call ok(dt_tensor_gather(z, c_loc(loss)), "gather the loss")
+    call check(abs(loss - s0) < 1e-12_c_double, "dt_cross_entropy == mean(-log_softmax(logits)(target))")
+    call dt_tensor_destroy(z)
+    call dt_tensor_destroy(y)
+    call dt_tensor_destroy(w)
+
+    ! conv3d, no padding, sharded along the first spatial dim
+    do kk = 1, 3
+      do jj = 1, 3
+        do ii = 1, 3
+          x3(ii, jj, kk, 1, 1) = ii + 3 * jj - kk * kk
+        end do
+      end do
+    end do
+    do l = 1, 2
+      do q = 1, 2
+        do p = 1, 2
+          w3(p, q, l, 1, 1) = p - 2 * q + 4 * l
+        end do
+      end do
+    end do
+    r3 = 0
+    do kk = 1, 2
+      do jj = 1, 2
+        do ii = 1, 2
+          do l = 1, 2
+            do q = 1, 2
+              do p = 1, 2
+                r3(ii, jj, kk, 1, 1) = r3(ii, jj, kk, 1, 1) + w3(p, q, l, 1, 1) * x3(ii + p - 1, jj + q - 1, kk + l - 1, 1, 1)
+              end do
+            end do
+          end do
+        end do
+      end do
+    end do
+    td%dtype = DT_F64
+    td%ndim = 5
+    td%shape(1:5) = [3, 3, 3, 1, 1]
+    td%placements(1) = dt_shard(1)
+    y = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, c_loc(x3), DT_SRC_ALL, y), "distribute x3 (rank 5: the c_loc form)")
+    td%shape(1:5) = [2, 2, 2, 1, 1]
+    td%placements(1) = dt_replicate()
+    w = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, c_loc(w3), DT_SRC_ALL, w), "distribute w3")
+    cd%padding = 0
+    cd%dilation = 0
+    z = c_null_ptr
+    call ok(dt_conv3d(y, w, c_null_ptr, cd, z), "dt_conv3d")
+    call ok(dt_tensor_gather(z, c_loc(y3)), "gather conv3d")
+    call check(all(abs(y3 - r3) < 1e-11_c_double), "dt_conv3d == the direct sum")
+    call dt_tensor_destroy(z)
+    call dt_tensor_destroy(w)
+    call dt_tensor_destroy(y)
+
+    ! dt_layout_indices at this rank's coordinate == its offset onward
+    td%ndim = 2
+    td%shape(1:2) = [M, K]
+    td%placements(1) = dt_shard(1)
+    call check(dt_mesh_coordinate(mesh, coord) == 1, "mesh coordinate")
+    call ok(dt_layout(mesh, td, coord, ls, off), "dt_layout")
+    call ok(dt_layout_indices(mesh, td, coord, 1_c_int, li), "dt_layout_indices")
+    call check(all(li(1:ls(1)) == [(off(1) + i - 1, i = 1, int(ls(1)))]), "dt_layout_indices along Fortran dim 1")
+
+    ! the RNG state through a file: the same numbers again
+    if (rank == 0) write (path, '(a,i0,a)') "/tmp/dt_test_fortran_rng_", int(mod(epoch_ms(), 1000000000_8)), ".json"
+    call MPI_Bcast(path, len(path), MPI_CHARACTER, 0, MPI_COMM_WORLD)
+    call ok(dt_rng_save_state(mesh, trim(path)), "dt_rng_save_state")
+    y = c_null_ptr
+    call ok(dt_tensor_randn(mesh, td, y), "dt_tensor_randn")
+    call ok(dt_tensor_gather(y, g), "gather randn")
+    call ok(dt_rng_load_state(mesh, trim(path)), "dt_rng_load_state")
+    z = c_null_ptr
+    call ok(dt_tensor_randn(mesh, td, z), "dt_tensor_randn again")
+    call ok(dt_tensor_gather(z, e), "gather")
+    call check(all(g == e) .and. minval(g) < 0 .and. maxval(g) > 0, "the loaded state draws the same normals")
+    if (rank == 0) then
+      open (newunit=i, file=trim(path), status="old")
+      close (i, status="delete")
+    end if
+    call dt_tensor_destroy(z)
+    call dt_tensor_destroy(y)
+    st = dt_rng_load_state(mesh, "/nonexistent/dt_rng.json")
+    msg = dt_last_error()
+    call check(st == DT_ERR_IO .and. index(msg, "/nonexistent/dt_rng.json") > 0, "a missing state file: DT_ERR_IO: " // msg)
+
+    ! odds and ends of the mesh and comm
+    call ok(dt_comm_set_shm(comm, 0_c_int), "dt_comm_set_shm off")
+    call check(dt_comm_set_shm(comm, 5_c_int) == DT_ERR_ARG, "dt_comm_set_shm(5): DT_ERR_ARG")
+    call ok(dt_comm_set_shm(comm, -1_c_int), "dt_comm_set_shm back to the environment")
+    call check(dt_mesh_op_cache_count(mesh) > 0, "dt_mesh_op_cache_count: the ops above are cached")
+    call ok(dt_mesh_trim(mesh), "dt_mesh_trim")
+    on = dt_get_checks()
+    call dt_set_checks(1_c_int)
+    call check(dt_get_checks() == 1, "dt_get_checks after dt_set_checks(1)")
+    call dt_set_checks(on)
+    call dt_tensor_destroy(x)
+    call dt_clear_error()
+  end subroutine test_more_ops
+
+  ! test_more_ops' unary op number `which` of x (or of x's exp / negation), gathered into g
+  subroutine unary(x, name, which, g)
+    type(c_ptr), intent(in) :: x
+    character(len=*), intent(in) :: name
+    integer, intent(in) :: which
+    real(c_double), intent(out), target :: g(:, :)
+    type(c_ptr) :: r, tmp
+    integer(c_int) :: s
+    r = c_null_ptr
+    tmp = c_null_ptr
+    select case (which)
+    case (1); s = dt_neg(x, r)
+    case (2); s = dt_exp(x, r)
+    case (3); s = dt_sin(x, r)
+    case (4); s = dt_cos(x, r)
+    case (5); s = dt_tanh(x, r)
+    case (6); s = dt_sigmoid(x, r)
+    case (7); s = dt_relu(x, r)
+    case (8); s = dt_gelu(x, r)
+    case (9); s = dt_silu(x, r)
+    case (10); s = dt_pow(x, 2.0_c_double, r)
+    case (11); s = dt_fill(x, 3.0_c_double, r)
+    case (12)
+      s = dt_exp(x, tmp)
+      if (s == DT_OK) s = dt_log(tmp, r)
+    case (13)
+      s = dt_exp(x, tmp)
+      if (s == DT_OK) s = dt_rsqrt(tmp, r)
+    case (14)
+      s = dt_neg(x, tmp)
+      if (s == DT_OK) s = dt_minimum(x, tmp, r)
+    case (15); s = dt_log_softmax(x, 1_c_int, r)
+    case (16); s = dt_layer_norm(x, c_null_ptr, c_null_ptr, 1e-5_c_double, r)
+    case default; s = dt_rms_norm(x, c_null_ptr, 1e-5_c_double, r)
+    end select
+    call ok(s, name)
+    g = huge(1.0_c_double)
+    if (s == DT_OK) call ok(dt_tensor_gather(r, g), "gather " // name)
+    if (c_associated(r)) call dt_tensor_destroy(r)
+    if (c_associated(tmp)) call dt_tensor_destroy(tmp)
+  end subroutine unary
+
+  subroutine close_to(g, want, what)
+    real(c_double), intent(in) :: g(:, :), want(:, :)
+    character(len=*), intent(in) :: what
+    call check(all(abs(g - want) <= 1e-12_c_double * max(1.0_c_double, abs(want))), what)
+  end subroutine close_to
+
+  ! milliseconds of the wall clock: a file name no other run uses at once
+  integer(8) function epoch_ms()
+    integer :: v(8)
+    call date_and_time(values=v)
+    epoch_ms = ((int(v(3), 8) * 24 + v(5)) * 60 + v(6)) * 60000_8 + v(7) * 1000_8 + v(8)
+  end function epoch_ms
 
   ! the error hook's handler: counts and keeps the call's name and status
   subroutine on_error(st, call, msg, user) bind(C)
