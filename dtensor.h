@@ -2974,6 +2974,80 @@ static dt_status dt__public_return(const char *call, dt_status st) {
         return dt__public_return(call, public_st_); \
     } while (0)
 
+/* Calls made through the Fortran module (the dt_f_* entry points, >>fortran)
+   speak Fortran in their messages: shapes reversed, Shard dims and tensor
+   dims counted 1..ndim from Fortran's first, array elements as a(i), members
+   as desc%shape. One flag read where messages are formatted, not a second
+   set of messages: dt__shape_str, dt__placement_str, dt__tdim, dt__mdim. */
+static DT__TLS int dt__f_order;
+
+/* a tensor dim d of a rank-ndim tensor as the caller counts it */
+static int dt__tdim(int d, int ndim) { return dt__f_order && d >= 0 && d < ndim ? ndim - d : d; }
+/* a mesh dim's index into a placements array as the caller writes it */
+static int dt__mdim(int i) { return dt__f_order ? i + 1 : i; }
+
+static int dt__is_digit(char c) { return c >= '0' && c <= '9'; }
+static int dt__is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+/* the C names the module spells differently (dtensor.f90's NAMES: Fortran
+   is case-insensitive, so the flags carry their enum's name) */
+static void dt__f_rename(void) {
+    static const char *const from[4] = {"DT_BORROW", "DT_COPY", "DT_VERIFY", "DT_INFER_SIZES"};
+    char out[sizeof dt__errbuf];
+    size_t w = 0, r = 0, k;
+    while (dt__errbuf[r] && w + 1 < sizeof out) {
+        int hit = -1;
+        for (k = 0; k < 4 && hit < 0; k++) {
+            size_t n = strlen(from[k]);
+            if (!strncmp(dt__errbuf + r, from[k], n) && !dt__is_alpha(dt__errbuf[r + n]) &&
+                (r == 0 || !dt__is_alpha(dt__errbuf[r - 1])))
+                hit = (int)k;
+        }
+        if (hit >= 0 && w + 8 + strlen(from[hit]) < sizeof out) { /* DT_X -> DT_FLAG_X */
+            memcpy(out + w, "DT_FLAG_", 8);
+            memcpy(out + w + 8, from[hit] + 3, strlen(from[hit]) - 3);
+            w += 8 + strlen(from[hit]) - 3;
+            r += strlen(from[hit]);
+        } else {
+            out[w++] = dt__errbuf[r++];
+        }
+    }
+    out[w] = 0;
+    memcpy(dt__errbuf, out, w + 1);
+}
+
+/* the message rewritten in Fortran's syntax: x->y is x%y, a[3] is a(3)
+   (" -> " between placements stays: it is a transition, not a member) */
+static void dt__f_message(void) {
+    char *r = dt__errbuf, *w = dt__errbuf;
+    while (*r) {
+        int ident = w > dt__errbuf && (dt__is_alpha(w[-1]) || dt__is_digit(w[-1]));
+        if (ident && r[0] == '-' && r[1] == '>' && dt__is_alpha(r[2])) {
+            *w++ = '%';
+            r += 2;
+        } else if (ident && dt__is_alpha(w[-1]) && r[0] == '[' && dt__is_digit(r[1])) { /* (f64[5] is a shape) */
+            char *e = r + 1;
+            while (dt__is_digit(*e)) e++;
+            if (*e != ']') { *w++ = *r++; continue; }
+            *w++ = '(';
+            while (++r < e) *w++ = *r;
+            *w++ = ')';
+            r++;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+    dt__f_rename();
+}
+
+static dt_status dt__f_leave(dt_status st) {
+    if (--dt__f_order == 0 && st) dt__f_message();
+    return st;
+}
+/* DT__PUBLIC for a dt_f_* entry point: the body runs in Fortran order */
+#define DT__F_PUBLIC(call, body) DT__PUBLIC(call, (dt__f_order++, dt__f_leave(body)))
+
 DT_API void dt_set_error_handler(dt_error_handler fn, void *user) {
     dt__error_fn = fn;
     dt__error_user = fn ? user : NULL;
@@ -3171,30 +3245,34 @@ static const char *dt__reduce_name(int op) {
     return (op >= 0 && op < 4) ? names[op] : "?";
 }
 
-/* "S(0)", "S(0,balanced)", "S(0,sizes)", "S(0,cyclic 64)", "R", "P(sum)" into buf; returns buf */
-static char *dt__placement_str(dt_placement p, char *buf, size_t n) {
-    if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", (int)p.dim);
-    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", (int)p.dim);
+/* "S(0)", "S(0,balanced)", "S(0,sizes)", "S(0,cyclic 64)", "R", "P(sum)" into buf; returns buf
+   (ndim: the tensor's rank, which a Fortran-order message needs for the
+   dim; -1 when unknown: the dim as stored) */
+static char *dt__placement_str(dt_placement p, int ndim, char *buf, size_t n) {
+    int d = p.dim < 0 && ndim > 0 ? p.dim + ndim : p.dim;
+    d = ndim >= 0 ? dt__tdim(d, ndim) : p.dim;
+    if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", d);
+    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", d);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC && p.src)
-        snprintf(buf, n, "S(%d,cyclic %lld,src %d)", (int)p.dim, (long long)p.block, (int)p.src);
+        snprintf(buf, n, "S(%d,cyclic %lld,src %d)", d, (long long)p.block, (int)p.src);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC)
-        snprintf(buf, n, "S(%d,cyclic %lld)", (int)p.dim, (long long)p.block);
-    else if (p.kind == DT_SHARD && p.split) snprintf(buf, n, "S(%d,split %d)", (int)p.dim, (int)p.split);
-    else if (p.kind == DT_SHARD) snprintf(buf, n, "S(%d)", (int)p.dim);
+        snprintf(buf, n, "S(%d,cyclic %lld)", d, (long long)p.block);
+    else if (p.kind == DT_SHARD && p.split) snprintf(buf, n, "S(%d,split %d)", d, (int)p.split);
+    else if (p.kind == DT_SHARD) snprintf(buf, n, "S(%d)", d);
     else if (p.kind == DT_PARTIAL) snprintf(buf, n, "P(%s)", dt__reduce_name(p.reduce));
     else if (p.kind == DT_REPLICATE) snprintf(buf, n, "R");
     else snprintf(buf, n, "?(kind %d)", (int)p.kind);
     return buf;
 }
 
-static char *dt__placements_str(const dt_placement *p, int n, char *buf, size_t cap) {
+static char *dt__placements_str(const dt_placement *p, int n, int ndim, char *buf, size_t cap) {
     size_t len = 0;
     int i;
     buf[0] = 0;
     len += (size_t)snprintf(buf + len, cap - len, "[");
     for (i = 0; i < n && len < cap; i++) {
         char one[48];
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", dt__placement_str(p[i], one, sizeof one));
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", dt__placement_str(p[i], ndim, one, sizeof one));
     }
     if (len < cap) snprintf(buf + len, cap - len, "]");
     return buf;
@@ -3204,13 +3282,14 @@ static char *dt__shape_str(const int64_t *s, int n, char *buf, size_t cap) {
     size_t len = 0;
     int i;
     len += (size_t)snprintf(buf, cap, "[");
-    for (i = 0; i < n && len < cap; i++) len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)s[i]);
+    for (i = 0; i < n && len < cap; i++) /* (Fortran order: the last first) */
+        len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)s[dt__f_order ? n - 1 - i : i]);
     if (len < cap) snprintf(buf + len, cap - len, "]");
     return buf;
 }
 
 DT_API char *dt_placements_str(const dt_placement *p, int n, char *buf, size_t cap) {
-    return dt__placements_str(p, n, buf, cap);
+    return dt__placements_str(p, n, -1, buf, cap);
 }
 DT_API char *dt_shape_str(const int64_t *shape, int n, char *buf, size_t cap) { return dt__shape_str(shape, n, buf, cap); }
 
@@ -8482,29 +8561,29 @@ static void dt__tensor_set_halo(dt_tensor *t, dt__halo *h, void (*free_fn)(dt__h
 static dt_status dt__check_rule(const char *fn, const dt_mesh *m, int i, const dt_placement *p) {
     if (p->split > DT_SPLIT_CYCLIC)
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].split = %d (0 chunk, 1 balanced, 2 sizes, 3 cyclic)", fn,
-                        i, (int)p->split);
+                        dt__mdim(i), (int)p->split);
     if (p->split == DT_SPLIT_CYCLIC && p->block <= 0)
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_cyclic(%d, %lld): the block must be > 0", fn,
-                        i, (int)p->dim, (long long)p->block);
+                        dt__mdim(i), (int)p->dim, (long long)p->block);
     if (p->split == DT_SPLIT_SIZES && !p->sizes)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, NULL): sizes is NULL", fn, i,
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, NULL): sizes is NULL", fn, dt__mdim(i),
                         (int)p->dim);
     if (p->split == DT_SPLIT_SIZES && p->block && p->block != m->shape[i])
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is dt_shard_sizes with block = %lld: 0, or the number of "
-                        "sizes (%d, the mesh dim's ranks)", fn, i, (long long)p->block, m->shape[i]);
+                        "sizes (%d, the mesh dim's ranks)", fn, dt__mdim(i), (long long)p->block, m->shape[i]);
     if (p->split == DT_SPLIT_CYCLIC && (p->src < 0 || p->src >= m->shape[i]))
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_cyclic_src(%d, %lld, %d): src is the mesh "
                         "coordinate of the first block (ScaLAPACK RSRC/CSRC) and must be 0..%d (mesh dim %d has %d "
-                        "rank%s)", fn, i, (int)p->dim, (long long)p->block, (int)p->src, m->shape[i] - 1, i,
+                        "rank%s)", fn, dt__mdim(i), (int)p->dim, (long long)p->block, (int)p->src, m->shape[i] - 1, i,
                         m->shape[i], m->shape[i] == 1 ? "" : "s");
     if (p->split != DT_SPLIT_CYCLIC && p->src)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].src = %d, but the rule is not cyclic", fn, i,
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].src = %d, but the rule is not cyclic", fn, dt__mdim(i),
                         (int)p->src);
     if (p->split != DT_SPLIT_CYCLIC && p->split != DT_SPLIT_SIZES && p->block)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].block = %lld, but the rule is not cyclic", fn, i,
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].block = %lld, but the rule is not cyclic", fn, dt__mdim(i),
                         (long long)p->block);
     if (p->split != DT_SPLIT_SIZES && p->sizes)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].sizes is set, but the rule is not dt_shard_sizes", fn, i);
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].sizes is set, but the rule is not dt_shard_sizes", fn, dt__mdim(i));
     return DT_OK;
 }
 
@@ -8519,10 +8598,10 @@ static dt_status dt__check_sizes(const char *fn, const dt_mesh *m, int i, const 
     for (c = 0; c < m->shape[i]; c++) {
         if (p->sizes[c] < 0)
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): sizes[%d] = %lld is "
-                            "negative", fn, i, d, c, (long long)p->sizes[c]);
+                            "negative", fn, dt__mdim(i), d, c, (long long)p->sizes[c]);
         if (p->sizes[c] > shape[d] - sum)
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): sizes[0..%d] add up to "
-                            "more than dim %d's %lld", fn, i, d, c, d, (long long)shape[d]);
+                            "more than dim %d's %lld", fn, dt__mdim(i), d, c, d, (long long)shape[d]);
         sum += p->sizes[c];
     }
     memset(coord, 0, sizeof coord);
@@ -8531,7 +8610,7 @@ static dt_status dt__check_sizes(const char *fn, const dt_mesh *m, int i, const 
         dt__chain_build(shape[d], i, m->shape, coord, norm, d, &ch);
         if (ch.ext != sum)
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_sizes(%d, sizes): the sizes add up to "
-                            "%lld, but the part of dim %d they split has %lld element%s%s", fn, i, d, (long long)sum,
+                            "%lld, but the part of dim %d they split has %lld element%s%s", fn, dt__mdim(i), d, (long long)sum,
                             d, (long long)ch.ext, ch.ext == 1 ? "" : "s",
                             ch.n ? " (for some coordinate of the earlier mesh dims that shard it)" : "");
         for (j = i - 1; j >= 0; j--) {
@@ -8558,19 +8637,19 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
         char b[48];
         if (i >= m->ndim) {
             if (p.kind || p.dim || p.reduce || p.split || p.src || p.block || p.sizes)
-                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the mesh has %d dim%s", fn, i,
-                                dt__placement_str(p, b, sizeof b), m->ndim, m->ndim == 1 ? "" : "s");
+                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the mesh has %d dim%s", fn, dt__mdim(i),
+                                dt__placement_str(p, -1, b, sizeof b), m->ndim, m->ndim == 1 ? "" : "s");
             continue;
         }
         if (p.kind != DT_SHARD && (p.split || p.src || p.block || p.sizes))
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] is not a Shard but has split = %d, src = %d, block = "
-                            "%lld, sizes = %s (split rules are for Shard only)", fn, i, (int)p.split, (int)p.src,
+                            "%lld, sizes = %s (split rules are for Shard only)", fn, dt__mdim(i), (int)p.split, (int)p.src,
                             (long long)p.block, p.sizes ? "set" : "NULL");
         if (p.kind == DT_SHARD) {
             int d = p.dim < 0 ? p.dim + ndim : p.dim;
             if (d < 0 || d >= ndim)
                 return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = %s but the tensor has %d dim%s", fn,
-                                i, dt__placement_str(p, b, sizeof b), ndim, ndim == 1 ? "" : "s");
+                                dt__mdim(i), dt__placement_str(p, -1, b, sizeof b), ndim, ndim == 1 ? "" : "s");
             if ((st = dt__check_rule(fn, m, i, &p))) return st;
             norm[i] = p;
             norm[i].dim = (int8_t)d;
@@ -8578,14 +8657,14 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
             if (p.split == DT_SPLIT_SIZES) norm[i].block = m->shape[i];
         } else if (p.kind == DT_PARTIAL) {
             if (p.reduce > DT_MIN)
-                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = Partial with reduce op %d (0..3)", fn, i,
+                return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = Partial with reduce op %d (0..3)", fn, dt__mdim(i),
                                 (int)p.reduce);
             norm[i] = dt_partial((dt_reduce)p.reduce);
         } else if (p.kind == DT_REPLICATE) {
             norm[i] = dt_replicate();
         } else {
             return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].kind = %d (0 Replicate, 1 Shard, 2 Partial)", fn,
-                            i, (int)p.kind);
+                            dt__mdim(i), (int)p.kind);
         }
     }
     for (i = 0; i < m->ndim && i < given; i++)
@@ -8602,7 +8681,7 @@ static dt_status dt__check_complex_partial(const char *fn, dt_dtype t, const dt_
     for (i = 0; i < n; i++)
         if (pl[i].kind == DT_PARTIAL && (pl[i].reduce == DT_MAX || pl[i].reduce == DT_MIN))
             return dt__fail(DT_ERR_DTYPE, "%s: placements[%d] = Partial(%s) but the dtype is %s: complex numbers "
-                            "have no max/min (Partial(sum) and Partial(avg) are defined)", fn, i,
+                            "have no max/min (Partial(sum) and Partial(avg) are defined)", fn, dt__mdim(i),
                             pl[i].reduce == DT_MAX ? "max" : "min", dt_dtype_name(t));
     return DT_OK;
 }
@@ -8642,7 +8721,8 @@ static dt_status dt__check_desc(const char *fn, const dt_mesh *m, const dt_tenso
                         "needs dtensor_cuda.h in the file that defines DTENSOR_IMPLEMENTATION)", fn, d->device);
     for (i = 0; i < d->ndim; i++)
         if (d->shape[i] < 0)
-            return dt__fail(DT_ERR_SHAPE, "%s: desc->shape[%d] = %lld is negative", fn, i, (long long)d->shape[i]);
+            return dt__fail(DT_ERR_SHAPE, "%s: desc->shape[%d] = %lld is negative", fn, dt__tdim(i, d->ndim),
+                            (long long)d->shape[i]);
     if ((st = dt__shape_fits(fn, "desc->shape", d->dtype, d->ndim, d->shape))) return st;
     memset(norm, 0, sizeof *norm);
     norm->dtype = d->dtype;
@@ -8779,8 +8859,8 @@ static void dt__describe_spec(const void *ctx, char *buf, size_t cap) {
     if (!x->d) { snprintf(buf, cap, "%s", x->args ? x->args : ""); return; }
     /* (a description cut at cap is fine: the result is tested only to say so to GCC's -Wformat-truncation) */
     if (snprintf(buf, cap, "%s%s %s%s%s%s%s", dt_dtype_name(x->d->dtype), dt__shape_str(x->d->shape, x->d->ndim, sh, sizeof sh),
-                 dt__placements_str(x->d->placements, x->mndim, a, sizeof a), x->dst ? " -> " : "",
-                 x->dst ? dt__placements_str(x->dst, x->mndim, b, sizeof b) : "", x->args ? " " : "",
+                 dt__placements_str(x->d->placements, x->mndim, x->d->ndim, a, sizeof a), x->dst ? " -> " : "",
+                 x->dst ? dt__placements_str(x->dst, x->mndim, x->d->ndim, b, sizeof b) : "", x->args ? " " : "",
                  x->args ? x->args : "") < 0)
         buf[0] = 0;
 }
@@ -9001,7 +9081,7 @@ static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *n
             if (m->rank >= 0) dt__local_shape_hint(m, norm, ls, hint, sizeof hint);
             return dt__fail(DT_ERR_SHAPE, "dt_tensor_from_local: desc->local_shape = %s but the placements %s give "
                             "mesh rank %d the shape %s: %s", dt__shape_str(ls, norm->ndim, got, sizeof got),
-                            dt__placements_str(norm->placements, m->ndim, pls, sizeof pls), m->rank,
+                            dt__placements_str(norm->placements, m->ndim, norm->ndim, pls, sizeof pls), m->rank,
                             dt__shape_str(b.ext, norm->ndim, want, sizeof want),
                             hint[0] ? hint : "a rank outside the mesh holds nothing (local_shape all zeros)");
         }
@@ -9025,7 +9105,7 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
                         "its interior's shape, so that it is checked against the rule (the placements %s give mesh "
                         "rank %d the shape %s; a split the code made itself is often dt_shard_balanced, "
                         "N/k + (c < N%%k); DT_INFER_SIZES takes every rank's own)", fn, what,
-                        dt__placements_str(norm->placements, m->ndim, pls, sizeof pls), m->rank,
+                        dt__placements_str(norm->placements, m->ndim, norm->ndim, pls, sizeof pls), m->rank,
                         dt__shape_str(b.ext, norm->ndim, sh, sizeof sh));
     return DT_OK;
 }
@@ -9136,7 +9216,7 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
         if (norm->placements[i].kind != DT_SHARD) continue;
         if (split[d] >= 0)
             st = dt__fail(DT_ERR_PLACEMENT, "%s: DT_INFER_SIZES: dim %d is split by mesh dims %d and %d; it infers "
-                          "one mesh dim's sizes per tensor dim", fn, d, split[d], i);
+                          "one mesh dim's sizes per tensor dim", fn, dt__tdim(d, nd), split[d], i);
         split[d] = i;
     }
     for (d = 0; d < nd; d++) split[d] = -1;
@@ -9147,7 +9227,7 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
         d = p->dim;
         if (split[d] >= 0) {
             st = dt__fail(DT_ERR_PLACEMENT, "%s: DT_INFER_SIZES: dim %d is split by mesh dims %d and %d; it infers "
-                          "one mesh dim's sizes per tensor dim", fn, d, split[d], i);
+                          "one mesh dim's sizes per tensor dim", fn, dt__tdim(d, nd), split[d], i);
             break;
         }
         split[d] = i;
@@ -9157,10 +9237,11 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
             dt__mesh_coord_of(m, r, c);
             if (e < 0)
                 st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: rank %d's local_shape[%d] = %lld is negative", fn, r,
-                              d, (long long)e);
+                              dt__tdim(d, nd), (long long)e);
             else if (sz[c[i]] >= 0 && sz[c[i]] != e)
                 st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: ranks at coordinate %d of mesh dim %d hold the same "
-                              "part of dim %d but pass local_shape[%d] = %lld and %lld (rank %d)", fn, c[i], i, d, d,
+                              "part of dim %d but pass local_shape[%d] = %lld and %lld (rank %d)", fn, c[i], i, dt__tdim(d, nd),
+                              dt__tdim(d, nd),
                               (long long)sz[c[i]], (long long)e, r);
             else
                 sz[c[i]] = e;
@@ -9168,13 +9249,13 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
         for (r = 0; r < m->shape[i] && !st; r++) {
             if (sz[r] > norm->shape[d] - sum)
                 st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: the local sizes of dim %d add up to more than its "
-                              "global %lld", fn, d, (long long)norm->shape[d]);
+                              "global %lld", fn, dt__tdim(d, nd), (long long)norm->shape[d]);
             else
                 sum += sz[r];
         }
         if (!st && sum != norm->shape[d])
             st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: the local sizes of dim %d add up to %lld, its global "
-                          "extent is %lld", fn, d, (long long)sum, (long long)norm->shape[d]);
+                          "extent is %lld", fn, dt__tdim(d, nd), (long long)sum, (long long)norm->shape[d]);
         if (!st) {
             norm->placements[i] = dt_shard_sizes(d, sz);
             norm->placements[i].block = m->shape[i];
@@ -9185,7 +9266,7 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
             if (split[d] < 0 && all[(size_t)r * (size_t)nd + (size_t)d] != norm->shape[d])
                 st = dt__fail(DT_ERR_SHAPE, "%s: DT_INFER_SIZES: rank %d's local_shape = %s, but dim %d is not split, "
                               "so it must be the global %lld (global shape %s)", fn, r,
-                              dt__shape_str(all + (size_t)r * (size_t)nd, nd, b, sizeof b), d,
+                              dt__shape_str(all + (size_t)r * (size_t)nd, nd, b, sizeof b), dt__tdim(d, nd),
                               (long long)norm->shape[d], dt__shape_str(norm->shape, nd, b2, sizeof b2));
     DT_FREE(all);
     return st;
@@ -9216,13 +9297,14 @@ static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *n
     else dt__box_empty(norm->ndim, &b);
     for (d = 0; d < norm->ndim; d++) {
         if (g[d] < 0)
-            return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld is negative (local_ghost = %s)", fn, d,
+            return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld is negative (local_ghost = %s)", fn,
+                            dt__tdim(d, norm->ndim),
                             (long long)g[d], gs);
         if (g[d] > (INT64_MAX / 4 - b.ext[d]) / 2 ||
             !dt__mul_ok(fit, (size_t)(b.ext[d] + 2 * g[d] > 1 ? b.ext[d] + 2 * g[d] : 1), &fit) ||
             fit > (size_t)INT64_MAX || !dt__mul_ok(n, (size_t)(b.ext[d] + 2 * g[d]), &n))
             return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld: the ghosted array (local shape + 2 * "
-                            "local_ghost) overflows the sizes (local_ghost = %s)", fn, d, (long long)g[d], gs);
+                            "local_ghost) overflows the sizes (local_ghost = %s)", fn, dt__tdim(d, norm->ndim), (long long)g[d], gs);
     }
     if (!local && m->rank >= 0 && n)
         return dt__fail(DT_ERR_ARG, "%s: local is NULL but the ghosted array (local_ghost = %s) has %zu bytes", fn,
@@ -9253,11 +9335,11 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
     for (d = 0; d < norm->ndim; d++) /* 0 where it addresses nothing: an empty storage, a dim of extent 1 */
         if (st[d] < 0 || (st[d] == 0 && ext[d] > 1 && !empty))
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: strides are element counts >= 1 "
-                            "(local_strides = %s, storage shape %s)", fn, d, (long long)st[d], ss, es_);
+                            "(local_strides = %s, storage shape %s)", fn, dt__tdim(d, norm->ndim), (long long)st[d], ss, es_);
     for (d = 0; d < norm->ndim; d++) /* each stride in bytes fits, an empty storage's too (its span is computed) */
         if (st[d] > INT64_MAX / (int64_t)es)
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides[%d] = %lld: the storage spans more than the sizes "
-                            "can index (%zu-byte elements; local_strides = %s, storage shape %s)", fn, d,
+                            "can index (%zu-byte elements; local_strides = %s, storage shape %s)", fn, dt__tdim(d, norm->ndim),
                             (long long)st[d], es, ss, es_);
     if (empty) return DT_OK;
     for (d = 0; d < norm->ndim; d++) { /* the dims longer than 1, by stride (insertion sort: ndim <= 8) */
@@ -9269,7 +9351,7 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
         if (i > 0 && st[ord[i]] < st[ord[i - 1]] * ext[ord[i - 1]]) /* (no overflow: checked for i - 1) */
             return dt__fail(DT_ERR_ARG, "%s: desc->local_strides = %s overlap on mesh rank %d: dim %d (stride %lld) "
                             "steps inside dim %d (stride %lld x %lld elements) of the storage (shape %s)", fn, ss,
-                            m->rank, ord[i], (long long)st[ord[i]], ord[i - 1], (long long)st[ord[i - 1]],
+                            m->rank, dt__tdim(ord[i], norm->ndim), (long long)st[ord[i]], dt__tdim(ord[i - 1], norm->ndim), (long long)st[ord[i - 1]],
                             (long long)ext[ord[i - 1]], es_);
         /* the span is below the outermost stride x extent, in bytes */
         if (st[ord[i]] > INT64_MAX / (int64_t)es / ext[ord[i]])
@@ -9405,7 +9487,7 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
             st = dt__fail(DT_ERR_SHAPE, "%s: DT_VERIFY (or DTENSOR_CHECK) without desc->local_shape, and dim %d (%lld) is split unevenly "
                           "by dt_shard on mesh dim %d, where torch.chunk's parts differ from the balanced rule's (MPI "
                           "codes, PETSc): give local_shape (or DT_INFER_SIZES) so the buffer's size can be checked, "
-                          "or name the rule (dt_shard_balanced)", fn, td, (long long)norm.shape[td], md);
+                          "or name the rule (dt_shard_balanced)", fn, dt__tdim(td, norm.ndim), (long long)norm.shape[td], md);
     }
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
     if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
@@ -9681,8 +9763,8 @@ static dt_status dt__check_out_spec(const char *fn, const dt_tensor *o, const dt
                         dt__shape_str(want->shape, want->ndim, b, sizeof b));
     if (!dt__placements_eq(o->desc.placements, want->placements, m->ndim))
         return dt__fail(DT_ERR_PLACEMENT, "%s: *out has placements %s, the result has %s", fn,
-                        dt__placements_str(o->desc.placements, m->ndim, a, sizeof a),
-                        dt__placements_str(want->placements, m->ndim, b, sizeof b));
+                        dt__placements_str(o->desc.placements, m->ndim, o->desc.ndim, a, sizeof a),
+                        dt__placements_str(want->placements, m->ndim, want->ndim, b, sizeof b));
     return DT_OK;
 }
 
@@ -9884,8 +9966,8 @@ static void dt__plan_log(const dt__ctx *x, const dt_placement *src, const dt_pla
     char a[160], b[160], sh[160];
     int k, mnd = x->m->ndim;
     fprintf(stderr, "dtensor plan: %s%s %s -> %s: %d step%s\n", dt_dtype_name(x->dtype),
-            dt__shape_str(x->gshape, x->ndim, sh, sizeof sh), dt__placements_str(src, mnd, a, sizeof a),
-            dt__placements_str(dst, mnd, b, sizeof b), p->n, p->n == 1 ? "" : "s");
+            dt__shape_str(x->gshape, x->ndim, sh, sizeof sh), dt__placements_str(src, mnd, x->ndim, a, sizeof a),
+            dt__placements_str(dst, mnd, x->ndim, b, sizeof b), p->n, p->n == 1 ? "" : "s");
     for (k = 0; k < p->n; k++) {
         const dt__step *s = &p->s[k];
         char dim[48];
@@ -9893,7 +9975,7 @@ static void dt__plan_log(const dt__ctx *x, const dt_placement *src, const dt_pla
         else snprintf(dim, sizeof dim, "mesh dim %d%s%s", s->mdim, x->m->names[s->mdim][0] ? " " : "",
                       x->m->names[s->mdim]);
         fprintf(stderr, "  %d. %-26s on %-16s %s -> %s\n", k + 1, kinds[s->kind], dim,
-                dt__placements_str(s->from, mnd, a, sizeof a), dt__placements_str(s->to, mnd, b, sizeof b));
+                dt__placements_str(s->from, mnd, x->ndim, a, sizeof a), dt__placements_str(s->to, mnd, x->ndim, b, sizeof b));
     }
 }
 
@@ -11780,15 +11862,15 @@ static void dt__explain_line(const dt__call *c, FILE *f) {
     for (i = 0; i < c->nin; i++) {
         const dt_tensor_desc *d = c->in[i].d;
         if (!d) continue;
-        dt__placements_str(d->placements, c->m->ndim, a, sizeof a);
-        dt__placements_str(c->want[i], c->m->ndim, b, sizeof b);
+        dt__placements_str(d->placements, c->m->ndim, d->ndim, a, sizeof a);
+        dt__placements_str(c->want[i], c->m->ndim, d->ndim, b, sizeof b);
         fprintf(f, " %s %s%s %s", c->in[i].name, dt_dtype_name(d->dtype), dt__shape_str(d->shape, d->ndim, sh, sizeof sh), a);
         if (!dt__placements_eq(d->placements, c->want[i], c->m->ndim)) fprintf(f, " -> %s", b);
         fprintf(f, ";");
     }
     fprintf(f, " out %s%s %s; cost %.3g s%s\n", dt_dtype_name(c->out_public.dtype),
             dt__shape_str(c->out_public.shape, c->out_public.ndim, sh, sizeof sh),
-            dt__placements_str(c->out_public.placements, c->m->ndim, a, sizeof a), c->cost,
+            dt__placements_str(c->out_public.placements, c->m->ndim, c->out_public.ndim, a, sizeof a), c->cost,
             c->cached ? " (cached)" : "");
 }
 
@@ -12123,7 +12205,7 @@ static dt_status dt__infer_binary(dt__call *c) {
         if (ea != eb && ea != 1 && eb != 1)
             return dt__fail(DT_ERR_SHAPE, "%s: %s %s and %s %s do not broadcast (dim %d: %lld vs %lld)", c->fn,
                             c->in[0].name, dt__shape_str(a->shape, a->ndim, sa, sizeof sa), c->in[1].name,
-                            dt__shape_str(b->shape, b->ndim, sb, sizeof sb), j, (long long)ea, (long long)eb);
+                            dt__shape_str(b->shape, b->ndim, sb, sizeof sb), dt__tdim(j, n), (long long)ea, (long long)eb);
         c->out.shape[j] = ea == 1 ? eb : ea;
         if (da >= 0) c->dmap[0][da] = (int8_t)(ea == c->out.shape[j] ? j : DT__D_FIXED);
         if (db >= 0) c->dmap[1][db] = (int8_t)(eb == c->out.shape[j] ? j : DT__D_FIXED);
@@ -13437,7 +13519,8 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
         return dt__call_refused(c, dt__fail(DT_ERR_ARG, "dt_argmax: ndims = %d; argmax takes one dim or all (0)", ndims));
     for (i = 0; i < ndims; i++) {
         if ((st = dt__norm_dim(c, "dims[i]", dims[i], x->desc.ndim, &d))) return dt__call_refused(c, st);
-        if (mask >> d & 1u) return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn, dims[i]));
+        if (mask >> d & 1u) return dt__call_refused(c, dt__fail(DT_ERR_SHAPE, "%s: dim %d is listed twice", fn,
+                                                                    dt__tdim(d, x->desc.ndim)));
         mask |= 1u << d;
     }
     if (ndims == 0 || !dims) mask = (1u << x->desc.ndim) - 1u;
@@ -13596,7 +13679,8 @@ static dt_status dt__permute_body(const dt_tensor *x, const int *perm, dt_tensor
     if (!perm && x->desc.ndim) return dt__call_refused(&c, dt__fail(DT_ERR_ARG, "dt_permute: perm is NULL"));
     for (j = 0; j < x->desc.ndim; j++) {
         if ((st = dt__norm_dim(&c, "perm[j]", perm[j], x->desc.ndim, &d))) return dt__call_refused(&c, st);
-        if (seen >> d & 1u) return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_permute: perm lists dim %d twice", d));
+        if (seen >> d & 1u) return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_permute: perm lists dim %d twice",
+                                                                    dt__tdim(d, x->desc.ndim)));
         seen |= 1u << d;
         dt__call_arg(&c, d);
     }
@@ -13691,7 +13775,7 @@ static dt_status dt__narrow_body(const dt_tensor *x, int dim, int64_t start, int
     if ((st = dt__norm_dim(&c, "dim", dim, x->desc.ndim, &d))) return dt__call_refused(&c, st);
     if (start < 0 || length < 0 || start > x->desc.shape[d] - length)
         return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_narrow: [%lld, %lld + %lld) is outside dim %d of size "
-                                             "%lld", (long long)start, (long long)start, (long long)length, d,
+                                             "%lld", (long long)start, (long long)start, (long long)length, dt__tdim(d, x->desc.ndim),
                                              (long long)x->desc.shape[d]));
     dt__call_arg(&c, d);
     dt__call_arg(&c, start);
@@ -13746,12 +13830,13 @@ static dt_status dt__split_body(const dt_tensor *x, int dim, int n, const int64_
     for (i = 0; i < n; i++) {
         if (sizes[i] < 0 || sizes[i] > x->desc.shape[d] - off)
             return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_split: sizes[%d] = %lld does not fit dim %d of "
-                                                 "size %lld", i, (long long)sizes[i], d, (long long)x->desc.shape[d]));
+                                                 "size %lld", i, (long long)sizes[i], dt__tdim(d, x->desc.ndim),
+                                                 (long long)x->desc.shape[d]));
         off += sizes[i];
     }
     if (off != x->desc.shape[d])
         return dt__call_refused(&c, dt__fail(DT_ERR_SHAPE, "dt_split: sizes add up to %lld, dim %d has %lld",
-                                             (long long)off, d, (long long)x->desc.shape[d]));
+                                             (long long)off, dt__tdim(d, x->desc.ndim), (long long)x->desc.shape[d]));
     memcpy(pl, x->desc.placements, sizeof pl);
     for (i = 0; i < x->mesh->ndim; i++)
         if (pl[i].kind == DT_SHARD && pl[i].dim == d) { pl[i] = dt_replicate(); sharded = 1; }
@@ -14028,7 +14113,7 @@ static void dt__rng_explain(const char *fn, const dt_tensor *t, const dt_mesh *m
     char a[160], sh[160];
     fprintf(f, "%s: %s%s %s; rng seed %llu offset %llu -> %llu\n", fn, dt_dtype_name(t->desc.dtype),
             dt__shape_str(t->desc.shape, t->desc.ndim, sh, sizeof sh),
-            dt__placements_str(t->desc.placements, m->ndim, a, sizeof a), (unsigned long long)m->rng_seed,
+            dt__placements_str(t->desc.placements, m->ndim, t->desc.ndim, a, sizeof a), (unsigned long long)m->rng_seed,
             (unsigned long long)m->rng_offset, (unsigned long long)(m->rng_offset + dt__rng_words(&t->desc, dt__rng_w(t->desc.dtype))));
 }
 
@@ -15206,12 +15291,12 @@ static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const d
         if (t->desc.placements[i].kind == DT_PARTIAL)
             return dt__fail(DT_ERR_PLACEMENT, "%s: the tensor is %s on mesh dim %d; a halo needs values, not partial "
                             "sums (redistribute to Replicate first)", fn,
-                            dt__placement_str(t->desc.placements[i], b, sizeof b), i);
+                            dt__placement_str(t->desc.placements[i], t->desc.ndim, b, sizeof b), i);
         if (t->desc.placements[i].kind == DT_SHARD && t->desc.placements[i].split == DT_SPLIT_CYCLIC)
             return dt__fail(DT_ERR_PLACEMENT, "%s: the tensor is %s on mesh dim %d; a block-cyclic part is many "
                             "blocks, each with its neighbours on other ranks, so it has no halo (redistribute to a "
                             "one-box rule: dt_shard, dt_shard_balanced or dt_shard_sizes)", fn,
-                            dt__placement_str(t->desc.placements[i], b, sizeof b), i);
+                            dt__placement_str(t->desc.placements[i], t->desc.ndim, b, sizeof b), i);
     }
     for (i = 0; i < DT_MAX_DIMS; i++) {
         if (i >= nd) {
@@ -15221,20 +15306,21 @@ static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const d
             continue;
         }
         if (d->width[i] < 0)
-            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is negative", fn, i, (long long)d->width[i]);
+            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is negative", fn, dt__tdim(i, nd),
+                            (long long)d->width[i]);
         if (t->ghosted && d->width[i] > t->ghost[i])
             return dt__fail(DT_ERR_ARG, "%s: halo width[%d] = %lld is wider than the tensor's ghost room %lld "
-                            "(desc->local_ghost[%d] of dt_tensor_from_local)", fn, i, (long long)d->width[i],
-                            (long long)t->ghost[i], i);
+                            "(desc->local_ghost[%d] of dt_tensor_from_local)", fn, dt__tdim(i, nd), (long long)d->width[i],
+                            (long long)t->ghost[i], dt__tdim(i, nd));
         if (d->boundary[i] > DT_BOUNDARY_NONE)
-            return dt__fail(DT_ERR_ARG, "%s: desc->boundary[%d] = %d (0 CONSTANT, 1 PERIODIC, 2 NONE)", fn, i,
+            return dt__fail(DT_ERR_ARG, "%s: desc->boundary[%d] = %d (0 CONSTANT, 1 PERIODIC, 2 NONE)", fn, dt__tdim(i, nd),
                             (int)d->boundary[i]);
         if (d->boundary[i] == DT_BOUNDARY_PERIODIC && d->width[i] > t->desc.shape[i])
-            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is wider than the periodic dim (%lld)", fn, i,
+            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is wider than the periodic dim (%lld)", fn, dt__tdim(i, nd),
                             (long long)d->width[i], (long long)t->desc.shape[i]);
         if (d->width[i] > (INT64_MAX - t->box.ext[i]) / 2 ||
             !dt__mul_ok(n, (size_t)(t->box.ext[i] + 2 * d->width[i]), &n) || n > (size_t)INT64_MAX)
-            return dt__fail(DT_ERR_SHAPE, "%s: the ghosted block (width[%d] = %lld) overflows size_t", fn, i,
+            return dt__fail(DT_ERR_SHAPE, "%s: the ghosted block (width[%d] = %lld) overflows size_t", fn, dt__tdim(i, nd),
                             (long long)d->width[i]);
     }
     if (d->corners != 0 && d->corners != 1)
@@ -16727,7 +16813,7 @@ static int64_t dt__scalapack_block(const dt_placement *p, int64_t n, int k) {
 
 static const char *dt__scalapack_rule(const dt_placement *p, char *buf, size_t n) {
     static const char *const names[4] = {"chunk", "balanced", "sizes", "cyclic"};
-    if (p->kind != DT_SHARD) return dt__placement_str(*p, buf, n);
+    if (p->kind != DT_SHARD) return dt__placement_str(*p, -1, buf, n);
     if (p->split == DT_SPLIT_CYCLIC && p->src)
         snprintf(buf, n, "S(%d) cyclic block %lld src %d", (int)p->dim, (long long)p->block, (int)p->src);
     else if (p->split == DT_SPLIT_CYCLIC) snprintf(buf, n, "S(%d) cyclic block %lld", (int)p->dim, (long long)p->block);
@@ -16919,7 +17005,7 @@ static dt_status dt__tensor_print_sharding_body(const dt_tensor *t, FILE *f) {
             dt__shape_str(t->desc.shape, t->desc.ndim, sh, sizeof sh));
     for (i = 0; i < m->ndim; i++)
         fprintf(f, "%s%s%s%d", i ? ", " : "", m->names[i], m->names[i][0] ? "=" : "", m->shape[i]);
-    fprintf(f, ") placements %s\n", dt__placements_str(t->desc.placements, m->ndim, a, sizeof a));
+    fprintf(f, ") placements %s\n", dt__placements_str(t->desc.placements, m->ndim, t->desc.ndim, a, sizeof a));
     fprintf(f, "  %-14s %-5s %-28s %s\n", "mesh coord", "rank", "global index ranges", "local shape");
     for (r = 0; r < m->size; r++) {
         dt__box b;
@@ -17086,7 +17172,7 @@ static dt_status dt__f_check_sizes_body(const int64_t *sizes, int n) {
     return DT_OK;
 }
 DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n) {
-    DT__PUBLIC("dt_check_sizes", dt__f_check_sizes_body(sizes, n));
+    DT__F_PUBLIC("dt_check_sizes", dt__f_check_sizes_body(sizes, n));
 }
 
 #ifndef DTENSOR_NO_MPI
@@ -17096,7 +17182,7 @@ static dt_status dt__f_comm_mpi_body(MPI_Fint comm, const int64_t *sizes, int n,
     return dt_comm_mpi(MPI_Comm_f2c(comm), out);
 }
 DT_API dt_status dt_f_comm_mpi(MPI_Fint comm, const int64_t *sizes, int n, dt_comm **out) {
-    DT__PUBLIC("dt_comm_mpi", dt__f_comm_mpi_body(comm, sizes, n, out));
+    DT__F_PUBLIC("dt_comm_mpi", dt__f_comm_mpi_body(comm, sizes, n, out));
 }
 #endif
 
@@ -17106,7 +17192,7 @@ static dt_status dt__f_tensor_empty_body(dt_mesh *m, const dt_tensor_desc *fd, d
     return st ? st : DT__F_CALL(dt_tensor_empty)(m, &c.d, out);
 }
 DT_API dt_status dt_f_tensor_empty(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_empty", dt__f_tensor_empty_body(m, fd, out));
+    DT__F_PUBLIC("dt_tensor_empty", dt__f_tensor_empty_body(m, fd, out));
 }
 
 static dt_status dt__f_tensor_zeros_body(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
@@ -17115,7 +17201,7 @@ static dt_status dt__f_tensor_zeros_body(dt_mesh *m, const dt_tensor_desc *fd, d
     return st ? st : DT__F_CALL(dt_tensor_zeros)(m, &c.d, out);
 }
 DT_API dt_status dt_f_tensor_zeros(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_zeros", dt__f_tensor_zeros_body(m, fd, out));
+    DT__F_PUBLIC("dt_tensor_zeros", dt__f_tensor_zeros_body(m, fd, out));
 }
 
 static dt_status dt__f_tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *fd, void *local, unsigned flags,
@@ -17126,7 +17212,7 @@ static dt_status dt__f_tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *
 }
 DT_API dt_status dt_f_tensor_from_local(dt_mesh *m, const dt_tensor_desc *fd, void *local, unsigned flags,
                                         dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_from_local", dt__f_tensor_from_local_body(m, fd, local, flags, out));
+    DT__F_PUBLIC("dt_tensor_from_local", dt__f_tensor_from_local_body(m, fd, local, flags, out));
 }
 
 static dt_status dt__f_tensor_distribute_body(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int src_rank,
@@ -17137,7 +17223,7 @@ static dt_status dt__f_tensor_distribute_body(dt_mesh *m, const dt_tensor_desc *
 }
 DT_API dt_status dt_f_tensor_distribute(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int src_rank,
                                         dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_distribute", dt__f_tensor_distribute_body(m, fd, full, src_rank, out));
+    DT__F_PUBLIC("dt_tensor_distribute", dt__f_tensor_distribute_body(m, fd, full, src_rank, out));
 }
 
 static dt_status dt__f_tensor_redistribute_body(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
@@ -17147,7 +17233,7 @@ static dt_status dt__f_tensor_redistribute_body(const dt_tensor *t, const dt_pla
     return st ? st : DT__F_CALL(dt_tensor_redistribute)(t, c, out);
 }
 DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_redistribute", dt__f_tensor_redistribute_body(t, fplacements, out));
+    DT__F_PUBLIC("dt_tensor_redistribute", dt__f_tensor_redistribute_body(t, fplacements, out));
 }
 
 static dt_status dt__f_tensor_shape_body(const dt_tensor *t, int *ndim, int64_t *shape) {
@@ -17159,7 +17245,7 @@ static dt_status dt__f_tensor_shape_body(const dt_tensor *t, int *ndim, int64_t 
     return DT_OK;
 }
 DT_API dt_status dt_f_tensor_shape(const dt_tensor *t, int *ndim, int64_t *shape) {
-    DT__PUBLIC("dt_tensor_shape", dt__f_tensor_shape_body(t, ndim, shape));
+    DT__F_PUBLIC("dt_tensor_shape", dt__f_tensor_shape_body(t, ndim, shape));
 }
 
 static dt_status dt__f_tensor_local_shape_body(const dt_tensor *t, int64_t *shape, int64_t *offset) {
@@ -17171,7 +17257,7 @@ static dt_status dt__f_tensor_local_shape_body(const dt_tensor *t, int64_t *shap
     return DT_OK;
 }
 DT_API dt_status dt_f_tensor_local_shape(const dt_tensor *t, int64_t *shape, int64_t *offset) {
-    DT__PUBLIC("dt_tensor_local_shape", dt__f_tensor_local_shape_body(t, shape, offset));
+    DT__F_PUBLIC("dt_tensor_local_shape", dt__f_tensor_local_shape_body(t, shape, offset));
 }
 
 static dt_status dt__f_tensor_local_body(const dt_tensor *t, dt_dtype dtype, int ndim, int64_t *shape) {
@@ -17200,7 +17286,7 @@ static dt_status dt__f_tensor_local_body(const dt_tensor *t, dt_dtype dtype, int
     return DT_OK;
 }
 DT_API dt_status dt_f_tensor_local(const dt_tensor *t, dt_dtype dtype, int ndim, int64_t *shape) {
-    DT__PUBLIC("dt_tensor_local", dt__f_tensor_local_body(t, dtype, ndim, shape));
+    DT__F_PUBLIC("dt_tensor_local", dt__f_tensor_local_body(t, dtype, ndim, shape));
 }
 
 static dt_status dt__f_layout_body(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int64_t *local_shape,
@@ -17216,7 +17302,7 @@ static dt_status dt__f_layout_body(const dt_mesh *m, const dt_tensor_desc *fd, c
 }
 DT_API dt_status dt_f_layout(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int64_t *local_shape,
                              int64_t *local_offset) {
-    DT__PUBLIC("dt_layout", dt__f_layout_body(m, fd, coord, local_shape, local_offset));
+    DT__F_PUBLIC("dt_layout", dt__f_layout_body(m, fd, coord, local_shape, local_offset));
 }
 
 static dt_status dt__f_tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *fh) {
@@ -17233,7 +17319,7 @@ static dt_status dt__f_tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *fh
     return DT__F_CALL(dt_tensor_set_halo)(t, &h);
 }
 DT_API dt_status dt_f_tensor_set_halo(dt_tensor *t, const dt_halo_desc *fh) {
-    DT__PUBLIC("dt_tensor_set_halo", dt__f_tensor_set_halo_body(t, fh));
+    DT__F_PUBLIC("dt_tensor_set_halo", dt__f_tensor_set_halo_body(t, fh));
 }
 
 /* a reduction over Fortran dims: they become C dims, then the C call */
@@ -17254,19 +17340,19 @@ static dt_status dt__f_reduce(const char *fn, dt__f_reduce_fn f, const dt_tensor
 }
 
 DT_API dt_status dt_f_sum(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_sum", dt__f_reduce("dt_sum", DT__F_CALL(dt_sum), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_sum", dt__f_reduce("dt_sum", DT__F_CALL(dt_sum), x, ndims, fdims, keepdim, out));
 }
 
 DT_API dt_status dt_f_mean(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_mean", dt__f_reduce("dt_mean", DT__F_CALL(dt_mean), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_mean", dt__f_reduce("dt_mean", DT__F_CALL(dt_mean), x, ndims, fdims, keepdim, out));
 }
 
 DT_API dt_status dt_f_max(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_max", dt__f_reduce("dt_max", DT__F_CALL(dt_max), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_max", dt__f_reduce("dt_max", DT__F_CALL(dt_max), x, ndims, fdims, keepdim, out));
 }
 
 DT_API dt_status dt_f_min(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_min", dt__f_reduce("dt_min", DT__F_CALL(dt_min), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_min", dt__f_reduce("dt_min", DT__F_CALL(dt_min), x, ndims, fdims, keepdim, out));
 }
 
 DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape) {
@@ -17279,7 +17365,7 @@ DT_API void *dt_f_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape
 }
 
 DT_API dt_status dt_f_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    DT__PUBLIC("dt_matmul", DT__F_CALL(dt_matmul)(b, a, out));
+    DT__F_PUBLIC("dt_matmul", DT__F_CALL(dt_matmul)(b, a, out));
 }
 
 static dt_status dt__f_tensor_load_npy_body(dt_mesh *m, const char *path, int ndim, const dt_placement *fplacements,
@@ -17307,7 +17393,7 @@ static dt_status dt__f_tensor_load_npy_body(dt_mesh *m, const char *path, int nd
 }
 DT_API dt_status dt_f_tensor_load_npy(dt_mesh *m, const char *path, int ndim, const dt_placement *fplacements,
                                       dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_load_npy", dt__f_tensor_load_npy_body(m, path, ndim, fplacements, out));
+    DT__F_PUBLIC("dt_tensor_load_npy", dt__f_tensor_load_npy_body(m, path, ndim, fplacements, out));
 }
 
 /* ---- the typed wraps (dtensor.f90's generic dt_tensor_from_local /
@@ -17362,7 +17448,7 @@ static dt_status dt__f_tensor_from_local_typed_body(dt_mesh *m, const dt_tensor_
 }
 DT_API dt_status dt_f_tensor_from_local_typed(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
                                               int contiguous, unsigned flags, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_from_local",
+    DT__F_PUBLIC("dt_tensor_from_local",
                dt__f_tensor_from_local_typed_body(m, fd, local, array_dtype, contiguous, flags, out));
 }
 
@@ -17397,7 +17483,7 @@ static dt_status dt__f_tensor_distribute_typed_body(dt_mesh *m, const dt_tensor_
 }
 DT_API dt_status dt_f_tensor_distribute_typed(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int array_dtype,
                                               int contiguous, int64_t nelem, int src_rank, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_distribute",
+    DT__F_PUBLIC("dt_tensor_distribute",
                dt__f_tensor_distribute_typed_body(m, fd, full, array_dtype, contiguous, nelem, src_rank, out));
 }
 
@@ -17422,7 +17508,7 @@ static dt_status dt__f_tensor_gather_typed_body(const dt_tensor *t, void *full, 
 }
 DT_API dt_status dt_f_tensor_gather_typed(const dt_tensor *t, void *full, int array_dtype, int contiguous,
                                           int64_t nelem) {
-    DT__PUBLIC("dt_tensor_gather", dt__f_tensor_gather_typed_body(t, full, array_dtype, contiguous, nelem));
+    DT__F_PUBLIC("dt_tensor_gather", dt__f_tensor_gather_typed_body(t, full, array_dtype, contiguous, nelem));
 }
 
 /* ---- the rest of the API in Fortran order: a tensor dim argument is a
@@ -17446,7 +17532,7 @@ static dt_status dt__f_transpose_body(const dt_tensor *x, int fd0, int fd1, dt_t
     return st ? st : DT__F_CALL(dt_transpose)(x, d0, d1, out);
 }
 DT_API dt_status dt_f_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out) {
-    DT__PUBLIC("dt_transpose", dt__f_transpose_body(x, d0, d1, out));
+    DT__F_PUBLIC("dt_transpose", dt__f_transpose_body(x, d0, d1, out));
 }
 
 /* result Fortran dim i is x's Fortran dim perm[i]: C dim n-1-i is C dim n - perm[i] */
@@ -17464,7 +17550,7 @@ static dt_status dt__f_permute_body(const dt_tensor *x, const int *fperm, dt_ten
     return st ? st : DT__F_CALL(dt_permute)(x, perm, out);
 }
 DT_API dt_status dt_f_permute(const dt_tensor *x, const int *perm, dt_tensor **out) {
-    DT__PUBLIC("dt_permute", dt__f_permute_body(x, perm, out));
+    DT__F_PUBLIC("dt_permute", dt__f_permute_body(x, perm, out));
 }
 
 static dt_status dt__f_reshape_body(const dt_tensor *x, int ndim, const int64_t *fshape, dt_tensor **out) {
@@ -17476,7 +17562,7 @@ static dt_status dt__f_reshape_body(const dt_tensor *x, int ndim, const int64_t 
     return DT__F_CALL(dt_reshape)(x, ndim, shape, out);
 }
 DT_API dt_status dt_f_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out) {
-    DT__PUBLIC("dt_reshape", dt__f_reshape_body(x, ndim, shape, out));
+    DT__F_PUBLIC("dt_reshape", dt__f_reshape_body(x, ndim, shape, out));
 }
 
 static dt_status dt__f_squeeze_body(const dt_tensor *x, int fd, dt_tensor **out) {
@@ -17486,7 +17572,7 @@ static dt_status dt__f_squeeze_body(const dt_tensor *x, int fd, dt_tensor **out)
     return st ? st : DT__F_CALL(dt_squeeze)(x, d, out);
 }
 DT_API dt_status dt_f_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
-    DT__PUBLIC("dt_squeeze", dt__f_squeeze_body(x, dim, out));
+    DT__F_PUBLIC("dt_squeeze", dt__f_squeeze_body(x, dim, out));
 }
 
 /* dim: the new dim's place in the result (1..ndim+1) */
@@ -17498,7 +17584,7 @@ static dt_status dt__f_unsqueeze_body(const dt_tensor *x, int fd, dt_tensor **ou
     return st ? st : DT__F_CALL(dt_unsqueeze)(x, d, out);
 }
 DT_API dt_status dt_f_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
-    DT__PUBLIC("dt_unsqueeze", dt__f_unsqueeze_body(x, dim, out));
+    DT__F_PUBLIC("dt_unsqueeze", dt__f_unsqueeze_body(x, dim, out));
 }
 
 /* start: the first index kept, 1-based (Fortran's x(start:start+length-1)) */
@@ -17512,7 +17598,7 @@ static dt_status dt__f_narrow_body(const dt_tensor *x, int fd, int64_t start, in
     return st ? st : DT__F_CALL(dt_narrow)(x, d, start - 1, length, out);
 }
 DT_API dt_status dt_f_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out) {
-    DT__PUBLIC("dt_narrow", dt__f_narrow_body(x, dim, start, length, out));
+    DT__F_PUBLIC("dt_narrow", dt__f_narrow_body(x, dim, start, length, out));
 }
 
 /* cat along an existing Fortran dim (stack: extra = 1, the new dim's place in the result) */
@@ -17526,10 +17612,10 @@ static dt_status dt__f_join(const char *fn, int extra, int n, const dt_tensor *c
     return extra ? DT__F_CALL(dt_stack)(n, xs, d, out) : DT__F_CALL(dt_cat)(n, xs, d, out);
 }
 DT_API dt_status dt_f_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
-    DT__PUBLIC("dt_cat", dt__f_join("dt_cat", 0, n, xs, dim, out));
+    DT__F_PUBLIC("dt_cat", dt__f_join("dt_cat", 0, n, xs, dim, out));
 }
 DT_API dt_status dt_f_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
-    DT__PUBLIC("dt_stack", dt__f_join("dt_stack", 1, n, xs, dim, out));
+    DT__F_PUBLIC("dt_stack", dt__f_join("dt_stack", 1, n, xs, dim, out));
 }
 
 /* nouts: the handles outs has room for (a Fortran array's size) */
@@ -17543,7 +17629,7 @@ static dt_status dt__f_split_body(const dt_tensor *x, int fd, int n, const int64
     return st ? st : DT__F_CALL(dt_split)(x, d, n, sizes, outs);
 }
 DT_API dt_status dt_f_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs, int nouts) {
-    DT__PUBLIC("dt_split", dt__f_split_body(x, dim, n, sizes, outs, nouts));
+    DT__F_PUBLIC("dt_split", dt__f_split_body(x, dim, n, sizes, outs, nouts));
 }
 
 /* the tensor's spec as a Fortran-order desc (shape reversed, Shard dims
@@ -17566,7 +17652,7 @@ static dt_status dt__f_tensor_get_desc_body(const dt_tensor *t, dt_tensor_desc *
     return DT_OK;
 }
 DT_API dt_status dt_f_tensor_get_desc(const dt_tensor *t, dt_tensor_desc *fd) {
-    DT__PUBLIC("dt_tensor_get_desc", dt__f_tensor_get_desc_body(t, fd));
+    DT__F_PUBLIC("dt_tensor_get_desc", dt__f_tensor_get_desc_body(t, fd));
 }
 
 typedef dt_status (*dt__f_dim_fn)(const dt_tensor *, int, dt_tensor **);
@@ -17577,29 +17663,29 @@ static dt_status dt__f_along(const char *fn, dt__f_dim_fn f, const dt_tensor *x,
     return st ? st : f(x, d, out);
 }
 DT_API dt_status dt_f_softmax(const dt_tensor *x, int dim, dt_tensor **out) {
-    DT__PUBLIC("dt_softmax", dt__f_along("dt_softmax", DT__F_CALL(dt_softmax), x, dim, out));
+    DT__F_PUBLIC("dt_softmax", dt__f_along("dt_softmax", DT__F_CALL(dt_softmax), x, dim, out));
 }
 DT_API dt_status dt_f_log_softmax(const dt_tensor *x, int dim, dt_tensor **out) {
-    DT__PUBLIC("dt_log_softmax", dt__f_along("dt_log_softmax", DT__F_CALL(dt_log_softmax), x, dim, out));
+    DT__F_PUBLIC("dt_log_softmax", dt__f_along("dt_log_softmax", DT__F_CALL(dt_log_softmax), x, dim, out));
 }
 
 DT_API dt_status dt_f_norm2(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_norm2", dt__f_reduce("dt_norm2", DT__F_CALL(dt_norm2), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_norm2", dt__f_reduce("dt_norm2", DT__F_CALL(dt_norm2), x, ndims, fdims, keepdim, out));
 }
 DT_API dt_status dt_f_argmax(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
-    DT__PUBLIC("dt_argmax", dt__f_reduce("dt_argmax", DT__F_CALL(dt_argmax), x, ndims, fdims, keepdim, out));
+    DT__F_PUBLIC("dt_argmax", dt__f_reduce("dt_argmax", DT__F_CALL(dt_argmax), x, ndims, fdims, keepdim, out));
 }
 
 /* Fortran's c = matmul(a, b) holds c^T = b^T a^T in C order: the operands swap */
 DT_API dt_status dt_f_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    DT__PUBLIC("dt_mm", DT__F_CALL(dt_mm)(b, a, out));
+    DT__F_PUBLIC("dt_mm", DT__F_CALL(dt_mm)(b, a, out));
 }
 DT_API dt_status dt_f_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
-    DT__PUBLIC("dt_bmm", DT__F_CALL(dt_bmm)(b, a, out));
+    DT__F_PUBLIC("dt_bmm", DT__F_CALL(dt_bmm)(b, a, out));
 }
 DT_API dt_status dt_f_addmm(const dt_tensor *c, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
                             dt_tensor **out) {
-    DT__PUBLIC("dt_addmm", DT__F_CALL(dt_addmm)(c, b, a, beta, alpha, out));
+    DT__F_PUBLIC("dt_addmm", DT__F_CALL(dt_addmm)(c, b, a, beta, alpha, out));
 }
 
 static dt_status dt__f_tensor_redistribute_reduce_body(const dt_tensor *t, const dt_placement *fplacements, dt_reduce op,
@@ -17612,7 +17698,7 @@ static dt_status dt__f_tensor_redistribute_reduce_body(const dt_tensor *t, const
 }
 DT_API dt_status dt_f_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *fplacements, dt_reduce op,
                                                  dt_tensor *out) {
-    DT__PUBLIC("dt_tensor_redistribute_reduce", dt__f_tensor_redistribute_reduce_body(t, fplacements, op, out));
+    DT__F_PUBLIC("dt_tensor_redistribute_reduce", dt__f_tensor_redistribute_reduce_body(t, fplacements, op, out));
 }
 
 static dt_status dt__f_tensor_rand_body(const char *fn, int normal, dt_mesh *m, const dt_tensor_desc *fd,
@@ -17623,10 +17709,10 @@ static dt_status dt__f_tensor_rand_body(const char *fn, int normal, dt_mesh *m, 
     return normal ? DT__F_CALL(dt_tensor_randn)(m, &c.d, out) : DT__F_CALL(dt_tensor_rand)(m, &c.d, out);
 }
 DT_API dt_status dt_f_tensor_rand(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_rand", dt__f_tensor_rand_body("dt_tensor_rand", 0, m, fd, out));
+    DT__F_PUBLIC("dt_tensor_rand", dt__f_tensor_rand_body("dt_tensor_rand", 0, m, fd, out));
 }
 DT_API dt_status dt_f_tensor_randn(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_randn", dt__f_tensor_rand_body("dt_tensor_randn", 1, m, fd, out));
+    DT__F_PUBLIC("dt_tensor_randn", dt__f_tensor_rand_body("dt_tensor_randn", 1, m, fd, out));
 }
 
 DT_API int dt_f_tensor_local_strides(const dt_tensor *t, int64_t *strides) {
@@ -17645,7 +17731,7 @@ static dt_status dt__f_tensor_local_indices_body(const dt_tensor *t, int fd, int
     return st ? st : DT__F_CALL(dt_tensor_local_indices)(t, d, global_index);
 }
 DT_API dt_status dt_f_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index) {
-    DT__PUBLIC("dt_tensor_local_indices", dt__f_tensor_local_indices_body(t, dim, global_index));
+    DT__F_PUBLIC("dt_tensor_local_indices", dt__f_tensor_local_indices_body(t, dim, global_index));
 }
 
 static dt_status dt__f_layout_indices_body(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int fdim,
@@ -17658,7 +17744,7 @@ static dt_status dt__f_layout_indices_body(const dt_mesh *m, const dt_tensor_des
 }
 DT_API dt_status dt_f_layout_indices(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int dim,
                                      int64_t *global_index) {
-    DT__PUBLIC("dt_layout_indices", dt__f_layout_indices_body(m, fd, coord, dim, global_index));
+    DT__F_PUBLIC("dt_layout_indices", dt__f_layout_indices_body(m, fd, coord, dim, global_index));
 }
 
 /* the stencil callback sees its block in Fortran order: the per-dim arrays
@@ -17695,7 +17781,7 @@ static dt_status dt__f_stencil_apply_body(dt_tensor *x, dt_stencil_fn fn, void *
     return DT__F_CALL(dt_stencil_apply)(x, dt__f_stencil_call, &c, out);
 }
 DT_API dt_status dt_f_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
-    DT__PUBLIC("dt_stencil_apply", dt__f_stencil_apply_body(x, fn, user, out));
+    DT__F_PUBLIC("dt_stencil_apply", dt__f_stencil_apply_body(x, fn, user, out));
 }
 
 /* padding and dilation per spatial dim in Fortran order (x(S..., C_in, N)):
@@ -17717,15 +17803,15 @@ static dt_status dt__f_conv_body(int nsp, const dt_tensor *x, const dt_tensor *w
 }
 DT_API dt_status dt_f_conv1d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
                              dt_tensor **out) {
-    DT__PUBLIC("dt_conv1d", dt__f_conv_body(1, x, w, bias, desc, out));
+    DT__F_PUBLIC("dt_conv1d", dt__f_conv_body(1, x, w, bias, desc, out));
 }
 DT_API dt_status dt_f_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
                              dt_tensor **out) {
-    DT__PUBLIC("dt_conv2d", dt__f_conv_body(2, x, w, bias, desc, out));
+    DT__F_PUBLIC("dt_conv2d", dt__f_conv_body(2, x, w, bias, desc, out));
 }
 DT_API dt_status dt_f_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
                              dt_tensor **out) {
-    DT__PUBLIC("dt_conv3d", dt__f_conv_body(3, x, w, bias, desc, out));
+    DT__F_PUBLIC("dt_conv3d", dt__f_conv_body(3, x, w, bias, desc, out));
 }
 
 /* ScaLAPACK's array A(M_, N_) is Fortran's a(M_, N_) itself (the C side's
@@ -17759,7 +17845,7 @@ static dt_status dt__f_tensor_desc_from_scalapack_body(const int desc[9], const 
 }
 DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
                                                  dt_tensor_desc *fd, int64_t *local_shape, int64_t *local_strides) {
-    DT__PUBLIC("dt_tensor_desc_from_scalapack",
+    DT__F_PUBLIC("dt_tensor_desc_from_scalapack",
                dt__f_tensor_desc_from_scalapack_body(desc, grid, dtype, fd, local_shape, local_strides));
 }
 

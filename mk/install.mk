@@ -8,7 +8,9 @@
 # applications that do not compile the implementation themselves; header-only
 # stays the default), pkg-config files and the CMake package (packaging/).
 # The version comes from dtensor.h's
-# DTENSOR_VERSION_MAJOR/MINOR/PATCH lines, nowhere else. dtensor.pc gives
+# DTENSOR_VERSION_MAJOR/MINOR/PATCH lines, nowhere else. dtensor-lib.pc gives
+# -ldtensor (libdtensor.so) with -Wl,-rpath,${libdir}, so its programs start
+# without LD_LIBRARY_PATH, and names the archive (variable archive). dtensor.pc gives
 # -I and BLIS (-lblis -lm; variable blas_libs) and is used with mpicc, which
 # adds MPI's flags; dtensor-mpich.pc / dtensor-openmpi.pc add MPICH's / Open
 # MPI's own .pc for a plain compiler. dtensor-config.cmake: options

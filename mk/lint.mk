@@ -99,3 +99,6 @@ LINT_CPPCHECK = cppcheck --enable=warning,performance,portability,style --std=c9
 .PHONY: lint lint-docs
 lint: ## layering (and its ctags cross-check), cppcheck and clang-tidy on dtensor.h (with and without MPI) and dtensor_layers.h, the docs' references, the traced dt_matmul
 	@LINT_TIDY='$(LINT_TIDY)' LINT_CPPCHECK="$(LINT_CPPCHECK)" MPICH_INC='$(MPICH_INC)' bash tests/lint/run.sh
+
+lint-docs: ## the docs' references alone (tests/lint/docs.py: make targets, options, paths, links) and README.md at most 300 lines
+	python3 tests/lint/docs.py

@@ -9,6 +9,8 @@
 !  - redistribute, dt_sum / dt_max over a Fortran dim, dt_matmul against
 !    matmul(), dt_add, the RNG's range, dt_tensor_from_local with local_shape;
 !  - wrong shapes and dims: the right status and a message as a Fortran string;
+!  - messages in Fortran order: shapes reversed, Shard dims 1..ndim, a(i)
+!    for elements, desc%member;
 !  - with --expect-mismatch (linked with a C build of DT_MAX_DIMS = 16):
 !    dt_init and dt_comm_mpi refuse with DT_ERR_ARG and a message.
 !  - a complex(c_double_complex) array as DT_C128 through dt_tensor_local,
@@ -82,6 +84,7 @@ program test_fortran
   call test_conv()
   call test_scalapack()
   call test_more_ops()
+  call test_messages_in_fortran_order()
 
   call dt_mesh_destroy(mesh)
   call dt_comm_destroy(comm)
@@ -344,6 +347,48 @@ contains
                "wrapped column blocks gathered == the closed form")
     call dt_tensor_destroy(t)
   end subroutine test_from_local
+
+  ! A refusal reports what the caller wrote, in Fortran's order and syntax:
+  ! the shapes as given, Shard dims 1..ndim, desc%member, width(i).
+  subroutine test_messages_in_fortran_order()
+    integer(c_int64_t), target :: ls(2)
+    real(c_double), allocatable, target :: mine(:, :)
+    type(dt_tensor_desc) :: td
+    type(dt_halo_desc) :: hd
+    type(c_ptr) :: t = c_null_ptr
+    integer(c_int64_t) :: lo, n
+    integer(c_int) :: st
+    character(len=:), allocatable :: msg
+    character(len=64) :: want_ls, want_rule
+    n = NY / nranks + merge(1, 0, rank < mod(NY, nranks))
+    lo = rank * (NY / nranks) + min(rank, mod(NY, nranks))
+    allocate(mine(NX, max(n, 1_c_int64_t)))
+    mine = 0
+    ls = [n, int(NX, c_int64_t)]             ! swapped: the classic slip
+    td%dtype = DT_F64
+    td%ndim = 2
+    td%shape(1:2) = [NX, NY]
+    td%placements(1) = dt_shard_balanced(2)
+    td%local_shape = c_loc(ls)
+    st = dt_tensor_from_local(mesh, td, c_loc(mine), DT_FLAG_BORROW, t)
+    msg = dt_last_error()
+    write(want_ls, '(a,i0,a,i0,a)') "desc%local_shape = [", n, ", ", NX, "]"
+    write(want_rule, '(a,i0,a,i0,a)') "the shape [", NX, ", ", n, "]"
+    call check(st == DT_ERR_SHAPE .and. .not. c_associated(t), "a swapped local_shape: DT_ERR_SHAPE")
+    call check(index(msg, trim(want_ls)) > 0 .and. index(msg, "[S(2,balanced)]") > 0 .and. &
+               index(msg, trim(want_rule)) > 0 .and. index(msg, "DT_FLAG_INFER_SIZES") > 0, &
+               "its message in Fortran order and names (DT_FLAG_INFER_SIZES, " // trim(want_ls) // ", " // &
+               trim(want_rule) // ", S(2,balanced)): " // msg)
+    td%local_shape = c_null_ptr
+    td%placements(1) = dt_shard(2)
+    call ok(dt_tensor_empty(mesh, td, t), "empty 7 x 5")
+    hd%width(2) = -1                         ! Fortran dim 2
+    st = dt_tensor_set_halo(t, hd)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. index(msg, "desc%width(2) = -1 is negative") > 0, &
+               "a negative width(2): DT_ERR_ARG naming width(2): " // msg)
+    call dt_tensor_destroy(t)
+  end subroutine test_messages_in_fortran_order
 
   ! wrong shapes and dims: their status, and the message as a Fortran string
   subroutine test_errors()

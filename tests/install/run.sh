@@ -11,9 +11,13 @@
 #   2. pkg-config: mpicc.mpich $(pkg-config --cflags dtensor) ... $(pkg-config
 #      --libs dtensor), and gcc with dtensor-mpich.pc (MPICH's flags from its .pc);
 #      the compiled library: consumer.c alone with $(pkg-config --libs dtensor-lib)
-#      (-ldtensor: libdtensor.a, no implementation file of the consumer's);
+#      (-ldtensor: libdtensor.so, found through the .pc's -Wl,-rpath; no
+#      implementation file of the consumer's), and with the archive
+#      $(pkg-config --variable=archive dtensor-lib);
 #      Fortran: the installed dtensor.f90 and tests/test_fortran.f90 with
-#      mpif90.mpich and -ldtensor, at 2 ranks
+#      mpif90.mpich and $(pkg-config --libs dtensor-lib), at 2 ranks
+#   No consumer runs with LD_LIBRARY_PATH naming the prefix: each one built
+#   against libdtensor.so must find it through its RUNPATH/RPATH.
 #   3. CMake: find_package(dtensor) with CMAKE_PREFIX_PATH=<tmp>
 #   4. CMake: add_subdirectory of this repository, and FetchContent of it
 # Each consumer (tests/install/consumer.c + dtensor_impl.c, -Wall -Wextra
@@ -82,44 +86,68 @@ else
     bad "pkg-config dtensor-mpich + gcc: build"; cat "$tmp/pcm.log"
 fi
 # the compiled library: consumer.c alone (no file defines DTENSOR_IMPLEMENTATION),
-# -ldtensor (the linker takes libdtensor.so: run with LD_LIBRARY_PATH), and
-# libdtensor.a named as a file
+# -ldtensor (the linker takes libdtensor.so; the .pc's -Wl,-rpath,${libdir}
+# lets it start without LD_LIBRARY_PATH), and the archive from
+# --variable=archive with dtensor.pc's libraries
 cflags=$(pkg-config --cflags dtensor-lib) libs=$(pkg-config --libs dtensor-lib)
 echo "install: pkg-config --cflags dtensor-lib: $cflags; --libs: $libs"
+case " $libs " in
+*" -Wl,-rpath,$prefix/lib "*) ok "pkg-config --libs dtensor-lib: -Wl,-rpath,$prefix/lib" ;;
+*) bad "pkg-config --libs dtensor-lib: no -Wl,-rpath,$prefix/lib" ;;
+esac
+# the consumers below find libdtensor.so through their RUNPATH alone
+case ":${LD_LIBRARY_PATH:-}:" in
+*":$prefix/lib:"*) bad "LD_LIBRARY_PATH names $prefix/lib" ;;
+esac
+# a binary linked to libdtensor.so, its RUNPATH/RPATH the prefix's lib, and
+# ldd finds the library there without LD_LIBRARY_PATH; $1 = what, $2 = binary
+rpath_ok() {
+    local rp
+    rp=$(readelf -d "$2" 2>/dev/null | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\1 \2/p')
+    if ldd "$2" | grep -q "libdtensor.so => $prefix/lib/libdtensor.so" && [[ " ${rp#* }" == *"$prefix/lib"* ]]; then
+        ok "$1: linked to $prefix/lib/libdtensor.so through ${rp:-?}"
+    else
+        bad "$1: libdtensor.so not found through the RUNPATH (${rp:-none})"; ldd "$2"
+        return 1
+    fi
+}
 # shellcheck disable=SC2086
 if [ -f "$prefix/lib/libdtensor.so" ] &&
    mpicc.mpich "${WARN[@]}" -DCONSUMER_HOW='"libdtensor.so: pkg-config dtensor-lib + mpicc.mpich"' $cflags \
        tests/install/consumer.c -o "$tmp/consumer_so" $libs >"$tmp/so.log" 2>&1 &&
-   ldd "$tmp/consumer_so" | grep -q 'libdtensor.so'; then
-    LD_LIBRARY_PATH=$prefix/lib run2 "libdtensor.so: pkg-config dtensor-lib + mpicc.mpich" "$tmp/consumer_so"
+   rpath_ok "libdtensor.so: pkg-config dtensor-lib + mpicc.mpich" "$tmp/consumer_so"; then
+    run2 "libdtensor.so: pkg-config dtensor-lib + mpicc.mpich, no LD_LIBRARY_PATH" "$tmp/consumer_so"
 else
     bad "libdtensor.so: pkg-config dtensor-lib + mpicc.mpich: build (or not linked to the .so)"; cat "$tmp/so.log"
 fi
+archive=$(pkg-config --variable=archive dtensor-lib) dlibs=$(pkg-config --libs dtensor)
 # shellcheck disable=SC2086
-if [ -f "$prefix/lib/libdtensor.a" ] &&
-   mpicc.mpich "${WARN[@]}" -DCONSUMER_HOW='"libdtensor.a: pkg-config dtensor-lib + mpicc.mpich"' $cflags \
-       tests/install/consumer.c -o "$tmp/consumer_lib" "$prefix/lib/libdtensor.a" ${libs/-ldtensor/} >"$tmp/lib.log" 2>&1 &&
+if [ "$archive" = "$prefix/lib/libdtensor.a" ] && [ -f "$archive" ] &&
+   mpicc.mpich "${WARN[@]}" -DCONSUMER_HOW='"libdtensor.a: pkg-config --variable=archive dtensor-lib + mpicc.mpich"' $cflags \
+       tests/install/consumer.c -o "$tmp/consumer_lib" "$archive" $dlibs >"$tmp/lib.log" 2>&1 &&
    ! ldd "$tmp/consumer_lib" | grep -q 'libdtensor.so'; then
-    run2 "libdtensor.a: pkg-config dtensor-lib + mpicc.mpich" "$tmp/consumer_lib"
+    run2 "libdtensor.a: pkg-config --variable=archive dtensor-lib + mpicc.mpich" "$tmp/consumer_lib"
 else
-    bad "libdtensor.a: pkg-config dtensor-lib + mpicc.mpich: build"; cat "$tmp/lib.log"
+    bad "libdtensor.a: pkg-config --variable=archive dtensor-lib ($archive) + mpicc.mpich: build"; cat "$tmp/lib.log"
 fi
 # Fortran: the installed dtensor.f90 compiled with the consumer's mpif90,
-# tests/test_fortran.f90 linked with -ldtensor (no C file of the consumer's)
+# tests/test_fortran.f90 linked with $libs, pkg-config --libs dtensor-lib (no C
+# file of the consumer's; -ldtensor takes libdtensor.so, found through the
+# rpath: no LD_LIBRARY_PATH)
 mkdir -p "$tmp/fmod"
 # shellcheck disable=SC2086
 if [ -f "$prefix/include/dtensor.f90" ] &&
    mpif90.mpich -std=f2008 -Wall -Werror -J "$tmp/fmod" "$prefix/include/dtensor.f90" tests/test_fortran.f90 \
-       -o "$tmp/consumer_f" $libs >"$tmp/fortran.log" 2>&1; then
-    # (-ldtensor took libdtensor.so)
-    out=$(LD_LIBRARY_PATH=$prefix/lib BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 mpiexec.mpich -n 2 "$tmp/consumer_f" 2>&1)
+       -o "$tmp/consumer_f" $libs >"$tmp/fortran.log" 2>&1 &&
+   rpath_ok "Fortran: pkg-config dtensor-lib + mpif90.mpich" "$tmp/consumer_f"; then
+    out=$(BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 mpiexec.mpich -n 2 "$tmp/consumer_f" 2>&1)
     if [ $? -eq 0 ] && grep -q '^PASS test_fortran np=2' <<<"$out"; then
-        ok "Fortran: PREFIX/include/dtensor.f90 + mpif90.mpich + -ldtensor: $(grep '^PASS' <<<"$out")"
+        ok "Fortran: PREFIX/include/dtensor.f90 + mpif90.mpich + pkg-config --libs dtensor-lib, no LD_LIBRARY_PATH: $(grep '^PASS' <<<"$out")"
     else
-        bad "Fortran: PREFIX/include/dtensor.f90 + -ldtensor: did not pass"; echo "$out"
+        bad "Fortran: PREFIX/include/dtensor.f90 + pkg-config --libs dtensor-lib: did not pass"; echo "$out"
     fi
 else
-    bad "Fortran: PREFIX/include/dtensor.f90 + mpif90.mpich + -ldtensor: build"; cat "$tmp/fortran.log"
+    bad "Fortran: PREFIX/include/dtensor.f90 + mpif90.mpich + pkg-config --libs dtensor-lib: build"; cat "$tmp/fortran.log"
 fi
 unset PKG_CONFIG_PATH
 

@@ -16,7 +16,9 @@ files given) and reports, as FILE:LINE: message, every
     from the repository root or the doc's folder (a bare file name: anywhere);
     build/ (generated), /abs, and words with < * $ NAME or a placeholder
     component in capitals (bench/results/FILE) are not paths;
-  - markdown link to a missing file, or to a #heading the target lacks.
+  - markdown link to a missing file, or to a #heading the target lacks;
+  - README.md (the front door) longer than README_MAX_LINES (300) lines:
+    detail belongs in docs/, linked from it.
 Last line: "docs: N references checked, N bad"; exit 1 if any is bad.
 Run by tests/lint/run.sh (make lint) and make check.
 """
@@ -24,6 +26,7 @@ import argparse, glob, os, re, shlex, sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OPTION = re.compile(r"(?:(?<=-D)|(?<!\w))(DTENSOR_[A-Z0-9_]+|DT_MAX_[A-Z_]+|DT_MALLOC|DT_FREE|DT_ASSERT|DT_API|DT_OP_CACHE)\b")
+README_MAX_LINES = 300
 FILE = re.compile(r"(^|/)[\w+-][\w.+-]*\.(c|h|cu|sh|py|md|mk|txt)$")
 
 
@@ -163,6 +166,11 @@ def main():
             nbad += 1
             continue
         bad, n = check(doc, targets, options, names)
+        if doc == "README.md":
+            n += 1
+            lines = read(doc).count("\n")
+            if lines > README_MAX_LINES:
+                bad.append((lines, f"{lines} lines: the README promises at most {README_MAX_LINES}; move detail to docs/"))
         total += n
         nbad += len(bad)
         for ln, msg in sorted(bad):

@@ -49,8 +49,10 @@ def check(path):
         if name.startswith('dt_f_') and c_name.endswith('_typed'):
             c_name = c_name[:-len('_typed')]
         wanted = ('"%s"' % c_name, '#', '"dt_" #')
-        ok = (len(stmts) == 1 and stmts[0].strip().startswith('DT__PUBLIC(') and
-              any(stmts[0].strip()[len('DT__PUBLIC('):].startswith(w) for w in wanted))
+        # (and through DT__F_PUBLIC, which is DT__PUBLIC in Fortran order)
+        macro = 'DT__F_PUBLIC(' if name.startswith('dt_f_') else 'DT__PUBLIC('
+        ok = (len(stmts) == 1 and stmts[0].strip().startswith(macro) and
+              any(stmts[0].strip()[len(macro):].startswith(w) for w in wanted))
         if not ok:
             print('%s:%d: %s: the definition is not one DT__PUBLIC("%s", ...) wrapper' % (path, line, name, name))
             bad += 1
