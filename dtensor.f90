@@ -389,7 +389,9 @@ module dtensor
       integer(c_int64_t), value :: cap
     end function
 
-    ! ---- C functions called directly (no order to convert) ----
+    ! ---- C functions with no dim or shape argument: called directly, or
+    ! through their dt_f_* twin (every call that takes a tensor) so that
+    ! their refusals report shapes and placements in Fortran order ----
     type(c_ptr) function dt_c_last_error() bind(C, name="dt_last_error")
       import :: c_ptr
     end function
@@ -533,7 +535,7 @@ module dtensor
       type(c_ptr), value :: t
     end subroutine
     ! full: c_loc of an array of the global shape (Fortran order), on every mesh rank
-    integer(c_int) function dt_tensor_gather_ptr(t, full) bind(C, name="dt_tensor_gather")
+    integer(c_int) function dt_tensor_gather_ptr(t, full) bind(C, name="dt_f_tensor_gather")
       import :: c_int, c_ptr
       type(c_ptr), value :: t, full
     end function
@@ -546,15 +548,15 @@ module dtensor
       type(c_ptr), value :: t
     end function
     ! halos
-    integer(c_int) function dt_halo_exchange(t) bind(C, name="dt_halo_exchange")
+    integer(c_int) function dt_halo_exchange(t) bind(C, name="dt_f_halo_exchange")
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
-    integer(c_int) function dt_halo_exchange_begin(t) bind(C, name="dt_halo_exchange_begin")
+    integer(c_int) function dt_halo_exchange_begin(t) bind(C, name="dt_f_halo_exchange_begin")
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
-    integer(c_int) function dt_halo_exchange_end(t) bind(C, name="dt_halo_exchange_end")
+    integer(c_int) function dt_halo_exchange_end(t) bind(C, name="dt_f_halo_exchange_end")
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
@@ -564,54 +566,54 @@ module dtensor
       type(c_ptr), value :: m
       integer(c_int64_t), value :: seed
     end function
-    integer(c_int) function dt_uniform(t, lo, hi) bind(C, name="dt_uniform_")
+    integer(c_int) function dt_uniform(t, lo, hi) bind(C, name="dt_f_uniform_")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: t
       real(c_double), value :: lo, hi
     end function
-    integer(c_int) function dt_normal(t, mean, std) bind(C, name="dt_normal_")
+    integer(c_int) function dt_normal(t, mean, std) bind(C, name="dt_f_normal_")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: t
       real(c_double), value :: mean, std
     end function
-    integer(c_int) function dt_bernoulli(t, p) bind(C, name="dt_bernoulli_")
+    integer(c_int) function dt_bernoulli(t, p) bind(C, name="dt_f_bernoulli_")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: t
       real(c_double), value :: p
     end function
-    integer(c_int) function dt_randint(t, lo, hi) bind(C, name="dt_randint_")
+    integer(c_int) function dt_randint(t, lo, hi) bind(C, name="dt_f_randint_")
       import :: c_int, c_ptr, c_int64_t
       type(c_ptr), value :: t
       integer(c_int64_t), value :: lo, hi
     end function
     ! ops (pointwise: no order involved)
-    integer(c_int) function dt_add(a, b, out) bind(C, name="dt_add")
+    integer(c_int) function dt_add(a, b, out) bind(C, name="dt_f_add")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_sub(a, b, out) bind(C, name="dt_sub")
+    integer(c_int) function dt_sub(a, b, out) bind(C, name="dt_f_sub")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_mul(a, b, out) bind(C, name="dt_mul")
+    integer(c_int) function dt_mul(a, b, out) bind(C, name="dt_f_mul")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_scale(x, a, out) bind(C, name="dt_scale")
+    integer(c_int) function dt_scale(x, a, out) bind(C, name="dt_f_scale")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: x
       real(c_double), value :: a
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_copy(x, out) bind(C, name="dt_copy")
+    integer(c_int) function dt_copy(x, out) bind(C, name="dt_f_copy")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_axpy(a, x, y) bind(C, name="dt_axpy")
+    integer(c_int) function dt_axpy(a, x, y) bind(C, name="dt_f_axpy")
       import :: c_int, c_ptr, c_double
       real(c_double), value :: a
       type(c_ptr), value :: x, y
@@ -848,13 +850,13 @@ module dtensor
       type(c_ptr), intent(inout) :: out
     end function
 
-    ! ---- C functions called directly (no order to convert), continued ----
+    ! ---- no dim or shape argument (continued): dt_f_* twins for tensors ----
     ! ScaLAPACK, zero copies: a Fortran a(M, N) with placements
     ! [dt_shard_cyclic(1, mb), dt_shard_cyclic(2, nb)] on a P x Q mesh is
     ! ScaLAPACK's A(M, N) (desc = [1, ictxt, M, N, mb, nb, 0, 0, LLD]) on a
     ! P x Q BLACS grid of order "R"; the BLACS number of each process is its
     ! mesh rank. Learn the grid (ictxt 0), make the context, call again.
-    integer(c_int) function dt_tensor_scalapack_desc(t, ictxt, desc, grid) bind(C, name="dt_tensor_scalapack_desc")
+    integer(c_int) function dt_tensor_scalapack_desc(t, ictxt, desc, grid) bind(C, name="dt_f_tensor_scalapack_desc")
       import :: c_int, c_ptr, dt_scalapack_grid
       type(c_ptr), value :: t
       integer(c_int), value :: ictxt
@@ -874,7 +876,7 @@ module dtensor
       type(dt_tensor_desc), intent(out) :: d
       integer(c_int64_t), intent(out), target :: local_shape(2), local_strides(2)
     end function
-    integer(c_int) function dt_cast(x, to, out) bind(C, name="dt_cast")
+    integer(c_int) function dt_cast(x, to, out) bind(C, name="dt_f_cast")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       integer(c_int), value :: to   ! DT_F64, DT_C128, ...
@@ -928,7 +930,7 @@ module dtensor
       import :: c_ptr
       type(c_ptr), value :: t
     end function
-    integer(c_int) function dt_tensor_zero_local(t) bind(C, name="dt_tensor_zero_local")
+    integer(c_int) function dt_tensor_zero_local(t) bind(C, name="dt_f_tensor_zero_local")
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
@@ -943,139 +945,139 @@ module dtensor
       integer(c_int64_t), value :: seed, offset
     end function
     ! pointwise unary ops
-    integer(c_int) function dt_neg(x, out) bind(C, name="dt_neg")
+    integer(c_int) function dt_neg(x, out) bind(C, name="dt_f_neg")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_abs(x, out) bind(C, name="dt_abs")
+    integer(c_int) function dt_abs(x, out) bind(C, name="dt_f_abs")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_exp(x, out) bind(C, name="dt_exp")
+    integer(c_int) function dt_exp(x, out) bind(C, name="dt_f_exp")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_log(x, out) bind(C, name="dt_log")
+    integer(c_int) function dt_log(x, out) bind(C, name="dt_f_log")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_sqrt(x, out) bind(C, name="dt_sqrt")
+    integer(c_int) function dt_sqrt(x, out) bind(C, name="dt_f_sqrt")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_rsqrt(x, out) bind(C, name="dt_rsqrt")
+    integer(c_int) function dt_rsqrt(x, out) bind(C, name="dt_f_rsqrt")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_sin(x, out) bind(C, name="dt_sin")
+    integer(c_int) function dt_sin(x, out) bind(C, name="dt_f_sin")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_cos(x, out) bind(C, name="dt_cos")
+    integer(c_int) function dt_cos(x, out) bind(C, name="dt_f_cos")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_tanh(x, out) bind(C, name="dt_tanh")
+    integer(c_int) function dt_tanh(x, out) bind(C, name="dt_f_tanh")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_sigmoid(x, out) bind(C, name="dt_sigmoid")
+    integer(c_int) function dt_sigmoid(x, out) bind(C, name="dt_f_sigmoid")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_relu(x, out) bind(C, name="dt_relu")
+    integer(c_int) function dt_relu(x, out) bind(C, name="dt_f_relu")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_gelu(x, out) bind(C, name="dt_gelu")
+    integer(c_int) function dt_gelu(x, out) bind(C, name="dt_f_gelu")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_silu(x, out) bind(C, name="dt_silu")
+    integer(c_int) function dt_silu(x, out) bind(C, name="dt_f_silu")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_shift(x, a, out) bind(C, name="dt_shift")
+    integer(c_int) function dt_shift(x, a, out) bind(C, name="dt_f_shift")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: x
       real(c_double), value :: a
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_pow(x, p, out) bind(C, name="dt_pow")
+    integer(c_int) function dt_pow(x, p, out) bind(C, name="dt_f_pow")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: x
       real(c_double), value :: p
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_fill(x, value, out) bind(C, name="dt_fill")
+    integer(c_int) function dt_fill(x, value, out) bind(C, name="dt_f_fill")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: x
       real(c_double), value :: value
       type(c_ptr), intent(inout) :: out
     end function
     ! pointwise binary (broadcasting aligns shapes at the left in Fortran order)
-    integer(c_int) function dt_div(a, b, out) bind(C, name="dt_div")
+    integer(c_int) function dt_div(a, b, out) bind(C, name="dt_f_div")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_maximum(a, b, out) bind(C, name="dt_maximum")
+    integer(c_int) function dt_maximum(a, b, out) bind(C, name="dt_f_maximum")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_minimum(a, b, out) bind(C, name="dt_minimum")
+    integer(c_int) function dt_minimum(a, b, out) bind(C, name="dt_f_minimum")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
     ! 1-D . 1-D -> 0-d (no conjugation)
-    integer(c_int) function dt_dot(a, b, out) bind(C, name="dt_dot")
+    integer(c_int) function dt_dot(a, b, out) bind(C, name="dt_f_dot")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
     ! Fortran order: x(in, ...), w(in, out_features), bias(out_features) or
     ! c_null_ptr -> out(out_features, ...) = matmul(transpose(w), x) + bias
-    integer(c_int) function dt_linear(x, w, bias, out) bind(C, name="dt_linear")
+    integer(c_int) function dt_linear(x, w, bias, out) bind(C, name="dt_f_linear")
       import :: c_int, c_ptr
       type(c_ptr), value :: x, w, bias
       type(c_ptr), intent(inout) :: out
     end function
     ! over Fortran dim 1 (C's last); w, b: c_null_ptr for none
-    integer(c_int) function dt_layer_norm(x, w, b, eps, out) bind(C, name="dt_layer_norm")
+    integer(c_int) function dt_layer_norm(x, w, b, eps, out) bind(C, name="dt_f_layer_norm")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: x, w, b
       real(c_double), value :: eps
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_rms_norm(x, w, eps, out) bind(C, name="dt_rms_norm")
+    integer(c_int) function dt_rms_norm(x, w, eps, out) bind(C, name="dt_f_rms_norm")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: x, w
       real(c_double), value :: eps
       type(c_ptr), intent(inout) :: out
     end function
     ! table(D, V), 0-based integer indices idx(...) -> out(D, ...)
-    integer(c_int) function dt_embedding(table, idx, out) bind(C, name="dt_embedding")
+    integer(c_int) function dt_embedding(table, idx, out) bind(C, name="dt_f_embedding")
       import :: c_int, c_ptr
       type(c_ptr), value :: table, idx
       type(c_ptr), intent(inout) :: out
     end function
     ! logits(C, N), 0-based integer targets(N) -> 0-d mean loss
-    integer(c_int) function dt_cross_entropy(logits, target, out) bind(C, name="dt_cross_entropy")
+    integer(c_int) function dt_cross_entropy(logits, target, out) bind(C, name="dt_f_cross_entropy")
       import :: c_int, c_ptr
       type(c_ptr), value :: logits, target
       type(c_ptr), intent(inout) :: out
@@ -1152,7 +1154,7 @@ contains
     type(c_ptr), intent(in) :: t
     character(len=*), intent(in) :: path
     interface
-      integer(c_int) function c_save(t, path) bind(C, name="dt_tensor_save_npy")
+      integer(c_int) function c_save(t, path) bind(C, name="dt_f_tensor_save_npy")
         import :: c_int, c_ptr, c_char
         type(c_ptr), value :: t
         character(kind=c_char), intent(in) :: path(*)
@@ -1325,7 +1327,7 @@ contains
     type(c_ptr), intent(inout) :: out
     type(c_ptr), intent(inout), optional, target :: mask
     interface
-      integer(c_int) function c_dropout(x, p, out, mask) bind(C, name="dt_dropout")
+      integer(c_int) function c_dropout(x, p, out, mask) bind(C, name="dt_f_dropout")
         import :: c_int, c_ptr, c_double
         type(c_ptr), value :: x
         real(c_double), value :: p

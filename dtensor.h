@@ -1810,6 +1810,53 @@ DT_API dt_status dt_f_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_te
 DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
                                                  dt_tensor_desc *fd, int64_t *local_shape,
                                                  int64_t *local_strides);  /* pure */
+/* the calls the module forwards unchanged (no dim or shape argument):
+   dt_f_X is dt_X with its refusals in Fortran order */
+DT_API dt_status dt_f_neg(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_abs(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_exp(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_log(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_sqrt(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_rsqrt(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_sin(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_cos(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_tanh(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_sigmoid(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_relu(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_gelu(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_silu(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_copy(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out);
+DT_API dt_status dt_f_scale(const dt_tensor *x, double a, dt_tensor **out);
+DT_API dt_status dt_f_shift(const dt_tensor *x, double a, dt_tensor **out);
+DT_API dt_status dt_f_pow(const dt_tensor *x, double a, dt_tensor **out);
+DT_API dt_status dt_f_fill(const dt_tensor *x, double a, dt_tensor **out);
+DT_API dt_status dt_f_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_sub(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_dot(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_axpy(double a, const dt_tensor *x, dt_tensor *y);
+DT_API dt_status dt_f_linear(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, dt_tensor **out);
+DT_API dt_status dt_f_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps,
+                                 dt_tensor **out);
+DT_API dt_status dt_f_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out);
+DT_API dt_status dt_f_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out);
+DT_API dt_status dt_f_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out);
+DT_API dt_status dt_f_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask);
+DT_API dt_status dt_f_halo_exchange(dt_tensor *t);
+DT_API dt_status dt_f_halo_exchange_begin(dt_tensor *t);
+DT_API dt_status dt_f_halo_exchange_end(dt_tensor *t);
+DT_API dt_status dt_f_tensor_gather(const dt_tensor *t, void *full);
+DT_API dt_status dt_f_tensor_save_npy(const dt_tensor *t, const char *path);
+DT_API dt_status dt_f_tensor_zero_local(dt_tensor *t);
+DT_API dt_status dt_f_uniform_(dt_tensor *t, double lo, double hi);
+DT_API dt_status dt_f_normal_(dt_tensor *t, double mean, double std);
+DT_API dt_status dt_f_bernoulli_(dt_tensor *t, double p);
+DT_API dt_status dt_f_randint_(dt_tensor *t, int64_t lo, int64_t hi);
+DT_API dt_status dt_f_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid);
 /* copies min(strlen(s), cap) bytes of s (NULL: "") into buf, no terminator;
    returns strlen(s): a Fortran string from dt_last_error and co. */
 DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap);  /* pure */
@@ -17149,6 +17196,49 @@ DT__F_PTR(dt_conv1d);
 DT__F_PTR(dt_conv2d);
 DT__F_PTR(dt_conv3d);
 DT__F_PTR(dt_tensor_desc_from_scalapack);
+DT__F_PTR(dt_neg);
+DT__F_PTR(dt_abs);
+DT__F_PTR(dt_exp);
+DT__F_PTR(dt_log);
+DT__F_PTR(dt_sqrt);
+DT__F_PTR(dt_rsqrt);
+DT__F_PTR(dt_sin);
+DT__F_PTR(dt_cos);
+DT__F_PTR(dt_tanh);
+DT__F_PTR(dt_sigmoid);
+DT__F_PTR(dt_relu);
+DT__F_PTR(dt_gelu);
+DT__F_PTR(dt_silu);
+DT__F_PTR(dt_copy);
+DT__F_PTR(dt_cast);
+DT__F_PTR(dt_scale);
+DT__F_PTR(dt_shift);
+DT__F_PTR(dt_pow);
+DT__F_PTR(dt_fill);
+DT__F_PTR(dt_add);
+DT__F_PTR(dt_sub);
+DT__F_PTR(dt_mul);
+DT__F_PTR(dt_div);
+DT__F_PTR(dt_maximum);
+DT__F_PTR(dt_minimum);
+DT__F_PTR(dt_dot);
+DT__F_PTR(dt_axpy);
+DT__F_PTR(dt_linear);
+DT__F_PTR(dt_layer_norm);
+DT__F_PTR(dt_rms_norm);
+DT__F_PTR(dt_embedding);
+DT__F_PTR(dt_cross_entropy);
+DT__F_PTR(dt_dropout);
+DT__F_PTR(dt_halo_exchange);
+DT__F_PTR(dt_halo_exchange_begin);
+DT__F_PTR(dt_halo_exchange_end);
+DT__F_PTR(dt_tensor_save_npy);
+DT__F_PTR(dt_tensor_zero_local);
+DT__F_PTR(dt_uniform_);
+DT__F_PTR(dt_normal_);
+DT__F_PTR(dt_bernoulli_);
+DT__F_PTR(dt_randint_);
+DT__F_PTR(dt_tensor_scalapack_desc);
 #else
 #define DT__F_CALL(fn) fn
 #endif
@@ -17848,6 +17938,59 @@ DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_sca
     DT__F_PUBLIC("dt_tensor_desc_from_scalapack",
                dt__f_tensor_desc_from_scalapack_body(desc, grid, dtype, fd, local_shape, local_strides));
 }
+
+/* The calls with no dim or shape argument to convert: the same C call,
+   through DT__F_PUBLIC so that its refusals (shapes, placements, dims)
+   speak Fortran like the rest of the module's */
+#define DT__F_FWD(name, params, args) \
+    DT_API dt_status dt_f_##name params { DT__F_PUBLIC("dt_" #name, DT__F_CALL(dt_##name) args); }
+DT__F_FWD(neg, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(abs, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(exp, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(log, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(sqrt, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(rsqrt, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(sin, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(cos, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(tanh, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(sigmoid, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(relu, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(gelu, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(silu, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(copy, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(cast, (const dt_tensor *x, dt_dtype to, dt_tensor **out), (x, to, out))
+DT__F_FWD(scale, (const dt_tensor *x, double a, dt_tensor **out), (x, a, out))
+DT__F_FWD(shift, (const dt_tensor *x, double a, dt_tensor **out), (x, a, out))
+DT__F_FWD(pow, (const dt_tensor *x, double a, dt_tensor **out), (x, a, out))
+DT__F_FWD(fill, (const dt_tensor *x, double a, dt_tensor **out), (x, a, out))
+DT__F_FWD(add, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(sub, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(mul, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(div, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(maximum, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(minimum, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(dot, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(axpy, (double a, const dt_tensor *x, dt_tensor *y), (a, x, y))
+DT__F_FWD(linear, (const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, dt_tensor **out), (x, w, bias, out))
+DT__F_FWD(layer_norm, (const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps, dt_tensor **out),
+          (x, w, b, eps, out))
+DT__F_FWD(rms_norm, (const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out), (x, w, eps, out))
+DT__F_FWD(embedding, (const dt_tensor *table, const dt_tensor *idx, dt_tensor **out), (table, idx, out))
+DT__F_FWD(cross_entropy, (const dt_tensor *logits, const dt_tensor *target, dt_tensor **out), (logits, target, out))
+DT__F_FWD(dropout, (const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask), (x, p, out, mask))
+DT__F_FWD(halo_exchange, (dt_tensor *t), (t))
+DT__F_FWD(halo_exchange_begin, (dt_tensor *t), (t))
+DT__F_FWD(halo_exchange_end, (dt_tensor *t), (t))
+DT__F_FWD(tensor_gather, (const dt_tensor *t, void *full), (t, full))
+DT__F_FWD(tensor_save_npy, (const dt_tensor *t, const char *path), (t, path))
+DT__F_FWD(tensor_zero_local, (dt_tensor *t), (t))
+DT__F_FWD(uniform_, (dt_tensor *t, double lo, double hi), (t, lo, hi))
+DT__F_FWD(normal_, (dt_tensor *t, double mean, double std), (t, mean, std))
+DT__F_FWD(bernoulli_, (dt_tensor *t, double p), (t, p))
+DT__F_FWD(randint_, (dt_tensor *t, int64_t lo, int64_t hi), (t, lo, hi))
+DT__F_FWD(tensor_scalapack_desc, (const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid),
+          (t, ictxt, desc, grid))
+#undef DT__F_FWD
 
 DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap) {
     size_t n = s ? strlen(s) : 0;

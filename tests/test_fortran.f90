@@ -812,6 +812,19 @@ contains
     call dt_tensor_destroy(w)
     call dt_tensor_destroy(y)
     y = c_null_ptr
+    ! a forwarded op's refusal speaks Fortran too: shapes as the program declared them
+    td%ndim = 2
+    td%shape(1:2) = [M, N]
+    td%placements(1) = dt_replicate()
+    tb = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, td, c, DT_SRC_ALL, tb), "distribute c(M, N)")
+    y = c_null_ptr
+    st = dt_add(x, tb, y)
+    msg = dt_last_error()
+    call check(st == DT_ERR_SHAPE .and. index(msg, "[6, 4]") > 0 .and. index(msg, "[6, 3]") > 0, &
+               "dt_add of a(6, 4) and c(6, 3): DT_ERR_SHAPE with Fortran-order shapes: " // msg)
+    call dt_tensor_destroy(tb)
+    y = c_null_ptr
     st = dt_transpose(x, 1_c_int, 3_c_int, y)
     msg = dt_last_error()
     call check(st == DT_ERR_ARG .and. index(msg, "d1 = 3") > 0, &
