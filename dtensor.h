@@ -17522,8 +17522,9 @@ static dt_status dt__f_array_check(const char *fn, const char *what, int desc_dt
                         dt__f_kind_name(array_dtype), dt__f_dtype_const(array_dtype));
     if (!contiguous)
         return dt__fail(DT_ERR_ARG, "%s: %s is a non-contiguous array section (a stride other than 1, e.g. "
-                        "u(1:n:2, :)): a copy would break the aliasing the call relies on; pass the whole array and "
-                        "describe the part with desc%%local_ghost or desc%%local_strides", fn, what);
+                        "u(1:n:2, :)): the call reads it as contiguous storage, and a compiler's copy of it would "
+                        "break DT_FLAG_BORROW's aliasing; pass the whole array and describe the part with "
+                        "desc%%local_ghost or desc%%local_strides", fn, what);
     return DT_OK;
 }
 
@@ -17567,8 +17568,10 @@ static dt_status dt__f_tensor_distribute_typed_body(dt_mesh *m, const dt_tensor_
     if (!st && m->rank >= 0 && (src_rank == DT_SRC_ALL || src_rank == m->rank) && need >= 0 && nelem < need)
         st = dt__fail(DT_ERR_SHAPE, "%s: full has %lld elements, the desc's global shape %lld (on the source rank %d)",
                       fn, (long long)nelem, (long long)need, m->rank);
-    /* DT_SRC_ALL moves nothing: a local refusal leaves nobody waiting */
-    if (src_rank != DT_SRC_ALL && m->rank >= 0 && m->size > 1 && (st = dt__agree(m->comm, fn, st, 0))) return st;
+    /* DT_SRC_ALL moves nothing (but the consistency checks' agreement): a local refusal leaves nobody waiting */
+    if ((src_rank != DT_SRC_ALL || dt__checks_on()) && m->rank >= 0 && m->size > 1 &&
+        (st = dt__agree(m->comm, fn, st, 0)))
+        return st;
     return st ? st : dt__f_tensor_distribute_body(m, fd, full, src_rank, out);
 }
 DT_API dt_status dt_f_tensor_distribute_typed(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int array_dtype,
@@ -17615,7 +17618,7 @@ static dt_status dt__f_dim_arg(const char *fn, const char *what, int fd, int ndi
 }
 
 static dt_status dt__f_transpose_body(const dt_tensor *x, int fd0, int fd1, dt_tensor **out) {
-    int d0, d1;
+    int d0 = 0, d1 = 0;
     dt_status st = dt__check_tensor("dt_transpose", x);
     if (!st) st = dt__f_dim_arg("dt_transpose", "d0", fd0, x->desc.ndim, &d0);
     if (!st) st = dt__f_dim_arg("dt_transpose", "d1", fd1, x->desc.ndim, &d1);
@@ -17656,7 +17659,7 @@ DT_API dt_status dt_f_reshape(const dt_tensor *x, int ndim, const int64_t *shape
 }
 
 static dt_status dt__f_squeeze_body(const dt_tensor *x, int fd, dt_tensor **out) {
-    int d;
+    int d = 0;
     dt_status st = dt__check_tensor("dt_squeeze", x);
     if (!st) st = dt__f_dim_arg("dt_squeeze", "dim", fd, x->desc.ndim, &d);
     return st ? st : DT__F_CALL(dt_squeeze)(x, d, out);
@@ -17667,7 +17670,7 @@ DT_API dt_status dt_f_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
 
 /* dim: the new dim's place in the result (1..ndim+1) */
 static dt_status dt__f_unsqueeze_body(const dt_tensor *x, int fd, dt_tensor **out) {
-    int d;
+    int d = 0;
     dt_status st = dt__check_tensor("dt_unsqueeze", x);
     if (!st && x->desc.ndim >= DT_MAX_DIMS) return DT__F_CALL(dt_unsqueeze)(x, 0, out); /* its own refusal */
     if (!st) st = dt__f_dim_arg("dt_unsqueeze", "dim (of the result)", fd, x->desc.ndim + 1, &d);
@@ -17679,7 +17682,7 @@ DT_API dt_status dt_f_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
 
 /* start: the first index kept, 1-based (Fortran's x(start:start+length-1)) */
 static dt_status dt__f_narrow_body(const dt_tensor *x, int fd, int64_t start, int64_t length, dt_tensor **out) {
-    int d;
+    int d = 0;
     dt_status st = dt__check_tensor("dt_narrow", x);
     if (!st) st = dt__f_dim_arg("dt_narrow", "dim", fd, x->desc.ndim, &d);
     if (!st && (start < 1 || start - 1 > x->desc.shape[d]))
@@ -17693,7 +17696,7 @@ DT_API dt_status dt_f_narrow(const dt_tensor *x, int dim, int64_t start, int64_t
 
 /* cat along an existing Fortran dim (stack: extra = 1, the new dim's place in the result) */
 static dt_status dt__f_join(const char *fn, int extra, int n, const dt_tensor *const *xs, int fd, dt_tensor **out) {
-    int d;
+    int d = 0;
     dt_status st;
     if (n < 1 || !xs || !xs[0]) /* the forwarded call's refusal */
         return extra ? DT__F_CALL(dt_stack)(n, xs, 0, out) : DT__F_CALL(dt_cat)(n, xs, 0, out);
@@ -17711,7 +17714,7 @@ DT_API dt_status dt_f_stack(int n, const dt_tensor *const *xs, int dim, dt_tenso
 /* nouts: the handles outs has room for (a Fortran array's size) */
 static dt_status dt__f_split_body(const dt_tensor *x, int fd, int n, const int64_t *sizes, dt_tensor **outs,
                                   int nouts) {
-    int d;
+    int d = 0;
     dt_status st = dt__check_tensor("dt_split", x);
     if (!st) st = dt__f_dim_arg("dt_split", "dim", fd, x->desc.ndim, &d);
     if (!st && nouts < n)
@@ -17747,7 +17750,7 @@ DT_API dt_status dt_f_tensor_get_desc(const dt_tensor *t, dt_tensor_desc *fd) {
 
 typedef dt_status (*dt__f_dim_fn)(const dt_tensor *, int, dt_tensor **);
 static dt_status dt__f_along(const char *fn, dt__f_dim_fn f, const dt_tensor *x, int fd, dt_tensor **out) {
-    int d;
+    int d = 0;
     dt_status st = dt__check_tensor(fn, x);
     if (!st) st = dt__f_dim_arg(fn, "dim", fd, x->desc.ndim, &d);
     return st ? st : f(x, d, out);
@@ -17815,7 +17818,7 @@ DT_API int dt_f_tensor_local_strides(const dt_tensor *t, int64_t *strides) {
 }
 
 static dt_status dt__f_tensor_local_indices_body(const dt_tensor *t, int fd, int64_t *global_index) {
-    int d;
+    int d = 0;
     dt_status st = dt__check_tensor("dt_tensor_local_indices", t);
     if (!st) st = dt__f_dim_arg("dt_tensor_local_indices", "dim", fd, t->desc.ndim, &d);
     return st ? st : DT__F_CALL(dt_tensor_local_indices)(t, d, global_index);
@@ -17827,7 +17830,7 @@ DT_API dt_status dt_f_tensor_local_indices(const dt_tensor *t, int dim, int64_t 
 static dt_status dt__f_layout_indices_body(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int fdim,
                                            int64_t *global_index) {
     dt__fdesc c;
-    int d;
+    int d = 0;
     dt_status st = dt__f_desc("dt_layout_indices", fd, &c);
     if (!st) st = dt__f_dim_arg("dt_layout_indices", "dim", fdim, c.d.ndim, &d);
     return st ? st : DT__F_CALL(dt_layout_indices)(m, &c.d, coord, d, global_index);
