@@ -595,8 +595,14 @@ contains
         st = dt_tensor_from_local(mesh, td, u, DT_FLAG_COPY, t)
       end if
       call check(st /= DT_OK .and. .not. c_associated(t), "rank 0's mislabel fails every rank")
-      call check(rank == 0 .eqv. st == DT_ERR_DTYPE, "DT_ERR_DTYPE on rank 0, the agreement's status elsewhere: " // &
-                 dt_status_string(st))
+      msg = dt_last_error()
+      ! (with DTENSOR_CHECK=1 the rank that refused reports DT_ERR_MISMATCH too, its reason inside)
+      if (rank == 0) then
+        call check((st == DT_ERR_DTYPE .or. (dt_get_checks() == 1 .and. st == DT_ERR_MISMATCH)) .and. &
+                   index(msg, "real(c_float)") > 0, "rank 0: DT_ERR_DTYPE naming its array: " // msg)
+      else
+        call check(st == DT_ERR_MISMATCH .and. index(msg, "rank 0") > 0, "the others: DT_ERR_MISMATCH naming rank 0: " // msg)
+      end if
     end if
     if (c_associated(t)) call dt_tensor_destroy(t)
     call dt_clear_error()
