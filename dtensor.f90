@@ -70,6 +70,7 @@
 !  - dt_placements_str and dt_shape_str (C-order strings; write() them);
 !  - the C forms the dt_f_* entry points replace (dt_comm_mpi of an
 !    MPI_Comm, the row-major desc calls): their Fortran names bind those;
+!    dt_tensor_local_offset is dt_tensor_local_shape's second array;
 !  - dtensor_layers.h (tensor-parallel layers): its implementation is in
 !    libdtensor but not in the object this module's programs link by
 !    default, and its seq_dim counts C dims; not bound yet.
