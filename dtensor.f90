@@ -561,6 +561,32 @@ module dtensor
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
+    ! asynchronous redistribution: _begin starts it (the checks of the blocking call), _end completes
+    ! it; in between t is not written and out is not touched; _test (done = 1: arrived) moves it on
+    integer(c_int) function dt_tensor_redistribute_begin(t, placements, out) &
+        bind(C, name="dt_f_tensor_redistribute_begin")
+      import :: c_int, c_ptr, dt_placement, DT_MAX_MESH_DIMS
+      type(c_ptr), value :: t
+      type(dt_placement), intent(in) :: placements(DT_MAX_MESH_DIMS)
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_tensor_redistribute_reduce_begin(t, placements, op, out) &
+        bind(C, name="dt_f_tensor_redistribute_reduce_begin")
+      import :: c_int, c_ptr, dt_placement, DT_MAX_MESH_DIMS
+      type(c_ptr), value :: t
+      type(dt_placement), intent(in) :: placements(DT_MAX_MESH_DIMS)
+      integer(c_int), value :: op
+      type(c_ptr), value :: out
+    end function
+    integer(c_int) function dt_tensor_redistribute_end(out) bind(C, name="dt_tensor_redistribute_end")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: out
+    end function
+    integer(c_int) function dt_tensor_redistribute_test(out, done) bind(C, name="dt_tensor_redistribute_test")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: out
+      integer(c_int), intent(out) :: done
+    end function
     ! random numbers (C's dt_uniform_, ...: in place)
     integer(c_int) function dt_manual_seed(m, seed) bind(C, name="dt_manual_seed")
       import :: c_int, c_ptr, c_int64_t

@@ -251,6 +251,12 @@
                            dt_mesh_set_matmul_budget, which overrides it).
                            Unset or 0: a quarter of the largest rank's a + b +
                            result shard bytes, at least 65536. Read at each call
+   DTENSOR_PIPE_CHUNK=bytes
+                           a redistribution's exchange whose parts exceed
+                           twice this, over a backend that starts messages
+                           (MPI), runs pipelined: pieces cut into parts of
+                           about this size, packed, sent, placed round by
+                           round (default 262144; 0: never). Read once
    DTENSOR_MATMUL=stream|gather|auto
                            where the strategy gathers a matmul operand along the
                            contracted dim: stream it in panels, gather it whole,
@@ -732,11 +738,14 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    dilation, names, layer sizes, the placements and the path of a load), so
    one rank's bad argument gives every rank DT_ERR_MISMATCH and no rank
    draws random numbers, moves data or touches a file; the rank that
-   refused its argument says why in its message. The one exception: an
-   argument error that leaves a rank no mesh to talk on (a NULL mesh, a
-   NULL input tensor, a NULL x of an op, conv or random fill, a NULL layer)
-   returns DT_ERR_ARG on that rank at once, and the ranks that passed a
-   valid one wait in the call. dt_tensor_empty/zeros communicate nothing and
+   refused its argument says why in its message, and the others' messages
+   carry the lowest refusing rank's message whole (its remedy is often at
+   its end; within dt_last_error's 511 bytes: where the list of ranks and
+   the message do not both fit, "fn: rank R refused: " and the message).
+   The one exception: an argument error that leaves a rank no mesh to talk
+   on (a NULL mesh, a NULL input tensor, a NULL x of an op, conv or random
+   fill, a NULL layer) returns DT_ERR_ARG on that rank at once, and the
+   ranks that passed a valid one wait in the call. dt_tensor_empty/zeros communicate nothing and
    are not compared; dt_stencil_apply's callback and `user` are not
    compared (their addresses differ between processes).
    Always made, checks on or off: the agreement of mesh creation, slicing
@@ -753,8 +762,9 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
    it) instead of leaving them waiting.
    Cost: one small exchange per call (an allgather of 40 bytes a rank up
    to 32 ranks, a max-reduction above; a few microseconds, measured in the
-   README), plus two allgathers when ranks disagree, so it is a debugging
-   mode. Turn it on with DTENSOR_CHECK=1 in the
+   README), plus an allgather of (status, hash) and a broadcast of the
+   refusing rank's message when one refused, or two allgathers when ranks
+   disagree, so it is a debugging mode. Turn it on with DTENSOR_CHECK=1 in the
    environment (read once, at the first check or dt_get_checks) or with
    dt_set_checks(1), which overrides the environment. Not collective, but
    every rank must have the same setting whenever it makes a collective call
@@ -947,7 +957,10 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
      pointer has no size to check. Every rank checks that the storage,
      from `local`, lies inside [local_alloc, local_alloc + local_alloc_bytes)
      (DT_ERR_ARG, naming the bytes past the end and, with ghost room, the
-     interior-pointer mistake); one rank's failure fails every rank.
+     interior-pointer mistake, or, when local_alloc_bytes is the storage's
+     count of elements (the storage, up to less than a row of padding, in
+     that many elements: sizeof forgotten), saying so with the bytes it
+     should be); one rank's failure fails every rank.
    Cost: these checks are local arithmetic, and the wrap's one agreement
    (a 5-word allreduce on a mesh of more than one rank) was already made;
    they run in dt_tensor_from_local only, a set-up call, never in ops,
@@ -969,7 +982,8 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
    negative width, widths whose array size overflows, no local_shape, no
    local_alloc / local_alloc_bytes, `local` whose ghosted array would end
-   past the allocation (the interior pointer).
+   past the allocation (the interior pointer, or local_alloc_bytes given as
+   a count of elements).
    Device arrays (desc->device = DT_CUDA) take local_ghost, local_strides
    and block-cyclic placements as host arrays do; local_alloc is then the
    device allocation (cudaMalloc's pointer), checked by the same
@@ -1079,6 +1093,32 @@ DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *
    out never copied to the host. */
 DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
                                                dt_tensor *out);  /* collective */
+/* The same, asynchronous: _begin checks and agrees exactly as the blocking
+   call (same errors, on every rank, nothing written on failure), makes or
+   takes *out / out, and starts the exchange; _end completes it, after
+   which out holds the result. Between them: t is not written, out is
+   neither read nor written (a call given out refuses it: DT_ERR_ARG), and
+   other calls run, other redistributions begun among them (any number,
+   on different outs; begin and end them in the same order on every rank).
+   A plan of one exchange (S->S, S->R, a transpose of a 2-D mesh's
+   placements: one piece exchange or gather) over a backend with
+   start/wait (MPI, NCCL, a custom one) posts its messages in _begin: the
+   sends are packed then, so t may be written or destroyed once _begin
+   returns; every other plan (several steps, Partial reductions, staged
+   device or strided storage, a backend without start) runs whole inside
+   _begin, and _end only returns. Over MPI a large message moves inside MPI
+   calls: between pieces of work, dt_tensor_redistribute_test moves it on
+   (or run MPI's own progress thread). _end collective: an out with nothing
+   outstanding (never begun, ended twice) is DT_ERR_ARG on every rank.
+   dt_tensor_destroy(out) before _end completes the messages (no hang, no
+   leak) and reports DT_ERR_ARG through dt_last_error and the error hook. */
+DT_API dt_status dt_tensor_redistribute_begin(const dt_tensor *t, const dt_placement *placements,
+                                              dt_tensor **out);  /* collective */
+DT_API dt_status dt_tensor_redistribute_reduce_begin(const dt_tensor *t, const dt_placement *placements,
+                                                     dt_reduce op, dt_tensor *out);  /* collective */
+DT_API dt_status dt_tensor_redistribute_end(dt_tensor *out);     /* collective; ends either begin */
+/* local: moves out's messages on; *done = 1 once they have all arrived (then _end only unpacks) */
+DT_API dt_status dt_tensor_redistribute_test(dt_tensor *out, int *done);
 /* the full global tensor into `full` on every mesh rank (collective; ranks
    outside the mesh return DT_OK and leave `full` untouched) */
 DT_API dt_status dt_tensor_gather(const dt_tensor *t, void *full);  /* collective */
@@ -1289,7 +1329,9 @@ DT_API dt_status dt_axpy(double a, const dt_tensor *x, dt_tensor *y);  /* collec
    for floats; argmax gives I64 indices (first maximum), over one dim (or
    all dims: the flat index). max, min and argmax of nothing (a reduced dim
    of size 0, or all dims of a tensor without elements) are DT_ERR_SHAPE,
-   as in torch; the sum of nothing is 0 */
+   as in torch; the sum of nothing is 0 and the mean of nothing 0/0, NaN
+   (complex: NaN+NaNi), as in torch, whatever the placements (an integer
+   mean, which has no NaN, is DT_ERR_DTYPE naming the dtype and dims) */
 DT_API dt_status dt_sum(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_mean(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
 DT_API dt_status dt_max(const dt_tensor *x, int ndims, const int *dims, int keepdim, dt_tensor **out);  /* collective */
@@ -1709,7 +1751,11 @@ DT_API dt_status dt_f_tensor_distribute(dt_mesh *m, const dt_tensor_desc *fd, co
                                         dt_tensor **out);  /* collective */
 /* Fortran-order placements (one per mesh dim) */
 DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements,
-                                          dt_tensor **out);  /* collective */
+                                          dt_tensor **out);
+DT_API dt_status dt_f_tensor_redistribute_begin(const dt_tensor *t, const dt_placement *fplacements,
+                                                dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_tensor_redistribute_reduce_begin(const dt_tensor *t, const dt_placement *fplacements,
+                                                       dt_reduce op, dt_tensor *out);  /* collective */  /* collective */
 /* the global shape (Fortran order) into shape (DT_MAX_DIMS entries), its rank into *ndim */
 DT_API dt_status dt_f_tensor_shape(const dt_tensor *t, int *ndim, int64_t *shape);  /* local */
 /* this rank's local shape and offset (elements before local element 1 along each dim) */
@@ -5136,7 +5182,8 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
         else nout *= shape[d];
     }
     if (nout == 0) return;
-    if (nred == 0) { /* the identity of op, so that an empty shard combines as a no-op */
+    if (nred == 0) { /* the identity of op, so that an empty shard combines as a no-op; scaled, so that a mean
+                        over an empty extent (scale 1/0) is 0 * inf = NaN, torch's 0/0, on every shard */
         size_t o, len;
         for (o = 0; o < (size_t)nout; o += len) {
             double fv[DT__BLOCK];
@@ -5150,7 +5197,7 @@ static void dt__k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *shape,
                 iv[j] = init.iv;
                 arg[j] = 0;
             }
-            dt__rstore(op, t, fv, iv, arg, len, out, o, 1.0);
+            dt__rstore(op, t, fv, iv, arg, len, out, o, scale);
         }
         return;
     }
@@ -8042,32 +8089,45 @@ static dt_status dt__agree_detail(dt_comm *c, const char *fn, dt_status local, u
     }
     st = local;
     if (nrej) {
-        /* every rank takes this branch (one gathered table): the rejecting ranks' own reasons */
-        char *m8 = (char *)(desc + (size_t)n * (DT__DESC_CHARS / 8));
-        memset(m8, 0, DT__DESC_CHARS);
-        if (local) memcpy(m8, saved, DT__DESC_CHARS - 1); /* (truncated: the start names the call and the value) */
-        ast = dt__comm_allgather_ctl_into(c, desc + (size_t)n * (DT__DESC_CHARS / 8), DT__DESC_CHARS / 8, desc, cnt);
+        /* every rank takes this branch (one gathered table). The first
+           rejecting rank's whole message (the remedy is often at its end),
+           broadcast: one collective whose size does not grow with the ranks */
+        char why[sizeof dt__errbuf];
+        memcpy(why, saved, sizeof why);
+        ast = dt__comm_broadcast_ctl(c, why, sizeof why, rej[0]);
+        why[sizeof why - 1] = 0;
         memcpy(dt__errbuf, saved, sizeof saved);
         if (!local) {
             char what[96];
-            const char *why = (const char *)(desc + (size_t)rej[0] * (DT__DESC_CHARS / 8));
-            size_t len = 0;
+            size_t len = 0, k = strlen(fn);
             for (j = 0; j < nrej && j < 4; j++)
                 if (len < sizeof what)
                     len += (size_t)snprintf(what + len, sizeof what - len, "%s%s", j ? ", " : "",
                                             dt_status_string((dt_status)all[2 * rej[j]]));
             dt__ranks_str(rej, nrej, list, sizeof list);
-            if (!ast && why[0])
-                st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s); rank %d: %.*s", fn, pre, list,
-                              nrej == 1 ? "its" : "their", what, rej[0], DT__DESC_CHARS - 1, why);
-            else
+            if (!ast && why[0]) {
+                int full = snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %s%s rejected %s arguments (%s); rank %d: %s", fn,
+                                    pre, list, nrej == 1 ? "its" : "their", what, rej[0], why);
+                /* too long for the buffer: the reason whole rather than the list of ranks (its own
+                   "fn: " said once) */
+                if (full < 0 || (size_t)full >= sizeof dt__errbuf)
+                    dt__fail(DT_ERR_MISMATCH, "%s: rank %d refused: %s", fn, rej[0],
+                             !strncmp(why, fn, k) && why[k] == ':' && why[k + 1] == ' ' ? why + k + 2 : why);
+                st = DT_ERR_MISMATCH;
+            } else {
                 st = dt__fail(DT_ERR_MISMATCH, "%s: %s%s rejected %s arguments (%s)", fn, pre, list,
                               nrej == 1 ? "its" : "their", what);
+            }
         } else if (checked && nrej < n) {
-            char why[sizeof dt__errbuf];
+            size_t k = strlen(fn);
+            int full;
             memcpy(why, dt__errbuf, sizeof why);
-            st = dt__fail(DT_ERR_MISMATCH, "%s: %sthis rank (%d) rejected its arguments, %d of %d ranks accepted "
-                          "theirs: %s", fn, pre, c->rank, n - nrej, n, why);
+            full = snprintf(dt__errbuf, sizeof dt__errbuf, "%s: %sthis rank (%d) rejected its arguments, %d of %d "
+                            "ranks accepted theirs: %s", fn, pre, c->rank, n - nrej, n, why);
+            if (full < 0 || (size_t)full >= sizeof dt__errbuf) /* as the other ranks' short form */
+                dt__fail(DT_ERR_MISMATCH, "%s: rank %d refused: %s", fn, c->rank,
+                         !strncmp(why, fn, k) && why[k] == ':' && why[k + 1] == ' ' ? why + k + 2 : why);
+            st = DT_ERR_MISMATCH;
         }
     } else if (nbad) {
         char d0[DT__DESC_CHARS], db[DT__DESC_CHARS];
@@ -8165,6 +8225,8 @@ struct dt_mesh {
     void *dscratch[DT__SCRATCH_SLOTS];     /* the same in device memory, and the */
     size_t dscratch_cap[DT__SCRATCH_SLOTS]; /* device each slot belongs to       */
     const dt__device *dscratch_dev[DT__SCRATCH_SLOTS];
+    void *apool[4];                        /* host buffers of ended begin/end exchanges, kept */
+    size_t apool_cap[4];                   /* for the next (>>redistribute: dt__apool_get) */
     void *pinned[2];                       /* host staging of device shards (>>redistribute) */
     size_t pinned_cap[2];
     const dt__device *pinned_dev[2];
@@ -8231,6 +8293,11 @@ static void dt__mesh_release_buffers(dt_mesh *m) {
         if (m->dscratch[i]) m->dscratch_dev[i]->free(m->dscratch[i]);
         m->scratch[i] = m->dscratch[i] = NULL;
         m->scratch_cap[i] = m->dscratch_cap[i] = 0;
+    }
+    for (i = 0; i < 4; i++) {
+        DT_FREE(m->apool[i]);
+        m->apool[i] = NULL;
+        m->apool_cap[i] = 0;
     }
     for (i = 0; i < 2; i++) {
         if (m->pinned[i]) m->pinned_dev[i]->free_host(m->pinned[i]);
@@ -8592,6 +8659,7 @@ struct dt_tensor {
     int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
     char *storage;        /* ghosted: the array's first element (the caller's `local`) */
     dt__shm *shm;         /* data is a block of this mesh arena (>>backend's shm), or NULL */
+    struct dt__async *async; /* the target of a redistribution begun, not ended (>>redistribute), or NULL */
 };
 
 typedef struct dt__halo dt__halo;
@@ -9157,6 +9225,50 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
     return DT_OK;
 }
 
+/* Why the storage of dt__check_local_alloc ends past the allocation:
+   need bytes from local, which is `at` bytes into it. Apart, so that the
+   accepted path carries none of it. */
+static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_desc *norm, const int64_t *ext,
+                                       int64_t es, int64_t need, int64_t at) {
+    const char *fn = "dt_tensor_from_local";
+    int64_t s = 1, row = 1, have = d->local_alloc_bytes;
+    int k, nd = norm->ndim;
+    char gs[160], ss[160], xs[160];
+    dt__shape_str(ext, nd, xs, sizeof xs);
+    for (k = nd - 1; k >= 0; k--) { /* the outermost row's stride */
+        int64_t st = d->local_strides ? d->local_strides[k] : s;
+        if (st > row) row = st;
+        s *= ext[k];
+    }
+    /* short of even the storage itself, but the storage (up to less than
+       one outermost row of padding) as that many elements: a count of
+       elements given for bytes (sizeof forgotten), not a pointer into the
+       interior (which the right byte count reaches past), nor a size a few
+       bytes short */
+    if (es > 1 && have < need && have <= (INT64_MAX - es + 1) / es && have * es - at >= need &&
+        have * es - at - need < es * row)
+        return dt__fail(DT_ERR_ARG, "%s: desc->local_alloc_bytes = %lld looks like a count of elements, not bytes: "
+                        "the storage (shape %s, %s, %lld bytes each) takes %lld bytes from local, %lld bytes into "
+                        "desc->local_alloc; %lld elements are %lld bytes (local_alloc_bytes = sizeof(element) * "
+                        "elements)", fn, (long long)have, xs, dt_dtype_name(norm->dtype), (long long)es,
+                        (long long)need, (long long)at, (long long)have, (long long)(have * es));
+    if (d->local_ghost) {
+        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
+        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
+                        "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
+                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
+                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
+                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es), (long long)have,
+                        (long long)(need - (have - at)));
+    }
+    if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
+    else snprintf(ss, sizeof ss, "NULL, row-major");
+    return dt__fail(DT_ERR_ARG, "%s: the storage (shape %s, local_strides = %s) takes %lld bytes from local, "
+                    "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
+                    "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
+                    (long long)need, (long long)at, (long long)have, (long long)(need - (have - at)));
+}
+
 /* [local, local + the storage's span) inside [local_alloc, + local_alloc_bytes).
    With ghost room, the likely mistake is `local` at the interior (&A(1,1))
    instead of the array's start: the message says so. Run after the ghost
@@ -9168,7 +9280,6 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
     uintptr_t a = (uintptr_t)d->local_alloc, l = (uintptr_t)local;
     dt__box b;
     int k, nd = norm->ndim;
-    char gs[160], ss[160], xs[160];
     if (m->rank < 0) return DT_OK;
     dt__tensor_box(m, norm, m->coord, &b);
     for (k = 0; k < nd; k++) {
@@ -9194,23 +9305,7 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
                         (long long)d->local_alloc_bytes);
     at = (int64_t)(l - a);
     if (need <= d->local_alloc_bytes - at) return DT_OK;
-    dt__shape_str(ext, nd, xs, sizeof xs);
-    if (d->local_ghost) {
-        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
-        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
-                        "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
-                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
-                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
-                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es),
-                        (long long)d->local_alloc_bytes, (long long)(need - (d->local_alloc_bytes - at)));
-    }
-    if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
-    else snprintf(ss, sizeof ss, "NULL, row-major");
-    return dt__fail(DT_ERR_ARG, "%s: the storage (shape %s, local_strides = %s) takes %lld bytes from local, "
-                    "which is %lld bytes into desc->local_alloc (%lld bytes): it would read %lld bytes past the "
-                    "allocation's end (check local, local_strides and local_shape against the array)", fn, xs, ss,
-                    (long long)need, (long long)at, (long long)d->local_alloc_bytes,
-                    (long long)(need - (d->local_alloc_bytes - at)));
+    return dt__local_alloc_short(d, norm, ext, es, need, at);
 }
 
 /* Without local_shape, a buffer's size is read from the placements. That
@@ -9629,8 +9724,11 @@ DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
     if (t && offset) memcpy(offset, t->box.lo, (size_t)t->desc.ndim * sizeof(int64_t));
 }
 
+static void dt__async_abandon(dt_tensor *t);
+
 DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
+    if (t->async) dt__async_abandon(t);
     if (t->shm) dt__shm_free(t->shm, t->data);
     else if (t->owns) t->dev->free(t->data);
     dt__tensor_set_halo(t, NULL, NULL);
@@ -9778,8 +9876,16 @@ static dt_status dt__contig_write_back(const char *fn, const dt_tensor *t, const
    contiguous where the call needs it, an *out that already has the
    result's spec. Each names the call and the values it refused. */
 
+/* a tensor whose redistribution is in flight (dt_tensor_redistribute_begin)
+   is not read or written until its _end */
+static dt_status dt__not_pending(const char *fn, const char *name, const dt_tensor *t) {
+    if (!t || !t->async) return DT_OK;
+    return dt__fail(DT_ERR_ARG, "%s: %s is the target of a dt_tensor_redistribute_begin that has not ended; call "
+                    "dt_tensor_redistribute_end on it first", fn, name);
+}
+
 static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
-    return t ? DT_OK : dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    return t ? dt__not_pending(fn, "the tensor", t) : dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
 }
 
 /* Strided storage (desc.local_strides, local_ghost): the calls that read
@@ -9885,6 +9991,8 @@ typedef struct dt__ctx {                     /* the tensor being moved        */
     int acc;                                 /* -1: the plan's output is assigned; else
                                                 a dt_reduce combining into it (set on the
                                                 last moving step only, dt__plan_run) */
+    struct dt__async *async;                 /* non-NULL: the (one) exchange is posted into
+                                                it, completed by _end (begin/end) */
 } dt__ctx;
 
 static int dt__is(dt_placement p, int kind) { return p.kind == kind; }
@@ -10098,6 +10206,204 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
     return DT_OK;
 }
 
+/* ---- the pipelined exchange ----
+   A large piece exchange over a backend that starts messages runs in
+   rounds instead of one alltoallv: each piece is cut into parts of about
+   DT__PIPE_CHUNK bytes along its first dim longer than 1 (sender and
+   receiver cut the same box alike), round r moves every piece's part r,
+   and round r + 1 is packed and started before round r is waited for and
+   placed. So packing overlaps the messages in flight, and the placing
+   (unpacking, or combining for _reduce) of one round the next round's
+   messages; parts that are one stretch of out arrive in place. Two rounds'
+   buffers, in the mesh's scratch. */
+#define DT__PIPE_CHUNK dt__pipe_chunk()
+
+static size_t dt__pipe_chunk_state = (size_t)-1;
+static size_t dt__pipe_chunk(void) { /* DTENSOR_PIPE_CHUNK, read once */
+    if (dt__pipe_chunk_state == (size_t)-1) dt__pipe_chunk_state = dt__env_bytes("DTENSOR_PIPE_CHUNK", (size_t)256 << 10);
+    return dt__pipe_chunk_state;
+}
+
+/* how many parts piece b is cut into, and along which dim */
+static int64_t dt__pipe_parts(int nd, const dt__box *b, size_t es, int *dim) {
+    int64_t k;
+    int d = 0;
+    while (d < nd - 1 && b->ext[d] <= 1) d++;
+    *dim = d;
+    if (!nd || !b->ext[d]) return 1;
+    k = (int64_t)((dt__box_numel(nd, b) * es + DT__PIPE_CHUNK - 1) / DT__PIPE_CHUNK);
+    return k < 1 ? 1 : k > b->ext[d] ? b->ext[d] : k;
+}
+
+/* part c of piece b (nothing when the piece has fewer parts) */
+static int dt__pipe_part(int nd, const dt__box *b, size_t es, int64_t c, dt__box *part) {
+    int d;
+    int64_t k = dt__pipe_parts(nd, b, es, &d), e = b->ext[d];
+    if (c >= k) return 0;
+    *part = *b;
+    if (nd) {
+        part->lo[d] = b->lo[d] + e * c / k;
+        part->ext[d] = e * (c + 1) / k - e * c / k;
+    }
+    return dt__box_numel(nd, part) > 0;
+}
+
+/* the rounds a pipelined exchange takes on this rank (0: not worth it) */
+static int64_t dt__pipe_rounds(const dt__array *in, const dt__pieces *send, const dt__pieces *recv, int me) {
+    int64_t r = 0, k;
+    int i, j, d;
+    dt__box b;
+    for (i = 0; i < 2; i++) {
+        const dt__pieces *p = i ? recv : send;
+        for (j = 0; j < p->n; j++)
+            if (dt__piece_get(p, j, &b) != me && (k = dt__pipe_parts(in->ndim, &b, in->es, &d)) > r) r = k;
+    }
+    return r;
+}
+
+typedef struct dt__pipe_slot {
+    void *req;
+    char *sbuf, *rbuf;
+    dt_message *msgs;
+    int *unpack;        /* the recv pieces whose part this round landed in rbuf */
+    size_t *uoff;
+    int nunpack;
+} dt__pipe_slot;
+
+/* round r's parts: packed, their messages started */
+static dt_status dt__pipe_post(dt_comm *g, const dt__device *dev, const dt__array *in, dt__array *out,
+                               const dt__pieces *send, const dt__pieces *recv, int64_t r, int acc, dt__pipe_slot *x) {
+    int k, j, n = 0, me = g->rank, nd = in->ndim;
+    size_t so = 0, ro = 0, one, at;
+    uint64_t sent = 0, got = 0;
+    dt__box b, part;
+    dt_status st;
+    x->nunpack = 0;
+    for (k = 0; k < recv->n; k++) {
+        if ((j = dt__piece_get(recv, k, &b)) == me || !dt__pipe_part(nd, &b, in->es, r, &part)) continue;
+        one = dt__box_numel(nd, &part) * in->es;
+        x->msgs[n].bytes = one;
+        x->msgs[n].peer = dt__comm_carrier_rank(g, j);
+        x->msgs[n].send = 0;
+        if (acc < 0 && dt__piece_contiguous(out, &part, &at)) {
+            x->msgs[n++].buf = out->data + at;
+        } else {
+            x->msgs[n++].buf = x->rbuf + ro;
+            x->unpack[x->nunpack] = k;
+            x->uoff[x->nunpack++] = ro;
+            ro += one;
+        }
+        got += one;
+    }
+    for (k = 0; k < send->n; k++) {
+        if ((j = dt__piece_get(send, k, &b)) == me || !dt__pipe_part(nd, &b, in->es, r, &part)) continue;
+        one = dt__box_numel(nd, &part) * in->es;
+        if (dt__piece_contiguous(in, &part, &at)) {
+            x->msgs[n].buf = in->data + at; /* (sent, never written) */
+        } else {
+            if ((st = dt__pack_on(dev, in, &part, x->sbuf + so))) return st;
+            x->msgs[n].buf = x->sbuf + so;
+            so += one;
+        }
+        x->msgs[n].bytes = one;
+        x->msgs[n].peer = dt__comm_carrier_rank(g, j);
+        x->msgs[n++].send = 1;
+        sent += one;
+    }
+    return dt__comm_start(g, n, x->msgs, sent, got, &x->req);
+}
+
+/* round r's parts that landed in rbuf: into out (combined for acc >= 0) */
+static dt_status dt__pipe_place(const dt__device *dev, const dt__array *in, dt__array *out, const dt__pieces *recv,
+                                int64_t r, dt_dtype t, int acc, const dt__pipe_slot *x) {
+    int u;
+    dt__box b, part;
+    dt_status st = DT_OK;
+    for (u = 0; u < x->nunpack && !st; u++) {
+        dt__array a;
+        dt__piece_get(recv, x->unpack[u], &b);
+        dt__pipe_part(in->ndim, &b, in->es, r, &part);
+        a.data = x->rbuf + x->uoff[u]; a.ndim = in->ndim; a.es = in->es; a.box = part; a.stride = NULL;
+        st = dt__combine_on(dev, &a, out, &part, t, acc);
+    }
+    return st;
+}
+
+/* the bytes of round r's packed sends and received parts on this rank */
+static void dt__pipe_bytes(const dt__array *in, const dt__array *out, const dt__pieces *send, const dt__pieces *recv,
+                           int me, int64_t r, int acc, size_t *sb, size_t *rb) {
+    int k;
+    size_t at;
+    dt__box b, part;
+    *sb = *rb = 0;
+    for (k = 0; k < send->n; k++)
+        if (dt__piece_get(send, k, &b) != me && dt__pipe_part(in->ndim, &b, in->es, r, &part) &&
+            !dt__piece_contiguous(in, &part, &at))
+            *sb += dt__box_numel(in->ndim, &part) * in->es;
+    for (k = 0; k < recv->n; k++)
+        if (dt__piece_get(recv, k, &b) != me && dt__pipe_part(in->ndim, &b, in->es, r, &part) &&
+            (acc >= 0 || !dt__piece_contiguous(out, &part, &at)))
+            *rb += dt__box_numel(in->ndim, &part) * in->es;
+}
+
+static dt_status dt__exchange_pipelined(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+                                        dt__array *out, const dt__pieces *send, const dt__pieces *recv,
+                                        int64_t rounds, dt_dtype t, int acc) {
+    dt__pipe_slot x[2];
+    size_t smax = 0, rmax = 0, sb, rb, nmsg = (size_t)(send->n + recv->n) + 1;
+    char *sbuf = NULL, *rbuf = NULL, *mem = NULL;
+    int64_t r;
+    int k, i;
+    dt__box b;
+    dt_status st = DT_OK, e;
+    for (r = 0; r < rounds; r++) {
+        dt__pipe_bytes(in, out, send, recv, g->rank, r, acc, &sb, &rb);
+        if (sb > smax) smax = sb;
+        if (rb > rmax) rmax = rb;
+    }
+    if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, 2 * smax, (void **)&sbuf)) ||
+        (st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, 2 * rmax, (void **)&rbuf)) ||
+        (st = dt__alloc("dt_tensor_redistribute", 2 * nmsg * (sizeof(dt_message) + sizeof(int) + sizeof(size_t)),
+                        (void **)&mem)))
+        return st;
+    for (i = 0; i < 2; i++) { /* (size_t, then messages, then ints: each aligned) */
+        x[i].req = NULL;
+        x[i].sbuf = sbuf + (size_t)i * smax;
+        x[i].rbuf = rbuf + (size_t)i * rmax;
+        x[i].uoff = (size_t *)(void *)(mem + (size_t)i * nmsg * sizeof(size_t));
+        x[i].msgs = (dt_message *)(void *)(mem + 2 * nmsg * sizeof(size_t) + (size_t)i * nmsg * sizeof(dt_message));
+        x[i].unpack = (int *)(void *)(mem + 2 * nmsg * (sizeof(size_t) + sizeof(dt_message)) +
+                                      (size_t)i * nmsg * sizeof(int));
+    }
+    for (k = 0; k < recv->n && !st; k++) /* this rank's own piece, while nothing is in flight */
+        if (dt__piece_get(recv, k, &b) == g->rank) st = dt__combine_on(dev, in, out, &b, t, acc);
+    if (!st) st = dt__pipe_post(g, dev, in, out, send, recv, 0, acc, &x[0]);
+    for (r = 0; r < rounds && !st; r++) {
+        dt__pipe_slot *cur = &x[r % 2];
+        if (r + 1 < rounds && (st = dt__pipe_post(g, dev, in, out, send, recv, r + 1, acc, &x[(r + 1) % 2]))) break;
+        e = dt__comm_wait(g, cur->req);
+        cur->req = NULL;
+        if ((st = e)) break;
+        st = dt__pipe_place(dev, in, out, recv, r, t, acc, cur);
+    }
+    for (i = 0; i < 2; i++) { /* after a failure: nothing left in flight */
+        e = dt__comm_wait(g, x[i].req);
+        if (!st) st = e;
+    }
+    DT_FREE(mem);
+    return st;
+}
+
+/* Pipelined where it pays: host memory, a backend with start and wait, and
+   parts large enough to cut (bound: the largest part of the step on any
+   rank, from the layouts alone, so every rank of g chooses alike: a rank
+   posting messages while another calls the collective would hang). */
+static int dt__pipe_applies(const dt__device *dev, dt_comm *g, size_t bound) {
+    dt_comm *w = dt__comm_carrier(g);
+    return dt__on_host(dev) && g->size > 1 && w->be.start && w->be.wait && DT__PIPE_CHUNK &&
+           bound >= 2 * DT__PIPE_CHUNK;
+}
+
 /* The one data-movement engine. Over group g, this rank sends each piece of
    `send` (a box inside `in`) to its member and receives each piece of
    `recv` (a box inside `out`) from its member; its own piece of recv is a
@@ -10106,7 +10412,8 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
    travel in place; the rest are packed. acc >= 0: what lands in `out` is
    combined with what it holds (dev's copy_box_op, dtype t):
    every received piece comes through the receive buffer, and the local
-   piece and the unpack combine. */
+   piece and the unpack combine. Large exchanges over a backend that starts
+   messages run pipelined (above). */
 static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
                                         dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
                                         size_t bound, dt_dtype t, int acc) {
@@ -10115,6 +10422,8 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     char *sbuf = NULL, *rbuf = NULL;
     dt__box b;
     dt_status st;
+    if (!gather && dt__pipe_applies(dev, g, bound))
+        return dt__exchange_pipelined(m, dev, g, in, out, send, recv, dt__pipe_rounds(in, send, recv, me), t, acc);
     if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
     memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
@@ -10179,6 +10488,199 @@ static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm 
                                      dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
                                      size_t bound) {
     return dt__exchange_pieces_op(m, dev, g, in, out, send, recv, gather, bound, DT_U8, -1);
+}
+
+/* ---- a redistribution in flight (dt_tensor_redistribute_begin / _end) ----
+   A plan of one exchange (pieces over the mesh or a mesh dim, or a gather)
+   is posted as messages through the backend's start: begin packs every
+   send into the call's own buffer (so t is not read again once begin
+   returns), copies this rank's own piece, and starts the messages; end
+   waits and unpacks (or combines) the received pieces into out. Its
+   buffers are the call's own, not the mesh's scratch: other calls run in
+   between, other redistributions among them. Any other plan runs whole
+   inside begin. Over MPI, the messages move inside MPI calls (progress):
+   dt_tensor_redistribute_test between pieces of work moves them on. */
+typedef struct dt__async {
+    dt_comm *comm;        /* the exchange's comm; NULL: nothing in flight (done in begin) */
+    void *request;        /* the backend's, for the messages below */
+    dt_mesh *m;           /* whose pool the buffers return to */
+    char *sbuf, *rbuf;    /* packed sends, receives not placed in out directly (host) */
+    size_t scap, rcap;    /* their sizes */
+    dt_message *msgs;
+    dt__pieces recv;      /* the pieces to place in out (this list's own copy) */
+    size_t *roff;         /* each one's offset in rbuf */
+    dt__array out;        /* out's storage: where they go */
+    const dt__device *dev;
+    dt_dtype dtype;
+    int acc, me;          /* acc: -1 assign, else the dt_reduce combining (_reduce_begin) */
+} dt__async;
+
+/* A begun exchange's buffers come from the mesh's pool and go back to it at
+   _end, so a time loop of begin/end allocates (and page-faults) nothing
+   after its first steps; dt_mesh_trim frees them. */
+static dt_status dt__apool_get(dt_mesh *m, size_t bytes, char **out, size_t *cap) {
+    int i, best = -1;
+    for (i = 0; i < 4; i++)
+        if (m->apool[i] && m->apool_cap[i] >= bytes && (best < 0 || m->apool_cap[i] < m->apool_cap[best])) best = i;
+    if (best >= 0) {
+        *out = (char *)m->apool[best];
+        *cap = m->apool_cap[best];
+        m->apool[best] = NULL;
+        m->apool_cap[best] = 0;
+        return DT_OK;
+    }
+    *cap = bytes ? bytes : 1;
+    return dt__alloc("dt_tensor_redistribute_begin", *cap, (void **)out);
+}
+
+/* back to the pool, in place of its smallest buffer when it is full */
+static void dt__apool_put(dt_mesh *m, char *p, size_t cap) {
+    int i, low = 0;
+    if (!p) return;
+    for (i = 0; i < 4; i++) {
+        if (!m->apool[i]) { low = i; break; }
+        if (m->apool_cap[i] < m->apool_cap[low]) low = i;
+    }
+    if (m->apool[low] && m->apool_cap[low] >= cap) { DT_FREE(p); return; }
+    DT_FREE(m->apool[low]);
+    m->apool[low] = p;
+    m->apool_cap[low] = cap;
+}
+
+static void dt__async_free(dt__async *a) {
+    if (!a) return;
+    if (a->m) {
+        dt__apool_put(a->m, a->sbuf, a->scap);
+        dt__apool_put(a->m, a->rbuf, a->rcap);
+    }
+    DT_FREE(a->msgs);
+    DT_FREE(a->roff);
+    dt__pieces_free(&a->recv);
+    DT_FREE(a);
+}
+
+static dt_status dt__async_new(const char *fn, int nd, dt__async **out) {
+    dt__async *a = NULL;
+    dt_status st = dt__alloc(fn, sizeof *a, (void **)&a);
+    if (st) return st;
+    memset(a, 0, sizeof *a);
+    dt__pieces_init(&a->recv, nd);
+    a->acc = -1;
+    *out = a;
+    return DT_OK;
+}
+
+/* one message of the posted exchange */
+static void dt__async_msg(dt__async *a, int *nm, dt_comm *g, int j, void *buf, size_t bytes, int send) {
+    dt_message *m = &a->msgs[(*nm)++];
+    m->buf = buf;
+    m->bytes = bytes;
+    m->peer = dt__comm_carrier_rank(g, j);
+    m->send = send;
+}
+
+/* dt__exchange_pieces_op's exchange, posted into x->async (see above) */
+static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt__array *in, dt__array *out,
+                                          const dt__pieces *send, const dt__pieces *recv, int gather) {
+    const char *fn = "dt_tensor_redistribute_begin";
+    dt__async *a = x->async;
+    const dt__device *dev = x->dev;
+    int n = g->size, me = g->rank, j, k, nd = in->ndim, nm = 0;
+    size_t es = in->es, sb = 0, rb = 0, off, one, wsize = (1 + 2 * (size_t)nd) * sizeof(int64_t);
+    uint64_t sent = 0;
+    dt__box b;
+    dt_status st;
+    for (k = 0; k < recv->n; k++)
+        if (dt__piece_get(recv, k, &b) != me) rb += dt__box_numel(nd, &b) * es;
+    if (gather) sb = dt__box_numel(nd, &in->box) * es;
+    for (k = 0; !gather && k < send->n; k++)
+        if (dt__piece_get(send, k, &b) != me) sb += dt__box_numel(nd, &b) * es;
+    a->dev = dev;
+    a->dtype = x->dtype;
+    a->acc = x->acc;
+    a->out = *out;
+    a->me = me;
+    a->m = x->m;
+    for (k = 0; k < recv->n && x->acc < 0; k++) /* pieces one stretch of out arrive in place (out is not read) */
+        if ((j = dt__piece_get(recv, k, &b)) != me && dt__piece_contiguous(out, &b, &off))
+            rb -= dt__box_numel(nd, &b) * es;
+    if ((st = dt__alloc(fn, (2 * (size_t)n + send->n + recv->n + 1) * sizeof *a->msgs, (void **)&a->msgs)) ||
+        (st = dt__alloc(fn, ((size_t)recv->n + 1) * sizeof *a->roff, (void **)&a->roff)) ||
+        (st = dt__pieces_reserve(&a->recv, NULL, 0, (size_t)recv->n)) ||
+        (st = dt__apool_get(x->m, sb, &a->sbuf, &a->scap)) || (st = dt__apool_get(x->m, rb, &a->rbuf, &a->rcap)))
+        return st;
+    if (recv->n) memcpy(a->recv.w, recv->w, (size_t)recv->n * wsize);
+    a->recv.n = recv->n;
+    if (gather && sb) { /* the shard, packed once, to every other member */
+        if ((st = dt__pack_on(dev, in, &in->box, a->sbuf))) return st;
+        for (j = 0; j < n; j++)
+            if (j != me) dt__async_msg(a, &nm, g, j, a->sbuf, sb, 1);
+        sent = sb * (uint64_t)(n - 1);
+    }
+    for (k = 0, off = 0; !gather && k < send->n; k++) {
+        j = dt__piece_get(send, k, &b);
+        one = dt__box_numel(nd, &b) * es;
+        if (j == me || !one) continue;
+        if ((st = dt__pack_on(dev, in, &b, a->sbuf + off))) return st;
+        dt__async_msg(a, &nm, g, j, a->sbuf + off, one, 1);
+        off += one;
+        sent += one;
+    }
+    for (k = 0, off = 0; k < recv->n; k++) {
+        size_t at;
+        j = dt__piece_get(recv, k, &b);
+        one = dt__box_numel(nd, &b) * es;
+        a->roff[k] = off;
+        if (j == me) { /* this rank's own piece: placed now (out is not read before _end) */
+            if (one && (st = dt__combine_on(dev, in, out, &b, x->dtype, x->acc))) return st;
+            continue;
+        }
+        if (!one) continue;
+        if (x->acc < 0 && dt__piece_contiguous(out, &b, &at)) {
+            a->roff[k] = (size_t)-1; /* (in place: nothing to unpack) */
+            dt__async_msg(a, &nm, g, j, out->data + at, one, 0);
+            continue;
+        }
+        dt__async_msg(a, &nm, g, j, a->rbuf + off, one, 0);
+        off += one;
+    }
+    a->comm = g;
+    return dt__comm_start(g, nm, a->msgs, sent, rb, &a->request);
+}
+
+/* wait for a's messages and place what arrived in out; frees a */
+static dt_status dt__async_finish(dt__async *a) {
+    dt_status st = a->comm ? dt__comm_wait(a->comm, a->request) : DT_OK;
+    int k, j, nd = a->out.ndim;
+    dt__box b;
+    a->request = NULL;
+    for (k = 0; k < a->recv.n && !st && a->comm; k++) {
+        j = dt__piece_get(&a->recv, k, &b);
+        if (j == a->me || !dt__box_numel(nd, &b) || a->roff[k] == (size_t)-1) continue;
+        if (a->acc >= 0) {
+            dt__array s;
+            s.data = a->rbuf + a->roff[k]; s.ndim = nd; s.es = a->out.es; s.box = b; s.stride = NULL;
+            st = dt__combine_on(a->dev, &s, &a->out, &b, a->dtype, a->acc);
+        } else {
+            st = dt__unpack_on(a->dev, a->rbuf + a->roff[k], &b, &a->out);
+        }
+    }
+    dt__async_free(a);
+    return st;
+}
+
+/* out destroyed before its _end: the messages every rank posted in begin
+   are completed (no hang, nothing freed under the backend), and the
+   misuse reported as the error of dt_tensor_destroy */
+static void dt__async_abandon(dt_tensor *t) {
+    dt__async *a = t->async;
+    t->async = NULL;
+    if (a->comm) (void)dt__comm_wait(a->comm, a->request);
+    a->request = NULL;
+    dt__async_free(a);
+    (void)dt__fail(DT_ERR_ARG, "dt_tensor_destroy: the tensor was the target of a dt_tensor_redistribute_begin "
+                   "that had not ended; its messages were completed here (call dt_tensor_redistribute_end first)");
+    if (dt__public_depth == 0) dt__call_handler(DT_ERR_ARG, "dt_tensor_destroy");
 }
 
 /* the same with a box per member: send[j], recv[j] (empty where nothing moves) */
@@ -10407,8 +10909,9 @@ static dt_status dt__run_along(const dt__ctx *x, const dt__step *s, const dt__ar
     dt__pieces_init(&recv, x->ndim);
     st = dt__walk_pieces(x, s->from, &out->box, others, s->mdim, DT__SCRATCH_PIECES0, &recv);
     if (!st && !gather) st = dt__walk_pieces(x, s->to, &in->box, others, s->mdim, DT__SCRATCH_PIECES1, &send);
-    if (!st) st = dt__shm_step(x, g, s->mdim, in, out, &send, &recv, gather, &shm);
-    if (!st && !shm)
+    if (!st && x->async) st = dt__exchange_pieces_post(x, g, in, out, &send, &recv, gather);
+    else if (!st) st = dt__shm_step(x, g, s->mdim, in, out, &send, &recv, gather, &shm);
+    if (!st && !shm && !x->async)
         st = dt__exchange_pieces_op(x->m, x->dev, g, in, out, &send, &recv, gather, dt__step_bound(x, s), x->dtype,
                                     x->acc);
     dt__pieces_free(&send);
@@ -10431,8 +10934,9 @@ static dt_status dt__run_exchange(const dt__ctx *x, const dt__step *s, const dt_
     dt__pieces_init(&recv, x->ndim);
     st = dt__walk_pieces(x, s->from, &out->box, fixed, -1, DT__SCRATCH_PIECES0, &recv);
     if (!st) st = dt__walk_pieces(x, s->to, &in->box, fixed, -1, DT__SCRATCH_PIECES1, &send);
-    if (!st) st = dt__shm_step(x, m->comm, -1, in, out, &send, &recv, 0, &shm);
-    if (!st && !shm)
+    if (!st && x->async) st = dt__exchange_pieces_post(x, m->comm, in, out, &send, &recv, 0);
+    else if (!st) st = dt__shm_step(x, m->comm, -1, in, out, &send, &recv, 0, &shm);
+    if (!st && !shm && !x->async)
         st = dt__exchange_pieces_op(m, x->dev, m->comm, in, out, &send, &recv, 0, dt__step_bound(x, s), x->dtype,
                                     x->acc);
     dt__pieces_free(&send);
@@ -10995,6 +11499,7 @@ static void dt__ctx_of(const dt_tensor *t, dt__ctx *x) {
     x->dtype = t->desc.dtype;
     x->es = dt_dtype_size(t->desc.dtype);
     x->acc = -1;
+    x->async = NULL;
 }
 
 /* The memory a redistribution runs in: the tensor's own when the backend
@@ -11096,8 +11601,28 @@ static dt_status dt__combine_staged(const dt_tensor *t, const dt__device *e, con
    a contiguous copy (dt__contig_copy). acc >= 0: combined into dst with
    that dt_reduce (dt_tensor_redistribute_reduce), on the device that holds
    dst. */
+/* Can plan run as one posted exchange (begin/end)? One step that moves,
+   a piece exchange or a gather, nothing after it, in the tensor's own
+   host memory over a backend that starts messages (else begin runs it). */
+static int dt__plan_posts(const dt__ctx *x, const dt__plan *plan, const dt__device *e, const dt_tensor *t) {
+    const dt__step *s = &plan->s[0];
+    if (plan->n != 1 || e != t->dev || !dt__on_host(e)) return 0;
+    if (!dt__comm_carrier(x->m->comm)->be.start) return 0;
+    return s->kind == DT__GATHER || s->kind == DT__ALLTOALL ||
+           (s->kind == DT__EXCHANGE && !dt__pl_cyclic(s->from, x->m->ndim) && !dt__pl_cyclic(s->to, x->m->ndim));
+}
+
+static dt_status dt__redistribute_run(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                      const int64_t *dst_stride, int acc, dt__async *a);
+
 static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
                                            const int64_t *dst_stride, int acc) {
+    return dt__redistribute_run(t, dst_pl, dst, dst_stride, acc, NULL);
+}
+
+/* the same, posted into a where the plan allows (dt__plan_posts), else whole */
+static dt_status dt__redistribute_run(const dt_tensor *t, const dt_placement *dst_pl, void *dst,
+                                      const int64_t *dst_stride, int acc, dt__async *a) {
     dt__ctx x;
     dt__plan plan;
     dt__box b;
@@ -11116,7 +11641,10 @@ static dt_status dt__redistribute_into_acc(const dt_tensor *t, const dt_placemen
     if (t->mesh->rank == 0 && dt__log_on(DT__LOG_PLAN)) dt__plan_log(&x, t->desc.placements, dst_pl, &plan);
     dt__layout_box(x.ndim, x.gshape, t->mesh->ndim, t->mesh->shape, t->mesh->coord, dst_pl, &b);
     obytes = dt__box_numel(x.ndim, &b) * x.es;
-    if ((t->strided || dst_stride) && (e != t->dev || !dt__plan_takes_strides(&x, &plan, t->strided, !!dst_stride)))
+    /* (posted or not alike on every rank: nothing here depends on this rank's storage) */
+    if (a && dt__plan_posts(&x, &plan, e, t)) x.async = a; /* (its step takes strided ends) */
+    else if ((t->strided || dst_stride) &&
+             (e != t->dev || !dt__plan_takes_strides(&x, &plan, t->strided, !!dst_stride)))
         return dt__redistribute_staged(t, dst_pl, dst, dst_stride, obytes, acc);
     if (e != t->dev) { /* (empty shards too: every pointer a step sees is in e's memory) */
         void *buf = NULL;
@@ -11146,8 +11674,10 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
 }
 
 
-static dt_status dt__tensor_redistribute_body(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
-    const char *fn = "dt_tensor_redistribute";
+/* a: NULL for the blocking call; else begin's record, attached to the
+   result when the call succeeds (a posted exchange, or nothing in flight) */
+static dt_status dt__redistribute_body(const char *fn, const dt_tensor *t, const dt_placement *placements,
+                                       dt_tensor **out, dt__async *a) {
     dt_tensor_desc want;
     dt_tensor *o = NULL;
     dt_status st;
@@ -11163,29 +11693,31 @@ static dt_status dt__tensor_redistribute_body(const dt_tensor *t, const dt_place
             st = dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d]: Shard(%d) -> Partial(%s) is not a redistribution "
                           "(a shard cannot become a partial sum without changing the value)", fn, i,
                           (int)t->desc.placements[i].dim, dt__reduce_name(want.placements[i].reduce));
+    if (!st && *out) st = dt__not_pending(fn, "*out", *out);
     if (!st && *out) st = dt__check_out_spec(fn, *out, t->mesh, &want); /* strided storage taken */
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, NULL, 0, NULL))) return st;
     if (*out) {
-        if (*out == t) return DT_OK; /* same spec: nothing to do */
-        return dt__within(fn, dt__redistribute_into_strided(t, want.placements, (*out)->data,
-                                                            (*out)->strided ? (*out)->stride : NULL));
+        if (*out == t) { (*out)->async = a; return DT_OK; } /* same spec: nothing to do */
+        st = dt__redistribute_run(t, want.placements, (*out)->data, (*out)->strided ? (*out)->stride : NULL, -1, a);
+        if (!st) (*out)->async = a;
+        return dt__within(fn, st);
     }
     if ((st = dt__tensor_make(fn, t->mesh, &want, NULL, 0, &o))) return st;
-    if ((st = dt__redistribute_into(t, want.placements, o->data))) {
+    if ((st = dt__redistribute_run(t, want.placements, o->data, NULL, -1, a))) {
         dt_tensor_destroy(o);
         return dt__within(fn, st);
     }
+    o->async = a;
     *out = o;
     return DT_OK;
 }
 DT_API dt_status dt_tensor_redistribute(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
-    DT__PUBLIC("dt_tensor_redistribute", dt__tensor_redistribute_body(t, placements, out));
+    DT__PUBLIC("dt_tensor_redistribute", dt__redistribute_body("dt_tensor_redistribute", t, placements, out, NULL));
 }
 
-static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
-                                                     dt_tensor *out) {
-    const char *fn = "dt_tensor_redistribute_reduce";
+static dt_status dt__redistribute_reduce_body(const char *fn, const dt_tensor *t, const dt_placement *placements,
+                                              dt_reduce op, dt_tensor *out, dt__async *a) {
     dt_tensor_desc want;
     dt_status st;
     int64_t arg = (int64_t)op;
@@ -11212,12 +11744,73 @@ static dt_status dt__tensor_redistribute_reduce_body(const dt_tensor *t, const d
     if (!st) st = dt__check_out_spec(fn, out, t->mesh, &want); /* strided storage taken */
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, &arg, 1, "op"))) return st;
-    return dt__within(fn, dt__redistribute_into_acc(t, want.placements, out->data, out->strided ? out->stride : NULL,
-                                                    (int)op));
+    st = dt__redistribute_run(t, want.placements, out->data, out->strided ? out->stride : NULL, (int)op, a);
+    if (!st) out->async = a;
+    return dt__within(fn, st);
 }
 DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
                                                dt_tensor *out) {
-    DT__PUBLIC("dt_tensor_redistribute_reduce", dt__tensor_redistribute_reduce_body(t, placements, op, out));
+    DT__PUBLIC("dt_tensor_redistribute_reduce",
+               dt__redistribute_reduce_body("dt_tensor_redistribute_reduce", t, placements, op, out, NULL));
+}
+
+/* the begin calls: the blocking call's checks and agreement, a record for
+   its _end (freed here when the call fails) */
+static dt_status dt__redistribute_begin_body(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
+    const char *fn = "dt_tensor_redistribute_begin";
+    dt__async *a = NULL;
+    dt_status st = dt__async_new(fn, t ? t->desc.ndim : 0, &a);
+    if (!st) st = dt__redistribute_body(fn, t, placements, out, a);
+    if (st) dt__async_free(a);
+    return st;
+}
+DT_API dt_status dt_tensor_redistribute_begin(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
+    DT__PUBLIC("dt_tensor_redistribute_begin", dt__redistribute_begin_body(t, placements, out));
+}
+
+static dt_status dt__redistribute_reduce_begin_body(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
+                                                    dt_tensor *out) {
+    const char *fn = "dt_tensor_redistribute_reduce_begin";
+    dt__async *a = NULL;
+    dt_status st = dt__async_new(fn, t ? t->desc.ndim : 0, &a);
+    if (!st) st = dt__redistribute_reduce_body(fn, t, placements, op, out, a);
+    if (st) dt__async_free(a);
+    return st;
+}
+DT_API dt_status dt_tensor_redistribute_reduce_begin(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
+                                                     dt_tensor *out) {
+    DT__PUBLIC("dt_tensor_redistribute_reduce_begin", dt__redistribute_reduce_begin_body(t, placements, op, out));
+}
+
+/* Collective: a rank whose out has nothing begun fails, and so does every
+   rank (agreed before anyone waits, so a misuse is an error, not a hang) */
+static dt_status dt__redistribute_end_body(dt_tensor *out) {
+    const char *fn = "dt_tensor_redistribute_end";
+    dt__async *a;
+    dt_status st = DT_OK;
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    if (!out->async)
+        st = dt__fail(DT_ERR_ARG, "%s: no dt_tensor_redistribute_begin is outstanding on this tensor (never begun, "
+                      "or already ended)", fn);
+    if (out->mesh->rank >= 0 && out->mesh->size > 1 && (st = dt__agree(out->mesh->comm, fn, st, 0))) return st;
+    if (st) return st;
+    a = out->async;
+    out->async = NULL;
+    return dt__within(fn, dt__async_finish(a));
+}
+DT_API dt_status dt_tensor_redistribute_end(dt_tensor *out) {
+    DT__PUBLIC("dt_tensor_redistribute_end", dt__redistribute_end_body(out));
+}
+
+static dt_status dt__redistribute_test_body(dt_tensor *out, int *done) {
+    const char *fn = "dt_tensor_redistribute_test";
+    if (!out || !done) return dt__fail(DT_ERR_ARG, "%s: out or done is NULL", fn);
+    if (!out->async) return dt__fail(DT_ERR_ARG, "%s: no dt_tensor_redistribute_begin is outstanding on this tensor", fn);
+    if (!out->async->comm) { *done = 1; return DT_OK; }
+    return dt__within(fn, dt__comm_test(out->async->comm, out->async->request, done));
+}
+DT_API dt_status dt_tensor_redistribute_test(dt_tensor *out, int *done) {
+    DT__PUBLIC("dt_tensor_redistribute_test", dt__redistribute_test_body(out, done));
 }
 
 static dt_status dt__tensor_gather_body(const dt_tensor *t, void *full) {
@@ -12021,7 +12614,7 @@ static dt_status dt__call_in(dt__call *c, const dt_tensor *t, const char *name, 
     in->name = name;
     in->d = t ? &t->desc : NULL;
     if (!t && !optional) return dt__fail(DT_ERR_ARG, "%s: %s is NULL", c->fn, name);
-    return DT_OK;
+    return dt__not_pending(c->fn, name, t);
 }
 
 /* all inputs on one mesh; a 0-d tensor from another mesh is a replicated scalar */
@@ -13559,7 +14152,23 @@ static dt_status dt__reduce_call(int op, const char *fn, const dt_tensor *x, int
     unsigned mask = 0;
     int i, d;
     dt__call_init(c, op, fn);
-    if ((st = dt__call_in(c, x, "x", 0)) || (st = dt__call_check(c))) return st;
+    if ((st = dt__call_in(c, x, "x", 0))) return st;
+    if ((st = dt__call_check(c))) {
+        if (st == DT_ERR_DTYPE && op == DT__OP_MEAN && !dt__is_float(x->desc.dtype)) {
+            /* the dims too: a mean over an empty extent is 0/0, which no integer holds */
+            char sh[160], dl[160];
+            size_t len = 0;
+            dl[0] = 0;
+            for (i = 0; dims && i < ndims && len < sizeof dl; i++)
+                len += (size_t)snprintf(dl + len, sizeof dl - len, "%s%d", i ? ", " : "", dims[i]);
+            dt__fail(DT_ERR_DTYPE, "%s: x is %s %s, dims {%s}%s: the mean of integers is not defined (0/0 over an empty "
+                     "extent has no integer value; over the others it would truncate): dt_cast x to a floating "
+                     "dtype first, or reduce with dt_sum and divide", fn, dt_dtype_name(x->desc.dtype),
+                     dt__shape_str(x->desc.shape, x->desc.ndim, sh, sizeof sh), dl,
+                     ndims <= 0 || !dims ? " (all dims)" : "");
+        }
+        return st;
+    }
     if (ndims < 0) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: ndims = %d is negative", fn, ndims));
     if (!dims) ndims = 0; /* documented: NULL dims means all dims */
     if (op == DT__OP_ARGMAX && ndims > 1)
@@ -17166,6 +17775,8 @@ DT__F_PTR(dt_tensor_zeros);
 DT__F_PTR(dt_tensor_from_local);
 DT__F_PTR(dt_tensor_distribute);
 DT__F_PTR(dt_tensor_redistribute);
+DT__F_PTR(dt_tensor_redistribute_begin);
+DT__F_PTR(dt_tensor_redistribute_reduce_begin);
 DT__F_PTR(dt_tensor_set_halo);
 DT__F_PTR(dt_tensor_load_npy);
 DT__F_PTR(dt_layout);
@@ -17324,6 +17935,32 @@ static dt_status dt__f_tensor_redistribute_body(const dt_tensor *t, const dt_pla
 }
 DT_API dt_status dt_f_tensor_redistribute(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
     DT__F_PUBLIC("dt_tensor_redistribute", dt__f_tensor_redistribute_body(t, fplacements, out));
+}
+
+static dt_status dt__f_tensor_redistribute_begin_body(const dt_tensor *t, const dt_placement *fplacements,
+                                                      dt_tensor **out) {
+    dt_placement c[DT_MAX_MESH_DIMS];
+    dt_status st = dt__check_tensor("dt_tensor_redistribute_begin", t);
+    if (!st) st = dt__f_placements("dt_tensor_redistribute_begin", fplacements, dt_mesh_ndim(t->mesh), t->desc.ndim, c);
+    return st ? st : DT__F_CALL(dt_tensor_redistribute_begin)(t, c, out);
+}
+DT_API dt_status dt_f_tensor_redistribute_begin(const dt_tensor *t, const dt_placement *fplacements, dt_tensor **out) {
+    DT__F_PUBLIC("dt_tensor_redistribute_begin", dt__f_tensor_redistribute_begin_body(t, fplacements, out));
+}
+
+static dt_status dt__f_tensor_redistribute_reduce_begin_body(const dt_tensor *t, const dt_placement *fplacements,
+                                                             dt_reduce op, dt_tensor *out) {
+    dt_placement c[DT_MAX_MESH_DIMS];
+    dt_status st = dt__check_tensor("dt_tensor_redistribute_reduce_begin", t);
+    if (!st)
+        st = dt__f_placements("dt_tensor_redistribute_reduce_begin", fplacements, dt_mesh_ndim(t->mesh),
+                              t->desc.ndim, c);
+    return st ? st : DT__F_CALL(dt_tensor_redistribute_reduce_begin)(t, c, op, out);
+}
+DT_API dt_status dt_f_tensor_redistribute_reduce_begin(const dt_tensor *t, const dt_placement *fplacements,
+                                                       dt_reduce op, dt_tensor *out) {
+    DT__F_PUBLIC("dt_tensor_redistribute_reduce_begin",
+                 dt__f_tensor_redistribute_reduce_begin_body(t, fplacements, op, out));
 }
 
 static dt_status dt__f_tensor_shape_body(const dt_tensor *t, int *ndim, int64_t *shape) {

@@ -1357,11 +1357,10 @@ static void dt__cu_k_reduce(dt__rop op, dt_dtype t, int ndim, const int64_t *sha
     }
     if (nout == 0) return;
     dt__cu_rplan_make(ndim, shape, mask, &p);
-    if (nred == 0) { /* the identity of op (the host writes it unscaled) */
+    if (nred == 0) { /* the identity of op, scaled as the host's: a mean over an empty extent is NaN */
         p.nred = 0;
         p.nk = 0;
         p.nout = nout;
-        scale = 1.0;
     }
     /* Coalescing decides: when x's innermost dim is kept, neighbouring
        outputs are neighbouring elements, so a thread per output reads a

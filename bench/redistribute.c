@@ -453,10 +453,103 @@ static void memory_pass(dt_comm *comm, const dt_mesh_desc *md, double min_kib, d
     fflush(stdout);
 }
 
+/* ---- --overlap: compute hidden behind a redistribution (begin / test / end) ----
+   S(0)->S(1) of the given size: R = the blocking call, C = a compute loop
+   (streaming passes over a private buffer, calibrated once to take about R),
+   O = begin, the same compute in 16 pieces with dt_tensor_redistribute_test
+   between them, end. Each the median of reps (max over ranks), alternated;
+   target O <= 1.1 max(C, R). "serial" = R + C measured back to back. */
+static volatile double overlap_sink;
+static void compute(double *w, size_t n, int passes) {
+    for (int p = 0; p < passes; p++)
+        for (size_t i = 0; i < n; i++) w[i] = w[i] * 0.999 + 1e-3;
+    overlap_sink = w[n / 2];
+}
+
+static double median_of(double *v, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double timed_max(double t0) {
+    double t = MPI_Wtime() - t0, m;
+    MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+static void overlap_pass(dt_mesh *mesh, double min_kib, double max_mib, int reps_arg) {
+    if (rank == 0) {
+        printf("\n# overlap: S(0)->S(1) with compute of about the same time; O = begin + 16 pieces of compute with "
+               "dt_tensor_redistribute_test between + end; target O / max(C, R) <= 1.10\n");
+        printf("%-12s %12s %9s %9s %9s %9s %11s %9s\n", "transition", "bytes", "R ms", "C ms", "R+C ms", "O ms",
+               "O/max(C,R)", "O/(R+C)");
+    }
+    for (double b = (min_kib * 1024 > 1048576 ? min_kib * 1024 : 1048576); b <= max_mib * 1048576 + 0.5; b *= 4) {
+        int64_t rows, cols;
+        int reps = reps_arg ? reps_arg : 9, passes = 1, k;
+        shape_for((size_t)b, &rows, &cols);
+        dt_tensor_desc td = {0};
+        dt_placement dst[1];
+        td.dtype = DT_F32;  td.ndim = 2;  td.shape[0] = rows;  td.shape[1] = cols;
+        placements_for(S0_S1, &td, dst);
+        dt_tensor *in = NULL, *out = NULL;
+        CHECK(dt_tensor_empty(mesh, &td, &in));
+        fill(in, cols, 0);
+        size_t nw = (size_t)(rows * cols) / (size_t)nranks / 2 + 1; /* the shard's bytes, as doubles */
+        double *w = malloc(nw * sizeof *w), *tr = malloc(reps * sizeof(double)), *tc = malloc(reps * sizeof(double));
+        double *to = malloc(reps * sizeof(double)), *ts = malloc(reps * sizeof(double));
+        for (size_t i = 0; i < nw; i++) w[i] = (double)i;
+        CHECK(dt_tensor_redistribute(in, dst, &out)); /* warm: out kept */
+        double t0;
+        MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime();
+        CHECK(dt_tensor_redistribute(in, dst, &out));
+        double r1 = timed_max(t0);
+        MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime();
+        compute(w, nw, 1);
+        double c1 = timed_max(t0);
+        passes = c1 > 0 ? (int)(r1 / c1 + 0.5) : 1; /* the same on every rank: both are max-reduced */
+        if (passes < 1) passes = 1;
+        for (int r = 0; r < reps; r++) {
+            MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime();
+            CHECK(dt_tensor_redistribute(in, dst, &out));
+            tr[r] = timed_max(t0);
+            MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime();
+            compute(w, nw, passes);
+            tc[r] = timed_max(t0);
+            MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime();
+            CHECK(dt_tensor_redistribute(in, dst, &out));
+            compute(w, nw, passes);
+            ts[r] = timed_max(t0);
+            MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime();
+            CHECK(dt_tensor_redistribute_begin(in, dst, &out));
+            for (k = 0; k < 16; k++) {
+                int done = 0;
+                size_t lo = nw * (size_t)k / 16, hi = nw * (size_t)(k + 1) / 16;
+                compute(w + lo, hi - lo, passes);
+                CHECK(dt_tensor_redistribute_test(out, &done));
+            }
+            CHECK(dt_tensor_redistribute_end(out));
+            to[r] = timed_max(t0);
+        }
+        if (!check(out, cols, 1, 0)) { fprintf(stderr, "[%d] overlap: wrong result\n", rank); MPI_Abort(MPI_COMM_WORLD, 1); }
+        double R = median_of(tr, reps), C = median_of(tc, reps), S = median_of(ts, reps), O = median_of(to, reps);
+        if (rank == 0) {
+            printf("%-12s %12zu %9.3f %9.3f %9.3f %9.3f %11.2f %9.2f\n", "S(0)->S(1)", (size_t)(rows * cols) * 4,
+                   R * 1e3, C * 1e3, S * 1e3, O * 1e3, O / (C > R ? C : R), O / S);
+            fflush(stdout);
+        }
+        free(w); free(tr); free(tc); free(to); free(ts);
+        dt_tensor_destroy(out);
+        dt_tensor_destroy(in);
+    }
+}
+
 static void usage(void) {
     if (rank == 0)
         fprintf(stderr, "usage: bench_redistribute [--max-mib N (256)] [--min-kib N (1)] "
-                        "[--reps N (auto: 30 up to 4 MiB, 10 up to 64 MiB, else 5)] [--csv FILE] [--mem] [--no-shm]\n");
+                        "[--reps N (auto: 30 up to 4 MiB, 10 up to 64 MiB, else 5)] [--csv FILE] [--mem] [--no-shm] "
+                        "[--overlap]\n");
 }
 
 int main(int argc, char **argv) {
@@ -464,7 +557,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     double max_mib = 256, min_kib = 1;
-    int reps_arg = 0, mem = 0, shm = 1;
+    int reps_arg = 0, mem = 0, shm = 1, overlap = 0;
     const char *csv = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-mib") && i + 1 < argc) max_mib = atof(argv[++i]);
@@ -473,6 +566,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else if (!strcmp(argv[i], "--mem")) mem = 1;
         else if (!strcmp(argv[i], "--no-shm")) shm = 0;
+        else if (!strcmp(argv[i], "--overlap")) overlap = 1;
         else { usage(); MPI_Finalize(); return 2; }
     }
     if (max_mib <= 0 || min_kib <= 0 || reps_arg < 0) { usage(); MPI_Finalize(); return 2; }
@@ -516,6 +610,10 @@ int main(int argc, char **argv) {
         if (csv && !(fc = fopen(csv, "a"))) fprintf(stderr, "cannot open %s\n", csv);
         fflush(stdout);
     }
+    if (overlap) { /* only the overlap table */
+        overlap_pass(mesh, min_kib, max_mib, reps_arg);
+        mem = -1;
+    }
     for (int trans = 0; trans < NTRANS && !mem; trans++) {
         if (ragged(trans) && nranks > MAX_RAGGED_RANKS) continue;
         for (double b = min_kib * 1024; b <= max_mib * 1048576 + 0.5; b *= 4) {
@@ -547,7 +645,7 @@ int main(int argc, char **argv) {
             }
         }
     }
-    if (mem) memory_pass(comm, &md, min_kib, max_mib, fc);
+    if (mem > 0) memory_pass(comm, &md, min_kib, max_mib, fc);
     if (fc) fclose(fc);
     dt_mesh_destroy(smesh);
     dt_mesh_destroy(mesh);

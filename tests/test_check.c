@@ -44,7 +44,8 @@
    - from_local is collective: one rank's local_shape contradicting the
      placements fails every rank with checks on and off, with DT_COPY,
      DT_BORROW, DT_VERIFY and DT_INFER_SIZES, and rank 0's message carries
-     that rank's own reason.
+     that rank's own reason; a refusal of up to 490 characters arrives
+     whole on the ranks that accepted theirs (whole_messages).
    - conv1d with checks off: another padding on one rank is DT_ERR_MISMATCH
      everywhere (no MPI abort), a refused padding fails every rank.
    - Allocation faults (DT_MALLOC below) in dt_tensor_save_npy/load_npy and
@@ -1626,6 +1627,34 @@ static void alloc_faults(void)
 }
 
 
+/* A refusal's message arrives whole on the ranks that accepted theirs: the
+   last rank refuses through dt_mesh_agree with messages of 200 to 490
+   characters (490: the longest a rank's 511-byte message can be and still
+   carry the call's name and the refusing rank), each ending in its remedy;
+   the others' message carries it all, the refusing rank's its own. */
+static void whole_messages(void)
+{
+    static const int lens[] = { 200, 400, 490 };
+    int li, i;
+    char body[512];
+    for (li = 0; li < NELEM(lens); li++) {
+        int bad = dtt_rank == dtt_np - 1, blen = lens[li] - (int)strlen("my_call: ");
+        dt_status st;
+        dtt_ctx("a refusal of %d characters arrives whole", lens[li]);
+        for (i = 0; i < blen; i++) body[i] = (char)('a' + (i * 7 + li) % 26);
+        memcpy(body + blen - 7, " REMEDY", 7);
+        body[blen] = 0;
+        if (bad) dt_set_last_error(DT_ERR_ARG, "my_call: %s", body);
+        else dt_clear_error();
+        st = dt_mesh_agree(g_mesh, "my_call", bad ? DT_ERR_ARG : DT_OK, NULL, NULL, 0, NULL);
+        CHECK(st == DT_ERR_MISMATCH, "status %s", dt_status_string(st));
+        CHECK(strncmp(dt_last_error(), "my_call: ", 9) == 0, "message: %s", dt_last_error());
+        CHECK(strstr(dt_last_error(), body) != NULL, "the %d-character message did not arrive whole: %s (%d characters)",
+              lens[li], dt_last_error(), (int)strlen(dt_last_error()));
+    }
+    dtt_ctx("");
+}
+
 int main(int argc, char **argv)
 {
     dt_mesh_desc md;
@@ -1648,6 +1677,7 @@ int main(int argc, char **argv)
         onebad_all();
         alloc_faults();
         if (dtt_np > 1) {
+            whole_messages();
             disagreeing_calls(0);
             late_refusals(0);
             if (dtt_np > 2) { disagreeing_calls(1); late_refusals(1); }

@@ -624,6 +624,38 @@ static void ops_sweep(dt_comm *comm) {
                 BOTH(dt_mean(b.h, 1, dims, 1, &rh_), dt_mean(b.d, 1, dims, 1, &rd_), "mean dim 1", ex);
                 BOTH(dt_max(a.h, 1, dims, 0, &rh_), dt_max(a.d, 1, dims, 0, &rd_), "max dim 1", 1);
             }
+            { /* the mean over an empty extent is 0/0 on the device too: NaN (complex: both parts), the
+                 empty dim sharded so that every shard is empty and the Partial(SUM) adds NaNs */
+                int64_t se[2] = {6, 0};
+                int d1[1] = {1}, q, i;
+                dt_dtype et[2];
+                et[0] = t;
+                et[1] = k ? DT_C128 : DT_C64;
+                for (q = 0; q < 2; q++) {
+                    dt_tensor_desc ed = mkdesc(et[q], 2, se, p_row, 2, DEV);
+                    dt_tensor *ez = NULL, *eo = NULL;
+                    unsigned char got[6 * 16];
+                    int parts = 6 * (q + 1);
+                    dtt_ctx("ops mesh %dx%d: mean of nothing, %s", md.shape[0], md.shape[1], dt_dtype_name(et[q]));
+                    CHECK_OK(dt_tensor_zeros(m, &ed, &ez));
+                    if (ez) CHECK_OK(dt_mean(ez, 1, d1, 0, &eo));
+                    if (eo) {
+                        memset(got, 0, sizeof got);
+                        CHECK_OK(dt_tensor_gather(eo, got));
+                        for (i = 0; i < parts; i++) {
+                            float f;
+                            double g;
+                            int nan;
+                            if (k) { memcpy(&g, got + 8 * i, 8); nan = g != g; }
+                            else { memcpy(&f, got + 4 * i, 4); nan = f != f; }
+                            CHECK(nan, "part %d of the result is not NaN", i);
+                        }
+                    }
+                    dt_tensor_destroy(eo);
+                    dt_tensor_destroy(ez);
+                }
+                dtt_ctx("ops mesh %dx%d", md.shape[0], md.shape[1]);
+            }
             BOTH(dt_matmul(a.h, w.h, &rh_), dt_matmul(a.d, w.d, &rd_), "matmul", ex);
             { /* streamed (SUMMA): panels packed by the device's box copies, sent over the backend's
                  start/wait (NCCL: device memory; a host-only comm gathers through staging), GEMMs on it */

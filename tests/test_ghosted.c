@@ -478,14 +478,35 @@ static int all_failed(dt_status st)
     return all;
 }
 
-/* Wrapping mistakes (a) and (b), refused by default (no DT_VERIFY) on
+/* An agreed failure: on the ranks that did not fail themselves, the
+   message carries the lowest failing rank's own message whole (its remedy
+   is at its end), not cut at a fixed length */
+static void expect_whole(int failed_here, const char *what)
+{
+    char msg[512];
+    int me = failed_here ? dtt_rank : dtt_np, first = dtt_np;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == dtt_np) { CHECK(0, "%s: no rank failed", what); return; }
+    memset(msg, 0, sizeof msg);
+    if (dtt_rank == first) snprintf(msg, sizeof msg, "%s", dt_last_error());
+    MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, MPI_COMM_WORLD);
+    CHECK(strlen(msg) > 200, "%s: rank %d's message is %d characters, not one past the old cut: %s", what, first,
+          (int)strlen(msg), msg);
+    if (!failed_here)
+        CHECK(strstr(dt_last_error(), msg) != NULL, "%s: rank %d's message (%d characters) did not arrive whole: %s",
+              what, first, (int)strlen(msg), dt_last_error());
+}
+
+/* Wrapping mistakes (a), (b) and (c), refused by default (no DT_VERIFY) on
    every rank, the buffer byte-for-byte unchanged: (a) a PETSc-style
    balanced split's ghosted array wrapped with dt_shard (torch.chunk): with
    no local_shape (required with ghost room), and with its true local_shape
    where chunk's parts differ (3 ranks and more: the message names
    dt_shard_balanced); (b) the interior pointer &A(1,1) passed with
    local_ghost: the message says local must be the array's start; and no
-   local_alloc. Then the right wrap, with its values. */
+   local_alloc; (c) local_alloc_bytes given as the count of elements: the
+   message says so (and a size a byte short does not). Then the right
+   wrap, with its values. */
 static void wrap_mistakes(const dtt_mesh *m)
 {
     const int64_t n = 3 * (int64_t)dtt_np + 1, cols = 5, q = n / dtt_np, e = n % dtt_np;
@@ -534,9 +555,9 @@ static void wrap_mistakes(const dtt_mesh *m)
     st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);
     if (dtt_np >= 3) { /* the parts differ: 10 over 3 is 4,4,2 against 4,3,3 */
         CHECK(all_failed(st), "some rank accepted: %s", dt_status_string(st));
-        if (cl != ls[0])
-            CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "dt_shard_balanced"),
-                  "message: %s", dt_last_error());
+        CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "dt_shard_balanced"),
+              "message: %s", dt_last_error());
+        expect_whole(cl != ls[0], "a balanced split wrapped with dt_shard");
         CHECK(t == NULL, "a tensor was made");
     } else {
         CHECK_OK(st); /* 1 and 2 ranks: chunk and balanced agree, the wrap is right */
@@ -552,6 +573,33 @@ static void wrap_mistakes(const dtt_mesh *m)
     CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "START") &&
           strstr(dt_last_error(), "interior"), "message: %s", dt_last_error());
     CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    dtt_ctx("mistake (c): local_alloc_bytes given as the count of elements, mesh %s", m->name);
+    d.local_alloc_bytes = gn;
+    st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);
+    CHECK(all_failed(st) && st == DT_ERR_ARG, "status %s: %s", dt_status_string(st), dt_last_error());
+    {
+        char want[96];
+        snprintf(want, sizeof want, "local_alloc_bytes = %lld looks like a count of elements", (long long)gn);
+        CHECK(strstr(dt_last_error(), want) && !strstr(dt_last_error(), "START"), "message: %s", dt_last_error());
+        snprintf(want, sizeof want, "%lld elements are %lld bytes", (long long)gn, (long long)gn * 8);
+        CHECK(strstr(dt_last_error(), want), "message: %s", dt_last_error());
+    }
+    CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    if (dtt_np >= 2) { /* on one rank only: the others' message carries its whole */
+        dtt_ctx("mistake (c) on rank 1 alone, mesh %s", m->name);
+        d.local_alloc_bytes = dtt_rank == 1 ? gn : (int64_t)((size_t)gn * sizeof(double));
+        st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);
+        CHECK(all_failed(st), "some rank accepted: %s", dt_status_string(st));
+        expect_whole(dtt_rank == 1, "local_alloc_bytes in elements on rank 1");
+        CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    }
+    dtt_ctx("mistake (c): local_alloc_bytes a byte short is not taken for a count, mesh %s", m->name);
+    d.local_alloc_bytes = (int64_t)((size_t)gn * sizeof(double)) - 1;
+    st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);
+    CHECK(all_failed(st) && st == DT_ERR_ARG, "status %s: %s", dt_status_string(st), dt_last_error());
+    CHECK(!strstr(dt_last_error(), "count of elements") && strstr(dt_last_error(), "past the allocation's end"),
+          "message: %s", dt_last_error());
+    d.local_alloc_bytes = (int64_t)((size_t)gn * sizeof(double));
     dtt_ctx("mistake (b): no local_alloc, mesh %s", m->name);
     d.local_alloc = NULL;
     st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);

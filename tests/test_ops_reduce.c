@@ -30,9 +30,12 @@
 
    Also: dtypes (F32/F64 everywhere, F16/BF16 rotating, I32/I64/U8 for
    sum/max/min/argmax; mean, norm2, softmax and the norms on integers:
-   DT_ERR_DTYPE), reuse of *out, wrong *out refused and untouched, bad input
-   (NULLs, dims out of range, repeated dims, weights of the wrong shape,
-   dtype or mesh) with the status and a message naming the call.
+   DT_ERR_DTYPE), the mean of nothing (a reduced extent of 0: NaN in the
+   sweep and, in test_mean_empty, for every floating and complex dtype,
+   sharded and Partial; integers refused naming the dtype and dims), reuse
+   of *out, wrong *out refused and untouched, bad input (NULLs, dims out of
+   range, repeated dims, weights of the wrong shape, dtype or mesh) with the
+   status and a message naming the call.
 
    Options: --quick (or DT_TEST_QUICK=1): a smaller sweep; --seed N (or
    DT_TEST_SEED). DT_TEST_VERBOSE=1 prints counts and times. */
@@ -292,7 +295,7 @@ static void red_sweep_mesh(const dtt_mesh *m, double frac, dtt_rng *rng, long *r
                     if (frac < 1.0 && dtt_frand(rng) >= frac) continue;
                     if (op == R_ARGMAX && dl[li].n > 1 && !(dl[li].n == rs->ndim && dl[li].null_dims)) continue;
                     if (op == R_ARGMAX && dl[li].n == rs->ndim && rs->ndim > 1 && !dl[li].null_dims) continue;
-                    if (empty_red && op != R_SUM && op != R_NORM2) continue; /* max of nothing, mean 0/0 */
+                    if (empty_red && (op == R_MAX || op == R_MIN || op == R_ARGMAX)) continue; /* max of nothing */
                     if ((idx + li + op) % 3 == 0) {
                         do t = rot_dtype(rot);
                         while (!red_dtype_ok(op, t, m->nd, pl) && ++guard < 20);
@@ -333,6 +336,106 @@ static void test_null_dims(void)
     for (op = 0; op < 6; op++) run_red(&m, op, DT_F64, 2, sh, pl, 2, NULL, op % 2, op);
     pl[0] = dt_partial(DT_SUM);
     run_red(&m, R_SUM, DT_F32, 2, sh, pl, 1, NULL, 0, 1);
+    dtt_mesh_close(&m);
+}
+
+/* one element of a gathered result is NaN: read from its bits (a complex
+   element: both parts), independently of the library's conversions */
+static int nan_at(dt_dtype t, const unsigned char *p)
+{
+    uint16_t h;
+    float f;
+    double v;
+    switch (t) {
+    case DT_F16: memcpy(&h, p, 2); return (h & 0x7c00u) == 0x7c00u && (h & 0x03ffu) != 0;
+    case DT_BF16: memcpy(&h, p, 2); return (h & 0x7f80u) == 0x7f80u && (h & 0x007fu) != 0;
+    case DT_F32: memcpy(&f, p, 4); return f != f;
+    case DT_F64: memcpy(&v, p, 8); return v != v;
+    case DT_C64: return nan_at(DT_F32, p) && nan_at(DT_F32, p + 4);
+    case DT_C128: return nan_at(DT_F64, p) && nan_at(DT_F64, p + 8);
+    default: return 0;
+    }
+}
+
+static int same_everywhere(int v)
+{
+    int lo = 0, hi = 0;
+    MPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return lo == hi;
+}
+
+/* dt_mean over an empty extent is 0/0: NaN (NaN+NaNi for complex), torch's
+   answer, in every floating dtype and placement, also when the empty dim is
+   sharded (every shard empty, a Partial(SUM) of NaNs) or the input Partial;
+   the kept elements of [4, 0] over dim 1 are each NaN. Integers have no
+   NaN: their mean is DT_ERR_DTYPE on every rank, the message naming the
+   call, the dtype and the dims. */
+static void test_mean_empty(void)
+{
+    static const dt_dtype ts[] = { DT_F32, DT_F64, DT_F16, DT_BF16, DT_C64, DT_C128 };
+    static const struct { int ndim; int64_t s[2]; int ndims; int dims[2]; int64_t nout; } cs[] = {
+        { 2, { 4, 0 }, 2, { 0, 1 }, 1 }, { 2, { 4, 0 }, 1, { 1 }, 4 }, { 2, { 4, 0 }, 1, { -1 }, 4 },
+        { 1, { 0 }, 1, { 0 }, 1 }, { 2, { 0, 3 }, 1, { 0 }, 3 }, { 2, { 0, 3 }, 0, { 0 }, 1 },
+    };
+    dtt_mesh m;
+    int one[1], ti, ci, pi, k;
+    one[0] = dtt_np;
+    if (!dtt_mesh_open(&m, g_comm, 1, one)) return;
+    for (ti = 0; ti < NELEM(ts); ti++)
+        for (ci = 0; ci < NELEM(cs); ci++)
+            for (pi = 0; pi < 5; pi++) {
+                dt_placement pl[DT_MAX_MESH_DIMS];
+                dt_tensor_desc d;
+                dt_tensor *x = NULL, *o = NULL;
+                unsigned char got[4 * 16];
+                size_t es = dt_dtype_size(ts[ti]);
+                memset(pl, 0, sizeof pl);
+                if (pi == 1) pl[0] = dt_shard(0);
+                else if (pi == 2) pl[0] = cs[ci].ndim > 1 ? dt_shard(1) : dt_shard_balanced(0);
+                else if (pi == 3) pl[0] = dt_partial(DT_SUM);
+                else if (pi == 4) pl[0] = dt_partial(DT_AVG);
+                dtt_ctx("dt_mean of nothing: %s shape [%lld%s%lld] %d dims, placement %d", dtt_dtname(ts[ti]),
+                        (long long)cs[ci].s[0], cs[ci].ndim > 1 ? ", " : "", cs[ci].ndim > 1 ? (long long)cs[ci].s[1] : 0LL,
+                        cs[ci].ndims, pi);
+                d = dtt_desc(ts[ti], cs[ci].ndim, cs[ci].s, 1, pl);
+                CHECK_OK(dt_tensor_zeros(m.mesh, &d, &x));
+                CHECK_OK(dt_mean(x, cs[ci].ndims, cs[ci].dims, (ci + pi) % 2, &o));
+                if (o) {
+                    const dt_tensor_desc *od = dt_tensor_get_desc(o);
+                    int64_t no = dtt_numel(od->ndim, od->shape);
+                    CHECK(no == cs[ci].nout, "%lld elements, want %lld", (long long)no, (long long)cs[ci].nout);
+                    memset(got, 0, sizeof got);
+                    if (no == cs[ci].nout) {
+                        CHECK_OK(dt_tensor_gather(o, got));
+                        for (k = 0; k < cs[ci].nout; k++)
+                            CHECK(nan_at(ts[ti], got + (size_t)k * es), "element %d is not NaN", k);
+                    }
+                }
+                dt_tensor_destroy(o);
+                dt_tensor_destroy(x);
+            }
+    for (ti = 0; ti < 3; ti++) {
+        static const dt_dtype its[] = { DT_I32, DT_I64, DT_U8 };
+        dt_placement pl[DT_MAX_MESH_DIMS];
+        dt_tensor_desc d;
+        dt_tensor *x = NULL, *o = NULL;
+        int64_t sh[2] = { 4, 0 };
+        int dims[1] = { 1 };
+        dt_status st;
+        char want[64];
+        memset(pl, 0, sizeof pl);
+        pl[0] = ti == 1 ? dt_shard(1) : dt_replicate();
+        dtt_ctx("dt_mean of nothing: %s", dtt_dtname(its[ti]));
+        d = dtt_desc(its[ti], 2, sh, 1, pl);
+        CHECK_OK(dt_tensor_zeros(m.mesh, &d, &x));
+        st = dt_mean(x, 1, dims, 0, &o);
+        CHECK(same_everywhere((int)st) && st == DT_ERR_DTYPE, "status %s: %s", dt_status_string(st), dt_last_error());
+        snprintf(want, sizeof want, "dt_mean: x is %s [4, 0], dims {1}", dt_dtype_name(its[ti]));
+        CHECK(strstr(dt_last_error(), want) != NULL, "message: %s", dt_last_error());
+        CHECK(o == NULL, "*out written");
+        dt_tensor_destroy(x);
+    }
     dtt_mesh_close(&m);
 }
 
@@ -748,6 +851,7 @@ int main(int argc, char **argv)
     if (g_comm) {
         test_red_sweep();
         test_null_dims();
+        test_mean_empty();
         test_partial_named();
         test_norm_sweep();
         test_reuse_and_wrong_out();

@@ -21,12 +21,16 @@
    tensors), all dtypes, Partial SUM/AVG/MAX/MIN -> Replicate/Shard with exact
    values, Replicate -> Partial semantics, integer AVG near the dtype's range,
    mixed Partials ([P(max), P(sum)]) reduced in the documented mesh-dim
-   order, reuse of *out, Partial(op1) -> Partial(op2), and seeded random chains
+   order, reuse of *out, begin/end (several in flight, the reduce pair, the
+   misuses), Partial(op1) -> Partial(op2), and seeded random chains
    (random mesh, shape, dtype, placements incl. Partial) that must come back
    bit-identical.
 
+   At 3 ranks the exchanges run pipelined (DTENSOR_PIPE_CHUNK=64).
+
    Options: --quick (or DT_TEST_QUICK=1) shrinks the sweep; --seed N (or
    DT_TEST_SEED) seeds the random tests. */
+#define _POSIX_C_SOURCE 200112L /* setenv */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "dt_test.h"
@@ -686,6 +690,175 @@ static void test_reuse(void)
     }
 }
 
+/* ------------------------------------------------------------ begin / end */
+
+/* Every case's redistribution begun at once on one mesh (several
+   outstanding), the sources overwritten once begun (begin packs what it
+   sends), a blocking redistribution and an op in between, then ended in
+   order and checked against the model; a reduce pair (out += the result);
+   the misuses: end with nothing begun, end twice, begin on an out in
+   flight, a blocking call or an op given it, destroy before end. */
+#define NASYNC 7
+static void async_case(const dtt_mesh *m, int nd, const int64_t *sh, int c, dt_placement *src, dt_placement *dst)
+{
+    static const int cases[NASYNC][4] = { { 1, 0, 0, 0 }, { 1, 2, 0, 0 }, { 0, 1, 0, 0 }, { 3, 0, 0, 0 },
+                                          { 1, 0, 2, 0 }, { 1, 2, 2, 1 }, { 2, 1, 1, 2 } };
+    (void)m;
+    (void)sh;
+    memset(src, 0, sizeof(dt_placement) * DT_MAX_MESH_DIMS);
+    memset(dst, 0, sizeof(dt_placement) * DT_MAX_MESH_DIMS);
+    src[0] = dtt_option(cases[c][0], 2);
+    dst[0] = dtt_option(cases[c][1], 2);
+    if (nd == 2) {
+        src[1] = dtt_option(cases[c][2], 2);
+        dst[1] = dtt_option(cases[c][3], 2);
+    }
+}
+
+static void test_async_values(const dtt_mesh *m, int nd, const int64_t *sh)
+{
+    dt_tensor *a[NASYNC], *b[NASYNC], *mid = NULL, *sum = NULL;
+    void *buf[NASYNC];
+    dtt_model ms[NASYNC], md[NASYNC];
+    dt_placement src[NASYNC][DT_MAX_MESH_DIMS], dst[NASYNC][DT_MAX_MESH_DIMS];
+    int c, k, n = 0;
+    char s1[64], s2[64];
+    for (c = 0; c < NASYNC; c++) {
+        int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS];
+        dt_tensor_desc d;
+        a[c] = b[c] = NULL;
+        buf[c] = NULL;
+        if (nd == 1 && c >= 4) continue;
+        async_case(m, nd, sh, c, src[c], dst[c]);
+        ms[c] = dtt_model_source(nd, src[c]);
+        md[c] = dtt_model_after(ms[c], nd, src[c], dst[c]);
+        dtt_ref_layout(m->nd, m->shape, m->coord, 2, sh, src[c], ls, lo);
+        buf[c] = dtt_malloc((size_t)dtt_numel(2, ls) * 8);
+        dtt_shift = c;
+        dtt_fill_model(m, DT_F64, 2, sh, ls, lo, &ms[c], buf[c]);
+        memset(&d, 0, sizeof d);
+        d.dtype = DT_F64;
+        d.ndim = 2;
+        d.shape[0] = sh[0];
+        d.shape[1] = sh[1];
+        for (k = 0; k < nd; k++) d.placements[k] = src[c][k];
+        CHECK_OK(dt_tensor_from_local(m->mesh, &d, buf[c], DT_BORROW, &a[c]));
+        n = c + 1;
+    }
+    for (c = 0; c < n; c++) /* all in flight at once */
+        CHECK_OK(dt_tensor_redistribute_begin(a[c], dst[c], &b[c]));
+    for (c = 0; c < n; c++) { /* begin has packed what it sends: the sources are free */
+        int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS];
+        dtt_ref_layout(m->nd, m->shape, m->coord, 2, sh, src[c], ls, lo);
+        memset(buf[c], 0xff, (size_t)dtt_numel(2, ls) * 8);
+    }
+    /* other calls in between: a blocking redistribution, an op */
+    if (a[0]) {
+        dt_placement rep[DT_MAX_MESH_DIMS];
+        memset(rep, 0, sizeof rep);
+        CHECK_OK(dt_tensor_redistribute(a[0], rep, &mid));
+        CHECK_OK(dt_add(mid, mid, &sum));
+    }
+    for (c = 0; c < n; c++) {
+        dtt_ctx("async mesh %s %s -> %s", m->name, dtt_pl_str(src[c], nd, s1, sizeof s1), dtt_pl_str(dst[c], nd, s2, sizeof s2));
+        CHECK_OK(dt_tensor_redistribute_end(b[c]));
+        dtt_shift = c;
+        if (b[c]) dtt_check_tensor(m, b[c], DT_F64, 2, sh, dst[c], &md[c], "after _end");
+    }
+    dtt_shift = 0;
+    /* the reduce pair: out (holding the result) += the result again */
+    for (c = 0; c < n; c++) {
+        int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], i, nl;
+        double *got;
+        if (ms[c].ps || !b[c]) continue; /* (a Partial source's model values: checked above) */
+        dtt_ref_layout(m->nd, m->shape, m->coord, 2, sh, src[c], ls, lo);
+        dtt_shift = c;
+        dtt_fill_model(m, DT_F64, 2, sh, ls, lo, &ms[c], buf[c]);
+        dtt_ctx("async reduce mesh %s %s -> %s", m->name, dtt_pl_str(src[c], nd, s1, sizeof s1),
+                dtt_pl_str(dst[c], nd, s2, sizeof s2));
+        CHECK_OK(dt_tensor_redistribute_reduce_begin(a[c], dst[c], DT_SUM, b[c]));
+        CHECK_OK(dt_tensor_redistribute_end(b[c]));
+        dtt_ref_layout(m->nd, m->shape, m->coord, 2, sh, dst[c], ls, lo);
+        nl = dtt_numel(2, ls);
+        got = (double *)dt_tensor_data(b[c]);
+        for (i = 0; i < nl && got; i++) {
+            double want = 2.0 * (double)dtt_model_value(m, DT_F64, dtt_gidx(2, sh, ls, lo, i), &md[c]) *
+                          dtt_scale(DT_F64);
+            CHECK(got[i] == want, "reduce: element %lld = %g, want %g", (long long)i, got[i], want);
+            if (got[i] != want) break;
+        }
+    }
+    dtt_shift = 0;
+    dt_tensor_destroy(sum);
+    dt_tensor_destroy(mid);
+    for (c = 0; c < n; c++) {
+        dt_tensor_destroy(b[c]);
+        dt_tensor_destroy(a[c]);
+        free(buf[c]);
+    }
+}
+
+static void test_async_misuse(const dtt_mesh *m)
+{
+    int64_t sh[2] = { 6, 5 };
+    dt_placement s0[DT_MAX_MESH_DIMS], s1[DT_MAX_MESH_DIMS];
+    dt_tensor_desc d;
+    dt_tensor *a = NULL, *b = NULL, *c = NULL, *x = NULL;
+    int done = 0;
+    memset(s0, 0, sizeof s0);
+    memset(s1, 0, sizeof s1);
+    s0[0] = dt_shard(0);
+    s1[0] = dt_shard(1);
+    memset(&d, 0, sizeof d);
+    d.dtype = DT_F64;
+    d.ndim = 2;
+    d.shape[0] = sh[0];
+    d.shape[1] = sh[1];
+    d.placements[0] = s0[0];
+    dtt_ctx("async misuse mesh %s", m->name);
+    CHECK_OK(dt_tensor_zeros(m->mesh, &d, &a));
+    CHECK_ST(dt_tensor_redistribute_end(a), DT_ERR_ARG); /* nothing begun */
+    CHECK(strstr(dt_last_error(), "dt_tensor_redistribute_end") != NULL, "message: %s", dt_last_error());
+    CHECK_ST(dt_tensor_redistribute_end(NULL), DT_ERR_ARG);
+    CHECK_OK(dt_tensor_redistribute_begin(a, s1, &b));
+    CHECK_OK(dt_tensor_redistribute_test(b, &done));
+    CHECK_ST(dt_tensor_redistribute_begin(a, s1, &b), DT_ERR_ARG); /* two begins on one out */
+    CHECK(strstr(dt_last_error(), "has not ended") != NULL, "message: %s", dt_last_error());
+    CHECK_ST(dt_tensor_redistribute(a, s1, &b), DT_ERR_ARG);       /* a blocking call into it */
+    CHECK_ST(dt_tensor_redistribute(b, s0, &c), DT_ERR_ARG);       /* reading it */
+    CHECK(c == NULL, "no tensor made");
+    CHECK_ST(dt_add(b, b, &c), DT_ERR_ARG);                        /* an op on it */
+    CHECK_ST(dt_tensor_redistribute_reduce(a, s1, DT_SUM, b), DT_ERR_ARG);
+    CHECK_OK(dt_tensor_redistribute_end(b));
+    CHECK_ST(dt_tensor_redistribute_end(b), DT_ERR_ARG);           /* ended twice */
+    CHECK_OK(dt_tensor_redistribute(b, s0, &c));                   /* usable again */
+    /* destroyed before its end: completed, reported, no hang */
+    CHECK_OK(dt_tensor_redistribute_begin(a, s1, &x));
+    dt_clear_error();
+    dt_tensor_destroy(x);
+    CHECK(strstr(dt_last_error(), "dt_tensor_destroy") != NULL, "destroy before end is reported: '%s'",
+          dt_last_error());
+    dt_tensor_destroy(c);
+    dt_tensor_destroy(b);
+    dt_tensor_destroy(a);
+}
+
+static void test_async(void)
+{
+    int fac[64 * DT_MAX_MESH_DIMS], nd, s;
+    static const int64_t shapes[][2] = { { 10, 7 }, { 0, 3 }, { 3, 1 } };
+    for (nd = 1; nd <= 2; nd++) {
+        dtt_mesh m;
+        if (dtt_factorizations(dtt_np, nd, fac, 64) < 1) continue;
+        if (nd == 2 && dtt_factorizations(dtt_np, 2, fac, 64) > 2)
+            memmove(fac, fac + DT_MAX_MESH_DIMS, sizeof(int) * DT_MAX_MESH_DIMS);
+        if (!dtt_mesh_open(&m, g_comm, nd, fac)) continue;
+        for (s = 0; s < NELEM(shapes); s++) test_async_values(&m, nd, shapes[s]);
+        test_async_misuse(&m);
+        dtt_mesh_close(&m);
+    }
+}
+
 /* ------------------------------------------------------------ random chains */
 
 static dt_placement random_placement(dtt_rng *r, int ndim, dt_placement cur, int allow_partial)
@@ -837,6 +1010,10 @@ int main(int argc, char **argv)
     if (s) g_seed = strtoull(s, NULL, 10);
     for (i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--seed") == 0) g_seed = strtoull(argv[i + 1], NULL, 10);
+    /* at 3 ranks every exchange of more than 128 bytes a part runs
+       pipelined (parts of 64 bytes, round by round); elsewhere the default
+       (one alltoallv at these sizes): both paths through the whole sweep */
+    if (dtt_np == 3) setenv("DTENSOR_PIPE_CHUNK", "64", 1);
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &g_comm));
     if (g_comm) {
         test_sweep();
@@ -848,6 +1025,7 @@ int main(int argc, char **argv)
         test_avg_overflow();
         test_mixed_partial_order();
         test_reuse();
+        test_async();
         test_partial_to_partial();
         test_random_chains();
         dt_comm_destroy(g_comm);
