@@ -578,11 +578,11 @@ module dtensor
       integer(c_int), value :: op
       type(c_ptr), value :: out
     end function
-    integer(c_int) function dt_tensor_redistribute_end(out) bind(C, name="dt_tensor_redistribute_end")
+    integer(c_int) function dt_tensor_redistribute_end(out) bind(C, name="dt_f_tensor_redistribute_end")
       import :: c_int, c_ptr
       type(c_ptr), value :: out
     end function
-    integer(c_int) function dt_tensor_redistribute_test(out, done) bind(C, name="dt_tensor_redistribute_test")
+    integer(c_int) function dt_tensor_redistribute_test(out, done) bind(C, name="dt_f_tensor_redistribute_test")
       import :: c_int, c_ptr
       type(c_ptr), value :: out
       integer(c_int), intent(out) :: done

@@ -1902,6 +1902,8 @@ DT_API dt_status dt_f_uniform_(dt_tensor *t, double lo, double hi);
 DT_API dt_status dt_f_normal_(dt_tensor *t, double mean, double std);
 DT_API dt_status dt_f_bernoulli_(dt_tensor *t, double p);
 DT_API dt_status dt_f_randint_(dt_tensor *t, int64_t lo, int64_t hi);
+DT_API dt_status dt_f_tensor_redistribute_end(dt_tensor *out);
+DT_API dt_status dt_f_tensor_redistribute_test(dt_tensor *out, int *done);
 DT_API dt_status dt_f_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid);
 /* copies min(strlen(s), cap) bytes of s (NULL: "") into buf, no terminator;
    returns strlen(s): a Fortran string from dt_last_error and co. */
@@ -17807,6 +17809,8 @@ DT__F_PTR(dt_conv1d);
 DT__F_PTR(dt_conv2d);
 DT__F_PTR(dt_conv3d);
 DT__F_PTR(dt_tensor_desc_from_scalapack);
+DT__F_PTR(dt_tensor_redistribute_end);
+DT__F_PTR(dt_tensor_redistribute_test);
 DT__F_PTR(dt_neg);
 DT__F_PTR(dt_abs);
 DT__F_PTR(dt_exp);
@@ -18628,6 +18632,8 @@ DT__F_FWD(uniform_, (dt_tensor *t, double lo, double hi), (t, lo, hi))
 DT__F_FWD(normal_, (dt_tensor *t, double mean, double std), (t, mean, std))
 DT__F_FWD(bernoulli_, (dt_tensor *t, double p), (t, p))
 DT__F_FWD(randint_, (dt_tensor *t, int64_t lo, int64_t hi), (t, lo, hi))
+DT__F_FWD(tensor_redistribute_end, (dt_tensor *out), (out))
+DT__F_FWD(tensor_redistribute_test, (dt_tensor *out, int *done), (out, done))
 DT__F_FWD(tensor_scalapack_desc, (const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid),
           (t, ictxt, desc, grid))
 #undef DT__F_FWD
