@@ -35,8 +35,52 @@
 ! ranks do; placements(i) is mesh dim i-1. Offsets are the number of
 ! elements before local element 1 along each dim.
 !
-! HANDLES are type(c_ptr) (c_null_ptr: none, e.g. an *out to be made).
-! Statuses are integer(c_int), DT_OK = 0; dt_last_error() is the message.
+! Views and dim-taking ops follow the same rule: dt_transpose(x, 1, 2),
+! dt_permute's perm(i) = the x dim that becomes dim i, dt_unsqueeze /
+! dt_stack name the new dim's place in the result (1..ndim+1), dt_narrow's
+! start is 1-based (x(start:start+length-1)), dt_reshape keeps column-major
+! element order (Fortran's reshape), conv's x is x(S..., C_in, N) with
+! padding(i) / dilation(i) for Fortran spatial dim i, a stencil callback
+! gets its block in Fortran order. Indices the library computes stay
+! 0-based (dt_argmax: maxloc - 1; embedding and cross-entropy indices).
+!
+! ARRAYS. dt_tensor_from_local, dt_tensor_distribute and dt_tensor_gather
+! take a Fortran array of real(c_float/c_double), integer(c_int32_t/
+! c_int64_t) or complex(c_float_complex/c_double_complex), rank 1-4; its
+! kind must be desc%dtype (DT_ERR_DTYPE otherwise, on every rank: DT_F32 is
+! 0, so a real(8) array with desc%dtype never set is refused, never read as
+! floats). The dummies are assumed-shape `target` without `contiguous`: a
+! `contiguous` dummy makes gfortran copy a strided section in and out
+! around the call, which a DT_FLAG_BORROW tensor would then alias, so a
+! section with a stride (u(1:n:2, :)) is refused at run time (DT_ERR_ARG)
+! instead. The type(c_ptr) forms (c_loc; device memory, F16/BF16/U8) stay
+! under the same names. dt_tensor_local gives an array pointer onto a
+! contiguous shard for the same six kinds and ranks.
+!
+! NOT BOUND, because Fortran cannot have them or has no use for them:
+!  - dt_set_last_error (a C variadic function) and dt_check_failed (the
+!    end of C's DT_CHECK macro, which needs __FILE__ / __LINE__): check the
+!    status in Fortran; dt_call_begin / dt_call_end, dt_mesh_agree and
+!    dt_tensor_desc_hash, which exist for C code that extends the library
+!    with calls of its own (C-order descs, the error hook's bookkeeping);
+!  - dt_tensor_print_sharding and dt_explain (they take a C FILE *:
+!    DTENSOR_LOG=ops prints the strategies to stderr instead);
+!  - dt_comm_custom (a backend is a table of C callbacks over C buffers:
+!    write it in C and pass the dt_comm handle it makes);
+!  - dt_placements_str and dt_shape_str (C-order strings; write() them);
+!  - the C forms the dt_f_* entry points replace (dt_comm_mpi of an
+!    MPI_Comm, the row-major desc calls): their Fortran names bind those;
+!    dt_tensor_local_offset is dt_tensor_local_shape's second array;
+!  - dtensor_layers.h (tensor-parallel layers): its implementation is in
+!    libdtensor but not in the object this module's programs link by
+!    default, and its seq_dim counts C dims; not bound yet.
+!
+! HANDLES are type(c_ptr) (c_null_ptr: none, e.g. an *out to be made; a
+! destroyed handle must be reset to c_null_ptr before it is passed as an
+! *out again, or the call reuses freed memory).
+! Statuses are integer(c_int), DT_OK = 0; dt_last_error() is the message
+! (read it in a statement after the call: in one expression with the call
+! Fortran may evaluate it first).
 module dtensor
   use, intrinsic :: iso_c_binding
   use mpi_f08, only: MPI_Comm
@@ -45,9 +89,24 @@ module dtensor
   ! the module procedures behind the generic names (the bind(C) interfaces
   ! stay public: a private one with a binding label draws a warning)
   private :: dt_f_sizes, dt_comm_mpi_int, dt_comm_mpi_f08
-  private :: dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f32_1, dt_local_f32_2, dt_local_f32_3
-  private :: dt_local_i32_1, dt_local_i32_2, dt_local_i64_1, dt_local_i64_2
-  private :: dt_local_c128_1, dt_local_c128_2, dt_local_c128_3
+  private :: dt_f_contig, dt_f_names
+  private :: dt_local_f32_1, dt_local_f32_2, dt_local_f32_3, dt_local_f32_4, dt_local_f64_1, dt_local_f64_2, &
+       dt_local_f64_3, dt_local_f64_4, dt_local_i32_1, dt_local_i32_2, dt_local_i32_3, dt_local_i32_4, &
+       dt_local_i64_1, dt_local_i64_2, dt_local_i64_3, dt_local_i64_4, dt_local_c64_1, dt_local_c64_2, &
+       dt_local_c64_3, dt_local_c64_4, dt_local_c128_1, dt_local_c128_2, dt_local_c128_3, &
+       dt_local_c128_4
+  private :: dt_fl_f32_1, dt_fl_f32_2, dt_fl_f32_3, dt_fl_f32_4, dt_fl_f64_1, dt_fl_f64_2, dt_fl_f64_3, &
+       dt_fl_f64_4, dt_fl_i32_1, dt_fl_i32_2, dt_fl_i32_3, dt_fl_i32_4, dt_fl_i64_1, dt_fl_i64_2, &
+       dt_fl_i64_3, dt_fl_i64_4, dt_fl_c64_1, dt_fl_c64_2, dt_fl_c64_3, dt_fl_c64_4, dt_fl_c128_1, &
+       dt_fl_c128_2, dt_fl_c128_3, dt_fl_c128_4
+  private :: dt_dist_f32_1, dt_dist_f32_2, dt_dist_f32_3, dt_dist_f32_4, dt_dist_f64_1, dt_dist_f64_2, &
+       dt_dist_f64_3, dt_dist_f64_4, dt_dist_i32_1, dt_dist_i32_2, dt_dist_i32_3, dt_dist_i32_4, &
+       dt_dist_i64_1, dt_dist_i64_2, dt_dist_i64_3, dt_dist_i64_4, dt_dist_c64_1, dt_dist_c64_2, &
+       dt_dist_c64_3, dt_dist_c64_4, dt_dist_c128_1, dt_dist_c128_2, dt_dist_c128_3, dt_dist_c128_4
+  private :: dt_gath_f32_1, dt_gath_f32_2, dt_gath_f32_3, dt_gath_f32_4, dt_gath_f64_1, dt_gath_f64_2, &
+       dt_gath_f64_3, dt_gath_f64_4, dt_gath_i32_1, dt_gath_i32_2, dt_gath_i32_3, dt_gath_i32_4, &
+       dt_gath_i64_1, dt_gath_i64_2, dt_gath_i64_3, dt_gath_i64_4, dt_gath_c64_1, dt_gath_c64_2, &
+       dt_gath_c64_3, dt_gath_c64_4, dt_gath_c128_1, dt_gath_c128_2, dt_gath_c128_3, dt_gath_c128_4
 
   ! must equal the C build's (checked by dt_init and dt_comm_mpi)
   integer, parameter :: DT_MAX_DIMS = 8, DT_MAX_MESH_DIMS = 4
@@ -110,6 +169,38 @@ module dtensor
     integer(c_int) :: corners = 0
   end type dt_halo_desc
 
+  ! dt_conv1d/2d/3d: per spatial dim in Fortran order (x(S..., C_in, N))
+  type, bind(C) :: dt_conv_desc
+    integer(c_int64_t) :: padding(3) = 0    ! zeros added on both sides
+    integer(c_int64_t) :: dilation(3) = 0   ! spacing of kernel taps (0 means 1)
+  end type dt_conv_desc
+
+  ! what a dt_stencil_apply callback gets, in Fortran order (the C side
+  ! reverses every per-dim array); cells and offsets are 0-based
+  type, bind(C) :: dt_stencil_block
+    integer(c_int) :: dtype, ndim
+    type(c_ptr) :: in                            ! the ghosted input block
+    type(c_ptr) :: out                           ! the output's interior
+    integer(c_int64_t) :: in_stride(DT_MAX_DIMS), out_stride(DT_MAX_DIMS)   ! elements
+    integer(c_int64_t) :: width(DT_MAX_DIMS)     ! the halo widths
+    integer(c_int64_t) :: lo(DT_MAX_DIMS), ext(DT_MAX_DIMS)  ! the cells to compute
+    integer(c_int64_t) :: local_shape(DT_MAX_DIMS)           ! the whole interior
+    integer(c_int64_t) :: offset(DT_MAX_DIMS)    ! global index of interior cell 0
+    type(c_ptr) :: global_shape                  ! c_f_pointer to integer(c_int64_t) (ndim)
+  end type dt_stencil_block
+
+  ! dt_comm_get_stats (C's uint64_t counters)
+  type, bind(C) :: dt_comm_stats
+    integer(c_int64_t) :: calls = 0, bytes_sent = 0, bytes_recv = 0
+  end type dt_comm_stats
+
+  ! the BLACS grid of dt_tensor_scalapack_desc / dt_tensor_desc_from_scalapack
+  type, bind(C) :: dt_scalapack_grid
+    integer(c_int) :: nprow = 0, npcol = 0
+    character(kind=c_char) :: order(2) = c_null_char   ! "R" or "C", as blacs_gridinit takes it
+    integer(c_int) :: myrow = -1, mycol = -1
+  end type dt_scalapack_grid
+
   ! communicators from a Fortran handle: integer (mpif.h, use mpi) or type(MPI_Comm) (use mpi_f08)
   interface dt_comm_mpi
     module procedure dt_comm_mpi_int, dt_comm_mpi_f08
@@ -117,10 +208,46 @@ module dtensor
 
   ! a Fortran array pointer onto a contiguous local shard (c_f_pointer, the local shape)
   interface dt_tensor_local
-    module procedure dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f32_1, dt_local_f32_2, &
-         dt_local_f32_3, dt_local_i32_1, dt_local_i32_2, dt_local_i64_1, dt_local_i64_2, &
-         dt_local_c128_1, dt_local_c128_2, dt_local_c128_3
+    module procedure dt_local_f32_1, dt_local_f32_2, dt_local_f32_3, dt_local_f32_4, dt_local_f64_1, dt_local_f64_2, &
+       dt_local_f64_3, dt_local_f64_4, dt_local_i32_1, dt_local_i32_2, dt_local_i32_3, dt_local_i32_4, &
+       dt_local_i64_1, dt_local_i64_2, dt_local_i64_3, dt_local_i64_4, dt_local_c64_1, dt_local_c64_2, &
+       dt_local_c64_3, dt_local_c64_4, dt_local_c128_1, dt_local_c128_2, dt_local_c128_3, &
+       dt_local_c128_4
   end interface dt_tensor_local
+
+  ! The typed wraps: an array of real(c_float / c_double), integer(c_int32_t /
+  ! c_int64_t) or complex(c_float_complex / c_double_complex), rank 1-4, in
+  ! place of c_loc(...): the array's kind must be the desc's dtype (else
+  ! DT_ERR_DTYPE on every rank, naming both: DT_F32 is 0, so a real(8)
+  ! array with desc%dtype left unset is refused, not read as floats), and a
+  ! section with a stride (u(1:n:2, :)) is DT_ERR_ARG: the dummies are
+  ! assumed-shape `target` without `contiguous`, so the compiler never makes
+  ! a copy-in/copy-out temporary that a DT_FLAG_BORROW tensor would alias.
+  ! dt_tensor_distribute's and dt_tensor_gather's `full` must hold the
+  ! global shape's elements (DT_ERR_SHAPE), where it is read or written.
+  ! The type(c_ptr) forms (c_loc; device memory, other dtypes) remain, as
+  ! the *_ptr specifics under the same names.
+  interface dt_tensor_from_local
+    module procedure dt_fl_f32_1, dt_fl_f32_2, dt_fl_f32_3, dt_fl_f32_4, dt_fl_f64_1, dt_fl_f64_2, dt_fl_f64_3, &
+       dt_fl_f64_4, dt_fl_i32_1, dt_fl_i32_2, dt_fl_i32_3, dt_fl_i32_4, dt_fl_i64_1, dt_fl_i64_2, &
+       dt_fl_i64_3, dt_fl_i64_4, dt_fl_c64_1, dt_fl_c64_2, dt_fl_c64_3, dt_fl_c64_4, dt_fl_c128_1, &
+       dt_fl_c128_2, dt_fl_c128_3, dt_fl_c128_4
+    procedure dt_tensor_from_local_ptr
+  end interface dt_tensor_from_local
+  interface dt_tensor_distribute
+    module procedure dt_dist_f32_1, dt_dist_f32_2, dt_dist_f32_3, dt_dist_f32_4, dt_dist_f64_1, dt_dist_f64_2, &
+       dt_dist_f64_3, dt_dist_f64_4, dt_dist_i32_1, dt_dist_i32_2, dt_dist_i32_3, dt_dist_i32_4, &
+       dt_dist_i64_1, dt_dist_i64_2, dt_dist_i64_3, dt_dist_i64_4, dt_dist_c64_1, dt_dist_c64_2, &
+       dt_dist_c64_3, dt_dist_c64_4, dt_dist_c128_1, dt_dist_c128_2, dt_dist_c128_3, dt_dist_c128_4
+    procedure dt_tensor_distribute_ptr
+  end interface dt_tensor_distribute
+  interface dt_tensor_gather
+    module procedure dt_gath_f32_1, dt_gath_f32_2, dt_gath_f32_3, dt_gath_f32_4, dt_gath_f64_1, dt_gath_f64_2, &
+       dt_gath_f64_3, dt_gath_f64_4, dt_gath_i32_1, dt_gath_i32_2, dt_gath_i32_3, dt_gath_i32_4, &
+       dt_gath_i64_1, dt_gath_i64_2, dt_gath_i64_3, dt_gath_i64_4, dt_gath_c64_1, dt_gath_c64_2, &
+       dt_gath_c64_3, dt_gath_c64_4, dt_gath_c128_1, dt_gath_c128_2, dt_gath_c128_3, dt_gath_c128_4
+    procedure dt_tensor_gather_ptr
+  end interface dt_tensor_gather
 
   interface
     ! ---- the dt_f_* entry points (dtensor.h, >>api "Fortran") ----
@@ -149,7 +276,7 @@ module dtensor
       type(c_ptr), intent(inout) :: out
     end function
     ! local: c_loc of your array (its start; with local_ghost the ghosted array's start)
-    integer(c_int) function dt_tensor_from_local(m, d, local, flags, out) bind(C, name="dt_f_tensor_from_local")
+    integer(c_int) function dt_tensor_from_local_ptr(m, d, local, flags, out) bind(C, name="dt_f_tensor_from_local")
       import :: c_int, c_ptr, dt_tensor_desc
       type(c_ptr), value :: m
       type(dt_tensor_desc), intent(in) :: d
@@ -158,7 +285,7 @@ module dtensor
       type(c_ptr), intent(inout) :: out
     end function
     ! full: c_loc of the whole global array (Fortran order) on src_rank (or every rank: DT_SRC_ALL)
-    integer(c_int) function dt_tensor_distribute(m, d, full, src_rank, out) bind(C, name="dt_f_tensor_distribute")
+    integer(c_int) function dt_tensor_distribute_ptr(m, d, full, src_rank, out) bind(C, name="dt_f_tensor_distribute")
       import :: c_int, c_ptr, dt_tensor_desc
       type(c_ptr), value :: m
       type(dt_tensor_desc), intent(in) :: d
@@ -263,7 +390,9 @@ module dtensor
       integer(c_int64_t), value :: cap
     end function
 
-    ! ---- C functions called directly (no order to convert) ----
+    ! ---- C functions with no dim or shape argument: called directly, or
+    ! through their dt_f_* twin (every call that takes a tensor) so that
+    ! their refusals report shapes and placements in Fortran order ----
     type(c_ptr) function dt_c_last_error() bind(C, name="dt_last_error")
       import :: c_ptr
     end function
@@ -407,7 +536,7 @@ module dtensor
       type(c_ptr), value :: t
     end subroutine
     ! full: c_loc of an array of the global shape (Fortran order), on every mesh rank
-    integer(c_int) function dt_tensor_gather(t, full) bind(C, name="dt_tensor_gather")
+    integer(c_int) function dt_tensor_gather_ptr(t, full) bind(C, name="dt_f_tensor_gather")
       import :: c_int, c_ptr
       type(c_ptr), value :: t, full
     end function
@@ -420,15 +549,15 @@ module dtensor
       type(c_ptr), value :: t
     end function
     ! halos
-    integer(c_int) function dt_halo_exchange(t) bind(C, name="dt_halo_exchange")
+    integer(c_int) function dt_halo_exchange(t) bind(C, name="dt_f_halo_exchange")
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
-    integer(c_int) function dt_halo_exchange_begin(t) bind(C, name="dt_halo_exchange_begin")
+    integer(c_int) function dt_halo_exchange_begin(t) bind(C, name="dt_f_halo_exchange_begin")
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
-    integer(c_int) function dt_halo_exchange_end(t) bind(C, name="dt_halo_exchange_end")
+    integer(c_int) function dt_halo_exchange_end(t) bind(C, name="dt_f_halo_exchange_end")
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
@@ -449,11 +578,11 @@ module dtensor
       integer(c_int), value :: op
       type(c_ptr), value :: out
     end function
-    integer(c_int) function dt_tensor_redistribute_end(out) bind(C, name="dt_tensor_redistribute_end")
+    integer(c_int) function dt_tensor_redistribute_end(out) bind(C, name="dt_f_tensor_redistribute_end")
       import :: c_int, c_ptr
       type(c_ptr), value :: out
     end function
-    integer(c_int) function dt_tensor_redistribute_test(out, done) bind(C, name="dt_tensor_redistribute_test")
+    integer(c_int) function dt_tensor_redistribute_test(out, done) bind(C, name="dt_f_tensor_redistribute_test")
       import :: c_int, c_ptr
       type(c_ptr), value :: out
       integer(c_int), intent(out) :: done
@@ -464,57 +593,521 @@ module dtensor
       type(c_ptr), value :: m
       integer(c_int64_t), value :: seed
     end function
-    integer(c_int) function dt_uniform(t, lo, hi) bind(C, name="dt_uniform_")
+    integer(c_int) function dt_uniform(t, lo, hi) bind(C, name="dt_f_uniform_")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: t
       real(c_double), value :: lo, hi
     end function
-    integer(c_int) function dt_normal(t, mean, std) bind(C, name="dt_normal_")
+    integer(c_int) function dt_normal(t, mean, std) bind(C, name="dt_f_normal_")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: t
       real(c_double), value :: mean, std
     end function
-    integer(c_int) function dt_bernoulli(t, p) bind(C, name="dt_bernoulli_")
+    integer(c_int) function dt_bernoulli(t, p) bind(C, name="dt_f_bernoulli_")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: t
       real(c_double), value :: p
     end function
-    integer(c_int) function dt_randint(t, lo, hi) bind(C, name="dt_randint_")
+    integer(c_int) function dt_randint(t, lo, hi) bind(C, name="dt_f_randint_")
       import :: c_int, c_ptr, c_int64_t
       type(c_ptr), value :: t
       integer(c_int64_t), value :: lo, hi
     end function
     ! ops (pointwise: no order involved)
-    integer(c_int) function dt_add(a, b, out) bind(C, name="dt_add")
+    integer(c_int) function dt_add(a, b, out) bind(C, name="dt_f_add")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_sub(a, b, out) bind(C, name="dt_sub")
+    integer(c_int) function dt_sub(a, b, out) bind(C, name="dt_f_sub")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_mul(a, b, out) bind(C, name="dt_mul")
+    integer(c_int) function dt_mul(a, b, out) bind(C, name="dt_f_mul")
       import :: c_int, c_ptr
       type(c_ptr), value :: a, b
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_scale(x, a, out) bind(C, name="dt_scale")
+    integer(c_int) function dt_scale(x, a, out) bind(C, name="dt_f_scale")
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: x
       real(c_double), value :: a
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_copy(x, out) bind(C, name="dt_copy")
+    integer(c_int) function dt_copy(x, out) bind(C, name="dt_f_copy")
       import :: c_int, c_ptr
       type(c_ptr), value :: x
       type(c_ptr), intent(inout) :: out
     end function
-    integer(c_int) function dt_axpy(a, x, y) bind(C, name="dt_axpy")
+    integer(c_int) function dt_axpy(a, x, y) bind(C, name="dt_f_axpy")
       import :: c_int, c_ptr, c_double
       real(c_double), value :: a
       type(c_ptr), value :: x, y
+    end function
+    ! ---- the typed wraps' entry points (behind the generics above) ----
+    integer(c_int) function dt_f_tensor_from_local_typed(m, d, local, array_dtype, contiguous, flags, out) &
+        bind(C, name="dt_f_tensor_from_local_typed")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), value :: local
+      integer(c_int), value :: array_dtype, contiguous, flags
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_f_tensor_distribute_typed(m, d, full, array_dtype, contiguous, nelem, src_rank, out) &
+        bind(C, name="dt_f_tensor_distribute_typed")
+      import :: c_int, c_ptr, c_int64_t, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), value :: full
+      integer(c_int), value :: array_dtype, contiguous
+      integer(c_int64_t), value :: nelem
+      integer(c_int), value :: src_rank
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_f_tensor_gather_typed(t, full, array_dtype, contiguous, nelem) &
+        bind(C, name="dt_f_tensor_gather_typed")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: t, full
+      integer(c_int), value :: array_dtype, contiguous
+      integer(c_int64_t), value :: nelem
+    end function
+
+    ! ---- views and dim-taking ops: Fortran dims (dtensor.h >>fortran) ----
+    integer(c_int) function dt_transpose(x, d0, d1, out) bind(C, name="dt_f_transpose")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: d0, d1
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! perm(i): the dim of x that becomes the result's dim i (ndim entries)
+    integer(c_int) function dt_permute(x, perm, out) bind(C, name="dt_f_permute")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), intent(in) :: perm(*)
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! shape(1:ndim) in Fortran order, one entry may be -1; Fortran's
+    ! reshape() of the same shape: column-major element order is kept
+    integer(c_int) function dt_reshape(x, ndim, shape, out) bind(C, name="dt_f_reshape")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndim
+      integer(c_int64_t), intent(in) :: shape(*)
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_squeeze(x, dim, out) bind(C, name="dt_f_squeeze")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: dim
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! dim: the new size-1 dim's place in the result, 1..ndim+1
+    integer(c_int) function dt_unsqueeze(x, dim, out) bind(C, name="dt_f_unsqueeze")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: dim
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! x(..., start:start+length-1, ...) along dim: start is 1-based
+    integer(c_int) function dt_narrow(x, dim, start, length, out) bind(C, name="dt_f_narrow")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: x
+      integer(c_int), value :: dim
+      integer(c_int64_t), value :: start, length
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_f_cat(n, xs, dim, out) bind(C, name="dt_f_cat")
+      import :: c_int, c_ptr
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: xs(*)
+      integer(c_int), value :: dim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_f_stack(n, xs, dim, out) bind(C, name="dt_f_stack")
+      import :: c_int, c_ptr
+      integer(c_int), value :: n
+      type(c_ptr), intent(in) :: xs(*)
+      integer(c_int), value :: dim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_f_split(x, dim, n, sizes, outs, nouts) bind(C, name="dt_f_split")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: x
+      integer(c_int), value :: dim, n
+      integer(c_int64_t), intent(in) :: sizes(*)
+      type(c_ptr), intent(inout) :: outs(*)
+      integer(c_int), value :: nouts
+    end function
+    ! t's dtype, shape, placements (Fortran dims) and device; the storage fields empty
+    integer(c_int) function dt_tensor_get_desc(t, d) bind(C, name="dt_f_tensor_get_desc")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: t
+      type(dt_tensor_desc), intent(out) :: d
+    end function
+    integer(c_int) function dt_softmax(x, dim, out) bind(C, name="dt_f_softmax")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: dim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_log_softmax(x, dim, out) bind(C, name="dt_f_log_softmax")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: dim
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_norm2(x, ndims, dims, keepdim, out) bind(C, name="dt_f_norm2")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! DT_I64 indices, 0-based (maxloc - 1); over all dims the column-major
+    ! linear index, 0-based
+    integer(c_int) function dt_argmax(x, ndims, dims, keepdim, out) bind(C, name="dt_f_argmax")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: ndims
+      integer(c_int), intent(in) :: dims(*)
+      integer(c_int), value :: keepdim
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! matmul(a, b) of 2-D tensors; dt_bmm: a(m, k, nb) x b(k, n, nb), batch last
+    integer(c_int) function dt_mm(a, b, out) bind(C, name="dt_f_mm")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_bmm(a, b, out) bind(C, name="dt_f_bmm")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! beta * c + alpha * matmul(a, b)
+    integer(c_int) function dt_addmm(c, a, b, beta, alpha, out) bind(C, name="dt_f_addmm")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: c, a, b
+      real(c_double), value :: beta, alpha
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! out = out (op) redistribute(t, placements), elementwise, op DT_REDUCE_SUM/MAX/MIN;
+    ! out exists with t's mesh, shape and dtype and exactly `placements`
+    integer(c_int) function dt_tensor_redistribute_reduce(t, placements, op, out) &
+        bind(C, name="dt_f_tensor_redistribute_reduce")
+      import :: c_int, c_ptr, dt_placement, DT_MAX_MESH_DIMS
+      type(c_ptr), value :: t
+      type(dt_placement), intent(in) :: placements(DT_MAX_MESH_DIMS)
+      integer(c_int), value :: op
+      type(c_ptr), value :: out
+    end function
+    integer(c_int) function dt_tensor_rand(m, d, out) bind(C, name="dt_f_tensor_rand")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_tensor_randn(m, d, out) bind(C, name="dt_f_tensor_randn")
+      import :: c_int, c_ptr, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! the storage's element strides, Fortran order; returns ndim
+    integer(c_int) function dt_tensor_local_strides(t, strides) bind(C, name="dt_f_tensor_local_strides")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int64_t), intent(out) :: strides(*)
+    end function
+    ! the 0-based global position of each local position along Fortran dim `dim`
+    integer(c_int) function dt_tensor_local_indices(t, dim, global_index) bind(C, name="dt_f_tensor_local_indices")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int), value :: dim
+      integer(c_int64_t), intent(out) :: global_index(*)
+    end function
+    integer(c_int) function dt_layout_indices(m, d, coord, dim, global_index) bind(C, name="dt_f_layout_indices")
+      import :: c_int, c_ptr, c_int64_t, dt_tensor_desc
+      type(c_ptr), value :: m
+      type(dt_tensor_desc), intent(in) :: d
+      integer(c_int), intent(in) :: coord(*)
+      integer(c_int), value :: dim
+      integer(c_int64_t), intent(out) :: global_index(*)
+    end function
+    ! out = fn over x's ghosted block (x needs a halo), the exchange
+    ! overlapped. fn is c_funloc of
+    !   subroutine my_stencil(b, user) bind(C)
+    !     type(dt_stencil_block), intent(in) :: b
+    !     type(c_ptr), value :: user
+    ! called (maybe several times, on the inner cells then the rim) to
+    ! compute cells lo(d) <= i(d) < lo(d) + ext(d), 0-based interior
+    ! coordinates in Fortran order: interior cell i is element
+    ! sum((i(d) + width(d)) * in_stride(d)) of b%in (its neighbours are
+    ! there too), and its result goes to element sum(i(d) * out_stride(d))
+    ! of b%out (both 0-based: c_f_pointer them as 1-D arrays and add 1)
+    integer(c_int) function dt_stencil_apply(x, fn, user, out) bind(C, name="dt_f_stencil_apply")
+      import :: c_int, c_ptr, c_funptr
+      type(c_ptr), value :: x
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! PyTorch's convolution in Fortran order: x(S..., C_in, N), w(K..., C_in, C_out),
+    ! bias(C_out) or c_null_ptr, out(O..., C_out, N); desc's padding(i) and
+    ! dilation(i) for Fortran spatial dim i
+    integer(c_int) function dt_conv1d(x, w, bias, desc, out) bind(C, name="dt_f_conv1d")
+      import :: c_int, c_ptr, dt_conv_desc
+      type(c_ptr), value :: x, w, bias
+      type(dt_conv_desc), intent(in) :: desc
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_conv2d(x, w, bias, desc, out) bind(C, name="dt_f_conv2d")
+      import :: c_int, c_ptr, dt_conv_desc
+      type(c_ptr), value :: x, w, bias
+      type(dt_conv_desc), intent(in) :: desc
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_conv3d(x, w, bias, desc, out) bind(C, name="dt_f_conv3d")
+      import :: c_int, c_ptr, dt_conv_desc
+      type(c_ptr), value :: x, w, bias
+      type(dt_conv_desc), intent(in) :: desc
+      type(c_ptr), intent(inout) :: out
+    end function
+
+    ! ---- no dim or shape argument (continued): dt_f_* twins for tensors ----
+    ! ScaLAPACK, zero copies: a Fortran a(M, N) with placements
+    ! [dt_shard_cyclic(1, mb), dt_shard_cyclic(2, nb)] on a P x Q mesh is
+    ! ScaLAPACK's A(M, N) (desc = [1, ictxt, M, N, mb, nb, 0, 0, LLD]) on a
+    ! P x Q BLACS grid of order "R"; the BLACS number of each process is its
+    ! mesh rank. Learn the grid (ictxt 0), make the context, call again.
+    integer(c_int) function dt_tensor_scalapack_desc(t, ictxt, desc, grid) bind(C, name="dt_f_tensor_scalapack_desc")
+      import :: c_int, c_ptr, dt_scalapack_grid
+      type(c_ptr), value :: t
+      integer(c_int), value :: ictxt
+      integer(c_int), intent(out) :: desc(9)
+      type(dt_scalapack_grid), intent(out) :: grid
+    end function
+    ! the inverse: the desc (Fortran order) under which dt_tensor_from_local
+    ! wraps an existing ScaLAPACK array's local part; local_shape(2) and
+    ! local_strides(2) are filled and d points at them (set d%local_alloc to
+    ! the array where d%local_alloc_bytes /= 0: LLD pads the columns)
+    integer(c_int) function dt_tensor_desc_from_scalapack(desc, grid, dtype, d, local_shape, local_strides) &
+        bind(C, name="dt_f_tensor_desc_from_scalapack")
+      import :: c_int, c_int64_t, dt_scalapack_grid, dt_tensor_desc
+      integer(c_int), intent(in) :: desc(9)
+      type(dt_scalapack_grid), intent(in) :: grid
+      integer(c_int), value :: dtype
+      type(dt_tensor_desc), intent(out) :: d
+      integer(c_int64_t), intent(out), target :: local_shape(2), local_strides(2)
+    end function
+    integer(c_int) function dt_cast(x, to, out) bind(C, name="dt_f_cast")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      integer(c_int), value :: to   ! DT_F64, DT_C128, ...
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_mesh_shm_alloc(m, bytes, ptr) bind(C, name="dt_mesh_shm_alloc")
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: m
+      integer(c_size_t), value :: bytes
+      type(c_ptr), intent(out) :: ptr
+    end function
+    subroutine dt_mesh_shm_free(m, ptr) bind(C, name="dt_mesh_shm_free")
+      import :: c_ptr
+      type(c_ptr), value :: m, ptr
+    end subroutine
+    integer(c_int) function dt_mesh_set_matmul_budget(m, bytes) bind(C, name="dt_mesh_set_matmul_budget")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: m
+      integer(c_int64_t), value :: bytes
+    end function
+    integer(c_int) function dt_mesh_trim(m) bind(C, name="dt_mesh_trim")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+    end function
+    integer(c_int) function dt_mesh_op_cache_count(m) bind(C, name="dt_mesh_op_cache_count")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: m
+    end function
+    integer(c_int) function dt_comm_set_shm(c, mode) bind(C, name="dt_comm_set_shm")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: c
+      integer(c_int), value :: mode
+    end function
+    subroutine dt_comm_get_stats(c, s) bind(C, name="dt_comm_get_stats")
+      import :: c_ptr, dt_comm_stats
+      type(c_ptr), value :: c
+      type(dt_comm_stats), intent(out) :: s
+    end subroutine
+    subroutine dt_comm_reset_stats(c) bind(C, name="dt_comm_reset_stats")
+      import :: c_ptr
+      type(c_ptr), value :: c
+    end subroutine
+    integer(c_int) function dt_get_checks() bind(C, name="dt_get_checks")
+      import :: c_int
+    end function
+    integer(c_size_t) function dt_dtype_size(dtype) bind(C, name="dt_dtype_size")
+      import :: c_size_t, c_int
+      integer(c_int), value :: dtype
+    end function
+    type(c_ptr) function dt_tensor_mesh(t) bind(C, name="dt_tensor_mesh")
+      import :: c_ptr
+      type(c_ptr), value :: t
+    end function
+    integer(c_int) function dt_tensor_zero_local(t) bind(C, name="dt_f_tensor_zero_local")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: t
+    end function
+    integer(c_int) function dt_rng_get_state(m, seed, offset) bind(C, name="dt_rng_get_state")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: m
+      integer(c_int64_t), intent(out) :: seed, offset   ! C's uint64_t, bit for bit
+    end function
+    integer(c_int) function dt_rng_set_state(m, seed, offset) bind(C, name="dt_rng_set_state")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: m
+      integer(c_int64_t), value :: seed, offset
+    end function
+    ! pointwise unary ops
+    integer(c_int) function dt_neg(x, out) bind(C, name="dt_f_neg")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_abs(x, out) bind(C, name="dt_f_abs")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_exp(x, out) bind(C, name="dt_f_exp")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_log(x, out) bind(C, name="dt_f_log")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_sqrt(x, out) bind(C, name="dt_f_sqrt")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_rsqrt(x, out) bind(C, name="dt_f_rsqrt")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_sin(x, out) bind(C, name="dt_f_sin")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_cos(x, out) bind(C, name="dt_f_cos")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_tanh(x, out) bind(C, name="dt_f_tanh")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_sigmoid(x, out) bind(C, name="dt_f_sigmoid")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_relu(x, out) bind(C, name="dt_f_relu")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_gelu(x, out) bind(C, name="dt_f_gelu")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_silu(x, out) bind(C, name="dt_f_silu")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_shift(x, a, out) bind(C, name="dt_f_shift")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: x
+      real(c_double), value :: a
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_pow(x, p, out) bind(C, name="dt_f_pow")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: x
+      real(c_double), value :: p
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_fill(x, value, out) bind(C, name="dt_f_fill")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: x
+      real(c_double), value :: value
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! pointwise binary (broadcasting aligns shapes at the left in Fortran order)
+    integer(c_int) function dt_div(a, b, out) bind(C, name="dt_f_div")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_maximum(a, b, out) bind(C, name="dt_f_maximum")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_minimum(a, b, out) bind(C, name="dt_f_minimum")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! 1-D . 1-D -> 0-d (no conjugation)
+    integer(c_int) function dt_dot(a, b, out) bind(C, name="dt_f_dot")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: a, b
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! Fortran order: x(in, ...), w(in, out_features), bias(out_features) or
+    ! c_null_ptr -> out(out_features, ...) = matmul(transpose(w), x) + bias
+    integer(c_int) function dt_linear(x, w, bias, out) bind(C, name="dt_f_linear")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: x, w, bias
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! over Fortran dim 1 (C's last); w, b: c_null_ptr for none
+    integer(c_int) function dt_layer_norm(x, w, b, eps, out) bind(C, name="dt_f_layer_norm")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: x, w, b
+      real(c_double), value :: eps
+      type(c_ptr), intent(inout) :: out
+    end function
+    integer(c_int) function dt_rms_norm(x, w, eps, out) bind(C, name="dt_f_rms_norm")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: x, w
+      real(c_double), value :: eps
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! table(D, V), 0-based integer indices idx(...) -> out(D, ...)
+    integer(c_int) function dt_embedding(table, idx, out) bind(C, name="dt_f_embedding")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: table, idx
+      type(c_ptr), intent(inout) :: out
+    end function
+    ! logits(C, N), 0-based integer targets(N) -> 0-d mean loss
+    integer(c_int) function dt_cross_entropy(logits, target, out) bind(C, name="dt_f_cross_entropy")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: logits, target
+      type(c_ptr), intent(inout) :: out
     end function
   end interface
 
@@ -588,7 +1181,7 @@ contains
     type(c_ptr), intent(in) :: t
     character(len=*), intent(in) :: path
     interface
-      integer(c_int) function c_save(t, path) bind(C, name="dt_tensor_save_npy")
+      integer(c_int) function c_save(t, path) bind(C, name="dt_f_tensor_save_npy")
         import :: c_int, c_ptr, c_char
         type(c_ptr), value :: t
         character(kind=c_char), intent(in) :: path(*)
@@ -607,38 +1200,828 @@ contains
     dt_tensor_load_npy = dt_f_tensor_load_npy(m, trim(path) // c_null_char, ndim, placements, out)
   end function dt_tensor_load_npy
 
+  ! 1 / 0 for the C side's `contiguous`
+  pure integer(c_int) function dt_f_contig(yes)
+    logical, intent(in) :: yes
+    dt_f_contig = merge(1_c_int, 0_c_int, yes)
+  end function dt_f_contig
+
+  ! names as NUL-terminated C strings in buf, p(i) pointing at the i-th
+  ! (a const char *const * for the C side)
+  subroutine dt_f_names(names, buf, p)
+    character(len=*), intent(in) :: names(:)
+    character(kind=c_char), intent(out), target :: buf(:)
+    type(c_ptr), intent(out) :: p(:)
+    integer :: i, j, k
+    k = 1
+    p = c_null_ptr
+    do i = 1, size(names)
+      p(i) = c_loc(buf(k))
+      do j = 1, len_trim(names(i))
+        buf(k) = names(i)(j:j)
+        k = k + 1
+      end do
+      buf(k) = c_null_char
+      k = k + 1
+    end do
+  end subroutine dt_f_names
+
+  ! the sub-mesh of the named mesh dims (in the order given) holding this rank
+  integer(c_int) function dt_mesh_slice(m, names, out)
+    type(c_ptr), intent(in) :: m
+    character(len=*), intent(in) :: names(:)
+    type(c_ptr), intent(inout) :: out
+    character(kind=c_char), target :: buf(size(names) * (len(names) + 1) + 1)
+    type(c_ptr) :: p(size(names) + 1)
+    interface
+      integer(c_int) function c_slice(m, n, names, out) bind(C, name="dt_mesh_slice")
+        import :: c_int, c_ptr
+        type(c_ptr), value :: m
+        integer(c_int), value :: n
+        type(c_ptr), intent(in) :: names(*)
+        type(c_ptr), intent(inout) :: out
+      end function
+    end interface
+    call dt_f_names(names, buf, p)
+    dt_mesh_slice = c_slice(m, size(names, kind=c_int), p, out)
+  end function dt_mesh_slice
+
+  ! the mesh with the named dims (adjacent, in mesh order) merged into one called `name`
+  integer(c_int) function dt_mesh_flatten(m, names, name, out)
+    type(c_ptr), intent(in) :: m
+    character(len=*), intent(in) :: names(:), name
+    type(c_ptr), intent(inout) :: out
+    character(kind=c_char), target :: buf(size(names) * (len(names) + 1) + 1)
+    type(c_ptr) :: p(size(names) + 1)
+    interface
+      integer(c_int) function c_flatten(m, n, names, name, out) bind(C, name="dt_mesh_flatten")
+        import :: c_int, c_ptr, c_char
+        type(c_ptr), value :: m
+        integer(c_int), value :: n
+        type(c_ptr), intent(in) :: names(*)
+        character(kind=c_char), intent(in) :: name(*)
+        type(c_ptr), intent(inout) :: out
+      end function
+    end interface
+    call dt_f_names(names, buf, p)
+    dt_mesh_flatten = c_flatten(m, size(names, kind=c_int), p, trim(name) // c_null_char, out)
+  end function dt_mesh_flatten
+
+  ! the mesh dim (0-based) called `name`; -1 if none
+  integer(c_int) function dt_mesh_dim_index(m, name)
+    type(c_ptr), intent(in) :: m
+    character(len=*), intent(in) :: name
+    interface
+      integer(c_int) function c_index(m, name) bind(C, name="dt_mesh_dim_index")
+        import :: c_int, c_ptr, c_char
+        type(c_ptr), value :: m
+        character(kind=c_char), intent(in) :: name(*)
+      end function
+    end interface
+    dt_mesh_dim_index = c_index(m, trim(name) // c_null_char)
+  end function dt_mesh_dim_index
+
+  ! mesh dim `dim`'s name (0-based; "" if unnamed)
+  function dt_mesh_dim_name(m, dim) result(s)
+    type(c_ptr), intent(in) :: m
+    integer(c_int), intent(in) :: dim
+    character(len=:), allocatable :: s
+    interface
+      type(c_ptr) function c_name(m, dim) bind(C, name="dt_mesh_dim_name")
+        import :: c_int, c_ptr
+        type(c_ptr), value :: m
+        integer(c_int), value :: dim
+      end function
+    end interface
+    s = dt_f_string(c_name(m, dim))
+  end function dt_mesh_dim_name
+
+  integer(c_int) function dt_rng_save_state(m, path)
+    type(c_ptr), intent(in) :: m
+    character(len=*), intent(in) :: path
+    interface
+      integer(c_int) function c_save(m, path) bind(C, name="dt_rng_save_state")
+        import :: c_int, c_ptr, c_char
+        type(c_ptr), value :: m
+        character(kind=c_char), intent(in) :: path(*)
+      end function
+    end interface
+    dt_rng_save_state = c_save(m, trim(path) // c_null_char)
+  end function dt_rng_save_state
+
+  integer(c_int) function dt_rng_load_state(m, path)
+    type(c_ptr), intent(in) :: m
+    character(len=*), intent(in) :: path
+    interface
+      integer(c_int) function c_load(m, path) bind(C, name="dt_rng_load_state")
+        import :: c_int, c_ptr, c_char
+        type(c_ptr), value :: m
+        character(kind=c_char), intent(in) :: path(*)
+      end function
+    end interface
+    dt_rng_load_state = c_load(m, trim(path) // c_null_char)
+  end function dt_rng_load_state
+
+  ! xs(:): the tensors joined along Fortran dim `dim` (dt_stack: the new
+  ! dim's place in the result, 1..ndim+1)
+  integer(c_int) function dt_cat(xs, dim, out)
+    type(c_ptr), intent(in) :: xs(:)
+    integer(c_int), intent(in) :: dim
+    type(c_ptr), intent(inout) :: out
+    dt_cat = dt_f_cat(size(xs, kind=c_int), xs, dim, out)
+  end function dt_cat
+
+  integer(c_int) function dt_stack(xs, dim, out)
+    type(c_ptr), intent(in) :: xs(:)
+    integer(c_int), intent(in) :: dim
+    type(c_ptr), intent(inout) :: out
+    dt_stack = dt_f_stack(size(xs, kind=c_int), xs, dim, out)
+  end function dt_stack
+
+  ! size(sizes) pieces along Fortran dim `dim`, into outs(1:size(sizes))
+  integer(c_int) function dt_split(x, dim, sizes, outs)
+    type(c_ptr), intent(in) :: x
+    integer(c_int), intent(in) :: dim
+    integer(c_int64_t), intent(in) :: sizes(:)
+    type(c_ptr), intent(inout) :: outs(:)
+    dt_split = dt_f_split(x, dim, size(sizes, kind=c_int), sizes, outs, size(outs, kind=c_int))
+  end function dt_split
+
+  ! mask: a tensor handle for the kept-element mask (as out), or absent
+  integer(c_int) function dt_dropout(x, p, out, mask)
+    type(c_ptr), intent(in) :: x
+    real(c_double), intent(in) :: p
+    type(c_ptr), intent(inout) :: out
+    type(c_ptr), intent(inout), optional, target :: mask
+    interface
+      integer(c_int) function c_dropout(x, p, out, mask) bind(C, name="dt_f_dropout")
+        import :: c_int, c_ptr, c_double
+        type(c_ptr), value :: x
+        real(c_double), value :: p
+        type(c_ptr), intent(inout) :: out
+        type(c_ptr), value :: mask
+      end function
+    end interface
+    if (present(mask)) then
+      dt_dropout = c_dropout(x, p, out, c_loc(mask))
+    else
+      dt_dropout = c_dropout(x, p, out, c_null_ptr)
+    end if
+  end function dt_dropout
+
+  ! ---- the typed specifics behind dt_tensor_from_local, dt_tensor_distribute,
+  ! dt_tensor_gather and dt_tensor_local: one per kind and rank, identical
+  ! but for the array's declaration and its dtype constant ----
   ! dt_tensor_local(t, a, st): a => t's contiguous local shard, shaped as
   ! the local shape (Fortran order); st /= DT_OK (a nullified) for another
   ! dtype or rank, or strided / ghosted storage (use your own array)
-  subroutine dt_local_f64_1(t, a, st)
-    type(c_ptr), intent(in) :: t
-    real(c_double), pointer, intent(out) :: a(:)
-    integer(c_int), intent(out) :: st
-    integer(c_int64_t) :: shape(DT_MAX_DIMS)
-    nullify(a)
-    st = dt_f_tensor_local(t, DT_F64, 1_c_int, shape)
-    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:1))
-  end subroutine dt_local_f64_1
+  integer(c_int) function dt_fl_f32_1(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_float), target, intent(inout) :: local(:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_f32_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_f32_1
 
-  subroutine dt_local_f64_2(t, a, st)
-    type(c_ptr), intent(in) :: t
-    real(c_double), pointer, intent(out) :: a(:,:)
-    integer(c_int), intent(out) :: st
-    integer(c_int64_t) :: shape(DT_MAX_DIMS)
-    nullify(a)
-    st = dt_f_tensor_local(t, DT_F64, 2_c_int, shape)
-    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
-  end subroutine dt_local_f64_2
+  integer(c_int) function dt_fl_f32_2(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_float), target, intent(inout) :: local(:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_f32_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_f32_2
 
-  subroutine dt_local_f64_3(t, a, st)
+  integer(c_int) function dt_fl_f32_3(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_float), target, intent(inout) :: local(:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_f32_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_f32_3
+
+  integer(c_int) function dt_fl_f32_4(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_float), target, intent(inout) :: local(:,:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_f32_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_f32_4
+
+  integer(c_int) function dt_fl_f64_1(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_double), target, intent(inout) :: local(:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_f64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_f64_1
+
+  integer(c_int) function dt_fl_f64_2(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_double), target, intent(inout) :: local(:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_f64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_f64_2
+
+  integer(c_int) function dt_fl_f64_3(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_double), target, intent(inout) :: local(:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_f64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_f64_3
+
+  integer(c_int) function dt_fl_f64_4(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_double), target, intent(inout) :: local(:,:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_f64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_f64_4
+
+  integer(c_int) function dt_fl_i32_1(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int32_t), target, intent(inout) :: local(:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_i32_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_i32_1
+
+  integer(c_int) function dt_fl_i32_2(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int32_t), target, intent(inout) :: local(:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_i32_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_i32_2
+
+  integer(c_int) function dt_fl_i32_3(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int32_t), target, intent(inout) :: local(:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_i32_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_i32_3
+
+  integer(c_int) function dt_fl_i32_4(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int32_t), target, intent(inout) :: local(:,:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_i32_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_i32_4
+
+  integer(c_int) function dt_fl_i64_1(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int64_t), target, intent(inout) :: local(:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_i64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_i64_1
+
+  integer(c_int) function dt_fl_i64_2(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int64_t), target, intent(inout) :: local(:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_i64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_i64_2
+
+  integer(c_int) function dt_fl_i64_3(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int64_t), target, intent(inout) :: local(:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_i64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_i64_3
+
+  integer(c_int) function dt_fl_i64_4(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int64_t), target, intent(inout) :: local(:,:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_i64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_i64_4
+
+  integer(c_int) function dt_fl_c64_1(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_float_complex), target, intent(inout) :: local(:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_c64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_c64_1
+
+  integer(c_int) function dt_fl_c64_2(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_float_complex), target, intent(inout) :: local(:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_c64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_c64_2
+
+  integer(c_int) function dt_fl_c64_3(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_float_complex), target, intent(inout) :: local(:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_c64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_c64_3
+
+  integer(c_int) function dt_fl_c64_4(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_float_complex), target, intent(inout) :: local(:,:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_c64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_c64_4
+
+  integer(c_int) function dt_fl_c128_1(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_double_complex), target, intent(inout) :: local(:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_c128_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_c128_1
+
+  integer(c_int) function dt_fl_c128_2(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_double_complex), target, intent(inout) :: local(:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_c128_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_c128_2
+
+  integer(c_int) function dt_fl_c128_3(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_double_complex), target, intent(inout) :: local(:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_c128_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_c128_3
+
+  integer(c_int) function dt_fl_c128_4(m, d, local, flags, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_double_complex), target, intent(inout) :: local(:,:,:,:)
+    integer(c_int), intent(in) :: flags
+    type(c_ptr), intent(inout) :: out
+    dt_fl_c128_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), flags, out)
+  end function dt_fl_c128_4
+
+  integer(c_int) function dt_dist_f32_1(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_float), target, intent(in) :: full(:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_f32_1 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_F32, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_f32_1
+
+  integer(c_int) function dt_dist_f32_2(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_float), target, intent(in) :: full(:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_f32_2 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_F32, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_f32_2
+
+  integer(c_int) function dt_dist_f32_3(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_float), target, intent(in) :: full(:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_f32_3 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_F32, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_f32_3
+
+  integer(c_int) function dt_dist_f32_4(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_float), target, intent(in) :: full(:,:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_f32_4 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_F32, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_f32_4
+
+  integer(c_int) function dt_dist_f64_1(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_double), target, intent(in) :: full(:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_f64_1 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_F64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_f64_1
+
+  integer(c_int) function dt_dist_f64_2(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_double), target, intent(in) :: full(:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_f64_2 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_F64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_f64_2
+
+  integer(c_int) function dt_dist_f64_3(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_double), target, intent(in) :: full(:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_f64_3 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_F64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_f64_3
+
+  integer(c_int) function dt_dist_f64_4(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    real(c_double), target, intent(in) :: full(:,:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_f64_4 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_F64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_f64_4
+
+  integer(c_int) function dt_dist_i32_1(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int32_t), target, intent(in) :: full(:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_i32_1 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_I32, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_i32_1
+
+  integer(c_int) function dt_dist_i32_2(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int32_t), target, intent(in) :: full(:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_i32_2 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_I32, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_i32_2
+
+  integer(c_int) function dt_dist_i32_3(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int32_t), target, intent(in) :: full(:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_i32_3 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_I32, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_i32_3
+
+  integer(c_int) function dt_dist_i32_4(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int32_t), target, intent(in) :: full(:,:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_i32_4 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_I32, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_i32_4
+
+  integer(c_int) function dt_dist_i64_1(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int64_t), target, intent(in) :: full(:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_i64_1 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_I64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_i64_1
+
+  integer(c_int) function dt_dist_i64_2(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int64_t), target, intent(in) :: full(:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_i64_2 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_I64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_i64_2
+
+  integer(c_int) function dt_dist_i64_3(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int64_t), target, intent(in) :: full(:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_i64_3 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_I64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_i64_3
+
+  integer(c_int) function dt_dist_i64_4(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    integer(c_int64_t), target, intent(in) :: full(:,:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_i64_4 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_I64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_i64_4
+
+  integer(c_int) function dt_dist_c64_1(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_float_complex), target, intent(in) :: full(:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_c64_1 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_C64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_c64_1
+
+  integer(c_int) function dt_dist_c64_2(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_float_complex), target, intent(in) :: full(:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_c64_2 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_C64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_c64_2
+
+  integer(c_int) function dt_dist_c64_3(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_float_complex), target, intent(in) :: full(:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_c64_3 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_C64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_c64_3
+
+  integer(c_int) function dt_dist_c64_4(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_float_complex), target, intent(in) :: full(:,:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_c64_4 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_C64, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_c64_4
+
+  integer(c_int) function dt_dist_c128_1(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_double_complex), target, intent(in) :: full(:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_c128_1 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_C128, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_c128_1
+
+  integer(c_int) function dt_dist_c128_2(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_double_complex), target, intent(in) :: full(:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_c128_2 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_C128, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_c128_2
+
+  integer(c_int) function dt_dist_c128_3(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_double_complex), target, intent(in) :: full(:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_c128_3 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_C128, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_c128_3
+
+  integer(c_int) function dt_dist_c128_4(m, d, full, src_rank, out)
+    type(c_ptr), intent(in) :: m
+    type(dt_tensor_desc), intent(in) :: d
+    complex(c_double_complex), target, intent(in) :: full(:,:,:,:)
+    integer(c_int), intent(in) :: src_rank
+    type(c_ptr), intent(inout) :: out
+    dt_dist_c128_4 = dt_f_tensor_distribute_typed(m, d, c_loc(full), DT_C128, dt_f_contig(is_contiguous(full)), &
+         size(full, kind=c_int64_t), src_rank, out)
+  end function dt_dist_c128_4
+
+  integer(c_int) function dt_gath_f32_1(t, full)
     type(c_ptr), intent(in) :: t
-    real(c_double), pointer, intent(out) :: a(:,:,:)
-    integer(c_int), intent(out) :: st
-    integer(c_int64_t) :: shape(DT_MAX_DIMS)
-    nullify(a)
-    st = dt_f_tensor_local(t, DT_F64, 3_c_int, shape)
-    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
-  end subroutine dt_local_f64_3
+    real(c_float), target, intent(inout) :: full(:)
+    dt_gath_f32_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_f32_1
+
+  integer(c_int) function dt_gath_f32_2(t, full)
+    type(c_ptr), intent(in) :: t
+    real(c_float), target, intent(inout) :: full(:,:)
+    dt_gath_f32_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_f32_2
+
+  integer(c_int) function dt_gath_f32_3(t, full)
+    type(c_ptr), intent(in) :: t
+    real(c_float), target, intent(inout) :: full(:,:,:)
+    dt_gath_f32_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_f32_3
+
+  integer(c_int) function dt_gath_f32_4(t, full)
+    type(c_ptr), intent(in) :: t
+    real(c_float), target, intent(inout) :: full(:,:,:,:)
+    dt_gath_f32_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_f32_4
+
+  integer(c_int) function dt_gath_f64_1(t, full)
+    type(c_ptr), intent(in) :: t
+    real(c_double), target, intent(inout) :: full(:)
+    dt_gath_f64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_f64_1
+
+  integer(c_int) function dt_gath_f64_2(t, full)
+    type(c_ptr), intent(in) :: t
+    real(c_double), target, intent(inout) :: full(:,:)
+    dt_gath_f64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_f64_2
+
+  integer(c_int) function dt_gath_f64_3(t, full)
+    type(c_ptr), intent(in) :: t
+    real(c_double), target, intent(inout) :: full(:,:,:)
+    dt_gath_f64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_f64_3
+
+  integer(c_int) function dt_gath_f64_4(t, full)
+    type(c_ptr), intent(in) :: t
+    real(c_double), target, intent(inout) :: full(:,:,:,:)
+    dt_gath_f64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_F64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_f64_4
+
+  integer(c_int) function dt_gath_i32_1(t, full)
+    type(c_ptr), intent(in) :: t
+    integer(c_int32_t), target, intent(inout) :: full(:)
+    dt_gath_i32_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_i32_1
+
+  integer(c_int) function dt_gath_i32_2(t, full)
+    type(c_ptr), intent(in) :: t
+    integer(c_int32_t), target, intent(inout) :: full(:,:)
+    dt_gath_i32_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_i32_2
+
+  integer(c_int) function dt_gath_i32_3(t, full)
+    type(c_ptr), intent(in) :: t
+    integer(c_int32_t), target, intent(inout) :: full(:,:,:)
+    dt_gath_i32_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_i32_3
+
+  integer(c_int) function dt_gath_i32_4(t, full)
+    type(c_ptr), intent(in) :: t
+    integer(c_int32_t), target, intent(inout) :: full(:,:,:,:)
+    dt_gath_i32_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I32, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_i32_4
+
+  integer(c_int) function dt_gath_i64_1(t, full)
+    type(c_ptr), intent(in) :: t
+    integer(c_int64_t), target, intent(inout) :: full(:)
+    dt_gath_i64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_i64_1
+
+  integer(c_int) function dt_gath_i64_2(t, full)
+    type(c_ptr), intent(in) :: t
+    integer(c_int64_t), target, intent(inout) :: full(:,:)
+    dt_gath_i64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_i64_2
+
+  integer(c_int) function dt_gath_i64_3(t, full)
+    type(c_ptr), intent(in) :: t
+    integer(c_int64_t), target, intent(inout) :: full(:,:,:)
+    dt_gath_i64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_i64_3
+
+  integer(c_int) function dt_gath_i64_4(t, full)
+    type(c_ptr), intent(in) :: t
+    integer(c_int64_t), target, intent(inout) :: full(:,:,:,:)
+    dt_gath_i64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_I64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_i64_4
+
+  integer(c_int) function dt_gath_c64_1(t, full)
+    type(c_ptr), intent(in) :: t
+    complex(c_float_complex), target, intent(inout) :: full(:)
+    dt_gath_c64_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_c64_1
+
+  integer(c_int) function dt_gath_c64_2(t, full)
+    type(c_ptr), intent(in) :: t
+    complex(c_float_complex), target, intent(inout) :: full(:,:)
+    dt_gath_c64_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_c64_2
+
+  integer(c_int) function dt_gath_c64_3(t, full)
+    type(c_ptr), intent(in) :: t
+    complex(c_float_complex), target, intent(inout) :: full(:,:,:)
+    dt_gath_c64_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_c64_3
+
+  integer(c_int) function dt_gath_c64_4(t, full)
+    type(c_ptr), intent(in) :: t
+    complex(c_float_complex), target, intent(inout) :: full(:,:,:,:)
+    dt_gath_c64_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C64, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_c64_4
+
+  integer(c_int) function dt_gath_c128_1(t, full)
+    type(c_ptr), intent(in) :: t
+    complex(c_double_complex), target, intent(inout) :: full(:)
+    dt_gath_c128_1 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_c128_1
+
+  integer(c_int) function dt_gath_c128_2(t, full)
+    type(c_ptr), intent(in) :: t
+    complex(c_double_complex), target, intent(inout) :: full(:,:)
+    dt_gath_c128_2 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_c128_2
+
+  integer(c_int) function dt_gath_c128_3(t, full)
+    type(c_ptr), intent(in) :: t
+    complex(c_double_complex), target, intent(inout) :: full(:,:,:)
+    dt_gath_c128_3 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_c128_3
+
+  integer(c_int) function dt_gath_c128_4(t, full)
+    type(c_ptr), intent(in) :: t
+    complex(c_double_complex), target, intent(inout) :: full(:,:,:,:)
+    dt_gath_c128_4 = dt_f_tensor_gather_typed(t, c_loc(full), DT_C128, &
+         dt_f_contig(is_contiguous(full)), size(full, kind=c_int64_t))
+  end function dt_gath_c128_4
 
   subroutine dt_local_f32_1(t, a, st)
     type(c_ptr), intent(in) :: t
@@ -670,6 +2053,56 @@ contains
     if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
   end subroutine dt_local_f32_3
 
+  subroutine dt_local_f32_4(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_float), pointer, intent(out) :: a(:,:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F32, 4_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:4))
+  end subroutine dt_local_f32_4
+
+  subroutine dt_local_f64_1(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_double), pointer, intent(out) :: a(:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F64, 1_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:1))
+  end subroutine dt_local_f64_1
+
+  subroutine dt_local_f64_2(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_double), pointer, intent(out) :: a(:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F64, 2_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
+  end subroutine dt_local_f64_2
+
+  subroutine dt_local_f64_3(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_double), pointer, intent(out) :: a(:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F64, 3_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
+  end subroutine dt_local_f64_3
+
+  subroutine dt_local_f64_4(t, a, st)
+    type(c_ptr), intent(in) :: t
+    real(c_double), pointer, intent(out) :: a(:,:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_F64, 4_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:4))
+  end subroutine dt_local_f64_4
+
   subroutine dt_local_i32_1(t, a, st)
     type(c_ptr), intent(in) :: t
     integer(c_int32_t), pointer, intent(out) :: a(:)
@@ -689,6 +2122,26 @@ contains
     st = dt_f_tensor_local(t, DT_I32, 2_c_int, shape)
     if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
   end subroutine dt_local_i32_2
+
+  subroutine dt_local_i32_3(t, a, st)
+    type(c_ptr), intent(in) :: t
+    integer(c_int32_t), pointer, intent(out) :: a(:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_I32, 3_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
+  end subroutine dt_local_i32_3
+
+  subroutine dt_local_i32_4(t, a, st)
+    type(c_ptr), intent(in) :: t
+    integer(c_int32_t), pointer, intent(out) :: a(:,:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_I32, 4_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:4))
+  end subroutine dt_local_i32_4
 
   subroutine dt_local_i64_1(t, a, st)
     type(c_ptr), intent(in) :: t
@@ -710,7 +2163,66 @@ contains
     if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
   end subroutine dt_local_i64_2
 
-  ! complex(c_double_complex): DT_C128's (re, im) pairs are its layout
+  subroutine dt_local_i64_3(t, a, st)
+    type(c_ptr), intent(in) :: t
+    integer(c_int64_t), pointer, intent(out) :: a(:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_I64, 3_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
+  end subroutine dt_local_i64_3
+
+  subroutine dt_local_i64_4(t, a, st)
+    type(c_ptr), intent(in) :: t
+    integer(c_int64_t), pointer, intent(out) :: a(:,:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_I64, 4_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:4))
+  end subroutine dt_local_i64_4
+
+  subroutine dt_local_c64_1(t, a, st)
+    type(c_ptr), intent(in) :: t
+    complex(c_float_complex), pointer, intent(out) :: a(:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_C64, 1_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:1))
+  end subroutine dt_local_c64_1
+
+  subroutine dt_local_c64_2(t, a, st)
+    type(c_ptr), intent(in) :: t
+    complex(c_float_complex), pointer, intent(out) :: a(:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_C64, 2_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:2))
+  end subroutine dt_local_c64_2
+
+  subroutine dt_local_c64_3(t, a, st)
+    type(c_ptr), intent(in) :: t
+    complex(c_float_complex), pointer, intent(out) :: a(:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_C64, 3_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
+  end subroutine dt_local_c64_3
+
+  subroutine dt_local_c64_4(t, a, st)
+    type(c_ptr), intent(in) :: t
+    complex(c_float_complex), pointer, intent(out) :: a(:,:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_C64, 4_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:4))
+  end subroutine dt_local_c64_4
+
   subroutine dt_local_c128_1(t, a, st)
     type(c_ptr), intent(in) :: t
     complex(c_double_complex), pointer, intent(out) :: a(:)
@@ -740,5 +2252,15 @@ contains
     st = dt_f_tensor_local(t, DT_C128, 3_c_int, shape)
     if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:3))
   end subroutine dt_local_c128_3
+
+  subroutine dt_local_c128_4(t, a, st)
+    type(c_ptr), intent(in) :: t
+    complex(c_double_complex), pointer, intent(out) :: a(:,:,:,:)
+    integer(c_int), intent(out) :: st
+    integer(c_int64_t) :: shape(DT_MAX_DIMS)
+    nullify(a)
+    st = dt_f_tensor_local(t, DT_C128, 4_c_int, shape)
+    if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:4))
+  end subroutine dt_local_c128_4
 
 end module dtensor

@@ -1784,6 +1784,128 @@ DT_API dt_status dt_f_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor *
    (DT_ERR_SHAPE, *out untouched, if the file's rank differs) */
 DT_API dt_status dt_f_tensor_load_npy(dt_mesh *m, const char *path, int ndim, const dt_placement *fplacements,
                                       dt_tensor **out);  /* collective */
+/* the typed wraps behind dtensor.f90's generic dt_tensor_from_local /
+   distribute / gather: array_dtype is the Fortran array's own (from its
+   kind), contiguous 0 for an array section with a stride (refused,
+   DT_ERR_ARG: a copy would break DT_BORROW's aliasing), nelem its size.
+   A desc (a tensor) of another dtype is DT_ERR_DTYPE naming both; a
+   `full` smaller than the global shape DT_ERR_SHAPE. from_local and gather
+   (and distribute from one src_rank) agree on the refusal over the mesh
+   before the forwarded call, so a rank that refused does not leave the
+   others in its collective */
+DT_API dt_status dt_f_tensor_from_local_typed(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
+                                              int contiguous, unsigned flags, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_tensor_distribute_typed(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int array_dtype,
+                                              int contiguous, int64_t nelem, int src_rank,
+                                              dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_tensor_gather_typed(const dt_tensor *t, void *full, int array_dtype, int contiguous,
+                                          int64_t nelem);  /* collective */
+/* the views, softmax and the dim-taking reductions with Fortran dims (a new
+   dim's place, unsqueeze / stack: its Fortran dim in the result, 1..ndim+1;
+   narrow's start: the first index kept, 1-based; reshape's shape in Fortran
+   order; perm(i): the x dim that becomes dim i) */
+DT_API dt_status dt_f_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_permute(const dt_tensor *x, const int *perm, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_squeeze(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out);  /* collective */
+/* nouts: outs' room (DT_ERR_ARG if less than n) */
+DT_API dt_status dt_f_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs,
+                            int nouts);  /* collective */
+/* t's spec in Fortran order: dtype, ndim, shape, placements (Shard: Fortran
+   dims), device; the storage fields NULL / 0 */
+DT_API dt_status dt_f_tensor_get_desc(const dt_tensor *t, dt_tensor_desc *fd);  /* local */
+DT_API dt_status dt_f_softmax(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_log_softmax(const dt_tensor *x, int dim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_norm2(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_argmax(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out);  /* collective */
+/* Fortran's matmul (as dt_f_matmul): dt_mm(b, a), dt_bmm(b, a), dt_addmm(c, b, a, ...) */
+DT_API dt_status dt_f_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_addmm(const dt_tensor *c, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
+                            dt_tensor **out);  /* collective */
+/* Fortran-order placements (one per mesh dim) */
+DT_API dt_status dt_f_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *fplacements, dt_reduce op,
+                                                 dt_tensor *out);  /* collective */
+DT_API dt_status dt_f_tensor_rand(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_tensor_randn(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out);  /* collective */
+/* strides in Fortran order; returns ndim (0 for t NULL) */
+DT_API int dt_f_tensor_local_strides(const dt_tensor *t, int64_t *strides);  /* local */
+/* dim: a Fortran dim; the indices stay 0-based global positions */
+DT_API dt_status dt_f_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index);  /* local */
+DT_API dt_status dt_f_layout_indices(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int dim,
+                                     int64_t *global_index);  /* pure */
+/* fn gets its block in Fortran order (every per-dim array reversed,
+   global_shape a reversed copy); the cells and offsets stay 0-based */
+DT_API dt_status dt_f_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out);  /* collective */
+/* x(S..., C_in, N), w(K..., C_in, C_out): desc's padding(i) / dilation(i) for Fortran spatial dim i */
+DT_API dt_status dt_f_conv1d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                             dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                             dt_tensor **out);  /* collective */
+DT_API dt_status dt_f_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                             dt_tensor **out);  /* collective */
+/* dt_tensor_desc_from_scalapack for Fortran: ScaLAPACK's A(M_, N_) is the
+   Fortran array a(M_, N_), so the desc has shape {M_, N_}, Fortran Shard
+   dims, local_shape {LOCr, LOCc} and local_strides {1, LLD_}. (Its other
+   direction, dt_tensor_scalapack_desc, needs no conversion: a Fortran a(M, N)
+   with [dt_shard_cyclic(1, mb), dt_shard_cyclic(2, nb)] on a P x Q mesh is
+   ScaLAPACK's A(M, N) on a P x Q grid in order "R".) */
+DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                                 dt_tensor_desc *fd, int64_t *local_shape,
+                                                 int64_t *local_strides);  /* pure */
+/* the calls the module forwards unchanged (no dim or shape argument):
+   dt_f_X is dt_X with its refusals in Fortran order */
+DT_API dt_status dt_f_neg(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_abs(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_exp(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_log(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_sqrt(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_rsqrt(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_sin(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_cos(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_tanh(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_sigmoid(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_relu(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_gelu(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_silu(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_copy(const dt_tensor *x, dt_tensor **out);
+DT_API dt_status dt_f_cast(const dt_tensor *x, dt_dtype to, dt_tensor **out);
+DT_API dt_status dt_f_scale(const dt_tensor *x, double a, dt_tensor **out);
+DT_API dt_status dt_f_shift(const dt_tensor *x, double a, dt_tensor **out);
+DT_API dt_status dt_f_pow(const dt_tensor *x, double a, dt_tensor **out);
+DT_API dt_status dt_f_fill(const dt_tensor *x, double a, dt_tensor **out);
+DT_API dt_status dt_f_add(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_sub(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_mul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_div(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_maximum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_minimum(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_dot(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);
+DT_API dt_status dt_f_axpy(double a, const dt_tensor *x, dt_tensor *y);
+DT_API dt_status dt_f_linear(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, dt_tensor **out);
+DT_API dt_status dt_f_layer_norm(const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps,
+                                 dt_tensor **out);
+DT_API dt_status dt_f_rms_norm(const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out);
+DT_API dt_status dt_f_embedding(const dt_tensor *table, const dt_tensor *idx, dt_tensor **out);
+DT_API dt_status dt_f_cross_entropy(const dt_tensor *logits, const dt_tensor *target, dt_tensor **out);
+DT_API dt_status dt_f_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask);
+DT_API dt_status dt_f_halo_exchange(dt_tensor *t);
+DT_API dt_status dt_f_halo_exchange_begin(dt_tensor *t);
+DT_API dt_status dt_f_halo_exchange_end(dt_tensor *t);
+DT_API dt_status dt_f_tensor_gather(const dt_tensor *t, void *full);
+DT_API dt_status dt_f_tensor_save_npy(const dt_tensor *t, const char *path);
+DT_API dt_status dt_f_tensor_zero_local(dt_tensor *t);
+DT_API dt_status dt_f_uniform_(dt_tensor *t, double lo, double hi);
+DT_API dt_status dt_f_normal_(dt_tensor *t, double mean, double std);
+DT_API dt_status dt_f_bernoulli_(dt_tensor *t, double p);
+DT_API dt_status dt_f_randint_(dt_tensor *t, int64_t lo, int64_t hi);
+DT_API dt_status dt_f_tensor_redistribute_end(dt_tensor *out);
+DT_API dt_status dt_f_tensor_redistribute_test(dt_tensor *out, int *done);
+DT_API dt_status dt_f_tensor_scalapack_desc(const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid);
 /* copies min(strlen(s), cap) bytes of s (NULL: "") into buf, no terminator;
    returns strlen(s): a Fortran string from dt_last_error and co. */
 DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap);  /* pure */
@@ -17662,6 +17784,78 @@ DT__F_PTR(dt_tensor_redistribute_reduce_begin);
 DT__F_PTR(dt_tensor_set_halo);
 DT__F_PTR(dt_tensor_load_npy);
 DT__F_PTR(dt_layout);
+DT__F_PTR(dt_tensor_gather);
+DT__F_PTR(dt_transpose);
+DT__F_PTR(dt_permute);
+DT__F_PTR(dt_reshape);
+DT__F_PTR(dt_squeeze);
+DT__F_PTR(dt_unsqueeze);
+DT__F_PTR(dt_narrow);
+DT__F_PTR(dt_cat);
+DT__F_PTR(dt_stack);
+DT__F_PTR(dt_split);
+DT__F_PTR(dt_softmax);
+DT__F_PTR(dt_log_softmax);
+DT__F_PTR(dt_norm2);
+DT__F_PTR(dt_argmax);
+DT__F_PTR(dt_mm);
+DT__F_PTR(dt_bmm);
+DT__F_PTR(dt_addmm);
+DT__F_PTR(dt_tensor_redistribute_reduce);
+DT__F_PTR(dt_tensor_rand);
+DT__F_PTR(dt_tensor_randn);
+DT__F_PTR(dt_tensor_local_indices);
+DT__F_PTR(dt_layout_indices);
+DT__F_PTR(dt_stencil_apply);
+DT__F_PTR(dt_conv1d);
+DT__F_PTR(dt_conv2d);
+DT__F_PTR(dt_conv3d);
+DT__F_PTR(dt_tensor_desc_from_scalapack);
+DT__F_PTR(dt_tensor_redistribute_end);
+DT__F_PTR(dt_tensor_redistribute_test);
+DT__F_PTR(dt_neg);
+DT__F_PTR(dt_abs);
+DT__F_PTR(dt_exp);
+DT__F_PTR(dt_log);
+DT__F_PTR(dt_sqrt);
+DT__F_PTR(dt_rsqrt);
+DT__F_PTR(dt_sin);
+DT__F_PTR(dt_cos);
+DT__F_PTR(dt_tanh);
+DT__F_PTR(dt_sigmoid);
+DT__F_PTR(dt_relu);
+DT__F_PTR(dt_gelu);
+DT__F_PTR(dt_silu);
+DT__F_PTR(dt_copy);
+DT__F_PTR(dt_cast);
+DT__F_PTR(dt_scale);
+DT__F_PTR(dt_shift);
+DT__F_PTR(dt_pow);
+DT__F_PTR(dt_fill);
+DT__F_PTR(dt_add);
+DT__F_PTR(dt_sub);
+DT__F_PTR(dt_mul);
+DT__F_PTR(dt_div);
+DT__F_PTR(dt_maximum);
+DT__F_PTR(dt_minimum);
+DT__F_PTR(dt_dot);
+DT__F_PTR(dt_axpy);
+DT__F_PTR(dt_linear);
+DT__F_PTR(dt_layer_norm);
+DT__F_PTR(dt_rms_norm);
+DT__F_PTR(dt_embedding);
+DT__F_PTR(dt_cross_entropy);
+DT__F_PTR(dt_dropout);
+DT__F_PTR(dt_halo_exchange);
+DT__F_PTR(dt_halo_exchange_begin);
+DT__F_PTR(dt_halo_exchange_end);
+DT__F_PTR(dt_tensor_save_npy);
+DT__F_PTR(dt_tensor_zero_local);
+DT__F_PTR(dt_uniform_);
+DT__F_PTR(dt_normal_);
+DT__F_PTR(dt_bernoulli_);
+DT__F_PTR(dt_randint_);
+DT__F_PTR(dt_tensor_scalapack_desc);
 #else
 #define DT__F_CALL(fn) fn
 #endif
@@ -17934,6 +18128,517 @@ DT_API dt_status dt_f_tensor_load_npy(dt_mesh *m, const char *path, int ndim, co
                                       dt_tensor **out) {
     DT__F_PUBLIC("dt_tensor_load_npy", dt__f_tensor_load_npy_body(m, path, ndim, fplacements, out));
 }
+
+/* ---- the typed wraps (dtensor.f90's generic dt_tensor_from_local /
+   distribute / gather over real, integer and complex arrays of rank 1-4):
+   the module passes the array's own dtype (from its kind) and whether it is
+   contiguous, so a desc that mislabels the array cannot go through. The
+   refusal is agreed over the mesh where the forwarded call communicates
+   anyway (a rank that branched into another kind must not leave the others
+   waiting in the call's collective). */
+static const char *dt__f_kind_name(int dtype) {
+    switch (dtype) {
+    case DT_F32: return "real(c_float)";
+    case DT_F64: return "real(c_double)";
+    case DT_I32: return "integer(c_int32_t)";
+    case DT_I64: return "integer(c_int64_t)";
+    case DT_C64: return "complex(c_float_complex)";
+    case DT_C128: return "complex(c_double_complex)";
+    default: return "an array of another kind";
+    }
+}
+
+/* the module's constant for a dtype, as the desc's field is spelled in Fortran */
+static const char *dt__f_dtype_const(int dtype) {
+    static const char *const names[] = {"DT_F32", "DT_F64", "DT_F16", "DT_BF16", "DT_I32", "DT_I64", "DT_U8",
+                                        "DT_C64", "DT_C128"};
+    return dtype >= 0 && dtype < (int)(sizeof names / sizeof names[0]) ? names[dtype] : "an unknown dtype";
+}
+
+static dt_status dt__f_array_check(const char *fn, const char *what, int desc_dtype, int array_dtype, int contiguous) {
+    if (desc_dtype != array_dtype)
+        /* DT_F32 is 0, the value of a desc whose dtype was never set: say so, since a real(8) array with an
+           unset dtype is the usual way to get here */
+        return dt__fail(DT_ERR_DTYPE, "%s: desc%%dtype = %s (%d%s) but %s is %s: set desc%%dtype = %s, or pass an "
+                        "array of the desc's kind", fn, dt__f_dtype_const(desc_dtype), desc_dtype,
+                        desc_dtype == DT_F32 ? ", also the value of a dtype left unset" : "", what,
+                        dt__f_kind_name(array_dtype), dt__f_dtype_const(array_dtype));
+    if (!contiguous)
+        return dt__fail(DT_ERR_ARG, "%s: %s is a non-contiguous array section (a stride other than 1, e.g. "
+                        "u(1:n:2, :)): the call reads it as contiguous storage, and a compiler's copy of it would "
+                        "break DT_FLAG_BORROW's aliasing; pass the whole array and describe the part with "
+                        "desc%%local_ghost or desc%%local_strides", fn, what);
+    return DT_OK;
+}
+
+static dt_status dt__f_tensor_from_local_typed_body(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
+                                                    int contiguous, unsigned flags, dt_tensor **out) {
+    const char *fn = "dt_tensor_from_local";
+    dt_status st = DT_OK;
+    if (!m || !fd) return dt__f_tensor_from_local_body(m, fd, local, flags, out); /* its own refusal */
+    st = dt__f_array_check(fn, "local", fd->dtype, array_dtype, contiguous);
+    if (m->rank >= 0 && m->size > 1 && (st = dt__agree(m->comm, fn, st, 0))) return st;
+    return st ? st : dt__f_tensor_from_local_body(m, fd, local, flags, out);
+}
+DT_API dt_status dt_f_tensor_from_local_typed(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
+                                              int contiguous, unsigned flags, dt_tensor **out) {
+    DT__F_PUBLIC("dt_tensor_from_local",
+               dt__f_tensor_from_local_typed_body(m, fd, local, array_dtype, contiguous, flags, out));
+}
+
+/* elements of a Fortran-order desc's global shape; -1 for a shape that cannot be one */
+static int64_t dt__f_numel(const dt_tensor_desc *fd) {
+    int64_t n = 1;
+    int i;
+    if (fd->ndim < 0 || fd->ndim > DT_MAX_DIMS) return -1;
+    for (i = 0; i < fd->ndim; i++) {
+        if (fd->shape[i] < 0) return -1;
+        n *= fd->shape[i];
+    }
+    return n;
+}
+
+static dt_status dt__f_tensor_distribute_typed_body(dt_mesh *m, const dt_tensor_desc *fd, const void *full,
+                                                    int array_dtype, int contiguous, int64_t nelem, int src_rank,
+                                                    dt_tensor **out) {
+    const char *fn = "dt_tensor_distribute";
+    dt_status st;
+    int64_t need;
+    if (!m || !fd) return dt__f_tensor_distribute_body(m, fd, full, src_rank, out);
+    st = dt__f_array_check(fn, "full", fd->dtype, array_dtype, contiguous);
+    need = dt__f_numel(fd);
+    /* only the ranks whose `full` is read need the whole array (the others may pass a size-0 one) */
+    if (!st && m->rank >= 0 && (src_rank == DT_SRC_ALL || src_rank == m->rank) && need >= 0 && nelem < need)
+        st = dt__fail(DT_ERR_SHAPE, "%s: full has %lld elements, the desc's global shape %lld (on the source rank %d)",
+                      fn, (long long)nelem, (long long)need, m->rank);
+    /* DT_SRC_ALL moves nothing (but the consistency checks' agreement): a local refusal leaves nobody waiting */
+    if ((src_rank != DT_SRC_ALL || dt__checks_on()) && m->rank >= 0 && m->size > 1 &&
+        (st = dt__agree(m->comm, fn, st, 0)))
+        return st;
+    return st ? st : dt__f_tensor_distribute_body(m, fd, full, src_rank, out);
+}
+DT_API dt_status dt_f_tensor_distribute_typed(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int array_dtype,
+                                              int contiguous, int64_t nelem, int src_rank, dt_tensor **out) {
+    DT__F_PUBLIC("dt_tensor_distribute",
+               dt__f_tensor_distribute_typed_body(m, fd, full, array_dtype, contiguous, nelem, src_rank, out));
+}
+
+static dt_status dt__f_tensor_gather_typed_body(const dt_tensor *t, void *full, int array_dtype, int contiguous,
+                                                int64_t nelem) {
+    const char *fn = "dt_tensor_gather";
+    dt_status st = dt__check_tensor(fn, t);
+    int64_t need = 1;
+    int i;
+    if (st) return st;
+    if (t->desc.dtype != (dt_dtype)array_dtype)
+        st = dt__fail(DT_ERR_DTYPE, "%s: the tensor is %s but full is %s (%s): gather into an array of the tensor's "
+                      "kind, or dt_cast the tensor first", fn, dt__f_dtype_const(t->desc.dtype),
+                      dt__f_kind_name(array_dtype), dt__f_dtype_const(array_dtype));
+    else st = dt__f_array_check(fn, "full", array_dtype, array_dtype, contiguous);
+    for (i = 0; i < t->desc.ndim; i++) need *= t->desc.shape[i];
+    if (!st && t->mesh->rank >= 0 && nelem < need)
+        st = dt__fail(DT_ERR_SHAPE, "%s: full has %lld elements, the tensor %lld", fn, (long long)nelem,
+                      (long long)need);
+    if (t->mesh->rank >= 0 && t->mesh->size > 1 && (st = dt__agree(t->mesh->comm, fn, st, 0))) return st;
+    return st ? st : DT__F_CALL(dt_tensor_gather)(t, full);
+}
+DT_API dt_status dt_f_tensor_gather_typed(const dt_tensor *t, void *full, int array_dtype, int contiguous,
+                                          int64_t nelem) {
+    DT__F_PUBLIC("dt_tensor_gather", dt__f_tensor_gather_typed_body(t, full, array_dtype, contiguous, nelem));
+}
+
+/* ---- the rest of the API in Fortran order: a tensor dim argument is a
+   Fortran dim (1..ndim, negative from the end), converted here; a shape is
+   reversed. Calls without either are bound directly by the module. */
+
+/* Fortran dim fd of a rank-ndim tensor as a C dim, or DT_ERR_ARG naming it */
+static dt_status dt__f_dim_arg(const char *fn, const char *what, int fd, int ndim, int *cd) {
+    *cd = dt__f_dim(fd, ndim);
+    if (*cd < 0)
+        return dt__fail(DT_ERR_ARG, "%s: %s = %d: a Fortran dim of a rank-%d tensor is 1..%d (or -%d..-1 from the end)",
+                        fn, what, fd, ndim, ndim, ndim);
+    return DT_OK;
+}
+
+static dt_status dt__f_transpose_body(const dt_tensor *x, int fd0, int fd1, dt_tensor **out) {
+    int d0 = 0, d1 = 0;
+    dt_status st = dt__check_tensor("dt_transpose", x);
+    if (!st) st = dt__f_dim_arg("dt_transpose", "d0", fd0, x->desc.ndim, &d0);
+    if (!st) st = dt__f_dim_arg("dt_transpose", "d1", fd1, x->desc.ndim, &d1);
+    return st ? st : DT__F_CALL(dt_transpose)(x, d0, d1, out);
+}
+DT_API dt_status dt_f_transpose(const dt_tensor *x, int d0, int d1, dt_tensor **out) {
+    DT__F_PUBLIC("dt_transpose", dt__f_transpose_body(x, d0, d1, out));
+}
+
+/* result Fortran dim i is x's Fortran dim perm[i]: C dim n-1-i is C dim n - perm[i] */
+static dt_status dt__f_permute_body(const dt_tensor *x, const int *fperm, dt_tensor **out) {
+    int perm[DT_MAX_DIMS], i, n;
+    dt_status st = dt__check_tensor("dt_permute", x);
+    if (st) return st;
+    if (!fperm) return dt__fail(DT_ERR_ARG, "dt_permute: perm is NULL");
+    n = x->desc.ndim;
+    for (i = 0; i < n && !st; i++) {
+        char what[24];
+        snprintf(what, sizeof what, "perm(%d)", i + 1);
+        st = dt__f_dim_arg("dt_permute", what, fperm[i], n, &perm[n - 1 - i]);
+    }
+    return st ? st : DT__F_CALL(dt_permute)(x, perm, out);
+}
+DT_API dt_status dt_f_permute(const dt_tensor *x, const int *perm, dt_tensor **out) {
+    DT__F_PUBLIC("dt_permute", dt__f_permute_body(x, perm, out));
+}
+
+static dt_status dt__f_reshape_body(const dt_tensor *x, int ndim, const int64_t *fshape, dt_tensor **out) {
+    int64_t shape[DT_MAX_DIMS];
+    if (ndim < 0 || ndim > DT_MAX_DIMS)
+        return dt__fail(DT_ERR_SHAPE, "dt_reshape: ndim = %d, must be 0..%d (DT_MAX_DIMS)", ndim, DT_MAX_DIMS);
+    if (!fshape && ndim) return dt__fail(DT_ERR_ARG, "dt_reshape: shape is NULL");
+    if (ndim) dt__f_reverse(fshape, ndim, shape);
+    return DT__F_CALL(dt_reshape)(x, ndim, shape, out);
+}
+DT_API dt_status dt_f_reshape(const dt_tensor *x, int ndim, const int64_t *shape, dt_tensor **out) {
+    DT__F_PUBLIC("dt_reshape", dt__f_reshape_body(x, ndim, shape, out));
+}
+
+static dt_status dt__f_squeeze_body(const dt_tensor *x, int fd, dt_tensor **out) {
+    int d = 0;
+    dt_status st = dt__check_tensor("dt_squeeze", x);
+    if (!st) st = dt__f_dim_arg("dt_squeeze", "dim", fd, x->desc.ndim, &d);
+    return st ? st : DT__F_CALL(dt_squeeze)(x, d, out);
+}
+DT_API dt_status dt_f_squeeze(const dt_tensor *x, int dim, dt_tensor **out) {
+    DT__F_PUBLIC("dt_squeeze", dt__f_squeeze_body(x, dim, out));
+}
+
+/* dim: the new dim's place in the result (1..ndim+1) */
+static dt_status dt__f_unsqueeze_body(const dt_tensor *x, int fd, dt_tensor **out) {
+    int d = 0;
+    dt_status st = dt__check_tensor("dt_unsqueeze", x);
+    if (!st && x->desc.ndim >= DT_MAX_DIMS) return DT__F_CALL(dt_unsqueeze)(x, 0, out); /* its own refusal */
+    if (!st) st = dt__f_dim_arg("dt_unsqueeze", "dim (of the result)", fd, x->desc.ndim + 1, &d);
+    return st ? st : DT__F_CALL(dt_unsqueeze)(x, d, out);
+}
+DT_API dt_status dt_f_unsqueeze(const dt_tensor *x, int dim, dt_tensor **out) {
+    DT__F_PUBLIC("dt_unsqueeze", dt__f_unsqueeze_body(x, dim, out));
+}
+
+/* start: the first index kept, 1-based (Fortran's x(start:start+length-1)) */
+static dt_status dt__f_narrow_body(const dt_tensor *x, int fd, int64_t start, int64_t length, dt_tensor **out) {
+    int d = 0;
+    dt_status st = dt__check_tensor("dt_narrow", x);
+    if (!st) st = dt__f_dim_arg("dt_narrow", "dim", fd, x->desc.ndim, &d);
+    if (!st && (start < 1 || start - 1 > x->desc.shape[d]))
+        st = dt__fail(DT_ERR_ARG, "dt_narrow: start = %lld along dim %d of extent %lld: the first index kept, 1-based "
+                      "(1..%lld)", (long long)start, fd, (long long)x->desc.shape[d], (long long)x->desc.shape[d] + 1);
+    return st ? st : DT__F_CALL(dt_narrow)(x, d, start - 1, length, out);
+}
+DT_API dt_status dt_f_narrow(const dt_tensor *x, int dim, int64_t start, int64_t length, dt_tensor **out) {
+    DT__F_PUBLIC("dt_narrow", dt__f_narrow_body(x, dim, start, length, out));
+}
+
+/* cat along an existing Fortran dim (stack: extra = 1, the new dim's place in the result) */
+static dt_status dt__f_join(const char *fn, int extra, int n, const dt_tensor *const *xs, int fd, dt_tensor **out) {
+    int d = 0;
+    dt_status st;
+    if (n < 1 || !xs || !xs[0]) /* the forwarded call's refusal */
+        return extra ? DT__F_CALL(dt_stack)(n, xs, 0, out) : DT__F_CALL(dt_cat)(n, xs, 0, out);
+    if ((st = dt__check_tensor(fn, xs[0]))) return st;
+    if ((st = dt__f_dim_arg(fn, extra ? "dim (of the result)" : "dim", fd, xs[0]->desc.ndim + extra, &d))) return st;
+    return extra ? DT__F_CALL(dt_stack)(n, xs, d, out) : DT__F_CALL(dt_cat)(n, xs, d, out);
+}
+DT_API dt_status dt_f_cat(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
+    DT__F_PUBLIC("dt_cat", dt__f_join("dt_cat", 0, n, xs, dim, out));
+}
+DT_API dt_status dt_f_stack(int n, const dt_tensor *const *xs, int dim, dt_tensor **out) {
+    DT__F_PUBLIC("dt_stack", dt__f_join("dt_stack", 1, n, xs, dim, out));
+}
+
+/* nouts: the handles outs has room for (a Fortran array's size) */
+static dt_status dt__f_split_body(const dt_tensor *x, int fd, int n, const int64_t *sizes, dt_tensor **outs,
+                                  int nouts) {
+    int d = 0;
+    dt_status st = dt__check_tensor("dt_split", x);
+    if (!st) st = dt__f_dim_arg("dt_split", "dim", fd, x->desc.ndim, &d);
+    if (!st && nouts < n)
+        st = dt__fail(DT_ERR_ARG, "dt_split: %d sizes but outs has room for %d handles", n, nouts);
+    return st ? st : DT__F_CALL(dt_split)(x, d, n, sizes, outs);
+}
+DT_API dt_status dt_f_split(const dt_tensor *x, int dim, int n, const int64_t *sizes, dt_tensor **outs, int nouts) {
+    DT__F_PUBLIC("dt_split", dt__f_split_body(x, dim, n, sizes, outs, nouts));
+}
+
+/* the tensor's spec as a Fortran-order desc (shape reversed, Shard dims
+   Fortran dims); the storage fields (local_shape, ...) are left empty */
+static dt_status dt__f_tensor_get_desc_body(const dt_tensor *t, dt_tensor_desc *fd) {
+    int i, n;
+    dt_status st = dt__check_tensor("dt_tensor_get_desc", t);
+    if (st) return st;
+    if (!fd) return dt__fail(DT_ERR_ARG, "dt_tensor_get_desc: desc is NULL");
+    n = t->desc.ndim;
+    memset(fd, 0, sizeof *fd);
+    fd->dtype = t->desc.dtype;
+    fd->ndim = n;
+    fd->device = t->desc.device;
+    dt__f_reverse(t->desc.shape, n, fd->shape);
+    for (i = 0; i < DT_MAX_MESH_DIMS; i++) {
+        fd->placements[i] = t->desc.placements[i];
+        if (fd->placements[i].kind == DT_SHARD) fd->placements[i].dim = (int8_t)(n - t->desc.placements[i].dim);
+    }
+    return DT_OK;
+}
+DT_API dt_status dt_f_tensor_get_desc(const dt_tensor *t, dt_tensor_desc *fd) {
+    DT__F_PUBLIC("dt_tensor_get_desc", dt__f_tensor_get_desc_body(t, fd));
+}
+
+typedef dt_status (*dt__f_dim_fn)(const dt_tensor *, int, dt_tensor **);
+static dt_status dt__f_along(const char *fn, dt__f_dim_fn f, const dt_tensor *x, int fd, dt_tensor **out) {
+    int d = 0;
+    dt_status st = dt__check_tensor(fn, x);
+    if (!st) st = dt__f_dim_arg(fn, "dim", fd, x->desc.ndim, &d);
+    return st ? st : f(x, d, out);
+}
+DT_API dt_status dt_f_softmax(const dt_tensor *x, int dim, dt_tensor **out) {
+    DT__F_PUBLIC("dt_softmax", dt__f_along("dt_softmax", DT__F_CALL(dt_softmax), x, dim, out));
+}
+DT_API dt_status dt_f_log_softmax(const dt_tensor *x, int dim, dt_tensor **out) {
+    DT__F_PUBLIC("dt_log_softmax", dt__f_along("dt_log_softmax", DT__F_CALL(dt_log_softmax), x, dim, out));
+}
+
+DT_API dt_status dt_f_norm2(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    DT__F_PUBLIC("dt_norm2", dt__f_reduce("dt_norm2", DT__F_CALL(dt_norm2), x, ndims, fdims, keepdim, out));
+}
+DT_API dt_status dt_f_argmax(const dt_tensor *x, int ndims, const int *fdims, int keepdim, dt_tensor **out) {
+    DT__F_PUBLIC("dt_argmax", dt__f_reduce("dt_argmax", DT__F_CALL(dt_argmax), x, ndims, fdims, keepdim, out));
+}
+
+/* Fortran's c = matmul(a, b) holds c^T = b^T a^T in C order: the operands swap */
+DT_API dt_status dt_f_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    DT__F_PUBLIC("dt_mm", DT__F_CALL(dt_mm)(b, a, out));
+}
+DT_API dt_status dt_f_bmm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out) {
+    DT__F_PUBLIC("dt_bmm", DT__F_CALL(dt_bmm)(b, a, out));
+}
+DT_API dt_status dt_f_addmm(const dt_tensor *c, const dt_tensor *a, const dt_tensor *b, double beta, double alpha,
+                            dt_tensor **out) {
+    DT__F_PUBLIC("dt_addmm", DT__F_CALL(dt_addmm)(c, b, a, beta, alpha, out));
+}
+
+static dt_status dt__f_tensor_redistribute_reduce_body(const dt_tensor *t, const dt_placement *fplacements, dt_reduce op,
+                                                       dt_tensor *out) {
+    dt_placement c[DT_MAX_MESH_DIMS];
+    const char *fn = "dt_tensor_redistribute_reduce";
+    dt_status st = dt__check_tensor(fn, t);
+    if (!st) st = dt__f_placements(fn, fplacements, dt_mesh_ndim(t->mesh), t->desc.ndim, c);
+    return st ? st : DT__F_CALL(dt_tensor_redistribute_reduce)(t, c, op, out);
+}
+DT_API dt_status dt_f_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *fplacements, dt_reduce op,
+                                                 dt_tensor *out) {
+    DT__F_PUBLIC("dt_tensor_redistribute_reduce", dt__f_tensor_redistribute_reduce_body(t, fplacements, op, out));
+}
+
+static dt_status dt__f_tensor_rand_body(const char *fn, int normal, dt_mesh *m, const dt_tensor_desc *fd,
+                                        dt_tensor **out) {
+    dt__fdesc c;
+    dt_status st = dt__f_desc(fn, fd, &c);
+    if (st) return st;
+    return normal ? DT__F_CALL(dt_tensor_randn)(m, &c.d, out) : DT__F_CALL(dt_tensor_rand)(m, &c.d, out);
+}
+DT_API dt_status dt_f_tensor_rand(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
+    DT__F_PUBLIC("dt_tensor_rand", dt__f_tensor_rand_body("dt_tensor_rand", 0, m, fd, out));
+}
+DT_API dt_status dt_f_tensor_randn(dt_mesh *m, const dt_tensor_desc *fd, dt_tensor **out) {
+    DT__F_PUBLIC("dt_tensor_randn", dt__f_tensor_rand_body("dt_tensor_randn", 1, m, fd, out));
+}
+
+DT_API int dt_f_tensor_local_strides(const dt_tensor *t, int64_t *strides) {
+    int64_t s[DT_MAX_DIMS];
+    int n;
+    if (!t) return 0;
+    n = dt_tensor_local_strides(t, s);
+    if (strides) dt__f_reverse(s, n, strides);
+    return n;
+}
+
+static dt_status dt__f_tensor_local_indices_body(const dt_tensor *t, int fd, int64_t *global_index) {
+    int d = 0;
+    dt_status st = dt__check_tensor("dt_tensor_local_indices", t);
+    if (!st) st = dt__f_dim_arg("dt_tensor_local_indices", "dim", fd, t->desc.ndim, &d);
+    return st ? st : DT__F_CALL(dt_tensor_local_indices)(t, d, global_index);
+}
+DT_API dt_status dt_f_tensor_local_indices(const dt_tensor *t, int dim, int64_t *global_index) {
+    DT__F_PUBLIC("dt_tensor_local_indices", dt__f_tensor_local_indices_body(t, dim, global_index));
+}
+
+static dt_status dt__f_layout_indices_body(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int fdim,
+                                           int64_t *global_index) {
+    dt__fdesc c;
+    int d = 0;
+    dt_status st = dt__f_desc("dt_layout_indices", fd, &c);
+    if (!st) st = dt__f_dim_arg("dt_layout_indices", "dim", fdim, c.d.ndim, &d);
+    return st ? st : DT__F_CALL(dt_layout_indices)(m, &c.d, coord, d, global_index);
+}
+DT_API dt_status dt_f_layout_indices(const dt_mesh *m, const dt_tensor_desc *fd, const int *coord, int dim,
+                                     int64_t *global_index) {
+    DT__F_PUBLIC("dt_layout_indices", dt__f_layout_indices_body(m, fd, coord, dim, global_index));
+}
+
+/* the stencil callback sees its block in Fortran order: the per-dim arrays
+   reversed, global_shape pointing at a reversed copy */
+typedef struct dt__f_stencil_ctx {
+    dt_stencil_fn fn;
+    void *user;
+    int64_t global_shape[DT_MAX_DIMS];
+} dt__f_stencil_ctx;
+
+static void dt__f_stencil_call(const dt_stencil_block *b, void *user) {
+    const dt__f_stencil_ctx *c = (const dt__f_stencil_ctx *)user;
+    dt_stencil_block f = *b;
+    int n = b->ndim;
+    dt__f_reverse(b->in_stride, n, f.in_stride);
+    dt__f_reverse(b->out_stride, n, f.out_stride);
+    dt__f_reverse(b->width, n, f.width);
+    dt__f_reverse(b->lo, n, f.lo);
+    dt__f_reverse(b->ext, n, f.ext);
+    dt__f_reverse(b->local_shape, n, f.local_shape);
+    dt__f_reverse(b->offset, n, f.offset);
+    f.global_shape = c->global_shape;
+    c->fn(&f, c->user);
+}
+
+static dt_status dt__f_stencil_apply_body(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
+    dt__f_stencil_ctx c;
+    dt_status st = dt__check_tensor("dt_stencil_apply", x);
+    if (st || !fn) return st ? st : DT__F_CALL(dt_stencil_apply)(x, fn, user, out);
+    memset(&c, 0, sizeof c);
+    c.fn = fn;
+    c.user = user;
+    dt__f_reverse(x->desc.shape, x->desc.ndim, c.global_shape);
+    return DT__F_CALL(dt_stencil_apply)(x, dt__f_stencil_call, &c, out);
+}
+DT_API dt_status dt_f_stencil_apply(dt_tensor *x, dt_stencil_fn fn, void *user, dt_tensor **out) {
+    DT__F_PUBLIC("dt_stencil_apply", dt__f_stencil_apply_body(x, fn, user, out));
+}
+
+/* padding and dilation per spatial dim in Fortran order (x(S..., C_in, N)):
+   Fortran spatial dim i is C spatial dim nsp - 1 - i */
+static dt_status dt__f_conv_body(int nsp, const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias,
+                                 const dt_conv_desc *fdesc, dt_tensor **out) {
+    dt_conv_desc c;
+    int i;
+    if (fdesc) {
+        c = *fdesc;
+        for (i = 0; i < nsp; i++) {
+            c.padding[i] = fdesc->padding[nsp - 1 - i];
+            c.dilation[i] = fdesc->dilation[nsp - 1 - i];
+        }
+    }
+    if (nsp == 1) return DT__F_CALL(dt_conv1d)(x, w, bias, fdesc ? &c : NULL, out);
+    if (nsp == 2) return DT__F_CALL(dt_conv2d)(x, w, bias, fdesc ? &c : NULL, out);
+    return DT__F_CALL(dt_conv3d)(x, w, bias, fdesc ? &c : NULL, out);
+}
+DT_API dt_status dt_f_conv1d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                             dt_tensor **out) {
+    DT__F_PUBLIC("dt_conv1d", dt__f_conv_body(1, x, w, bias, desc, out));
+}
+DT_API dt_status dt_f_conv2d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                             dt_tensor **out) {
+    DT__F_PUBLIC("dt_conv2d", dt__f_conv_body(2, x, w, bias, desc, out));
+}
+DT_API dt_status dt_f_conv3d(const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, const dt_conv_desc *desc,
+                             dt_tensor **out) {
+    DT__F_PUBLIC("dt_conv3d", dt__f_conv_body(3, x, w, bias, desc, out));
+}
+
+/* ScaLAPACK's array A(M_, N_) is Fortran's a(M_, N_) itself (the C side's
+   transpose T is the Fortran array's reversed view): the desc comes back
+   with shape {M_, N_}, Fortran Shard dims, local_shape {LOCr, LOCc} and
+   local_strides {1, LLD_}, pointing at the caller's arrays */
+static dt_status dt__f_tensor_desc_from_scalapack_body(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                                       dt_tensor_desc *fd, int64_t *local_shape,
+                                                       int64_t *local_strides) {
+    dt_tensor_desc c;
+    int64_t ls[2] = {0, 0}, str[2] = {0, 0};
+    int i;
+    dt_status st;
+    if (!fd) return dt__fail(DT_ERR_ARG, "dt_tensor_desc_from_scalapack: out is NULL");
+    if ((st = DT__F_CALL(dt_tensor_desc_from_scalapack)(desc, grid, dtype, &c, ls, str))) return st;
+    *fd = c;
+    dt__f_reverse(c.shape, 2, fd->shape);
+    for (i = 0; i < DT_MAX_MESH_DIMS; i++)
+        if (c.placements[i].kind == DT_SHARD) fd->placements[i].dim = (int8_t)(2 - c.placements[i].dim);
+    fd->local_shape = NULL;
+    fd->local_strides = NULL;
+    if (local_shape) {
+        dt__f_reverse(ls, 2, local_shape);
+        fd->local_shape = local_shape;
+    }
+    if (local_strides) {
+        dt__f_reverse(str, 2, local_strides);
+        if (c.local_strides) fd->local_strides = local_strides;
+    }
+    return DT_OK;
+}
+DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_scalapack_grid *grid, dt_dtype dtype,
+                                                 dt_tensor_desc *fd, int64_t *local_shape, int64_t *local_strides) {
+    DT__F_PUBLIC("dt_tensor_desc_from_scalapack",
+               dt__f_tensor_desc_from_scalapack_body(desc, grid, dtype, fd, local_shape, local_strides));
+}
+
+/* The calls with no dim or shape argument to convert: the same C call,
+   through DT__F_PUBLIC so that its refusals (shapes, placements, dims)
+   speak Fortran like the rest of the module's */
+#define DT__F_FWD(name, params, args) \
+    DT_API dt_status dt_f_##name params { DT__F_PUBLIC("dt_" #name, DT__F_CALL(dt_##name) args); }
+DT__F_FWD(neg, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(abs, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(exp, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(log, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(sqrt, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(rsqrt, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(sin, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(cos, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(tanh, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(sigmoid, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(relu, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(gelu, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(silu, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(copy, (const dt_tensor *x, dt_tensor **out), (x, out))
+DT__F_FWD(cast, (const dt_tensor *x, dt_dtype to, dt_tensor **out), (x, to, out))
+DT__F_FWD(scale, (const dt_tensor *x, double a, dt_tensor **out), (x, a, out))
+DT__F_FWD(shift, (const dt_tensor *x, double a, dt_tensor **out), (x, a, out))
+DT__F_FWD(pow, (const dt_tensor *x, double a, dt_tensor **out), (x, a, out))
+DT__F_FWD(fill, (const dt_tensor *x, double a, dt_tensor **out), (x, a, out))
+DT__F_FWD(add, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(sub, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(mul, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(div, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(maximum, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(minimum, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(dot, (const dt_tensor *a, const dt_tensor *b, dt_tensor **out), (a, b, out))
+DT__F_FWD(axpy, (double a, const dt_tensor *x, dt_tensor *y), (a, x, y))
+DT__F_FWD(linear, (const dt_tensor *x, const dt_tensor *w, const dt_tensor *bias, dt_tensor **out), (x, w, bias, out))
+DT__F_FWD(layer_norm, (const dt_tensor *x, const dt_tensor *w, const dt_tensor *b, double eps, dt_tensor **out),
+          (x, w, b, eps, out))
+DT__F_FWD(rms_norm, (const dt_tensor *x, const dt_tensor *w, double eps, dt_tensor **out), (x, w, eps, out))
+DT__F_FWD(embedding, (const dt_tensor *table, const dt_tensor *idx, dt_tensor **out), (table, idx, out))
+DT__F_FWD(cross_entropy, (const dt_tensor *logits, const dt_tensor *target, dt_tensor **out), (logits, target, out))
+DT__F_FWD(dropout, (const dt_tensor *x, double p, dt_tensor **out, dt_tensor **mask), (x, p, out, mask))
+DT__F_FWD(halo_exchange, (dt_tensor *t), (t))
+DT__F_FWD(halo_exchange_begin, (dt_tensor *t), (t))
+DT__F_FWD(halo_exchange_end, (dt_tensor *t), (t))
+DT__F_FWD(tensor_gather, (const dt_tensor *t, void *full), (t, full))
+DT__F_FWD(tensor_save_npy, (const dt_tensor *t, const char *path), (t, path))
+DT__F_FWD(tensor_zero_local, (dt_tensor *t), (t))
+DT__F_FWD(uniform_, (dt_tensor *t, double lo, double hi), (t, lo, hi))
+DT__F_FWD(normal_, (dt_tensor *t, double mean, double std), (t, mean, std))
+DT__F_FWD(bernoulli_, (dt_tensor *t, double p), (t, p))
+DT__F_FWD(randint_, (dt_tensor *t, int64_t lo, int64_t hi), (t, lo, hi))
+DT__F_FWD(tensor_redistribute_end, (dt_tensor *out), (out))
+DT__F_FWD(tensor_redistribute_test, (dt_tensor *out, int *done), (out, done))
+DT__F_FWD(tensor_scalapack_desc, (const dt_tensor *t, int ictxt, int desc[9], dt_scalapack_grid *grid),
+          (t, ictxt, desc, grid))
+#undef DT__F_FWD
 
 DT_API int64_t dt_f_strcpy(const char *s, char *buf, int64_t cap) {
     size_t n = s ? strlen(s) : 0;

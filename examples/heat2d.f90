@@ -18,7 +18,8 @@
 ! periodic along x (dim 1), u = 0 just outside y (dim 2). The library gives
 !  - the layout: dt_layout, this rank's lx x ly block and its offset;
 !  - the exchange: each array wrapped once in place (dt_tensor_from_local,
-!    DT_FLAG_BORROW, local_ghost = [1, 1], c_loc of the array's start) with
+!    DT_FLAG_BORROW, local_ghost = [1, 1], the array itself: its kind is
+!    checked against the desc's dtype, and no copy is made of it) with
 !    a halo of width 1; dt_halo_exchange_begin, the inner cells, _end, the
 !    rim: the ghost cells are written in the array itself;
 !  - the checkpoint: dt_tensor_save_npy of the ghosted tensor at step K
@@ -110,7 +111,7 @@ program heat2d_f
   call chk(dt_tensor_save_npy(f%ta, trim(ckpt)), "dt_tensor_save_npy")   ! ghosted: the interior is saved
   call run_steps(f, steps - at)
   t_a = MPI_Wtime() - t0
-  call chk(dt_tensor_gather(f%ta, c_loc(full_a)), "dt_tensor_gather (a)")
+  call chk(dt_tensor_gather(f%ta, full_a), "dt_tensor_gather (a)")
   call field_free(f)
 
   ! (b) a restart on a 1-D mesh of ranks 1 .. n-1, [Shard(2)]: y slabs
@@ -128,7 +129,7 @@ program heat2d_f
   t0 = MPI_Wtime()
   call run_steps(f, steps - at)
   t_b = MPI_Wtime() - t0
-  call chk(dt_tensor_gather(f%ta, c_loc(full_b)), "dt_tensor_gather (b)")   ! on m1's ranks
+  call chk(dt_tensor_gather(f%ta, full_b), "dt_tensor_gather (b)")   ! on m1's ranks
   if (wsize > 1) then                   ! m1's first rank (world rank 1) -> world rank 0
     if (wrank == 1) call MPI_Send(full_b, int(nx * ny), MPI_DOUBLE_PRECISION, 0, 7, MPI_COMM_WORLD)
     if (wrank == 0) call MPI_Recv(full_b, int(nx * ny), MPI_DOUBLE_PRECISION, 1, 7, MPI_COMM_WORLD, &
@@ -233,9 +234,9 @@ contains
     h%width(1:2) = 1
     h%boundary(1) = int(DT_BOUNDARY_PERIODIC, c_int8_t)   ! x wraps around
     h%boundary(2) = int(DT_BOUNDARY_CONSTANT, c_int8_t)   ! y: u = 0 outside
-    call chk(dt_tensor_from_local(m, td, c_loc(f%a), DT_FLAG_BORROW, f%ta), "dt_tensor_from_local (a)")
+    call chk(dt_tensor_from_local(m, td, f%a, DT_FLAG_BORROW, f%ta), "dt_tensor_from_local (a)")
     td%local_alloc = c_loc(f%b)
-    call chk(dt_tensor_from_local(m, td, c_loc(f%b), DT_FLAG_BORROW, f%tb), "dt_tensor_from_local (b)")
+    call chk(dt_tensor_from_local(m, td, f%b, DT_FLAG_BORROW, f%tb), "dt_tensor_from_local (b)")
     call chk(dt_tensor_set_halo(f%ta, h), "dt_tensor_set_halo (a)")
     call chk(dt_tensor_set_halo(f%tb, h), "dt_tensor_set_halo (b)")
   end subroutine field_make

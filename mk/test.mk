@@ -137,5 +137,19 @@ $(FMOD)/dtensor_dims16.o: dtensor.h
 $(BUILD)/test_fortran_dims16: tests/test_fortran.f90 $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o
 	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o $(LDLIBS)
 
+# The same test built with ASan + UBSan, C implementation and Fortran alike
+# (tests/test_fortran.sh --asan runs it at 1 and 2 ranks, leak checks on).
+FASAN = $(BUILD)/fortran-asan
+$(FASAN)/dtensor.o: dtensor.h
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(STRICT) -O1 -g $(SAN_FLAGS) -x c -DDTENSOR_IMPLEMENTATION -c -o $@ $<
+
+$(FASAN)/dtensor_f.o: dtensor.f90
+	@mkdir -p $(@D)
+	$(MPIFC) $(FSTRICT) -O1 -g $(SAN_FLAGS) -J $(@D) -c -o $@ $<
+
+$(BUILD)/test_fortran_asan: tests/test_fortran.f90 $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o
+	$(MPIFC) $(FSTRICT) -O1 -g $(SAN_FLAGS) -I$(FASAN) -o $@ $< $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o $(LDLIBS)
+
 test-fortran: ## the Fortran module under both MPIs: tests/test_fortran.f90 and examples/heat2d.f90 (tests/test_fortran.sh)
 	bash tests/test_fortran.sh

@@ -2,7 +2,12 @@
 # tests/test_fortran.sh -- the Fortran module (dtensor.f90) under both MPIs
 # (make test-fortran; a phase of .ci/run).
 #
-#   bash tests/test_fortran.sh [mpich] [openmpi]     (default: both)
+#   bash tests/test_fortran.sh [--asan] [mpich] [openmpi]     (default: both)
+#
+# --asan: instead, test_fortran built with -fsanitize=address,undefined (C
+# and Fortran; make build/<mpi>/test_fortran_asan) at 1 and 2 ranks, leak
+# checks on with .ci/lsan.supp (MPI's own allocations), as tests/run.sh
+# --variant asan runs the C suite.
 #
 # For each MPI, builds through make (mpif90.<mpi> -std=f2008 -Wall -Werror;
 # build/<mpi>/fortran/ holds the module) tests/test_fortran.f90 and
@@ -17,6 +22,8 @@
 # build/<mpi>/fortran/logs/.
 set -u
 cd "$(dirname "$0")/.." || exit 2
+ASAN=0
+if [ "${1:-}" = --asan ]; then ASAN=1; shift; fi
 MPIS=${*:-mpich openmpi}
 export BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1
 pass=0 fail=0
@@ -40,6 +47,23 @@ for mpi in $MPIS; do
     esac
     logs=build/$mpi/fortran/logs
     mkdir -p "$logs"
+    if [ "$ASAN" = 1 ]; then
+        if ! make --no-print-directory MPI="$mpi" "build/$mpi/test_fortran_asan" build/libdt_yield.so \
+                >"$logs/build-asan.log" 2>&1; then
+            fail=$((fail + 1)); echo "FAIL build asan ($mpi; see $logs/build-asan.log)"; tail -n 20 "$logs/build-asan.log"
+            continue
+        fi
+        for np in 1 2; do
+            # the shim before the ASan runtime is fine (verify_asan_link_order=0); MPI's
+            # frames symbolised (slow unwind) so that .ci/lsan.supp matches them
+            run "test_fortran asan $mpi np=$np" "$logs/test_fortran_asan.np$np.log" "^PASS test_fortran" \
+                env ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:verify_asan_link_order=0" \
+                LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp:print_suppressions=0" \
+                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+                "${runner[@]}" -n "$np" "build/$mpi/test_fortran_asan"
+        done
+        continue
+    fi
     if ! make --no-print-directory MPI="$mpi" "build/$mpi/test_fortran" "build/$mpi/heat2d_f" "${extra[@]}" \
             >"$logs/build.log" 2>&1; then
         fail=$((fail + 1)); echo "FAIL build ($mpi; see $logs/build.log)"; tail -n 20 "$logs/build.log"
