@@ -8662,7 +8662,8 @@ struct dt_tensor {
     int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
     char *storage;        /* ghosted: the array's first element (the caller's `local`) */
     dt__shm *shm;         /* data is a block of this mesh arena (>>backend's shm), or NULL */
-    struct dt__async *async; /* the target of a redistribution begun, not ended (>>redistribute), or NULL */
+    void *async;          /* the target of a redistribution begun, not ended: >>redistribute's record, */
+    void (*async_abandon)(dt_tensor *t); /* or NULL; and its end for dt_tensor_destroy, given with it */
 };
 
 typedef struct dt__halo dt__halo;
@@ -9727,11 +9728,9 @@ DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
     if (t && offset) memcpy(offset, t->box.lo, (size_t)t->desc.ndim * sizeof(int64_t));
 }
 
-static void dt__async_abandon(dt_tensor *t);
-
 DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
-    if (t->async) dt__async_abandon(t);
+    if (t->async) t->async_abandon(t);
     if (t->shm) dt__shm_free(t->shm, t->data);
     else if (t->owns) t->dev->free(t->data);
     dt__tensor_set_halo(t, NULL, NULL);
@@ -10677,7 +10676,7 @@ static dt_status dt__async_finish(dt__async *a) {
    are completed (no hang, nothing freed under the backend), and the
    misuse reported as the error of dt_tensor_destroy */
 static void dt__async_abandon(dt_tensor *t) {
-    dt__async *a = t->async;
+    dt__async *a = (dt__async *)t->async;
     t->async = NULL;
     if (a->comm) (void)dt__comm_wait(a->comm, a->request);
     a->request = NULL;
@@ -10685,6 +10684,12 @@ static void dt__async_abandon(dt_tensor *t) {
     (void)dt__fail(DT_ERR_ARG, "dt_tensor_destroy: the tensor was the target of a dt_tensor_redistribute_begin "
                    "that had not ended; its messages were completed here (call dt_tensor_redistribute_end first)");
     if (dt__public_depth == 0) dt__call_handler(DT_ERR_ARG, "dt_tensor_destroy");
+}
+
+/* a (or NULL) as t's redistribution in flight, with the end a destroy calls */
+static void dt__async_attach(dt_tensor *t, dt__async *a) {
+    t->async = a;
+    t->async_abandon = a ? dt__async_abandon : NULL;
 }
 
 /* the same with a box per member: send[j], recv[j] (empty where nothing moves) */
@@ -11702,9 +11707,9 @@ static dt_status dt__redistribute_body(const char *fn, const dt_tensor *t, const
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, NULL, 0, NULL))) return st;
     if (*out) {
-        if (*out == t) { (*out)->async = a; return DT_OK; } /* same spec: nothing to do */
+        if (*out == t) { dt__async_attach(*out, a); return DT_OK; } /* same spec: nothing to do */
         st = dt__redistribute_run(t, want.placements, (*out)->data, (*out)->strided ? (*out)->stride : NULL, -1, a);
-        if (!st) (*out)->async = a;
+        if (!st) dt__async_attach(*out, a);
         return dt__within(fn, st);
     }
     if ((st = dt__tensor_make(fn, t->mesh, &want, NULL, 0, &o))) return st;
@@ -11712,7 +11717,7 @@ static dt_status dt__redistribute_body(const char *fn, const dt_tensor *t, const
         dt_tensor_destroy(o);
         return dt__within(fn, st);
     }
-    o->async = a;
+    dt__async_attach(o, a);
     *out = o;
     return DT_OK;
 }
@@ -11749,7 +11754,7 @@ static dt_status dt__redistribute_reduce_body(const char *fn, const dt_tensor *t
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, &arg, 1, "op"))) return st;
     st = dt__redistribute_run(t, want.placements, out->data, out->strided ? out->stride : NULL, (int)op, a);
-    if (!st) out->async = a;
+    if (!st) dt__async_attach(out, a);
     return dt__within(fn, st);
 }
 DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_placement *placements, dt_reduce op,
@@ -11798,8 +11803,8 @@ static dt_status dt__redistribute_end_body(dt_tensor *out) {
                       "or already ended)", fn);
     if (out->mesh->rank >= 0 && out->mesh->size > 1 && (st = dt__agree(out->mesh->comm, fn, st, 0))) return st;
     if (st) return st;
-    a = out->async;
-    out->async = NULL;
+    a = (dt__async *)out->async;
+    dt__async_attach(out, NULL);
     return dt__within(fn, dt__async_finish(a));
 }
 DT_API dt_status dt_tensor_redistribute_end(dt_tensor *out) {
@@ -11808,10 +11813,12 @@ DT_API dt_status dt_tensor_redistribute_end(dt_tensor *out) {
 
 static dt_status dt__redistribute_test_body(dt_tensor *out, int *done) {
     const char *fn = "dt_tensor_redistribute_test";
+    dt__async *a;
     if (!out || !done) return dt__fail(DT_ERR_ARG, "%s: out or done is NULL", fn);
     if (!out->async) return dt__fail(DT_ERR_ARG, "%s: no dt_tensor_redistribute_begin is outstanding on this tensor", fn);
-    if (!out->async->comm) { *done = 1; return DT_OK; }
-    return dt__within(fn, dt__comm_test(out->async->comm, out->async->request, done));
+    a = (dt__async *)out->async;
+    if (!a->comm) { *done = 1; return DT_OK; }
+    return dt__within(fn, dt__comm_test(a->comm, a->request, done));
 }
 DT_API dt_status dt_tensor_redistribute_test(dt_tensor *out, int *done) {
     DT__PUBLIC("dt_tensor_redistribute_test", dt__redistribute_test_body(out, done));
