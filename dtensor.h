@@ -167,7 +167,7 @@
            contracted dim was sharded)
      Sections entered (a and b row-sharded on 2 ranks, F64, a strategy-cache
      miss, checks off; 10, from 11 before the family table; checked by
-     tests/lint/walk.sh --check in make lint): ops propagate util tensor
+     tests/lint/walk.sh --check in make lint): ops tensor propagate util
      layout mesh redistribute backend device gemm
 
    OPTIONS (define before including)
@@ -9728,6 +9728,14 @@ DT_API void dt_tensor_local_offset(const dt_tensor *t, int64_t *offset) {
     if (t && offset) memcpy(offset, t->box.lo, (size_t)t->desc.ndim * sizeof(int64_t));
 }
 
+/* a tensor whose redistribution is in flight (dt_tensor_redistribute_begin)
+   is not read or written until its _end */
+static dt_status dt__not_pending(const char *fn, const char *name, const dt_tensor *t) {
+    if (!t || !t->async) return DT_OK;
+    return dt__fail(DT_ERR_ARG, "%s: %s is the target of a dt_tensor_redistribute_begin that has not ended; call "
+                    "dt_tensor_redistribute_end on it first", fn, name);
+}
+
 DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
     if (t->async) t->async_abandon(t);
@@ -9877,14 +9885,6 @@ static dt_status dt__contig_write_back(const char *fn, const dt_tensor *t, const
    The argument checks the calls below share: a tensor given, on the host,
    contiguous where the call needs it, an *out that already has the
    result's spec. Each names the call and the values it refused. */
-
-/* a tensor whose redistribution is in flight (dt_tensor_redistribute_begin)
-   is not read or written until its _end */
-static dt_status dt__not_pending(const char *fn, const char *name, const dt_tensor *t) {
-    if (!t || !t->async) return DT_OK;
-    return dt__fail(DT_ERR_ARG, "%s: %s is the target of a dt_tensor_redistribute_begin that has not ended; call "
-                    "dt_tensor_redistribute_end on it first", fn, name);
-}
 
 static dt_status dt__check_tensor(const char *fn, const dt_tensor *t) {
     return t ? dt__not_pending(fn, "the tensor", t) : dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
@@ -10605,7 +10605,7 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
     a->me = me;
     a->m = x->m;
     for (k = 0; k < recv->n && x->acc < 0; k++) /* pieces one stretch of out arrive in place (out is not read) */
-        if ((j = dt__piece_get(recv, k, &b)) != me && dt__piece_contiguous(out, &b, &off))
+        if (dt__piece_get(recv, k, &b) != me && dt__piece_contiguous(out, &b, &off))
             rb -= dt__box_numel(nd, &b) * es;
     if ((st = dt__alloc(fn, (2 * (size_t)n + send->n + recv->n + 1) * sizeof *a->msgs, (void **)&a->msgs)) ||
         (st = dt__alloc(fn, ((size_t)recv->n + 1) * sizeof *a->roff, (void **)&a->roff)) ||
