@@ -10230,11 +10230,12 @@ static size_t dt__pipe_chunk(void) { /* DTENSOR_PIPE_CHUNK, read once */
 /* how many parts piece b is cut into, and along which dim */
 static int64_t dt__pipe_parts(int nd, const dt__box *b, size_t es, int *dim) {
     int64_t k;
+    size_t chunk = DT__PIPE_CHUNK;
     int d = 0;
     while (d < nd - 1 && b->ext[d] <= 1) d++;
     *dim = d;
-    if (!nd || !b->ext[d]) return 1;
-    k = (int64_t)((dt__box_numel(nd, b) * es + DT__PIPE_CHUNK - 1) / DT__PIPE_CHUNK);
+    if (!nd || !b->ext[d] || !chunk) return 1; /* (chunk 0: not pipelined, never called) */
+    k = (int64_t)((dt__box_numel(nd, b) * es + chunk - 1) / chunk);
     return k < 1 ? 1 : k > b->ext[d] ? b->ext[d] : k;
 }
 
