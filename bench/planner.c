@@ -471,7 +471,7 @@ static void pl_str(const dt_placement *pl, int mnd, const char *sep, char *buf, 
     if (mnd > 1) len += (size_t)snprintf(buf + len, cap - len, "[");
     for (i = 0; i < mnd && len < cap; i++) {
         char one[24];
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? sep : "", dt__placement_str(pl[i], one, sizeof one));
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? sep : "", dt__placement_str(pl[i], -1, one, sizeof one));
     }
     if (mnd > 1 && len < cap) snprintf(buf + len, cap - len, "]");
 }
