@@ -12,7 +12,7 @@
        ./heat2d --restart PATH [--steps S]                     second invocation: load, run on to S
 
          --out-every E  part (o): a snapshot every E steps (default 20; 0: skip part (o))
-         --reps R       part (o): timed runs of each kind, the median reported (default 3)
+         --reps R       part (o): timed runs of each kind, the median reported (default 5)
 
    The field u is F64 [NX, NY] (default 512 x 384) on a near-square 2-D
    mesh of all ranks (P0 x P1, P0 >= P1, P0 * P1 = ranks) with placements
@@ -470,7 +470,7 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
     int64_t nx = 512, ny = 384, n;
-    int steps = 200, at = 120, save_at = -1, keep = 0, p0, p1, i, ok = 1, every = 20, reps = 3, out_ok = 1, nsnap = 0;
+    int steps = 200, at = 120, save_at = -1, keep = 0, p0, p1, i, ok = 1, every = 20, reps = 5, out_ok = 1, nsnap = 0;
     double out_ms[3] = {0, 0, 0};
     const char *ckpt = NULL, *restart = NULL;
     char defpath[256];
