@@ -563,7 +563,7 @@ int main(int argc, char **argv) {
     field_free(&f);
 
     /* ---- output every `every` steps: none, blocking, overlapped with the next step ---- */
-    if (every > 0) out_ok = output_runs(m2, nx, ny, steps, every, reps, full, out_ms, &nsnap);
+    if (every > 0 && steps > 0) out_ok = output_runs(m2, nx, ny, steps, every, reps, full, out_ms, &nsnap);
 
     /* ---- (b) restart on a 1-D mesh of ranks 1 .. n-1, [Shard(1)] ---- */
     int nr = wsize > 1 ? wsize - 1 : 1;
@@ -600,7 +600,7 @@ int main(int argc, char **argv) {
         printf("  (b) restart from step %lld on a 1-D mesh of %d rank%s (ranks %d..%d) [Shard(1)], steps %d .. %d: "
                "%.3f ms/step\n", (long long)meta[0], nr, nr > 1 ? "s" : "", ranks[0], ranks[nr - 1], at, steps,
                t_b * 1e3);
-        if (every > 0) {
+        if (every > 0 && steps > 0) {
             printf("  (o) output every %d steps (%d snapshots): the field to [Replicate, Shard(1)] (whole columns), "
                    "kept;\n      ms/step, median of %d, slowest rank: no output %.3f, blocking %.3f, overlapped %.3f "
                    "(begun after a step, ended after the next); overlapped/blocking %.2f\n", every, nsnap, reps,
