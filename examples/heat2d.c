@@ -421,7 +421,7 @@ static int output_runs(dt_mesh *m, int64_t nx, int64_t ny, int steps, int every,
     output o;
     dt_tensor_desc td;
     int coord[DT_MAX_MESH_DIMS], r, k, ok = 1, same = 1;
-    int64_t ls[2] = {0, 0}, off[2] = {0, 0}, i;
+    int64_t ls[2] = {0, 0}, off[2] = {0, 0};
     double *t = (double *)malloc((size_t)(3 * reps) * sizeof *t);
     char *ref;
     memset(&o, 0, sizeof o);
@@ -434,17 +434,19 @@ static int output_runs(dt_mesh *m, int64_t nx, int64_t ny, int steps, int every,
     o.cap = steps / every;
     o.hist = (char *)malloc((size_t)o.cap * o.bytes + 1);
     ref = (char *)malloc((size_t)o.cap * o.bytes + 1);
-    if (!t || !o.hist || !ref) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
+    if (!t || !o.hist || !ref) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); exit(1); }
     for (r = 0; r < reps; r++)
         for (k = 0; k < 3; k++) {
             t[k * reps + r] = run_output(m, nx, ny, steps, every, k, &o, full, &ok);
             if (k == 1) memcpy(ref, o.hist, (size_t)o.cap * o.bytes);
             if (k == 2) same &= o.n == o.cap && memcmp(ref, o.hist, (size_t)o.cap * o.bytes) == 0;
         }
-    if (o.cap && steps % every == 0)                     /* the last snapshot: the final field's columns */
+    if (o.cap && steps % every == 0) {                   /* the last snapshot: the final field's columns */
+        int64_t i;
         for (i = 0; i < ls[0]; i++)
             same &= memcmp(o.hist + (size_t)(o.cap - 1) * o.bytes + (size_t)(i * ls[1]) * sizeof(double),
                            full + (off[0] + i) * ny + off[1], (size_t)ls[1] * sizeof(double)) == 0;
+    }
     MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     for (k = 0; k < 3; k++) {
         qsort(t + k * reps, (size_t)reps, sizeof *t, cmpd);
@@ -485,16 +487,16 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     for (i = 1; i < argc; i++) {
         int more = i + 1 < argc;
-        if (!strcmp(argv[i], "--nx") && more) nx = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--ny") && more) ny = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--steps") && more) steps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--at") && more) at = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--save-at") && more) save_at = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--nx") && more) nx = strtoll(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--ny") && more) ny = strtoll(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--steps") && more) steps = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--at") && more) at = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--save-at") && more) save_at = (int)strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--ckpt") && more) ckpt = argv[++i];
         else if (!strcmp(argv[i], "--restart") && more) restart = argv[++i];
         else if (!strcmp(argv[i], "--keep")) keep = 1;
-        else if (!strcmp(argv[i], "--out-every") && more) every = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--reps") && more) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--out-every") && more) every = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--reps") && more) reps = (int)strtol(argv[++i], NULL, 10);
         else usage();
     }
     if (nx < 1 || ny < 1 || steps < 0 || at < 0 || at > steps || (save_at >= 0 && !ckpt) || every < 0 ||
@@ -514,10 +516,10 @@ int main(int argc, char **argv) {
     /* ---- the two-invocation modes ---- */
     if (save_at >= 0 || restart) {
         int64_t meta[3] = {0, nx, ny}, from = 0;
-        dt_placement pl[DT_MAX_MESH_DIMS];
         double t;
         summary s;
         if (restart) {
+            dt_placement pl[DT_MAX_MESH_DIMS];
             load_meta(m2, restart, meta);
             from = meta[0]; nx = meta[1]; ny = meta[2];
             if (from > steps) { if (!wrank) fprintf(stderr, "heat2d: the checkpoint is at step %lld > --steps %d\n",

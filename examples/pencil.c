@@ -93,6 +93,17 @@ static int cmpd(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* out of memory: every rank stops */
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "pencil: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        exit(1);
+    }
+    return p;
+}
+
 /* median over the reps of the slowest rank's time */
 static double median(double *t, int n) {
     qsort(t, (size_t)n, sizeof(double), cmpd);
@@ -188,7 +199,7 @@ static void fft_along(dt_tensor *t, int dim, const inflight *fly) {
     for (d = dim + 1; d < 3; d++) stride *= sh[d];
     for (d = 0; d < dim; d++) outer *= sh[d];
     if (n == 0 || stride == 0 || outer == 0) return;
-    line = (double *)malloc((size_t)(8 * n) * sizeof(double));
+    line = (double *)xcalloc((size_t)(8 * n), sizeof(double));
     out = line + 2 * n, tmp = out + 2 * n, w = tmp + 2 * n;
     for (e = 0; e < n; e++) w[2 * e] = cos(-TWO_PI * (double)e / (double)n), w[2 * e + 1] = sin(-TWO_PI * (double)e / (double)n);
     for (o = 0; o < outer; o++)
@@ -348,18 +359,22 @@ static int64_t chunk(int64_t n, int k, int r) {
    redistribution in flight reads or writes (between begin and end the
    source is not written, the result not read). Every rank makes the same
    calls in the same order, as collectives need. */
+typedef struct bfield {
+    wave w;                    /* its wave */
+    dt_tensor *pz, *py, *px;   /* its z-, y- and x-pencils */
+    double *ref;               /* the blocking run's x-pencil (local bytes) */
+} bfield;
+
 typedef struct batch {
     int nb;
-    wave *w;
-    dt_tensor **pz, **py, **px;
-    double **ref;              /* the blocking run's x-pencils (local bytes) */
+    bfield *fl;                /* nb fields */
     size_t bytes;              /* of one x-pencil */
     dt_placement zy[2], yx[2]; /* the y- and x-pencil placements */
 } batch;
 
 static void stage_z(batch *b, int f, const inflight *fl) {
-    fill_wave(b->pz[f], &b->w[f]);
-    fft_along(b->pz[f], 2, fl);
+    fill_wave(b->fl[f].pz, &b->fl[f].w);
+    fft_along(b->fl[f].pz, 2, fl);
 }
 
 static void fly_begin(inflight *fl, const dt_tensor *src, const dt_placement *pl, dt_tensor **out) {
@@ -382,18 +397,18 @@ static void fly_end(inflight *fl, dt_tensor *out) {
 /* the batch without overlap; *t_redist: the seconds spent in the redistributions */
 static void batch_blocking(batch *b, double *t_redist) {
     int f;
-    double t0;
     *t_redist = 0;
     for (f = 0; f < b->nb; f++) {
+        double t0;
         stage_z(b, f, NULL);
         t0 = MPI_Wtime();
-        DT_CHECK(dt_tensor_redistribute(b->pz[f], b->zy, &b->py[f]));
+        DT_CHECK(dt_tensor_redistribute(b->fl[f].pz, b->zy, &b->fl[f].py));
         *t_redist += MPI_Wtime() - t0;
-        fft_along(b->py[f], 1, NULL);
+        fft_along(b->fl[f].py, 1, NULL);
         t0 = MPI_Wtime();
-        DT_CHECK(dt_tensor_redistribute(b->py[f], b->yx, &b->px[f]));
+        DT_CHECK(dt_tensor_redistribute(b->fl[f].py, b->yx, &b->fl[f].px));
         *t_redist += MPI_Wtime() - t0;
-        fft_along(b->px[f], 0, NULL);
+        fft_along(b->fl[f].px, 0, NULL);
     }
 }
 
@@ -406,12 +421,12 @@ static void batch_overlapped(batch *b, double *t_calls) {
     fl.secs = 0;
     for (i = 0; i < n + 2; i++) {
         if (i < n) stage_z(b, i, &fl);
-        if (i >= 1 && i - 1 < n) fly_end(&fl, b->py[i - 1]);
-        if (i < n) fly_begin(&fl, b->pz[i], b->zy, &b->py[i]);
-        if (i >= 1 && i - 1 < n) fft_along(b->py[i - 1], 1, &fl);
-        if (i >= 2) fly_end(&fl, b->px[i - 2]);
-        if (i >= 1 && i - 1 < n) fly_begin(&fl, b->py[i - 1], b->yx, &b->px[i - 1]);
-        if (i >= 2) fft_along(b->px[i - 2], 0, &fl);
+        if (i >= 1 && i - 1 < n) fly_end(&fl, b->fl[i - 1].py);
+        if (i < n) fly_begin(&fl, b->fl[i].pz, b->zy, &b->fl[i].py);
+        if (i >= 1 && i - 1 < n) fft_along(b->fl[i - 1].py, 1, &fl);
+        if (i >= 2) fly_end(&fl, b->fl[i - 2].px);
+        if (i >= 1 && i - 1 < n) fly_begin(&fl, b->fl[i - 1].py, b->yx, &b->fl[i - 1].px);
+        if (i >= 2) fft_along(b->fl[i - 2].px, 0, &fl);
     }
     *t_calls = fl.secs;
 }
@@ -421,10 +436,10 @@ static void batch_overlapped(batch *b, double *t_calls) {
 static int batch_check(batch *b, int save) {
     int f, ok = 1;
     for (f = 0; f < b->nb; f++) {
-        ok &= check_wave(b->px[f], &b->w[f]);
+        ok &= check_wave(b->fl[f].px, &b->fl[f].w);
         if (!b->bytes) continue;   /* (an empty x-pencil: more ranks than planes) */
-        if (save) memcpy(b->ref[f], dt_tensor_data(b->px[f]), b->bytes);
-        else ok &= memcmp(b->ref[f], dt_tensor_data(b->px[f]), b->bytes) == 0;
+        if (save) memcpy(b->fl[f].ref, dt_tensor_data(b->fl[f].px), b->bytes);
+        else ok &= memcmp(b->fl[f].ref, dt_tensor_data(b->fl[f].px), b->bytes) == 0;
     }
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     return ok;
@@ -438,23 +453,20 @@ static int batch_run(dt_mesh *m2, int nb, int64_t n, double *ms_block, double *m
     dt_tensor_desc d;
     int f, r, ok = 1;
     int64_t sh[3];
-    double *tb = (double *)malloc((size_t)(4 * reps) * sizeof(double)), *tr = tb + reps, *to = tr + reps, *tc = to + reps;
+    double *tb = (double *)xcalloc((size_t)(4 * reps), sizeof(double)), *tr = tb + reps, *to = tr + reps,
+           *tc = to + reps;
     memset(&b, 0, sizeof b);
     memset(&d, 0, sizeof d);
     b.nb = nb;
-    b.w = (wave *)malloc((size_t)nb * sizeof *b.w);
-    b.pz = (dt_tensor **)calloc((size_t)(3 * nb), sizeof *b.pz);
-    b.py = b.pz + nb, b.px = b.py + nb;
-    b.ref = (double **)calloc((size_t)nb, sizeof *b.ref);
-    if (!tb || !b.w || !b.pz || !b.ref) { fprintf(stderr, "pencil: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
+    b.fl = (bfield *)xcalloc((size_t)nb, sizeof *b.fl);
     b.zy[0] = dt_shard(0), b.zy[1] = dt_shard(2);
     b.yx[0] = dt_shard(1), b.yx[1] = dt_shard(2);
     d.dtype = DT_C128, d.ndim = 3, d.shape[0] = d.shape[1] = d.shape[2] = n;
     d.placements[0] = dt_shard(0), d.placements[1] = dt_shard(1);
     for (f = 0; f < nb; f++) {   /* each field its own frequencies */
-        b.w[f].n[0] = b.w[f].n[1] = b.w[f].n[2] = n;
-        b.w[f].f[0] = (n / 3 + f) % n, b.w[f].f[1] = (1 + 2 * f) % n, b.w[f].f[2] = (n - 1 + 5 * f) % n;
-        DT_CHECK(dt_tensor_empty(m2, &d, &b.pz[f]));
+        b.fl[f].w.n[0] = b.fl[f].w.n[1] = b.fl[f].w.n[2] = n;
+        b.fl[f].w.f[0] = (n / 3 + f) % n, b.fl[f].w.f[1] = (1 + 2 * f) % n, b.fl[f].w.f[2] = (n - 1 + 5 * f) % n;
+        DT_CHECK(dt_tensor_empty(m2, &d, &b.fl[f].pz));
     }
     for (r = -1; r < reps; r++) {   /* r = -1: the warm-up (makes py, px; posts the first begins) */
         double t0, t_redist, t_calls;
@@ -463,10 +475,9 @@ static int batch_run(dt_mesh *m2, int nb, int64_t n, double *ms_block, double *m
         batch_blocking(&b, &t_redist);
         t0 = MPI_Wtime() - t0;
         if (r < 0) {   /* the x-pencils exist now: room for the reference */
-            dt_tensor_local_shape(b.px[0], sh);
+            dt_tensor_local_shape(b.fl[0].px, sh);
             b.bytes = (size_t)(sh[0] * sh[1] * sh[2]) * 16;
-            for (f = 0; f < nb; f++)
-                if (!(b.ref[f] = (double *)malloc(b.bytes + 1))) { fprintf(stderr, "pencil: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
+            for (f = 0; f < nb; f++) b.fl[f].ref = (double *)xcalloc(b.bytes, 1);
         }
         ok &= batch_check(&b, 1);
         if (r >= 0) {
@@ -474,7 +485,7 @@ static int batch_run(dt_mesh *m2, int nb, int64_t n, double *ms_block, double *m
             MPI_Allreduce(MPI_IN_PLACE, &tb[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             MPI_Allreduce(MPI_IN_PLACE, &tr[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }
-        for (f = 0; f < nb && b.bytes; f++) memset(dt_tensor_data(b.px[f]), 0, b.bytes);   /* nothing left over */
+        for (f = 0; f < nb && b.bytes; f++) memset(dt_tensor_data(b.fl[f].px), 0, b.bytes);   /* nothing left over */
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
         batch_overlapped(&b, &t_calls);
@@ -490,9 +501,12 @@ static int batch_run(dt_mesh *m2, int nb, int64_t n, double *ms_block, double *m
     *ms_redist = 1e3 * median(tr, reps);
     *ms_ovl = 1e3 * median(to, reps);
     *ms_calls = 1e3 * median(tc, reps);
-    for (f = 0; f < 3 * nb; f++) dt_tensor_destroy(b.pz[f]);
-    for (f = 0; f < nb; f++) free(b.ref[f]);
-    free(b.ref); free(b.pz); free(b.w); free(tb);
+    for (f = 0; f < nb; f++) {
+        dt_tensor_destroy(b.fl[f].pz), dt_tensor_destroy(b.fl[f].py), dt_tensor_destroy(b.fl[f].px);
+        free(b.fl[f].ref);
+    }
+    free(b.fl);
+    free(tb);
     return ok;
 }
 
