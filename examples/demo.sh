@@ -74,16 +74,25 @@ summary_matmul2d() {
 summary_pencil() {
     awk '/^pencil: u/ { sz = $2 } /^  slab |^  slab->|^  pencil/ { if ($0 ~ / - +- /) r = r sprintf(" %s", $1); else { n++; r = r sprintf(" %s %s", $1 ($1 == "pencil" ? " " $2 : ""), $(NF-1)) } }
          /skipped/ { skip = 1 } /^pencil: (OK|FAILED)/ { ok = $2 } /^  fft3d/ { fft = $NF }
+         /^  overlap:/ { nb = $2; bsz = $4; sub(/,$/, "", bsz) }
+         /^    blocking|^    overlapped \(/ { x = $0; sub(/ ms .*/, "", x); k = split(x, a, " "); if ($1 == "blocking") { bms = a[k]; bok = $NF } else oms = a[k] }
+         /^    overlapped\/blocking/ { ratio = $2 }
          END { if (skip) printf "%s c128 slab and pencil transposes checked: %s, 3-D FFT %s (FFTW-MPI comparison needs MPI=openmpi)\n", sz, ok, fft
-               else printf "%s c128 slab/pencil transposes, checked %s, 3-D FFT %s; time dtensor/FFTW-MPI:%s\n", sz, ok, fft, r }'
+               else printf "%s c128 slab/pencil transposes, checked %s, 3-D FFT %s; time dtensor/FFTW-MPI:%s\n", sz, ok, fft, r
+               if (nb) printf "             batch of %s fields %s, redistributions in flight during other fields'"'"' FFTs: %s ms vs %s ms blocking (%s), checked %s\n", nb, bsz, oms, bms, ratio, bok }'
 }
 summary_heat2d() {
     awk '/^heat2d:/ { sub(/^heat2d: /, ""); sub(/, r = .*/, ""); grid = $0 }
          /^  \(a\) mesh/ { sub(/^  \(a\) /, ""); sub(/, steps.*/, ""); a = $0 }
          /^  \(b\) restart from/ { sub(/^  \(b\) restart from /, ""); sub(/, steps.*/, ""); b = $0 }
          /^  \(a\) uninterrupted/ { h = $4 } /^  identical/ { same = $NF }
+         /^  \(o\) output every/ { every = $4 } /^      snapshots identical/ { osame = $NF }
+         /^      ms\/step/ { for (i = 1; i < NF; i++) { v = $(i + 1); sub(/,$/, "", v)
+                                  if ($i == "output") no = v; else if ($i == "blocking") bl = v; else if ($i == "overlapped") ov = v
+                                  else if ($i == "overlapped/blocking") ratio = v } }
          END { printf "%s field, 200 steps on %s; checkpoint, restart %s\n", grid, a, b
-               printf "             final field bitwise identical to the uninterrupted run: %s (fnv1a64 %s)\n", same, h }'
+               printf "             final field bitwise identical to the uninterrupted run: %s (fnv1a64 %s)\n", same, h
+               if (every) printf "             output every %s steps overlapped with the next step: %s ms/step vs %s blocking (%s; none: %s), snapshots identical: %s\n", every, ov, bl, ratio, no, osame }'
 }
 summary_heat2d_f() {
     awk '/^heat2d_f:/ { sub(/^heat2d_f: /, ""); sub(/, r = .*/, ""); grid = $0 }

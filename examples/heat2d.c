@@ -1,13 +1,18 @@
 /* heat2d.c -- the explicit heat equation on a 2-D mesh with halo exchange;
    a checkpoint at step k, a restart on a different rank count, and a final
-   field bitwise identical to an uninterrupted run.
+   field bitwise identical to an uninterrupted run; output snapshots whose
+   redistribution overlaps the next time step.
 
        make build/mpich/heat2d && mpiexec.mpich -n 4 ./build/mpich/heat2d
        mpicc -std=c99 -O2 -I. examples/heat2d.c -o heat2d -lblis -lm && mpiexec -n 4 ./heat2d
 
        ./heat2d [--nx NX] [--ny NY] [--steps S] [--at K] [--ckpt PATH] [--keep]
+                [--out-every E] [--reps R]
        ./heat2d --save-at K --ckpt PATH [--nx NX --ny NY]     first invocation: run to K, save, stop
        ./heat2d --restart PATH [--steps S]                     second invocation: load, run on to S
+
+         --out-every E  part (o): a snapshot every E steps (default 20; 0: skip part (o))
+         --reps R       part (o): timed runs of each kind, the median reported (default 5)
 
    The field u is F64 [NX, NY] (default 512 x 384) on a near-square 2-D
    mesh of all ranks (P0 x P1, P0 >= P1, P0 * P1 = ranks) with placements
@@ -55,9 +60,26 @@
          mesh over ranks 1 .. n-1 (n-1 ranks; rank 0 is outside it, gets
          0 x 0 arrays and follows along) with placement [Shard(1)] (column
          slabs instead of 2-D blocks), which runs steps K .. S;
+     (o) output overlapped with compute (--out-every E, default 20): S steps
+         from u0 again, writing a snapshot every E steps: the field
+         redistributed to [Replicate, Shard(1)] (whole columns: every x of
+         this rank's y block; one allgather along mesh dim 0) and kept in
+         memory (where a real code would write it). Three kinds of run,
+         --reps R each (in turn): no output; blocking (dt_tensor_redistribute
+         after step s); overlapped (dt_tensor_redistribute_begin after step
+         s, step s+1 computed -- it only reads step s's array, and calls
+         dt_tensor_redistribute_test between bands of rows -- then
+         dt_tensor_redistribute_end and the snapshot kept). Printed: ms/step
+         of each (median, slowest rank) and overlapped/blocking (< 1: the
+         overlap saved time); checked: the overlapped run's snapshots equal
+         the blocking run's byte for byte, the last one (at step S when E
+         divides S) equals (a)'s final field, and every run's final field
+         is (a)'s. On ranks that share the cores doing the copies, expect
+         little or no gain: the numbers are what was measured.
      (c) both final fields gathered, compared byte for byte (and by a 64-bit
          FNV-1a hash of their bytes, their sum and max): "identical: yes/no";
-         the exit status is 1 if not. The files are removed unless --keep.
+         the exit status is 1 if not, or if a check of (o) fails. The files
+         are removed unless --keep.
    With one rank the restart runs on that rank as a 1-D mesh.
 
    Why bitwise identity holds: every cell's new value is computed from the
@@ -186,13 +208,19 @@ static void field_initial(field *f, dt_mesh *m, int64_t nx, int64_t ny) {
 /* one step: u's ghosts by the library, the update by our loop. Split phase:
    the cells whose stencil stays inside the interior are updated while the
    messages fly, then, once the ghosts are in, the rim (row 0 and row lx-1,
-   then columns 0 and ly-1 of the rows between). */
-static void step(field *f) {
+   then columns 0 and ly-1 of the rows between). fly: a redistribution in
+   flight (NULL: none), moved on (dt_tensor_redistribute_test) after every
+   band of 32 inner rows. */
+static void step(field *f, dt_tensor *fly) {
     const double *u = f->a[f->cur];
     double *v = f->a[1 - f->cur];
-    int64_t lx = f->lx, ly = f->ly, gy = f->gy;
+    int64_t lx = f->lx, ly = f->ly, gy = f->gy, i;
+    int done;
     DT_CHECK(dt_halo_exchange_begin(f->t[f->cur]));
-    heat(u, v, gy, 1, lx - 1, 1, ly - 1);               /* inner cells: no ghost read */
+    for (i = 1; i < lx - 1; i += 32) {                  /* inner cells: no ghost read */
+        heat(u, v, gy, i, i + 32 < lx - 1 ? i + 32 : lx - 1, 1, ly - 1);
+        if (fly) DT_CHECK(dt_tensor_redistribute_test(fly, &done));
+    }
     DT_CHECK(dt_halo_exchange_end(f->t[f->cur]));
     if (lx > 0) heat(u, v, gy, 0, 1, 0, ly);            /* the rim */
     if (lx > 1) heat(u, v, gy, lx - 1, lx, 0, ly);
@@ -210,7 +238,7 @@ static double run_steps(field *f, int steps) {
     int s;
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    for (s = 0; s < steps; s++) step(f);
+    for (s = 0; s < steps; s++) step(f, NULL);
     t = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return steps ? t / steps : 0.0;
@@ -309,11 +337,133 @@ static void print_summary(const char *what, summary s) {
     printf("  %-22s fnv1a64 0x%016llx  sum %.15g  max %.15g\n", what, (unsigned long long)s.hash, s.sum, s.max);
 }
 
+/* ---------------------------------------------------------------- output, overlapped */
+
+/* Every `every` steps the field is written out as a snapshot of whole
+   columns: redistributed from [Shard(0), Shard(1)] to [Replicate, Shard(1)]
+   (every x of this rank's block of y; one allgather along mesh dim 0) and
+   kept, in hist (where a real code would write it to a file). Blocking:
+   dt_tensor_redistribute after the step. Overlapped: begun after step s
+   (the field of step s is u = a[cur], which step s+1 only reads: its halo
+   exchange writes ghost cells, not elements, and its update writes the
+   other array), moved on inside step s+1 (dt_tensor_redistribute_test
+   between bands; the halo exchange's MPI calls move it too), ended after
+   it and only then kept. */
+typedef struct output {
+    dt_placement pl[DT_MAX_MESH_DIMS]; /* [Replicate, Shard(1)] */
+    dt_tensor *snap;                   /* the redistributed field (made once, reused) */
+    char *hist;                        /* the snapshots written so far, local bytes */
+    size_t bytes;                      /* of one */
+    int n, cap;
+} output;
+
+static void output_write(output *o) {
+    if (o->n < o->cap && o->bytes) memcpy(o->hist + (size_t)o->n * o->bytes, dt_tensor_data(o->snap), o->bytes);
+    o->n++;
+}
+
+/* mode 0: no output, 1: blocking, 2: overlapped. Runs `steps` steps from u0
+   on m; returns the seconds per step (the slowest rank); *ok &= the final
+   field is `full` (the uninterrupted run's, gathered) */
+static double run_output(dt_mesh *m, int64_t nx, int64_t ny, int steps, int every, int mode, output *o,
+                         const double *full, int *ok) {
+    field f;
+    int s, pending = 0, same = 1;
+    int64_t i;
+    double t0, t;
+    field_initial(&f, m, nx, ny);
+    o->n = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (s = 1; s <= steps; s++) {
+        step(&f, pending ? o->snap : NULL);
+        if (pending) {                                   /* the one begun after the step before */
+            DT_CHECK(dt_tensor_redistribute_end(o->snap));
+            output_write(o);
+            pending = 0;
+        }
+        if (mode == 0 || s % every) continue;
+        if (mode == 1) {
+            DT_CHECK(dt_tensor_redistribute(field_tensor(&f), o->pl, &o->snap));
+            output_write(o);
+        } else {
+            DT_CHECK(dt_tensor_redistribute_begin(field_tensor(&f), o->pl, &o->snap));
+            pending = 1;
+        }
+    }
+    if (pending) {                                       /* after the last step: nothing left to overlap */
+        DT_CHECK(dt_tensor_redistribute_end(o->snap));
+        output_write(o);
+    }
+    t = MPI_Wtime() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    for (i = 0; i < f.lx; i++)
+        same &= memcmp(f.a[f.cur] + (i + 1) * f.gy + 1, full + (f.off[0] + i) * ny + f.off[1],
+                       (size_t)f.ly * sizeof(double)) == 0;
+    MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    *ok &= same;
+    field_free(&f);
+    return steps ? t / steps : 0.0;
+}
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the three modes, `reps` timed runs each (in turn); ms[mode]:
+   the median of the ms per step. Checks: every run's final field is
+   `full`; the overlapped run's snapshots are the blocking run's, byte for
+   byte; and the last one, when taken after the last step, is `full`'s
+   columns. Returns 1 when all hold. */
+static int output_runs(dt_mesh *m, int64_t nx, int64_t ny, int steps, int every, int reps, const double *full,
+                       double *ms, int *nsnap) {
+    output o;
+    dt_tensor_desc td;
+    int coord[DT_MAX_MESH_DIMS], r, k, ok = 1, same = 1;
+    int64_t ls[2] = {0, 0}, off[2] = {0, 0};
+    double *t = (double *)malloc((size_t)(3 * reps) * sizeof *t);
+    char *ref;
+    memset(&o, 0, sizeof o);
+    memset(&td, 0, sizeof td);
+    o.pl[0] = dt_replicate(); o.pl[1] = dt_shard(1);
+    td.dtype = DT_F64; td.ndim = 2; td.shape[0] = nx; td.shape[1] = ny;
+    memcpy(td.placements, o.pl, sizeof o.pl);
+    if (dt_mesh_coordinate(m, coord)) DT_CHECK(dt_layout(m, &td, coord, ls, off));
+    o.bytes = (size_t)(ls[0] * ls[1]) * sizeof(double);
+    o.cap = steps / every;
+    o.hist = (char *)malloc((size_t)o.cap * o.bytes + 1);
+    ref = (char *)malloc((size_t)o.cap * o.bytes + 1);
+    if (!t || !o.hist || !ref) { fprintf(stderr, "heat2d: out of memory\n"); MPI_Abort(MPI_COMM_WORLD, 1); exit(1); }
+    for (r = 0; r < reps; r++)
+        for (k = 0; k < 3; k++) {
+            t[k * reps + r] = run_output(m, nx, ny, steps, every, k, &o, full, &ok);
+            if (k == 1) memcpy(ref, o.hist, (size_t)o.cap * o.bytes);
+            if (k == 2) same &= o.n == o.cap && memcmp(ref, o.hist, (size_t)o.cap * o.bytes) == 0;
+        }
+    if (o.cap && steps % every == 0) {                   /* the last snapshot: the final field's columns */
+        int64_t i;
+        for (i = 0; i < ls[0]; i++)
+            same &= memcmp(o.hist + (size_t)(o.cap - 1) * o.bytes + (size_t)(i * ls[1]) * sizeof(double),
+                           full + (off[0] + i) * ny + off[1], (size_t)ls[1] * sizeof(double)) == 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    for (k = 0; k < 3; k++) {
+        qsort(t + k * reps, (size_t)reps, sizeof *t, cmpd);
+        ms[k] = 1e3 * t[k * reps + reps / 2];
+    }
+    *nsnap = o.cap;
+    dt_tensor_destroy(o.snap);
+    free(o.hist); free(ref); free(t);
+    return ok && same;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
     if (wrank == 0)
         fprintf(stderr, "usage: heat2d [--nx N] [--ny N] [--steps S] [--at K] [--ckpt PATH] [--keep]\n"
+                        "              [--out-every K] [--reps R]\n"
                         "       heat2d --save-at K --ckpt PATH [--nx N] [--ny N]\n"
                         "       heat2d --restart PATH [--steps S]\n");
     MPI_Finalize();
@@ -322,7 +472,8 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
     int64_t nx = 512, ny = 384, n;
-    int steps = 200, at = 120, save_at = -1, keep = 0, p0, p1, i, ok = 1;
+    int steps = 200, at = 120, save_at = -1, keep = 0, p0, p1, i, ok = 1, every = 20, reps = 5, out_ok = 1, nsnap = 0;
+    double out_ms[3] = {0, 0, 0};
     const char *ckpt = NULL, *restart = NULL;
     char defpath[256];
     dt_comm *comm;
@@ -336,17 +487,21 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     for (i = 1; i < argc; i++) {
         int more = i + 1 < argc;
-        if (!strcmp(argv[i], "--nx") && more) nx = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--ny") && more) ny = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--steps") && more) steps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--at") && more) at = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--save-at") && more) save_at = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--nx") && more) nx = strtoll(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--ny") && more) ny = strtoll(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--steps") && more) steps = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--at") && more) at = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--save-at") && more) save_at = (int)strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--ckpt") && more) ckpt = argv[++i];
         else if (!strcmp(argv[i], "--restart") && more) restart = argv[++i];
         else if (!strcmp(argv[i], "--keep")) keep = 1;
+        else if (!strcmp(argv[i], "--out-every") && more) every = (int)strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--reps") && more) reps = (int)strtol(argv[++i], NULL, 10);
         else usage();
     }
-    if (nx < 1 || ny < 1 || steps < 0 || at < 0 || at > steps || (save_at >= 0 && !ckpt)) usage();
+    if (nx < 1 || ny < 1 || steps < 0 || at < 0 || at > steps || (save_at >= 0 && !ckpt) || every < 0 ||
+        reps < 1)
+        usage();
     /* one path for every rank: rank 0's pid */
     {
         long pid = (long)getpid();
@@ -361,10 +516,10 @@ int main(int argc, char **argv) {
     /* ---- the two-invocation modes ---- */
     if (save_at >= 0 || restart) {
         int64_t meta[3] = {0, nx, ny}, from = 0;
-        dt_placement pl[DT_MAX_MESH_DIMS];
         double t;
         summary s;
         if (restart) {
+            dt_placement pl[DT_MAX_MESH_DIMS];
             load_meta(m2, restart, meta);
             from = meta[0]; nx = meta[1]; ny = meta[2];
             if (from > steps) { if (!wrank) fprintf(stderr, "heat2d: the checkpoint is at step %lld > --steps %d\n",
@@ -409,6 +564,9 @@ int main(int argc, char **argv) {
     summary sa = summarize(full, (size_t)n);
     field_free(&f);
 
+    /* ---- output every `every` steps: none, blocking, overlapped with the next step ---- */
+    if (every > 0 && steps > 0) out_ok = output_runs(m2, nx, ny, steps, every, reps, full, out_ms, &nsnap);
+
     /* ---- (b) restart on a 1-D mesh of ranks 1 .. n-1, [Shard(1)] ---- */
     int nr = wsize > 1 ? wsize - 1 : 1;
     int *ranks = (int *)malloc((size_t)nr * sizeof *ranks);
@@ -444,11 +602,20 @@ int main(int argc, char **argv) {
         printf("  (b) restart from step %lld on a 1-D mesh of %d rank%s (ranks %d..%d) [Shard(1)], steps %d .. %d: "
                "%.3f ms/step\n", (long long)meta[0], nr, nr > 1 ? "s" : "", ranks[0], ranks[nr - 1], at, steps,
                t_b * 1e3);
+        if (every > 0 && steps > 0) {
+            printf("  (o) output every %d steps (%d snapshots): the field to [Replicate, Shard(1)] (whole columns), "
+                   "kept;\n      ms/step, median of %d, slowest rank: no output %.3f, blocking %.3f, overlapped %.3f "
+                   "(begun after a step, ended after the next); overlapped/blocking %.2f\n", every, nsnap, reps,
+                   out_ms[0], out_ms[1], out_ms[2], out_ms[2] / out_ms[1]);
+            printf("      snapshots identical to the blocking run's, the last one to (a)'s final field, every run's "
+                   "final field to (a)'s: %s\n", out_ok ? "yes" : "no");
+        }
         print_summary("(a) uninterrupted", sa);
         print_summary("(b) restarted", sb);
         printf("  identical: %s\n", ok ? "yes" : "no");
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    ok &= out_ok;
     field_free(&f);
     dt_mesh_destroy(m1); dt_mesh_destroy(m2);
     dt_comm_destroy(comm);
