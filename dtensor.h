@@ -258,6 +258,15 @@
                            about this size, packed, sent, placed round by
                            round (default 0: never; measured no faster on
                            one node, see docs/guide.md). Read once
+   DTENSOR_EXCHANGE_TYPES=N
+                           over dt_comm_mpi, a host redistribution's piece
+                           exchange of at least N bytes a part hands MPI
+                           each piece as a derived datatype of the tensor's
+                           storage (no pack, no unpack; transposing pieces
+                           are still packed, tiled) and places its own piece
+                           while the messages fly; 0: one MPI_Alltoallv of
+                           packed pieces. Default 1 (always), as measured
+                           (bench/README.md). Read once
    DTENSOR_MATMUL=stream|gather|auto
                            where the strategy gathers a matmul operand along the
                            contracted dim: stream it in panels, gather it whole,
@@ -7631,6 +7640,74 @@ static dt_status dt__comm_wait_typed(int nrq, MPI_Request *rq, MPI_Status *sts) 
     return nrq ? dt__mpi_check(MPI_Waitall(nrq, rq, sts), "MPI_Waitall") : DT_OK;
 }
 
+/* Box b of array a as an MPI datatype of elements `el` (the same element
+   type for every message of a plan, packed or not, so the type signatures
+   of the two ends match whichever way each moves it; a halo's faces, a
+   typed exchange's pieces): the innermost dims that
+   are one span fold into a block, the next dim is an hvector of such
+   blocks, each dim outside it an hvector of the type inside. A contiguous
+   box: (*count, *type) = (its elements, el). 0 where a count does not fit
+   an int or MPI refuses (then: packing). (Elements, not bytes: MPICH's
+   engine moves an hvector of 8-byte blocks of MPI_BYTE 2.5x slower than of
+   one 8-byte integer.) min_run: 0 where the contiguous runs are shorter
+   than that many bytes (a transposing piece: our tiled pack beats an
+   element-by-element type). */
+static int dt__mpi_box_type(const dt__array *a, const dt__box *b, MPI_Datatype el, size_t min_run, char **base,
+                            int *count, MPI_Datatype *type) {
+    size_t stride[DT_MAX_DIMS] = {0}, span = a->es, bytes = dt__box_numel(a->ndim, b) * a->es;
+    MPI_Datatype t = el, u = MPI_DATATYPE_NULL;
+    int d = a->ndim - 1;
+    *base = a->data;
+    *count = 0;
+    *type = el;
+    if (!bytes) return 1;
+    if (bytes > (size_t)INT_MAX) return 0;
+    dt__array_strides(a, stride);
+    *base = a->data + dt__array_offset(a, stride, b);
+    *count = (int)(bytes / a->es);
+    for (; d >= 0; d--) { /* the contiguous run */
+        if (b->ext[d] == 1) continue;
+        if (stride[d] != span) break;
+        span *= (size_t)b->ext[d];
+    }
+    if (d < 0) return 1;
+    if (span < min_run) return 0;
+    for (; d >= 0; d--) {
+        int rc;
+        if (b->ext[d] == 1) continue;
+        if (stride[d] > (size_t)PTRDIFF_MAX) rc = MPI_ERR_ARG; /* (ext <= bytes <= INT_MAX) */
+        else if (t == el) rc = MPI_Type_create_hvector((int)b->ext[d], (int)(span / a->es), (MPI_Aint)stride[d], t, &u);
+        else rc = MPI_Type_create_hvector((int)b->ext[d], 1, (MPI_Aint)stride[d], t, &u);
+        if (t != el) MPI_Type_free(&t);
+        if (rc != MPI_SUCCESS) return 0;
+        t = u;
+    }
+    if (MPI_Type_commit(&t) != MPI_SUCCESS) { MPI_Type_free(&t); return 0; }
+    *count = 1;
+    *type = t;
+    return 1;
+}
+
+
+/* The MPI type of one element of es bytes (1, 2, 4, 8 bytes, or a multiple
+   of 8 as a contiguous run of 8-byte words: *owned = 1, free it after);
+   0 where there is none. */
+static int dt__mpi_elem_type(size_t es, MPI_Datatype *el, int *owned) {
+    *owned = 0;
+    switch (es) {
+    case 1: *el = MPI_UINT8_T; return 1;
+    case 2: *el = MPI_UINT16_T; return 1;
+    case 4: *el = MPI_UINT32_T; return 1;
+    case 8: *el = MPI_UINT64_T; return 1;
+    default: break;
+    }
+    if (!es || es % 8 || es / 8 > (size_t)INT_MAX) return 0;
+    if (MPI_Type_contiguous((int)(es / 8), MPI_UINT64_T, el) != MPI_SUCCESS) return 0;
+    if (MPI_Type_commit(el) != MPI_SUCCESS) { MPI_Type_free(el); return 0; }
+    *owned = 1;
+    return 1;
+}
+
 static dt_status dt__mpi_barrier(void *user) { return dt__mpi_check(MPI_Barrier(dt__mpi_comm(user)), "MPI_Barrier"); }
 
 static dt_status dt__mpi_wrap(MPI_Comm comm, void **out) {
@@ -10408,6 +10485,192 @@ static int dt__pipe_applies(const dt__device *dev, dt_comm *g, size_t bound) {
            bound >= 2 * DT__PIPE_CHUNK;
 }
 
+#ifndef DTENSOR_NO_MPI
+/* ---- the typed exchange ----
+   Over the built-in MPI backend, a host piece exchange hands MPI each piece
+   as a derived datatype of the buffer it lives in (dt__mpi_box_type): sends
+   go straight from `in` and receives land straight in `out`, so the pack
+   and the unpack are folded into the copy MPI makes anyway (pack +
+   alltoallv + unpack is two copies more). The messages are posted,
+   receives first, and this rank's own piece is placed while they fly. For
+   _reduce (acc >= 0) the received pieces land in the receive buffer and
+   are combined into out as they arrive (MPI_Waitsome). Every rank makes
+   the same choice (from the step's bound and the element size, not from
+   its own pieces); a piece whose type cannot be made is packed and sent
+   as elements of the same type, so the two ends' type signatures match
+   either way. DTENSOR_EXCHANGE_TYPES=N: from a bound of N bytes (0: off). */
+#ifndef DT__XTYPES_MIN
+#define DT__XTYPES_MIN 1
+#endif
+#define DT__XTYPES_RUN 256 /* the shortest contiguous run a type takes (bytes) */
+static size_t dt__xtypes_state = (size_t)-1;
+static size_t dt__xtypes_min(void) { /* DTENSOR_EXCHANGE_TYPES, read once */
+    if (dt__xtypes_state == (size_t)-1) dt__xtypes_state = dt__env_bytes("DTENSOR_EXCHANGE_TYPES", DT__XTYPES_MIN);
+    return dt__xtypes_state;
+}
+
+static int dt__xtypes_applies(const dt__device *dev, dt_comm *g, size_t bound) {
+    size_t tmin = dt__xtypes_min();
+    return dt__on_host(dev) && g->size > 1 && dt__comm_carrier(g)->be.start == dt__mpi_start && tmin &&
+           bound >= tmin && bound <= (size_t)INT_MAX;
+}
+
+typedef struct dt__xmsgs { /* the typed exchange's messages, in the COUNTS scratch */
+    dt_message *msgs;
+    char **base;
+    int *count, *piece;
+    MPI_Datatype *type;
+    MPI_Request *rq;
+    MPI_Status *sts;
+    int *idx;
+    int n, nrecv;
+} dt__xmsgs;
+
+/* the next n bytes of p, from *at, rounded up to 16 */
+static void *dt__xtake(char *p, size_t *at, size_t n) {
+    void *q = p + *at;
+    *at += (n + 15) / 16 * 16;
+    return q;
+}
+
+static dt_status dt__xmsgs_alloc(dt_mesh *m, int cap, dt__xmsgs *x) {
+    size_t c = (size_t)(cap ? cap : 1), at = 0;
+    size_t bytes = 8 * 15 + c * (sizeof(MPI_Status) + sizeof(dt_message) + sizeof(char *) + sizeof(MPI_Datatype) +
+                                 sizeof(MPI_Request) + 3 * sizeof(int));
+    char *p = NULL;
+    dt_status st = dt__scratch(m, DT__SCRATCH_COUNTS, bytes, (void **)&p);
+    if (st) return st;
+    x->sts = (MPI_Status *)dt__xtake(p, &at, c * sizeof(MPI_Status));
+    x->msgs = (dt_message *)dt__xtake(p, &at, c * sizeof(dt_message));
+    x->base = (char **)dt__xtake(p, &at, c * sizeof(char *));
+    x->type = (MPI_Datatype *)dt__xtake(p, &at, c * sizeof(MPI_Datatype));
+    x->rq = (MPI_Request *)dt__xtake(p, &at, c * sizeof(MPI_Request));
+    x->count = (int *)dt__xtake(p, &at, c * sizeof(int));
+    x->piece = (int *)dt__xtake(p, &at, c * sizeof(int));
+    x->idx = (int *)dt__xtake(p, &at, c * sizeof(int));
+    x->n = x->nrecv = 0;
+    return DT_OK;
+}
+
+/* message i: piece k of `a` (as a type of el) or, where no type can be
+   made, `fallback` (bytes of el) */
+static int dt__xmsg(dt__xmsgs *x, dt_comm *g, int j, int k, const dt__array *a, const dt__box *b, MPI_Datatype el,
+                    int send) {
+    int i = x->n++;
+    x->msgs[i].peer = dt__comm_carrier_rank(g, j);
+    x->msgs[i].send = send;
+    x->msgs[i].bytes = dt__box_numel(a->ndim, b) * a->es;
+    x->msgs[i].buf = NULL;
+    x->piece[i] = k;
+    return dt__mpi_box_type(a, b, el, DT__XTYPES_RUN, &x->base[i], &x->count[i], &x->type[i]);
+}
+
+static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
+    int i;
+    for (i = 0; i < x->n; i++)
+        if (x->type[i] != el && x->type[i] != MPI_DATATYPE_NULL) MPI_Type_free(&x->type[i]);
+}
+
+/* the received pieces combined into out as they arrive (acc >= 0), then
+   the sends completed */
+static dt_status dt__xwait_combine(const dt__device *dev, dt__array *out, const dt__pieces *recv, dt__xmsgs *x,
+                                   dt_dtype t, int acc) {
+    int left = x->nrecv, got, u;
+    dt_status st = DT_OK;
+    while (left > 0) {
+        int rc = MPI_Waitsome(x->nrecv, x->rq, &got, x->idx, x->sts);
+        if (rc != MPI_SUCCESS || got == MPI_UNDEFINED) {
+            if (!st) st = dt__mpi_check(rc == MPI_SUCCESS ? MPI_ERR_REQUEST : rc, "MPI_Waitsome");
+            break;
+        }
+        for (u = 0; u < got; u++) {
+            int i = x->idx[u];
+            dt__array a;
+            dt__piece_get(recv, x->piece[i], &a.box);
+            a.data = x->base[i]; a.ndim = out->ndim; a.es = out->es; a.stride = NULL;
+            if (!st) st = dt__combine_on(dev, &a, out, &a.box, t, acc);
+        }
+        left -= got;
+    }
+    if (left > 0) (void)dt__comm_wait_typed(x->nrecv, x->rq, x->sts); /* (never leave a request behind) */
+    {
+        dt_status sw = dt__comm_wait_typed(x->n - x->nrecv, x->rq + x->nrecv, x->sts);
+        return st ? st : sw;
+    }
+}
+
+static dt_status dt__exchange_typed(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+                                    dt__array *out, const dt__pieces *send, const dt__pieces *recv, dt_dtype t,
+                                    int acc) {
+    int me = g->rank, nd = in->ndim, j, k, i, owned, nrq = 0, mine = -1;
+    size_t es = in->es, rbytes = 0, sbytes = 0, off;
+    uint64_t sent = 0, got = 0;
+    char *rbuf = NULL, *sbuf = NULL;
+    MPI_Datatype el;
+    dt__xmsgs x;
+    dt__box b;
+    dt_status st, sw;
+    x.n = 0;
+    if (!dt__mpi_elem_type(es, &el, &owned)) return DT_ERR_UNSUPPORTED; /* (the same on every rank) */
+    if ((st = dt__xmsgs_alloc(m, send->n + recv->n, &x))) goto done;
+    for (k = 0; k < recv->n; k++) {
+        size_t one;
+        if ((j = dt__piece_get(recv, k, &b)) == me) { mine = k; continue; }
+        if (!(one = dt__box_numel(nd, &b) * es)) continue;
+        got += one;
+        /* acc >= 0: into the receive buffer, combined as it arrives; else
+           straight into out, or unpacked after the wait where no type fits */
+        if (!dt__xmsg(&x, g, j, k, out, &b, el, 0) || acc >= 0) {
+            if (x.type[x.n - 1] != el && x.type[x.n - 1] != MPI_DATATYPE_NULL) MPI_Type_free(&x.type[x.n - 1]);
+            x.type[x.n - 1] = MPI_DATATYPE_NULL;
+            rbytes += one;
+        }
+    }
+    x.nrecv = x.n;
+    for (k = 0; k < send->n; k++) {
+        size_t one;
+        if ((j = dt__piece_get(send, k, &b)) == me || !(one = dt__box_numel(nd, &b) * es)) continue;
+        sent += one;
+        if (!dt__xmsg(&x, g, j, k, in, &b, el, 1)) { x.type[x.n - 1] = MPI_DATATYPE_NULL; sbytes += one; }
+    }
+    if ((rbytes && (st = dt__scratch(m, DT__SCRATCH_RECV, rbytes, (void **)&rbuf))) ||
+        (sbytes && (st = dt__scratch(m, DT__SCRATCH_SEND, sbytes, (void **)&sbuf))))
+        goto done;
+    for (i = 0, off = 0; i < x.nrecv; i++) /* the buffered receives: their place in rbuf */
+        if (x.type[i] == MPI_DATATYPE_NULL) {
+            x.base[i] = rbuf + off; x.count[i] = (int)(x.msgs[i].bytes / es); x.type[i] = el;
+            x.msgs[i].buf = rbuf + off; /* (marks it: placed from rbuf) */
+            off += x.msgs[i].bytes;
+        }
+    for (i = x.nrecv, off = 0; i < x.n; i++) /* the sends no type could take: packed */
+        if (x.type[i] == MPI_DATATYPE_NULL) {
+            dt__piece_get(send, x.piece[i], &b);
+            dt__pack(in, &b, sbuf + off);
+            x.base[i] = sbuf + off; x.count[i] = (int)(x.msgs[i].bytes / es); x.type[i] = el;
+            off += x.msgs[i].bytes;
+        }
+    if (!x.n) dt__count(g, 0, 0); /* (one call, as the alltoallv it replaces) */
+    if ((st = dt__comm_start_typed(g, x.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq, sent, got)))
+        goto done;
+    if (mine >= 0) { /* this rank's own piece, while the messages fly */
+        dt__piece_get(recv, mine, &b);
+        st = dt__combine_on(dev, in, out, &b, t, acc);
+    }
+    if (acc >= 0) sw = dt__xwait_combine(dev, out, recv, &x, t, acc);
+    else sw = dt__comm_wait_typed(nrq, x.rq, x.sts);
+    if (!st) st = sw;
+    for (i = 0; i < x.nrecv && !st && acc < 0; i++)
+        if (x.msgs[i].buf) {
+            dt__piece_get(recv, x.piece[i], &b);
+            dt__unpack(x.msgs[i].buf, &b, out);
+        }
+done:
+    dt__xmsgs_free_types(&x, el);
+    if (owned) MPI_Type_free(&el);
+    return st;
+}
+#endif
+
 /* The one data-movement engine. Over group g, this rank sends each piece of
    `send` (a box inside `in`) to its member and receives each piece of
    `recv` (a box inside `out`) from its member; its own piece of recv is a
@@ -10428,6 +10691,11 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     dt_status st;
     if (!gather && dt__pipe_applies(dev, g, bound))
         return dt__exchange_pipelined(m, dev, g, in, out, send, recv, dt__pipe_rounds(in, send, recv, me), t, acc);
+#ifndef DTENSOR_NO_MPI
+    if (!gather && dt__xtypes_applies(dev, g, bound) &&
+        (st = dt__exchange_typed(m, dev, g, in, out, send, recv, t, acc)) != DT_ERR_UNSUPPORTED)
+        return st;
+#endif
     if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
     memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
@@ -15624,50 +15892,6 @@ done:
 }
 
 #ifndef DTENSOR_NO_MPI
-/* Box b of array a as an MPI datatype of elements `el` (the same base for
-   every message of the plan, packed or not, so the type signatures of the
-   two ends match whichever way each moves it): the innermost dims that
-   are one span fold into a block, the next dim is an hvector of such
-   blocks, each dim outside it an hvector of the type inside. A contiguous
-   box: (*count, *type) = (its elements, el). 0 where a count does not fit
-   an int or MPI refuses (then: packing). (Elements, not bytes: MPICH's
-   engine moves an hvector of 8-byte blocks of MPI_BYTE 2.5x slower than of
-   one 8-byte integer.) */
-static int dt__halo_mpi_type(const dt__array *a, const dt__box *b, MPI_Datatype el, char **base, int *count,
-                             MPI_Datatype *type) {
-    size_t stride[DT_MAX_DIMS] = {0}, span = a->es, bytes = dt__box_numel(a->ndim, b) * a->es;
-    MPI_Datatype t = el, u = MPI_DATATYPE_NULL;
-    int d = a->ndim - 1;
-    *base = a->data;
-    *count = 0;
-    *type = el;
-    if (!bytes) return 1;
-    if (bytes > (size_t)INT_MAX) return 0;
-    dt__array_strides(a, stride);
-    *base = a->data + dt__array_offset(a, stride, b);
-    *count = (int)(bytes / a->es);
-    for (; d >= 0; d--) { /* the contiguous run */
-        if (b->ext[d] == 1) continue;
-        if (stride[d] != span) break;
-        span *= (size_t)b->ext[d];
-    }
-    if (d < 0) return 1;
-    for (; d >= 0; d--) {
-        int rc;
-        if (b->ext[d] == 1) continue;
-        if (stride[d] > (size_t)PTRDIFF_MAX) rc = MPI_ERR_ARG; /* (ext <= bytes <= INT_MAX) */
-        else if (t == el) rc = MPI_Type_create_hvector((int)b->ext[d], (int)(span / a->es), (MPI_Aint)stride[d], t, &u);
-        else rc = MPI_Type_create_hvector((int)b->ext[d], 1, (MPI_Aint)stride[d], t, &u);
-        if (t != el) MPI_Type_free(&t);
-        if (rc != MPI_SUCCESS) return 0;
-        t = u;
-    }
-    if (MPI_Type_commit(&t) != MPI_SUCCESS) { MPI_Type_free(&t); return 0; }
-    *count = 1;
-    *type = t;
-    return 1;
-}
-
 /* From how many bytes a halo message over the built-in MPI backend moves
    as an MPI derived datatype (straight from the interior, straight into
    the ghost cells) instead of packed; 0: never. DTENSOR_HALO_TYPES=N,
@@ -15716,16 +15940,7 @@ static void dt__halo_types(dt__halo *h) {
         return;
     }
     for (i = 0; i < h->nmsgs; i++) h->mtype[i] = MPI_DATATYPE_NULL;
-    switch (h->g.es) {
-    case 1: h->mel = MPI_UINT8_T; break;
-    case 2: h->mel = MPI_UINT16_T; break;
-    case 4: h->mel = MPI_UINT32_T; break;
-    case 8: h->mel = MPI_UINT64_T; break;
-    default:
-        if (h->g.es % 8 || MPI_Type_contiguous((int)(h->g.es / 8), MPI_UINT64_T, &h->mel) != MPI_SUCCESS) ok = 0;
-        else if (MPI_Type_commit(&h->mel) != MPI_SUCCESS) { MPI_Type_free(&h->mel); ok = 0; }
-        else h->es16 = 1;
-    }
+    ok = dt__mpi_elem_type(h->g.es, &h->mel, &h->es16);
     if (!ok) { dt__halo_types_free(h); return; }
     for (i = 0; i < h->nsend + h->nrecv && ok; i++) {
         const dt__hlink *l = &h->links[i];
@@ -15739,8 +15954,8 @@ static void dt__halo_types(dt__halo *h) {
             dt__shift_box(h->ndim, &pc->src, pc->shift, &at); /* a receive lands shifted */
             h->mpack[mi] = pk;
             h->mpiece[mi] = j;
-            ok = dt__halo_mpi_type(&h->g, i < h->nsend ? &pc->src : &at, h->mel, &h->mbase[mi], &h->mcount[mi],
-                                   &h->mtype[mi]);
+            ok = dt__mpi_box_type(&h->g, i < h->nsend ? &pc->src : &at, h->mel, 0, &h->mbase[mi], &h->mcount[mi],
+                                  &h->mtype[mi]);
             if (ok && h->mtype[mi] != h->mel && b < tmin) { /* a small strided face: packed */
                 MPI_Type_free(&h->mtype[mi]);
                 h->mtype[mi] = MPI_DATATYPE_NULL;
