@@ -32,6 +32,17 @@
 !    (its U8 mask through c_loc), dot, linear, embedding, cross-entropy,
 !    layout indices, the RNG state through a file, and the mesh's odds
 !    and ends (shm mode, op cache, trim, checks).
+!  - the tensor-parallel layers (dtensor_layers.h; this test links the
+!    layers' object): colwise and rowwise dt_tp_linear (F64 with bias, F32
+!    with zero init filled from Fortran, sequence parallel with seq_dim 0
+!    and 3 on a [tp, dp] mesh, tp named, data parallel over dp,
+!    accumulated gradients) and relu / GELU dt_tp_mlp: forward, backward
+!    (with and without dx), sgd and zero_grad against matmul() on the
+!    weights gathered as w(in, out), on shards uneven or empty (7 and 5
+!    over 3 and 4 ranks); their placements as Fortran dims; refusals
+!    (null handles, features, batch dims, *y, seq_dim, tp_dim, dropout, a
+!    feature dim sharded on dp, backward before forward, the descs' size
+!    check) with the message in Fortran order and the error hook once.
 ! Prints "PASS test_fortran np=N" on rank 0; exits 1 on any failure.
 program test_fortran
   use, intrinsic :: iso_c_binding
