@@ -1,8 +1,8 @@
 ! dtensor.f90 -- the Fortran 2008 interface of dtensor.h: `use dtensor`.
 !
 ! Every procedure here is an interface to a C function of dtensor.h's
-! implementation (bind(C, name=...): the C symbol it calls, no symbol of its
-! own) or a wrapper of a few lines that converts an argument (a Fortran
+! implementation (or dtensor_layers.h's: LAYERS below; bind(C, name=...):
+! the C symbol it calls, no symbol of its own) or a wrapper of a few lines that converts an argument (a Fortran
 ! string, a communicator handle, an array pointer) and calls one; the logic,
 ! the column-major reversal included, is on the C side (dtensor.h, >>fortran).
 !
@@ -12,7 +12,8 @@
 !     mpicc -c -x c -DDTENSOR_IMPLEMENTATION dtensor.h -o dtensor_impl.o   (or link -ldtensor)
 !     mpif90 dtensor.f90 yourcode.f90 dtensor_impl.o -lblis -lm
 ! (DT_MAX_DIMS / DT_MAX_MESH_DIMS below must be the C build's; the first
-! dt_comm_mpi or dt_init call checks them and every struct's size.)
+! dt_comm_mpi or dt_init call checks them and every struct's size.) The
+! tensor-parallel layers need the layers' object as well: LAYERS below.
 !
 ! NAMES. Functions keep their C names (dt_shard, dt_sum, dt_copy, ...).
 ! Fortran is case-insensitive, so the C enumerators that differ from a
@@ -71,9 +72,24 @@
 !  - the C forms the dt_f_* entry points replace (dt_comm_mpi of an
 !    MPI_Comm, the row-major desc calls): their Fortran names bind those;
 !    dt_tensor_local_offset is dt_tensor_local_shape's second array;
-!  - dtensor_layers.h (tensor-parallel layers): its implementation is in
-!    libdtensor but not in the object this module's programs link by
-!    default, and its seq_dim counts C dims; not bound yet.
+!    dt_f_call_begin / dt_f_call_end / dt_f_order and dt_f_module_size,
+!    which exist for C code that gives the module entry points of its own
+!    (dtensor_layers.h's dt_f_tp_*).
+!
+! LAYERS. dtensor_layers.h's tensor-parallel layers (dt_tp_linear_*,
+! dt_tp_mlp_*, the descs dt_tp_linear_desc / dt_tp_mlp_desc and their
+! DT_TP_* constants) are bound as interfaces only, so a program that calls
+! none of them links as before, without the layers' object; one that calls
+! them links it too:
+!     mpicc -c -x c -DDTENSOR_LAYERS_IMPLEMENTATION dtensor_layers.h -o dtensor_layers.o
+! (or -ldtensor, which holds both). In Fortran order: x(in, batch...) ->
+! y(out, batch...), the weight w(in, out) (y = matmul(transpose(w), x) + b,
+! as dt_linear), Shard dims Fortran's (colwise: w Shard(2), b and y
+! Shard(1); rowwise: w and x Shard(1)), the descs' seq_dim a Fortran dim
+! of x, 2..ndim (0: 2); tp_dim is c_loc of a NUL-terminated name, as a
+! dt_mesh_desc's names. dt_tp_linear_backward / dt_tp_mlp_backward without
+! the dx argument: dx not wanted. dt_init (dt_comm_mpi) passes the descs'
+! sizes too; the create calls refuse a module whose descs differ.
 !
 ! HANDLES are type(c_ptr) (c_null_ptr: none, e.g. an *out to be made; a
 ! destroyed handle must be reset to c_null_ptr before it is passed as an
@@ -201,6 +217,44 @@ module dtensor
     integer(c_int) :: myrow = -1, mycol = -1
   end type dt_scalapack_grid
 
+  ! ---- dtensor_layers.h: the tensor-parallel layers (their constants and
+  ! descs; the procedures at the end of the interfaces below) ----
+  ! dt_tp_style, dt_tp_init, dt_tp_activation
+  integer(c_int), parameter :: DT_TP_COLWISE = 0, DT_TP_ROWWISE = 1
+  integer(c_int), parameter :: DT_TP_INIT_UNIFORM = 0, DT_TP_INIT_ZEROS = 1
+  integer(c_int), parameter :: DT_TP_RELU = 0, DT_TP_GELU = 1
+
+  ! x(in_features, batch...) -> y(out_features, batch...); W is w(in, out)
+  type, bind(C) :: dt_tp_linear_desc
+    integer(c_int) :: style = DT_TP_COLWISE         ! or DT_TP_ROWWISE
+    integer(c_int64_t) :: in_features = 0           ! x's first dim (required)
+    integer(c_int64_t) :: out_features = 0          ! y's first dim (required)
+    integer(c_int) :: dtype = DT_F32                ! DT_F32 or DT_F64
+    integer(c_int) :: no_bias = 0                   ! 1: no bias
+    type(c_ptr) :: tp_dim = c_null_ptr              ! c_loc of a NUL-terminated name; null: the last mesh dim
+    integer(c_int) :: sequence_parallel = 0         ! 1: x (colwise) / y (rowwise) Shard(seq_dim) on tp
+    integer(c_int) :: seq_dim = 0                   ! a Fortran dim of x, 2..ndim; 0: 2
+    integer(c_int) :: accumulate_grads = 0          ! 1: backward adds to the gradients
+    integer(c_int) :: init = DT_TP_INIT_UNIFORM     ! or DT_TP_INIT_ZEROS
+    integer(c_int) :: device = DT_HOST
+  end type dt_tp_linear_desc
+
+  ! fc1 colwise w1(in, hidden), fc2 rowwise w2(hidden, out)
+  type, bind(C) :: dt_tp_mlp_desc
+    integer(c_int64_t) :: in_features = 0           ! required
+    integer(c_int64_t) :: hidden_features = 0       ! required, split over tp
+    integer(c_int64_t) :: out_features = 0          ! 0: in_features
+    integer(c_int) :: dtype = DT_F32
+    integer(c_int) :: activation = DT_TP_RELU       ! or DT_TP_GELU
+    real(c_double) :: dropout = 0                   ! p in [0, 1) when training
+    integer(c_int) :: no_bias = 0
+    type(c_ptr) :: tp_dim = c_null_ptr
+    integer(c_int) :: sequence_parallel = 0
+    integer(c_int) :: seq_dim = 0                   ! as in dt_tp_linear_desc
+    integer(c_int) :: accumulate_grads = 0
+    integer(c_int) :: init = DT_TP_INIT_UNIFORM
+  end type dt_tp_mlp_desc
+
   ! communicators from a Fortran handle: integer (mpif.h, use mpi) or type(MPI_Comm) (use mpi_f08)
   interface dt_comm_mpi
     module procedure dt_comm_mpi_int, dt_comm_mpi_f08
@@ -248,6 +302,16 @@ module dtensor
        dt_gath_c64_3, dt_gath_c64_4, dt_gath_c128_1, dt_gath_c128_2, dt_gath_c128_3, dt_gath_c128_4
     procedure dt_tensor_gather_ptr
   end interface dt_tensor_gather
+
+  ! dtensor_layers.h: dt_tp_linear_backward(l, x, dy, dx) / dt_tp_mlp_backward(mlp, x, dy, dx)
+  ! with dx the input gradient (a handle; c_null_ptr: made), or (l, x, dy): dx not wanted
+  ! (saves a matmul and its collective, e.g. for the first layer)
+  interface dt_tp_linear_backward
+    procedure dt_tp_linear_backward_dx, dt_tp_linear_backward_nodx
+  end interface dt_tp_linear_backward
+  interface dt_tp_mlp_backward
+    procedure dt_tp_mlp_backward_dx, dt_tp_mlp_backward_nodx
+  end interface dt_tp_mlp_backward
 
   interface
     ! ---- the dt_f_* entry points (dtensor.h, >>api "Fortran") ----
@@ -1109,38 +1173,157 @@ module dtensor
       type(c_ptr), value :: logits, target
       type(c_ptr), intent(inout) :: out
     end function
+
+    ! ---- dtensor_layers.h: the tensor-parallel layers ----
+    ! Interfaces only: a program that calls none of them links without the
+    ! layers' object (dtensor.h's alone); one that does links it too
+    ! (-DDTENSOR_LAYERS_IMPLEMENTATION -c dtensor_layers.h, or -ldtensor).
+    ! Handles are type(c_ptr). In Fortran order: x(in, batch...), y(out,
+    ! batch...), W w(in, out), b(out); colwise W Shard(2), b Shard(1), x
+    ! Replicate, y Shard(1) on tp; rowwise W Shard(1), x Shard(1), y
+    ! Replicate (Shard(seq_dim) with sequence parallelism). dx = matmul(w,
+    ! dy), dW = matmul(x, transpose(dy)) over the batch.
+    integer(c_int) function dt_tp_linear_create(m, desc, out) bind(C, name="dt_f_tp_linear_create")
+      import :: c_int, c_ptr, dt_tp_linear_desc
+      type(c_ptr), value :: m
+      type(dt_tp_linear_desc), intent(in) :: desc
+      type(c_ptr), intent(inout) :: out
+    end function
+    subroutine dt_tp_linear_destroy(l) bind(C, name="dt_tp_linear_destroy")
+      import :: c_ptr
+      type(c_ptr), value :: l
+    end subroutine
+    ! the layer's tensors (owned by it): w(in, out), b(out) (c_null_ptr with no_bias), their gradients
+    type(c_ptr) function dt_tp_linear_weight(l) bind(C, name="dt_tp_linear_weight")
+      import :: c_ptr
+      type(c_ptr), value :: l
+    end function
+    type(c_ptr) function dt_tp_linear_bias(l) bind(C, name="dt_tp_linear_bias")
+      import :: c_ptr
+      type(c_ptr), value :: l
+    end function
+    type(c_ptr) function dt_tp_linear_grad_weight(l) bind(C, name="dt_tp_linear_grad_weight")
+      import :: c_ptr
+      type(c_ptr), value :: l
+    end function
+    type(c_ptr) function dt_tp_linear_grad_bias(l) bind(C, name="dt_tp_linear_grad_bias")
+      import :: c_ptr
+      type(c_ptr), value :: l
+    end function
+    ! the placement on tp the layer takes x in / gives y in (Shard: a Fortran dim)
+    type(dt_placement) function dt_tp_linear_input_placement(l) bind(C, name="dt_f_tp_linear_input_placement")
+      import :: c_ptr, dt_placement
+      type(c_ptr), value :: l
+    end function
+    type(dt_placement) function dt_tp_linear_output_placement(l) bind(C, name="dt_f_tp_linear_output_placement")
+      import :: c_ptr, dt_placement
+      type(c_ptr), value :: l
+    end function
+    integer(c_int) function dt_tp_linear_forward(l, x, y) bind(C, name="dt_f_tp_linear_forward")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: l, x
+      type(c_ptr), intent(inout) :: y
+    end function
+    ! the specifics of the generic dt_tp_linear_backward (above)
+    integer(c_int) function dt_tp_linear_backward_dx(l, x, dy, dx) bind(C, name="dt_f_tp_linear_backward")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: l, x, dy
+      type(c_ptr), intent(inout) :: dx
+    end function
+    integer(c_int) function dt_tp_linear_backward_nodx(l, x, dy) bind(C, name="dt_f_tp_linear_backward_nodx")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: l, x, dy
+    end function
+    integer(c_int) function dt_tp_linear_zero_grad(l) bind(C, name="dt_f_tp_linear_zero_grad")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: l
+    end function
+    integer(c_int) function dt_tp_linear_sgd(l, lr) bind(C, name="dt_f_tp_linear_sgd")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: l
+      real(c_double), value :: lr
+    end function
+    integer(c_int) function dt_tp_mlp_create(m, desc, out) bind(C, name="dt_f_tp_mlp_create")
+      import :: c_int, c_ptr, dt_tp_mlp_desc
+      type(c_ptr), value :: m
+      type(dt_tp_mlp_desc), intent(in) :: desc
+      type(c_ptr), intent(inout) :: out
+    end function
+    subroutine dt_tp_mlp_destroy(mlp) bind(C, name="dt_tp_mlp_destroy")
+      import :: c_ptr
+      type(c_ptr), value :: mlp
+    end subroutine
+    ! its two layers (owned by the block)
+    type(c_ptr) function dt_tp_mlp_fc1(mlp) bind(C, name="dt_tp_mlp_fc1")
+      import :: c_ptr
+      type(c_ptr), value :: mlp
+    end function
+    type(c_ptr) function dt_tp_mlp_fc2(mlp) bind(C, name="dt_tp_mlp_fc2")
+      import :: c_ptr
+      type(c_ptr), value :: mlp
+    end function
+    ! training /= 0: dropout (the mesh's RNG)
+    integer(c_int) function dt_tp_mlp_forward(mlp, x, training, y) bind(C, name="dt_f_tp_mlp_forward")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: mlp, x
+      integer(c_int), value :: training
+      type(c_ptr), intent(inout) :: y
+    end function
+    integer(c_int) function dt_tp_mlp_backward_dx(mlp, x, dy, dx) bind(C, name="dt_f_tp_mlp_backward")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: mlp, x, dy
+      type(c_ptr), intent(inout) :: dx
+    end function
+    integer(c_int) function dt_tp_mlp_backward_nodx(mlp, x, dy) bind(C, name="dt_f_tp_mlp_backward_nodx")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: mlp, x, dy
+    end function
+    integer(c_int) function dt_tp_mlp_zero_grad(mlp) bind(C, name="dt_f_tp_mlp_zero_grad")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: mlp
+    end function
+    integer(c_int) function dt_tp_mlp_sgd(mlp, lr) bind(C, name="dt_f_tp_mlp_sgd")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: mlp
+      real(c_double), value :: lr
+    end function
   end interface
 
 contains
 
   ! what dt_f_check_sizes compares: this module's struct sizes and constants
+  ! (the last two: dtensor_layers.h's descs, which dtensor.h keeps for the
+  ! layers' own check: dt_tp_linear_create / dt_tp_mlp_create refuse a mismatch)
   function dt_f_sizes() result(s)
-    integer(c_int64_t) :: s(6)
+    integer(c_int64_t) :: s(8)
     type(dt_placement) :: p
     type(dt_mesh_desc) :: md
     type(dt_tensor_desc) :: td
     type(dt_halo_desc) :: hd
+    type(dt_tp_linear_desc) :: ld
+    type(dt_tp_mlp_desc) :: mlpd
     s = [int(c_sizeof(p), c_int64_t), int(c_sizeof(md), c_int64_t), int(c_sizeof(td), c_int64_t), &
-         int(c_sizeof(hd), c_int64_t), int(DT_MAX_DIMS, c_int64_t), int(DT_MAX_MESH_DIMS, c_int64_t)]
+         int(c_sizeof(hd), c_int64_t), int(DT_MAX_DIMS, c_int64_t), int(DT_MAX_MESH_DIMS, c_int64_t), &
+         int(c_sizeof(ld), c_int64_t), int(c_sizeof(mlpd), c_int64_t)]
   end function dt_f_sizes
 
   ! checks this module against the C library (struct sizes, DT_MAX_DIMS,
   ! DT_MAX_MESH_DIMS): DT_OK, or DT_ERR_ARG and dt_last_error() saying which
   ! differs. dt_comm_mpi checks it too; call it before dt_comm_self.
   integer(c_int) function dt_init()
-    dt_init = dt_f_check_sizes(dt_f_sizes(), 6_c_int)
+    dt_init = dt_f_check_sizes(dt_f_sizes(), 8_c_int)
   end function dt_init
 
   integer(c_int) function dt_comm_mpi_int(comm, out)
     integer, intent(in) :: comm
     type(c_ptr), intent(inout) :: out
-    dt_comm_mpi_int = dt_f_comm_mpi(int(comm, c_int), dt_f_sizes(), 6_c_int, out)
+    dt_comm_mpi_int = dt_f_comm_mpi(int(comm, c_int), dt_f_sizes(), 8_c_int, out)
   end function dt_comm_mpi_int
 
   integer(c_int) function dt_comm_mpi_f08(comm, out)
     type(MPI_Comm), intent(in) :: comm
     type(c_ptr), intent(inout) :: out
-    dt_comm_mpi_f08 = dt_f_comm_mpi(int(comm%MPI_VAL, c_int), dt_f_sizes(), 6_c_int, out)
+    dt_comm_mpi_f08 = dt_f_comm_mpi(int(comm%MPI_VAL, c_int), dt_f_sizes(), 8_c_int, out)
   end function dt_comm_mpi_f08
 
   ! a C string as a Fortran string

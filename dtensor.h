@@ -1743,9 +1743,30 @@ DT_API dt_status dt_tensor_load_npy(dt_mesh *m, const char *path, const dt_place
 /* the Fortran module's struct sizes and constants, checked against this
    build's: sizes = {sizeof dt_placement, dt_mesh_desc, dt_tensor_desc,
    dt_halo_desc, DT_MAX_DIMS, DT_MAX_MESH_DIMS} as the module sees them,
-   n = 6. DT_ERR_ARG naming each value that differs (rebuild dtensor.f90
-   with the library's DT_MAX_DIMS / DT_MAX_MESH_DIMS) */
-DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n);  /* pure */
+   then (n = 6 + k, k <= 8) its sizes of k structs this header does not
+   define (dtensor.f90 sends 8: dt_tp_linear_desc and dt_tp_mlp_desc of
+   dtensor_layers.h). DT_ERR_ARG naming the first value that differs
+   (rebuild dtensor.f90 with the library's DT_MAX_DIMS / DT_MAX_MESH_DIMS);
+   on DT_OK the k extra sizes are kept for dt_f_module_size */
+DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n);  /* local; process-wide */
+/* sizes[6 + i] of the last dt_f_check_sizes that returned DT_OK; 0 when it
+   had no such entry (or none ran). For the entry points of code on the
+   public API (dtensor_layers.h's dt_f_tp_*_create) to check the module's
+   layout of their structs. */
+DT_API int64_t dt_f_module_size(int i);  /* local */
+/* For code on the public API with entry points of its own for a Fortran
+   binding (dtensor_layers.h's dt_f_tp_*): dt_f_call_begin / dt_f_call_end
+   bracket such an entry point as dt_call_begin / dt_call_end do (the error
+   handler runs once, under `call`), and inside the bracket messages are in
+   Fortran order as in the dt_f_* calls below: the library's own, and
+   dt_shape_str's (shapes reversed); a failure's message is rewritten in
+   Fortran's syntax at the end (a->b as a%b, a[i] as a(i)). dt_f_order()
+   is 1 inside such a bracket or a dt_f_* call, else 0: for the tensor dims
+   such code formats itself (a Shard dim d of a rank-n tensor is Fortran's
+   n - d; dt_placements_str writes the dims as given). */
+DT_API void dt_f_call_begin(void);                               /* local; thread-local */
+DT_API dt_status dt_f_call_end(const char *call, dt_status st);  /* local; thread-local */
+DT_API int dt_f_order(void);                                     /* local; thread-local */
 #ifndef DTENSOR_NO_MPI
 /* dt_comm_mpi of a Fortran communicator handle (`integer` of mpif.h or
    `use mpi`, or type(MPI_Comm)'s MPI_VAL), converted by MPI_Comm_f2c here,
@@ -3215,6 +3236,18 @@ DT_API dt_status dt_call_end(const char *call, dt_status st) {
     }
     return dt__public_return(call ? call : "?", st);
 }
+
+/* the same bracket in Fortran order (a dt_f_* entry point of code on the
+   public API): dt__f_order as DT__F_PUBLIC keeps it */
+DT_API void dt_f_call_begin(void) {
+    dt_call_begin();
+    dt__f_order++;
+}
+DT_API dt_status dt_f_call_end(const char *call, dt_status st) {
+    if (dt__f_order > 0) st = dt__f_leave(st); /* (an end without its begin: no order to leave) */
+    return dt_call_end(call, st);
+}
+DT_API int dt_f_order(void) { return dt__f_order > 0; }
 
 DT_API dt_status dt_set_last_error(dt_status st, const char *fmt, ...) {
     va_list ap;
@@ -18083,6 +18116,11 @@ DT__F_PTR(dt_tensor_scalapack_desc);
 #define DT__F_CALL(fn) fn
 #endif
 
+/* the module's sizes past the sixth (dt_f_module_size): written by a
+   successful check, at start-up (dt_init, dt_comm_mpi) */
+#define DT__F_MORE_SIZES 8
+static int64_t dt__f_more_sizes[DT__F_MORE_SIZES];
+
 static dt_status dt__f_check_sizes_body(const int64_t *sizes, int n) {
     static const char *const what[6] = {"sizeof dt_placement", "sizeof dt_mesh_desc", "sizeof dt_tensor_desc",
                                         "sizeof dt_halo_desc", "DT_MAX_DIMS", "DT_MAX_MESH_DIMS"};
@@ -18090,20 +18128,22 @@ static dt_status dt__f_check_sizes_body(const int64_t *sizes, int n) {
                              (int64_t)sizeof(dt_tensor_desc), (int64_t)sizeof(dt_halo_desc), DT_MAX_DIMS,
                              DT_MAX_MESH_DIMS};
     int i;
-    if (!sizes || n != 6)
-        return dt__fail(DT_ERR_ARG, "dt_f_check_sizes: sizes %s, n = %d; expected 6 values (dtensor.f90 of another "
-                        "version?)", sizes ? "given" : "NULL", n);
+    if (!sizes || n < 6 || n > 6 + DT__F_MORE_SIZES)
+        return dt__fail(DT_ERR_ARG, "dt_f_check_sizes: sizes %s, n = %d; expected 6 to %d values (dtensor.f90 of "
+                        "another version?)", sizes ? "given" : "NULL", n, 6 + DT__F_MORE_SIZES);
     for (i = 0; i < 6; i++)
         if (sizes[i] != mine[i])
             return dt__fail(DT_ERR_ARG, "dt_f_check_sizes: the Fortran module's %s is %lld, the C library's %lld: "
                             "dtensor.f90 does not match this build of dtensor.h, which has DT_MAX_DIMS = %d and "
                             "DT_MAX_MESH_DIMS = %d (build both with the same values and version)", what[i], (long long)sizes[i],
                             (long long)mine[i], DT_MAX_DIMS, DT_MAX_MESH_DIMS);
+    for (i = 0; i < DT__F_MORE_SIZES; i++) dt__f_more_sizes[i] = 6 + i < n ? sizes[6 + i] : 0;
     return DT_OK;
 }
 DT_API dt_status dt_f_check_sizes(const int64_t *sizes, int n) {
     DT__F_PUBLIC("dt_check_sizes", dt__f_check_sizes_body(sizes, n));
 }
+DT_API int64_t dt_f_module_size(int i) { return i >= 0 && i < DT__F_MORE_SIZES ? dt__f_more_sizes[i] : 0; }
 
 #ifndef DTENSOR_NO_MPI
 static dt_status dt__f_comm_mpi_body(MPI_Fint comm, const int64_t *sizes, int n, dt_comm **out) {

@@ -45,7 +45,8 @@
                      collective over the layer's mesh, except the accessors)
    Implementation (DTENSOR_IMPLEMENTATION or DTENSOR_LAYERS_IMPLEMENTATION):
      >>layers        the helpers (placement equality, spec hashes,
-                     argument checks), dt_tp_linear, the MLP block
+                     argument checks), dt_tp_linear, the MLP block, the
+                     dt_f_tp_* entry points of dtensor.f90 (Fortran order)
 */
 #ifndef DTENSOR_LAYERS_H
 #define DTENSOR_LAYERS_H
@@ -228,6 +229,37 @@ DT_API dt_status dt_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt
 DT_API dt_status dt_tp_mlp_zero_grad(dt_tp_mlp *mlp);  /* local */
 DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective (dt_axpy; moves no data) */
 
+/* ---- Fortran ----
+   The entry points dtensor.f90 binds the layers to (its dt_tp_* names; the
+   accessors and destroys are bound to the calls above). Each is the call
+   without the f_, made in Fortran order (dt_f_call_begin): a Fortran x is
+   x(in, batch...), y(out, batch...), W is w(in, out) (dt_tensor_gather it
+   into such an array), b(out); the table above with Fortran's Shard dims
+   (Shard(-1) is Fortran's Shard(1), the features; colwise W is Shard(2)),
+   and the messages in Fortran order (shapes reversed, Shard dims 1..ndim).
+   The desc's seq_dim is a Fortran dim of x, 2..ndim (0: 2, the dim after
+   the features, as C's default -2; from the end: not taken, DT_ERR_ARG);
+   the create calls also compare the module's sizeof of the desc, as
+   dt_f_check_sizes reported it at start-up (dt_f_module_size 0 and 1),
+   with this build's (DT_ERR_ARG if they differ). The placement calls give
+   Fortran's Shard dims: Shard(1) for the features, Shard(k) for a seq_dim
+   of k (a C desc's seq_dim d >= 0: Shard(-(d + 1)), from the end). */
+DT_API dt_status dt_f_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *fdesc, dt_tp_linear **out);  /* collective */
+DT_API dt_placement dt_f_tp_linear_input_placement(const dt_tp_linear *l);  /* local */
+DT_API dt_placement dt_f_tp_linear_output_placement(const dt_tp_linear *l);  /* local */
+DT_API dt_status dt_f_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_tensor **y);  /* collective */
+DT_API dt_status dt_f_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx);  /* collective */
+/* the backwards without dx (dtensor.f90's dt_tp_*_backward(l, x, dy): dx not wanted) */
+DT_API dt_status dt_f_tp_linear_backward_nodx(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy);  /* collective */
+DT_API dt_status dt_f_tp_linear_zero_grad(dt_tp_linear *l);  /* local */
+DT_API dt_status dt_f_tp_linear_sgd(dt_tp_linear *l, double lr);  /* collective */
+DT_API dt_status dt_f_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *fdesc, dt_tp_mlp **out);  /* collective */
+DT_API dt_status dt_f_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int training, dt_tensor **y);  /* collective */
+DT_API dt_status dt_f_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx);  /* collective */
+DT_API dt_status dt_f_tp_mlp_backward_nodx(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy);  /* collective */
+DT_API dt_status dt_f_tp_mlp_zero_grad(dt_tp_mlp *mlp);  /* local */
+DT_API dt_status dt_f_tp_mlp_sgd(dt_tp_mlp *mlp, double lr);  /* collective */
+
 #ifdef __cplusplus
 }
 #endif
@@ -332,6 +364,19 @@ static int dtl__pl_same(const dt_placement *a, const dt_placement *b, int nd) {
 /* a Shard dim as given (negative from the end) -> 0..ndim-1 */
 static int dtl__norm(int dim, int ndim) { return dim < 0 ? dim + ndim : dim; }
 
+/* placements p (n mesh dims) of a rank-ndim tensor as messages write them
+   (dt_placements_str), the Shard dims counted as the caller counts them:
+   inside a Fortran entry point (dt_f_order) Fortran's, C's d being n - d */
+static char *dtl__pl_str(const dt_placement *p, int n, int ndim, char *buf, size_t cap) {
+    dt_placement q[DT_MAX_MESH_DIMS];
+    int k;
+    dtl__pl_copy(q, p, n);
+    if (dt_f_order())
+        for (k = 0; k < n; k++)
+            if (q[k].kind == DT_SHARD) q[k].dim = (int8_t)(ndim - dtl__norm(q[k].dim, ndim));
+    return dt_placements_str(q, n, buf, cap);
+}
+
 static dt_placement dtl__in_pl(const dt_tp_linear *l) {
     if (l->style == DT_TP_ROWWISE) return dt_shard(-1);
     return l->sp ? dt_shard(l->seq_dim) : dt_replicate();
@@ -384,24 +429,27 @@ static dt_status dtl__check_act(const char *fn, const dt_tp_linear *l, const cha
     if (d->device != l->device)
         return dt_set_last_error(DT_ERR_DEVICE, "%s: %s is on device %d, the layer on device %d%s", fn, what, d->device,
                                  l->device, l->device ? "" : " (an MLP's layers are host tensors)");
-    if (nd < 2 || d->shape[nd - 1] != feat)
-        return dt_set_last_error(DT_ERR_SHAPE, "%s: %s has shape %s, the layer wants [..., %lld] with at least one batch dim", fn,
-                                 what, dt_shape_str(d->shape, nd, a, sizeof a), (long long)feat);
+    if (nd < 2 || d->shape[nd - 1] != feat) { /* (the features last in C, first in Fortran) */
+        snprintf(b, sizeof b, dt_f_order() ? "[%lld, ...]" : "[..., %lld]", (long long)feat);
+        return dt_set_last_error(DT_ERR_SHAPE, "%s: %s has shape %s, the layer wants %s with at least one batch dim", fn,
+                                 what, dt_shape_str(d->shape, nd, a, sizeof a), b);
+    }
     if (like && (like->ndim != nd || memcmp(like->shape, d->shape, sizeof(int64_t) * (size_t)(nd - 1))))
         return dt_set_last_error(DT_ERR_SHAPE, "%s: %s has shape %s, x has %s (the batch dims must be x's)", fn, what,
                                  dt_shape_str(d->shape, nd, a, sizeof a), dt_shape_str(like->shape, like->ndim, b, sizeof b));
-    if (l->sp && (dtl__norm(l->seq_dim, nd) < 0 || dtl__norm(l->seq_dim, nd) >= nd - 1))
-        return dt_set_last_error(DT_ERR_SHAPE, "%s: seq_dim %d is not a batch dim of %s %s", fn, l->seq_dim, what,
+    if (l->sp && (dtl__norm(l->seq_dim, nd) < 0 || dtl__norm(l->seq_dim, nd) >= nd - 1)) /* (Fortran: C's -k is k) */
+        return dt_set_last_error(DT_ERR_SHAPE, "%s: seq_dim %d is not a batch dim of %s %s", fn,
+                                 dt_f_order() ? (l->seq_dim < 0 ? -l->seq_dim : nd - l->seq_dim) : l->seq_dim, what,
                                  dt_shape_str(d->shape, nd, a, sizeof a));
     for (k = 0; k < l->nd; k++) {
         if (d->placements[k].kind == DT_PARTIAL)
             return dt_set_last_error(DT_ERR_PLACEMENT, "%s: %s is %s, Partial on mesh dim %d: reduce it first "
                                      "(dt_tensor_redistribute to Replicate)", fn, what,
-                                     dt_placements_str(d->placements, l->nd, a, sizeof a), k);
+                                     dtl__pl_str(d->placements, l->nd, nd, a, sizeof a), k);
         if (k != l->tp && d->placements[k].kind == DT_SHARD && d->placements[k].dim == nd - 1)
             return dt_set_last_error(DT_ERR_PLACEMENT, "%s: %s is %s: its feature dim is split on mesh dim %d, which is not the "
                                      "tp dim %d (only batch dims may be sharded there)", fn, what,
-                                     dt_placements_str(d->placements, l->nd, a, sizeof a), k, l->tp);
+                                     dtl__pl_str(d->placements, l->nd, nd, a, sizeof a), k, l->tp);
     }
     return DT_OK;
 }
@@ -425,7 +473,7 @@ static dt_status dtl__check_out(const char *fn, const char *what, const dt_tenso
                                  dt_shape_str(d->shape, d->ndim, a, sizeof a), dt_shape_str(shape, ndim, b, sizeof b));
     if (!dtl__pl_same(d->placements, pl, l->nd))
         return dt_set_last_error(DT_ERR_PLACEMENT, "%s: %s has placements %s, the result has %s", fn, what,
-                                 dt_placements_str(d->placements, l->nd, a, sizeof a), dt_placements_str(pl, l->nd, b, sizeof b));
+                                 dtl__pl_str(d->placements, l->nd, ndim, a, sizeof a), dtl__pl_str(pl, l->nd, ndim, b, sizeof b));
     return DT_OK;
 }
 
@@ -908,9 +956,9 @@ static dt_status dtl__mlp_backward_body(dt_tp_mlp *mlp, const dt_tensor *x, cons
     if (!st && !dtl__same_spec(&mlp->xd, (xd = dt_tensor_get_desc(x)), mlp->fc1->nd))
         st = dt_set_last_error(DT_ERR_ARG, "%s: x is %s %s, the last forward's x was %s %s", fn,
                                dt_shape_str(xd->shape, xd->ndim, a, sizeof a),
-                               dt_placements_str(xd->placements, mlp->fc1->nd, b, sizeof b),
+                               dtl__pl_str(xd->placements, mlp->fc1->nd, xd->ndim, b, sizeof b),
                                dt_shape_str(mlp->xd.shape, mlp->xd.ndim, c, sizeof c),
-                               dt_placements_str(mlp->xd.placements, mlp->fc1->nd, e, sizeof e));
+                               dtl__pl_str(mlp->xd.placements, mlp->fc1->nd, mlp->xd.ndim, e, sizeof e));
     if (!st) st = dtl__backward_check(fn, mlp->fc1, mlp->fc2, x, dy, dx);
     if ((st = dtl__consistent(fn, mlp->fc1->mesh, st, x, dy))) return st;
     /* fc2: its gradients, and g = dL/d(its input) with that input's spec */
@@ -953,6 +1001,117 @@ static dt_status dtl__mlp_sgd_body(dt_tp_mlp *mlp, double lr) {
 DT_API dt_status dt_tp_mlp_sgd(dt_tp_mlp *mlp, double lr) {
     dt_call_begin();
     return dt_call_end("dt_tp_mlp_sgd", dtl__mlp_sgd_body(mlp, lr));
+}
+
+/* ---- the Fortran entry points (dtensor.f90): the calls above in Fortran
+   order (dt_f_call_begin / dt_f_call_end); the descs' seq_dim converted,
+   their size as the module has it compared ---- */
+
+/* the module's sizeof of desc struct i (0: dt_tp_linear_desc, 1:
+   dt_tp_mlp_desc), as dt_f_check_sizes got it at start-up (0: not told) */
+static dt_status dtl__f_sizeof(const char *fn, int i, const char *what, size_t mine) {
+    int64_t f = dt_f_module_size(i);
+    if (f && f != (int64_t)mine)
+        return dt_set_last_error(DT_ERR_ARG, "%s: the Fortran module's sizeof %s is %lld, the C library's %lld: dtensor.f90 "
+                                 "does not match this build of dtensor_layers.h (build both from the same version)", fn,
+                                 what, (long long)f, (long long)mine);
+    return DT_OK;
+}
+
+/* a Fortran seq_dim (0: the default, Fortran's 2; k: Fortran dim k of x)
+   as the layers take it: C's -k, whatever x's rank */
+static dt_status dtl__f_seq_dim(const char *fn, int fseq, int *seq) {
+    if (fseq < 0 || fseq > DT_MAX_DIMS)
+        return dt_set_last_error(DT_ERR_ARG, "%s: desc%%seq_dim = %d: a Fortran dim of x, 2..ndim (0: 2, the dim after "
+                                 "the features), not counted from the end", fn, fseq);
+    *seq = -fseq;
+    return DT_OK;
+}
+
+/* a layer's placement (a Shard dim as the layers keep it: C's -k, or a C
+   desc's seq_dim d >= 0) with Fortran's dim: k, or -(d + 1) from the end */
+static dt_placement dtl__f_pl(dt_placement p) {
+    if (p.kind == DT_SHARD) p.dim = (int8_t)(p.dim < 0 ? -p.dim : -(p.dim + 1));
+    return p;
+}
+
+static dt_status dtl__f_linear_create_body(dt_mesh *m, const dt_tp_linear_desc *fdesc, dt_tp_linear **out) {
+    const char *fn = "dt_tp_linear_create";
+    dt_tp_linear_desc d;
+    dt_status st;
+    if (!m || !fdesc) return dt_tp_linear_create(m, fdesc, out); /* its refusal */
+    d = *fdesc;
+    st = dtl__f_sizeof(fn, 0, "dt_tp_linear_desc", sizeof d);
+    if (!st) st = dtl__f_seq_dim(fn, fdesc->seq_dim, &d.seq_dim);
+    /* a rank that refused the conversion fails every rank (checks on) */
+    if ((st = dt_mesh_agree(m, fn, st, NULL, NULL, 0, NULL))) return st;
+    return dt_tp_linear_create(m, &d, out);
+}
+DT_API dt_status dt_f_tp_linear_create(dt_mesh *m, const dt_tp_linear_desc *fdesc, dt_tp_linear **out) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_linear_create", dtl__f_linear_create_body(m, fdesc, out));
+}
+DT_API dt_placement dt_f_tp_linear_input_placement(const dt_tp_linear *l) {
+    return dtl__f_pl(dt_tp_linear_input_placement(l));
+}
+DT_API dt_placement dt_f_tp_linear_output_placement(const dt_tp_linear *l) {
+    return dtl__f_pl(dt_tp_linear_output_placement(l));
+}
+DT_API dt_status dt_f_tp_linear_forward(dt_tp_linear *l, const dt_tensor *x, dt_tensor **y) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_linear_forward", dt_tp_linear_forward(l, x, y));
+}
+DT_API dt_status dt_f_tp_linear_backward(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_linear_backward", dt_tp_linear_backward(l, x, dy, dx));
+}
+DT_API dt_status dt_f_tp_linear_backward_nodx(dt_tp_linear *l, const dt_tensor *x, const dt_tensor *dy) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_linear_backward", dt_tp_linear_backward(l, x, dy, NULL));
+}
+DT_API dt_status dt_f_tp_linear_zero_grad(dt_tp_linear *l) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_linear_zero_grad", dt_tp_linear_zero_grad(l));
+}
+DT_API dt_status dt_f_tp_linear_sgd(dt_tp_linear *l, double lr) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_linear_sgd", dt_tp_linear_sgd(l, lr));
+}
+
+static dt_status dtl__f_mlp_create_body(dt_mesh *m, const dt_tp_mlp_desc *fdesc, dt_tp_mlp **out) {
+    const char *fn = "dt_tp_mlp_create";
+    dt_tp_mlp_desc d;
+    dt_status st;
+    if (!m || !fdesc) return dt_tp_mlp_create(m, fdesc, out); /* its refusal */
+    d = *fdesc;
+    st = dtl__f_sizeof(fn, 1, "dt_tp_mlp_desc", sizeof d);
+    if (!st) st = dtl__f_seq_dim(fn, fdesc->seq_dim, &d.seq_dim);
+    if ((st = dt_mesh_agree(m, fn, st, NULL, NULL, 0, NULL))) return st;
+    return dt_tp_mlp_create(m, &d, out);
+}
+DT_API dt_status dt_f_tp_mlp_create(dt_mesh *m, const dt_tp_mlp_desc *fdesc, dt_tp_mlp **out) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_mlp_create", dtl__f_mlp_create_body(m, fdesc, out));
+}
+DT_API dt_status dt_f_tp_mlp_forward(dt_tp_mlp *mlp, const dt_tensor *x, int training, dt_tensor **y) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_mlp_forward", dt_tp_mlp_forward(mlp, x, training, y));
+}
+DT_API dt_status dt_f_tp_mlp_backward(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy, dt_tensor **dx) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_mlp_backward", dt_tp_mlp_backward(mlp, x, dy, dx));
+}
+DT_API dt_status dt_f_tp_mlp_backward_nodx(dt_tp_mlp *mlp, const dt_tensor *x, const dt_tensor *dy) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_mlp_backward", dt_tp_mlp_backward(mlp, x, dy, NULL));
+}
+DT_API dt_status dt_f_tp_mlp_zero_grad(dt_tp_mlp *mlp) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_mlp_zero_grad", dt_tp_mlp_zero_grad(mlp));
+}
+DT_API dt_status dt_f_tp_mlp_sgd(dt_tp_mlp *mlp, double lr) {
+    dt_f_call_begin();
+    return dt_f_call_end("dt_tp_mlp_sgd", dt_tp_mlp_sgd(mlp, lr));
 }
 
 #ifdef __clang_analyzer__

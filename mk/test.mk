@@ -124,18 +124,25 @@ fuzz: fuzz-build ## each libFuzzer target for FUZZ_SECONDS (60), crashes into bu
 # The Fortran module (dtensor.f90; the rules for it and the Fortran examples
 # are in mk/build.mk): its test program, and the same program linked with a C
 # implementation built with DT_MAX_DIMS = 16, which must refuse it cleanly
-# (dt_init / dt_comm_mpi: DT_ERR_ARG naming the sizes). tests/test_fortran.sh
-# builds and runs them and examples/heat2d.f90 under both MPIs.
+# (dt_init / dt_comm_mpi: DT_ERR_ARG naming the sizes). The test calls the
+# tensor-parallel layers, so it links the layers' object too (heat2d_f, which
+# does not, links without it). tests/test_fortran.sh builds and runs them and
+# examples/heat2d.f90 under both MPIs.
 .PHONY: test-fortran
-$(BUILD)/test_fortran: tests/test_fortran.f90 $(FMOD)/dtensor.o $(BUILD)/dtensor.o
-	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(LDLIBS)
+$(BUILD)/test_fortran: tests/test_fortran.f90 $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o
+	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o $(LDLIBS)
 
 $(FMOD)/dtensor_dims16.o: dtensor.h
 	@mkdir -p $(@D)
 	$(MPICC) -std=c99 $(STRICT) -O0 -DDT_MAX_DIMS=16 -x c -DDTENSOR_IMPLEMENTATION -c -o $@ $<
 
-$(BUILD)/test_fortran_dims16: tests/test_fortran.f90 $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o
-	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o $(LDLIBS)
+$(FMOD)/dtensor_layers_dims16.o: $(LHDR) $(HDR)
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(STRICT) -O0 -DDT_MAX_DIMS=16 -x c -DDTENSOR_LAYERS_IMPLEMENTATION -c -o $@ $<
+
+$(BUILD)/test_fortran_dims16: tests/test_fortran.f90 $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o $(FMOD)/dtensor_layers_dims16.o
+	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o \
+	    $(FMOD)/dtensor_layers_dims16.o $(LDLIBS)
 
 # The same test built with ASan + UBSan, C implementation and Fortran alike
 # (tests/test_fortran.sh --asan runs it at 1 and 2 ranks, leak checks on).
@@ -144,12 +151,17 @@ $(FASAN)/dtensor.o: dtensor.h
 	@mkdir -p $(@D)
 	$(MPICC) -std=c99 $(STRICT) -O1 -g $(SAN_FLAGS) -x c -DDTENSOR_IMPLEMENTATION -c -o $@ $<
 
+$(FASAN)/dtensor_layers.o: $(LHDR) $(HDR)
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(STRICT) -O1 -g $(SAN_FLAGS) -x c -DDTENSOR_LAYERS_IMPLEMENTATION -c -o $@ $<
+
 $(FASAN)/dtensor_f.o: dtensor.f90
 	@mkdir -p $(@D)
 	$(MPIFC) $(FSTRICT) -O1 -g $(SAN_FLAGS) -J $(@D) -c -o $@ $<
 
-$(BUILD)/test_fortran_asan: tests/test_fortran.f90 $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o
-	$(MPIFC) $(FSTRICT) -O1 -g $(SAN_FLAGS) -I$(FASAN) -o $@ $< $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o $(LDLIBS)
+$(BUILD)/test_fortran_asan: tests/test_fortran.f90 $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o $(FASAN)/dtensor_layers.o
+	$(MPIFC) $(FSTRICT) -O1 -g $(SAN_FLAGS) -I$(FASAN) -o $@ $< $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o \
+	    $(FASAN)/dtensor_layers.o $(LDLIBS)
 
 test-fortran: ## the Fortran module under both MPIs: tests/test_fortran.f90 and examples/heat2d.f90 (tests/test_fortran.sh)
 	bash tests/test_fortran.sh

@@ -32,6 +32,17 @@
 !    (its U8 mask through c_loc), dot, linear, embedding, cross-entropy,
 !    layout indices, the RNG state through a file, and the mesh's odds
 !    and ends (shm mode, op cache, trim, checks).
+!  - the tensor-parallel layers (dtensor_layers.h; this test links the
+!    layers' object): colwise and rowwise dt_tp_linear (F64 with bias, F32
+!    with zero init filled from Fortran, sequence parallel with seq_dim 0
+!    and 3 on a [tp, dp] mesh, tp named, data parallel over dp,
+!    accumulated gradients) and relu / GELU dt_tp_mlp: forward, backward
+!    (with and without dx), sgd and zero_grad against matmul() on the
+!    weights gathered as w(in, out), on shards uneven or empty (7 and 5
+!    over 3 and 4 ranks); their placements as Fortran dims; refusals
+!    (null handles, features, batch dims, *y, seq_dim, tp_dim, dropout, a
+!    feature dim sharded on dp, backward before forward, the descs' size
+!    check) with the message in Fortran order and the error hook once.
 ! Prints "PASS test_fortran np=N" on rank 0; exits 1 on any failure.
 program test_fortran
   use, intrinsic :: iso_c_binding
@@ -86,6 +97,7 @@ program test_fortran
   call test_more_ops()
   call test_messages_in_fortran_order()
   call test_redistribute_begin_end()
+  call test_layers()
 
   call dt_mesh_destroy(mesh)
   call dt_comm_destroy(comm)
@@ -1563,6 +1575,585 @@ contains
     character(len=*), intent(in) :: what
     call check(all(abs(g - want) <= 1e-12_c_double * max(1.0_c_double, abs(want))), what)
   end subroutine close_to
+
+  ! ---- dtensor_layers.h: the tensor-parallel layers through the module ----
+  ! Every result against a serial reference computed here with matmul() on
+  ! the global arrays (inputs from a closed form, the weights read back with
+  ! dt_tensor_gather); 7 inputs, 5 outputs / hidden units: shards of 3, 3, 1
+  ! and 2, 2, 1 at 3 ranks, an empty one at 4.
+  subroutine test_layers()
+    character(kind=c_char), target :: ntp(3) = ['t', 'p', c_null_char], ndp(3) = ['d', 'p', c_null_char]
+    type(dt_mesh_desc) :: d2
+    type(c_ptr) :: m2
+    integer :: ndp_size
+    call test_tp_linear(DT_TP_COLWISE)
+    call test_tp_linear(DT_TP_ROWWISE)
+    call test_tp_linear_f32()
+    call test_tp_mlp()
+    ! a [tp, dp] mesh: tp named (not the last dim), dp = 2 where the ranks split evenly
+    ndp_size = merge(2, 1, mod(nranks, 2) == 0)
+    d2%ndim = 2
+    d2%shape(1:2) = [nranks / ndp_size, ndp_size]
+    d2%names(1) = c_loc(ntp)
+    d2%names(2) = c_loc(ndp)
+    m2 = c_null_ptr
+    call ok(dt_mesh_create(comm, d2, m2), "layers: a [tp, dp] mesh")
+    call test_tp_sequence_parallel(m2, c_loc(ntp))
+    call test_tp_mlp_gelu(m2, c_loc(ntp))
+    call test_tp_errors(m2, c_loc(ntp))
+    call dt_mesh_destroy(m2)
+  end subroutine test_layers
+
+  ! element k (0-based) of input `salt`: a closed form in [-1, 1]
+  pure real(c_double) function cv(k, salt)
+    integer, intent(in) :: k, salt
+    cv = sin(0.7_c_double * k + 1.3_c_double * salt + 0.1_c_double) * &
+         (0.5_c_double + 0.5_c_double * cos(0.11_c_double * k * (salt + 1)))
+  end function cv
+
+  ! n closed-form values of input `salt`
+  pure function cvs(n, salt) result(v)
+    integer, intent(in) :: n, salt
+    real(c_double) :: v(n)
+    integer :: k
+    v = [(cv(k, salt), k = 0, n - 1)]
+  end function cvs
+
+  ! |got - want| <= tol * max(1, max|want|), elementwise (arrays flattened with [a])
+  subroutine near(got, want, tol, what)
+    real(c_double), intent(in) :: got(:), want(:)
+    real(c_double), intent(in) :: tol
+    character(len=*), intent(in) :: what
+    real(c_double) :: scale
+    scale = max(1.0_c_double, maxval(abs(want)))
+    call check(size(got) == size(want), what // " (sizes)")
+    if (size(got) == size(want)) then
+      if (any(abs(got - want) > tol * scale)) print '(a,i0,2a,es10.2)', "[", rank, "] ", what, &
+           maxval(abs(got - want))
+      call check(all(abs(got - want) <= tol * scale), what)
+    end if
+  end subroutine near
+
+  ! a desc of a Fortran-order tensor: dtype, shape, the placements of mesh dims 0 (and 1)
+  function tp_desc(dtype, sh, p0, p1) result(td)
+    integer(c_int), intent(in) :: dtype
+    integer, intent(in) :: sh(:)
+    type(dt_placement), intent(in) :: p0
+    type(dt_placement), intent(in), optional :: p1
+    type(dt_tensor_desc) :: td
+    td%dtype = dtype
+    td%ndim = size(sh)
+    td%shape(1:size(sh)) = sh
+    td%placements(1) = p0
+    if (present(p1)) td%placements(2) = p1
+  end function tp_desc
+
+  ! p is Shard(dim) (dim > 0), or Replicate (dim = 0)
+  logical function is_pl(p, dim)
+    type(dt_placement), intent(in) :: p
+    integer, intent(in) :: dim
+    if (dim == 0) then
+      is_pl = p%kind == DT_KIND_REPLICATE
+    else
+      is_pl = p%kind == DT_KIND_SHARD .and. p%dim == dim
+    end if
+  end function is_pl
+
+  ! t's Fortran shape is sh and its placement on mesh dim 0 is Shard(dim0) / Replicate (0)
+  subroutine spec_is(t, sh, dim0, what)
+    type(c_ptr), intent(in) :: t
+    integer, intent(in) :: sh(:), dim0
+    character(len=*), intent(in) :: what
+    type(dt_tensor_desc) :: td
+    call ok(dt_tensor_get_desc(t, td), what // ": get_desc")
+    call check(td%ndim == size(sh) .and. all(td%shape(1:size(sh)) == sh) .and. is_pl(td%placements(1), dim0), what)
+  end subroutine spec_is
+
+  ! colwise or rowwise, F64, bias, x(7, 3) in the layer's input placement:
+  ! forward, backward (dx, dW, db), sgd, zero_grad and a backward without dx
+  subroutine test_tp_linear(style)
+    integer(c_int), intent(in) :: style
+    integer, parameter :: NI = 7, NO = 5, NB = 3
+    real(c_double) :: x(NI, NB), dy(NO, NB), w(NI, NO), b(NO), y(NO, NB), dx(NI, NB), gw(NI, NO), gb(NO)
+    real(c_double) :: w2(NI, NO), b2(NO), bound
+    type(dt_tp_linear_desc) :: ld
+    type(dt_placement) :: pin, pout
+    type(c_ptr) :: l, xt, dyt, yt, dxt
+    character(len=16) :: name
+    integer :: fdim
+    name = merge("tp colwise", "tp rowwise", style == DT_TP_COLWISE)
+    fdim = merge(2, 1, style == DT_TP_COLWISE)   ! W's Shard dim: the outputs (colwise), the inputs
+    l = c_null_ptr; xt = c_null_ptr; dyt = c_null_ptr; yt = c_null_ptr; dxt = c_null_ptr
+    ld%style = style
+    ld%in_features = NI
+    ld%out_features = NO
+    ld%dtype = DT_F64
+    call ok(dt_tp_linear_create(mesh, ld, l), trim(name) // ": create")
+    pin = dt_tp_linear_input_placement(l)
+    pout = dt_tp_linear_output_placement(l)
+    if (style == DT_TP_COLWISE) then
+      call check(is_pl(pin, 0) .and. is_pl(pout, 1), "colwise: x Replicate, y Shard(1) (the features)")
+    else
+      call check(is_pl(pin, 1) .and. is_pl(pout, 0), "rowwise: x Shard(1) (the features), y Replicate")
+    end if
+    call spec_is(dt_tp_linear_weight(l), [NI, NO], fdim, trim(name) // ": w(in, out), Shard on tp")
+    call spec_is(dt_tp_linear_bias(l), [NO], merge(1, 0, style == DT_TP_COLWISE), trim(name) // ": b(out)")
+    call spec_is(dt_tp_linear_grad_weight(l), [NI, NO], fdim, trim(name) // ": grad w: w's spec")
+    w = huge(1.0_c_double)
+    b = huge(1.0_c_double)
+    call ok(dt_tensor_gather(dt_tp_linear_weight(l), w), trim(name) // ": gather w")
+    call ok(dt_tensor_gather(dt_tp_linear_bias(l), b), trim(name) // ": gather b")
+    bound = 1 / sqrt(real(NI, c_double))
+    call check(all(abs(w) <= bound) .and. all(abs(b) <= bound) .and. 2 * count(w /= 0) > NI * NO, &
+               trim(name) // ": nn.Linear's init, |w|, |b| <= 1/sqrt(in)")
+    x = reshape(cvs(NI * NB, 1), [NI, NB])
+    dy = reshape(cvs(NO * NB, 2), [NO, NB])
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F64, [NI, NB], pin), x, DT_SRC_ALL, xt), trim(name) // ": x")
+    call ok(dt_tp_linear_forward(l, xt, yt), trim(name) // ": forward")
+    call spec_is(yt, [NO, NB], merge(1, 0, style == DT_TP_COLWISE), trim(name) // ": y(out, batch), the output placement")
+    y = huge(1.0_c_double)
+    call ok(dt_tensor_gather(yt, y), trim(name) // ": gather y")
+    call near([y], [matmul(transpose(w), x) + spread(b, 2, NB)], 1e-12_c_double, &
+              trim(name) // ": y == matmul(transpose(w), x) + b")
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F64, [NO, NB], dt_replicate()), dy, DT_SRC_ALL, dyt), &
+            trim(name) // ": dy")
+    call ok(dt_tp_linear_backward(l, xt, dyt, dxt), trim(name) // ": backward")
+    call spec_is(dxt, [NI, NB], merge(0, 1, style == DT_TP_COLWISE), trim(name) // ": dx has x's spec")
+    dx = huge(1.0_c_double)
+    gw = huge(1.0_c_double)
+    gb = huge(1.0_c_double)
+    call ok(dt_tensor_gather(dxt, dx), trim(name) // ": gather dx")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(l), gw), trim(name) // ": gather dW")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_bias(l), gb), trim(name) // ": gather db")
+    call near([dx], [matmul(w, dy)], 1e-12_c_double, trim(name) // ": dx == matmul(w, dy)")
+    call near([gw], [matmul(x, transpose(dy))], 1e-12_c_double, trim(name) // ": dW == matmul(x, transpose(dy))")
+    call near(gb, sum(dy, 2), 1e-12_c_double, trim(name) // ": db == sum(dy, 2)")
+    call ok(dt_tp_linear_sgd(l, 0.5_c_double), trim(name) // ": sgd")
+    call ok(dt_tensor_gather(dt_tp_linear_weight(l), w2), trim(name) // ": gather w after sgd")
+    call ok(dt_tensor_gather(dt_tp_linear_bias(l), b2), trim(name) // ": gather b after sgd")
+    call near([w2], [w - 0.5_c_double * matmul(x, transpose(dy))], 1e-12_c_double, trim(name) // ": sgd: w - lr dW")
+    call near(b2, b - 0.5_c_double * sum(dy, 2), 1e-12_c_double, trim(name) // ": sgd: b - lr db")
+    call ok(dt_tp_linear_zero_grad(l), trim(name) // ": zero_grad")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(l), gw), trim(name) // ": gather dW after zero_grad")
+    call check(all(gw == 0), trim(name) // ": zero_grad zeroes dW")
+    call ok(dt_tp_linear_backward(l, xt, dyt), trim(name) // ": backward without dx")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(l), gw), trim(name) // ": gather dW (no dx)")
+    call near([gw], [matmul(x, transpose(dy))], 1e-12_c_double, trim(name) // ": dW again (no dx)")
+    call dt_tensor_destroy(dxt)
+    call dt_tensor_destroy(dyt)
+    call dt_tensor_destroy(yt)
+    call dt_tensor_destroy(xt)
+    call dt_tp_linear_destroy(l)
+  end subroutine test_tp_linear
+
+  ! F32, DT_TP_INIT_ZEROS: the weights zero; filled from Fortran (a tensor of
+  ! w's spec redistributed into it), the forward against matmul in real(4)
+  subroutine test_tp_linear_f32()
+    integer, parameter :: NI = 7, NO = 5, NB = 4
+    real(c_float) :: x(NI, NB), w(NI, NO), b(NO), y(NO, NB)
+    type(dt_tp_linear_desc) :: ld
+    type(dt_tensor_desc) :: wd, bd
+    type(c_ptr) :: l, xt, yt, tmp, wt, bt
+    l = c_null_ptr; xt = c_null_ptr; yt = c_null_ptr; tmp = c_null_ptr
+    ld%in_features = NI                  ! style and dtype left at their defaults: colwise, F32
+    ld%out_features = NO
+    ld%init = DT_TP_INIT_ZEROS
+    call ok(dt_tp_linear_create(mesh, ld, l), "f32 colwise: create")
+    w = 1
+    b = 1
+    call ok(dt_tensor_gather(dt_tp_linear_weight(l), w), "f32: gather w")
+    call ok(dt_tensor_gather(dt_tp_linear_bias(l), b), "f32: gather b")
+    call check(all(w == 0) .and. all(b == 0), "DT_TP_INIT_ZEROS: w and b zero")
+    w = reshape(real(cvs(NI * NO, 3), c_float), [NI, NO])
+    b = real(cvs(NO, 4), c_float)
+    call ok(dt_tensor_get_desc(dt_tp_linear_weight(l), wd), "f32: w's desc")
+    call ok(dt_tensor_get_desc(dt_tp_linear_bias(l), bd), "f32: b's desc")
+    call check(wd%dtype == DT_F32, "f32: w is DT_F32")
+    call ok(dt_tensor_distribute(mesh, wd, w, DT_SRC_ALL, tmp), "f32: a tensor of w's spec")
+    wt = dt_tp_linear_weight(l)
+    call ok(dt_tensor_redistribute(tmp, wd%placements, wt), "f32: into the layer's w")
+    call check(c_associated(wt, dt_tp_linear_weight(l)), "f32: the layer's w filled in place")
+    call dt_tensor_destroy(tmp)
+    tmp = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, bd, b, DT_SRC_ALL, tmp), "f32: a tensor of b's spec")
+    bt = dt_tp_linear_bias(l)
+    call ok(dt_tensor_redistribute(tmp, bd%placements, bt), "f32: into the layer's b")
+    call dt_tensor_destroy(tmp)
+    x = reshape(real(cvs(NI * NB, 5), c_float), [NI, NB])
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F32, [NI, NB], dt_replicate()), x, DT_SRC_ALL, xt), "f32: x")
+    call ok(dt_tp_linear_forward(l, xt, yt), "f32: forward")
+    y = huge(1.0_c_float)
+    call ok(dt_tensor_gather(yt, y), "f32: gather y")
+    call near(real([y], c_double), real([matmul(transpose(w), x) + spread(b, 2, NB)], c_double), 1e-5_c_double, &
+              "f32: y == matmul(transpose(w), x) + b (real(4))")
+    call dt_tensor_destroy(yt)
+    call dt_tensor_destroy(xt)
+    call dt_tp_linear_destroy(l)
+  end subroutine test_tp_linear_f32
+
+  ! the serial MLP: y = w2' act(w1' x + b1) + b2, and from dy the gradients and dx
+  subroutine mlp_ref(act, x, w1, b1, w2, b2, dy, y, dx, gw1, gb1, gw2, gb2)
+    integer(c_int), intent(in) :: act
+    real(c_double), intent(in) :: x(:, :), w1(:, :), b1(:), w2(:, :), b2(:), dy(:, :)
+    real(c_double), intent(out) :: y(:, :), dx(:, :), gw1(:, :), gb1(:), gw2(:, :), gb2(:)
+    real(c_double), allocatable :: h(:, :), a(:, :), da(:, :), g(:, :)
+    real(c_double), parameter :: PI = 3.14159265358979323846_c_double
+    h = matmul(transpose(w1), x) + spread(b1, 2, size(x, 2))
+    if (act == DT_TP_GELU) then
+      a = h / 2 * (1 + erf(h / sqrt(2.0_c_double)))
+      da = erfc(-h / sqrt(2.0_c_double)) / 2 + h * exp(-h * h / 2) / sqrt(2 * PI)
+    else
+      a = max(h, 0.0_c_double)
+      da = merge(1.0_c_double, 0.0_c_double, h > 0)
+    end if
+    y = matmul(transpose(w2), a) + spread(b2, 2, size(x, 2))
+    gw2 = matmul(a, transpose(dy))
+    gb2 = sum(dy, 2)
+    g = matmul(w2, dy) * da
+    gw1 = matmul(x, transpose(g))
+    gb1 = sum(g, 2)
+    dx = matmul(w1, g)
+  end subroutine mlp_ref
+
+  ! relu MLP, F64, bias, out_features 0 (= in), x(7, 3) Replicate: forward,
+  ! backward, sgd, zero_grad, a backward without dx
+  subroutine test_tp_mlp()
+    integer, parameter :: NI = 7, NH = 5, NB = 3
+    real(c_double) :: x(NI, NB), dy(NI, NB), w1(NI, NH), b1(NH), w2(NH, NI), b2(NI)
+    real(c_double) :: y(NI, NB), dx(NI, NB), gw1(NI, NH), gb1(NH), gw2(NH, NI), gb2(NI)
+    real(c_double) :: ry(NI, NB), rdx(NI, NB), rgw1(NI, NH), rgb1(NH), rgw2(NH, NI), rgb2(NI)
+    type(dt_tp_mlp_desc) :: md2
+    type(c_ptr) :: mlp, fc1, fc2, xt, dyt, yt, dxt
+    mlp = c_null_ptr; xt = c_null_ptr; dyt = c_null_ptr; yt = c_null_ptr; dxt = c_null_ptr
+    md2%in_features = NI
+    md2%hidden_features = NH
+    md2%dtype = DT_F64
+    md2%dropout = 0.5_c_double          ! not training below: no dropout
+    call ok(dt_tp_mlp_create(mesh, md2, mlp), "mlp: create")
+    fc1 = dt_tp_mlp_fc1(mlp)
+    fc2 = dt_tp_mlp_fc2(mlp)
+    call spec_is(dt_tp_linear_weight(fc1), [NI, NH], 2, "mlp: fc1 colwise w1(in, hidden) Shard(2)")
+    call spec_is(dt_tp_linear_weight(fc2), [NH, NI], 1, "mlp: fc2 rowwise w2(hidden, out = in) Shard(1)")
+    call ok(dt_tensor_gather(dt_tp_linear_weight(fc1), w1), "mlp: gather w1")
+    call ok(dt_tensor_gather(dt_tp_linear_bias(fc1), b1), "mlp: gather b1")
+    call ok(dt_tensor_gather(dt_tp_linear_weight(fc2), w2), "mlp: gather w2")
+    call ok(dt_tensor_gather(dt_tp_linear_bias(fc2), b2), "mlp: gather b2")
+    x = reshape(cvs(NI * NB, 6), [NI, NB])
+    dy = reshape(cvs(NI * NB, 7), [NI, NB])
+    call mlp_ref(DT_TP_RELU, x, w1, b1, w2, b2, dy, ry, rdx, rgw1, rgb1, rgw2, rgb2)
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F64, [NI, NB], dt_replicate()), x, DT_SRC_ALL, xt), "mlp: x")
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F64, [NI, NB], dt_replicate()), dy, DT_SRC_ALL, dyt), "mlp: dy")
+    call ok(dt_tp_mlp_forward(mlp, xt, 0_c_int, yt), "mlp: forward")
+    call ok(dt_tensor_gather(yt, y), "mlp: gather y")
+    call near([y], [ry], 1e-12_c_double, "mlp: y == w2' relu(w1' x + b1) + b2")
+    call ok(dt_tp_mlp_backward(mlp, xt, dyt, dxt), "mlp: backward")
+    call ok(dt_tensor_gather(dxt, dx), "mlp: gather dx")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(fc1), gw1), "mlp: gather dW1")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_bias(fc1), gb1), "mlp: gather db1")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(fc2), gw2), "mlp: gather dW2")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_bias(fc2), gb2), "mlp: gather db2")
+    call near([dx], [rdx], 1e-12_c_double, "mlp: dx")
+    call near([gw1], [rgw1], 1e-12_c_double, "mlp: dW1")
+    call near(gb1, rgb1, 1e-12_c_double, "mlp: db1")
+    call near([gw2], [rgw2], 1e-12_c_double, "mlp: dW2")
+    call near(gb2, rgb2, 1e-12_c_double, "mlp: db2")
+    call ok(dt_tp_mlp_sgd(mlp, 0.25_c_double), "mlp: sgd")
+    call ok(dt_tensor_gather(dt_tp_linear_weight(fc1), gw1), "mlp: gather w1 after sgd")
+    call ok(dt_tensor_gather(dt_tp_linear_bias(fc2), gb2), "mlp: gather b2 after sgd")
+    call near([gw1], [w1 - 0.25_c_double * rgw1], 1e-12_c_double, "mlp: sgd: w1 - lr dW1")
+    call near(gb2, b2 - 0.25_c_double * rgb2, 1e-12_c_double, "mlp: sgd: b2 - lr db2")
+    call ok(dt_tp_mlp_zero_grad(mlp), "mlp: zero_grad")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(fc2), gw2), "mlp: gather dW2 after zero_grad")
+    call check(all(gw2 == 0), "mlp: zero_grad zeroes dW2")
+    call ok(dt_tp_mlp_backward(mlp, xt, dyt), "mlp: backward without dx")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(fc2), gw2), "mlp: gather dW2 (no dx)")
+    call near([gw2], [rgw2], 1e-12_c_double, "mlp: dW2 again (no dx; it does not depend on w2)")
+    call dt_tensor_destroy(dxt)
+    call dt_tensor_destroy(yt)
+    call dt_tensor_destroy(dyt)
+    call dt_tensor_destroy(xt)
+    call dt_tp_mlp_destroy(mlp)
+  end subroutine test_tp_mlp
+
+  ! On the [tp, dp] mesh, tp named: a rowwise layer with sequence
+  ! parallelism (seq_dim 0: Fortran dim 2), no bias, accumulated gradients,
+  ! x(7, 5, 2) Shard(3) on dp (data parallel: dW summed over dp); and a
+  ! colwise one with seq_dim 3, x(7, 2, 5) Shard(3) on tp
+  subroutine test_tp_sequence_parallel(m2, tpname)
+    type(c_ptr), intent(in) :: m2, tpname
+    integer, parameter :: NI = 7, NO = 5, NS = 5, NB = 2
+    real(c_double) :: x(NI, NS, NB), dy(NO, NS, NB), w(NI, NO), y(NO, NS, NB), dx(NI, NS, NB), gw(NI, NO)
+    real(c_double) :: x2(NI, NS * NB), dy2(NO, NS * NB)
+    real(c_double) :: xc(NI, NB, NS), wc(NI, NO), yc(NO, NB, NS)
+    type(dt_tp_linear_desc) :: ld
+    type(dt_tensor_desc) :: td
+    type(c_ptr) :: l, xt, dyt, yt, dxt
+    l = c_null_ptr; xt = c_null_ptr; dyt = c_null_ptr; yt = c_null_ptr; dxt = c_null_ptr
+    ld%style = DT_TP_ROWWISE
+    ld%in_features = NI
+    ld%out_features = NO
+    ld%dtype = DT_F64
+    ld%no_bias = 1
+    ld%tp_dim = tpname
+    ld%sequence_parallel = 1
+    ld%accumulate_grads = 1
+    call ok(dt_tp_linear_create(m2, ld, l), "sp rowwise: create")
+    call check(.not. c_associated(dt_tp_linear_bias(l)) .and. .not. c_associated(dt_tp_linear_grad_bias(l)), &
+               "no_bias: no b, no db")
+    call check(is_pl(dt_tp_linear_input_placement(l), 1) .and. is_pl(dt_tp_linear_output_placement(l), 2), &
+               "sp rowwise: x Shard(1), y Shard(2) (seq_dim 0 is Fortran dim 2)")
+    call ok(dt_tensor_get_desc(dt_tp_linear_weight(l), td), "sp rowwise: w's desc")
+    call check(is_pl(td%placements(1), 1) .and. is_pl(td%placements(2), 0), &
+               "tp_dim ""tp"" (mesh dim 0): w Shard(1) there, Replicate on dp")
+    call ok(dt_tensor_gather(dt_tp_linear_weight(l), w), "sp rowwise: gather w")
+    x = reshape(cvs(NI * NS * NB, 8), [NI, NS, NB])
+    dy = reshape(cvs(NO * NS * NB, 9), [NO, NS, NB])
+    x2 = reshape(x, [NI, NS * NB])
+    dy2 = reshape(dy, [NO, NS * NB])
+    call ok(dt_tensor_distribute(m2, tp_desc(DT_F64, [NI, NS, NB], dt_shard(1), dt_shard(3)), x, DT_SRC_ALL, xt), &
+            "sp rowwise: x")
+    call ok(dt_tp_linear_forward(l, xt, yt), "sp rowwise: forward")
+    call ok(dt_tensor_get_desc(yt, td), "sp rowwise: y's desc")
+    call check(td%ndim == 3 .and. all(td%shape(1:3) == [NO, NS, NB]) .and. is_pl(td%placements(1), 2) .and. &
+               is_pl(td%placements(2), 3), "sp rowwise: y(5, 5, 2) Shard(2) on tp (a reduce-scatter), x's Shard(3) on dp")
+    call ok(dt_tensor_gather(yt, y), "sp rowwise: gather y")
+    call near([y], [matmul(transpose(w), x2)], 1e-12_c_double, "sp rowwise: y == matmul(transpose(w), x)")
+    call ok(dt_tensor_distribute(m2, td, dy, DT_SRC_ALL, dyt), "sp rowwise: dy with y's spec")
+    call ok(dt_tp_linear_backward(l, xt, dyt, dxt), "sp rowwise: backward")
+    call ok(dt_tp_linear_backward(l, xt, dyt, dxt), "sp rowwise: backward again (dx reused)")
+    call ok(dt_tensor_gather(dxt, dx), "sp rowwise: gather dx")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(l), gw), "sp rowwise: gather dW")
+    call near([dx], [matmul(w, dy2)], 1e-12_c_double, "sp rowwise: dx == matmul(w, dy)")
+    call near([gw], [2 * matmul(x2, transpose(dy2))], 1e-12_c_double, &
+              "sp rowwise: accumulate_grads: dW == twice matmul(x, transpose(dy)), summed over dp")
+    call dt_tensor_destroy(dxt)
+    call dt_tensor_destroy(dyt)
+    call dt_tensor_destroy(yt)
+    call dt_tensor_destroy(xt)
+    call dt_tp_linear_destroy(l)
+
+    l = c_null_ptr; xt = c_null_ptr; yt = c_null_ptr; dxt = c_null_ptr
+    ld = dt_tp_linear_desc()
+    ld%in_features = NI
+    ld%out_features = NO
+    ld%dtype = DT_F64
+    ld%no_bias = 1
+    ld%tp_dim = tpname
+    ld%sequence_parallel = 1
+    ld%seq_dim = 3
+    call ok(dt_tp_linear_create(m2, ld, l), "sp colwise seq_dim 3: create")
+    call check(is_pl(dt_tp_linear_input_placement(l), 3) .and. is_pl(dt_tp_linear_output_placement(l), 1), &
+               "sp colwise: x Shard(3) (seq_dim 3), y Shard(1)")
+    call ok(dt_tensor_gather(dt_tp_linear_weight(l), wc), "sp colwise: gather w")
+    xc = reshape(cvs(NI * NB * NS, 10), [NI, NB, NS])
+    call ok(dt_tensor_distribute(m2, tp_desc(DT_F64, [NI, NB, NS], dt_shard(3)), xc, DT_SRC_ALL, xt), "sp colwise: x")
+    call ok(dt_tp_linear_forward(l, xt, yt), "sp colwise: forward (an allgather of x)")
+    call spec_is(yt, [NO, NB, NS], 1, "sp colwise: y(5, 2, 5) Shard(1)")
+    call ok(dt_tensor_gather(yt, yc), "sp colwise: gather y")
+    call near([yc], [matmul(transpose(wc), reshape(xc, [NI, NB * NS]))], 1e-12_c_double, &
+              "sp colwise: y == matmul(transpose(w), x)")
+    call dt_tensor_destroy(yt)
+    call dt_tensor_destroy(xt)
+    call dt_tp_linear_destroy(l)
+  end subroutine test_tp_sequence_parallel
+
+  ! GELU, out_features 3, no bias, sequence parallel: x(7, 5, 2) Shard(2) on
+  ! tp of the [tp, dp] mesh, y(3, 5, 2) Shard(2); y, dx and both dW
+  subroutine test_tp_mlp_gelu(m2, tpname)
+    type(c_ptr), intent(in) :: m2, tpname
+    integer, parameter :: NI = 7, NH = 5, NO = 3, NS = 5, NB = 2, M = NS * NB
+    real(c_double) :: x(NI, NS, NB), dy(NO, NS, NB), w1(NI, NH), w2(NH, NO), zh(NH), zo(NO)
+    real(c_double) :: y(NO, NS, NB), dx(NI, NS, NB), gw1(NI, NH), gw2(NH, NO)
+    real(c_double) :: ry(NO, M), rdx(NI, M), rgw1(NI, NH), rgb1(NH), rgw2(NH, NO), rgb2(NO)
+    type(dt_tp_mlp_desc) :: md2
+    type(c_ptr) :: mlp, xt, dyt, yt, dxt
+    mlp = c_null_ptr; xt = c_null_ptr; dyt = c_null_ptr; yt = c_null_ptr; dxt = c_null_ptr
+    md2%in_features = NI
+    md2%hidden_features = NH
+    md2%out_features = NO
+    md2%dtype = DT_F64
+    md2%activation = DT_TP_GELU
+    md2%no_bias = 1
+    md2%tp_dim = tpname
+    md2%sequence_parallel = 1
+    call ok(dt_tp_mlp_create(m2, md2, mlp), "gelu mlp: create")
+    call check(.not. c_associated(dt_tp_linear_bias(dt_tp_mlp_fc1(mlp))) .and. &
+               .not. c_associated(dt_tp_linear_bias(dt_tp_mlp_fc2(mlp))), "gelu mlp: no_bias")
+    call ok(dt_tensor_gather(dt_tp_linear_weight(dt_tp_mlp_fc1(mlp)), w1), "gelu mlp: gather w1")
+    call ok(dt_tensor_gather(dt_tp_linear_weight(dt_tp_mlp_fc2(mlp)), w2), "gelu mlp: gather w2(hidden, 3)")
+    x = reshape(cvs(NI * M, 11), [NI, NS, NB])
+    dy = reshape(cvs(NO * M, 12), [NO, NS, NB])
+    zh = 0
+    zo = 0
+    call mlp_ref(DT_TP_GELU, reshape(x, [NI, M]), w1, zh, w2, zo, reshape(dy, [NO, M]), ry, rdx, rgw1, rgb1, rgw2, rgb2)
+    call ok(dt_tensor_distribute(m2, tp_desc(DT_F64, [NI, NS, NB], dt_shard(2)), x, DT_SRC_ALL, xt), "gelu mlp: x")
+    call ok(dt_tensor_distribute(m2, tp_desc(DT_F64, [NO, NS, NB], dt_shard(2)), dy, DT_SRC_ALL, dyt), "gelu mlp: dy")
+    call ok(dt_tp_mlp_forward(mlp, xt, 1_c_int, yt), "gelu mlp: forward (training, dropout 0)")
+    call spec_is(yt, [NO, NS, NB], 2, "gelu mlp: y(3, 5, 2) Shard(2)")
+    call ok(dt_tensor_gather(yt, y), "gelu mlp: gather y")
+    call near([y], [ry], 1e-12_c_double, "gelu mlp: y == w2' gelu(w1' x)")
+    call ok(dt_tp_mlp_backward(mlp, xt, dyt, dxt), "gelu mlp: backward")
+    call spec_is(dxt, [NI, NS, NB], 2, "gelu mlp: dx Shard(2), x's spec")
+    call ok(dt_tensor_gather(dxt, dx), "gelu mlp: gather dx")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(dt_tp_mlp_fc1(mlp)), gw1), "gelu mlp: gather dW1")
+    call ok(dt_tensor_gather(dt_tp_linear_grad_weight(dt_tp_mlp_fc2(mlp)), gw2), "gelu mlp: gather dW2")
+    call near([dx], [rdx], 1e-12_c_double, "gelu mlp: dx")
+    call near([gw1], [rgw1], 1e-12_c_double, "gelu mlp: dW1 (through gelu')")
+    call near([gw2], [rgw2], 1e-12_c_double, "gelu mlp: dW2")
+    call dt_tensor_destroy(dxt)
+    call dt_tensor_destroy(yt)
+    call dt_tensor_destroy(dyt)
+    call dt_tensor_destroy(xt)
+    call dt_tp_mlp_destroy(mlp)
+  end subroutine test_tp_mlp_gelu
+
+  ! refusals: the status, nothing made, the message naming the call, in
+  ! Fortran order (shapes as given, Shard dims 1..ndim, desc%seq_dim)
+  subroutine test_tp_errors(m2, tpname)
+    type(c_ptr), intent(in) :: m2, tpname
+    character(kind=c_char), target :: nope(5) = ['n', 'o', 'p', 'e', c_null_char]
+    real(c_double) :: x(7, 3), xw(8, 3), dyw(5, 4), x3(7, 5, 2)
+    integer(c_int64_t) :: s(8)
+    type(dt_tp_linear_desc) :: ld, bad
+    type(dt_tp_mlp_desc) :: md2
+    type(dt_tensor_desc) :: td
+    type(dt_placement) :: p
+    type(dt_mesh_desc) :: mdesc
+    type(dt_halo_desc) :: hd
+    type(c_ptr) :: l, l2, mlp, xt, xwt, dywt, yt, x3t
+    integer(c_int) :: st
+    character(len=:), allocatable :: msg
+    l = c_null_ptr; l2 = c_null_ptr; mlp = c_null_ptr; xt = c_null_ptr; xwt = c_null_ptr; dywt = c_null_ptr
+    yt = c_null_ptr; x3t = c_null_ptr
+    x = 1
+    xw = 1
+    dyw = 1
+    x3 = 1
+    ld%in_features = 7
+    ld%out_features = 5
+    ld%dtype = DT_F64
+    call ok(dt_tp_linear_create(mesh, ld, l), "errors: a colwise layer")
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F64, [7, 3], dt_replicate()), x, DT_SRC_ALL, xt), "errors: x")
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F64, [8, 3], dt_replicate()), xw, DT_SRC_ALL, xwt), "errors: x(8, 3)")
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F64, [5, 4], dt_replicate()), dyw, DT_SRC_ALL, dywt), &
+            "errors: dy(5, 4)")
+
+    ! a null layer; its accessors give null
+    st = dt_tp_linear_forward(c_null_ptr, xt, yt)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(yt) .and. index(msg, "dt_tp_linear_forward") == 1 .and. &
+               index(msg, "NULL") > 0, "forward of a null layer: DT_ERR_ARG, naming the call: " // msg)
+    call check(.not. c_associated(dt_tp_linear_weight(c_null_ptr)) .and. .not. c_associated(dt_tp_mlp_fc1(c_null_ptr)), &
+               "the accessors of a null layer: null")
+    call check(dt_tp_linear_sgd(c_null_ptr, 0.1_c_double) == DT_ERR_ARG .and. dt_tp_mlp_zero_grad(c_null_ptr) == DT_ERR_ARG, &
+               "sgd / zero_grad of null: DT_ERR_ARG")
+    call check(dt_tp_linear_backward(l, c_null_ptr, xt) == DT_ERR_ARG, "backward of a null x: DT_ERR_ARG")
+    ! the features: x(8, 3) for a layer of 7 inputs, the error hook called once
+    handled = 0
+    call dt_set_error_handler(c_funloc(on_error), c_null_ptr)
+    st = dt_tp_linear_forward(l, xwt, yt)
+    call dt_set_error_handler(c_null_funptr, c_null_ptr)
+    msg = dt_last_error()
+    call check(st == DT_ERR_SHAPE .and. .not. c_associated(yt) .and. index(msg, "x has shape [8, 3]") > 0 .and. &
+               index(msg, "[7, ...]") > 0, "x(8, 3) into 7 features: DT_ERR_SHAPE in Fortran order: " // msg)
+    call check(handled == 1 .and. handled_call == "dt_tp_linear_forward" .and. handled_st == DT_ERR_SHAPE, &
+               "the error hook: once, dt_tp_linear_forward, DT_ERR_SHAPE; got: " // handled_call)
+    if (allocated(handled_call)) deallocate(handled_call)
+    ! dy's batch dims are not x's
+    st = dt_tp_linear_backward(l, xt, dywt, yt)
+    msg = dt_last_error()
+    call check(st == DT_ERR_SHAPE .and. .not. c_associated(yt) .and. index(msg, "dy has shape [5, 4], x has [7, 3]") > 0, &
+               "dy(5, 4) for x(7, 3): DT_ERR_SHAPE in Fortran order: " // msg)
+    ! a *y of the wrong spec
+    call ok(dt_tensor_distribute(mesh, tp_desc(DT_F64, [5, 4], dt_shard(1)), dyw, DT_SRC_ALL, yt), "errors: a wrong y")
+    st = dt_tp_linear_forward(l, xt, yt)
+    msg = dt_last_error()
+    call check(st == DT_ERR_SHAPE .and. index(msg, "*y has shape [5, 4], the result has [5, 3]") > 0, &
+               "a *y of shape (5, 4): DT_ERR_SHAPE: " // msg)
+    call dt_tensor_destroy(yt)
+    yt = c_null_ptr
+    ! bad descs
+    bad = ld
+    bad%in_features = 0
+    st = dt_tp_linear_create(mesh, bad, l2)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(l2) .and. index(msg, "in_features = 0") > 0, &
+               "in_features 0: DT_ERR_ARG: " // msg)
+    bad = ld
+    bad%seq_dim = -1
+    st = dt_tp_linear_create(mesh, bad, l2)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(l2) .and. index(msg, "desc%seq_dim = -1") > 0, &
+               "seq_dim -1: DT_ERR_ARG (a Fortran dim, not from the end): " // msg)
+    bad = ld
+    bad%tp_dim = c_loc(nope)
+    st = dt_tp_linear_create(m2, bad, l2)
+    msg = dt_last_error()
+    call check(st == DT_ERR_MESH .and. .not. c_associated(l2) .and. index(msg, '"nope"') > 0 .and. &
+               index(msg, '"tp"') > 0, "tp_dim ""nope"": DT_ERR_MESH naming the mesh's dims: " // msg)
+    md2%in_features = 7
+    md2%hidden_features = 5
+    md2%dtype = DT_F64
+    md2%dropout = 1.5_c_double
+    st = dt_tp_mlp_create(mesh, md2, mlp)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(mlp) .and. index(msg, "dropout = 1.5") > 0, &
+               "mlp dropout 1.5: DT_ERR_ARG: " // msg)
+    ! sequence parallel with seq_dim 1, the features; then a feature dim sharded on dp
+    bad = ld
+    bad%tp_dim = tpname
+    bad%sequence_parallel = 1
+    bad%seq_dim = 1
+    call ok(dt_tp_linear_create(m2, bad, l2), "errors: an sp layer with seq_dim 1")
+    call ok(dt_tensor_distribute(m2, tp_desc(DT_F64, [7, 5, 2], dt_replicate(), dt_shard(1)), x3, DT_SRC_ALL, x3t), &
+            "errors: x(7, 5, 2) Shard(1) on dp")
+    st = dt_tp_linear_forward(l2, x3t, yt)
+    msg = dt_last_error()
+    call check(st == DT_ERR_SHAPE .and. .not. c_associated(yt) .and. index(msg, "seq_dim 1 is not a batch dim") > 0 .and. &
+               index(msg, "[7, 5, 2]") > 0, "seq_dim 1 (the features): DT_ERR_SHAPE, Fortran's dim: " // msg)
+    call dt_tp_linear_destroy(l2)
+    l2 = c_null_ptr
+    bad%sequence_parallel = 0
+    bad%seq_dim = 0
+    call ok(dt_tp_linear_create(m2, bad, l2), "errors: a layer on [tp, dp]")
+    st = dt_tp_linear_forward(l2, x3t, yt)
+    msg = dt_last_error()
+    call check(st == DT_ERR_PLACEMENT .and. .not. c_associated(yt) .and. index(msg, "x is [R, S(1)]") > 0, &
+               "the feature dim Shard(1) on dp: DT_ERR_PLACEMENT, Fortran's Shard dim: " // msg)
+    call dt_tp_linear_destroy(l2)
+    l2 = c_null_ptr
+    ! an MLP's backward before its forward
+    md2%dropout = 0
+    call ok(dt_tp_mlp_create(mesh, md2, mlp), "errors: an MLP")
+    st = dt_tp_mlp_backward(mlp, xt, xt)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. index(msg, "dt_tp_mlp_backward") == 1 .and. index(msg, "no forward") > 0, &
+               "mlp backward before forward: DT_ERR_ARG: " // msg)
+    call dt_tp_mlp_destroy(mlp)
+    mlp = c_null_ptr
+    ! the start-up check told other desc sizes: the create calls refuse
+    s = [int(c_sizeof(p), c_int64_t), int(c_sizeof(mdesc), c_int64_t), int(c_sizeof(td), c_int64_t), &
+         int(c_sizeof(hd), c_int64_t), int(DT_MAX_DIMS, c_int64_t), int(DT_MAX_MESH_DIMS, c_int64_t), &
+         int(c_sizeof(ld), c_int64_t) + 8, int(c_sizeof(md2), c_int64_t) + 8]
+    call ok(dt_f_check_sizes(s, 8_c_int), "errors: dt_f_check_sizes with other layer desc sizes (dtensor.h's own match)")
+    st = dt_tp_linear_create(mesh, ld, l2)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(l2) .and. index(msg, "sizeof dt_tp_linear_desc") > 0, &
+               "a dt_tp_linear_desc size mismatch: DT_ERR_ARG naming it: " // msg)
+    st = dt_tp_mlp_create(mesh, md2, mlp)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(mlp) .and. index(msg, "sizeof dt_tp_mlp_desc") > 0, &
+               "a dt_tp_mlp_desc size mismatch: DT_ERR_ARG naming it: " // msg)
+    call ok(dt_init(), "errors: dt_init again (the module's own sizes)")
+    call ok(dt_tp_linear_create(mesh, ld, l2), "errors: create after dt_init")
+    call dt_tp_linear_destroy(l2)
+    call dt_tensor_destroy(x3t)
+    call dt_tensor_destroy(dywt)
+    call dt_tensor_destroy(xwt)
+    call dt_tensor_destroy(xt)
+    call dt_tp_linear_destroy(l)
+    call dt_clear_error()
+  end subroutine test_tp_errors
 
   ! milliseconds of the wall clock: a file name no other run uses at once
   integer(8) function epoch_ms()
