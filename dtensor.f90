@@ -561,7 +561,7 @@ module dtensor
       integer(c_size_t), value :: count
       integer(c_int), value :: dtype, op
     end function
-    integer(c_int) function dt_mesh_create(comm, d, out) bind(C, name="dt_mesh_create")
+    integer(c_int) function dt_mesh_create(comm, d, out) bind(C, name="dt_f_mesh_create")
       import :: c_int, c_ptr, dt_mesh_desc
       type(c_ptr), value :: comm
       type(dt_mesh_desc), intent(in) :: d

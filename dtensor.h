@@ -258,15 +258,21 @@
                            about this size, packed, sent, placed round by
                            round (default 0: never; measured no faster on
                            one node, see docs/guide.md). Read once
-   DTENSOR_EXCHANGE_TYPES=N
+   DTENSOR_EXCHANGE=alltoallv
                            over dt_comm_mpi, a host redistribution's piece
-                           exchange of at least N bytes a part hands MPI
-                           each piece as a derived datatype of the tensor's
-                           storage (no pack, no unpack; transposing pieces
-                           are still packed, tiled) and places its own piece
-                           while the messages fly; 0: one MPI_Alltoallv of
-                           packed pieces. Default 1 (always), as measured
-                           (bench/README.md). Read once
+                           exchange goes as one MPI_Alltoallv of packed
+                           pieces; unset: posted (MPI_Irecv straight into
+                           out where a piece is one stretch of it, MPI_Isend,
+                           the own piece placed meanwhile, each piece placed
+                           as it arrives; docs/guide.md). Read once
+   DTENSOR_EXCHANGE_TYPES=N
+                           in the posted exchange, a strided piece whose
+                           contiguous runs are >= N bytes moves as an MPI
+                           derived datatype of the tensor's storage (no pack,
+                           no unpack); 0: every strided piece packed. Unset:
+                           256 under Open MPI, 0 under MPICH (its datatype
+                           engine was slower than the pack; bench/README.md).
+                           Read once
    DTENSOR_MATMUL=stream|gather|auto
                            where the strategy gathers a matmul operand along the
                            contracted dim: stream it in panels, gather it whole,
@@ -1889,6 +1895,7 @@ DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_sca
                                                  int64_t *local_strides);  /* pure */
 /* the calls the module forwards unchanged (no dim or shape argument):
    dt_f_X is dt_X with its refusals in Fortran order */
+DT_API dt_status dt_f_mesh_create(dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out);
 DT_API dt_status dt_f_neg(const dt_tensor *x, dt_tensor **out);
 DT_API dt_status dt_f_abs(const dt_tensor *x, dt_tensor **out);
 DT_API dt_status dt_f_exp(const dt_tensor *x, dt_tensor **out);
@@ -8472,7 +8479,8 @@ static dt_status dt__mesh_check_names(const char *fn, int ndim, const char *cons
                             names[i], DT__NAME_MAX - 1);
         for (j = 0; j < i; j++)
             if (names[j] && !strcmp(names[i], names[j]))
-                return dt__fail(DT_ERR_MESH, "%s: names[%d] and names[%d] are both \"%s\"", fn, j, i, names[i]);
+                return dt__fail(DT_ERR_MESH, "%s: names[%d] and names[%d] are both \"%s\"", fn, dt__mdim(j), dt__mdim(i),
+                                names[i]);
     }
     return DT_OK;
 }
@@ -8485,7 +8493,8 @@ static dt_status dt__mesh_check_desc(dt_comm *comm, const dt_mesh_desc *d, int *
         return dt__fail(DT_ERR_MESH, "dt_mesh_create: desc->ndim = %d, must be 1..%d", d->ndim, DT_MAX_MESH_DIMS);
     for (i = 0; i < d->ndim; i++) {
         if (d->shape[i] < 1)
-            return dt__fail(DT_ERR_MESH, "dt_mesh_create: desc->shape[%d] = %d, must be >= 1", i, d->shape[i]);
+            return dt__fail(DT_ERR_MESH, "dt_mesh_create: desc->shape[%d] = %d, must be >= 1", dt__mdim(i),
+                            d->shape[i]);
         prod *= d->shape[i];
         if (prod > INT_MAX) return dt__fail(DT_ERR_MESH, "dt_mesh_create: mesh shape product overflows int");
     }
@@ -8500,10 +8509,11 @@ static dt_status dt__mesh_check_desc(dt_comm *comm, const dt_mesh_desc *d, int *
         for (i = 0; i < (int)prod; i++) {
             if (d->ranks[i] < 0 || d->ranks[i] >= comm->size)
                 return dt__fail(DT_ERR_MESH, "dt_mesh_create: desc->ranks[%d] = %d is not a rank of the %d-rank communicator",
-                                i, d->ranks[i], comm->size);
+                                dt__mdim(i), d->ranks[i], comm->size);
             for (j = 0; j < i; j++)
                 if (d->ranks[j] == d->ranks[i])
-                    return dt__fail(DT_ERR_MESH, "dt_mesh_create: desc->ranks[%d] and [%d] are both %d", j, i, d->ranks[i]);
+                    return dt__fail(DT_ERR_MESH, "dt_mesh_create: desc->ranks[%d] and desc->ranks[%d] are both %d",
+                                    dt__mdim(j), dt__mdim(i), d->ranks[i]);
         }
     }
     *count = (int)prod;
@@ -10519,36 +10529,53 @@ static int dt__pipe_applies(const dt__device *dev, dt_comm *g, size_t bound) {
 }
 
 #ifndef DTENSOR_NO_MPI
-/* ---- the typed exchange ----
-   Over the built-in MPI backend, a host piece exchange hands MPI each piece
-   as a derived datatype of the buffer it lives in (dt__mpi_box_type): sends
-   go straight from `in` and receives land straight in `out`, so the pack
-   and the unpack are folded into the copy MPI makes anyway (pack +
-   alltoallv + unpack is two copies more). The messages are posted,
-   receives first, and this rank's own piece is placed while they fly. For
-   _reduce (acc >= 0) the received pieces land in the receive buffer and
-   are combined into out as they arrive (MPI_Waitsome). Every rank makes
-   the same choice (from the step's bound and the element size, not from
-   its own pieces); a piece whose type cannot be made is packed and sent
-   as elements of the same type, so the two ends' type signatures match
-   either way. DTENSOR_EXCHANGE_TYPES=N: from a bound of N bytes (0: off). */
-#ifndef DT__XTYPES_MIN
-#define DT__XTYPES_MIN 1
+/* ---- the posted exchange ----
+   Over the built-in MPI backend a host piece exchange is posted as messages
+   instead of one alltoallv: receives first (MPI_Irecv), each straight into
+   out where the piece is one stretch of it; sends (MPI_Isend) straight
+   from `in` where the piece is one stretch, else packed; this rank's own
+   piece is placed while they fly, and each buffered receive is placed
+   (unpacked, or combined for _reduce) as it arrives (MPI_Waitsome). Where
+   the MPI's datatype engine is fast (Open MPI), a strided piece whose
+   contiguous runs are long enough moves as a derived datatype of the
+   tensor's storage (dt__mpi_box_type): no pack, no unpack, the copies
+   folded into the one MPI makes. A transposing piece (runs shorter than
+   that) is packed, tiled. Every message is elements of one MPI type, typed
+   or packed, so the two ends' type signatures match whichever way each
+   side moves a piece. DTENSOR_EXCHANGE=alltoallv goes back to one
+   alltoallv of packed pieces; DTENSOR_EXCHANGE_TYPES=N: the shortest run,
+   in bytes, a datatype takes (0: every strided piece packed). */
+#ifndef DT__XTYPES_RUN
+#ifdef OPEN_MPI
+#define DT__XTYPES_RUN 256
+#else
+#define DT__XTYPES_RUN 0 /* MPICH: its engine was slower than our pack (bench/README.md) */
 #endif
-#define DT__XTYPES_RUN 256 /* the shortest contiguous run a type takes (bytes) */
-static size_t dt__xtypes_state = (size_t)-1;
-static size_t dt__xtypes_min(void) { /* DTENSOR_EXCHANGE_TYPES, read once */
-    if (dt__xtypes_state == (size_t)-1) dt__xtypes_state = dt__env_bytes("DTENSOR_EXCHANGE_TYPES", DT__XTYPES_MIN);
-    return dt__xtypes_state;
+#endif
+static size_t dt__xrun_state = (size_t)-1;
+static int dt__xposted_state = -1;
+static size_t dt__xrun(void) { /* DTENSOR_EXCHANGE_TYPES, read once; SIZE_MAX: never */
+    if (dt__xrun_state == (size_t)-1) {
+        size_t r = dt__env_bytes("DTENSOR_EXCHANGE_TYPES", (size_t)DT__XTYPES_RUN);
+        dt__xrun_state = r ? r : SIZE_MAX;
+    }
+    return dt__xrun_state;
 }
 
-static int dt__xtypes_applies(const dt__device *dev, dt_comm *g, size_t bound) {
-    size_t tmin = dt__xtypes_min();
-    return dt__on_host(dev) && g->size > 1 && dt__comm_carrier(g)->be.start == dt__mpi_start && tmin &&
-           bound >= tmin && bound <= (size_t)INT_MAX;
+static int dt__xposted(void) { /* DTENSOR_EXCHANGE, read once */
+    if (dt__xposted_state < 0) {
+        const char *e = getenv("DTENSOR_EXCHANGE");
+        dt__xposted_state = !(e && !strcmp(e, "alltoallv"));
+    }
+    return dt__xposted_state;
 }
 
-typedef struct dt__xmsgs { /* the typed exchange's messages, in the COUNTS scratch */
+static int dt__xposted_applies(const dt__device *dev, dt_comm *g, size_t bound) {
+    return dt__on_host(dev) && g->size > 1 && dt__comm_carrier(g)->be.start == dt__mpi_start && dt__xposted() &&
+           bound <= (size_t)INT_MAX;
+}
+
+typedef struct dt__xmsgs { /* the posted exchange's messages, in the COUNTS scratch */
     dt_message *msgs;
     char **base;
     int *count, *piece;
@@ -10595,7 +10622,7 @@ static int dt__xmsg(dt__xmsgs *x, dt_comm *g, int j, int k, const dt__array *a, 
     x->msgs[i].bytes = dt__box_numel(a->ndim, b) * a->es;
     x->msgs[i].buf = NULL;
     x->piece[i] = k;
-    return dt__mpi_box_type(a, b, el, DT__XTYPES_RUN, &x->base[i], &x->count[i], &x->type[i]);
+    return dt__mpi_box_type(a, b, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i]);
 }
 
 static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
@@ -10604,12 +10631,12 @@ static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
         if (x->type[i] != el && x->type[i] != MPI_DATATYPE_NULL) MPI_Type_free(&x->type[i]);
 }
 
-/* the received pieces combined into out as they arrive (acc >= 0), then
-   the sends completed */
-static dt_status dt__xwait_combine(const dt__device *dev, dt__array *out, const dt__pieces *recv, dt__xmsgs *x,
-                                   dt_dtype t, int acc) {
+/* the buffered receives placed into out as they arrive (unpacked, or
+   combined for acc >= 0), then the sends completed */
+static dt_status dt__xwait_place(const dt__device *dev, dt__array *out, const dt__pieces *recv, dt__xmsgs *x,
+                                 dt_dtype t, int acc) {
     int left = x->nrecv, got, u;
-    dt_status st = DT_OK;
+    dt_status st = DT_OK, sw;
     while (left > 0) {
         int rc = MPI_Waitsome(x->nrecv, x->rq, &got, x->idx, x->sts);
         if (rc != MPI_SUCCESS || got == MPI_UNDEFINED) {
@@ -10619,20 +10646,23 @@ static dt_status dt__xwait_combine(const dt__device *dev, dt__array *out, const 
         for (u = 0; u < got; u++) {
             int i = x->idx[u];
             dt__array a;
+            if (st || !x->msgs[i].buf) continue; /* (landed in out) */
             dt__piece_get(recv, x->piece[i], &a.box);
-            a.data = x->base[i]; a.ndim = out->ndim; a.es = out->es; a.stride = NULL;
-            if (!st) st = dt__combine_on(dev, &a, out, &a.box, t, acc);
+            if (acc < 0) {
+                dt__unpack(x->msgs[i].buf, &a.box, out);
+                continue;
+            }
+            a.data = (char *)x->msgs[i].buf; a.ndim = out->ndim; a.es = out->es; a.stride = NULL;
+            st = dt__combine_on(dev, &a, out, &a.box, t, acc);
         }
         left -= got;
     }
     if (left > 0) (void)dt__comm_wait_typed(x->nrecv, x->rq, x->sts); /* (never leave a request behind) */
-    {
-        dt_status sw = dt__comm_wait_typed(x->n - x->nrecv, x->rq + x->nrecv, x->sts);
-        return st ? st : sw;
-    }
+    sw = dt__comm_wait_typed(x->n - x->nrecv, x->rq + x->nrecv, x->sts);
+    return st ? st : sw;
 }
 
-static dt_status dt__exchange_typed(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
                                     dt__array *out, const dt__pieces *send, const dt__pieces *recv, dt_dtype t,
                                     int acc) {
     int me = g->rank, nd = in->ndim, j, k, i, owned, nrq = 0, mine = -1;
@@ -10689,14 +10719,8 @@ static dt_status dt__exchange_typed(dt_mesh *m, const dt__device *dev, dt_comm *
         dt__piece_get(recv, mine, &b);
         st = dt__combine_on(dev, in, out, &b, t, acc);
     }
-    if (acc >= 0) sw = dt__xwait_combine(dev, out, recv, &x, t, acc);
-    else sw = dt__comm_wait_typed(nrq, x.rq, x.sts);
+    sw = rbytes ? dt__xwait_place(dev, out, recv, &x, t, acc) : dt__comm_wait_typed(nrq, x.rq, x.sts);
     if (!st) st = sw;
-    for (i = 0; i < x.nrecv && !st && acc < 0; i++)
-        if (x.msgs[i].buf) {
-            dt__piece_get(recv, x.piece[i], &b);
-            dt__unpack(x.msgs[i].buf, &b, out);
-        }
 done:
     dt__xmsgs_free_types(&x, el);
     if (owned) MPI_Type_free(&el);
@@ -10725,8 +10749,8 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     if (!gather && dt__pipe_applies(dev, g, bound))
         return dt__exchange_pipelined(m, dev, g, in, out, send, recv, dt__pipe_rounds(in, send, recv, me), t, acc);
 #ifndef DTENSOR_NO_MPI
-    if (!gather && dt__xtypes_applies(dev, g, bound) &&
-        (st = dt__exchange_typed(m, dev, g, in, out, send, recv, t, acc)) != DT_ERR_UNSUPPORTED)
+    if (!gather && dt__xposted_applies(dev, g, bound) &&
+        (st = dt__exchange_posted(m, dev, g, in, out, send, recv, t, acc)) != DT_ERR_UNSUPPORTED)
         return st;
 #endif
     if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
@@ -18853,6 +18877,7 @@ DT_API dt_status dt_f_tensor_desc_from_scalapack(const int desc[9], const dt_sca
    speak Fortran like the rest of the module's */
 #define DT__F_FWD(name, params, args) \
     DT_API dt_status dt_f_##name params { DT__F_PUBLIC("dt_" #name, DT__F_CALL(dt_##name) args); }
+DT__F_FWD(mesh_create, (dt_comm *comm, const dt_mesh_desc *desc, dt_mesh **out), (comm, desc, out))
 DT__F_FWD(neg, (const dt_tensor *x, dt_tensor **out), (x, out))
 DT__F_FWD(abs, (const dt_tensor *x, dt_tensor **out), (x, out))
 DT__F_FWD(exp, (const dt_tensor *x, dt_tensor **out), (x, out))

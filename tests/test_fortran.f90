@@ -373,6 +373,8 @@ contains
     integer(c_int) :: st
     character(len=:), allocatable :: msg
     character(len=64) :: want_ls, want_rule
+    type(dt_mesh_desc) :: md2
+    type(c_ptr) :: m2 = c_null_ptr
     n = NY / nranks + merge(1, 0, rank < mod(NY, nranks))
     lo = rank * (NY / nranks) + min(rank, mod(NY, nranks))
     allocate(mine(NX, max(n, 1_c_int64_t)))
@@ -401,6 +403,13 @@ contains
     call check(st == DT_ERR_ARG .and. index(msg, "desc%width(2) = -1 is negative") > 0, &
                "a negative width(2): DT_ERR_ARG naming width(2): " // msg)
     call dt_tensor_destroy(t)
+    ! a mesh desc: its arrays 1-based too
+    md2%ndim = 2
+    md2%shape(1:2) = [nranks, 0]
+    st = dt_mesh_create(comm, md2, m2)
+    msg = dt_last_error()
+    call check(st == DT_ERR_MESH .and. .not. c_associated(m2) .and. index(msg, "desc%shape(2) = 0") > 0, &
+               "a mesh shape(2) = 0: DT_ERR_MESH naming desc%shape(2): " // msg)
   end subroutine test_messages_in_fortran_order
 
   ! dt_tensor_redistribute_begin / _end: columns -> rows in flight while the
