@@ -7658,8 +7658,8 @@ static dt_status dt__comm_start_typed(dt_comm *c, int n, const dt_message *msgs,
     MPI_Comm comm = dt__mpi_comm(dt__comm_carrier(c)->be.user);
     int pass, i, k = 0;
     *nrq = 0;
+    dt__count(c, sent, recv); /* (n = 0 too: one call, as the collective it stands for) */
     if (!n) return DT_OK;
-    dt__count(c, sent, recv);
     for (pass = 0; pass < 2; pass++)
         for (i = 0; i < n; i++) {
             int rc;
@@ -10712,7 +10712,6 @@ static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm 
             x.base[i] = sbuf + off; x.count[i] = (int)(x.msgs[i].bytes / es); x.type[i] = el;
             off += x.msgs[i].bytes;
         }
-    if (!x.n) dt__count(g, 0, 0); /* (one call, as the alltoallv it replaces) */
     if ((st = dt__comm_start_typed(g, x.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq, sent, got)))
         goto done;
     if (mine >= 0) { /* this rank's own piece, while the messages fly */
