@@ -1572,13 +1572,7 @@ int main(int argc, char **argv)
 {
     double t0;
     dtt_init(&argc, &argv, "layouts");
-    /* the piece exchanges over MPI: at 2 ranks one alltoallv of packed
-       pieces (DTENSOR_EXCHANGE=alltoallv); at 6 posted, every strided piece
-       an MPI datatype, transposing ones too (DTENSOR_EXCHANGE_TYPES=1);
-       elsewhere the MPI's default (posted; datatypes under Open MPI,
-       packed under MPICH): every path through the sweep */
-    if (dtt_np == 2) setenv("DTENSOR_EXCHANGE", "alltoallv", 1);
-    if (dtt_np == 6) setenv("DTENSOR_EXCHANGE_TYPES", "1", 1);
+    DTT_EXCHANGE_PATHS(); /* every exchange path through the sweep (dt_test.h) */
     g_seed = dtt_seed(argc, argv, g_seed);
     {
         const char *base = getenv("DT_TEST_TMPDIR");

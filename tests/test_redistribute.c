@@ -1007,13 +1007,7 @@ int main(int argc, char **argv)
     int i;
     const char *s = getenv("DT_TEST_SEED");
     dtt_init(&argc, &argv, "redistribute");
-    /* the piece exchanges over MPI: at 2 ranks one alltoallv of packed
-       pieces (DTENSOR_EXCHANGE=alltoallv); at 6 posted, every strided piece
-       an MPI datatype, transposing ones too (DTENSOR_EXCHANGE_TYPES=1);
-       elsewhere the MPI's default (posted; datatypes under Open MPI,
-       packed under MPICH): every path through the sweep */
-    if (dtt_np == 2) setenv("DTENSOR_EXCHANGE", "alltoallv", 1);
-    if (dtt_np == 6) setenv("DTENSOR_EXCHANGE_TYPES", "1", 1);
+    DTT_EXCHANGE_PATHS(); /* every exchange path through the sweep (dt_test.h) */
     if (s) g_seed = strtoull(s, NULL, 10);
     for (i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--seed") == 0) g_seed = strtoull(argv[i + 1], NULL, 10);

@@ -416,13 +416,7 @@ int main(int argc, char **argv) {
     dt_mesh *m1 = NULL;
     dt_mesh_desc md;
     dtt_init(&argc, &argv, "redistribute_reduce");
-    /* the piece exchanges over MPI: at 2 ranks one alltoallv of packed
-       pieces (DTENSOR_EXCHANGE=alltoallv); at 6 posted, every strided piece
-       an MPI datatype, transposing ones too (DTENSOR_EXCHANGE_TYPES=1);
-       elsewhere the MPI's default (posted; datatypes under Open MPI,
-       packed under MPICH): every path through the sweep */
-    if (dtt_np == 2) setenv("DTENSOR_EXCHANGE", "alltoallv", 1);
-    if (dtt_np == 6) setenv("DTENSOR_EXCHANGE_TYPES", "1", 1);
+    DTT_EXCHANGE_PATHS(); /* every exchange path through the sweep (dt_test.h) */
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     memset(&md, 0, sizeof md);
     md.ndim = 1;

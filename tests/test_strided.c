@@ -1212,13 +1212,7 @@ int main(int argc, char **argv)
     dt_comm *comm = NULL;
     unsigned long id = 0;
     dtt_init(&argc, &argv, "strided");
-    /* the piece exchanges over MPI: at 2 ranks one alltoallv of packed
-       pieces (DTENSOR_EXCHANGE=alltoallv); at 6 posted, every strided piece
-       an MPI datatype, transposing ones too (DTENSOR_EXCHANGE_TYPES=1);
-       elsewhere the MPI's default (posted; datatypes under Open MPI,
-       packed under MPICH): every path through the sweep */
-    if (dtt_np == 2) setenv("DTENSOR_EXCHANGE", "alltoallv", 1);
-    if (dtt_np == 6) setenv("DTENSOR_EXCHANGE_TYPES", "1", 1);
+    DTT_EXCHANGE_PATHS(); /* every exchange path through the sweep (dt_test.h) */
     if (dtt_rank == 0) id = (unsigned long)getpid();
     MPI_Bcast(&id, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
     snprintf(g_npy, sizeof g_npy, "/tmp/dt_test_strided_%lu.npy", id);
