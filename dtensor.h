@@ -10612,17 +10612,20 @@ static dt_status dt__xmsgs_alloc(dt_mesh *m, int cap, dt__xmsgs *x) {
     return DT_OK;
 }
 
-/* message i: piece k of `a` (as a type of el) or, where no type can be
-   made, `fallback` (bytes of el) */
+/* the next message: piece k of `a`, in place (a stretch of a, or a type of
+   el where `typed`); 0 where it must go through a buffer (type NULL) */
 static int dt__xmsg(dt__xmsgs *x, dt_comm *g, int j, int k, const dt__array *a, const dt__box *b, MPI_Datatype el,
-                    int send) {
+                    int send, int typed) {
     int i = x->n++;
     x->msgs[i].peer = dt__comm_carrier_rank(g, j);
     x->msgs[i].send = send;
     x->msgs[i].bytes = dt__box_numel(a->ndim, b) * a->es;
     x->msgs[i].buf = NULL;
     x->piece[i] = k;
-    return dt__mpi_box_type(a, b, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i]);
+    x->type[i] = MPI_DATATYPE_NULL;
+    if (typed && dt__mpi_box_type(a, b, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i])) return 1;
+    x->type[i] = MPI_DATATYPE_NULL;
+    return 0;
 }
 
 static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
@@ -10682,19 +10685,15 @@ static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm 
         if (!(one = dt__box_numel(nd, &b) * es)) continue;
         got += one;
         /* acc >= 0: into the receive buffer, combined as it arrives; else
-           straight into out, or unpacked after the wait where no type fits */
-        if (!dt__xmsg(&x, g, j, k, out, &b, el, 0) || acc >= 0) {
-            if (x.type[x.n - 1] != el && x.type[x.n - 1] != MPI_DATATYPE_NULL) MPI_Type_free(&x.type[x.n - 1]);
-            x.type[x.n - 1] = MPI_DATATYPE_NULL;
-            rbytes += one;
-        }
+           straight into out, or unpacked as it arrives where no type fits */
+        if (!dt__xmsg(&x, g, j, k, out, &b, el, 0, acc < 0)) rbytes += one;
     }
     x.nrecv = x.n;
     for (k = 0; k < send->n; k++) {
         size_t one;
         if ((j = dt__piece_get(send, k, &b)) == me || !(one = dt__box_numel(nd, &b) * es)) continue;
         sent += one;
-        if (!dt__xmsg(&x, g, j, k, in, &b, el, 1)) { x.type[x.n - 1] = MPI_DATATYPE_NULL; sbytes += one; }
+        if (!dt__xmsg(&x, g, j, k, in, &b, el, 1, 1)) sbytes += one;
     }
     if ((rbytes && (st = dt__scratch(m, DT__SCRATCH_RECV, rbytes, (void **)&rbuf))) ||
         (sbytes && (st = dt__scratch(m, DT__SCRATCH_SEND, sbytes, (void **)&sbuf))))
