@@ -208,6 +208,7 @@ module dtensor
   ! dt_comm_get_stats (C's uint64_t counters)
   type, bind(C) :: dt_comm_stats
     integer(c_int64_t) :: calls = 0, bytes_sent = 0, bytes_recv = 0
+    integer(c_int64_t) :: matmul_bytes_recv = 0, matmul_bound = 0
   end type dt_comm_stats
 
   ! the BLACS grid of dt_tensor_scalapack_desc / dt_tensor_desc_from_scalapack

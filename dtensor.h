@@ -162,7 +162,9 @@
              (BLAS, or the loops for small or strided blocks)        >>gemm
            (where the strategy gathers k, 2-D meshes: dt__summa_choose,
            then dt__summa_run streams k in panels over dt__comm_start /
-           dt__comm_test / dt__comm_wait and the same gemm: no gather)
+           dt__comm_test / dt__comm_wait and the same gemm: no gather;
+           a mesh dim where all three are Replicate splits k in layers,
+           dt__summa_layers, summed by dt__summa_layers_sum)
          *out = the result with the propagated spec (Partial(SUM) when the
            contracted dim was sharded)
      Sections entered (a and b row-sharded on 2 ranks, F64, a strategy-cache
@@ -279,6 +281,12 @@
                            or (auto, the default) gather only when the gathered
                            blocks fit the budget and 256 KiB (latency wins
                            there); DTENSOR_LOG=ops says which. Read once
+   DTENSOR_MATMUL_LAYERS=on|off|auto
+                           where a streamed matmul's a, b and result are all
+                           Replicate over a mesh dim: its copies split k and
+                           sum their results (2.5D), or each computes the
+                           product whole; auto (default): the cost model of
+                           docs/guide.md decides. Read once
    DTENSOR_HALO_TYPES=N    halo faces of >= N bytes that are strided (columns)
                            move as MPI derived datatypes, straight from the
                            interior and into the ghost cells, instead of
@@ -529,6 +537,12 @@ typedef struct dt_comm_stats {
     uint64_t calls;       /* backend collective / p2p calls on this rank        */
     uint64_t bytes_sent;  /* payload bytes this rank handed to other ranks      */
     uint64_t bytes_recv;  /* payload bytes this rank received from other ranks  */
+    /* of bytes_recv: what dt_matmul's streamed (SUMMA, 2.5D) calls received,
+       panels and layer sums; and the sum over those calls of a lower bound
+       on it (each rank doing 1/p of the multiply-adds, starting from its
+       shards: docs/guide.md "Matmul at scale") */
+    uint64_t matmul_bytes_recv;
+    uint64_t matmul_bound;
 } dt_comm_stats;
 
 /* one message of dt_comm_desc.start */
@@ -1370,7 +1384,14 @@ DT_API dt_status dt_argmax(const dt_tensor *x, int ndims, const int *dims, int k
    device memory (NCCL). Small products (gathered blocks within the budget
    and 256 KiB) gather: DTENSOR_MATMUL=stream|gather|auto, DTENSOR_LOG=ops
    names the choice. Other strategies (an operand that moves otherwise, a
-   Partial result) run as before. */
+   Partial result) run as before.
+   2.5D: a mesh dim over which a, b and the result are all Replicate (a
+   [P, Q, c] mesh's [S(0), S(1), R]) holds c copies of the product; the
+   copies split k (each streams and multiplies 1/c of every owner's part)
+   and their result blocks are summed (an allreduce over the dim), unless
+   the cost model finds k too short (DTENSOR_MATMUL_LAYERS=on|off|auto;
+   docs/guide.md "Matmul at scale"). dt_comm_stats' matmul_bytes_recv and
+   matmul_bound count the bytes received and their lower bound. */
 DT_API dt_status dt_matmul(const dt_tensor *a, const dt_tensor *b, dt_tensor **out); /* collective; [...,m,k]x[...,k,n],
                                                  batch dims broadcast; 1-D operands as in torch.matmul */
 DT_API dt_status dt_mm(const dt_tensor *a, const dt_tensor *b, dt_tensor **out);     /* collective; 2-D only */
@@ -7328,6 +7349,12 @@ DT_API void dt_comm_get_stats(const dt_comm *c, dt_comm_stats *s) {
     if (!s) return;
     if (!c) { memset(s, 0, sizeof *s); return; }
     *s = c->root->stats;
+}
+
+/* a streamed matmul's received bytes and their lower bound (>>ops) */
+static void dt__comm_note_matmul(dt_comm *c, uint64_t recv, uint64_t bound) {
+    c->root->stats.matmul_bytes_recv += recv;
+    c->root->stats.matmul_bound += bound;
 }
 
 DT_API void dt_comm_reset_stats(dt_comm *c) {
@@ -13464,6 +13491,12 @@ typedef struct dt__summa {
     size_t unit[2];     /* its panel's bytes per unit of width, on this rank */
     size_t budget, work, gathered; /* bytes: the budget; a rank's most working bytes
                                       streamed; gathered */
+    int L, nl, li;      /* 2.5D: the mesh dim whose copies (layers) split k (-1: none),
+                           their count (1: none) and this rank's layer */
+    double rsum, csum;  /* bytes over all ranks: the panels they receive without
+                           layers; their result blocks */
+    double fsum;        /* flops over all ranks, without layers */
+    double bound;       /* this rank's lower bound on the bytes it receives */
 } dt__summa;
 
 typedef struct dt__summa_panel {
@@ -13526,29 +13559,56 @@ static size_t dt__summa_budget(const dt__call *c, size_t shards) {
     return q > DT__MM_FLOOR ? q : DT__MM_FLOOR;
 }
 
+/* A lower bound on the bytes a rank receives in a product of K-long dot
+   products over the result's elements, when each rank does its 1/p share
+   of them (F multiply-adds) and starts with `held` bytes of a, b and the
+   result: by the Loomis-Whitney inequality F products touch at least
+   3 F^(2/3) elements of a, b and the result together; those not held
+   must arrive. (The memory-independent bound of Ballard et al., and of
+   COSMA for ample memory; SUMMA on a q x q mesh moves 2 n^2 / q per rank
+   against its 3 n^2 / q^(4/3) - 3 n^2 / q^2.) */
+static double dt__matmul_bound(const dt__call *c, int64_t K, size_t held, size_t es) {
+    double f = (double)dt__prod(c->out_public.shape, 0, c->out_public.ndim) * (double)K / (double)c->m->size;
+    double w = 3.0 * pow(f, 2.0 / 3.0) * (double)es - (double)held;
+    return w > 0 ? w : 0;
+}
+
 /* Sizes over every rank of the mesh, from the layouts alone: the largest
    panel unit and shards fix the width, the same on every rank. */
 static void dt__summa_size(const dt__call *c, dt__summa *s) {
     const dt_mesh *m = c->m;
     size_t es = dt_dtype_size(c->in[0].d->dtype), umax = 0, shards = 0, gmax = 0;
     int r, i, coord[DT_MAX_MESH_DIMS];
+    s->rsum = s->csum = s->fsum = 0;
+    s->L = -1;
+    s->nl = 1;
+    s->li = 0;
     for (r = 0; r < m->size; r++) {
-        size_t u = 0, sh = 0, gb = 0;
+        size_t u = 0, sh = 0, gb = 0, got = 0, cb;
         dt__box b;
         dt__mesh_coord_of(m, r, coord);
         for (i = 0; i < 2; i++) {
             const dt_tensor_desc *d = c->in[i].d;
+            size_t held;
             dt__layout_box(d->ndim, d->shape, m->ndim, m->shape, coord, c->want[i], &b);
             if (r == m->rank) s->box[i] = b;
             if (s->g[i] >= 0) gb += dt__box_bytes(d->ndim, &b, es);
+            if (s->g[i] >= 0) got += dt__box_bytes(d->ndim, &b, es);
             b.ext[s->kd[i]] = 1;
             if (s->g[i] >= 0) u += dt__box_bytes(d->ndim, &b, es); /* (one held whole is read in place) */
             if (r == m->rank) s->unit[i] = dt__box_bytes(d->ndim, &b, es);
             dt__layout_box(d->ndim, d->shape, m->ndim, m->shape, coord, d->placements, &b);
-            sh += dt__box_bytes(d->ndim, &b, es);
+            held = dt__box_bytes(d->ndim, &b, es);
+            sh += held;
+            if (s->g[i] >= 0) got -= held;
         }
         dt__layout_box(c->out_public.ndim, c->out_public.shape, m->ndim, m->shape, coord, c->out_public.placements, &b);
-        sh += dt__box_bytes(c->out_public.ndim, &b, es);
+        cb = dt__box_bytes(c->out_public.ndim, &b, es);
+        sh += cb;
+        s->rsum += (double)got;
+        s->csum += (double)cb;
+        s->fsum += 2.0 * (double)(cb / es) * (double)s->K * (dt__is_complex(c->in[0].d->dtype) ? 4 : 1);
+        if (r == m->rank) s->bound = dt__matmul_bound(c, s->K, sh, es);
         if (u > umax) umax = u;
         if (sh > shards) shards = sh;
         if (gb > gmax) gmax = gb;
@@ -13576,35 +13636,135 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
     s->work = (size_t)s->nbuf * umax * (size_t)(s->w > 0 ? s->w : 1);
 }
 
-/* the end of the part of k holding position k0 under operand i's split,
-   its owner on mesh dim g[i], and k0's place in the owner's block */
-static int64_t dt__summa_part(const dt__summa *s, const dt_mesh *m, int i, int64_t k0, int *owner, int64_t *lk) {
+/* the part of k holding position k0 under operand i's split: its end (the
+   return) and start, its owner on mesh dim g[i], k0's place in its block */
+static int64_t dt__summa_part(const dt__summa *s, const dt_mesh *m, int i, int64_t k0, int *owner, int64_t *lk,
+                              int64_t *start) {
     const dt_placement *p = &s->pk[i];
     int n;
-    if (s->g[i] < 0) { *owner = 0; *lk = k0; return s->K; }
+    if (s->g[i] < 0) { *owner = 0; *lk = k0; *start = 0; return s->K; }
     n = m->shape[s->g[i]];
     if (p->split == DT_SPLIT_CYCLIC) {
         int64_t blk = k0 / p->block;
         *owner = (int)((blk % n + p->src) % n);
         *lk = blk / n * p->block + k0 % p->block;
+        *start = blk * p->block;
         return dt__end_clamped(blk * p->block, p->block, s->K);
     } else {
         int64_t off, len;
         *owner = dt__split_find(s->K, n, p, k0);
         dt__split_span(s->K, n, *owner, p, &off, &len);
         *lk = k0 - off;
+        *start = off;
         return off + len;
     }
 }
 
-/* the panel starting at k0: to the nearer end of the two owners' parts,
-   that stretch cut into ceil(len / w) near-equal panels */
-static void dt__summa_next(const dt__summa *s, const dt_mesh *m, int64_t k0, dt__summa_panel *pn) {
-    int64_t e0 = dt__summa_part(s, m, 0, k0, &pn->owner[0], &pn->lk[0]);
-    int64_t e1 = dt__summa_part(s, m, 1, k0, &pn->owner[1], &pn->lk[1]);
-    int64_t len = (e0 < e1 ? e0 : e1) - k0, np = dt__ceil_div(len, s->w);
-    pn->k0 = k0;
-    pn->w = dt__ceil_div(len, np);
+/* the segment of k holding k0: the stretch [*lo, return) where neither
+   operand's owner changes */
+static int64_t dt__summa_segment(const dt__summa *s, const dt_mesh *m, int64_t k0, dt__summa_panel *pn, int64_t *lo) {
+    int64_t b0, b1, e0 = dt__summa_part(s, m, 0, k0, &pn->owner[0], &pn->lk[0], &b0);
+    int64_t e1 = dt__summa_part(s, m, 1, k0, &pn->owner[1], &pn->lk[1], &b1);
+    *lo = b0 > b1 ? b0 : b1;
+    return e0 < e1 ? e0 : e1;
+}
+
+/* this rank's next panel at or after k; 0: none left. Each segment is cut
+   into nl near-equal sub-ranges, layer li taking the li-th (no layers: the
+   segment whole), and the rest of the sub-range from k into ceil(len / w)
+   near-equal panels. */
+static int dt__summa_next(const dt__summa *s, const dt_mesh *m, int64_t k, dt__summa_panel *pn) {
+    while (k < s->K) {
+        int64_t lo, hi = dt__summa_segment(s, m, k, pn, &lo), len = hi - lo, np;
+        int64_t sub0 = lo + len * s->li / s->nl, sub1 = lo + len * (s->li + 1) / s->nl;
+        if (k >= sub1) { k = hi; continue; }
+        if (k < sub0) { k = sub0; continue; }
+        np = dt__ceil_div(sub1 - k, s->w);
+        pn->k0 = k;
+        pn->w = dt__ceil_div(sub1 - k, np);
+        return 1;
+    }
+    return 0;
+}
+
+/* DTENSOR_MATMUL_LAYERS=on|off|auto (default auto), read once */
+static int dt__mm_layers_state = -1;
+static int dt__mm_layers_mode(void) {
+    if (dt__mm_layers_state < 0) {
+        const char *e = getenv("DTENSOR_MATMUL_LAYERS");
+        dt__mm_layers_state = e && !strcmp(e, "on") ? 1 : e && !strcmp(e, "off") ? 2 : 0;
+    }
+    return dt__mm_layers_state;
+}
+
+/* a byte moved between ranks costs about the time of this many flops on a
+   rank (a core's GEMM at tens of GFLOP/s against its share of the links;
+   a GPU's ratio is higher): the exchange rate of the layers' cost model */
+#define DT__MM_FLOPS_PER_BYTE 16.0
+
+/* 2.5D. A mesh dim over which a, b and the result are all Replicate holds
+   nl copies of one product. Instead of each copy computing it whole, the
+   copies (layers) split every segment of k (dt__summa_next): each streams
+   and multiplies its share of the panels, and the result blocks are summed
+   over the dim. The memory is the replicated operands the program already
+   holds; the result block is held by every layer anyway. Per rank, the
+   panels received drop from R to R / nl bytes and the flops from F to
+   F / nl; the sum adds 2 (nl - 1) / nl of the result block's C bytes (an
+   allreduce: reduce-scatter and allgather). In bytes, with a flop worth
+   1 / DT__MM_FLOPS_PER_BYTE of one, layers pay when
+   (R + F / DT__MM_FLOPS_PER_BYTE) (nl - 1) / nl >= 2 C (nl - 1) / nl,
+   totals over all ranks (the same on each): that is, unless k is short.
+   The largest such dim is taken; each layer must have a panel (a segment
+   at least nl long). DTENSOR_MATMUL_LAYERS=on|off forces the choice. */
+static void dt__summa_layers(const dt__call *c, dt__summa *s) {
+    const dt_mesh *m = c->m;
+    int j, mode = dt__mm_layers_mode(), coord[DT_MAX_MESH_DIMS];
+    int64_t k = 0, longest = 0;
+    dt__summa_panel pn;
+    s->L = -1;
+    s->nl = 1;
+    s->li = 0;
+    if (mode == 2 || (mode == 0 && s->rsum + s->fsum / DT__MM_FLOPS_PER_BYTE < 2 * s->csum)) return;
+    for (j = 0; j < m->ndim; j++)
+        if (m->shape[j] > 1 && j != s->g[0] && j != s->g[1] && c->want[0][j].kind == DT_REPLICATE &&
+            c->want[1][j].kind == DT_REPLICATE && c->out_public.placements[j].kind == DT_REPLICATE &&
+            (s->L < 0 || m->shape[j] > m->shape[s->L]))
+            s->L = j;
+    if (s->L < 0) return;
+    while (k < s->K) { /* (one pass over the owners' parts) */
+        int64_t lo, hi = dt__summa_segment(s, m, k, &pn, &lo);
+        if (hi - lo > longest) longest = hi - lo;
+        k = hi;
+    }
+    if (longest < m->shape[s->L]) { s->L = -1; return; }
+    dt__mesh_coord_of(m, m->rank, coord);
+    s->nl = m->shape[s->L];
+    s->li = coord[s->L];
+}
+
+static long dt__summa_layered = 0; /* layered products (read by the tests) */
+
+/* the layers' result blocks summed over their mesh dim (F16/BF16 in F32
+   unless the backend reduces them, in a buffer of the call) */
+static dt_status dt__summa_layers_sum(const dt__call *c, const dt__summa *s, dt_tensor *o) {
+    dt_comm *g = c->m->dim[s->L];
+    dt_dtype t = o->desc.dtype;
+    size_t n = o->numel;
+    int half = dt__dtype_is_half(t) && !g->root->be.native_half;
+    int dev_mpi = !dt__on_host(c->dev) && c->m->comm->root->be.device == DT_ANY_MEMORY;
+    float *f = NULL;
+    dt_status st;
+    if (half) {
+        if ((st = c->dev->alloc(c->fn, n * sizeof(float) + 1, (void **)&f))) return st;
+        dt__dev_cast(c->dev, t, o->data, DT_F32, f, n);
+    }
+    /* the device's queued GEMMs (and cast) are done before a CUDA-aware MPI reads */
+    st = dev_mpi ? c->dev->sync(c->fn) : DT_OK;
+    if (!st) st = half ? dt__comm_allreduce(g, f, f, n, DT_F32, DT_SUM) : dt__comm_allreduce(g, o->data, o->data, n, t, DT_SUM);
+    if (!st && half) dt__dev_cast(c->dev, DT_F32, f, t, o->data, n);
+    if (half) c->dev->free(f);
+    if (!st) dt__summa_layered++;
+    return st;
 }
 
 /* operand i's panel as an array: its gathered block with k cut to the panel */
@@ -13753,10 +13913,12 @@ static dt_status dt__summa_gemm(const dt__call *c, const dt__local *in, dt_tenso
 static void dt__summa_log(const dt__call *c, const dt__summa *s, int streamed, FILE *f) {
     if (streamed)
         fprintf(f, "%s: streamed (SUMMA): k = %lld in panels of <= %lld, %s; a's k over mesh dim %d, b's over %d "
-                "(-1: held); working %llu bytes of a budget of %llu\n", c->fn, (long long)s->K, (long long)s->w,
+                "(-1: held); working %llu bytes of a budget of %llu%s", c->fn, (long long)s->K, (long long)s->w,
                 s->nbuf == 2 ? "double-buffered" : "single-buffered", s->g[0], s->g[1], (unsigned long long)s->work,
-                (unsigned long long)s->budget);
-    else
+                (unsigned long long)s->budget, s->L >= 0 ? "" : "\n");
+    if (streamed && s->L >= 0)
+        fprintf(f, "; 2.5D: %d layers over mesh dim %d split k, their results summed\n", s->nl, s->L);
+    if (!streamed)
         fprintf(f, "%s: gathered: %llu bytes, within the budget of %llu and under %llu\n", c->fn,
                 (unsigned long long)s->gathered, (unsigned long long)s->budget, (unsigned long long)DT__MM_SMALL);
 }
@@ -13776,6 +13938,7 @@ static dt_status dt__summa_choose(const dt__call *c, dt__summa *s, int *stream) 
         return dt__fail(DT_ERR_NOMEM, "%s: the matmul budget of %llu bytes is under one panel of width 1 (%llu "
                         "bytes on the largest rank); raise it (dt_mesh_set_matmul_budget, DTENSOR_MATMUL_BUDGET)",
                         c->fn, (unsigned long long)s->budget, (unsigned long long)s->work);
+    dt__summa_layers(c, s);
     if (c->m->explain) dt__summa_log(c, s, 1, c->m->explain);
     if (c->m->rank == 0 && dt__log_on(DT__LOG_OPS)) dt__summa_log(c, s, 1, stderr);
     *stream = 1;
@@ -13787,9 +13950,9 @@ static dt_status dt__summa_run(const dt__call *c, dt__summa *s, const dt__local 
     dt__summa_slot slot[2];
     dt__summa_panel pn;
     dt_message *msgs = NULL;
+    dt_comm_stats before, after;
     size_t bytes[2];
     int i, j, cur = 0, p = 0, nmsg = 1;
-    int64_t k = 0;
     dt_status st = DT_OK, e;
     memset(slot, 0, sizeof slot);
     for (i = 0; i < 2; i++) {
@@ -13805,16 +13968,16 @@ static dt_status dt__summa_run(const dt__call *c, dt__summa *s, const dt__local 
     for (j = 0; j < s->nbuf && !st; j++)
         for (i = 0; i < 2 && !st; i++) st = c->dev->alloc(c->fn, bytes[i] ? bytes[i] : 1, &slot[j].buf[i]);
     if (st) goto done;
+    dt_comm_get_stats(c->m->comm, &before);
+    /* (every layer has a panel: dt__summa_layers) */
     dt__summa_next(s, c->m, 0, &pn);
     if ((st = dt__summa_post(c, s, &pn, &slot[0]))) goto done;
     for (;;) {
         dt__summa_slot *x = &slot[cur];
         dt__local in[3];
-        k = x->pn.k0 + x->pn.w;
-        if (k < s->K && s->nbuf == 2) { /* the next panel moves while this one multiplies */
-            dt__summa_next(s, c->m, k, &pn);
+        int more = dt__summa_next(s, c->m, x->pn.k0 + x->pn.w, &pn);
+        if (more && s->nbuf == 2) /* the next panel moves while this one multiplies */
             if ((st = dt__summa_post(c, s, &pn, &slot[1 - cur]))) goto done;
-        }
         if ((st = dt__summa_wait(x))) goto done;
         for (i = 0; i < 2; i++) {
             in[i].data = x->read[i];
@@ -13823,16 +13986,17 @@ static dt_status dt__summa_run(const dt__call *c, dt__summa *s, const dt__local 
             dt__summa_panel_box(s, i, &x->pn, &in[i].box);
         }
         in[2] = *bias;
-        if ((st = dt__summa_gemm(c, in, o, p > 0, s->nbuf == 2 && k < s->K ? &slot[1 - cur] : NULL))) goto done;
+        if (s->li > 0) in[2].data = NULL; /* the bias once: layer 0's */
+        if ((st = dt__summa_gemm(c, in, o, p > 0, s->nbuf == 2 && more ? &slot[1 - cur] : NULL))) goto done;
         dt__summa_gemms++;
         p++;
-        if (k >= s->K) break;
+        if (!more) break;
         if (s->nbuf == 2) cur = 1 - cur;
-        else {
-            dt__summa_next(s, c->m, k, &pn);
-            if ((st = dt__summa_post(c, s, &pn, &slot[0]))) goto done;
-        }
+        else if ((st = dt__summa_post(c, s, &pn, &slot[0]))) goto done;
     }
+    if (s->L >= 0 && (st = dt__summa_layers_sum(c, s, o))) goto done;
+    dt_comm_get_stats(c->m->comm, &after);
+    dt__comm_note_matmul(c->m->comm, after.bytes_recv - before.bytes_recv, (uint64_t)s->bound);
 done:
     for (j = 0; j < 2; j++) {
         e = dt__summa_wait(&slot[j]);

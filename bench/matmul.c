@@ -4,7 +4,7 @@
 
        make bench-ops NP=2                     (this bench and bench/dispatch.c)
        mpiexec -n 2 ./build/mpich/bench_matmul [--sizes "256 512 1024 2048"]
-               [--reps N] [--dtype f64|f32|both] [--cases "1d 2d s0r local"] [--grid ROWS] [--quick]
+               [--reps N] [--dtype f64|f32|both] [--cases "1d 2d s0r local 25d"] [--grid ROWS] [--quick]
                [--callgrind] [--csv FILE]
 
    Cases (M = N = K = size; p ranks):
@@ -21,6 +21,9 @@
      local  a mesh of one rank (dt_comm_self) on every rank, all Replicate:
             dt_matmul vs bli_?gemm on the same buffers (each rank runs its own,
             both cores busy, as in the distributed cases).
+     25d    (only when named) a 3-D mesh P x Q x c, all [S(0), S(1), R]:
+            dt_matmul with the c copies splitting k (2.5D) and without; see
+            run_layers.
 
    Distributions: every ScaLAPACK block size is ceil(dim / ranks along that
    dim), so the block-cyclic layout has one block per process and is exactly
@@ -563,6 +566,84 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
     dt_mesh_destroy(mesh);
 }
 
+/* --cases 25d: 2.5D. A mesh [P, Q, c] (c >= 2 copies, P x Q the squarest
+   factoring of the rest), A, B, C all [S(0), S(1), R]: each copy holds the
+   whole product. dt_matmul streams it with the copies splitting k (layers,
+   DTENSOR_MATMUL_LAYERS=on) and without (off: each copy computes the
+   product whole), both streamed. Per rank, max over ranks: MiB received
+   (dt_comm_stats' matmul_bytes_recv), the lower bound (matmul_bound), the
+   working bytes per operand shard; the median time. */
+static void run_layers(dt_dtype ty, int64_t n, int c, dt_comm *world) {
+    int P = 1, Q, saved_mode = dt__mm_mode_state, saved_layers = dt__mm_layers_state;
+    int rest = nranks / c;
+    for (int r = 1; r * r <= rest; r++) if (rest % r == 0) P = r;
+    Q = rest / P;
+    dt_mesh *mesh;
+    dt_mesh_desc md = {0};
+    md.ndim = 3;
+    md.shape[0] = P; md.shape[1] = Q; md.shape[2] = c;
+    CHECK(dt_mesh_create(world, &md, &mesh));
+    dt_tensor_desc d = {0};
+    d.dtype = ty;
+    d.ndim = 2;
+    d.shape[0] = d.shape[1] = n;
+    d.placements[0] = dt_shard(0);
+    d.placements[1] = dt_shard(1);
+    d.placements[2] = dt_replicate();
+    dt_tensor *A, *B, *C = NULL;
+    CHECK(dt_tensor_empty(mesh, &d, &A));
+    CHECK(dt_tensor_empty(mesh, &d, &B));
+    fill_tensor(A, aval);
+    fill_tensor(B, bval);
+    int64_t sh[2];
+    dt_tensor_local_shape(A, sh);
+    double shard = (double)(sh[0] * sh[1]) * (double)dt_dtype_size(ty);
+    double mib[2], lb[2], work[2], ms[2], diff = 0;
+    double *t = (double *)xmalloc(sizeof(double) * (size_t)g_reps * 2);
+    dt__mm_mode_state = 1;
+    for (int w = 0; w < 2; w++) { /* 0: layers, 1: none; one call each for bytes and memory */
+        dt_comm_stats s0, s1;
+        dt__mm_layers_state = w ? 2 : 1;
+        CHECK(dt_matmul(A, B, &C));
+        dt_mesh_trim(mesh);
+        size_t base = mem_now;
+        mem_peak = mem_now;
+        dt_comm_get_stats(world, &s0);
+        CHECK(dt_matmul(A, B, &C));
+        dt_comm_get_stats(world, &s1);
+        mib[w] = max_over_ranks((double)(s1.matmul_bytes_recv - s0.matmul_bytes_recv) / 1048576.0);
+        lb[w] = max_over_ranks((double)(s1.matmul_bound - s0.matmul_bound) / 1048576.0);
+        work[w] = max_over_ranks((double)(mem_peak - base) / (shard > 0 ? shard : 1));
+        diff = fmax(diff, max_over_ranks(spot_check(C, n)));
+    }
+    for (int rep = -g_warm; rep < g_reps; rep++)
+        for (int w = 0; w < 2; w++) {
+            dt__mm_layers_state = w ? 2 : 1;
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            CHECK(dt_matmul(A, B, &C));
+            double x = max_over_ranks(MPI_Wtime() - t0);
+            if (rep >= 0) t[w * g_reps + rep] = x;
+        }
+    for (int w = 0; w < 2; w++) ms[w] = median(t + w * g_reps, g_reps) * 1e3;
+    if (!(diff == 0)) failures++;
+    if (rank == 0) {
+        char grid[40];
+        snprintf(grid, sizeof grid, "%dx%dx%d", P, Q, c);
+        printf("%-5s %-4s %5lld %-8s %8.2f %8.2f %8.2f %6.2f %6.2f %9.3f %9.3f %6.2f %9.3g%s\n", "25d",
+               dt_dtype_name(ty), (long long)n, grid, mib[0], mib[1], lb[0], mib[0] / mib[1], work[0], ms[0], ms[1],
+               ms[1] / ms[0], diff, diff == 0 ? "" : "  MISMATCH");
+        fflush(stdout);
+    }
+    free(t);
+    dt__mm_mode_state = saved_mode;
+    dt__mm_layers_state = saved_layers;
+    dt_tensor_destroy(C);
+    dt_tensor_destroy(B);
+    dt_tensor_destroy(A);
+    dt_mesh_destroy(mesh);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -641,6 +722,26 @@ int main(int argc, char **argv) {
                 run_case(cs, types[ti], (int64_t)n, world, self);
             }
         }
+    }
+    if (strstr(cases, "25d")) {
+        if (rank == 0)
+            printf("# 25d: mesh P x Q x c, A, B, C [S(0), S(1), R]: the c copies split k (layers) or each computes\n"
+                   "# the product whole (none), both streamed. MiB: received per rank by one call (matmul_bytes_recv,\n"
+                   "# max over ranks); LB: dt_comm_stats' matmul_bound, the lower bound (max over ranks); /none:\n"
+                   "# layers' bytes over none's; wk/sh: layers' working bytes per operand shard; ms: medians;\n"
+                   "# speedup: none ms / layers ms\n"
+                   "%-5s %-4s %5s %-8s %8s %8s %8s %6s %6s %9s %9s %6s %9s\n", "case", "type", "size", "mesh",
+                   "MiB lay", "MiB none", "LB MiB", "/none", "wk/sh", "ms lay", "ms none", "speed", "diff");
+        for (int ti = 0; ti < ntypes; ti++)
+            for (int c = 2; c <= nranks; c++) {
+                const char *p = sizes;
+                char *end;
+                if (nranks % c) continue;
+                for (long n = strtol(p, &end, 10); end != p; p = end, n = strtol(p, &end, 10)) {
+                    g_reps = reps > 0 ? reps : n >= 2048 ? 5 : n >= 1024 ? 7 : 11;
+                    run_layers(types[ti], (int64_t)n, c, world);
+                }
+            }
     }
     int all = sum_over_ranks(failures);
     if (rank == 0) printf("# %s\n", all ? "FAILED: results differ or a call failed" : "all results agree exactly");

@@ -27,6 +27,9 @@
    panel counter at each start and wait: every panel but the first was
    started before the previous panel's GEMM and waited for after it.
    choice: auto mode gathers small products and streams large ones.
+   2.5D (sm_test_layers): meshes with a dim where a, b and the result are
+   Replicate, layers forced: values as above; received bytes equal the
+   spec's; dt_comm_stats' matmul counters; memory; the auto choice.
    bad input: a budget under one panel of width 1 -> DT_ERR_NOMEM on every
    rank, naming the budget and the minimum, *out untouched; different
    budgets under DTENSOR_CHECK -> DT_ERR_MISMATCH; NULL mesh and negative
@@ -128,7 +131,7 @@ typedef struct sm_mcase {
     int op;
     dt_dtype t;
     int64_t nb, M, K, N;
-    dt_placement pa[2], pb[2]; /* per mesh dim (1-D sm_meshes use [0]) */
+    dt_placement pa[3], pb[3]; /* per mesh dim (1-D sm_meshes use [0]) */
     int kind;                  /* a's storage */
 } sm_mcase;
 
@@ -568,6 +571,190 @@ static void sm_test_bad(void) {
     dtt_mesh_close(&mm);
 }
 
+/* ---- 2.5D: a mesh dim where a, b and the result are Replicate splits k ----
+   Meshes [P, Q, c] and [c, P, Q] (c >= 2 layers, P x Q any factoring of the
+   rest, 1 x 1 included), a [S(m), S(k), R] and b [S(k), S(n), R] in every
+   split rule, and the 1-D gather [p, c] (b split along k); values against
+   the serial product with layers forced; that the layers ran; bytes and
+   memory below; the auto choice. */
+
+/* the parts of k under torch.chunk over n: part j starts at j * ceil(k / n) */
+static int64_t sm_chunk_owner(int64_t k, int64_t K, int n) { return k / ((K + n - 1) / n); }
+
+/* What one rank receives in a layered [P, Q, c] product of [S(0), S(1), R]
+   operands (torch.chunk), by the spec: k is cut where an owner changes, each
+   such segment into c near-equal sub-ranges, layer l taking the l-th; the
+   rank receives the sub-ranges of a it does not own (its rows x their
+   length) and of b (their length x its columns); then the sum over the
+   layers, counted as an allreduce ((c - 1) x its result block). */
+static uint64_t sm_layered_recv(int64_t M, int64_t K, int64_t N, int P, int Q, int c, int p, int q, int l) {
+    int64_t rows = M / P, cols = N / Q, lo = 0, hi, got = 0;
+    while (lo < K) {
+        int64_t ea = (sm_chunk_owner(lo, K, Q) + 1) * ((K + Q - 1) / Q), eb = (sm_chunk_owner(lo, K, P) + 1) * ((K + P - 1) / P);
+        int64_t len, s0, s1;
+        hi = ea < eb ? ea : eb;
+        if (hi > K) hi = K;
+        len = hi - lo;
+        s0 = lo + len * l / c;
+        s1 = lo + len * (l + 1) / c;
+        if (Q > 1 && sm_chunk_owner(lo, K, Q) != q) got += rows * (s1 - s0);
+        if (P > 1 && sm_chunk_owner(lo, K, P) != p) got += (s1 - s0) * cols;
+        lo = hi;
+    }
+    return (uint64_t)(got + (int64_t)(c - 1) * rows * cols) * 8;
+}
+
+static void sm_test_layers(void) {
+    static const dt_dtype types[] = {DT_F64, DT_C128, DT_BF16, DT_F32};
+    int c, first, n = 0;
+    long layered = dt__summa_layered, streamed = 0;
+    int saved = dt__mm_layers_state;
+    dt__mm_layers_state = 1;
+    for (c = 2; c <= dtt_np; c++) {
+        int P;
+        if (dtt_np % c) continue;
+        for (P = 1; P <= dtt_np / c; P++)
+            for (first = 0; first < 2; first++) {
+                int Q = dtt_np / c / P, msh[3], gp, gq, gl, rule, op;
+                dtt_mesh mm;
+                if (dtt_np / c % P) continue;
+                gl = first ? 0 : 2; /* the layer dim first or last */
+                gp = first ? 1 : 0;
+                gq = first ? 2 : 1;
+                msh[gl] = c; msh[gp] = P; msh[gq] = Q;
+                if (!dtt_mesh_open(&mm, g_comm, 3, msh)) continue;
+                for (rule = 0; rule < 4; rule++)
+                    for (op = 0; op < sm_OP_COUNT; op++) {
+                        sm_mcase cs;
+                        int ka = op == sm_OP_BMM ? 2 : 1, kb = op == sm_OP_BMM ? 1 : op == sm_OP_LINEAR ? 1 : 0;
+                        int nb = op == sm_OP_BMM ? 2 : op == sm_OP_LINEAR ? 0 : 1;
+                        memset(&cs, 0, sizeof cs);
+                        cs.op = op;
+                        cs.t = types[(rule + op + n++) % 4];
+                        cs.kind = op == sm_OP_BMM ? sm_ST_OWN : (rule + op) % 3;
+                        cs.nb = 2;
+                        cs.M = 17;
+                        cs.K = 29;
+                        cs.N = 11;
+                        cs.pa[gp] = sm_split_rule(rule, ka - 1, P, cs.M);
+                        cs.pa[gq] = sm_split_rule(rule, ka, Q, cs.K);
+                        cs.pb[gp] = sm_split_rule(rule, kb, P, cs.K);
+                        cs.pb[gq] = sm_split_rule(rule, nb, Q, cs.N);
+                        cs.pa[gl] = cs.pb[gl] = dt_replicate();
+                        streamed += sm_run_case(mm.mesh, &cs, (rule & 1) ? 0 : 4096);
+                    }
+                dtt_mesh_close(&mm);
+            }
+    }
+    if (dtt_np > 1) {
+        CHECK(streamed > 0, "the layered cases did not stream");
+        CHECK(dt__summa_layered > layered, "no product ran in layers");
+    }
+    /* bytes: a [P, Q, c] product of 96 x 96 F64 in torch.chunk, every rank's received bytes by the spec,
+       dt_comm_stats' matmul counters, and the lower bound under what was received (shards even) */
+    for (c = 2; c <= dtt_np; c++) {
+        int P, Q, msh[3];
+        if (dtt_np % c) continue;
+        for (P = 1; P * P <= dtt_np / c; P++) {
+            dtt_mesh mm;
+            int64_t sh[2] = {96, 96};
+            dt_placement pa[DT_MAX_MESH_DIMS], pb[DT_MAX_MESH_DIMS];
+            dt_tensor *a = NULL, *b = NULL, *o = NULL;
+            dt_tensor_desc da, db;
+            dt_comm_stats s0, s1;
+            size_t base;
+            uint64_t want;
+            if (dtt_np / c % P) continue;
+            Q = dtt_np / c / P;
+            msh[0] = P; msh[1] = Q; msh[2] = c;
+            if (!dtt_mesh_open(&mm, g_comm, 3, msh)) continue;
+            memset(pa, 0, sizeof pa);
+            memset(pb, 0, sizeof pb);
+            pa[0] = pb[0] = dt_shard(0);
+            pa[1] = pb[1] = dt_shard(1);
+            pa[2] = pb[2] = dt_replicate();
+            da = dtt_desc(DT_F64, 2, sh, 3, pa);
+            db = dtt_desc(DT_F64, 2, sh, 3, pb);
+            CHECK_OK(dt_tensor_zeros(mm.mesh, &da, &a));
+            CHECK_OK(dt_tensor_zeros(mm.mesh, &db, &b));
+            dtt_ctx("layers bytes mesh %d x %d x %d", P, Q, c);
+            CHECK_OK(dt_mm(a, b, &o)); /* (warms the strategy cache) */
+            dt_tensor_destroy(o);
+            o = NULL;
+            dt_mesh_trim(mm.mesh);
+            base = sm_mem_now;
+            sm_mem_peak = sm_mem_now;
+            dt_comm_get_stats(g_comm, &s0);
+            CHECK_OK(dt_mm(a, b, &o));
+            dt_comm_get_stats(g_comm, &s1);
+            want = sm_layered_recv(96, 96, 96, P, Q, c, mm.coord[0], mm.coord[1], mm.coord[2]);
+            CHECK(s1.bytes_recv - s0.bytes_recv == want, "received %llu bytes, the spec says %llu",
+                  (unsigned long long)(s1.bytes_recv - s0.bytes_recv), (unsigned long long)want);
+            CHECK(s1.matmul_bytes_recv - s0.matmul_bytes_recv == want, "matmul_bytes_recv %llu, want %llu",
+                  (unsigned long long)(s1.matmul_bytes_recv - s0.matmul_bytes_recv), (unsigned long long)want);
+            { /* the bound: 3 F^(2/3) elements less the 3 shards held, F = 96^3 / p (closed form here) */
+                double f = 96.0 * 96.0 * 96.0 / dtt_np, held = 3.0 * (96 / P) * (96 / Q);
+                double bound = 3.0 * pow(f, 2.0 / 3.0) - held;
+                uint64_t got = s1.matmul_bound - s0.matmul_bound, wb = bound > 0 ? (uint64_t)(bound * 8) : 0;
+                CHECK(got + 8 >= wb && got <= wb + 8, "matmul_bound %llu, want %llu", (unsigned long long)got,
+                      (unsigned long long)wb);
+                CHECK(got <= s1.matmul_bytes_recv - s0.matmul_bytes_recv, "the bound %llu over the bytes received "
+                      "%llu", (unsigned long long)got, (unsigned long long)(s1.matmul_bytes_recv - s0.matmul_bytes_recv));
+            }
+            { /* memory: the result, the panels' budget, the GEMM's block buffer; held: the result */
+                int64_t ls[2];
+                size_t blk = (size_t)((96 / P) * (96 / Q)) * 8, budget = 3 * blk / 4;
+                size_t gemm_ws = (size_t)(DT__GEMM_KB + DT__GEMM_MB) * DT__GEMM_NB * sizeof(double);
+                if (budget < ((size_t)64 << 10)) budget = (size_t)64 << 10;
+                dt_tensor_local_shape(o, ls);
+                CHECK(sm_mem_peak - base <= (size_t)(ls[0] * ls[1]) * 8 + budget + gemm_ws + 4096, "peak %zu bytes",
+                      sm_mem_peak - base);
+                CHECK(sm_mem_now - base <= (size_t)(ls[0] * ls[1]) * 8 + 1024, "held %zu bytes", sm_mem_now - base);
+            }
+            dt_tensor_destroy(o);
+            dt_tensor_destroy(a);
+            dt_tensor_destroy(b);
+            dtt_mesh_close(&mm);
+        }
+    }
+    /* auto: [p, 2] with b [k, 64] split along k over p, a [64, k], in bytes over the 2p ranks: the panels
+       R = 2 (p - 1) k 64 x 8, flops F = 4 x 64 x 64 k, the result blocks C = 2 x 64 x 64 x 8; layers when
+       R + F / 16 >= 2 C (>>ops' dt__summa_layers): at k = 64, 65536 p >= 131072; not at k = 4, 4096 p */
+    dt__mm_layers_state = 0;
+    if (dtt_np % 2 == 0 && dtt_np >= 4) {
+        dtt_mesh mm;
+        int msh[2], k;
+        msh[0] = dtt_np / 2;
+        msh[1] = 2;
+        if (dtt_mesh_open(&mm, g_comm, 2, msh))
+            for (k = 0; k < 2; k++) {
+                int64_t sa[2], sb[2];
+                dt_placement pl[DT_MAX_MESH_DIMS];
+                dt_tensor *a = NULL, *b = NULL, *o = NULL;
+                dt_tensor_desc da, db;
+                long before = dt__summa_layered;
+                sa[0] = sb[1] = 64;
+                sa[1] = sb[0] = k ? 64 : 4;
+                memset(pl, 0, sizeof pl);
+                pl[0] = dt_shard(0);
+                pl[1] = dt_replicate();
+                da = dtt_desc(DT_F64, 2, sa, 2, pl);
+                db = dtt_desc(DT_F64, 2, sb, 2, pl);
+                dtt_ctx("layers auto mesh %d x 2, k = %lld", msh[0], (long long)sa[1]);
+                CHECK_OK(dt_tensor_zeros(mm.mesh, &da, &a));
+                CHECK_OK(dt_tensor_zeros(mm.mesh, &db, &b));
+                CHECK_OK(dt_mm(a, b, &o));
+                if (k) CHECK(dt__summa_layered > before, "not layered");
+                else CHECK(dt__summa_layered == before, "layered");
+                dt_tensor_destroy(o);
+                dt_tensor_destroy(a);
+                dt_tensor_destroy(b);
+            }
+        if (mm.mesh) dtt_mesh_close(&mm);
+    }
+    dt__mm_layers_state = saved;
+}
+
 /* the streamed matmul's tests, after the strategy sweeps (streaming forced for the values) */
 static void test_summa(void) {
     int saved = dt__mm_mode_state;
@@ -577,5 +764,6 @@ static void test_summa(void) {
     sm_test_values();
     sm_test_memory();
     sm_test_overlap();
+    sm_test_layers();
     dt__mm_mode_state = saved;
 }

@@ -667,6 +667,23 @@ static void ops_sweep(dt_comm *comm) {
                 BOTH(dt_matmul(a.h, b2.h, &rh_), dt_matmul(a.d, b2.d, &rd_), "matmul streamed", ex);
                 CHECK(dt__summa_gemms > before, "the streamed path did not run"); /* (over the device
                    backend the host tensors gather: the count is the device's; over MPI the host's) */
+                if (md.shape[1] > 1) { /* 2.5D: b's k over mesh dim 0, mesh dim 1's copies split it, their
+                                          results summed on the device (dt__summa_layers_sum) */
+                    dt_placement p_r0[2];
+                    int lsaved = dt__mm_layers_state;
+                    long lbefore = dt__summa_layered;
+                    pair a3, b3;
+                    p_r0[0] = dt_shard(0);
+                    p_r0[1] = dt_replicate();
+                    a3 = make_pair(m, t, 2, s2, p_r0, 2, 7);
+                    b3 = make_pair(m, t, 2, sk, p_r0, 2, 8);
+                    dt__mm_layers_state = 1;
+                    BOTH(dt_matmul(a3.h, b3.h, &rh_), dt_matmul(a3.d, b3.d, &rd_), "matmul streamed in layers", ex);
+                    CHECK(dt__summa_layered > lbefore, "the layered path did not run");
+                    dt__mm_layers_state = lsaved;
+                    drop(&a3);
+                    drop(&b3);
+                }
                 CHECK_OK(dt_mesh_set_matmul_budget(m, 0));
                 dt__mm_mode_state = saved;
                 drop(&b2);
