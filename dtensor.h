@@ -13584,7 +13584,7 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
     s->nl = 1;
     s->li = 0;
     for (r = 0; r < m->size; r++) {
-        size_t u = 0, sh = 0, gb = 0, got = 0, cb;
+        size_t u = 0, sh = 0, gb = 0, own = 0, cb;
         dt__box b;
         dt__mesh_coord_of(m, r, coord);
         for (i = 0; i < 2; i++) {
@@ -13593,21 +13593,20 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
             dt__layout_box(d->ndim, d->shape, m->ndim, m->shape, coord, c->want[i], &b);
             if (r == m->rank) s->box[i] = b;
             if (s->g[i] >= 0) gb += dt__box_bytes(d->ndim, &b, es);
-            if (s->g[i] >= 0) got += dt__box_bytes(d->ndim, &b, es);
             b.ext[s->kd[i]] = 1;
             if (s->g[i] >= 0) u += dt__box_bytes(d->ndim, &b, es); /* (one held whole is read in place) */
             if (r == m->rank) s->unit[i] = dt__box_bytes(d->ndim, &b, es);
             dt__layout_box(d->ndim, d->shape, m->ndim, m->shape, coord, d->placements, &b);
             held = dt__box_bytes(d->ndim, &b, es);
             sh += held;
-            if (s->g[i] >= 0) got -= held;
+            if (s->g[i] >= 0) own += held;
         }
         dt__layout_box(c->out_public.ndim, c->out_public.shape, m->ndim, m->shape, coord, c->out_public.placements, &b);
         cb = dt__box_bytes(c->out_public.ndim, &b, es);
         sh += cb;
-        s->rsum += (double)got;
+        s->rsum += (double)(gb - own); /* (received: the gathered blocks beyond the shards) */
         s->csum += (double)cb;
-        s->fsum += 2.0 * (double)(cb / es) * (double)s->K * (dt__is_complex(c->in[0].d->dtype) ? 4 : 1);
+        s->fsum += 2.0 * (double)cb / (double)es * (double)s->K * (dt__is_complex(c->in[0].d->dtype) ? 4 : 1);
         if (r == m->rank) s->bound = dt__matmul_bound(c, s->K, sh, es);
         if (u > umax) umax = u;
         if (sh > shards) shards = sh;

@@ -567,7 +567,8 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
 }
 
 /* --cases 25d: 2.5D. A mesh [P, Q, c] (c >= 2 copies, P x Q the squarest
-   factoring of the rest), A, B, C all [S(0), S(1), R]: each copy holds the
+   factoring of the rest; --grid ROWS: P = ROWS), A, B, C all [S(0), S(1),
+   R]: each copy holds the
    whole product. dt_matmul streams it with the copies splitting k (layers,
    DTENSOR_MATMUL_LAYERS=on) and without (off: each copy computes the
    product whole), both streamed. Per rank, max over ranks: MiB received
@@ -577,6 +578,7 @@ static void run_layers(dt_dtype ty, int64_t n, int c, dt_comm *world) {
     int P = 1, Q, saved_mode = dt__mm_mode_state, saved_layers = dt__mm_layers_state;
     int rest = nranks / c;
     for (int r = 1; r * r <= rest; r++) if (rest % r == 0) P = r;
+    if (g_grid_rows > 0 && rest % g_grid_rows == 0) P = g_grid_rows; /* --grid */
     Q = rest / P;
     dt_mesh *mesh;
     dt_mesh_desc md = {0};
