@@ -241,7 +241,7 @@ static const char *case_name[NCASES] = { "1d", "2d", "s0r", "local" };
 typedef struct timing {
     double dt, pT, pN, bare, dtmin, pmin, baremin, gat, gatmin;
     double diff;
-    double mib;
+    double mib, lb;
     double work[2], held[2]; /* [0]: dt_matmul as it runs (streamed where it applies), [1]: gathering; per shard */
     char outpl[64];
 } timing;
@@ -289,7 +289,7 @@ static double max_abs_diff_colmajor(const dt_tensor *c, const void *y, dt_dtype 
 
 /* direct dot products at up to 24 local entries */
 static double spot_check(const dt_tensor *c, int64_t K) {
-    int64_t sh[2], off[2];
+    int64_t sh[2] = {0, 0}, off[2] = {0, 0};
     dt_tensor_local_shape(c, sh);
     dt_tensor_local_offset(c, off);
     if (sh[0] == 0 || sh[1] == 0) return 0;
@@ -368,6 +368,7 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
     if (need_redist) CHECK(dt_tensor_redistribute(C, pcpl, &Cr));
     dt_comm_get_stats(comm, &s1);
     r.mib = max_over_ranks((double)(s1.bytes_recv - s0.bytes_recv) / 1048576.0);
+    r.lb = max_over_ranks((double)(s1.matmul_bound - s0.matmul_bound) / 1048576.0);
     dt_tensor *Cout = need_redist ? Cr : C;
 
     int64_t csh[2];
@@ -540,15 +541,15 @@ static void run_case(int cs, dt_dtype ty, int64_t n, dt_comm *world, dt_comm *se
         else snprintf(grid, sizeof grid, "%dx%d", pr, pc);
         if (scal) {
             double best = fmin(r.pT, r.pN);
-            printf("%-5s %-4s %5lld %-8s %-10s %8.2f %10.3f %10.3f %10.3f %8s %7.2f %7.2f %7.1f %9.3g"
+            printf("%-5s %-4s %5lld %-8s %-10s %8.2f %6.2f %10.3f %10.3f %10.3f %8s %7.2f %7.2f %7.1f %9.3g"
                    " | %9.3f %6.2f %6.2f %6.2f %6.2f %6.2f%s\n",
-                   case_name[cs], dt_dtype_name(ty), (long long)n, grid, r.outpl, r.mib, r.dt * 1e3,
+                   case_name[cs], dt_dtype_name(ty), (long long)n, grid, r.outpl, r.mib, r.lb, r.dt * 1e3,
                    r.pT * 1e3, r.pN * 1e3, "-", best / r.dt, r.pmin / r.dtmin, flops / r.dt * 1e-9, r.diff,
                    r.gat * 1e3, r.gat / r.dt, r.work[0], r.held[0], r.work[1], r.held[1],
                    r.diff == 0 ? "" : "  MISMATCH");
         } else {
-            printf("%-5s %-4s %5lld %-8s %-10s %8.2f %10.3f %10s %10s %8.3f %7.2f %7.2f %7.1f %9.3g%s\n",
-                   case_name[cs], dt_dtype_name(ty), (long long)n, grid, r.outpl, r.mib, r.dt * 1e3, "-", "-",
+            printf("%-5s %-4s %5lld %-8s %-10s %8.2f %6.2f %10.3f %10s %10s %8.3f %7.2f %7.2f %7.1f %9.3g%s\n",
+                   case_name[cs], dt_dtype_name(ty), (long long)n, grid, r.outpl, r.mib, r.lb, r.dt * 1e3, "-", "-",
                    r.bare * 1e3, r.bare / r.dt, r.baremin / r.dtmin, flops / r.dt * 1e-9, r.diff,
                    r.diff == 0 ? "" : "  MISMATCH");
         }
@@ -632,8 +633,11 @@ static void run_layers(dt_dtype ty, int64_t n, int c, dt_comm *world) {
     if (rank == 0) {
         char grid[40];
         snprintf(grid, sizeof grid, "%dx%dx%d", P, Q, c);
-        printf("%-5s %-4s %5lld %-8s %8.2f %8.2f %8.2f %6.2f %6.2f %9.3f %9.3f %6.2f %9.3g%s\n", "25d",
-               dt_dtype_name(ty), (long long)n, grid, mib[0], mib[1], lb[0], mib[0] / mib[1], work[0], ms[0], ms[1],
+        char rel[16];
+        if (mib[1] > 0) snprintf(rel, sizeof rel, "%.2f", mib[0] / mib[1]);
+        else snprintf(rel, sizeof rel, "-");
+        printf("%-5s %-4s %5lld %-8s %8.2f %8.2f %8.2f %6s %6.2f %9.3f %9.3f %6.2f %9.3g%s\n", "25d",
+               dt_dtype_name(ty), (long long)n, grid, mib[0], mib[1], lb[0], rel, work[0], ms[0], ms[1],
                ms[1] / ms[0], diff, diff == 0 ? "" : "  MISMATCH");
         fflush(stdout);
     }
@@ -693,7 +697,8 @@ int main(int argc, char **argv) {
                "# s0r: A Shard(0), B Replicate -> C Shard(0) (no ScaLAPACK equivalent): vs bli_?gemm per rank\n"
                "# local: mesh of one rank (each rank its own) vs bli_?gemm on the same buffers\n"
                "# dt out: placements dt_matmul returned (if not the target, dt ms includes the redistribution)\n"
-               "# dt MiB: MiB received per rank by one dt call (dt_comm_stats, max over ranks)\n"
+               "# dt MiB: MiB received per rank by one dt call (dt_comm_stats, max over ranks); LB: its lower bound\n"
+               "# (dt_comm_stats' matmul_bound, streamed calls only; docs/guide.md \"Matmul at scale\")\n"
                "# pdgemm-T: C^T = B^T A^T on dt's row-major buffers; pdgemm-N: column-major copies\n"
                "# ratio: min(pdgemm-T, pdgemm-N) / dt, or bare / dt (>= 1: dt as fast), of the medians;\n"
                "# min: the same ratio of the fastest reps (robust to other load); GF/s: dt's (median)\n"
@@ -703,8 +708,8 @@ int main(int argc, char **argv) {
                "# dt (>= 1: streaming as fast); wk/sh, hd/sh: one call's working bytes (peak above what was\n"
                "# held before it) and the bytes held after it, per operand shard, through a counting\n"
                "# DT_MALLOC, max over ranks (dt_mesh_trim between); g wk, g hd: the same gathering\n");
-        printf("%-5s %-4s %5s %-8s %-10s %8s %10s %10s %10s %8s %7s %7s %7s %9s | %9s %6s %6s %6s %6s %6s\n", "case",
-               "type", "size", "grid", "dt out", "dt MiB", "dt ms", "pdgemm-T", "pdgemm-N", "bare ms", "ratio", "min",
+        printf("%-5s %-4s %5s %-8s %-10s %8s %6s %10s %10s %10s %8s %7s %7s %7s %9s | %9s %6s %6s %6s %6s %6s\n", "case",
+               "type", "size", "grid", "dt out", "dt MiB", "LB", "dt ms", "pdgemm-T", "pdgemm-N", "bare ms", "ratio", "min",
                "GF/s", "diff", "gather ms", "vs gat", "wk/sh", "hd/sh", "g wk", "g hd");
     }
 
