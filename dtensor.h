@@ -13505,15 +13505,19 @@ typedef struct dt__summa_panel {
     int64_t lk[2];      /* where it starts in the owner's block */
 } dt__summa_panel;
 
-/* DTENSOR_MATMUL=stream|gather|auto (default auto), read once */
-static int dt__mm_mode_state = -1;
-static int dt__mm_mode(void) {
-    if (dt__mm_mode_state < 0) {
-        const char *e = getenv("DTENSOR_MATMUL");
-        dt__mm_mode_state = e && !strcmp(e, "stream") ? 1 : e && !strcmp(e, "gather") ? 2 : 0;
+/* a three-way environment choice, read once into *state: 1 for `one`,
+   2 for `two`, 0 otherwise (auto) */
+static int dt__env_choice(int *state, const char *name, const char *one, const char *two) {
+    if (*state < 0) {
+        const char *e = getenv(name);
+        *state = e && !strcmp(e, one) ? 1 : e && !strcmp(e, two) ? 2 : 0;
     }
-    return dt__mm_mode_state;
+    return *state;
 }
+
+/* DTENSOR_MATMUL=stream|gather|auto (default auto) */
+static int dt__mm_mode_state = -1;
+static int dt__mm_mode(void) { return dt__env_choice(&dt__mm_mode_state, "DTENSOR_MATMUL", "stream", "gather"); }
 
 static size_t dt__box_bytes(int ndim, const dt__box *b, size_t es) { return dt__box_numel(ndim, b) * es; }
 
@@ -13686,14 +13690,10 @@ static int dt__summa_next(const dt__summa *s, const dt_mesh *m, int64_t k, dt__s
     return 0;
 }
 
-/* DTENSOR_MATMUL_LAYERS=on|off|auto (default auto), read once */
+/* DTENSOR_MATMUL_LAYERS=on|off|auto (default auto) */
 static int dt__mm_layers_state = -1;
 static int dt__mm_layers_mode(void) {
-    if (dt__mm_layers_state < 0) {
-        const char *e = getenv("DTENSOR_MATMUL_LAYERS");
-        dt__mm_layers_state = e && !strcmp(e, "on") ? 1 : e && !strcmp(e, "off") ? 2 : 0;
-    }
-    return dt__mm_layers_state;
+    return dt__env_choice(&dt__mm_layers_state, "DTENSOR_MATMUL_LAYERS", "on", "off");
 }
 
 /* a byte moved between ranks costs about the time of this many flops on a
