@@ -13720,9 +13720,7 @@ static void dt__summa_layers(const dt__call *c, dt__summa *s) {
     int j, mode = dt__mm_layers_mode(), coord[DT_MAX_MESH_DIMS];
     int64_t k = 0, longest = 0;
     dt__summa_panel pn;
-    s->L = -1;
-    s->nl = 1;
-    s->li = 0;
+    /* (dt__summa_size set no layers: L = -1, nl = 1, li = 0) */
     if (mode == 2 || (mode == 0 && s->rsum + s->fsum / DT__MM_FLOPS_PER_BYTE < 2 * s->csum)) return;
     for (j = 0; j < m->ndim; j++)
         if (m->shape[j] > 1 && j != s->g[0] && j != s->g[1] && c->want[0][j].kind == DT_REPLICATE &&
@@ -13910,14 +13908,15 @@ static dt_status dt__summa_gemm(const dt__call *c, const dt__local *in, dt_tenso
 }
 
 static void dt__summa_log(const dt__call *c, const dt__summa *s, int streamed, FILE *f) {
+    char layers[80] = "";
+    if (streamed && s->L >= 0)
+        snprintf(layers, sizeof layers, "; 2.5D: %d layers over mesh dim %d split k, their results summed", s->nl, s->L);
     if (streamed)
         fprintf(f, "%s: streamed (SUMMA): k = %lld in panels of <= %lld, %s; a's k over mesh dim %d, b's over %d "
-                "(-1: held); working %llu bytes of a budget of %llu%s", c->fn, (long long)s->K, (long long)s->w,
+                "(-1: held); working %llu bytes of a budget of %llu%s\n", c->fn, (long long)s->K, (long long)s->w,
                 s->nbuf == 2 ? "double-buffered" : "single-buffered", s->g[0], s->g[1], (unsigned long long)s->work,
-                (unsigned long long)s->budget, s->L >= 0 ? "" : "\n");
-    if (streamed && s->L >= 0)
-        fprintf(f, "; 2.5D: %d layers over mesh dim %d split k, their results summed\n", s->nl, s->L);
-    if (!streamed)
+                (unsigned long long)s->budget, layers);
+    else
         fprintf(f, "%s: gathered: %llu bytes, within the budget of %llu and under %llu\n", c->fn,
                 (unsigned long long)s->gathered, (unsigned long long)s->budget, (unsigned long long)DT__MM_SMALL);
 }
