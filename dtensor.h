@@ -234,9 +234,15 @@
                            DTENSOR_LOG=plan,shm)
    DTENSOR_SIMD=avx2|none  cap the Philox generator's vector width (read once;
                            the random values do not change, only the speed)
-   DTENSOR_SHM=1           single-copy redistribution inside a node through an
-                           MPI-3 shared arena per mesh (see dt_comm_set_shm,
-                           which overrides it; read at each dt_mesh_create)
+   DTENSOR_SHM=auto|1|0    single-copy redistribution inside a node through an
+                           MPI-3 shared arena per mesh. auto (the default):
+                           the arena is made at the mesh's first
+                           redistribution of a host tensor averaging
+                           DTENSOR_SHM_AUTO_MIN bytes a rank; 1: made with the
+                           mesh; 0: never (see dt_comm_set_shm, which
+                           overrides it; read at each dt_mesh_create)
+   DTENSOR_SHM_AUTO_MIN=bytes
+                           that average (default 1048576)
    DTENSOR_SHM_ARENA=bytes the arena's size per rank (default 268435456); where
                            the node's shared memory (/dev/shm, or Open MPI's
                            osc_sm_backing_directory) has less than twice the
@@ -862,11 +868,14 @@ DT_API void      dt_comm_get_stats(const dt_comm *c, dt_comm_stats *s); /* local
 DT_API void      dt_comm_reset_stats(dt_comm *c);  /* local */
 /* dt_comm_set_shm: whether meshes created on c afterwards (dt_mesh_create,
    collective) may use single-copy exchanges through MPI-3 shared memory when
-   all their ranks share one node: mode 1 on, 0 off, -1 back to the
-   environment (DTENSOR_SHM=1 turns it on; default off). Set it alike on
-   every rank. Built-in MPI backend and host tensors only; anything else,
-   or ranks on several nodes, keeps the MPI path. See "Shared memory" in
-   docs/guide.md. Local. DT_ERR_ARG: c NULL, mode outside -1..1. */
+   all their ranks share one node: mode 1 on (the shared arena made with
+   the mesh), 2 auto (made at the mesh's first redistribution of a host
+   tensor averaging DTENSOR_SHM_AUTO_MIN bytes a rank, default 1 MiB; small
+   programs never make one), 0 off, -1 back to the environment (DTENSOR_SHM=
+   auto|1|0; default auto). Set it alike on every rank. Built-in MPI backend
+   and host tensors only; anything else, or ranks on several nodes, keeps
+   the MPI path. See "Shared memory" in docs/guide.md. Local. DT_ERR_ARG:
+   c NULL, mode outside -1..2. */
 DT_API dt_status dt_comm_set_shm(dt_comm *c, int mode);  /* local */
 
 /* dt_mesh_shm_alloc / dt_mesh_shm_free: storage, for arrays a program
@@ -7363,7 +7372,8 @@ DT_API void dt_comm_reset_stats(dt_comm *c) {
 
 static dt_status dt__comm_set_shm_body(dt_comm *c, int mode) {
     if (!c) return dt__fail(DT_ERR_ARG, "dt_comm_set_shm: c is NULL");
-    if (mode < -1 || mode > 1) return dt__fail(DT_ERR_ARG, "dt_comm_set_shm: mode = %d (1 on, 0 off, -1 DTENSOR_SHM)", mode);
+    if (mode < -1 || mode > 2)
+        return dt__fail(DT_ERR_ARG, "dt_comm_set_shm: mode = %d (1 on, 0 off, 2 auto, -1 DTENSOR_SHM)", mode);
     c->root->shm = mode + 2;
     return DT_OK;
 }
@@ -7874,9 +7884,11 @@ static int dt__comm_mpi_handle(const dt_comm *c, MPI_Comm *out) {
 /* ---- shm ----
    Single-copy exchanges inside a node. A mesh over the built-in MPI
    backend whose ranks all share one node (MPI_Comm_split_type(
-   MPI_COMM_TYPE_SHARED) of its comm keeps every rank), with the path on
-   (dt_comm_set_shm(comm, 1) before dt_mesh_create, or DTENSOR_SHM=1), gets
-   at creation an arena: one MPI-3 shared window (MPI_Win_allocate_shared
+   MPI_COMM_TYPE_SHARED) of its comm keeps every rank) gets an arena: at
+   creation with the path on (dt_comm_set_shm(comm, 1) before
+   dt_mesh_create, or DTENSOR_SHM=1), at its first large redistribution
+   with it on auto (the default; dt__shm_auto in >>redistribute). The
+   arena is one MPI-3 shared window (MPI_Win_allocate_shared
    over the mesh comm; DTENSOR_SHM_ARENA bytes per rank, default 256 MiB,
    whose pages are only touched when used), every rank's segment mapped into
    every rank's address space, locked once (MPI_Win_lock_all) for its life.
@@ -7924,12 +7936,15 @@ DT__MAYBE_UNUSED static size_t dt__env_bytes(const char *name, size_t dflt) {
     return end && end != e ? (size_t)v : dflt;
 }
 
-/* is the path asked for on comm c: dt_comm_set_shm, else DTENSOR_SHM (default off) */
-DT__MAYBE_UNUSED static int dt__comm_shm_wanted(const dt_comm *c) {
+/* the path asked for on comm c: dt_comm_set_shm, else DTENSOR_SHM; 0 off,
+   1 on (the arena made with the mesh), 2 auto (the default: made at the
+   mesh's first large redistribution, dt__shm_auto in >>redistribute) */
+DT__MAYBE_UNUSED static int dt__comm_shm_mode(const dt_comm *c) {
     const char *e;
-    if (c->root->shm) return c->root->shm - 2 == 1;
+    if (c->root->shm > 1) return c->root->shm - 2; /* (1: -1, the environment) */
     e = getenv("DTENSOR_SHM");
-    return e && *e && strcmp(e, "0") != 0;
+    if (!e || !*e || !strcmp(e, "auto")) return 2;
+    return strcmp(e, "0") != 0 && strcmp(e, "off") != 0;
 }
 
 static int dt__shm_owns(const dt__shm *s, const void *p) {
@@ -8002,6 +8017,13 @@ static void dt__shm_free(dt__shm *s, void *p) {
 #ifndef DTENSOR_NO_MPI
 #define DT__SHM_FLOOR ((size_t)1 << 20) /* a smaller arena than this per rank is not worth a window */
 
+/* The bytes asked of MPI for a segment of cap: never a whole number of
+   pages. MPICH (ch4) takes page-multiple segments as its cue to try a
+   symmetric heap (one address in every process), probing the range page
+   by page with msync: 85 ms for 256 MiB a rank at 2 ranks, against 0.05 ms
+   without. 64 bytes more keep every segment's start 64-byte aligned. */
+static size_t dt__shm_request(size_t cap) { return cap % 4096 ? cap : cap + DT__SHM_ALIGN; }
+
 /* The bytes free where MPI backs shared windows: Open MPI's
    osc_sm_backing_directory when set, else /dev/shm (both MPIs' default on
    Linux); SIZE_MAX where that cannot be read (MPI then decides). tmpfs
@@ -8033,11 +8055,11 @@ static size_t dt__shm_fit(size_t want, int n, size_t room) {
     return each >= DT__SHM_FLOOR ? each : 0;
 }
 
-/* collective over the mesh comm c: the arena, or *out NULL where the path
-   is off, the backend is not MPI, the ranks span nodes or the node's
-   shared memory has no room for one (the same answer on every rank: the
-   size is agreed on before any rank asks MPI for the window) */
-static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
+/* collective over the mesh comm c: the arena, or *out NULL where the
+   backend is not MPI, the ranks span nodes or the node's shared memory has
+   no room for one (the same answer on every rank: the size is agreed on
+   before any rank asks MPI for the window) */
+static dt_status dt__comm_shm_make(dt_comm *c, dt__shm **out) {
     MPI_Comm mc, node = MPI_COMM_NULL;
     MPI_Aint qsize = 0;
     int nsize = 0, r, rc, du = 0;
@@ -8046,7 +8068,7 @@ static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
     dt__shm *s = NULL;
     dt__shm_hdr *h;
     *out = NULL;
-    if (!dt__comm_shm_wanted(c) || !dt__comm_mpi_handle(c, &mc)) return DT_OK;
+    if (!dt__comm_mpi_handle(c, &mc)) return DT_OK;
     if ((rc = MPI_Comm_split_type(mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS)
         return dt__mpi_check(rc, "MPI_Comm_split_type");
     MPI_Comm_size(node, &nsize);
@@ -8076,7 +8098,7 @@ static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
     if (c->rank == 0 && dt__log_on(DT__LOG_SHM) && cap < want / DT__SHM_ALIGN * DT__SHM_ALIGN)
         fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank (%zu asked; %zu bytes free where MPI backs shared "
                 "windows, for %d ranks)\n", cap, want, room, c->size);
-    rc = MPI_Win_allocate_shared((MPI_Aint)cap, 1, MPI_INFO_NULL, mc, &s->mine, &s->win);
+    rc = MPI_Win_allocate_shared((MPI_Aint)dt__shm_request(cap), 1, MPI_INFO_NULL, mc, &s->mine, &s->win);
     if (rc != MPI_SUCCESS) { dt__shm_forget(s); return dt__mpi_check(rc, "MPI_Win_allocate_shared"); }
     mine[0] = s->mine != NULL; /* a success with no segment (seen at sizes near the limits) is no arena */
     if ((rc = MPI_Allreduce(mine, all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mc)) != MPI_SUCCESS || !all[0] ||
@@ -8100,6 +8122,21 @@ static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) {
     s->next = dt__shm_all;
     dt__shm_all = s;
     *out = s;
+    return DT_OK;
+}
+
+/* at dt_mesh_create, collective over the mesh comm c: the path on, the
+   arena now (dt__comm_shm_make); auto, none yet, but *auto_min set to the
+   bytes a rank a redistribution must average to make it (a mesh of one
+   rank, or another backend: never); off, none */
+static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out, size_t *auto_min) {
+    MPI_Comm mc;
+    int mode = dt__comm_shm_mode(c);
+    *out = NULL;
+    *auto_min = 0;
+    if (!mode || !dt__comm_mpi_handle(c, &mc)) return DT_OK;
+    if (mode == 1) return dt__comm_shm_make(c, out);
+    if (c->size > 1) *auto_min = dt__env_bytes("DTENSOR_SHM_AUTO_MIN", (size_t)1 << 20);
     return DT_OK;
 }
 
@@ -8142,7 +8179,13 @@ static dt_status dt__comm_shm_end(const dt__shm *s, dt_comm *g, uint64_t sent, u
     return dt__mpi_check(MPI_Barrier(gc), "MPI_Barrier");
 }
 #else
-static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out) { (void)c; *out = NULL; return DT_OK; }
+static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out, size_t *auto_min) {
+    (void)c;
+    *out = NULL;
+    *auto_min = 0;
+    return DT_OK;
+}
+static dt_status dt__comm_shm_make(dt_comm *c, dt__shm **out) { (void)c; *out = NULL; return DT_OK; }
 static void dt__comm_shm_release(dt_comm *c, dt__shm *s) { (void)c; (void)s; }
 static dt_status dt__comm_shm_begin(const dt__shm *s, dt_comm *g, const int64_t *mine, int k, int64_t *all) {
     (void)s; (void)g; (void)mine; (void)k; (void)all;
@@ -8384,6 +8427,9 @@ struct dt_mesh {
     FILE *explain;                         /* dt_explain (>>propagate)            */
     uint64_t rng_seed, rng_offset;         /* the Philox state (>>rng), equal on all ranks */
     dt__shm *shm;                          /* the shared arena (>>backend's shm), or NULL */
+    size_t shm_auto;                       /* DTENSOR_SHM=auto, no arena yet: the bytes a rank
+                                              a redistribution must average to make it
+                                              (>>redistribute: dt__shm_auto); 0: never */
     int64_t mm_budget;                     /* dt_mesh_set_matmul_budget's bytes, 0: the
                                               default (>>ops) */
 };
@@ -8593,7 +8639,7 @@ static dt_status dt__mesh_create_body(dt_comm *comm, const dt_mesh_desc *desc, d
     }
     m->root = comm->root;
     if ((st = dt__mesh_build_comms(m, comm, me >= 0 ? 0 : -1, me)) ||
-        (m->comm && (st = dt__comm_shm_create(m->comm, &m->shm)))) {
+        (m->comm && (st = dt__comm_shm_create(m->comm, &m->shm, &m->shm_auto)))) {
         dt__mesh_free(m);
         return dt__within("dt_mesh_create", st);
     }
@@ -12034,6 +12080,28 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
 }
 
 
+/* DTENSOR_SHM=auto (the default): a mesh's arena is made, collectively, at
+   its first redistribution of a host tensor averaging at least
+   DTENSOR_SHM_AUTO_MIN bytes a rank, before the result is allocated, so
+   that the result and the tensors after it live there. (That call's
+   source, older, moves by MPI.) The verdict comes from the global shape
+   alone: the same on every rank. */
+static dt_status dt__shm_auto(const dt_tensor *t) {
+    dt_mesh *m = t->mesh;
+    size_t bytes = dt_dtype_size(t->desc.dtype);
+    dt_status st;
+    int d;
+    if (!m->shm_auto || m->rank < 0 || !dt__on_host(t->dev)) return DT_OK;
+    for (d = 0; d < t->desc.ndim; d++) bytes *= (size_t)t->desc.shape[d];
+    if (bytes / (size_t)m->size < m->shm_auto) return DT_OK;
+    m->shm_auto = 0;
+    st = dt__comm_shm_make(m->comm, &m->shm);
+    if (!st && m->shm && m->rank == 0 && dt__log_on(DT__LOG_SHM))
+        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank made at the first redistribution of %zu bytes "
+                "(DTENSOR_SHM=auto)\n", m->shm->cap, bytes);
+    return st;
+}
+
 /* a: NULL for the blocking call; else begin's record, attached to the
    result when the call succeeds (a posted exchange, or nothing in flight) */
 static dt_status dt__redistribute_body(const char *fn, const dt_tensor *t, const dt_placement *placements,
@@ -12057,6 +12125,7 @@ static dt_status dt__redistribute_body(const char *fn, const dt_tensor *t, const
     if (!st && *out) st = dt__check_out_spec(fn, *out, t->mesh, &want); /* strided storage taken */
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, NULL, 0, NULL))) return st;
+    if ((st = dt__shm_auto(t))) return dt__within(fn, st);
     if (*out) {
         if (*out == t) { dt__async_attach(*out, a); return DT_OK; } /* same spec: nothing to do */
         st = dt__redistribute_run(t, want.placements, (*out)->data, (*out)->strided ? (*out)->stride : NULL, -1, a);
@@ -12104,6 +12173,7 @@ static dt_status dt__redistribute_reduce_body(const char *fn, const dt_tensor *t
     if (!st) st = dt__check_out_spec(fn, out, t->mesh, &want); /* strided storage taken */
     /* consistency checks: local errors take part, so every rank fails together */
     if ((st = dt__consistent_spec(t->mesh, fn, st, &t->desc, want.placements, &arg, 1, "op"))) return st;
+    if ((st = dt__shm_auto(t))) return dt__within(fn, st);
     st = dt__redistribute_run(t, want.placements, out->data, out->strided ? out->stride : NULL, (int)op, a);
     if (!st) dt__async_attach(out, a);
     return dt__within(fn, st);

@@ -22,7 +22,9 @@
    to malloc, every rank then takes the MPI path, values still right); a
    mesh destroyed before its tensors; storage from dt_mesh_shm_alloc
    wrapped by the program (shared path on: in the arena, moved the shared
-   way; off: plain memory); bad modes of dt_comm_set_shm. */
+   way; off: plain memory); the default, auto: the arena made at the first
+   large redistribution, what lives in it then and how it moves; bad modes
+   of dt_comm_set_shm. */
 #define _POSIX_C_SOURCE 200112L
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
@@ -329,6 +331,97 @@ static void full(dt_comm *comm)
     dt_mesh_destroy(m);
 }
 
+/* an F64 tensor of `shape` in S(0), filled with the closed form */
+static dt_tensor *filled(dt_mesh *m, const int64_t *shape)
+{
+    dt_placement s0[1];
+    dt_tensor_desc d;
+    dt_tensor *t = NULL;
+    s0[0] = dt_shard(0);
+    d = dtt_desc(DT_F64, 2, shape, 1, s0);
+    CHECK_OK(dt_tensor_empty(m, &d, &t));
+    if (t) fill(t, DT_F64, 2, shape);
+    return t;
+}
+
+/* DTENSOR_SHM=auto, the default: no arena at dt_mesh_create, none for a
+   small redistribution; the first one averaging DTENSOR_SHM_AUTO_MIN bytes
+   a rank makes it (its own source, older, moves by MPI; its result, and
+   what follows, lives in it, and moves the shared way); the accumulating
+   call makes it too; DTENSOR_SHM and dt_comm_set_shm pick the mode */
+static void lazy(dt_comm *comm)
+{
+    int64_t small[2] = {5, 3}, big[2] = {128, 65}; /* 66,560 bytes: >= 4096 a rank up to 16 ranks */
+    dt_placement s0[1], s1[1];
+    dt_mesh *m;
+    dt_tensor *a, *b = NULL, *c = NULL, *x, *y = NULL;
+    long before;
+    int reduce, multi = dtt_np > 1;
+    s0[0] = dt_shard(0);
+    s1[0] = dt_shard(1);
+    setenv("DTENSOR_SHM_AUTO_MIN", "4096", 1);
+    for (reduce = 0; reduce < 2; reduce++) {
+        dtt_ctx("shm auto, the first large call %s", reduce ? "dt_tensor_redistribute_reduce" : "dt_tensor_redistribute");
+        m = mesh_1d(comm, 2);
+        if (!m) return;
+        CHECK(m->shm == NULL, "auto: an arena at dt_mesh_create");
+        CHECK(multi ? m->shm_auto == 4096 : m->shm_auto == 0, "auto: %zu bytes a rank to make it", m->shm_auto);
+        x = filled(m, small);
+        before = dt__shm_taken;
+        if (x) CHECK_OK(dt_tensor_redistribute(x, s1, &y));
+        if (y) CHECK(check(y, DT_F64, 2, small) == 0, "wrong values (small)");
+        CHECK(m->shm == NULL && dt__shm_taken == before, "auto: a small redistribution made the arena");
+        a = filled(m, big);
+        if (a && !reduce) CHECK_OK(dt_tensor_redistribute(a, s1, &b));
+        if (a && reduce) {
+            b = filled(m, big); /* S(0), then S(0) -> S(0) added into it: 2 v */
+            if (b) CHECK_OK(dt_tensor_redistribute_reduce(a, s0, DT_SUM, b));
+            if (b) CHECK(check_k(b, DT_F64, 2, big, 2) == 0, "wrong values (the first large call, reduce)");
+        }
+        if (b && !reduce) CHECK(check(b, DT_F64, 2, big) == 0, "wrong values (the first large call)");
+        CHECK(m->shm_auto == 0, "auto: still pending after a large redistribution");
+        CHECK(!multi || m->shm != NULL, "auto: no arena after a large redistribution");
+        CHECK(!m->shm || !a || a->shm == NULL, "the older source is in the arena");
+        if (b && !reduce) CHECK(!m->shm || b->shm != NULL, "the first large call's result is not in the arena");
+        if (b && !reduce) { /* from the arena: the shared way */
+            before = dt__shm_taken;
+            CHECK_OK(dt_tensor_redistribute(b, s0, &c));
+            if (c) CHECK(check(c, DT_F64, 2, big) == 0, "wrong values (from the arena)");
+            CHECK(!m->shm || dt__shm_taken > before, "auto: a source in the arena did not take the shared path");
+            before = dt__shm_taken; /* the older source again, into b: by MPI */
+            memset(dt_tensor_data(b), 0, dt_tensor_local_numel(b) * sizeof(double));
+            CHECK_OK(dt_tensor_redistribute(a, s1, &b));
+            CHECK(check(b, DT_F64, 2, big) == 0, "wrong values (the older source again)");
+            CHECK(dt__shm_taken == before, "the shared path taken from a source outside the arena");
+        }
+        dt_tensor_destroy(c);
+        dt_tensor_destroy(b);
+        dt_tensor_destroy(a);
+        dt_tensor_destroy(y);
+        dt_tensor_destroy(x);
+        c = b = y = NULL;
+        dt_mesh_destroy(m);
+    }
+    dtt_ctx("shm auto: the modes");
+    unsetenv("DTENSOR_SHM"); /* the default */
+    m = mesh_1d(comm, -1);
+    if (m) CHECK(m->shm == NULL && m->shm_auto == (multi ? 4096u : 0u), "DTENSOR_SHM unset: not auto");
+    dt_mesh_destroy(m);
+    setenv("DTENSOR_SHM", "0", 1);
+    m = mesh_1d(comm, -1);
+    if (m) CHECK(m->shm == NULL && m->shm_auto == 0, "DTENSOR_SHM=0: an arena or one pending");
+    dt_mesh_destroy(m);
+    m = mesh_1d(comm, 2); /* dt_comm_set_shm overrides */
+    if (m) CHECK(m->shm_auto == (multi ? 4096u : 0u), "dt_comm_set_shm(2) under DTENSOR_SHM=0: not auto");
+    dt_mesh_destroy(m);
+    setenv("DTENSOR_SHM", "1", 1);
+    m = mesh_1d(comm, -1);
+    if (m) CHECK(m->shm_auto == 0 && (!multi || m->shm != NULL), "DTENSOR_SHM=1: no arena at dt_mesh_create");
+    dt_mesh_destroy(m);
+    unsetenv("DTENSOR_SHM");
+    unsetenv("DTENSOR_SHM_AUTO_MIN");
+}
+
 int main(int argc, char **argv)
 {
     dt_comm *comm = NULL;
@@ -342,10 +435,11 @@ int main(int argc, char **argv)
         full(comm);
         user_alloc(comm, 1);
         user_alloc(comm, 0);
+        lazy(comm);
         dtt_ctx("bad input");
-        CHECK_ST(dt_comm_set_shm(comm, 2), DT_ERR_ARG);
+        CHECK_ST(dt_comm_set_shm(comm, 3), DT_ERR_ARG);
         CHECK_ERRMSG("dt_comm_set_shm");
-        CHECK(strstr(dt_last_error(), "mode = 2") != NULL, "message: %s", dt_last_error());
+        CHECK(strstr(dt_last_error(), "mode = 3") != NULL, "message: %s", dt_last_error());
         CHECK_ST(dt_comm_set_shm(NULL, 1), DT_ERR_ARG);
         CHECK_ERRMSG("dt_comm_set_shm");
         dt_comm_destroy(comm);
