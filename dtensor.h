@@ -11246,10 +11246,24 @@ static dt_status dt__walk_pieces(const dt__ctx *x, const dt_placement *pl, const
    plan) *taken = 0 and the step goes the MPI way, after that one allgather. */
 
 static long dt__shm_taken = 0; /* steps that went the shared way (read by the tests) */
+static long dt__shm_asked = 0; /* steps that asked (the allgather; read by the tests) */
 
 /* every copy into a destination on the shared path goes through here */
 static void dt__shm_copy_piece(const dt__ctx *x, const dt__array *src, dt__array *dst, const dt__box *b) {
     dt__copy_box_op(src, dst, b, x->dtype, x->acc); /* acc >= 0: the last step of dt_tensor_redistribute_reduce */
+}
+
+/* Does the tensor hold less than n shards of DTENSOR_SHM_MIN bytes? Then
+   some member's source is under it, and not in the arena, unless the
+   source is replicated: the step goes the MPI way without asking, since
+   the allgather would double a small redistribution's time (a replicated
+   small source in the arena moving by MPI is the price). From the global
+   shape: the same on every member. */
+static int dt__shm_too_small(const dt__ctx *x, int n) {
+    size_t bytes = x->es;
+    int d;
+    for (d = 0; d < x->ndim; d++) bytes *= (size_t)x->gshape[d];
+    return bytes < x->m->shm->min * (size_t)n;
 }
 
 /* mdim >= 0: g is mesh dim mdim's group (member j = coordinate j there);
@@ -11263,7 +11277,7 @@ static dt_status dt__shm_step(const dt__ctx *x, dt_comm *g, int mdim, const dt__
     dt__box b;
     dt_status st;
     *taken = 0;
-    if (!m->shm || !dt__on_host(x->dev) || n < 2) return DT_OK;
+    if (!m->shm || !dt__on_host(x->dev) || n < 2 || dt__shm_too_small(x, n)) return DT_OK;
     if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, (size_t)n * (size_t)k * sizeof(int64_t), (void **)&all))) return st;
     mine[0] = !dt__box_numel(nd, &in->box) ? 0 : dt__shm_owns(m->shm, in->data) ? (int64_t)(in->data - m->shm->mine) : -1;
     mine[1] = in->stride != NULL;
@@ -11272,6 +11286,7 @@ static dt_status dt__shm_step(const dt__ctx *x, dt_comm *g, int mdim, const dt__
         mine[2 + nd + d] = in->box.ext[d];
         mine[2 + 2 * nd + d] = in->stride ? in->stride[d] : 0;
     }
+    dt__shm_asked++;
     if ((st = dt__comm_shm_begin(m->shm, g, mine, k, all))) return st;
     for (j = 0; j < n; j++)
         if (all[(size_t)j * k] < 0) return DT_OK; /* the same verdict on every member: the MPI path */

@@ -360,6 +360,7 @@ static void lazy(dt_comm *comm)
     s0[0] = dt_shard(0);
     s1[0] = dt_shard(1);
     setenv("DTENSOR_SHM_AUTO_MIN", "4096", 1);
+    setenv("DTENSOR_SHM_MIN", "1024", 1); /* the small tensor, under 1024 bytes a rank, never asks */
     for (reduce = 0; reduce < 2; reduce++) {
         dtt_ctx("shm auto, the first large call %s", reduce ? "dt_tensor_redistribute_reduce" : "dt_tensor_redistribute");
         m = mesh_1d(comm, 2);
@@ -393,6 +394,13 @@ static void lazy(dt_comm *comm)
             CHECK_OK(dt_tensor_redistribute(a, s1, &b));
             CHECK(check(b, DT_F64, 2, big) == 0, "wrong values (the older source again)");
             CHECK(dt__shm_taken == before, "the shared path taken from a source outside the arena");
+            before = dt__shm_asked; /* a small tensor with the arena made: no allgather */
+            if (x) CHECK_OK(dt_tensor_redistribute(x, s1, &y));
+            if (y) CHECK(check(y, DT_F64, 2, small) == 0, "wrong values (small, the arena made)");
+            CHECK(dt__shm_asked == before, "a tensor under n x DTENSOR_SHM_MIN asked for the shared path");
+            before = dt__shm_asked;
+            CHECK_OK(dt_tensor_redistribute(b, s0, &c));
+            CHECK(!m->shm || dt__shm_asked > before, "a large tensor did not ask for the shared path");
         }
         dt_tensor_destroy(c);
         dt_tensor_destroy(b);
@@ -420,6 +428,7 @@ static void lazy(dt_comm *comm)
     dt_mesh_destroy(m);
     unsetenv("DTENSOR_SHM");
     unsetenv("DTENSOR_SHM_AUTO_MIN");
+    setenv("DTENSOR_SHM_MIN", "0", 1);
 }
 
 int main(int argc, char **argv)
