@@ -229,8 +229,9 @@
    DTENSOR_LOG=plan        print every redistribution plan (its steps, the mesh
                            dim and placements of each) on mesh rank 0, to stderr
                            (read once, at the first redistribution)
-   DTENSOR_LOG=shm         print the shared arena's size when the node's room
-                           made it smaller than asked, or none (words combine:
+   DTENSOR_LOG=shm         print when DTENSOR_SHM=auto made a mesh's shared
+                           arena, and its size when the node's room made it
+                           smaller than asked, or none (words combine:
                            DTENSOR_LOG=plan,shm)
    DTENSOR_SIMD=avx2|none  cap the Philox generator's vector width (read once;
                            the random values do not change, only the speed)

@@ -122,7 +122,7 @@ bench-publish: ## copy the reports in build/bench/ into bench/results/, dated, w
 
 # CI: the op, RNG, halo, stencil, strided and planner benchmarks at small
 # sizes; they exit non-zero on a wrong result (not on a slow one)
-bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil $(BUILD)/bench_strided $(BUILD)/bench_transpose_copy $(BUILD)/bench_prk_transpose build/bench_planner ## every benchmark at small sizes, checking results (CI)
+bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil $(BUILD)/bench_strided $(BUILD)/bench_transpose_copy $(BUILD)/bench_prk_transpose $(BUILD)/bench_shm_startup build/bench_planner ## every benchmark at small sizes, checking results (CI)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_matmul --quick $(MATMULARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_dispatch --quick $(DISPATCHARGS)
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
@@ -131,4 +131,5 @@ bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_strided --quick
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_transpose_copy --quick
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_prk_transpose --quick && $(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_prk_transpose --quick --shm
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_shm_startup --reps 1
 	./build/bench_planner --quick
