@@ -192,8 +192,15 @@ int main(int argc, char **argv) {
         port p;
         long bad = 0;
         if (n < nranks) { if (rank == 0) printf("%6lld: fewer columns than ranks, skipped\n", (long long)n); continue; }
-        CHECK(dt_mesh_shm_alloc(m, (size_t)(n * w) * sizeof(double) + 8, (void **)&a));
-        CHECK(dt_mesh_shm_alloc(m, (size_t)(n * w) * sizeof(double) + 8, (void **)&b));
+        /* without --shm, malloc: dt_mesh_shm_alloc would hand out the arena that DTENSOR_SHM=auto made at the
+           first size's first call */
+        if (shm) {
+            CHECK(dt_mesh_shm_alloc(m, (size_t)(n * w) * sizeof(double) + 8, (void **)&a));
+            CHECK(dt_mesh_shm_alloc(m, (size_t)(n * w) * sizeof(double) + 8, (void **)&b));
+        } else {
+            a = (double *)xmalloc((size_t)(n * w) * sizeof(double) + 8);
+            b = (double *)xmalloc((size_t)(n * w) * sizeof(double) + 8);
+        }
         port_open(m, n, a, b, &p);
         for (r = 0; r < rounds; r++) {
             int side;
@@ -227,7 +234,9 @@ int main(int argc, char **argv) {
         }
         dt_tensor_destroy(p.a);
         dt_tensor_destroy(p.c);
-        dt_mesh_shm_free(m, a); dt_mesh_shm_free(m, b); free(wi); free(wo); free(tp); free(tq); free(ratio);
+        if (shm) { dt_mesh_shm_free(m, a); dt_mesh_shm_free(m, b); }
+        else { free(a); free(b); }
+        free(wi); free(wo); free(tp); free(tq); free(ratio);
     }
     dt_mesh_destroy(m);
     dt_comm_destroy(comm);
