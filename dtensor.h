@@ -13555,7 +13555,8 @@ DT__MAYBE_UNUSED static dt_status dt__run_matmul(const dt__call *c, const dt__lo
    split-phase start/wait (MPI_Isend/Irecv, NCCL's grouped send/recv), so
    that panel p+1 moves while panel p multiplies into the output block.
    An operand that does not move is packed from its own block. Working
-   memory: nbuf (2: double-buffered, 1 when two do not fit) panels of a
+   memory: nbuf (2: double-buffered, 1 when two panels of DT__MM_KALIGN
+   do not fit; dt__summa_width) panels of a
    and b, sized by the budget (dt_mesh_set_matmul_budget), allocated for
    the call and freed at its end: nothing is held by the mesh after it.
    Every rank derives the panels from the global layout alone (the width
@@ -13565,6 +13566,14 @@ DT__MAYBE_UNUSED static dt_status dt__run_matmul(const dt__call *c, const dt__lo
 
 #define DT__MM_FLOOR ((size_t)64 << 10)  /* the default budget is never below this */
 #define DT__MM_SMALL ((size_t)256 << 10) /* gathered bytes under which gathering wins (latency) */
+/* The depth of k a BLAS kernel takes in one pass over its block of the
+   result (BLIS's KC: 256 in its generic, Haswell, Zen and SKX configs;
+   OpenBLAS's GEMM_Q is 256-384). A GEMM costs one pass per started KC of
+   its k, and a pass's fixed part (loading and storing the result's
+   micro-tiles) is large: k = 1024 in panels of 192 takes 6 passes where
+   one call takes 4 (+14 % instructions through BLIS's generic kernel).
+   So panels are whole multiples of it where the budget allows one. */
+#define DT__MM_KALIGN 256
 
 typedef struct dt__summa {
     int g[2];           /* the mesh dim operand i's k is gathered over; -1: held whole */
@@ -13579,6 +13588,8 @@ typedef struct dt__summa {
                                       streamed; gathered */
     int L, nl, li;      /* 2.5D: the mesh dim whose copies (layers) split k (-1: none),
                            their count (1: none) and this rank's layer */
+    int64_t rot;        /* where this rank starts k (dt__summa_rotate; k wraps to 0 at K) */
+    int defer;          /* 1: sends from the rank's storage are waited for at the end */
     double rsum, csum;  /* bytes over all ranks: the panels they receive without
                            layers; their result blocks */
     double fsum;        /* flops over all ranks, without layers */
@@ -13663,6 +13674,24 @@ static double dt__matmul_bound(const dt__call *c, int64_t K, size_t held, size_t
     return w > 0 ? w : 0;
 }
 
+/* The widest panel and the buffers per operand, for panels of umax bytes
+   per unit of width on the largest rank: double-buffered in whole
+   multiples of DT__MM_KALIGN where two fit the budget; else one buffer of
+   DT__MM_KALIGN where that fits (a narrower panel costs more passes of the
+   GEMM than the overlap gives back: the exchanges are a few per cent of
+   the GEMM at any n where streaming is chosen; and a panel read in place
+   from the rank's own block still moves while the one before multiplies,
+   dt__summa_run); else as wide as two fit, or one. */
+static void dt__summa_width(dt__summa *s, size_t umax) {
+    int64_t w2 = umax ? (int64_t)(s->budget / (2 * umax)) : 0, w1 = umax ? (int64_t)(s->budget / umax) : 0;
+    s->nbuf = 2;
+    if (!umax) s->w = s->K; /* nothing moves (one-rank mesh dims): no buffer */
+    else if (w2 >= DT__MM_KALIGN) s->w = w2 / DT__MM_KALIGN * DT__MM_KALIGN;
+    else if (w1 >= DT__MM_KALIGN) { s->nbuf = 1; s->w = DT__MM_KALIGN; }
+    else if (w2 >= 1) s->w = w2;
+    else { s->nbuf = 1; s->w = w1; }
+}
+
 /* Sizes over every rank of the mesh, from the layouts alone: the largest
    panel unit and shards fix the width, the same on every rank. */
 static void dt__summa_size(const dt__call *c, dt__summa *s) {
@@ -13704,13 +13733,7 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
     }
     s->budget = dt__summa_budget(c, shards);
     s->gathered = gmax;
-    s->nbuf = 2;
-    if (!umax) { /* nothing moves (one-rank mesh dims): no buffer */
-        s->w = s->K;
-    } else {
-        s->w = (int64_t)(s->budget / (2 * umax));
-        if (s->w < 1) { s->nbuf = 1; s->w = (int64_t)(s->budget / umax); }
-    }
+    dt__summa_width(s, umax);
     for (i = 0; i < 2; i++) { /* no panel is wider than the widest part */
         int64_t part = s->K, off, len;
         int cc, n = s->g[i] >= 0 ? m->shape[s->g[i]] : 1;
@@ -13722,6 +13745,7 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
             }
         if (s->w > part) s->w = part;
     }
+    if (s->nbuf == 1 && umax && (size_t)s->w <= s->budget / (2 * umax)) s->nbuf = 2; /* (narrowed: two fit) */
     s->work = (size_t)s->nbuf * umax * (size_t)(s->w > 0 ? s->w : 1);
 }
 
@@ -13760,8 +13784,10 @@ static int64_t dt__summa_segment(const dt__summa *s, const dt_mesh *m, int64_t k
 
 /* this rank's next panel at or after k; 0: none left. Each segment is cut
    into nl near-equal sub-ranges, layer li taking the li-th (no layers: the
-   segment whole), and the rest of the sub-range from k into ceil(len / w)
-   near-equal panels. */
+   segment whole), and the rest of the sub-range from k into panels of w
+   rounded down to a multiple of DT__MM_KALIGN, the remainder last (or,
+   under a budget narrower than DT__MM_KALIGN, ceil(len / w) near-equal
+   panels). */
 static int dt__summa_next(const dt__summa *s, const dt_mesh *m, int64_t k, dt__summa_panel *pn) {
     while (k < s->K) {
         int64_t lo, hi = dt__summa_segment(s, m, k, pn, &lo), len = hi - lo, np;
@@ -13770,10 +13796,58 @@ static int dt__summa_next(const dt__summa *s, const dt_mesh *m, int64_t k, dt__s
         if (k < sub0) { k = sub0; continue; }
         np = dt__ceil_div(sub1 - k, s->w);
         pn->k0 = k;
-        pn->w = dt__ceil_div(sub1 - k, np);
+        /* (whole multiples of DT__MM_KALIGN, the rest last: the fewest GEMM passes) */
+        if (s->w >= DT__MM_KALIGN) pn->w = sub1 - k <= s->w ? sub1 - k : s->w / DT__MM_KALIGN * DT__MM_KALIGN;
+        else pn->w = dt__ceil_div(sub1 - k, np);
         return 1;
     }
     return 0;
+}
+
+/* is operand i's block on this rank one stretch per index of k (its
+   slice of a panel sent from its storage as is)? */
+static int dt__summa_flat(const dt__summa *s, const dt_tensor *t, int i) {
+    int d, flat = !t->strided && !t->ghosted;
+    for (d = 0; d < s->kd[i]; d++) flat = flat && t->box.ext[d] == 1;
+    return flat;
+}
+
+/* this rank's panel after x (x NULL: its first), in its order: from
+   s->rot to K, then from 0 to s->rot (a part's start: no panel crosses it);
+   0: none left */
+static int dt__summa_following(const dt__summa *s, const dt_mesh *m, const dt__summa_panel *x, dt__summa_panel *pn) {
+    int64_t k = x ? x->k0 + x->w : s->rot;
+    int first_pass = !x || x->k0 >= s->rot;
+    if (first_pass && dt__summa_next(s, m, k, pn)) return 1;
+    if (first_pass) k = 0;
+    return dt__summa_next(s, m, k, pn) && pn->k0 < s->rot;
+}
+
+/* Where this rank starts k. With one operand moving, in one span of k per
+   owner, over the library's MPI backend (any number of messages in flight,
+   matched in the order posted): at its own part. Every rank then
+   multiplies what it holds first while the others' parts wait for it
+   (the sends complete at the end, s->defer), instead of the owner of the
+   first part running ahead while the others receive, and its receiving
+   coming after theirs (their copies and its own in a row: +2-5 % at 2
+   ranks). Each owner's panels still go out in k order, as each receiver
+   takes them. Else at 0, every rank in one order: NCCL runs each rank's
+   messages in stream order, a backend without start/wait in blocking
+   rounds, a block-cyclic owner holds several spans, and an owner whose
+   slices are packed to be sent waits for each before its buffer is
+   reused (with every rank on its own part first, for ever). */
+static void dt__summa_rotate(const dt__call *c, dt__summa *s) {
+    int i = s->g[0] >= 0 ? 0 : 1;
+    dt_comm *dc = s->g[i] >= 0 ? c->m->dim[s->g[i]] : NULL;
+    int64_t off, len;
+    s->rot = 0;
+    s->defer = dt__comm_ordered_messages(c->m->comm);
+    if (!dc || !s->defer) return;
+    if ((s->g[0] >= 0) == (s->g[1] >= 0) || s->L >= 0 || s->pk[i].split == DT_SPLIT_CYCLIC ||
+        !dt__summa_flat(s, c->in[i].t, i))
+        return;
+    dt__split_span(s->K, dc->size, dc->rank, &s->pk[i], &off, &len);
+    s->rot = off;
 }
 
 /* DTENSOR_MATMUL_LAYERS=on|off|auto (default auto) */
@@ -13864,8 +13938,34 @@ typedef struct dt__summa_slot {
     void *req[2];       /* their exchanges in flight (NULL: none) */
     dt_comm *comm[2];
     dt_message *msgs[2]; /* their messages (a row's ranks less one, at most) */
+    int stored[2];      /* 1: req[i] only sends, from the rank's storage (not buf) */
     dt__summa_panel pn;
 } dt__summa_slot;
+
+/* sends from storage in flight past their panel's GEMM (s->defer) */
+#define DT__SUMMA_SENDS 16
+typedef struct dt__summa_sends {
+    dt_comm *comm[DT__SUMMA_SENDS];
+    void *req[DT__SUMMA_SENDS];
+    int n;
+} dt__summa_sends;
+
+/* does panel pn take operand i's buffer on this rank: it arrives there, or
+   is packed there to be sent (dt__summa_post)? */
+static int dt__summa_uses_buf(const dt__call *c, const dt__summa *s, const dt__summa_panel *pn, int i) {
+    dt_comm *dc = s->g[i] >= 0 ? c->m->dim[s->g[i]] : NULL;
+    if (!dc || !s->unit[i] || !pn->w) return 0; /* (held whole: read in place) */
+    return dc->rank != pn->owner[i] || !dt__summa_flat(s, c->in[i].t, i);
+}
+
+/* do panels p and q both take one operand's buffer (one buffer: the two
+   slots share it, and q moves only after p has multiplied)? */
+static int dt__summa_clash(const dt__call *c, const dt__summa *s, const dt__summa_panel *p, const dt__summa_panel *q) {
+    int i;
+    for (i = 0; i < 2; i++)
+        if (dt__summa_uses_buf(c, s, p, i) && dt__summa_uses_buf(c, s, q, i)) return 1;
+    return 0;
+}
 
 /* Panel pn into slot x: an owner's slice is read in place by its GEMM
    (strides) and packed only to be sent, unless it is one stretch of its
@@ -13880,20 +13980,19 @@ static dt_status dt__summa_post(const dt__call *c, const dt__summa *s, const dt_
         const dt_tensor *t = c->in[i].t;
         dt_message *msgs = x->msgs[i];
         dt_comm *dc = s->g[i] >= 0 ? m->dim[s->g[i]] : NULL;
-        int mine = !dc || dc->rank == pn->owner[i], n = 0, send = mine && dc && dc->size > 1, flat;
+        int mine = !dc || dc->rank == pn->owner[i], n = 0, send = mine && dc && dc->size > 1;
         size_t bytes = s->unit[i] * (size_t)pn->w;
         dt_status st;
         x->req[i] = NULL;
         x->comm[i] = dc;
         x->read[i] = x->buf[i];
         x->rstride[i] = NULL;
+        x->stored[i] = 0;
         if (!bytes) continue;
         if (mine) {
             x->read[i] = (const char *)t->data + (size_t)(pn->lk[i] * s->st[i][s->kd[i]]) * dt_dtype_size(t->desc.dtype);
             x->rstride[i] = s->st[i];
-            flat = !t->strided && !t->ghosted;
-            for (d = 0; d < s->kd[i]; d++) flat = flat && t->box.ext[d] == 1;
-            if (send && !flat) { /* packed to be sent: the slice in local coordinates */
+            if (send && !dt__summa_flat(s, t, i)) { /* packed to be sent: the slice in local coordinates */
                 dt__array src, dst;
                 dt__box p;
                 dt__tensor_array_of_data(t, t->data, &src);
@@ -13910,6 +14009,7 @@ static dt_status dt__summa_post(const dt__call *c, const dt__summa *s, const dt_
             }
         }
         if (!dc || dc->size == 1) continue;
+        x->stored[i] = send && x->read[i] != x->buf[i];
         if (send) {
             for (r = 0; r < dc->size; r++)
                 if (r != dc->rank) {
@@ -13946,9 +14046,46 @@ static dt_status dt__summa_wait(dt__summa_slot *x) {
     return st;
 }
 
-static long dt__summa_gemms = 0; /* panels multiplied (read by the tests: the overlap's record) */
+/* the oldest of the sends in flight completed */
+static dt_status dt__summa_sends_wait_one(dt__summa_sends *q) {
+    dt_status st = dt__comm_wait(q->comm[0], q->req[0]);
+    q->n--;
+    memmove(q->comm, q->comm + 1, (size_t)q->n * sizeof q->comm[0]);
+    memmove(q->req, q->req + 1, (size_t)q->n * sizeof q->req[0]);
+    return st;
+}
 
-#define DT__SUMMA_ROWS 32 /* the fewest rows of C a GEMM piece takes between two tests */
+/* all of them (also after a failure) */
+static dt_status dt__summa_sends_wait(dt__summa_sends *q) {
+    dt_status st = DT_OK, e;
+    while (q->n)
+        if ((e = dt__summa_sends_wait_one(q)) && !st) st = e;
+    return st;
+}
+
+/* slot x's exchanges done before its GEMM, but (s->defer) sends from
+   storage: they join q, to complete at the end (the oldest first when q
+   is full), so that an owner does not wait for its receivers */
+static dt_status dt__summa_arrived(const dt__summa *s, dt__summa_slot *x, dt__summa_sends *q) {
+    dt_status st;
+    int i;
+    for (i = 0; i < 2 && s->defer; i++) {
+        if (!x->req[i] || !x->stored[i]) continue;
+        if (q->n == DT__SUMMA_SENDS && (st = dt__summa_sends_wait_one(q))) return st;
+        q->comm[q->n] = x->comm[i];
+        q->req[q->n++] = x->req[i];
+        x->req[i] = NULL;
+    }
+    return dt__summa_wait(x);
+}
+
+static long dt__summa_gemms = 0; /* panels multiplied (read by the tests: the overlap's record) */
+static int64_t dt__summa_first = 0; /* where this rank's last streamed product started k (read by the tests) */
+
+/* the fewest rows of C a GEMM piece takes between two tests: each piece
+   packs the panel of b again, 4 / DT__SUMMA_PIECE bytes a flop (under 1 %) */
+#define DT__SUMMA_PIECE 2048
+static int64_t dt__summa_piece = DT__SUMMA_PIECE; /* (the tests lower it, to run the pieces) */
 
 /* is one of slot x's exchanges in flight over a backend that can test it? */
 static int dt__summa_testable(const dt__summa_slot *x) {
@@ -13958,22 +14095,36 @@ static int dt__summa_testable(const dt__summa_slot *x) {
     return 0;
 }
 
+/* slot x's messages moved forward (a rendezvous answered, a chunk copied) */
+static dt_status dt__summa_progress(dt__summa_slot *x) {
+    int i, done;
+    dt_status st;
+    for (i = 0; i < 2; i++)
+        if (x->req[i] && (st = dt__comm_test(x->comm[i], x->req[i], &done))) return st;
+    return DT_OK;
+}
+
 /* Panel x's GEMM into o. While the next panel is in flight over a backend
-   that can test, the host GEMM runs in pieces of C's rows, its messages
-   moved forward between them: without a progress thread, MPI moves a
-   large message only inside MPI calls, so this is where the overlap
-   happens. (A device queues its GEMM whole: NCCL moves on its own.) */
+   that can test, its messages are moved forward first: without a progress
+   thread, MPI answers a rendezvous only inside MPI calls, and a network
+   card then moves the data while the GEMM runs. A tall host GEMM also
+   runs in pieces of C's rows with a test between them; not a short one:
+   each piece packs b's panel again (+25 % at 128 rows through BLIS's SKX
+   kernels), and within a node the message is a copy that a busy core
+   makes either way. (A device queues its GEMM whole: NCCL moves on its
+   own.) */
 static dt_status dt__summa_gemm(const dt__call *c, const dt__local *in, dt_tensor *o, int acc, dt__summa_slot *next) {
-    int na = in[0].ndim, i, done;
+    int na = in[0].ndim;
     int64_t M = na >= 2 ? in[0].box.ext[na - 2] : 1, K = in[0].box.ext[na - 1], rows, r0;
     int64_t rsa = in[0].stride ? in[0].stride[na - 2] : K, N = M ? (int64_t)(o->numel / (size_t)M) : 0;
     size_t es = dt_dtype_size(o->desc.dtype);
     dt_status st;
-    int pieces = next && dt__on_host(c->dev) && o->desc.ndim == 2 && na == 2 && (acc || c->nin < 3 || !in[2].data) &&
-                 M >= 2 * DT__SUMMA_ROWS && dt__summa_testable(next);
-    if (!pieces) return dt__matmul_blocks(c, in, o, acc);
-    rows = dt__ceil_div(M, 4); /* (each piece packs the panel of b again: few pieces) */
-    if (rows < DT__SUMMA_ROWS) rows = DT__SUMMA_ROWS;
+    if (!next || !dt__on_host(c->dev) || !dt__summa_testable(next)) return dt__matmul_blocks(c, in, o, acc);
+    if ((st = dt__summa_progress(next))) return st;
+    if (o->desc.ndim != 2 || na != 2 || !(acc || c->nin < 3 || !in[2].data) || M < 2 * dt__summa_piece)
+        return dt__matmul_blocks(c, in, o, acc);
+    rows = dt__ceil_div(M, 4);
+    if (rows < dt__summa_piece) rows = dt__summa_piece;
     for (r0 = 0; r0 < M; r0 += rows) {
         dt__local part[3];
         dt_tensor ov = *o;
@@ -13986,9 +14137,7 @@ static dt_status dt__summa_gemm(const dt__call *c, const dt__local *in, dt_tenso
         ov.box.ext[0] = h;
         ov.numel = (size_t)(h * N);
         ov.data = (char *)o->data + (size_t)(r0 * N) * es;
-        if ((st = dt__matmul_blocks(c, part, &ov, acc))) return st;
-        for (i = 0; i < 2; i++)
-            if (next->req[i] && (st = dt__comm_test(next->comm[i], next->req[i], &done))) return st;
+        if ((st = dt__matmul_blocks(c, part, &ov, acc)) || (st = dt__summa_progress(next))) return st;
     }
     return DT_OK;
 }
@@ -14023,6 +14172,7 @@ static dt_status dt__summa_choose(const dt__call *c, dt__summa *s, int *stream) 
                         "bytes on the largest rank); raise it (dt_mesh_set_matmul_budget, DTENSOR_MATMUL_BUDGET)",
                         c->fn, (unsigned long long)s->budget, (unsigned long long)s->work);
     dt__summa_layers(c, s);
+    dt__summa_rotate(c, s);
     if (c->m->explain) dt__summa_log(c, s, 1, c->m->explain);
     if (c->m->rank == 0 && dt__log_on(DT__LOG_OPS)) dt__summa_log(c, s, 1, stderr);
     *stream = 1;
@@ -14033,12 +14183,14 @@ static dt_status dt__summa_choose(const dt__call *c, dt__summa *s, int *stream) 
 static dt_status dt__summa_run(const dt__call *c, dt__summa *s, const dt__local *bias, dt_tensor *o) {
     dt__summa_slot slot[2];
     dt__summa_panel pn;
+    dt__summa_sends q;
     dt_message *msgs = NULL;
     dt_comm_stats before, after;
     size_t bytes[2];
     int i, j, cur = 0, p = 0, nmsg = 1;
     dt_status st = DT_OK, e;
     memset(slot, 0, sizeof slot);
+    q.n = 0;
     for (i = 0; i < 2; i++) {
         const dt_tensor *t = c->in[i].t;
         if (t->strided || t->ghosted) memcpy(s->st[i], t->stride, (size_t)t->desc.ndim * sizeof t->stride[0]);
@@ -14049,20 +14201,23 @@ static dt_status dt__summa_run(const dt__call *c, dt__summa *s, const dt__local 
     if ((st = dt__alloc(c->fn, 4 * (size_t)nmsg * sizeof *msgs, (void **)&msgs))) return st;
     for (j = 0; j < 2; j++)
         for (i = 0; i < 2; i++) slot[j].msgs[i] = msgs + (2 * j + i) * nmsg;
-    for (j = 0; j < s->nbuf && !st; j++)
-        for (i = 0; i < 2 && !st; i++) st = c->dev->alloc(c->fn, bytes[i] ? bytes[i] : 1, &slot[j].buf[i]);
+    for (j = 0; j < 2 && !st; j++) /* (one buffer: the slots share it) */
+        for (i = 0; i < 2 && !st; i++)
+            if (j < s->nbuf) st = c->dev->alloc(c->fn, bytes[i] ? bytes[i] : 1, &slot[j].buf[i]);
+            else slot[j].buf[i] = slot[0].buf[i];
     if (st) goto done;
     dt_comm_get_stats(c->m->comm, &before);
     /* (every layer has a panel: dt__summa_layers) */
-    dt__summa_next(s, c->m, 0, &pn);
+    dt__summa_following(s, c->m, NULL, &pn);
+    dt__summa_first = pn.k0;
     if ((st = dt__summa_post(c, s, &pn, &slot[0]))) goto done;
     for (;;) {
-        dt__summa_slot *x = &slot[cur];
+        dt__summa_slot *x = &slot[cur], *y = &slot[1 - cur];
         dt__local in[3];
-        int more = dt__summa_next(s, c->m, x->pn.k0 + x->pn.w, &pn);
-        if (more && s->nbuf == 2) /* the next panel moves while this one multiplies */
-            if ((st = dt__summa_post(c, s, &pn, &slot[1 - cur]))) goto done;
-        if ((st = dt__summa_wait(x))) goto done;
+        int more = dt__summa_following(s, c->m, &x->pn, &pn);
+        int early = more && (s->nbuf == 2 || !dt__summa_clash(c, s, &x->pn, &pn));
+        if (early && (st = dt__summa_post(c, s, &pn, y))) goto done; /* it moves while this one multiplies */
+        if ((st = dt__summa_arrived(s, x, &q))) goto done;
         for (i = 0; i < 2; i++) {
             in[i].data = x->read[i];
             in[i].ndim = c->in[i].d->ndim;
@@ -14071,23 +14226,25 @@ static dt_status dt__summa_run(const dt__call *c, dt__summa *s, const dt__local 
         }
         in[2] = *bias;
         if (s->li > 0) in[2].data = NULL; /* the bias once: layer 0's */
-        if ((st = dt__summa_gemm(c, in, o, p > 0, s->nbuf == 2 && more ? &slot[1 - cur] : NULL))) goto done;
+        if ((st = dt__summa_gemm(c, in, o, p > 0, early ? y : NULL))) goto done;
         dt__summa_gemms++;
         p++;
         if (!more) break;
-        if (s->nbuf == 2) cur = 1 - cur;
-        else if ((st = dt__summa_post(c, s, &pn, &slot[0]))) goto done;
+        if (!early && (st = dt__summa_post(c, s, &pn, y))) goto done;
+        cur = 1 - cur;
     }
+    if ((st = dt__summa_sends_wait(&q))) goto done;
     if (s->L >= 0 && (st = dt__summa_layers_sum(c, s, o))) goto done;
     dt_comm_get_stats(c->m->comm, &after);
     dt__comm_note_matmul(c->m->comm, after.bytes_recv - before.bytes_recv, (uint64_t)s->bound);
 done:
+    if ((e = dt__summa_sends_wait(&q)) && !st) st = e;
     for (j = 0; j < 2; j++) {
         e = dt__summa_wait(&slot[j]);
         if (!st) st = e;
         /* a device's queued GEMMs read the panels: done before they are freed */
         if (j == 0 && !dt__on_host(c->dev) && (e = c->dev->sync(c->fn)) && !st) st = e;
-        for (i = 0; i < 2; i++) c->dev->free(slot[j].buf[i]);
+        for (i = 0; i < 2 && j < s->nbuf; i++) c->dev->free(slot[j].buf[i]);
     }
     DT_FREE(msgs);
     return st;

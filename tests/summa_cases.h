@@ -25,7 +25,11 @@
    result's shard, and after it the library holds nothing but the result.
    overlap: a backend that wraps MPI with its own start/wait records the
    panel counter at each start and wait: every panel but the first was
-   started before the previous panel's GEMM and waited for after it.
+   started before the previous panel's GEMM and waited for after it; with
+   one buffer, every panel but those where two arriving panels meet.
+   panels: whole multiples of 256 (BLIS's KC) where the budget allows,
+   single-buffered where two do not fit; values, GEMM pieces forced; each
+   rank starts k at its own part.
    choice: auto mode gathers small products and streams large ones.
    2.5D (sm_test_layers): meshes with a dim where a, b and the result are
    Replicate, layers forced: values as above; received bytes equal the
@@ -317,6 +321,8 @@ static void sm_test_values(void) {
 /* ---- memory: peak and held bytes through the counting allocator ---- */
 static void sm_test_memory(void) {
     int shapes[16][2], ns = sm_meshes(dtt_np, shapes), si;
+    int64_t saved_piece = dt__summa_piece;
+    dt__summa_piece = 16; /* (GEMM pieces between tests: 96 rows on 1 x q meshes) */
     for (si = 0; si < ns; si++) {
         dtt_mesh mm;
         int mnd = shapes[si][1] ? 2 : 1, msh[2], pass;
@@ -389,6 +395,7 @@ static void sm_test_memory(void) {
         dt_tensor_destroy(b);
         dtt_mesh_close(&mm);
     }
+    dt__summa_piece = saved_piece;
 }
 
 /* ---- overlap: a backend over MPI with its own start/wait ---- */
@@ -428,6 +435,44 @@ static dt_status sm_rec_wait(void *user, void *request) {
     if (dt__summa_gemms > q->at_start) sm_rec_overlapped++; /* a GEMM ran while it moved */
     free(q);
     return DT_OK;
+}
+
+/* One buffer: a 1-D mesh, a [S(0)], b [S(0)] split along k into parts of
+   700 (panels 256, 256, 188), a budget of 384 columns of b: one panel of
+   DT__MM_KALIGN fits, two do not. The next panel still moves during this
+   one's GEMM unless both take the buffer (both arrive from another rank):
+   of this rank's 3 np exchanges, exactly those overlap a GEMM. (The
+   recording backend is not the library's MPI: k in one order on every
+   rank, sends waited for at their panel.) */
+static void sm_test_overlap_one_buffer(dt_comm *comm) {
+    dtt_mesh mm;
+    int msh[1], j, np = dtt_np, want = 0;
+    int64_t sa[2], sb[2];
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    dt_tensor *a = NULL, *b = NULL, *o = NULL;
+    dt_tensor_desc d;
+    msh[0] = np;
+    if (np < 2 || !dtt_mesh_open(&mm, comm, 1, msh)) return;
+    sa[0] = 8 * np; sa[1] = 700 * np;
+    sb[0] = 700 * np; sb[1] = 8;
+    memset(pl, 0, sizeof pl);
+    pl[0] = dt_shard(0);
+    d = dtt_desc(DT_F64, 2, sa, 1, pl);
+    CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &a));
+    d = dtt_desc(DT_F64, 2, sb, 1, pl);
+    CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &b));
+    CHECK_OK(dt_mesh_set_matmul_budget(mm.mesh, 384 * 8 * 8));
+    for (j = 1; j < 3 * np; j++) /* panel j arrives (takes the buffer) unless it is this rank's */
+        if (j / 3 == dtt_rank || (j - 1) / 3 == dtt_rank) want++;
+    sm_rec_overlapped = sm_rec_total = 0;
+    dtt_ctx("overlap, one buffer, 1-D mesh of %d", np);
+    CHECK_OK(dt_mm(a, b, &o));
+    CHECK(sm_rec_total == 3 * np && sm_rec_overlapped == want, "%ld of %ld exchanges overlapped a GEMM, want %d of %d",
+          sm_rec_overlapped, sm_rec_total, want, 3 * np);
+    dt_tensor_destroy(o);
+    dt_tensor_destroy(a);
+    dt_tensor_destroy(b);
+    dtt_mesh_close(&mm);
 }
 
 static void sm_test_overlap(void) {
@@ -481,8 +526,47 @@ static void sm_test_overlap(void) {
     dt_tensor_destroy(a);
     dt_tensor_destroy(b);
     dtt_mesh_close(&mm);
+    sm_test_overlap_one_buffer(comm);
     dt_comm_destroy(comm);
     MPI_Comm_free(&wc);
+}
+
+/* ---- panels: whole multiples of DT__MM_KALIGN ----
+   A 1-D mesh, a [S(0)] (40 rows a rank), b [S(0)] split along k into parts
+   of 700. Under a budget of two panels of 384 columns the panels are 256
+   wide, three a part (256, 256, 188: the fewest passes of the GEMM, not two
+   of 350); under one of 384 (two of 256 do not fit, one does) as well,
+   single-buffered (not four of 175). Values against the serial product;
+   the GEMM in pieces of 16 rows between tests of the next panel. */
+static void sm_test_panels(void) {
+    dtt_mesh mm;
+    int msh[1], pass;
+    int64_t saved = dt__summa_piece;
+    msh[0] = dtt_np;
+    if (dtt_np < 2 || !dtt_mesh_open(&mm, g_comm, 1, msh)) return;
+    dt__summa_piece = 16;
+    for (pass = 0; pass < 2; pass++) {
+        sm_mcase cs;
+        long panels;
+        memset(&cs, 0, sizeof cs);
+        cs.op = sm_OP_MM;
+        cs.t = DT_F64;
+        cs.nb = 1;
+        cs.M = 40 * dtt_np;
+        cs.K = 700 * dtt_np;
+        cs.N = 8;
+        cs.pa[0] = dt_shard(0);
+        cs.pb[0] = dt_shard(0);
+        cs.kind = sm_ST_OWN;
+        panels = sm_run_case(mm.mesh, &cs, (pass ? 1 : 2) * 384 * cs.N * 8);
+        CHECK(panels == 3 * dtt_np, "budget of %d panels of 384: %ld panels, want %d (256, 256, 188 a part)",
+              pass ? 1 : 2, panels, 3 * dtt_np);
+        /* over the library's MPI, each rank starts at its own part (dt__summa_rotate) */
+        CHECK(dt__summa_first == 700 * dtt_rank, "k started at %lld, want this rank's part at %lld",
+              (long long)dt__summa_first, (long long)(700 * dtt_rank));
+    }
+    dt__summa_piece = saved;
+    dtt_mesh_close(&mm);
 }
 
 /* ---- auto: small products gather, large ones stream ---- */
@@ -763,6 +847,7 @@ static void test_summa(void) {
     dt__mm_mode_state = 1;
     sm_test_values();
     sm_test_memory();
+    sm_test_panels();
     sm_test_overlap();
     sm_test_layers();
     dt__mm_mode_state = saved;
