@@ -13944,9 +13944,12 @@ typedef struct dt__summa_slot {
 
 /* sends from storage in flight past their panel's GEMM (s->defer) */
 #define DT__SUMMA_SENDS 16
+typedef struct dt__summa_send {
+    dt_comm *comm;
+    void *req;
+} dt__summa_send;
 typedef struct dt__summa_sends {
-    dt_comm *comm[DT__SUMMA_SENDS];
-    void *req[DT__SUMMA_SENDS];
+    dt__summa_send e[DT__SUMMA_SENDS]; /* oldest first */
     int n;
 } dt__summa_sends;
 
@@ -14048,10 +14051,9 @@ static dt_status dt__summa_wait(dt__summa_slot *x) {
 
 /* the oldest of the sends in flight completed */
 static dt_status dt__summa_sends_wait_one(dt__summa_sends *q) {
-    dt_status st = dt__comm_wait(q->comm[0], q->req[0]);
+    dt_status st = dt__comm_wait(q->e[0].comm, q->e[0].req);
     q->n--;
-    memmove(q->comm, q->comm + 1, (size_t)q->n * sizeof q->comm[0]);
-    memmove(q->req, q->req + 1, (size_t)q->n * sizeof q->req[0]);
+    memmove(q->e, q->e + 1, (size_t)q->n * sizeof q->e[0]);
     return st;
 }
 
@@ -14072,8 +14074,8 @@ static dt_status dt__summa_arrived(const dt__summa *s, dt__summa_slot *x, dt__su
     for (i = 0; i < 2 && s->defer; i++) {
         if (!x->req[i] || !x->stored[i]) continue;
         if (q->n == DT__SUMMA_SENDS && (st = dt__summa_sends_wait_one(q))) return st;
-        q->comm[q->n] = x->comm[i];
-        q->req[q->n++] = x->req[i];
+        q->e[q->n].comm = x->comm[i];
+        q->e[q->n++].req = x->req[i];
         x->req[i] = NULL;
     }
     return dt__summa_wait(x);
