@@ -13594,6 +13594,10 @@ typedef struct dt__summa {
                            layers; their result blocks */
     double fsum;        /* flops over all ranks, without layers */
     double bound;       /* this rank's lower bound on the bytes it receives */
+    int shared;         /* 1: every panel read in place from its owner's segment of the
+                           node's shared arena (dt__summa_share): no message, no buffer */
+    int64_t *pub;       /* then every mesh rank's words (dt__summa_share): per operand,
+                           its block's offset in the rank's segment and its strides */
 } dt__summa;
 
 typedef struct dt__summa_panel {
@@ -13841,13 +13845,75 @@ static void dt__summa_rotate(const dt__call *c, dt__summa *s) {
     dt_comm *dc = s->g[i] >= 0 ? c->m->dim[s->g[i]] : NULL;
     int64_t off, len;
     s->rot = 0;
-    s->defer = dt__comm_ordered_messages(c->m->comm);
-    if (!dc || !s->defer) return;
+    s->defer = !s->shared && dt__comm_ordered_messages(c->m->comm);
+    if (!dc || !(s->defer || s->shared)) return;
     if ((s->g[0] >= 0) == (s->g[1] >= 0) || s->L >= 0 || s->pk[i].split == DT_SPLIT_CYCLIC ||
-        !dt__summa_flat(s, c->in[i].t, i))
+        !(s->shared || dt__summa_flat(s, c->in[i].t, i)))
         return;
     dt__split_span(s->K, dc->size, dc->rank, &s->pk[i], &off, &len);
     s->rot = off;
+}
+
+/* the element strides of operand i's storage on this rank, into s->st[i] */
+static void dt__summa_strides(const dt__call *c, dt__summa *s) {
+    int i;
+    for (i = 0; i < 2; i++) {
+        const dt_tensor *t = c->in[i].t;
+        if (t->strided || t->ghosted) memcpy(s->st[i], t->stride, (size_t)t->desc.ndim * sizeof t->stride[0]);
+        else dt__strides(t->box.ext, t->desc.ndim, s->st[i]);
+    }
+}
+
+/* the words mesh rank r published for operand i (dt__summa_share) */
+static const int64_t *dt__summa_words(const dt__call *c, const dt__summa *s, int r, int i) {
+    int k = 2 + c->in[0].d->ndim + c->in[1].d->ndim;
+    return s->pub + (size_t)r * (size_t)k + (i ? 1 + c->in[0].d->ndim : 0);
+}
+
+static long dt__summa_in_place = 0; /* streamed products read in place from the arena (read by the tests) */
+static long dt__summa_calls = 0;    /* streamed products (read by the tests) */
+
+/* Read in place? On a mesh with a shared arena (>>backend's shm: every
+   rank's segment mapped into every rank), a host product whose moving
+   operands lie in the arena on every rank needs neither messages nor
+   buffers: each panel is read by the GEMM straight from its owner's
+   storage, through the owner's strides. Every rank publishes, per operand,
+   its block's offset in its segment (-1: outside; an empty block: 0, it is
+   never read) and its strides, in one small allgather (dt__comm_shm_begin,
+   after which every owner's stores are visible); the verdict comes from
+   the same gathered words on every rank. The owners then keep their
+   storage unchanged until the end of the product: dt__summa_run_shared
+   ends on dt__comm_shm_end's barrier. The panels are whole segments (one
+   GEMM per owner's part: no panel costs an extra pass). */
+static dt_status dt__summa_share(const dt__call *c, dt__summa *s) {
+    dt_mesh *m = c->m;
+    int k = 2 + c->in[0].d->ndim + c->in[1].d->ndim, i, d, r, ok = 1;
+    int64_t mine[2 + 2 * DT_MAX_DIMS];
+    dt_status st;
+    s->shared = 0;
+    s->pub = NULL;
+    if (!m->shm || !dt__on_host(c->dev) || m->size < 2) return DT_OK;
+    for (i = 0, d = 0; i < 2; i++) {
+        const dt_tensor *t = c->in[i].t;
+        int j;
+        mine[d++] = !t->numel || s->g[i] < 0 ? 0 : dt__shm_owns(m->shm, t->data) ? (int64_t)((const char *)t->data - m->shm->mine) : -1;
+        for (j = 0; j < t->desc.ndim; j++) mine[d++] = s->st[i][j];
+    }
+    if ((st = dt__alloc(c->fn, (size_t)m->size * (size_t)k * sizeof *s->pub, (void **)&s->pub))) return st;
+    if ((st = dt__comm_shm_begin(m->shm, m->comm, mine, k, s->pub))) { DT_FREE(s->pub); s->pub = NULL; return st; }
+    for (r = 0; r < m->size; r++)
+        for (i = 0; i < 2; i++) ok = ok && dt__summa_words(c, s, r, i)[0] >= 0;
+    if (!ok) { /* (the same verdict on every rank: the messages' way, after one allgather) */
+        DT_FREE(s->pub);
+        s->pub = NULL;
+        return DT_OK;
+    }
+    s->shared = 1;
+    s->w = s->K;
+    s->nbuf = 0;
+    s->work = 0;
+    dt__summa_in_place++;
+    return DT_OK;
 }
 
 /* DTENSOR_MATMUL_LAYERS=on|off|auto (default auto) */
@@ -14148,7 +14214,11 @@ static void dt__summa_log(const dt__call *c, const dt__summa *s, int streamed, F
     char layers[80] = "";
     if (streamed && s->L >= 0)
         snprintf(layers, sizeof layers, "; 2.5D: %d layers over mesh dim %d split k, their results summed", s->nl, s->L);
-    if (streamed)
+    if (streamed && s->shared)
+        fprintf(f, "%s: streamed (SUMMA), read in place: k = %lld in the owners' parts, each read by the GEMM from "
+                "its owner's storage in the node's shared arena (no messages, no buffers); a's k over mesh dim %d, "
+                "b's over %d (-1: held)%s\n", c->fn, (long long)s->K, s->g[0], s->g[1], layers);
+    else if (streamed)
         fprintf(f, "%s: streamed (SUMMA): k = %lld in panels of <= %lld, %s; a's k over mesh dim %d, b's over %d "
                 "(-1: held); working %llu bytes of a budget of %llu%s\n", c->fn, (long long)s->K, (long long)s->w,
                 s->nbuf == 2 ? "double-buffered" : "single-buffered", s->g[0], s->g[1], (unsigned long long)s->work,
@@ -14162,7 +14232,10 @@ static void dt__summa_log(const dt__call *c, const dt__summa *s, int streamed, F
    for a panel of width 1 fails here, alike on every rank. */
 static dt_status dt__summa_choose(const dt__call *c, dt__summa *s, int *stream) {
     int mode = dt__mm_mode();
+    dt_status st;
     *stream = 0;
+    s->shared = 0;
+    s->pub = NULL;
     if (mode == 2 || !dt__summa_applies(c, s)) return DT_OK;
     dt__summa_size(c, s);
     if (mode == 0 && s->gathered <= s->budget && s->gathered <= DT__MM_SMALL) {
@@ -14174,11 +14247,73 @@ static dt_status dt__summa_choose(const dt__call *c, dt__summa *s, int *stream) 
                         "bytes on the largest rank); raise it (dt_mesh_set_matmul_budget, DTENSOR_MATMUL_BUDGET)",
                         c->fn, (unsigned long long)s->budget, (unsigned long long)s->work);
     dt__summa_layers(c, s);
+    dt__summa_strides(c, s);
+    if ((st = dt__summa_share(c, s))) return st;
     dt__summa_rotate(c, s);
     if (c->m->explain) dt__summa_log(c, s, 1, c->m->explain);
     if (c->m->rank == 0 && dt__log_on(DT__LOG_OPS)) dt__summa_log(c, s, 1, stderr);
+    dt__summa_calls++;
     *stream = 1;
     return DT_OK;
+}
+
+/* panel pn's operands as the GEMM reads them in place (s->shared): from
+   each owner's segment through the owner's strides; the bytes read from
+   other ranks' segments, and those they read from this one, counted as
+   the messages' way would (received, sent) */
+static void dt__summa_read_shared(const dt__call *c, const dt__summa *s, const dt__summa_panel *pn, dt__local *in,
+                                  uint64_t *sent, uint64_t *got) {
+    const dt_mesh *m = c->m;
+    int i, coord[DT_MAX_MESH_DIMS];
+    for (i = 0; i < 2; i++) {
+        int r = m->rank;
+        const char *base = (const char *)c->in[i].t->data;
+        const int64_t *w;
+        size_t bytes = s->unit[i] * (size_t)pn->w;
+        if (s->g[i] >= 0) {
+            memcpy(coord, m->coord, sizeof coord);
+            coord[s->g[i]] = pn->owner[i];
+            r = dt__mesh_rank_of(m, coord);
+            base = m->shm->base[r] + dt__summa_words(c, s, r, i)[0];
+            if (r != m->rank) *got += bytes;
+            else *sent += bytes * (uint64_t)(m->shape[s->g[i]] - 1);
+        }
+        w = dt__summa_words(c, s, r, i) + 1;
+        in[i].data = base + (size_t)(pn->lk[i] * w[s->kd[i]]) * dt_dtype_size(c->in[i].d->dtype);
+        in[i].ndim = c->in[i].d->ndim;
+        in[i].stride = w;
+        dt__summa_panel_box(s, i, pn, &in[i].box);
+    }
+}
+
+/* The k loop read in place (dt__summa_share): one GEMM per segment, then
+   the barrier after which the owners may change their storage (reached
+   also after a failure: every rank waits there) */
+static dt_status dt__summa_run_shared(const dt__call *c, dt__summa *s, const dt__local *bias, dt_tensor *o) {
+    dt__summa_panel pn, x;
+    dt_comm_stats before, after;
+    uint64_t sent = 0, got = 0;
+    int p = 0, more;
+    dt_status st = DT_OK, e;
+    dt_comm_get_stats(c->m->comm, &before);
+    more = dt__summa_following(s, c->m, NULL, &pn); /* (every layer has a panel: dt__summa_layers) */
+    dt__summa_first = pn.k0;
+    for (; more && !st; p++) {
+        dt__local in[3];
+        dt__summa_read_shared(c, s, &pn, in, &sent, &got);
+        in[2] = *bias;
+        if (s->li > 0) in[2].data = NULL; /* the bias once: layer 0's */
+        st = dt__matmul_blocks(c, in, o, p > 0);
+        dt__summa_gemms++;
+        x = pn;
+        more = dt__summa_following(s, c->m, &x, &pn);
+    }
+    e = dt__comm_shm_end(c->m->shm, c->m->comm, sent, got);
+    if (!st) st = e;
+    if (!st && s->L >= 0) st = dt__summa_layers_sum(c, s, o);
+    dt_comm_get_stats(c->m->comm, &after);
+    if (!st) dt__comm_note_matmul(c->m->comm, after.bytes_recv - before.bytes_recv, (uint64_t)s->bound);
+    return st;
 }
 
 /* the k loop: post panel p+1, wait for panel p, multiply it */
@@ -14191,12 +14326,10 @@ static dt_status dt__summa_run(const dt__call *c, dt__summa *s, const dt__local 
     size_t bytes[2];
     int i, j, cur = 0, p = 0, nmsg = 1;
     dt_status st = DT_OK, e;
+    if (s->shared) return dt__summa_run_shared(c, s, bias, o);
     memset(slot, 0, sizeof slot);
     q.n = 0;
     for (i = 0; i < 2; i++) {
-        const dt_tensor *t = c->in[i].t;
-        if (t->strided || t->ghosted) memcpy(s->st[i], t->stride, (size_t)t->desc.ndim * sizeof t->stride[0]);
-        else dt__strides(t->box.ext, t->desc.ndim, s->st[i]);
         bytes[i] = s->g[i] >= 0 ? s->unit[i] * (size_t)s->w : 0; /* (held whole: read in place) */
         if (s->g[i] >= 0 && c->m->shape[s->g[i]] > nmsg) nmsg = c->m->shape[s->g[i]];
     }
@@ -14700,6 +14833,8 @@ static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     if ((st = dt__summa_choose(c, &s, &stream))) return st;
     st = dt__move_inputs(c, loc, extra, stream ? 3u : 0u);
     if (!st) st = stream ? dt__summa_run(c, &s, &loc[2], o) : dt__families[c->def->family].run(c, loc, o);
+    else if (stream && s.shared) (void)dt__comm_shm_end(c->m->shm, c->m->comm, 0, 0); /* (the others wait there) */
+    if (stream && s.pub) DT_FREE(s.pub);
     for (i = 0; i < c->nin; i++)
         if (extra[i]) c->dev->free(extra[i]);
     return st;

@@ -64,10 +64,12 @@ static void *sm_full_of(dt_dtype t, int64_t nb, int64_t r, int64_t c, double (*f
 
 /* storage kinds a shard can be sm_wrapped in */
 enum { sm_ST_OWN, sm_ST_PADDED, sm_ST_GHOSTED };
+static int sm_arena = 0; /* 1: the program's storage from dt_mesh_shm_alloc (sm_test_shared) */
 
 typedef struct sm_wrapped {
     dt_tensor *t;
     void *buf; /* the program's array (sm_ST_PADDED, sm_ST_GHOSTED) */
+    int arena; /* 1: buf from dt_mesh_shm_alloc */
 } sm_wrapped;
 
 /* the operand distributed in `pl`, held as `kind` storage (2-D only for the wraps) */
@@ -81,12 +83,16 @@ static int sm_make_operand(dt_mesh *m, dt_dtype t, int nd, const int64_t *shape,
     char *base;
     w->t = NULL;
     w->buf = NULL;
+    w->arena = 0;
     if (dt_tensor_distribute(m, &d, full, DT_SRC_ALL, &own) != DT_OK) return 1;
     if (kind == sm_ST_OWN || nd != 2) { w->t = own; return 0; }
     dt_tensor_local_shape(own, ls);
     ld = ls[1] + (kind == sm_ST_GHOSTED ? 2 * gh[1] : 3);
     rows = ls[0] + (kind == sm_ST_GHOSTED ? 2 * gh[0] : 0);
-    w->buf = malloc((size_t)(rows * ld) * es + 1);
+    w->arena = sm_arena && (kind == sm_ST_PADDED || dtt_rank != 0); /* (ghosted: malloc'd on rank 0) */
+    if (w->arena) {
+        if (dt_mesh_shm_alloc(m, (size_t)(rows * ld) * es + 1, &w->buf) != DT_OK) return 1;
+    } else w->buf = malloc((size_t)(rows * ld) * es + 1);
     memset(w->buf, 0x7f, (size_t)(rows * ld) * es + 1); /* poison: padding must never be read */
     base = (char *)w->buf + (kind == sm_ST_GHOSTED ? (size_t)(gh[0] * ld + gh[1]) * es : 0);
     for (r = 0; r < ls[0]; r++)
@@ -107,7 +113,8 @@ static int sm_make_operand(dt_mesh *m, dt_dtype t, int nd, const int64_t *shape,
 
 static void sm_unwrap(sm_wrapped *w) {
     dt_tensor_destroy(w->t);
-    free(w->buf);
+    if (w->arena) dt_mesh_shm_free(NULL, w->buf);
+    else free(w->buf);
     w->t = NULL;
     w->buf = NULL;
 }
@@ -270,52 +277,81 @@ static dt_placement sm_split_rule(int rule, int dim, int parts, int64_t n) {
     }
 }
 
+/* every split rule, op and storage kind of a on one mesh; the products
+   streamed (GEMMs). Under sm_arena, each case's products read in place
+   (dt__summa_in_place) are those it streamed, unless a moves along k and
+   rank 0's storage is outside the arena (ghosted, malloc'd there only):
+   then none, on every rank. */
+static long sm_sweep_mesh(dt_mesh *m, int mnd, const int *msh, int *n) {
+    static const dt_dtype types[] = {DT_F64, DT_F32, DT_C128, DT_BF16};
+    long streamed = 0;
+    int rule, op, kind;
+    for (rule = 0; rule < 4; rule++)
+        for (op = 0; op < sm_OP_COUNT; op++)
+            for (kind = 0; kind < 3; kind++) {
+                sm_mcase cs;
+                int small = ((*n)++ % 3) == 1;
+                int64_t budget;
+                long calls = dt__summa_calls, inplace = dt__summa_in_place, want;
+                memset(&cs, 0, sizeof cs);
+                cs.op = op;
+                cs.t = types[(rule + op + kind) % 4];
+                cs.kind = op == sm_OP_BMM ? sm_ST_OWN : kind;
+                cs.nb = 2;
+                cs.M = small ? 3 : 19;
+                cs.K = small ? 2 : 23;
+                cs.N = small ? 5 : 13;
+                if (mnd == 2) { /* the 2-D case: [S(m), S(k)] x [S(k), S(n)] */
+                    int ka = op == sm_OP_BMM ? 2 : 1, kb = op == sm_OP_BMM ? 1 : op == sm_OP_LINEAR ? 1 : 0;
+                    int nb = op == sm_OP_BMM ? 2 : op == sm_OP_LINEAR ? 0 : 1;
+                    cs.pa[0] = sm_split_rule(rule, ka - 1, msh[0], cs.M);
+                    cs.pa[1] = sm_split_rule(rule, ka, msh[1], cs.K);
+                    cs.pb[0] = sm_split_rule(rule, kb, msh[0], cs.K);
+                    cs.pb[1] = sm_split_rule(rule, nb, msh[1], cs.N);
+                    if (kind == 2 && op == sm_OP_MM) cs.pa[0] = dt_partial(DT_SUM); /* a Partial a: its parts multiply */
+                } else { /* 1-D: a's rows split, b split along k */
+                    int kb = op == sm_OP_BMM ? 1 : op == sm_OP_LINEAR ? 1 : 0;
+                    cs.pa[0] = sm_split_rule(rule, op == sm_OP_BMM ? 1 : 0, msh[0], cs.M);
+                    cs.pb[0] = sm_split_rule(rule, kb, msh[0], cs.K);
+                }
+                if (cs.pa[0].kind == DT_PARTIAL && cs.kind != sm_ST_OWN) cs.kind = sm_ST_OWN;
+                /* budgets: one panel of width 1 double-buffered (tight), and the default */
+                budget = small || (*n % 2) ? 0 : (int64_t)(2 * 8 * dtt_size(cs.t) * (size_t)(cs.M + cs.N) * 2);
+                streamed += sm_run_case(m, &cs, budget);
+                if (!sm_arena) continue;
+                want = dtt_np < 2 || (cs.kind == sm_ST_GHOSTED && mnd == 2 && msh[1] > 1) ? 0 : dt__summa_calls - calls;
+                CHECK(dt__summa_in_place - inplace == want, "%ld of %ld streamed products read in place, want %ld",
+                      dt__summa_in_place - inplace, dt__summa_calls - calls, want);
+            }
+    return streamed;
+}
+
 static void sm_test_values(void) {
     int shapes[16][2], ns = sm_meshes(dtt_np, shapes), si;
-    static const dt_dtype types[] = {DT_F64, DT_F32, DT_C128, DT_BF16};
     long streamed = 0;
     int n = 0;
     for (si = 0; si < ns; si++) {
         dtt_mesh mm;
-        int mnd = shapes[si][1] ? 2 : 1, msh[2], rule, op, kind;
+        int mnd = shapes[si][1] ? 2 : 1, msh[2];
         msh[0] = shapes[si][0];
         msh[1] = shapes[si][1];
         if (!dtt_mesh_open(&mm, g_comm, mnd, msh)) continue;
-        for (rule = 0; rule < 4; rule++)
-            for (op = 0; op < sm_OP_COUNT; op++)
-                for (kind = 0; kind < 3; kind++) {
-                    sm_mcase cs;
-                    int small = (n++ % 3) == 1;
-                    int64_t budget;
-                    memset(&cs, 0, sizeof cs);
-                    cs.op = op;
-                    cs.t = types[(rule + op + kind) % 4];
-                    cs.kind = op == sm_OP_BMM ? sm_ST_OWN : kind;
-                    cs.nb = 2;
-                    cs.M = small ? 3 : 19;
-                    cs.K = small ? 2 : 23;
-                    cs.N = small ? 5 : 13;
-                    if (mnd == 2) { /* the 2-D case: [S(m), S(k)] x [S(k), S(n)] */
-                        int ka = op == sm_OP_BMM ? 2 : 1, kb = op == sm_OP_BMM ? 1 : op == sm_OP_LINEAR ? 1 : 0;
-                        int nb = op == sm_OP_BMM ? 2 : op == sm_OP_LINEAR ? 0 : 1;
-                        cs.pa[0] = sm_split_rule(rule, ka - 1, msh[0], cs.M);
-                        cs.pa[1] = sm_split_rule(rule, ka, msh[1], cs.K);
-                        cs.pb[0] = sm_split_rule(rule, kb, msh[0], cs.K);
-                        cs.pb[1] = sm_split_rule(rule, nb, msh[1], cs.N);
-                        if (kind == 2 && op == sm_OP_MM) cs.pa[0] = dt_partial(DT_SUM); /* a Partial a: its parts multiply */
-                    } else { /* 1-D: a's rows split, b split along k */
-                        int kb = op == sm_OP_BMM ? 1 : op == sm_OP_LINEAR ? 1 : 0;
-                        cs.pa[0] = sm_split_rule(rule, op == sm_OP_BMM ? 1 : 0, msh[0], cs.M);
-                        cs.pb[0] = sm_split_rule(rule, kb, msh[0], cs.K);
-                    }
-                    if (cs.pa[0].kind == DT_PARTIAL && cs.kind != sm_ST_OWN) cs.kind = sm_ST_OWN;
-                    /* budgets: one panel of width 1 double-buffered (tight), and the default */
-                    budget = small || (n % 2) ? 0 : (int64_t)(2 * 8 * dtt_size(cs.t) * (size_t)(cs.M + cs.N) * 2);
-                    streamed += sm_run_case(mm.mesh, &cs, budget);
-                }
+        streamed += sm_sweep_mesh(mm.mesh, mnd, msh, &n);
         dtt_mesh_close(&mm);
     }
     CHECK(streamed > 0, "the streamed path never ran");
+}
+
+/* The bytes a rank receives in an n x n F64 product of [S(0), S(1)] (2-D)
+   or [S(0)] (1-D) operands: SUMMA's, the panels it does not hold (a's
+   along its row of mesh dim 1, b's along mesh dim 0), and not one more */
+static uint64_t sm_summa_recv(const dt_tensor *a, const dt_tensor *b, int mnd, const int *msh, int64_t n) {
+    int64_t la[2], lb[2], want;
+    dt_tensor_local_shape(a, la);
+    dt_tensor_local_shape(b, lb);
+    if (mnd == 2) want = (msh[1] > 1 ? la[0] * (n - la[1]) : 0) + (msh[0] > 1 ? (n - lb[0]) * lb[1] : 0);
+    else want = msh[0] > 1 ? (n - lb[0]) * lb[1] : 0;
+    return (uint64_t)want * 8;
 }
 
 /* ---- memory: peak and held bytes through the counting allocator ---- */
@@ -353,18 +389,9 @@ static void sm_test_memory(void) {
             sm_mem_peak = sm_mem_now;
             CHECK_OK(dt_mm(a, b, &o));
             dt_comm_get_stats(g_comm, &s1);
-            { /* the bytes received: SUMMA's, the panels this rank does not hold (a's along its row of
-                 mesh dim 1, b's along mesh dim 0), and not one more */
-                int64_t la[2], lb[2], want;
-                dt_tensor_local_shape(a, la);
-                dt_tensor_local_shape(b, lb);
-                if (mnd == 2)
-                    want = (msh[1] > 1 ? la[0] * (n - la[1]) : 0) + (msh[0] > 1 ? (n - lb[0]) * lb[1] : 0);
-                else
-                    want = msh[0] > 1 ? (n - lb[0]) * lb[1] : 0;
-                CHECK(s1.bytes_recv - s0.bytes_recv == (uint64_t)want * 8, "received %llu bytes, SUMMA's are %lld",
-                      (unsigned long long)(s1.bytes_recv - s0.bytes_recv), (long long)want * 8);
-            }
+            CHECK(s1.bytes_recv - s0.bytes_recv == sm_summa_recv(a, b, mnd, msh, n), "received %llu bytes, "
+                  "SUMMA's are %llu", (unsigned long long)(s1.bytes_recv - s0.bytes_recv),
+                  (unsigned long long)sm_summa_recv(a, b, mnd, msh, n));
             dt_tensor_local_shape(o, ls);
             out_bytes = (size_t)(ls[0] * ls[1]) * 8;
             peak = sm_mem_peak - base;
@@ -839,6 +866,80 @@ static void sm_test_layers(void) {
     dt__mm_layers_state = saved;
 }
 
+/* ---- read in place: the operands in the node's shared arena ----
+   Meshes made with the shared path on (dt_comm_set_shm; DTENSOR_SHM_MIN=0:
+   every shard the library allocates is in the arena), the 1-D mesh and
+   every p x q: sm_sweep_mesh's layouts, with a's program storage (padded,
+   ghosted) from dt_mesh_shm_alloc, except rank 0's ghosted storage
+   (malloc'd: every rank must take the messages' way). Then a 97 x 97
+   product of [S(0), S(1)] (1-D: [S(0)]) read in place: the bytes counted
+   as received are SUMMA's, and beyond the result nothing is allocated but
+   the local GEMM's block buffer and bookkeeping (no panel). */
+static void sm_restore_env(const char *name, const char *saved) {
+    if (saved[0]) setenv(name, saved, 1);
+    else unsetenv(name);
+}
+
+static void sm_test_shared(void) {
+    int shapes[16][2], ns = sm_meshes(dtt_np, shapes), si, n = 0;
+    char saved_min[64] = "", saved_arena[64] = "";
+    if (getenv("DTENSOR_SHM_MIN")) snprintf(saved_min, sizeof saved_min, "%s", getenv("DTENSOR_SHM_MIN"));
+    if (getenv("DTENSOR_SHM_ARENA")) snprintf(saved_arena, sizeof saved_arena, "%s", getenv("DTENSOR_SHM_ARENA"));
+    setenv("DTENSOR_SHM_MIN", "0", 1);
+    setenv("DTENSOR_SHM_ARENA", "4194304", 1);
+    for (si = 0; si < ns; si++) {
+        dtt_mesh mm;
+        int mnd = shapes[si][1] ? 2 : 1, msh[2], opened;
+        int64_t nn = 97, sh[2] = {97, 97}, ls[2];
+        dt_placement pa[DT_MAX_MESH_DIMS];
+        dt_tensor *a = NULL, *b = NULL, *o = NULL;
+        dt_tensor_desc d;
+        dt_comm_stats s0, s1;
+        size_t base, gemm_ws = (size_t)(DT__GEMM_KB + DT__GEMM_MB) * DT__GEMM_NB * sizeof(double);
+        long inplace;
+        msh[0] = shapes[si][0];
+        msh[1] = shapes[si][1];
+        CHECK_OK(dt_comm_set_shm(g_comm, 1));
+        opened = dtt_mesh_open(&mm, g_comm, mnd, msh);
+        CHECK_OK(dt_comm_set_shm(g_comm, -1));
+        if (!opened) continue;
+        CHECK(dtt_np < 2 || mm.mesh->shm != NULL, "mesh %s: no shared arena", mm.name);
+        sm_arena = 1;
+        sm_sweep_mesh(mm.mesh, mnd, msh, &n);
+        sm_arena = 0;
+        memset(pa, 0, sizeof pa);
+        pa[0] = dt_shard(0);
+        if (mnd == 2) pa[1] = dt_shard(1);
+        d = dtt_desc(DT_F64, 2, sh, mnd, pa);
+        CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &a));
+        CHECK_OK(dt_tensor_zeros(mm.mesh, &d, &b));
+        CHECK_OK(dt_mm(a, b, &o)); /* (the result allocated) */
+        dtt_ctx("read in place: mesh %s, 97 x 97", mm.name);
+        dt_mesh_trim(mm.mesh);
+        inplace = dt__summa_in_place;
+        dt_comm_get_stats(g_comm, &s0);
+        base = sm_mem_now;
+        sm_mem_peak = sm_mem_now;
+        CHECK_OK(dt_mm(a, b, &o));
+        dt_comm_get_stats(g_comm, &s1);
+        dt_tensor_local_shape(o, ls);
+        CHECK(dt__summa_in_place - inplace == (dtt_np > 1), "%ld products read in place, want %d",
+              dt__summa_in_place - inplace, dtt_np > 1);
+        CHECK(s1.bytes_recv - s0.bytes_recv == sm_summa_recv(a, b, mnd, msh, nn), "counted %llu bytes received, "
+              "SUMMA's are %llu", (unsigned long long)(s1.bytes_recv - s0.bytes_recv),
+              (unsigned long long)sm_summa_recv(a, b, mnd, msh, nn));
+        CHECK(sm_mem_peak - base <= gemm_ws + 4096, "peak %zu bytes above the base: no panel buffer, want <= the "
+              "GEMM's block buffer %zu + 4096", sm_mem_peak - base, gemm_ws);
+        CHECK(sm_mem_now == base, "held after the call: %zu bytes", sm_mem_now - base);
+        dt_tensor_destroy(o);
+        dt_tensor_destroy(a);
+        dt_tensor_destroy(b);
+        dtt_mesh_close(&mm);
+    }
+    sm_restore_env("DTENSOR_SHM_MIN", saved_min);
+    sm_restore_env("DTENSOR_SHM_ARENA", saved_arena);
+}
+
 /* the streamed matmul's tests, after the strategy sweeps (streaming forced for the values) */
 static void test_summa(void) {
     int saved = dt__mm_mode_state;
@@ -850,5 +951,6 @@ static void test_summa(void) {
     sm_test_panels();
     sm_test_overlap();
     sm_test_layers();
+    sm_test_shared();
     dt__mm_mode_state = saved;
 }

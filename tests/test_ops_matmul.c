@@ -38,6 +38,7 @@
 
    Options: --quick (or DT_TEST_QUICK=1) samples the 2-D meshes thinly;
    --seed N (or DT_TEST_SEED). DT_TEST_VERBOSE=1 prints counts and times. */
+#define _POSIX_C_SOURCE 200112L /* setenv (summa_cases.h: the shared arena's settings) */
 #include <stdlib.h>
 #include <stddef.h>
 /* a counting allocator (summa_cases.h's memory checks): the size sits in a header before the block */
