@@ -14296,8 +14296,9 @@ static dt_status dt__summa_run_shared(const dt__call *c, dt__summa *s, const dt_
     int p = 0, more;
     dt_status st = DT_OK, e;
     dt_comm_get_stats(c->m->comm, &before);
+    memset(&pn, 0, sizeof pn);
     more = dt__summa_following(s, c->m, NULL, &pn); /* (every layer has a panel: dt__summa_layers) */
-    dt__summa_first = pn.k0;
+    dt__summa_first = more ? pn.k0 : 0;
     for (; more && !st; p++) {
         dt__local in[3];
         dt__summa_read_shared(c, s, &pn, in, &sent, &got);
