@@ -558,6 +558,12 @@ typedef struct dt_message {
     size_t bytes;
     int peer;       /* the other rank (in the comm the callback belongs to)     */
     int send;       /* 1: send to peer; 0: receive from peer                    */
+    /* which kind of the library's exchanges the message belongs to (halo,
+       redistribution, matmul panels; 0..32767, set by the library): a
+       backend must match a receive only with a send of the same tag, so
+       that exchanges of different kinds in flight together cannot take
+       each other's messages (dt_comm_mpi: the MPI tag) */
+    int tag;
 } dt_message;
 
 /* A pluggable collective backend (miniaudio's backend callbacks are the
@@ -3510,11 +3516,14 @@ static int dt__pl_cyclic(const dt_placement *pl, int mndim) {
     return 0;
 }
 
-#define DT__REDUCE_LOOP(T)                                                       \
+/* U: the type the sum is computed in -- unsigned for integers, so an
+   overflowing integer sum wraps (two's complement, as torch's and the
+   device combine's do) on every path instead of being undefined */
+#define DT__REDUCE_LOOP(T, U)                                                    \
     do {                                                                         \
         T *a = (T *)acc;                                                         \
         const T *b = (const T *)x;                                               \
-        if (op == DT_SUM) for (i = 0; i < n; i++) a[i] = (T)(a[i] + b[i]);       \
+        if (op == DT_SUM) for (i = 0; i < n; i++) a[i] = (T)((U)a[i] + (U)b[i]); \
         else if (op == DT_MAX) for (i = 0; i < n; i++) a[i] = b[i] > a[i] ? b[i] : a[i]; \
         else for (i = 0; i < n; i++) a[i] = b[i] < a[i] ? b[i] : a[i];           \
     } while (0)
@@ -3537,11 +3546,11 @@ static void dt__reduce_half(dt_dtype t, dt_reduce op, void *acc, const void *x, 
 static void dt__reduce_elems(dt_dtype t, dt_reduce op, void *acc, const void *x, size_t n) {
     size_t i;
     switch (t) {
-    case DT_F32: DT__REDUCE_LOOP(float); break;
-    case DT_F64: DT__REDUCE_LOOP(double); break;
-    case DT_I32: DT__REDUCE_LOOP(int32_t); break;
-    case DT_I64: DT__REDUCE_LOOP(int64_t); break;
-    case DT_U8: DT__REDUCE_LOOP(uint8_t); break;
+    case DT_F32: DT__REDUCE_LOOP(float, float); break;
+    case DT_F64: DT__REDUCE_LOOP(double, double); break;
+    case DT_I32: DT__REDUCE_LOOP(int32_t, uint32_t); break;
+    case DT_I64: DT__REDUCE_LOOP(int64_t, uint64_t); break;
+    case DT_U8: DT__REDUCE_LOOP(uint8_t, unsigned); break;
     default: dt__reduce_half(t, op, acc, x, n); break;
     }
 }
@@ -6626,6 +6635,15 @@ static void dt__dev_divide(const dt__device *dev, dt_dtype t, void *buf, size_t 
    on the base with rank translation. */
 
 #define DT__TAG 0x6474 /* "dt" */
+/* The tags of started messages, one per kind of exchange, so that a halo
+   exchange, redistributions begun and a matmul's panels in flight together
+   match only their own messages, whatever order ranks posted them in
+   (messages of one kind match in posting order: begin them in the same
+   order on every rank). DT__TAG + 2 is the ring reduce-scatter's. All
+   below 32767, the least MPI_TAG_UB MPI promises. */
+#define DT__TAG_HALO (DT__TAG + 1)
+#define DT__TAG_MOVE (DT__TAG + 3)
+#define DT__TAG_MATMUL (DT__TAG + 4)
 
 /* The largest count or displacement a backend collective is handed (MPI
    takes ints). An alltoallv whose pieces could be larger is done over
@@ -6901,6 +6919,14 @@ static size_t dt__span(const size_t *counts, const size_t *displs, int n) {
     return hi;
 }
 
+/* Does c take an alltoallv bounded by `bound` as the backend's collective
+   (else: sendrecv, dt__emu_alltoallv_kept)? From c and the bound only, so
+   the same on every rank of the call: a rank in MPI_Alltoallv and another
+   in MPI_Sendrecv hang. */
+static int dt__comm_alltoallv_native(const dt_comm *c, size_t bound) {
+    return dt__native(c) && c->be.alltoallv && (bound <= DT__COUNT_MAX || dt__comm_device(c));
+}
+
 /* bound: the same on every rank, >= every count and displacement of the call */
 static dt_status dt__comm_alltoallv(dt_comm *c, const void *sb, const size_t *sc, const size_t *sd,
                                     void *rb, const size_t *rc, const size_t *rd, size_t bound) {
@@ -6914,7 +6940,7 @@ static dt_status dt__comm_alltoallv(dt_comm *c, const void *sb, const size_t *sc
         return dt__stage_out(&g, st, rb, ns, nr);
     }
     dt__count(c, dt__sum_except(sc, c->size, c->rank), dt__sum_except(rc, c->size, c->rank));
-    if (dt__native(c) && c->be.alltoallv && (bound <= DT__COUNT_MAX || dt__comm_device(c))) {
+    if (dt__comm_alltoallv_native(c, bound)) {
         dt_status st = c->be.alltoallv(c->be.user, sb, sc, sd, rb, rc, rd);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "alltoallv");
     }
@@ -7066,12 +7092,16 @@ static dt_status dt__p2p_rounds(dt_comm *carrier, int n, const dt_message *msgs)
 /* Post n messages on c (peers: carrier ranks), counted in c's stats as
    `sent` and `recv` bytes (their totals, which the caller planned once).
    With the backend's start/wait, *request is its handle for dt__comm_wait;
-   otherwise the exchange is done here and *request is NULL. */
-static dt_status dt__comm_start(dt_comm *c, int n, dt_message *msgs, uint64_t sent, uint64_t recv, void **request) {
+   otherwise the exchange is done here and *request is NULL. tag: the
+   exchange's kind (DT__TAG_*), in every message. */
+static dt_status dt__comm_start(dt_comm *c, int tag, int n, dt_message *msgs, uint64_t sent, uint64_t recv,
+                                void **request) {
     dt_comm *w = dt__comm_carrier(c);
     dt_status st;
+    int i;
     *request = NULL;
     if (!n) return DT_OK;
+    for (i = 0; i < n; i++) msgs[i].tag = tag;
     dt__count(c, sent, recv);
     if (!w->be.start || !w->be.wait) return dt__p2p_rounds(w, n, msgs);
     if ((st = w->be.start(w->be.user, n, msgs, request))) {
@@ -7650,26 +7680,26 @@ static dt_status dt__mpi_test(void *user, void *request, int *done) {
     return dt__mpi_check(rc, "MPI_Testall");
 }
 
-/* start/wait: Irecv/Isend, each message in pieces of at most INT_MAX bytes
-   (both ends cut alike: they agree on the size), all completed by Waitall */
-#define DT__HALO_TAG (DT__TAG + 1)
+/* start/wait: Irecv/Isend with the message's tag, each message in pieces
+   of at most DT__COUNT_MAX bytes (both ends cut alike: they agree on the
+   size), all completed by Waitall */
 static dt_status dt__mpi_start(void *user, int n, const dt_message *msgs, void **request) {
     MPI_Request *rq = NULL;
     size_t total = 1, k = 0;
     int i, pass;
     dt_status st;
-    for (i = 0; i < n; i++) total += (msgs[i].bytes + (size_t)INT_MAX - 1) / (size_t)INT_MAX;
+    for (i = 0; i < n; i++) total += (msgs[i].bytes + DT__COUNT_MAX - 1) / DT__COUNT_MAX;
     if ((st = dt__alloc("dt halo exchange", total * sizeof *rq, (void **)&rq))) return st;
     for (pass = 0; pass < 2; pass++) /* receives first */
         for (i = 0; i < n; i++) {
             size_t done;
             if (msgs[i].send != pass) continue;
-            for (done = 0; done < msgs[i].bytes; done += (size_t)INT_MAX) {
+            for (done = 0; done < msgs[i].bytes; done += DT__COUNT_MAX) {
                 size_t left = msgs[i].bytes - done;
-                int cnt = (int)(left < (size_t)INT_MAX ? left : (size_t)INT_MAX), rc;
+                int cnt = (int)(left < DT__COUNT_MAX ? left : DT__COUNT_MAX), rc;
                 char *b = (char *)msgs[i].buf + done;
-                rc = pass ? MPI_Isend(b, cnt, MPI_BYTE, msgs[i].peer, DT__HALO_TAG, dt__mpi_comm(user), &rq[k])
-                          : MPI_Irecv(b, cnt, MPI_BYTE, msgs[i].peer, DT__HALO_TAG, dt__mpi_comm(user), &rq[k]);
+                rc = pass ? MPI_Isend(b, cnt, MPI_BYTE, msgs[i].peer, msgs[i].tag, dt__mpi_comm(user), &rq[k])
+                          : MPI_Irecv(b, cnt, MPI_BYTE, msgs[i].peer, msgs[i].tag, dt__mpi_comm(user), &rq[k]);
                 if (rc != MPI_SUCCESS) {
                     rq[k] = MPI_REQUEST_NULL;
                     dt__mpi_wait(user, rq); /* the ones posted */
@@ -7686,12 +7716,12 @@ static dt_status dt__mpi_start(void *user, int n, const dt_message *msgs, void *
 
 /* Post n messages on c's carrier (a dt_comm_mpi comm: its start is
    dt__mpi_start), each as (base[i], count[i], type[i]) -- a halo's MPI
-   derived datatypes (>>halo) -- with dt__mpi_start's tag and order
-   (receives first), so a peer that posts the same messages as bytes
-   matches them. Counted in c's stats as `sent` / `recv`. rq: n requests
+   derived datatypes (>>halo) -- with `tag` (the one dt__comm_start gives
+   the same messages as bytes) and dt__mpi_start's order (receives first),
+   so a peer that posts the same messages as bytes matches them. Counted in c's stats as `sent` / `recv`. rq: n requests
    of the caller's; *nrq: how many were posted (wait with dt__comm_wait_typed). */
-static dt_status dt__comm_start_typed(dt_comm *c, int n, const dt_message *msgs, char *const *base, const int *count,
-                                      const MPI_Datatype *type, MPI_Request *rq, MPI_Status *sts, int *nrq,
+static dt_status dt__comm_start_typed(dt_comm *c, int tag, int n, const dt_message *msgs, char *const *base,
+                                      const int *count, const MPI_Datatype *type, MPI_Request *rq, MPI_Status *sts, int *nrq,
                                       uint64_t sent, uint64_t recv) {
     MPI_Comm comm = dt__mpi_comm(dt__comm_carrier(c)->be.user);
     int pass, i, k = 0;
@@ -7702,8 +7732,8 @@ static dt_status dt__comm_start_typed(dt_comm *c, int n, const dt_message *msgs,
         for (i = 0; i < n; i++) {
             int rc;
             if (msgs[i].send != pass) continue;
-            rc = pass ? MPI_Isend(base[i], count[i], type[i], msgs[i].peer, DT__HALO_TAG, comm, &rq[k])
-                      : MPI_Irecv(base[i], count[i], type[i], msgs[i].peer, DT__HALO_TAG, comm, &rq[k]);
+            rc = pass ? MPI_Isend(base[i], count[i], type[i], msgs[i].peer, tag, comm, &rq[k])
+                      : MPI_Irecv(base[i], count[i], type[i], msgs[i].peer, tag, comm, &rq[k]);
             if (rc != MPI_SUCCESS) {
                 if (k) MPI_Waitall(k, rq, sts); /* the ones posted */
                 return dt__mpi_check(rc, pass ? "MPI_Isend" : "MPI_Irecv");
@@ -7785,6 +7815,9 @@ static int dt__mpi_elem_type(size_t es, MPI_Datatype *el, int *owned) {
     *owned = 1;
     return 1;
 }
+
+/* the same, as a predicate that creates nothing */
+static int dt__mpi_elem_known(size_t es) { return es && (es <= 8 ? (es & (es - 1)) == 0 : es % 8 == 0 && es / 8 <= (size_t)INT_MAX); }
 
 static dt_status dt__mpi_barrier(void *user) { return dt__mpi_check(MPI_Barrier(dt__mpi_comm(user)), "MPI_Barrier"); }
 
@@ -10508,7 +10541,7 @@ static dt_status dt__pipe_post(dt_comm *g, const dt__device *dev, const dt__arra
         x->msgs[n++].send = 1;
         sent += one;
     }
-    return dt__comm_start(g, n, x->msgs, sent, got, &x->req);
+    return dt__comm_start(g, DT__TAG_MOVE, n, x->msgs, sent, got, &x->req);
 }
 
 /* round r's parts that landed in rbuf: into out (combined for acc >= 0) */
@@ -10751,7 +10784,8 @@ static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm 
     dt__box b;
     dt_status st, sw;
     x.n = 0;
-    if (!dt__mpi_elem_type(es, &el, &owned)) return DT_ERR_UNSUPPORTED; /* (the same on every rank) */
+    if (!dt__mpi_elem_type(es, &el, &owned)) /* (dt__transport_of chose this path: MPI refused the type) */
+        return dt__fail(DT_ERR_COMM, "dt_comm_mpi: no MPI datatype for elements of %lu bytes", (unsigned long)es);
     if ((st = dt__xmsgs_alloc(m, send->n + recv->n, &x))) goto done;
     for (k = 0; k < recv->n; k++) {
         size_t one;
@@ -10785,7 +10819,7 @@ static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm 
             x.base[i] = sbuf + off; x.count[i] = (int)(x.msgs[i].bytes / es); x.type[i] = el;
             off += x.msgs[i].bytes;
         }
-    if ((st = dt__comm_start_typed(g, x.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq, sent, got)))
+    if ((st = dt__comm_start_typed(g, DT__TAG_MOVE, x.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq, sent, got)))
         goto done;
     if (mine >= 0) { /* this rank's own piece, while the messages fly */
         dt__piece_get(recv, mine, &b);
@@ -10799,6 +10833,55 @@ done:
     return st;
 }
 #endif
+
+/* ---- the transport ----
+   How one piece exchange travels, chosen in one place from what every rank
+   of g shares -- the device, g's backend, the element size and the step's
+   bound (the largest part of the step on any rank, from the layouts) --
+   never from this rank's own counts or storage, so the choice is the same
+   on every rank by construction. (The shared arena, tried before this, is
+   chosen by a gathered verdict: dt__shm_step.) */
+typedef enum dt__transport {
+    DT__VIA_PIPELINED,  /* rounds of started messages (DTENSOR_PIPE_CHUNK)        */
+    DT__VIA_POSTED,     /* MPI_Irecv/MPI_Isend per piece, typed or packed          */
+    DT__VIA_COLLECTIVE, /* the backend's alltoallv / allgatherv                    */
+    DT__VIA_SENDRECV    /* the same collective emulated over sendrecv             */
+} dt__transport;
+
+static const char *dt__transport_name(dt__transport v) {
+    static const char *const names[] = {"pipelined messages", "posted MPI messages", "backend collective",
+                                        "collective over sendrecv"};
+    return names[v];
+}
+
+static dt__transport dt__transport_of(const dt__device *dev, dt_comm *g, size_t bound, size_t es, int gather) {
+    if (!gather && dt__pipe_applies(dev, g, bound)) return DT__VIA_PIPELINED;
+#ifndef DTENSOR_NO_MPI
+    if (!gather && dt__xposted_applies(dev, g, bound) && dt__mpi_elem_known(es)) return DT__VIA_POSTED;
+#else
+    (void)es;
+#endif
+    if (gather) return dt__native(g) && g->be.allgatherv ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV;
+    return dt__comm_alltoallv_native(g, bound) ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV;
+}
+
+/* DTENSOR_LOG=plan: the transport a step's exchange took (mesh rank 0) */
+static void dt__transport_log(const dt_mesh *m, const char *what, dt__transport v) {
+    if (m->rank == 0 && dt__log_on(DT__LOG_PLAN)) fprintf(stderr, "     %s via %s\n", what, dt__transport_name(v));
+}
+
+/* May a piece travel in place, at byte offset off of its tensor's storage?
+   The collective's native-or-emulated choice is made from `bound`, the same
+   on every rank (dt__comm_alltoallv), so every count and displacement this
+   rank hands it must stay under the bound: a piece of a padded (ghosted or
+   strided) array can sit past it and is then packed. A gather's allgatherv
+   is declined by the backend from its own displacements (the int range):
+   in place only where the bound itself fits, so that every rank's
+   displacements do; past it every rank packs, and packed displacements are
+   the same on every rank. */
+static int dt__in_place_fits(size_t off, size_t count, size_t bound, int gather) {
+    return off + count <= bound && (!gather || bound <= DT__COUNT_MAX);
+}
 
 /* The one data-movement engine. Over group g, this rank sends each piece of
    `send` (a box inside `in`) to its member and receives each piece of
@@ -10818,12 +10901,12 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     char *sbuf = NULL, *rbuf = NULL;
     dt__box b;
     dt_status st;
-    if (!gather && dt__pipe_applies(dev, g, bound))
+    dt__transport via = dt__transport_of(dev, g, bound, es, gather);
+    dt__transport_log(m, gather ? "gather" : "exchange boxes", via);
+    if (via == DT__VIA_PIPELINED)
         return dt__exchange_pipelined(m, dev, g, in, out, send, recv, dt__pipe_rounds(in, send, recv, me), t, acc);
 #ifndef DTENSOR_NO_MPI
-    if (!gather && dt__xposted_applies(dev, g, bound) &&
-        (st = dt__exchange_posted(m, dev, g, in, out, send, recv, t, acc)) != DT_ERR_UNSUPPORTED)
-        return st;
+    if (via == DT__VIA_POSTED) return dt__exchange_posted(m, dev, g, in, out, send, recv, t, acc);
 #endif
     if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
     memset(v, 0, 4 * (size_t)n * sizeof(size_t));
@@ -10833,13 +10916,15 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
         if (j == me) mine = k;
         if (j == me && !gather) continue;
         rc[j] = dt__box_numel(nd, &b) * es;
-        if (direct_r && !dt__piece_contiguous(out, &b, &rd[j])) direct_r = 0;
+        if (direct_r && !(dt__piece_contiguous(out, &b, &rd[j]) && dt__in_place_fits(rd[j], rc[j], bound, gather)))
+            direct_r = 0;
     }
     for (k = 0; !gather && k < send->n; k++) {
         j = dt__piece_get(send, k, &b);
         if (j == me) continue;
         sc[j] = dt__box_numel(nd, &b) * es;
-        if (direct_s && !dt__piece_contiguous(in, &b, &sd[j])) direct_s = 0;
+        if (direct_s && !(dt__piece_contiguous(in, &b, &sd[j]) && dt__in_place_fits(sd[j], sc[j], bound, 0)))
+            direct_s = 0;
     }
     if (!direct_r) {
         for (j = 0, off = 0; j < n; j++) { rd[j] = off; off += rc[j]; }
@@ -11046,7 +11131,7 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
         off += one;
     }
     a->comm = g;
-    return dt__comm_start(g, nm, a->msgs, sent, rb, &a->request);
+    return dt__comm_start(g, DT__TAG_MOVE, nm, a->msgs, sent, rb, &a->request);
 }
 
 /* wait for a's messages and place what arrived in out; frees a */
@@ -11626,7 +11711,8 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
         peer.mem = NULL;
         if (st) goto done;
     }
-    if ((st = dt__comm_alltoallv(m->comm, sbuf, sc, sd, rbuf, rc, rd, soff > roff ? soff : roff > 0 ? roff : 1)))
+    /* the step's bound, never this rank's totals: every rank must pick the same collective (dt__comm_alltoallv) */
+    if ((st = dt__comm_alltoallv(m->comm, sbuf, sc, sd, rbuf, rc, rd, dt__step_bound(x, s))))
         goto done;
     /* out is written only now, after the last thing that can fail but the unpacking's allocations */
     if ((st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext))) goto done;
@@ -14096,7 +14182,7 @@ static dt_status dt__summa_post(const dt__call *c, const dt__summa *s, const dt_
         /* a device's pack must be done before a CUDA-aware MPI reads it */
         if (!dt__on_host(c->dev) && m->comm->root->be.device == DT_ANY_MEMORY && send && (st = c->dev->sync(c->fn)))
             return st;
-        if ((st = dt__comm_start(dc, n, msgs, send ? bytes * (uint64_t)n : 0, send ? 0 : bytes, &x->req[i])))
+        if ((st = dt__comm_start(dc, DT__TAG_MATMUL, n, msgs, send ? bytes * (uint64_t)n : 0, send ? 0 : bytes, &x->req[i])))
             return st;
     }
     return DT_OK;
@@ -16585,7 +16671,7 @@ static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_
             h->ctype[i] = h->mel;
         }
     }
-    st = dt__comm_start_typed(h->comm, h->nmsgs, h->msgs, h->cbase, h->ccount, h->ctype, h->mrq, h->mst, &nrq,
+    st = dt__comm_start_typed(h->comm, DT__TAG_HALO, h->nmsgs, h->msgs, h->cbase, h->ccount, h->ctype, h->mrq, h->mst, &nrq,
                               h->sbytes, h->rbytes);
     if (st) return st;
     h->nrq = nrq;
@@ -16716,7 +16802,7 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int 
 #endif
     {
         if ((st = dt__halo_pack_sends(fn, h, in, from_array))) return st;
-        if ((st = dt__comm_start(h->comm, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request)))
+        if ((st = dt__comm_start(h->comm, DT__TAG_HALO, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request)))
             return dt__within(fn, st);
     }
     /* the wraps of a dim this rank holds whole, while the messages fly: their
