@@ -10345,7 +10345,7 @@ static void dt__plan_build_shaped(int mndim, const int *mshape, int ndim, const 
 }
 
 static void dt__plan_log(const dt__ctx *x, const dt_placement *src, const dt_placement *dst, const dt__plan *p) {
-    static const char *const kinds[] = {"slice (local)", "allgather", "all-to-all", "exchange boxes (alltoallv)",
+    static const char *const kinds[] = {"slice (local)", "allgather", "all-to-all", "exchange boxes",
                                         "allreduce", "reduce-scatter", "to partial (local)"};
     char a[160], b[160], sh[160];
     int k, mnd = x->m->ndim;
@@ -10845,12 +10845,15 @@ typedef enum dt__transport {
     DT__VIA_PIPELINED,  /* rounds of started messages (DTENSOR_PIPE_CHUNK)        */
     DT__VIA_POSTED,     /* MPI_Irecv/MPI_Isend per piece, typed or packed          */
     DT__VIA_COLLECTIVE, /* the backend's alltoallv / allgatherv                    */
-    DT__VIA_SENDRECV    /* the same collective emulated over sendrecv             */
+    DT__VIA_SENDRECV,   /* the same collective emulated over sendrecv             */
+    DT__VIA_BEGUN,      /* started in _begin, completed in _end (dt__async)        */
+    DT__VIA_SHM         /* read from the node's shared arena (dt__shm_step)        */
 } dt__transport;
 
 static const char *dt__transport_name(dt__transport v) {
     static const char *const names[] = {"pipelined messages", "posted MPI messages", "backend collective",
-                                        "collective over sendrecv"};
+                                        "collective over sendrecv", "messages started in _begin",
+                                        "the shared arena"};
     return names[v];
 }
 
@@ -11131,6 +11134,7 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
         off += one;
     }
     a->comm = g;
+    dt__transport_log(x->m, gather ? "gather" : "exchange boxes", DT__VIA_BEGUN);
     return dt__comm_start(g, DT__TAG_MOVE, nm, a->msgs, sent, rb, &a->request);
 }
 
@@ -11220,10 +11224,18 @@ static size_t dt__max_part_numel(const dt__ctx *x, const dt_placement *pl) {
     return numel;
 }
 
-/* The largest shard a step reads or writes, the same on every rank.
-   Counts and displacements stay below it. */
+/* A bound on every count and displacement of a step's exchange on any
+   rank, computed alike on every rank from the layouts alone: what a rank
+   receives is at most its destination part (each destination element has
+   one sender); what it sends is at most its source part times the number
+   of ranks that hold a copy of one element afterwards (the mesh dims the
+   source shards and the destination does not: S -> R sends a part to every
+   member). */
 static size_t dt__step_bound(const dt__ctx *x, const dt__step *s) {
     size_t na = dt__max_part_numel(x, s->from), nb = dt__max_part_numel(x, s->to);
+    int i;
+    for (i = 0; i < x->m->ndim; i++)
+        if (dt__is(s->from[i], DT_SHARD) && !dt__is(s->to[i], DT_SHARD)) na *= (size_t)x->m->shape[i];
     return (na > nb ? na : nb) * x->es;
 }
 
@@ -11378,6 +11390,7 @@ static dt_status dt__shm_step(const dt__ctx *x, dt_comm *g, int mdim, const dt__
         if (all[(size_t)j * k] < 0) return DT_OK; /* the same verdict on every member: the MPI path */
     *taken = 1;
     dt__shm_taken++;
+    dt__transport_log(m, gather ? "gather" : "exchange boxes", DT__VIA_SHM);
     memcpy(c, m->coord, sizeof c);
     for (j = 0; j < recv->n; j++) {
         int p = dt__piece_get(recv, j, &b);
@@ -11712,6 +11725,8 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
         if (st) goto done;
     }
     /* the step's bound, never this rank's totals: every rank must pick the same collective (dt__comm_alltoallv) */
+    dt__transport_log(m, "exchange spans",
+                      dt__comm_alltoallv_native(m->comm, dt__step_bound(x, s)) ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV);
     if ((st = dt__comm_alltoallv(m->comm, sbuf, sc, sd, rbuf, rc, rd, dt__step_bound(x, s))))
         goto done;
     /* out is written only now, after the last thing that can fail but the unpacking's allocations */

@@ -228,7 +228,7 @@ static void run_matmul(dt_mesh *m, int nd)
     double *full;
     int saved = dt__mm_mode_state;
     int64_t i, j, k;
-    if (nd == 1) { pl_set(pa, dt_shard(1), dt_replicate()); pl_set(pb, dt_shard(0), dt_replicate()); }
+    if (nd == 1) { pl_set(pa, dt_shard(0), dt_replicate()); pl_set(pb, dt_shard(0), dt_replicate()); }
     else { pl_set(pa, dt_shard(0), dt_shard(1)); pl_set(pb, dt_shard(0), dt_shard(1)); }
     a = make_full(m, 2, sa, pa);
     b = make_full(m, 2, sb, pb);
