@@ -95,8 +95,12 @@
                      ghost room), accessors, contiguous copies, destroy
      >>checks        the argument checks the sections below share
      >>redistribute  plans (reduce, move, re-label) and their execution;
-                     distribute, gather, redistribute; `---- shm ----`: a step's
-                     single-copy path through the arena (dt__shm_step)
+                     distribute, gather, redistribute; `---- the transport ----`:
+                     how an exchange travels, chosen once (dt__transport_of) from
+                     what every rank shares (the step's bound, dt__step_bound;
+                     the backend; the element size), named by DTENSOR_LOG=plan;
+                     `---- shm ----`: a step's single-copy path through the
+                     arena (dt__shm_step)
      >>propagate     how an op chooses its sharding: one combination per mesh dim
                      (alpha-beta cost), the per-mesh strategy cache, dt_explain
      >>ops           the public ops: the call and its argument checks; per op
@@ -1145,7 +1149,11 @@ DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_plac
    which out holds the result. Between them: t is not written, out is
    neither read nor written (a call given out refuses it: DT_ERR_ARG), and
    other calls run, other redistributions begun among them (any number,
-   on different outs; begin and end them in the same order on every rank).
+   on different outs; begin and end them in the same order on every rank:
+   their checks agree across ranks). A halo exchange's _begin/_end may sit
+   anywhere among them, in a different place on different ranks: its
+   messages carry a tag of their own (dt_message.tag) and, with
+   DTENSOR_CHECK off, its calls take no collective.
    A plan of one exchange (S->S, S->R, a transpose of a 2-D mesh's
    placements: one piece exchange or gather) over a backend with
    start/wait (MPI, NCCL, a custom one) posts its messages in _begin: the
