@@ -137,7 +137,10 @@
    writes or frees only its own fields: those of the structs it defines and
    those another struct keeps for it, marked with its name (dt_mesh's op
    cache, >>propagate; its RNG state, >>rng). A comm's backend calls, group
-   translation, accounting and muting are >>backend's alone (dt__comm_*).
+   translation, accounting and muting are >>backend's alone (dt__comm_*),
+   and so is MPI itself (MPI-IO aside, >>io's): other sections ask what a
+   backend can do (DT__CAP_*, dt__comm_ordered_messages), never which
+   functions it has.
    tests/lint/layering.py checks the first and last sentences on dtensor.h
    and dtensor_cuda.h in every `make strict` and `make lint`, and
    tests/lint/ctags_check.sh that Universal Ctags sees the same functions.
@@ -3229,44 +3232,6 @@ static dt_status dt__f_leave(dt_status st) {
 DT_API void dt_set_error_handler(dt_error_handler fn, void *user) {
     dt__error_fn = fn;
     dt__error_user = fn ? user : NULL;
-}
-
-/* the rank in MPI_COMM_WORLD when MPI is running, else -1 */
-static int dt__world_rank(void) {
-    int r = -1;
-#ifndef DTENSOR_NO_MPI
-    int up = 0, down = 0;
-    MPI_Initialized(&up);
-    MPI_Finalized(&down);
-    if (up && !down) MPI_Comm_rank(MPI_COMM_WORLD, &r);
-#endif
-    return r;
-}
-
-/* what the stock handler and DT_CHECK end with (only when a program asks) */
-static void dt__abort_program(void) {
-#ifndef DTENSOR_NO_MPI
-    int up = 0, down = 0;
-    MPI_Initialized(&up);
-    MPI_Finalized(&down);
-    if (up && !down) MPI_Abort(MPI_COMM_WORLD, 1);
-#endif
-    abort();
-}
-
-DT_API void dt_error_abort(dt_status st, const char *call, const char *msg, void *user) {
-    (void)user;
-    fprintf(stderr, "dtensor: rank %d: %s failed (%s): %s\n", dt__world_rank(), call ? call : "?", dt_status_string(st),
-            msg ? msg : "");
-    fflush(stderr);
-    dt__abort_program();
-}
-
-DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, int line) {
-    fprintf(stderr, "dtensor: rank %d: %s:%d: %s failed (%s): %s\n", dt__world_rank(), file ? file : "?", line,
-            expr ? expr : "?", dt_status_string(st), dt__errbuf);
-    fflush(stderr);
-    dt__abort_program();
 }
 
 /* a failure reported by code on the public API: the handler gets the name
@@ -6663,11 +6628,22 @@ static void dt__dev_divide(const dt__device *dev, dt_dtype t, void *buf, size_t 
 #define DT__COUNT_MAX ((size_t)INT_MAX)
 #endif
 
+/* A backend's capabilities, set by the call that makes it (dt__comm_make)
+   and inherited by its splits and groups: the library asks what a backend
+   can do, never which functions it has. */
+enum {
+    DT__CAP_OWN_ERRORS = 1, /* self, MPI: its callbacks write their own dt_last_error message   */
+    DT__CAP_MPI = 2,        /* an MPI communicator carries it (dt__mpi_comm(be.user)): MPI
+                               datatypes on its messages, MPI-IO, the shared arena             */
+    DT__CAP_ORDERED = 4     /* started messages to one peer match in posting order (per tag),
+                               so one peer may get several                                      */
+};
+
 struct dt_comm {
     dt_comm_desc be;          /* callbacks and user data                       */
     char name[32];
     int rank, size;
-    int builtin;              /* self/mpi: the backend wrote its own message   */
+    unsigned caps;            /* what the backend is and can do: DT__CAP_*      */
     dt_comm *base;            /* group: the comm carrying the traffic          */
     int *members;             /* group: base rank of each member               */
     dt_comm *root;            /* the user-made comm: its stats count it all    */
@@ -6685,7 +6661,7 @@ static void dt__count(dt_comm *c, uint64_t sent, uint64_t recv) {
 }
 
 static dt_status dt__backend_result(dt_comm *c, dt_status st, const char *what) {
-    if (st == DT_OK || c->builtin) return st;
+    if (st == DT_OK || (c->caps & DT__CAP_OWN_ERRORS)) return st;
     return dt__fail(DT_ERR_COMM, "dt_comm: backend '%s' %s returned %s", c->name, what,
                     dt_status_string(st));
 }
@@ -6935,6 +6911,9 @@ static int dt__comm_alltoallv_native(const dt_comm *c, size_t bound) {
     return dt__native(c) && c->be.alltoallv && (bound <= DT__COUNT_MAX || dt__comm_device(c));
 }
 
+/* does c take an allgatherv as the backend's collective (else: a ring over sendrecv)? */
+static int dt__comm_allgatherv_native(const dt_comm *c) { return dt__native(c) && c->be.allgatherv; }
+
 /* bound: the same on every rank, >= every count and displacement of the call */
 static dt_status dt__comm_alltoallv(dt_comm *c, const void *sb, const size_t *sc, const size_t *sd,
                                     void *rb, const size_t *rc, const size_t *rd, size_t bound) {
@@ -6968,7 +6947,7 @@ static dt_status dt__comm_allgatherv(dt_comm *c, const void *sb, size_t sn, void
         return dt__stage_out(&g, st, rb, sn, nr);
     }
     dt__count(c, sn * (uint64_t)(c->size - 1), dt__sum_except(rc, c->size, c->rank));
-    if (dt__native(c) && c->be.allgatherv) {
+    if (dt__comm_allgatherv_native(c)) {
         dt_status st = c->be.allgatherv(c->be.user, sb, sn, rb, rc, rd);
         if (st != DT_ERR_UNSUPPORTED) return dt__backend_result(c, st, "allgatherv");
     }
@@ -7273,7 +7252,7 @@ static dt_status dt__comm_split(dt_comm *c, int color, int key, dt_comm **out) {
         memcpy(n->name, c->name, sizeof n->name);
         n->rank = nr;
         n->size = ns;
-        n->builtin = c->builtin;
+        n->caps = c->caps;
         n->root = c->root;
         *out = n;
         return DT_OK;
@@ -7311,7 +7290,7 @@ static dt_status dt__comm_split(dt_comm *c, int color, int key, dt_comm **out) {
         memcpy(n->name, c->name, sizeof n->name);
         n->rank = me;
         n->size = cnt;
-        n->builtin = c->builtin;
+        n->caps = c->caps;
         n->base = base;
         n->root = c->root;
         *out = n;
@@ -7337,7 +7316,7 @@ static dt_status dt__self_sendrecv(void *user, const void *sb, size_t sn, int de
                                  : DT_OK;
 }
 
-static dt_status dt__comm_make(const char *fn, const dt_comm_desc *be, int builtin, dt_comm **out) {
+static dt_status dt__comm_make(const char *fn, const dt_comm_desc *be, unsigned caps, dt_comm **out) {
     dt_status st;
     dt_comm *c = dt__comm_new(fn, &st);
     if (!c) return st;
@@ -7345,7 +7324,7 @@ static dt_status dt__comm_make(const char *fn, const dt_comm_desc *be, int built
     snprintf(c->name, sizeof c->name, "%s", be->name ? be->name : "custom");
     c->rank = be->rank;
     c->size = be->size;
-    c->builtin = builtin;
+    c->caps = caps;
     *out = c;
     return DT_OK;
 }
@@ -7358,7 +7337,7 @@ static dt_status dt__comm_self_body(dt_comm **out) {
     d.rank = 0;
     d.size = 1;
     d.sendrecv = dt__self_sendrecv;
-    return dt__comm_make("dt_comm_self", &d, 1, out);
+    return dt__comm_make("dt_comm_self", &d, DT__CAP_OWN_ERRORS, out);
 }
 DT_API dt_status dt_comm_self(dt_comm **out) { DT__PUBLIC("dt_comm_self", dt__comm_self_body(out)); }
 
@@ -7824,6 +7803,27 @@ static int dt__mpi_elem_type(size_t es, MPI_Datatype *el, int *owned) {
     return 1;
 }
 
+/* Free n message types of a plan (those dt__mpi_box_type made: not el, the
+   element type, nor null ones; each left null), then el itself where
+   el_owned (dt__mpi_elem_type); after MPI_Finalize nothing (the types went
+   with MPI: a tensor destroyed late). */
+static void dt__mpi_types_free(MPI_Datatype *types, int n, MPI_Datatype *el, int el_owned) {
+    int i, fin = 0;
+    MPI_Finalized(&fin);
+    if (fin) return;
+    for (i = 0; types && i < n; i++)
+        if (types[i] != *el && types[i] != MPI_DATATYPE_NULL) MPI_Type_free(&types[i]);
+    if (el_owned) MPI_Type_free(el);
+}
+
+/* some of n requests completed: *got of them, their indices in idx */
+static dt_status dt__mpi_waitsome(int n, MPI_Request *rq, int *got, int *idx, MPI_Status *sts) {
+    int rc = MPI_Waitsome(n, rq, got, idx, sts);
+    if (rc == MPI_SUCCESS && *got != MPI_UNDEFINED) return DT_OK;
+    *got = 0;
+    return dt__mpi_check(rc == MPI_SUCCESS ? MPI_ERR_REQUEST : rc, "MPI_Waitsome");
+}
+
 /* the same, as a predicate that creates nothing */
 static int dt__mpi_elem_known(size_t es) { return es && (es <= 8 ? (es & (es - 1)) == 0 : es % 8 == 0 && es / 8 <= (size_t)INT_MAX); }
 
@@ -7909,15 +7909,18 @@ static dt_status dt__comm_mpi_body(MPI_Comm comm, dt_comm **out) {
     d.destroy = dt__mpi_destroy;
     d.alpha = 2e-6; /* shared-memory MPI: a few us per message, ~10 GB/s */
     d.beta = 1e-10;
-    if ((st = dt__comm_make("dt_comm_mpi", &d, 1, out))) dt__mpi_destroy(user);
+    if ((st = dt__comm_make("dt_comm_mpi", &d, DT__CAP_OWN_ERRORS | DT__CAP_MPI | DT__CAP_ORDERED, out)))
+        dt__mpi_destroy(user);
     return st;
 }
 DT_API dt_status dt_comm_mpi(MPI_Comm comm, dt_comm **out) { DT__PUBLIC("dt_comm_mpi", dt__comm_mpi_body(comm, out)); }
+/* the C handle of a Fortran communicator (dtensor.f90's dt_comm_mpi, >>fortran) */
+static MPI_Comm dt__mpi_comm_f2c(MPI_Fint comm) { return MPI_Comm_f2c(comm); }
 /* the MPI communicator under c, if c is a dt_comm_mpi comm (or split from
    one) with 2+ ranks: MPI-IO (>>io) runs on it. 0 otherwise (one-rank
    comms may share their parent's MPI_Comm, so they never qualify). */
 static int dt__comm_mpi_handle(const dt_comm *c, MPI_Comm *out) {
-    if (!c || !dt__native(c) || c->size < 2 || c->be.sendrecv != dt__mpi_sendrecv || !c->be.user) return 0;
+    if (!c || !dt__native(c) || c->size < 2 || !(c->caps & DT__CAP_MPI) || !c->be.user) return 0;
     *out = dt__mpi_comm(c->be.user);
     return 1;
 }
@@ -8240,16 +8243,64 @@ static dt_status dt__comm_shm_end(const dt__shm *s, dt_comm *g, uint64_t sent, u
 #endif
 
 /* Does the carrier take several messages to one peer, matched in the order
-   posted? The built-in MPI backend does (one tag; MPI does not let messages
-   overtake); for others a caller sends one message per peer and direction. */
+   posted? The built-in MPI backend does (MPI does not let messages of one
+   tag overtake); for others a caller sends one message per peer and
+   direction. */
 static int dt__comm_ordered_messages(dt_comm *c) {
 #ifndef DTENSOR_NO_MPI
-    return dt__comm_carrier(c)->be.start == dt__mpi_start;
+    return (dt__comm_carrier(c)->caps & DT__CAP_ORDERED) != 0;
 #else
     (void)c;
     return 0;
 #endif
 }
+
+/* ---- the stock error handlers ----
+   dt_error_abort and DT_CHECK's end: here, beside the MPI they call (only
+   when a program asks for them). */
+/* the rank in MPI_COMM_WORLD when MPI is running, else -1 */
+static int dt__world_rank(void) {
+    int r = -1;
+#ifndef DTENSOR_NO_MPI
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down) MPI_Comm_rank(MPI_COMM_WORLD, &r);
+#endif
+    return r;
+}
+
+/* what the stock handler and DT_CHECK end with (only when a program asks) */
+static void dt__abort_program(void) {
+#ifndef DTENSOR_NO_MPI
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+    abort();
+}
+
+DT_API void dt_error_abort(dt_status st, const char *call, const char *msg, void *user) {
+    (void)user;
+    fprintf(stderr, "dtensor: rank %d: %s failed (%s): %s\n", dt__world_rank(), call ? call : "?", dt_status_string(st),
+            msg ? msg : "");
+    fflush(stderr);
+    dt__abort_program();
+}
+
+DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, int line) {
+    fprintf(stderr, "dtensor: rank %d: %s:%d: %s failed (%s): %s\n", dt__world_rank(), file ? file : "?", line,
+            expr ? expr : "?", dt_status_string(st), dt__errbuf);
+    fflush(stderr);
+    dt__abort_program();
+}
+
+/* Can the carrier post messages as MPI datatypes (dt__comm_start_typed),
+   matched by peers that post the same messages as bytes? */
+#ifndef DTENSOR_NO_MPI
+static int dt__comm_typed_messages(dt_comm *c) { return (dt__comm_carrier(c)->caps & DT__CAP_MPI) != 0; }
+#endif
 
 /* >>agree ---------------------------------------------------------------
    Cross-rank agreement before a collective call moves data: the ranks
@@ -10686,8 +10737,7 @@ static int dt__xposted(void) { /* DTENSOR_EXCHANGE, read once */
 }
 
 static int dt__xposted_applies(const dt__device *dev, dt_comm *g, size_t bound) {
-    return dt__on_host(dev) && g->size > 1 && dt__comm_carrier(g)->be.start == dt__mpi_start && dt__xposted() &&
-           bound <= (size_t)INT_MAX;
+    return dt__on_host(dev) && g->size > 1 && dt__comm_typed_messages(g) && dt__xposted() && bound <= (size_t)INT_MAX;
 }
 
 typedef struct dt__xmsgs { /* the posted exchange's messages, in the COUNTS scratch */
@@ -10743,11 +10793,7 @@ static int dt__xmsg(dt__xmsgs *x, dt_comm *g, int j, int k, const dt__array *a, 
     return 0;
 }
 
-static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
-    int i;
-    for (i = 0; i < x->n; i++)
-        if (x->type[i] != el && x->type[i] != MPI_DATATYPE_NULL) MPI_Type_free(&x->type[i]);
-}
+static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) { dt__mpi_types_free(x->type, x->n, &el, 0); }
 
 /* the buffered receives placed into out as they arrive (unpacked, or
    combined for acc >= 0), then the sends completed */
@@ -10756,9 +10802,9 @@ static dt_status dt__xwait_place(const dt__device *dev, dt__array *out, const dt
     int left = x->nrecv, got, u;
     dt_status st = DT_OK, sw;
     while (left > 0) {
-        int rc = MPI_Waitsome(x->nrecv, x->rq, &got, x->idx, x->sts);
-        if (rc != MPI_SUCCESS || got == MPI_UNDEFINED) {
-            if (!st) st = dt__mpi_check(rc == MPI_SUCCESS ? MPI_ERR_REQUEST : rc, "MPI_Waitsome");
+        dt_status sg = dt__mpi_waitsome(x->nrecv, x->rq, &got, x->idx, x->sts);
+        if (sg) {
+            if (!st) st = sg;
             break;
         }
         for (u = 0; u < got; u++) {
@@ -10837,7 +10883,7 @@ static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm 
     if (!st) st = sw;
 done:
     dt__xmsgs_free_types(&x, el);
-    if (owned) MPI_Type_free(&el);
+    dt__mpi_types_free(NULL, 0, &el, owned);
     return st;
 }
 #endif
@@ -10872,7 +10918,7 @@ static dt__transport dt__transport_of(const dt__device *dev, dt_comm *g, size_t 
 #else
     (void)es;
 #endif
-    if (gather) return dt__native(g) && g->be.allgatherv ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV;
+    if (gather) return dt__comm_allgatherv_native(g) ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV;
     return dt__comm_alltoallv_native(g, bound) ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV;
 }
 
@@ -16249,13 +16295,7 @@ struct dt__halo {
 
 #ifndef DTENSOR_NO_MPI
 static void dt__halo_types_free(dt__halo *h) {
-    int i, fin = 1;
-    if (h->mtype) {
-        MPI_Finalized(&fin); /* a tensor destroyed after MPI_Finalize: its types went with MPI */
-        for (i = 0; i < h->nmsgs && !fin; i++)
-            if (h->mtype[i] != h->mel && h->mtype[i] != MPI_DATATYPE_NULL) MPI_Type_free(&h->mtype[i]);
-    }
-    if (h->es16 && !fin) MPI_Type_free(&h->mel);
+    dt__mpi_types_free(h->mtype, h->mtype ? h->nmsgs : 0, &h->mel, h->es16);
     h->es16 = 0;
     DT_FREE(h->mbase);
     DT_FREE(h->mcount);
@@ -16664,8 +16704,7 @@ static void dt__halo_types(dt__halo *h) {
             ok = dt__mpi_box_type(&h->g, i < h->nsend ? &pc->src : &at, h->mel, 0, &h->mbase[mi], &h->mcount[mi],
                                   &h->mtype[mi]);
             if (ok && h->mtype[mi] != h->mel && b < tmin) { /* a small strided face: packed */
-                MPI_Type_free(&h->mtype[mi]);
-                h->mtype[mi] = MPI_DATATYPE_NULL;
+                dt__mpi_types_free(&h->mtype[mi], 1, &h->mel, 0);
             }
             pk += b;
             mi++;
@@ -18823,7 +18862,7 @@ DT_API int64_t dt_f_module_size(int i) { return i >= 0 && i < DT__F_MORE_SIZES ?
 static dt_status dt__f_comm_mpi_body(MPI_Fint comm, const int64_t *sizes, int n, dt_comm **out) {
     dt_status st = dt_f_check_sizes(sizes, n);
     if (st) return st;
-    return dt_comm_mpi(MPI_Comm_f2c(comm), out);
+    return dt_comm_mpi(dt__mpi_comm_f2c(comm), out);
 }
 DT_API dt_status dt_f_comm_mpi(MPI_Fint comm, const int64_t *sizes, int n, dt_comm **out) {
     DT__F_PUBLIC("dt_comm_mpi", dt__f_comm_mpi_body(comm, sizes, n, out));

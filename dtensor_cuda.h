@@ -2340,8 +2340,8 @@ static dt_status dt__comm_nccl_body(ncclComm_t comm, cudaStream_t stream, dt_com
     d.beta = 5e-12;
     d.device = DT_CUDA;
     d.native_half = 1;
-    /* builtin (1): the messages above name the NCCL call; the wrappers keep them */
-    if ((st = dt__comm_make("dt_comm_nccl", &d, 1, out))) {
+    /* its own errors: the messages above name the NCCL call; the wrappers keep them */
+    if ((st = dt__comm_make("dt_comm_nccl", &d, DT__CAP_OWN_ERRORS, out))) {
         dt__nccl_destroy(user);
         return st;
     }
