@@ -10793,7 +10793,9 @@ static int dt__xmsg(dt__xmsgs *x, dt_comm *g, int j, int k, const dt__array *a, 
     return 0;
 }
 
-static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) { dt__mpi_types_free(x->type, x->n, &el, 0); }
+static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
+    if (x->n) dt__mpi_types_free(x->type, x->n, &el, 0); /* (none allocated: x->type unset) */
+}
 
 /* the buffered receives placed into out as they arrive (unpacked, or
    combined for acc >= 0), then the sends completed */
