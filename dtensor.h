@@ -10520,6 +10520,7 @@ static int64_t dt__pipe_parts(int nd, const dt__box *b, size_t es, int *dim) {
     int d = 0;
     while (d < nd - 1 && b->ext[d] <= 1) d++;
     *dim = d;
+    /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Branch): b is a piece dt__piece_get wrote in full */
     if (!nd || !b->ext[d] || !chunk) return 1; /* (chunk 0: not pipelined, never called) */
     k = (int64_t)((dt__box_numel(nd, b) * es + chunk - 1) / chunk);
     return k < 1 ? 1 : k > b->ext[d] ? b->ext[d] : k;
