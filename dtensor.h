@@ -7756,7 +7756,7 @@ static int dt__mpi_box_type(const dt__array *a, const dt__box *b, MPI_Datatype e
     *count = 0;
     *type = el;
     if (!bytes) return 1;
-    if (bytes > (size_t)INT_MAX) return 0;
+    if (bytes > DT__COUNT_MAX) return 0;
     dt__array_strides(a, stride);
     *base = a->data + dt__array_offset(a, stride, b);
     *count = (int)(bytes / a->es);
@@ -16708,6 +16708,13 @@ static void dt__halo_types(dt__halo *h) {
                                   &h->mtype[mi]);
             if (ok && h->mtype[mi] != h->mel && b < tmin) { /* a small strided face: packed */
                 dt__mpi_types_free(&h->mtype[mi], 1, &h->mel, 0);
+            } else if (!ok && b / h->g.es <= (size_t)INT_MAX) {
+                /* no datatype for this face (past the count limit, or MPI refused): this message packed,
+                   still as elements of mel, so the peer's typed or packed end matches it; a failure that
+                   dropped the whole plan to bytes on one rank only would post MPI_BYTE against its peers'
+                   typed messages */
+                h->mtype[mi] = MPI_DATATYPE_NULL;
+                ok = 1;
             }
             pk += b;
             mi++;
@@ -16736,8 +16743,8 @@ static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_
             h->ctype[i] = h->mel;
         }
     }
-    st = dt__comm_start_typed(h->comm, DT__TAG_HALO, h->nmsgs, h->msgs, h->cbase, h->ccount, h->ctype, h->mrq, h->mst, &nrq,
-                              h->sbytes, h->rbytes);
+    st = dt__comm_start_typed(h->comm, DT__TAG_HALO, h->nmsgs, h->msgs, h->cbase, h->ccount, h->ctype, h->mrq,
+                              h->mst, &nrq, h->sbytes, h->rbytes);
     if (st) return st;
     h->nrq = nrq;
     if (nrq) h->request = h->mrq; /* in flight */
