@@ -569,7 +569,8 @@ typedef struct dt_message {
        redistribution, matmul panels; 0..32767, set by the library): a
        backend must match a receive only with a send of the same tag, so
        that exchanges of different kinds in flight together cannot take
-       each other's messages (dt_comm_mpi: the MPI tag) */
+       each other's messages (dt_comm_mpi: the MPI tag; NCCL has none:
+       over dt_comm_nccl begin every exchange in one order on all ranks) */
     int tag;
 } dt_message;
 
@@ -1156,7 +1157,8 @@ DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_plac
    their checks agree across ranks). A halo exchange's _begin/_end may sit
    anywhere among them, in a different place on different ranks: its
    messages carry a tag of their own (dt_message.tag) and, with
-   DTENSOR_CHECK off, its calls take no collective.
+   DTENSOR_CHECK off, its calls take no collective (not over NCCL, which
+   has no tags).
    A plan of one exchange (S->S, S->R, a transpose of a 2-D mesh's
    placements: one piece exchange or gather) over a backend with
    start/wait (MPI, NCCL, a custom one) posts its messages in _begin: the
