@@ -17,6 +17,8 @@
    - reduce_scatter: equal counts, uneven counts with a zero count (padded
      through scratch; the rank whose count is the largest receives directly),
      every dtype with SUM, MAX of F16/BF16, all counts zero;
+   - I32/I64 allreduce and reduce_scatter sums that overflow: the wrapped
+     bits, as on the host (tests/test_transport.c);
    - broadcast, barrier, split (ncclCommSplit, key order, a rank left out),
      start/wait (a ring of messages of different sizes);
    - errors: a bad peer -> DT_ERR_COMM naming ncclSend; bad dtype; NULL args;
@@ -314,6 +316,54 @@ static void check_reduce_scatter(dt_comm *c, int via, dt_dtype t, dt_reduce op, 
     free(counts);
 }
 
+/* I32/I64 sums that overflow: rank r's element g near the top of the range;
+   the reduced bits must be the two's-complement (wrapped) sum, the same
+   bits the host paths give (tests/test_transport.c) */
+static uint64_t wrap_part(dt_dtype t, int r, size_t g)
+{
+    return t == DT_I64 ? (uint64_t)(INT64_MAX - 3 * (int64_t)g - 1000 * (int64_t)r)
+                       : (uint64_t)(uint32_t)(INT32_MAX - 3 * (int32_t)g - 1000 * r);
+}
+
+static void check_wrap(dt_comm *c, int via, dt_dtype t, size_t count)
+{
+    int n = c->size, j;
+    size_t es = dtt_size(t), i, *counts = (size_t *)dtt_malloc((size_t)n * sizeof(size_t));
+    unsigned char *h = (unsigned char *)dtt_malloc((size_t)n * count * es + 1);
+    unsigned char *g = (unsigned char *)dtt_malloc((size_t)n * count * es + 1);
+    char *ds = (char *)dalloc((size_t)n * count * es, 0), *dr = (char *)dalloc((size_t)n * count * es, 0);
+    dtt_ctx("wrap %s %s count=%zu n=%d", via_name(via), dtt_dtname(t), count, n);
+    for (i = 0; i < (size_t)n * count; i++) {
+        uint64_t v = wrap_part(t, c->rank, i);
+        memcpy(h + i * es, &v, es); /* (little-endian: the low bytes) */
+    }
+    for (j = 0; j < n; j++) counts[j] = count;
+    for (j = 0; j < 2; j++) {
+        size_t len = j ? count : (size_t)n * count, at = j ? (size_t)c->rank * count : 0;
+        upload(ds, h, (size_t)n * count * es);
+        CHECK_OK(j ? do_reduce_scatter(c, via, ds, dr, counts, t, DT_SUM)
+                   : do_allreduce(c, via, ds, dr, (size_t)n * count, t, DT_SUM));
+        download(g, len * es + 1, dr, len * es);
+        for (i = 0; i < len; i++) {
+            uint64_t got = 0, want = 0;
+            int r;
+            for (r = 0; r < n; r++) want += wrap_part(t, r, at + i);
+            if (t == DT_I32) want &= 0xffffffffu;
+            memcpy(&got, g + i * es, es);
+            if (got != want) {
+                CHECK(0, "%s element %zu: bits %llx want %llx", j ? "reduce_scatter" : "allreduce", at + i,
+                      (unsigned long long)got, (unsigned long long)want);
+                break;
+            }
+        }
+    }
+    free(g);
+    cudaFree(ds);
+    cudaFree(dr);
+    free(h);
+    free(counts);
+}
+
 /* ------------------------------------------------------------ broadcast, barrier */
 
 static void check_broadcast(dt_comm *c, int via, size_t bytes)
@@ -507,6 +557,8 @@ static void run_all(dt_comm *c, int via, size_t big)
         check_reduce_scatter(c, via, t, DT_MAX, 1, 3);
         check_reduce_scatter(c, via, t, DT_MIN, 0, 0); /* every count zero */
     }
+    check_wrap(c, via, DT_I32, 257);
+    check_wrap(c, via, DT_I64, 257);
     check_reduce_scatter(c, via, DT_F32, DT_AVG, 1, big / 8);
     check_reduce_scatter(c, via, DT_F64, DT_AVG, 0, (512u << 10) / 8 + 1); /* the one-rank split, per block */
     check_broadcast(c, via, 1);
