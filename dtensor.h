@@ -6575,12 +6575,6 @@ static dt_status dt__pack_on(const dt__device *dev, const dt__array *a, const dt
     return dev->copy_box("dt_tensor_redistribute (pack)", a, &b, piece);
 }
 
-static dt_status dt__unpack_on(const dt__device *dev, const void *buf, const dt__box *piece, dt__array *a) {
-    dt__array b;
-    b.data = (char *)buf; b.ndim = a->ndim; b.es = a->es; b.box = *piece; b.stride = NULL;
-    return dev->copy_box("dt_tensor_redistribute (unpack)", &b, a, piece);
-}
-
 /* d = d (acc) s over box p on dev (acc >= 0: dt_tensor_redistribute_reduce's
    combining; every array in dev's memory), or a plain box copy (acc < 0) */
 static dt_status dt__combine_on(const dt__device *dev, const dt__array *s, const dt__array *d, const dt__box *p,
@@ -10485,6 +10479,31 @@ static int dt__piece_get(const dt__pieces *p, int k, dt__box *b) {
     return (int)w[0];
 }
 
+/* The one place a received piece lands: box p, packed row-major in buf
+   (dev's memory), into out -- copied (acc < 0: unpacked) or combined
+   (dt_tensor_redistribute_reduce's op). Every exchange engine places its
+   buffered pieces through it. */
+static dt_status dt__place_piece(const dt__device *dev, const void *buf, const dt__box *p, const dt__array *out,
+                                 dt_dtype t, int acc) {
+    dt__array s;
+    s.data = (char *)buf; s.ndim = out->ndim; s.es = out->es; s.box = *p; s.stride = NULL;
+    return dt__combine_on(dev, &s, out, p, t, acc);
+}
+
+/* This rank's own piece of an exchange (recv's pieces from member me): no
+   message, straight from in to out (copied or combined). Every engine places
+   it through here, at the point of its own choosing. */
+static dt_status dt__place_own(const dt__device *dev, const dt__array *in, const dt__array *out,
+                               const dt__pieces *recv, int me, dt_dtype t, int acc) {
+    dt__box b;
+    dt_status st = DT_OK;
+    int k;
+    for (k = 0; k < recv->n && !st; k++)
+        if (dt__piece_get(recv, k, &b) == me && dt__box_numel(out->ndim, &b))
+            st = dt__combine_on(dev, in, out, &b, t, acc);
+    return st;
+}
+
 /* boxes as arrays (send[j], recv[j] for every member j) -> piece lists */
 static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *p) {
     int j;
@@ -10613,11 +10632,9 @@ static dt_status dt__pipe_place(const dt__device *dev, const dt__array *in, dt__
     dt__box b, part;
     dt_status st = DT_OK;
     for (u = 0; u < x->nunpack && !st; u++) {
-        dt__array a;
         dt__piece_get(recv, x->unpack[u], &b);
         dt__pipe_part(in->ndim, &b, in->es, r, &part);
-        a.data = x->rbuf + x->uoff[u]; a.ndim = in->ndim; a.es = in->es; a.box = part; a.stride = NULL;
-        st = dt__combine_on(dev, &a, out, &part, t, acc);
+        st = dt__place_piece(dev, x->rbuf + x->uoff[u], &part, out, t, acc);
     }
     return st;
 }
@@ -10646,8 +10663,7 @@ static dt_status dt__exchange_pipelined(dt_mesh *m, const dt__device *dev, dt_co
     size_t smax = 0, rmax = 0, sb, rb, nmsg = (size_t)(send->n + recv->n) + 1;
     char *sbuf = NULL, *rbuf = NULL, *mem = NULL;
     int64_t r;
-    int k, i;
-    dt__box b;
+    int i;
     dt_status st = DT_OK, e;
     for (r = 0; r < rounds; r++) {
         dt__pipe_bytes(in, out, send, recv, g->rank, r, acc, &sb, &rb);
@@ -10668,8 +10684,7 @@ static dt_status dt__exchange_pipelined(dt_mesh *m, const dt__device *dev, dt_co
         x[i].unpack = (int *)(void *)(mem + 2 * nmsg * (sizeof(size_t) + sizeof(dt_message)) +
                                       (size_t)i * nmsg * sizeof(int));
     }
-    for (k = 0; k < recv->n && !st; k++) /* this rank's own piece, while nothing is in flight */
-        if (dt__piece_get(recv, k, &b) == g->rank) st = dt__combine_on(dev, in, out, &b, t, acc);
+    st = dt__place_own(dev, in, out, recv, g->rank, t, acc); /* while nothing is in flight */
     if (!st) st = dt__pipe_post(g, dev, in, out, send, recv, 0, acc, &x[0]);
     for (r = 0; r < rounds && !st; r++) {
         dt__pipe_slot *cur = &x[r % 2];
@@ -10814,15 +10829,10 @@ static dt_status dt__xwait_place(const dt__device *dev, dt__array *out, const dt
         }
         for (u = 0; u < got; u++) {
             int i = x->idx[u];
-            dt__array a;
+            dt__box b;
             if (st || !x->msgs[i].buf) continue; /* (landed in out) */
-            dt__piece_get(recv, x->piece[i], &a.box);
-            if (acc < 0) {
-                dt__unpack(x->msgs[i].buf, &a.box, out);
-                continue;
-            }
-            a.data = (char *)x->msgs[i].buf; a.ndim = out->ndim; a.es = out->es; a.stride = NULL;
-            st = dt__combine_on(dev, &a, out, &a.box, t, acc);
+            dt__piece_get(recv, x->piece[i], &b);
+            st = dt__place_piece(dev, x->msgs[i].buf, &b, out, t, acc);
         }
         left -= got;
     }
@@ -10880,10 +10890,7 @@ static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm 
         }
     if ((st = dt__comm_start_typed(g, DT__TAG_MOVE, x.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq, sent, got)))
         goto done;
-    if (mine >= 0) { /* this rank's own piece, while the messages fly */
-        dt__piece_get(recv, mine, &b);
-        st = dt__combine_on(dev, in, out, &b, t, acc);
-    }
+    if (mine >= 0) st = dt__place_own(dev, in, out, recv, me, t, acc); /* while the messages fly */
     sw = rbytes ? dt__xwait_place(dev, out, recv, &x, t, acc) : dt__comm_wait_typed(nrq, x.rq, x.sts);
     if (!st) st = sw;
 done:
@@ -11012,21 +11019,11 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     else
         st = dt__comm_alltoallv(g, direct_s ? in->data : sbuf, sc, sd, direct_r ? out->data : rbuf, rc, rd, bound);
     if (st) goto done;
-    if (!gather && mine >= 0) {
-        dt__piece_get(recv, mine, &b);
-        if ((st = dt__combine_on(dev, in, out, &b, t, acc))) goto done;
-    }
+    if (!gather && mine >= 0 && (st = dt__place_own(dev, in, out, recv, me, t, acc))) goto done;
     if (!direct_r)
         for (k = 0; k < recv->n && !st; k++) {
             j = dt__piece_get(recv, k, &b);
-            if (!rc[j]) continue;
-            if (acc >= 0) {
-                dt__array a;
-                a.data = rbuf + rd[j]; a.ndim = nd; a.es = es; a.box = b; a.stride = NULL;
-                st = dt__combine_on(dev, &a, out, &b, t, acc);
-            } else {
-                st = dt__unpack_on(dev, rbuf + rd[j], &b, out);
-            }
+            if (rc[j]) st = dt__place_piece(dev, rbuf + rd[j], &b, out, t, acc);
         }
 done:
     return st;
@@ -11179,10 +11176,7 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
         j = dt__piece_get(recv, k, &b);
         one = dt__box_numel(nd, &b) * es;
         a->roff[k] = off;
-        if (j == me) { /* this rank's own piece: placed now (out is not read before _end) */
-            if (one && (st = dt__combine_on(dev, in, out, &b, x->dtype, x->acc))) return st;
-            continue;
-        }
+        if (j == me) continue; /* this rank's own piece: placed below */
         if (!one) continue;
         if (x->acc < 0 && dt__piece_contiguous(out, &b, &at)) {
             a->roff[k] = (size_t)-1; /* (in place: nothing to unpack) */
@@ -11192,6 +11186,8 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
         dt__async_msg(a, &nm, g, j, a->rbuf + off, one, 0);
         off += one;
     }
+    /* this rank's own piece, now (out is not read before _end) */
+    if ((st = dt__place_own(dev, in, out, recv, me, x->dtype, x->acc))) return st;
     a->comm = g;
     dt__transport_log(x->m, gather ? "gather" : "exchange boxes", DT__VIA_BEGUN);
     return dt__comm_start(g, DT__TAG_MOVE, nm, a->msgs, sent, rb, &a->request);
@@ -11206,13 +11202,7 @@ static dt_status dt__async_finish(dt__async *a) {
     for (k = 0; k < a->recv.n && !st && a->comm; k++) {
         j = dt__piece_get(&a->recv, k, &b);
         if (j == a->me || !dt__box_numel(nd, &b) || a->roff[k] == (size_t)-1) continue;
-        if (a->acc >= 0) {
-            dt__array s;
-            s.data = a->rbuf + a->roff[k]; s.ndim = nd; s.es = a->out.es; s.box = b; s.stride = NULL;
-            st = dt__combine_on(a->dev, &s, &a->out, &b, a->dtype, a->acc);
-        } else {
-            st = dt__unpack_on(a->dev, a->rbuf + a->roff[k], &b, &a->out);
-        }
+        st = dt__place_piece(a->dev, a->rbuf + a->roff[k], &b, &a->out, a->dtype, a->acc);
     }
     dt__async_free(a);
     return st;
