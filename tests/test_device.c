@@ -29,7 +29,8 @@
    backend behind pointer decoding; for CUDA, NCCL (DT_TEST_BACKEND=nccl;
    at one rank on a GPU machine, at every rank on the stand-in). Every value is checked against the same
    computation on host tensors, and gathered results against closed forms (redistribute_reduce and
-   integer Partial(avg): against references computed here from the global values). */
+   integer Partial(avg): against references computed here from the global values; I32/I64 sums
+   that overflow: the wrapped sum, the bits every reduce path gives). */
 #define _POSIX_C_SOURCE 200809L /* setenv, getpid */
 #include <stdlib.h>
 #include <unistd.h>
@@ -819,6 +820,84 @@ static void reduce_sweep(dt_comm *comm) {
                     free(want);
                     free(got);
                 }
+        dtt_ctx("");
+        dt_mesh_destroy(m);
+    }
+}
+
+/* I32/I64 values near the top of the range (salt apart), so that
+   out + x overflows: the device combine and the host's must give the
+   two's-complement (wrapped) sum, the same bits as every other reduce path
+   (tests/test_transport.c, tests/test_nccl.cu) */
+static uint64_t wrap_val(dt_dtype t, int64_t g, int salt) {
+    return t == DT_I64 ? (uint64_t)(INT64_MAX - 5 * g - 1000 * (int64_t)salt)
+                       : (uint64_t)(uint32_t)(INT32_MAX - 5 * (int32_t)g - 1000 * salt);
+}
+
+static pair make_pair_wrap(dt_mesh *m, dt_dtype t, const int64_t *shape, const dt_placement *pl, int salt) {
+    pair p = {NULL, NULL};
+    int64_t n = shape[0] * shape[1], g;
+    size_t es = dt_dtype_size(t);
+    dt_tensor_desc hd = mkdesc(t, 2, shape, pl, 2, DT_HOST), dd = mkdesc(t, 2, shape, pl, 2, DEV);
+    char *full = (char *)malloc((size_t)n * es + 1);
+    for (g = 0; g < n; g++) {
+        uint64_t v = wrap_val(t, g, salt);
+        memcpy(full + (size_t)g * es, &v, es); /* (little-endian: the low bytes) */
+    }
+    CHECK_OK(dt_tensor_distribute(m, &hd, full, DT_SRC_ALL, &p.h));
+    CHECK_OK(dt_tensor_distribute(m, &dd, full, DT_SRC_ALL, &p.d));
+    free(full);
+    return p;
+}
+
+static void reduce_wrap(dt_comm *comm) {
+    static const dt_dtype ts[] = {DT_I32, DT_I64};
+    int fac[16][4], nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8), f, k, ti;
+    int64_t shape[2] = {7, 5}, n = 35, g;
+    for (f = 0; f < nf; f++) {
+        dt_mesh_desc md;
+        dt_mesh *m = NULL;
+        dt_placement src[3][2], dst[3][2];
+        memset(&md, 0, sizeof md);
+        md.ndim = 2;
+        md.shape[0] = fac[f][0];
+        md.shape[1] = fac[f][1];
+        if (!dtt_ok(dt_mesh_create(comm, &md, &m))) continue;
+        src[0][0] = dt_shard(0); src[0][1] = dt_shard(1); dst[0][0] = dt_shard(1); dst[0][1] = dt_shard(0);
+        src[1][0] = dt_shard(0); src[1][1] = dt_shard(1); dst[1][0] = dt_replicate(); dst[1][1] = dt_replicate();
+        src[2][0] = dt_replicate(); src[2][1] = dt_shard(1); dst[2][0] = dt_replicate(); dst[2][1] = dt_shard(1);
+        for (k = 0; k < 3; k++)
+            for (ti = 0; ti < 2; ti++) {
+                dt_dtype t = ts[ti];
+                size_t es = dt_dtype_size(t), bytes = (size_t)n * es;
+                pair x, y;
+                char *got = (char *)malloc(bytes + 1);
+                dtt_ctx("reduce wrap mesh %dx%d transition %d %s", md.shape[0], md.shape[1], k, dt_dtype_name(t));
+                y = make_pair_wrap(m, t, shape, dst[k], 2);
+                x = make_pair_wrap(m, t, shape, src[k], 1);
+                if (x.h && x.d && y.h && y.d) {
+                    int side;
+                    CHECK_OK(dt_tensor_redistribute_reduce(x.d, dst[k], DT_SUM, y.d));
+                    CHECK_OK(dt_tensor_redistribute_reduce(x.h, dst[k], DT_SUM, y.h));
+                    for (side = 0; side < 2; side++) {
+                        memset(got, 0x55, bytes);
+                        CHECK_OK(dt_tensor_gather(side ? y.h : y.d, got));
+                        for (g = 0; g < n; g++) {
+                            uint64_t v = 0, want = wrap_val(t, g, 1) + wrap_val(t, g, 2);
+                            if (t == DT_I32) want &= 0xffffffffu;
+                            memcpy(&v, got + (size_t)g * es, es);
+                            if (v != want) {
+                                CHECK(0, "%s tensor: element %lld bits %llx want %llx", side ? "host" : "device",
+                                      (long long)g, (unsigned long long)v, (unsigned long long)want);
+                                break;
+                            }
+                        }
+                    }
+                }
+                drop(&x);
+                drop(&y);
+                free(got);
+            }
         dtt_ctx("");
         dt_mesh_destroy(m);
     }
@@ -2405,6 +2484,7 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     complex_device(comm);
     ops_sweep(comm);
     reduce_sweep(comm);
+    reduce_wrap(comm);
     int_avg_sweep(comm);
     complex_ops(comm);
     embedding_device(comm);
