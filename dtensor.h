@@ -7701,11 +7701,12 @@ static dt_status dt__mpi_start(void *user, int n, const dt_message *msgs, void *
    dt__mpi_start), each as (base[i], count[i], type[i]) -- a halo's MPI
    derived datatypes (>>halo) -- with `tag` (the one dt__comm_start gives
    the same messages as bytes) and dt__mpi_start's order (receives first),
-   so a peer that posts the same messages as bytes matches them. Counted in c's stats as `sent` / `recv`. rq: n requests
-   of the caller's; *nrq: how many were posted (wait with dt__comm_wait_typed). */
+   so a peer that posts the same messages as bytes matches them. Counted
+   in c's stats as `sent` / `recv`. rq: n requests of the caller's; *nrq:
+   how many were posted (wait with dt__comm_wait_typed). */
 static dt_status dt__comm_start_typed(dt_comm *c, int tag, int n, const dt_message *msgs, char *const *base,
-                                      const int *count, const MPI_Datatype *type, MPI_Request *rq, MPI_Status *sts, int *nrq,
-                                      uint64_t sent, uint64_t recv) {
+                                      const int *count, const MPI_Datatype *type, MPI_Request *rq, MPI_Status *sts,
+                                      int *nrq, uint64_t sent, uint64_t recv) {
     MPI_Comm comm = dt__mpi_comm(dt__comm_carrier(c)->be.user);
     int pass, i, k = 0;
     *nrq = 0;
@@ -7783,8 +7784,13 @@ static int dt__mpi_box_type(const dt__array *a, const dt__box *b, MPI_Datatype e
 /* The MPI type of one element of es bytes (1, 2, 4, 8 bytes, or a multiple
    of 8 as a contiguous run of 8-byte words: *owned = 1, free it after);
    0 where there is none. */
+static int dt__mpi_elem_known(size_t es) { /* (dt__mpi_elem_type's rule; it creates nothing) */
+    return es && (es <= 8 ? (es & (es - 1)) == 0 : es % 8 == 0 && es / 8 <= (size_t)INT_MAX);
+}
+
 static int dt__mpi_elem_type(size_t es, MPI_Datatype *el, int *owned) {
     *owned = 0;
+    if (!dt__mpi_elem_known(es)) return 0;
     switch (es) {
     case 1: *el = MPI_UINT8_T; return 1;
     case 2: *el = MPI_UINT16_T; return 1;
@@ -7792,7 +7798,6 @@ static int dt__mpi_elem_type(size_t es, MPI_Datatype *el, int *owned) {
     case 8: *el = MPI_UINT64_T; return 1;
     default: break;
     }
-    if (!es || es % 8 || es / 8 > (size_t)INT_MAX) return 0;
     if (MPI_Type_contiguous((int)(es / 8), MPI_UINT64_T, el) != MPI_SUCCESS) return 0;
     if (MPI_Type_commit(el) != MPI_SUCCESS) { MPI_Type_free(el); return 0; }
     *owned = 1;
@@ -7805,6 +7810,7 @@ static int dt__mpi_elem_type(size_t es, MPI_Datatype *el, int *owned) {
    with MPI: a tensor destroyed late). */
 static void dt__mpi_types_free(MPI_Datatype *types, int n, MPI_Datatype *el, int el_owned) {
     int i, fin = 0;
+    if (!(types && n) && !el_owned) return;
     MPI_Finalized(&fin);
     if (fin) return;
     for (i = 0; types && i < n; i++)
@@ -7820,8 +7826,6 @@ static dt_status dt__mpi_waitsome(int n, MPI_Request *rq, int *got, int *idx, MP
     return dt__mpi_check(rc == MPI_SUCCESS ? MPI_ERR_REQUEST : rc, "MPI_Waitsome");
 }
 
-/* the same, as a predicate that creates nothing */
-static int dt__mpi_elem_known(size_t es) { return es && (es <= 8 ? (es & (es - 1)) == 0 : es % 8 == 0 && es / 8 <= (size_t)INT_MAX); }
 
 static dt_status dt__mpi_barrier(void *user) { return dt__mpi_check(MPI_Barrier(dt__mpi_comm(user)), "MPI_Barrier"); }
 
@@ -8251,6 +8255,12 @@ static int dt__comm_ordered_messages(dt_comm *c) {
 #endif
 }
 
+/* Can the carrier post messages as MPI datatypes (dt__comm_start_typed),
+   matched by peers that post the same messages as bytes? */
+#ifndef DTENSOR_NO_MPI
+static int dt__comm_typed_messages(dt_comm *c) { return (dt__comm_carrier(c)->caps & DT__CAP_MPI) != 0; }
+#endif
+
 /* ---- the stock error handlers ----
    dt_error_abort and DT_CHECK's end: here, beside the MPI they call (only
    when a program asks for them). */
@@ -8291,12 +8301,6 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
     fflush(stderr);
     dt__abort_program();
 }
-
-/* Can the carrier post messages as MPI datatypes (dt__comm_start_typed),
-   matched by peers that post the same messages as bytes? */
-#ifndef DTENSOR_NO_MPI
-static int dt__comm_typed_messages(dt_comm *c) { return (dt__comm_carrier(c)->caps & DT__CAP_MPI) != 0; }
-#endif
 
 /* >>agree ---------------------------------------------------------------
    Cross-rank agreement before a collective call moves data: the ranks
@@ -10812,7 +10816,7 @@ static int dt__xmsg(dt__xmsgs *x, dt_comm *g, int j, int k, const dt__array *a, 
 }
 
 static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
-    if (x->n) dt__mpi_types_free(x->type, x->n, &el, 0); /* (none allocated: x->type unset) */
+    dt__mpi_types_free(x->n ? x->type : NULL, x->n, &el, 0); /* (none allocated: x->type unset) */
 }
 
 /* the buffered receives placed into out as they arrive (unpacked, or
@@ -10888,7 +10892,8 @@ static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm 
             x.base[i] = sbuf + off; x.count[i] = (int)(x.msgs[i].bytes / es); x.type[i] = el;
             off += x.msgs[i].bytes;
         }
-    if ((st = dt__comm_start_typed(g, DT__TAG_MOVE, x.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq, sent, got)))
+    if ((st = dt__comm_start_typed(g, DT__TAG_MOVE, x.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq, sent,
+                                   got)))
         goto done;
     if (mine >= 0) st = dt__place_own(dev, in, out, recv, me, t, acc); /* while the messages fly */
     sw = rbytes ? dt__xwait_place(dev, out, recv, &x, t, acc) : dt__comm_wait_typed(nrq, x.rq, x.sts);
@@ -10903,7 +10908,7 @@ done:
 /* ---- the transport ----
    How one piece exchange travels, chosen in one place from what every rank
    of g shares -- the device, g's backend, the element size and the step's
-   bound (the largest part of the step on any rank, from the layouts) --
+   bound (dt__step_bound: every rank's counts stay under it) --
    never from this rank's own counts or storage, so the choice is the same
    on every rank by construction. (The shared arena, tried before this, is
    chosen by a gathered verdict: dt__shm_step.) */
@@ -11726,7 +11731,7 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
     int n = m->size, me = m->rank, q, i, c[DT_MAX_MESH_DIMS], any_shard = 0;
     unsigned fixed = 0;
     dt__partspans src_me, dst_me, peer;
-    size_t *v = NULL, *sc, *sd, *rc, *rd, soff = 0, roff = 0;
+    size_t *v = NULL, *sc, *sd, *rc, *rd, soff = 0, roff = 0, bound;
     char *sbuf = NULL, *rbuf = NULL;
     dt_status st;
     for (i = 0; i < m->ndim; i++) {
@@ -11774,10 +11779,10 @@ static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, con
         if (st) goto done;
     }
     /* the step's bound, never this rank's totals: every rank must pick the same collective (dt__comm_alltoallv) */
+    bound = dt__step_bound(x, s);
     dt__transport_log(m, "exchange spans",
-                      dt__comm_alltoallv_native(m->comm, dt__step_bound(x, s)) ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV);
-    if ((st = dt__comm_alltoallv(m->comm, sbuf, sc, sd, rbuf, rc, rd, dt__step_bound(x, s))))
-        goto done;
+                      dt__comm_alltoallv_native(m->comm, bound) ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV);
+    if ((st = dt__comm_alltoallv(m->comm, sbuf, sc, sd, rbuf, rc, rd, bound))) goto done;
     /* out is written only now, after the last thing that can fail but the unpacking's allocations */
     if ((st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext))) goto done;
     for (q = 0; q < n; q++) {
@@ -14246,7 +14251,8 @@ static dt_status dt__summa_post(const dt__call *c, const dt__summa *s, const dt_
         /* a device's pack must be done before a CUDA-aware MPI reads it */
         if (!dt__on_host(c->dev) && m->comm->root->be.device == DT_ANY_MEMORY && send && (st = c->dev->sync(c->fn)))
             return st;
-        if ((st = dt__comm_start(dc, DT__TAG_MATMUL, n, msgs, send ? bytes * (uint64_t)n : 0, send ? 0 : bytes, &x->req[i])))
+        if ((st = dt__comm_start(dc, DT__TAG_MATMUL, n, msgs, send ? bytes * (uint64_t)n : 0, send ? 0 : bytes,
+                                 &x->req[i])))
             return st;
     }
     return DT_OK;
