@@ -6,6 +6,16 @@
 ! string, a communicator handle, an array pointer) and calls one; the logic,
 ! the column-major reversal included, is on the C side (dtensor.h, >>fortran).
 !
+! GENERATED PARTS. The typed specifics behind dt_tensor_from_local,
+! dt_tensor_distribute, dt_tensor_gather and dt_tensor_local (96: four
+! families x six kinds x ranks 1-4), the generic interfaces' `module
+! procedure` lists naming them and their `private ::` statements are
+! written by tests/lint/gen_f90.py from its table, between the
+! `! >>generated` and `! <<generated` markers below: edit the generator's
+! table or templates, then run `python3 tests/lint/gen_f90.py` (make lint
+! runs it with --check: dtensor.f90 must be its output). The rest is
+! written by hand.
+!
 ! BUILD: compile the implementation once with the C compiler of your MPI,
 ! then this module with the same MPI's mpif90 (it uses mpi_f08 for
 ! type(MPI_Comm); .mod files are compiler-specific, so it ships as source):
@@ -106,23 +116,32 @@ module dtensor
   ! stay public: a private one with a binding label draws a warning)
   private :: dt_f_sizes, dt_comm_mpi_int, dt_comm_mpi_f08
   private :: dt_f_contig, dt_f_names
-  private :: dt_local_f32_1, dt_local_f32_2, dt_local_f32_3, dt_local_f32_4, dt_local_f64_1, dt_local_f64_2, &
-       dt_local_f64_3, dt_local_f64_4, dt_local_i32_1, dt_local_i32_2, dt_local_i32_3, dt_local_i32_4, &
-       dt_local_i64_1, dt_local_i64_2, dt_local_i64_3, dt_local_i64_4, dt_local_c64_1, dt_local_c64_2, &
-       dt_local_c64_3, dt_local_c64_4, dt_local_c128_1, dt_local_c128_2, dt_local_c128_3, &
-       dt_local_c128_4
-  private :: dt_fl_f32_1, dt_fl_f32_2, dt_fl_f32_3, dt_fl_f32_4, dt_fl_f64_1, dt_fl_f64_2, dt_fl_f64_3, &
-       dt_fl_f64_4, dt_fl_i32_1, dt_fl_i32_2, dt_fl_i32_3, dt_fl_i32_4, dt_fl_i64_1, dt_fl_i64_2, &
-       dt_fl_i64_3, dt_fl_i64_4, dt_fl_c64_1, dt_fl_c64_2, dt_fl_c64_3, dt_fl_c64_4, dt_fl_c128_1, &
-       dt_fl_c128_2, dt_fl_c128_3, dt_fl_c128_4
-  private :: dt_dist_f32_1, dt_dist_f32_2, dt_dist_f32_3, dt_dist_f32_4, dt_dist_f64_1, dt_dist_f64_2, &
-       dt_dist_f64_3, dt_dist_f64_4, dt_dist_i32_1, dt_dist_i32_2, dt_dist_i32_3, dt_dist_i32_4, &
-       dt_dist_i64_1, dt_dist_i64_2, dt_dist_i64_3, dt_dist_i64_4, dt_dist_c64_1, dt_dist_c64_2, &
-       dt_dist_c64_3, dt_dist_c64_4, dt_dist_c128_1, dt_dist_c128_2, dt_dist_c128_3, dt_dist_c128_4
-  private :: dt_gath_f32_1, dt_gath_f32_2, dt_gath_f32_3, dt_gath_f32_4, dt_gath_f64_1, dt_gath_f64_2, &
-       dt_gath_f64_3, dt_gath_f64_4, dt_gath_i32_1, dt_gath_i32_2, dt_gath_i32_3, dt_gath_i32_4, &
-       dt_gath_i64_1, dt_gath_i64_2, dt_gath_i64_3, dt_gath_i64_4, dt_gath_c64_1, dt_gath_c64_2, &
-       dt_gath_c64_3, dt_gath_c64_4, dt_gath_c128_1, dt_gath_c128_2, dt_gath_c128_3, dt_gath_c128_4
+  ! >>generated: private (gen_f90.py: do not edit; python3 tests/lint/gen_f90.py)
+  private :: dt_local_f32_1, dt_local_f32_2, dt_local_f32_3, dt_local_f32_4, &
+       dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f64_4, &
+       dt_local_i32_1, dt_local_i32_2, dt_local_i32_3, dt_local_i32_4, &
+       dt_local_i64_1, dt_local_i64_2, dt_local_i64_3, dt_local_i64_4, &
+       dt_local_c64_1, dt_local_c64_2, dt_local_c64_3, dt_local_c64_4, &
+       dt_local_c128_1, dt_local_c128_2, dt_local_c128_3, dt_local_c128_4
+  private :: dt_fl_f32_1, dt_fl_f32_2, dt_fl_f32_3, dt_fl_f32_4, &
+       dt_fl_f64_1, dt_fl_f64_2, dt_fl_f64_3, dt_fl_f64_4, &
+       dt_fl_i32_1, dt_fl_i32_2, dt_fl_i32_3, dt_fl_i32_4, &
+       dt_fl_i64_1, dt_fl_i64_2, dt_fl_i64_3, dt_fl_i64_4, &
+       dt_fl_c64_1, dt_fl_c64_2, dt_fl_c64_3, dt_fl_c64_4, &
+       dt_fl_c128_1, dt_fl_c128_2, dt_fl_c128_3, dt_fl_c128_4
+  private :: dt_dist_f32_1, dt_dist_f32_2, dt_dist_f32_3, dt_dist_f32_4, &
+       dt_dist_f64_1, dt_dist_f64_2, dt_dist_f64_3, dt_dist_f64_4, &
+       dt_dist_i32_1, dt_dist_i32_2, dt_dist_i32_3, dt_dist_i32_4, &
+       dt_dist_i64_1, dt_dist_i64_2, dt_dist_i64_3, dt_dist_i64_4, &
+       dt_dist_c64_1, dt_dist_c64_2, dt_dist_c64_3, dt_dist_c64_4, &
+       dt_dist_c128_1, dt_dist_c128_2, dt_dist_c128_3, dt_dist_c128_4
+  private :: dt_gath_f32_1, dt_gath_f32_2, dt_gath_f32_3, dt_gath_f32_4, &
+       dt_gath_f64_1, dt_gath_f64_2, dt_gath_f64_3, dt_gath_f64_4, &
+       dt_gath_i32_1, dt_gath_i32_2, dt_gath_i32_3, dt_gath_i32_4, &
+       dt_gath_i64_1, dt_gath_i64_2, dt_gath_i64_3, dt_gath_i64_4, &
+       dt_gath_c64_1, dt_gath_c64_2, dt_gath_c64_3, dt_gath_c64_4, &
+       dt_gath_c128_1, dt_gath_c128_2, dt_gath_c128_3, dt_gath_c128_4
+  ! <<generated: private
 
   ! must equal the C build's (checked by dt_init and dt_comm_mpi)
   integer, parameter :: DT_MAX_DIMS = 8, DT_MAX_MESH_DIMS = 4
@@ -263,11 +282,14 @@ module dtensor
 
   ! a Fortran array pointer onto a contiguous local shard (c_f_pointer, the local shape)
   interface dt_tensor_local
-    module procedure dt_local_f32_1, dt_local_f32_2, dt_local_f32_3, dt_local_f32_4, dt_local_f64_1, dt_local_f64_2, &
-       dt_local_f64_3, dt_local_f64_4, dt_local_i32_1, dt_local_i32_2, dt_local_i32_3, dt_local_i32_4, &
-       dt_local_i64_1, dt_local_i64_2, dt_local_i64_3, dt_local_i64_4, dt_local_c64_1, dt_local_c64_2, &
-       dt_local_c64_3, dt_local_c64_4, dt_local_c128_1, dt_local_c128_2, dt_local_c128_3, &
-       dt_local_c128_4
+    ! >>generated: dt_tensor_local (gen_f90.py: do not edit; python3 tests/lint/gen_f90.py)
+    module procedure dt_local_f32_1, dt_local_f32_2, dt_local_f32_3, dt_local_f32_4, &
+       dt_local_f64_1, dt_local_f64_2, dt_local_f64_3, dt_local_f64_4, &
+       dt_local_i32_1, dt_local_i32_2, dt_local_i32_3, dt_local_i32_4, &
+       dt_local_i64_1, dt_local_i64_2, dt_local_i64_3, dt_local_i64_4, &
+       dt_local_c64_1, dt_local_c64_2, dt_local_c64_3, dt_local_c64_4, &
+       dt_local_c128_1, dt_local_c128_2, dt_local_c128_3, dt_local_c128_4
+    ! <<generated: dt_tensor_local
   end interface dt_tensor_local
 
   ! The typed wraps: an array of real(c_float / c_double), integer(c_int32_t /
@@ -283,24 +305,36 @@ module dtensor
   ! The type(c_ptr) forms (c_loc; device memory, other dtypes) remain, as
   ! the *_ptr specifics under the same names.
   interface dt_tensor_from_local
-    module procedure dt_fl_f32_1, dt_fl_f32_2, dt_fl_f32_3, dt_fl_f32_4, dt_fl_f64_1, dt_fl_f64_2, dt_fl_f64_3, &
-       dt_fl_f64_4, dt_fl_i32_1, dt_fl_i32_2, dt_fl_i32_3, dt_fl_i32_4, dt_fl_i64_1, dt_fl_i64_2, &
-       dt_fl_i64_3, dt_fl_i64_4, dt_fl_c64_1, dt_fl_c64_2, dt_fl_c64_3, dt_fl_c64_4, dt_fl_c128_1, &
-       dt_fl_c128_2, dt_fl_c128_3, dt_fl_c128_4
+    ! >>generated: dt_tensor_from_local (gen_f90.py: do not edit; python3 tests/lint/gen_f90.py)
+    module procedure dt_fl_f32_1, dt_fl_f32_2, dt_fl_f32_3, dt_fl_f32_4, &
+       dt_fl_f64_1, dt_fl_f64_2, dt_fl_f64_3, dt_fl_f64_4, &
+       dt_fl_i32_1, dt_fl_i32_2, dt_fl_i32_3, dt_fl_i32_4, &
+       dt_fl_i64_1, dt_fl_i64_2, dt_fl_i64_3, dt_fl_i64_4, &
+       dt_fl_c64_1, dt_fl_c64_2, dt_fl_c64_3, dt_fl_c64_4, &
+       dt_fl_c128_1, dt_fl_c128_2, dt_fl_c128_3, dt_fl_c128_4
+    ! <<generated: dt_tensor_from_local
     procedure dt_tensor_from_local_ptr
   end interface dt_tensor_from_local
   interface dt_tensor_distribute
-    module procedure dt_dist_f32_1, dt_dist_f32_2, dt_dist_f32_3, dt_dist_f32_4, dt_dist_f64_1, dt_dist_f64_2, &
-       dt_dist_f64_3, dt_dist_f64_4, dt_dist_i32_1, dt_dist_i32_2, dt_dist_i32_3, dt_dist_i32_4, &
-       dt_dist_i64_1, dt_dist_i64_2, dt_dist_i64_3, dt_dist_i64_4, dt_dist_c64_1, dt_dist_c64_2, &
-       dt_dist_c64_3, dt_dist_c64_4, dt_dist_c128_1, dt_dist_c128_2, dt_dist_c128_3, dt_dist_c128_4
+    ! >>generated: dt_tensor_distribute (gen_f90.py: do not edit; python3 tests/lint/gen_f90.py)
+    module procedure dt_dist_f32_1, dt_dist_f32_2, dt_dist_f32_3, dt_dist_f32_4, &
+       dt_dist_f64_1, dt_dist_f64_2, dt_dist_f64_3, dt_dist_f64_4, &
+       dt_dist_i32_1, dt_dist_i32_2, dt_dist_i32_3, dt_dist_i32_4, &
+       dt_dist_i64_1, dt_dist_i64_2, dt_dist_i64_3, dt_dist_i64_4, &
+       dt_dist_c64_1, dt_dist_c64_2, dt_dist_c64_3, dt_dist_c64_4, &
+       dt_dist_c128_1, dt_dist_c128_2, dt_dist_c128_3, dt_dist_c128_4
+    ! <<generated: dt_tensor_distribute
     procedure dt_tensor_distribute_ptr
   end interface dt_tensor_distribute
   interface dt_tensor_gather
-    module procedure dt_gath_f32_1, dt_gath_f32_2, dt_gath_f32_3, dt_gath_f32_4, dt_gath_f64_1, dt_gath_f64_2, &
-       dt_gath_f64_3, dt_gath_f64_4, dt_gath_i32_1, dt_gath_i32_2, dt_gath_i32_3, dt_gath_i32_4, &
-       dt_gath_i64_1, dt_gath_i64_2, dt_gath_i64_3, dt_gath_i64_4, dt_gath_c64_1, dt_gath_c64_2, &
-       dt_gath_c64_3, dt_gath_c64_4, dt_gath_c128_1, dt_gath_c128_2, dt_gath_c128_3, dt_gath_c128_4
+    ! >>generated: dt_tensor_gather (gen_f90.py: do not edit; python3 tests/lint/gen_f90.py)
+    module procedure dt_gath_f32_1, dt_gath_f32_2, dt_gath_f32_3, dt_gath_f32_4, &
+       dt_gath_f64_1, dt_gath_f64_2, dt_gath_f64_3, dt_gath_f64_4, &
+       dt_gath_i32_1, dt_gath_i32_2, dt_gath_i32_3, dt_gath_i32_4, &
+       dt_gath_i64_1, dt_gath_i64_2, dt_gath_i64_3, dt_gath_i64_4, &
+       dt_gath_c64_1, dt_gath_c64_2, dt_gath_c64_3, dt_gath_c64_4, &
+       dt_gath_c128_1, dt_gath_c128_2, dt_gath_c128_3, dt_gath_c128_4
+    ! <<generated: dt_tensor_gather
     procedure dt_tensor_gather_ptr
   end interface dt_tensor_gather
 
@@ -1559,6 +1593,7 @@ contains
   ! dt_tensor_local(t, a, st): a => t's contiguous local shard, shaped as
   ! the local shape (Fortran order); st /= DT_OK (a nullified) for another
   ! dtype or rank, or strided / ghosted storage (use your own array)
+  ! >>generated: procedures (gen_f90.py: do not edit; python3 tests/lint/gen_f90.py)
   integer(c_int) function dt_fl_f32_1(m, d, local, flags, out)
     type(c_ptr), intent(in) :: m
     type(dt_tensor_desc), intent(in) :: d
@@ -2446,5 +2481,6 @@ contains
     st = dt_f_tensor_local(t, DT_C128, 4_c_int, shape)
     if (st == DT_OK) call c_f_pointer(dt_tensor_data(t), a, shape(1:4))
   end subroutine dt_local_c128_4
+  ! <<generated: procedures
 
 end module dtensor

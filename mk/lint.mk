@@ -88,16 +88,17 @@ $(SB)/cu_%.o: $(SDEPS) | $(SB)
 # itself as the main file (-x c -DDTENSOR_IMPLEMENTATION): clang's analyzer
 # only follows functions of the main file. Two configurations: MPICH's
 # headers + BLIS, and -DDTENSOR_NO_MPI; and both on dtensor_layers.h alone
-# (-DDTENSOR_LAYERS_IMPLEMENTATION). tests/lint/run.sh runs the ten checks (with
-# the layering rule, its ctags cross-check, the docs' references and the MAP's
-# traced dt_matmul) two at a time (clang-tidy's analyzer is nearly all of the time)
+# (-DDTENSOR_LAYERS_IMPLEMENTATION). tests/lint/run.sh runs the twelve checks (with
+# the layering rule, its ctags cross-check, the docs' references, the MAP's
+# traced dt_matmul and dtensor.f90's generated regions: tests/lint/gen_f90.py
+# --check) two at a time (clang-tidy's analyzer is nearly all of the time)
 # and prints "lint: N passed, N failed".
 LINT_TIDY = clang-tidy$(if $(shell command -v clang-tidy-14 2>/dev/null),-14)
 LINT_CPPCHECK = cppcheck --enable=warning,performance,portability,style --std=c99 --language=c -I. \
                 --inline-suppr --suppressions-list=tests/lint/cppcheck.supp --error-exitcode=1 --quiet \
                 --template='{file}:{line}:{column}: {severity}: {message} [{id}]'
 .PHONY: lint lint-docs
-lint: ## layering (and its ctags cross-check), cppcheck and clang-tidy on dtensor.h (with and without MPI) and dtensor_layers.h, the docs' references, the traced dt_matmul
+lint: ## layering (and its ctags cross-check), cppcheck and clang-tidy on dtensor.h (with and without MPI) and dtensor_layers.h, the docs' references, the traced dt_matmul, dtensor.f90's generated parts
 	@LINT_TIDY='$(LINT_TIDY)' LINT_CPPCHECK="$(LINT_CPPCHECK)" MPICH_INC='$(MPICH_INC)' bash tests/lint/run.sh
 
 lint-docs: ## the docs' references alone (tests/lint/docs.py: make targets, options, paths, links) and README.md at most 300 lines

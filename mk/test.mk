@@ -128,9 +128,17 @@ fuzz: fuzz-build ## each libFuzzer target for FUZZ_SECONDS (60), crashes into bu
 # tensor-parallel layers, so it links the layers' object too (heat2d_f, which
 # does not, links without it). tests/test_fortran.sh builds and runs them and
 # examples/heat2d.f90 under both MPIs.
+# tests/fortran_offsets.c is the C side of its layout check (C's sizeof and
+# offsetof of the structs the module's bind(C) types mirror).
 .PHONY: test-fortran
-$(BUILD)/test_fortran: tests/test_fortran.f90 $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o
-	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o $(LDLIBS)
+$(FMOD)/fortran_offsets.o: tests/fortran_offsets.c $(HDR) $(LHDR)
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(STRICT) -O0 -I. -c -o $@ $<
+
+$(BUILD)/test_fortran: tests/test_fortran.f90 $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o \
+	    $(FMOD)/fortran_offsets.o
+	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(BUILD)/dtensor.o $(BUILD)/dtensor_layers.o \
+	    $(FMOD)/fortran_offsets.o $(LDLIBS)
 
 $(FMOD)/dtensor_dims16.o: dtensor.h
 	@mkdir -p $(@D)
@@ -140,9 +148,15 @@ $(FMOD)/dtensor_layers_dims16.o: $(LHDR) $(HDR)
 	@mkdir -p $(@D)
 	$(MPICC) -std=c99 $(STRICT) -O0 -DDT_MAX_DIMS=16 -x c -DDTENSOR_LAYERS_IMPLEMENTATION -c -o $@ $<
 
-$(BUILD)/test_fortran_dims16: tests/test_fortran.f90 $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o $(FMOD)/dtensor_layers_dims16.o
+# (its layout table too: dtensor.h's ABI check links only objects of one DT_MAX_DIMS)
+$(FMOD)/fortran_offsets_dims16.o: tests/fortran_offsets.c $(HDR) $(LHDR)
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(STRICT) -O0 -DDT_MAX_DIMS=16 -I. -c -o $@ $<
+
+$(BUILD)/test_fortran_dims16: tests/test_fortran.f90 $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o $(FMOD)/dtensor_layers_dims16.o \
+	    $(FMOD)/fortran_offsets_dims16.o
 	$(MPIFC) $(FSTRICT) $(FFLAGS) -I$(FMOD) -o $@ $< $(FMOD)/dtensor.o $(FMOD)/dtensor_dims16.o \
-	    $(FMOD)/dtensor_layers_dims16.o $(LDLIBS)
+	    $(FMOD)/dtensor_layers_dims16.o $(FMOD)/fortran_offsets_dims16.o $(LDLIBS)
 
 # The same test built with ASan + UBSan, C implementation and Fortran alike
 # (tests/test_fortran.sh --asan runs it at 1 and 2 ranks, leak checks on).
@@ -159,9 +173,14 @@ $(FASAN)/dtensor_f.o: dtensor.f90
 	@mkdir -p $(@D)
 	$(MPIFC) $(FSTRICT) -O1 -g $(SAN_FLAGS) -J $(@D) -c -o $@ $<
 
-$(BUILD)/test_fortran_asan: tests/test_fortran.f90 $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o $(FASAN)/dtensor_layers.o
+$(FASAN)/fortran_offsets.o: tests/fortran_offsets.c $(HDR) $(LHDR)
+	@mkdir -p $(@D)
+	$(MPICC) -std=c99 $(STRICT) -O1 -g $(SAN_FLAGS) -I. -c -o $@ $<
+
+$(BUILD)/test_fortran_asan: tests/test_fortran.f90 $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o $(FASAN)/dtensor_layers.o \
+	    $(FASAN)/fortran_offsets.o
 	$(MPIFC) $(FSTRICT) -O1 -g $(SAN_FLAGS) -I$(FASAN) -o $@ $< $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o \
-	    $(FASAN)/dtensor_layers.o $(LDLIBS)
+	    $(FASAN)/dtensor_layers.o $(FASAN)/fortran_offsets.o $(LDLIBS)
 
 test-fortran: ## the Fortran module under both MPIs: tests/test_fortran.f90 and examples/heat2d.f90 (tests/test_fortran.sh)
 	bash tests/test_fortran.sh

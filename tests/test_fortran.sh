@@ -11,7 +11,8 @@
 #
 # For each MPI, builds through make (mpif90.<mpi> -std=f2008 -Wall -Werror;
 # build/<mpi>/fortran/ holds the module) tests/test_fortran.f90 and
-# examples/heat2d.f90, linked with the C implementation object, and runs
+# examples/heat2d.f90, linked with the C implementation object (test_fortran
+# with tests/fortran_offsets.c too: C's side of its layout check), and runs
 # them at 1 2 3 4 ranks under Open MPI and 1 2 3 under MPICH (its ranks
 # preload build/libdt_yield.so, as in tests/run.sh); plus, under MPICH at one
 # rank, test_fortran linked with a C build of DT_MAX_DIMS = 16, which must

@@ -3,7 +3,8 @@
 # core; each is one process), each check's output in build/lint/NAME.log,
 # shown when it fails (the layering rule, the ctags cross-check of the
 # functions it sees, the docs' references, the sections the MAP's traced
-# dt_matmul enters (walk.sh), cppcheck and clang-tidy). Last
+# dt_matmul enters (walk.sh), cppcheck and clang-tidy, dtensor.f90's
+# generated regions against tests/lint/gen_f90.py's output). Last
 # line "lint: N passed, N failed" (also appended to $DT_TEST_LOG when set).
 # LINT_TIDY, LINT_CPPCHECK and MPICH_INC come from mk/lint.mk.
 set -u
@@ -23,9 +24,10 @@ checks=(
     "tidy-nompi|$LINT_TIDY --quiet dtensor.h -- -x c -std=c99 -DDTENSOR_IMPLEMENTATION -DDTENSOR_NO_MPI -I."
     "cppcheck-layers|$LINT_CPPCHECK -DDTENSOR_LAYERS_IMPLEMENTATION dtensor_layers.h"
     "tidy-layers|$LINT_TIDY --quiet dtensor_layers.h -- -x c -std=c99 -DDTENSOR_LAYERS_IMPLEMENTATION -I. $MPICH_INC"
+    "f90-generated|python3 tests/lint/gen_f90.py --check"
 )
 # the two long clang-tidy runs first, so that the short ones fill in beside them
-order=(7 8 0 1 2 3 4 5 6 9 10)
+order=(7 8 0 1 2 3 4 5 6 9 10 11)
 jobs=${LINT_JOBS:-2}
 run_check() { # index
     local name=${checks[$1]%%|*} cmd=${checks[$1]#*|}
