@@ -86,8 +86,12 @@
                      a device's buffers
      >>backend       dt_comm: the vtable (MPI, self, custom), collectives emulated
                      over sendrecv, groups, split-phase start/wait, accounting, muting;
-                     `---- shm ----`: the per-mesh MPI-3 shared arena (windows, the
-                     block allocator, a step's two synchronisations)
+                     `---- shared windows ----`: MPI-3 shared windows and a step's
+                     two synchronisations over one
+     >>shm           the per-mesh shared arena, all of it: lifetime, the block
+                     allocator, publish (where each member's arrays lie), the
+                     verdict, reading a peer's array in place, done; used by a
+                     redistribution step and by SUMMA
      >>agree         cross-rank agreement on a call's arguments (DTENSOR_CHECK)
      >>mesh          dt_mesh: its sub-communicators, slices, flattening, work
                      buffers; dt__consistent (agreement on a mesh)
@@ -100,7 +104,7 @@
                      what every rank shares (the step's bound, dt__step_bound;
                      the backend; the element size), named by DTENSOR_LOG=plan;
                      `---- shm ----`: a step's single-copy path through the
-                     arena (dt__shm_step)
+                     arena (dt__shm_step, on >>shm)
      >>propagate     how an op chooses its sharding: one combination per mesh dim
                      (alpha-beta cost), the per-mesh strategy cache, dt_explain
      >>ops           the public ops: the call and its argument checks; per op
@@ -2872,8 +2876,8 @@ DT__BINARY_OPS(DT__BELEM_I) DT__DEFS_END;
 #include <string.h>
 #include <errno.h>
 #include <time.h>
-#if defined(__linux__) && !defined(DTENSOR_NO_MPI)
-#include <sys/statvfs.h> /* the shared arena's room (>>mesh, shm) */
+#if defined(__linux__)
+#include <sys/statvfs.h> /* the shared arena's room (>>shm) */
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define DT__MAYBE_UNUSED __attribute__((unused))
@@ -3616,6 +3620,16 @@ static int dt__checks_on(void) {
 
 DT_API void dt_set_checks(int on) { dt__checks_state = on != 0; }
 DT_API int dt_get_checks(void) { return dt__checks_on(); }
+
+/* a size in bytes from the environment variable `name` (digits), or dflt */
+static size_t dt__env_bytes(const char *name, size_t dflt) {
+    const char *e = getenv(name);
+    char *end = NULL;
+    unsigned long long v;
+    if (!e || !*e) return dflt;
+    v = strtoull(e, &end, 10);
+    return end && end != e ? (size_t)v : dflt;
+}
 
 /* >>layout ----------------------------------------------------------------
    Where each rank's shard sits in global index space. A shard is a box
@@ -7926,318 +7940,123 @@ static int dt__comm_mpi_handle(const dt_comm *c, MPI_Comm *out) {
 }
 #endif /* DTENSOR_NO_MPI */
 
-/* ---- shm ----
-   Single-copy exchanges inside a node. A mesh over the built-in MPI
-   backend whose ranks all share one node (MPI_Comm_split_type(
-   MPI_COMM_TYPE_SHARED) of its comm keeps every rank) gets an arena: at
-   creation with the path on (dt_comm_set_shm(comm, 1) before
-   dt_mesh_create, or DTENSOR_SHM=1), at its first large redistribution
-   with it on auto (the default; dt__shm_auto in >>redistribute). The
-   arena is one MPI-3 shared window (MPI_Win_allocate_shared
-   over the mesh comm; DTENSOR_SHM_ARENA bytes per rank, default 256 MiB,
-   whose pages are only touched when used), every rank's segment mapped into
-   every rank's address space, locked once (MPI_Win_lock_all) for its life.
-   Host tensors the library allocates on that mesh with at least
-   DTENSOR_SHM_MIN bytes (default 64 KiB; 0: all) take their storage from
-   this rank's own segment: a first-fit list of blocks with 64-byte headers,
-   so allocation and free are local and dt_tensor_destroy stays local; a
-   full arena falls back to malloc (that tensor then moves by MPI).
-   Redistribution steps use it (>>redistribute's shm part): with the source
-   in the arena on every member of a step, each rank copies its pieces
-   straight from their owners' segments. dt__comm_shm_begin and
-   dt__comm_shm_end are the step's two synchronisations. dt_mesh_destroy
-   (collective) frees the window when no rank has a tensor left in it;
-   otherwise the window stays mapped (until MPI_Finalize) and its
-   bookkeeping goes with the last tensor. */
-#define DT__SHM_ALIGN 64
-typedef struct dt__shm_hdr { /* a block of a segment: header, then `size` bytes */
-    size_t size, used;
-} dt__shm_hdr;
-
-typedef struct dt__shm {
-    int live;         /* blocks in use in my segment */
-    int mesh_alive;   /* 0 once dt_mesh_destroy has let go */
-    size_t cap, min;  /* my segment's bytes; the smallest shard put here */
-    char *mine;       /* my segment */
-    char **base;      /* mesh rank -> its segment (in this process) */
-    struct dt__shm *next; /* the process's arenas (dt__shm_all) */
+/* ---- shared windows ----
+   The MPI-3 calls under >>shm's arena: one shared window over a comm whose
+   ranks all share a node (MPI_Win_allocate_shared), every rank's segment
+   mapped into every rank's address space and locked once
+   (MPI_Win_lock_all) for the window's life; and the two synchronisations
+   of a step that reads peers' segments in place. What goes in a window,
+   and when one is made or let go, is >>shm's. */
+typedef struct dt__window {
+    char *mine;  /* my segment; NULL: no window */
+    char **base; /* comm rank -> its segment in this process (the caller's array, c->size long) */
 #ifndef DTENSOR_NO_MPI
     MPI_Win win;
 #endif
-} dt__shm;
-
-/* Every arena of the process, alive or outliving its mesh with blocks
-   still held, so that dt_mesh_shm_free finds a block's arena by its
-   address alone (after dt_mesh_destroy, with a NULL mesh) and the
-   bookkeeping of a held block is never lost. */
-static dt__shm *dt__shm_all;
-
-DT__MAYBE_UNUSED static size_t dt__env_bytes(const char *name, size_t dflt) {
-    const char *e = getenv(name);
-    char *end = NULL;
-    unsigned long long v;
-    if (!e || !*e) return dflt;
-    v = strtoull(e, &end, 10);
-    return end && end != e ? (size_t)v : dflt;
-}
-
-/* the path asked for on comm c: dt_comm_set_shm, else DTENSOR_SHM; 0 off,
-   1 on (the arena made with the mesh), 2 auto (the default: made at the
-   mesh's first large redistribution, dt__shm_auto in >>redistribute) */
-DT__MAYBE_UNUSED static int dt__comm_shm_mode(const dt_comm *c) {
-    const char *e;
-    if (c->root->shm > 1) return c->root->shm - 2; /* (1: -1, the environment) */
-    e = getenv("DTENSOR_SHM");
-    if (!e || !*e || !strcmp(e, "auto")) return 2;
-    return strcmp(e, "0") != 0 && strcmp(e, "off") != 0;
-}
-
-static int dt__shm_owns(const dt__shm *s, const void *p) {
-    return s && p && (const char *)p >= s->mine && (const char *)p < s->mine + s->cap;
-}
-
-/* local: `bytes` from my segment, NULL if it has no room */
-static void *dt__shm_alloc(dt__shm *s, size_t bytes) {
-    size_t need = (bytes + DT__SHM_ALIGN - 1) / DT__SHM_ALIGN * DT__SHM_ALIGN, off = 0;
-    if (!s || !s->mesh_alive || !bytes || need < bytes) return NULL;
-    while (off + DT__SHM_ALIGN <= s->cap) {
-        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->mine + off);
-        if (!h->used && h->size >= need) {
-            if (h->size >= need + 2 * DT__SHM_ALIGN) { /* split off the rest */
-                dt__shm_hdr *r = (dt__shm_hdr *)(void *)(s->mine + off + DT__SHM_ALIGN + need);
-                r->size = h->size - need - DT__SHM_ALIGN;
-                r->used = 0;
-                h->size = need;
-            }
-            h->used = 1;
-            s->live++;
-            return s->mine + off + DT__SHM_ALIGN;
-        }
-        off += DT__SHM_ALIGN + h->size;
-    }
-    return NULL;
-}
-
-static void dt__shm_forget(dt__shm *s) {
-    dt__shm **at = &dt__shm_all;
-    if (!s) return;
-    while (*at && *at != s) at = &(*at)->next;
-    if (*at) *at = s->next;
-    DT_FREE(s->base);
-    DT_FREE(s);
-}
-
-/* the arena whose segment holds p, or NULL */
-static dt__shm *dt__shm_find(const void *p) {
-    dt__shm *s;
-    for (s = dt__shm_all; s; s = s->next)
-        if (dt__shm_owns(s, p)) return s;
-    return NULL;
-}
-
-/* local: give p (from dt__shm_alloc) back; neighbouring free blocks merge.
-   A p that is not a block in use (freed twice, inside a block) is left
-   alone: the arena and its count stay as they are. */
-static void dt__shm_free(dt__shm *s, void *p) {
-    size_t off = 0;
-    dt__shm_hdr *prev = NULL, *blk = NULL;
-    while (off + DT__SHM_ALIGN <= s->cap && !blk) { /* find p's header first */
-        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->mine + off);
-        if (s->mine + off + DT__SHM_ALIGN == (char *)p && h->used) blk = h;
-        off += DT__SHM_ALIGN + h->size;
-    }
-    if (!blk) return;
-    blk->used = 0;
-    off = 0;
-    while (off + DT__SHM_ALIGN <= s->cap) {
-        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->mine + off);
-        size_t next = off + DT__SHM_ALIGN + h->size;
-        if (prev && !prev->used && !h->used) prev->size += DT__SHM_ALIGN + h->size;
-        else prev = h;
-        off = next;
-    }
-    if (!--s->live && !s->mesh_alive) dt__shm_forget(s);
-}
+} dt__window;
 
 #ifndef DTENSOR_NO_MPI
-#define DT__SHM_FLOOR ((size_t)1 << 20) /* a smaller arena than this per rank is not worth a window */
-
-/* The bytes asked of MPI for a segment of cap: never a whole number of
-   pages. MPICH (ch4) takes page-multiple segments as its cue to try a
-   symmetric heap (one address in every process), probing the range page
-   by page with msync: 85 ms for 256 MiB a rank at 2 ranks, against 0.05 ms
-   without. 64 bytes more keep every segment's start 64-byte aligned. */
-static size_t dt__shm_request(size_t cap) { return cap % 4096 ? cap : cap + DT__SHM_ALIGN; }
-
-/* The bytes free where MPI backs shared windows: Open MPI's
-   osc_sm_backing_directory when set, else /dev/shm (both MPIs' default on
-   Linux); SIZE_MAX where that cannot be read (MPI then decides). tmpfs
-   hands out pages when they are touched, so a window larger than this
-   is granted and then kills the process that touches past it (SIGBUS),
-   or fails on one rank while the others wait in the call. */
-static size_t dt__shm_room(void) {
-#if defined(__linux__)
-    const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
-    struct statvfs v;
-    if (!dir || !*dir) dir = "/dev/shm";
-    if (statvfs(dir, &v) == 0 && v.f_frsize > 0) {
-        unsigned long long b = (unsigned long long)v.f_bavail, f = (unsigned long long)v.f_frsize;
-        return b > (unsigned long long)SIZE_MAX / f ? SIZE_MAX : (size_t)(b * f);
-    }
-#endif
-    return SIZE_MAX;
+/* can c carry a shared window: an MPI comm of 2+ ranks? (local) */
+static int dt__comm_can_window(const dt_comm *c) {
+    MPI_Comm mc;
+    return dt__comm_mpi_handle(c, &mc);
 }
 
-/* the arena's bytes per rank for n ranks on this node: what was asked,
-   or what half the free room gives each (the other half is MPI's own
-   transport's and the node's), or 0: none (below the floor) */
-static size_t dt__shm_fit(size_t want, int n, size_t room) {
-    size_t each = room == SIZE_MAX ? SIZE_MAX : room / 2 / (size_t)n;
-    want = want < 4 * DT__SHM_ALIGN ? 4 * DT__SHM_ALIGN : want / DT__SHM_ALIGN * DT__SHM_ALIGN;
-    if (want > (size_t)PTRDIFF_MAX / 2) want = (size_t)PTRDIFF_MAX / 2 / DT__SHM_ALIGN * DT__SHM_ALIGN; /* MPI_Aint */
-    if (want <= each) return want;
-    each = each / DT__SHM_ALIGN * DT__SHM_ALIGN;
-    return each >= DT__SHM_FLOOR ? each : 0;
-}
-
-/* collective over the mesh comm c: the arena, or *out NULL where the
-   backend is not MPI, the ranks span nodes or the node's shared memory has
-   no room for one (the same answer on every rank: the size is agreed on
-   before any rank asks MPI for the window) */
-static dt_status dt__comm_shm_make(dt_comm *c, dt__shm **out) {
+/* collective over c: 1 in *yes when c is an MPI comm of 2+ ranks that all
+   share one node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) keeps them all) */
+static dt_status dt__comm_one_node(dt_comm *c, int *yes) {
     MPI_Comm mc, node = MPI_COMM_NULL;
-    MPI_Aint qsize = 0;
-    int nsize = 0, r, rc, du = 0;
-    size_t want = dt__env_bytes("DTENSOR_SHM_ARENA", (size_t)256 << 20), cap, room;
-    unsigned long long mine[2], all[2] = {0, 0}; /* {cap, allocated} agreed by MIN */
-    dt__shm *s = NULL;
-    dt__shm_hdr *h;
-    *out = NULL;
+    int n = 0, rc;
+    *yes = 0;
     if (!dt__comm_mpi_handle(c, &mc)) return DT_OK;
     if ((rc = MPI_Comm_split_type(mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS)
         return dt__mpi_check(rc, "MPI_Comm_split_type");
-    MPI_Comm_size(node, &nsize);
+    MPI_Comm_size(node, &n);
     MPI_Comm_free(&node);
-    if (nsize != c->size) return DT_OK; /* several nodes: the MPI path */
-    room = dt__shm_room();
-    cap = dt__shm_fit(want, c->size, room);
-    mine[0] = cap;
-    mine[1] = dt__alloc("dt_mesh_create (shared arena)", sizeof *s, (void **)&s) == DT_OK && s;
-    if (mine[1]) {
-        memset(s, 0, sizeof *s);
-        mine[1] = dt__alloc("dt_mesh_create (shared arena)", (size_t)c->size * sizeof(char *), (void **)&s->base) ==
-                  DT_OK;
-    }
-    if ((rc = MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mc)) != MPI_SUCCESS || !all[1] || !s ||
-        !all[0]) {
-        if (s) dt__shm_forget(s);
-        if (rc != MPI_SUCCESS) return dt__mpi_check(rc, "MPI_Allreduce");
-        if (!all[1]) return DT_ERR_NOMEM;
-        if (c->rank == 0 && dt__log_on(DT__LOG_SHM))
-            fprintf(stderr, "dtensor: shm: no arena (the MPI path): %zu bytes a rank asked, %zu ranks' room of %zu "
-                    "bytes free where MPI backs shared windows leaves less than %zu each\n", want, (size_t)c->size,
-                    room, DT__SHM_FLOOR);
-        return DT_OK;
-    }
-    cap = (size_t)all[0];
-    if (c->rank == 0 && dt__log_on(DT__LOG_SHM) && cap < want / DT__SHM_ALIGN * DT__SHM_ALIGN)
-        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank (%zu asked; %zu bytes free where MPI backs shared "
-                "windows, for %d ranks)\n", cap, want, room, c->size);
-    rc = MPI_Win_allocate_shared((MPI_Aint)dt__shm_request(cap), 1, MPI_INFO_NULL, mc, &s->mine, &s->win);
-    if (rc != MPI_SUCCESS) { dt__shm_forget(s); return dt__mpi_check(rc, "MPI_Win_allocate_shared"); }
-    mine[0] = s->mine != NULL; /* a success with no segment (seen at sizes near the limits) is no arena */
-    if ((rc = MPI_Allreduce(mine, all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mc)) != MPI_SUCCESS || !all[0] ||
-        !s->mine) { /* (all[0] implies s->mine: said for the static analyzer) */
-        MPI_Win_free(&s->win);
-        dt__shm_forget(s);
-        return rc != MPI_SUCCESS ? dt__mpi_check(rc, "MPI_Allreduce") : DT_OK;
+    *yes = n == c->size;
+    return DT_OK;
+}
+
+/* collective over c (dt__comm_one_node said yes), every rank asking the
+   same `bytes`: the window in *w, or w->mine NULL on every rank (a rank
+   MPI gave no segment: seen at sizes near the limits) */
+static dt_status dt__comm_window_make(dt_comm *c, size_t bytes, dt__window *w) {
+    MPI_Comm mc;
+    MPI_Aint qsize = 0;
+    int r, rc, du = 0;
+    int64_t none;
+    char *mine = NULL;
+    dt_status st;
+    if (!dt__comm_mpi_handle(c, &mc)) return dt__fail(DT_ERR_COMM, "dt_comm: a shared window needs an MPI comm");
+    w->mine = NULL;
+    if ((rc = MPI_Win_allocate_shared((MPI_Aint)bytes, 1, MPI_INFO_NULL, mc, &mine, &w->win)) != MPI_SUCCESS)
+        return dt__mpi_check(rc, "MPI_Win_allocate_shared");
+    none = mine == NULL;
+    if ((st = dt__comm_allmax_ctl(c, &none, 1)) || none || !mine) { /* (!mine: said for the static analyzer) */
+        MPI_Win_free(&w->win);
+        return st;
     }
     for (r = 0; r < c->size; r++) {
         void *b = NULL;
-        MPI_Win_shared_query(s->win, r, &qsize, &du, &b);
-        s->base[r] = (char *)b;
+        MPI_Win_shared_query(w->win, r, &qsize, &du, &b);
+        w->base[r] = (char *)b;
     }
-    MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
-    s->cap = cap;
-    s->min = dt__env_bytes("DTENSOR_SHM_MIN", (size_t)64 << 10);
-    s->mesh_alive = 1;
-    h = (dt__shm_hdr *)(void *)s->mine;
-    h->size = cap - DT__SHM_ALIGN;
-    h->used = 0;
-    s->next = dt__shm_all;
-    dt__shm_all = s;
-    *out = s;
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win);
+    w->mine = mine;
     return DT_OK;
 }
 
-/* at dt_mesh_create, collective over the mesh comm c: the path on, the
-   arena now (dt__comm_shm_make); auto, none yet, but *auto_min set to the
-   bytes a rank a redistribution must average to make it (a mesh of one
-   rank, or another backend: never); off, none */
-static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out, size_t *auto_min) {
+/* collective over c (dt_mesh_destroy): frees w when no rank has `live`
+   (blocks still in use); 1 when it did. After MPI_Finalize nothing is
+   freed (MPI did). */
+static int dt__comm_window_release(dt_comm *c, dt__window *w, int live) {
     MPI_Comm mc;
-    int mode = dt__comm_shm_mode(c);
-    *out = NULL;
-    *auto_min = 0;
-    if (!mode || !dt__comm_mpi_handle(c, &mc)) return DT_OK;
-    if (mode == 1) return dt__comm_shm_make(c, out);
-    if (c->size > 1) *auto_min = dt__env_bytes("DTENSOR_SHM_AUTO_MIN", (size_t)1 << 20);
-    return DT_OK;
-}
-
-/* collective over the mesh comm c (dt_mesh_destroy) */
-static void dt__comm_shm_release(dt_comm *c, dt__shm *s) {
-    MPI_Comm mc;
-    int fin = 0, live, any = 1;
-    if (!s) return;
-    s->mesh_alive = 0;
-    live = s->live;
+    int fin = 0, any = 1;
     MPI_Finalized(&fin);
-    if (!fin && dt__comm_mpi_handle(c, &mc) && MPI_Allreduce(&live, &any, 1, MPI_INT, MPI_MAX, mc) == MPI_SUCCESS &&
-        !any) {
-        MPI_Win_unlock_all(s->win);
-        MPI_Win_free(&s->win);
-    }
-    if (!live) dt__shm_forget(s);
+    if (fin || !dt__comm_mpi_handle(c, &mc) ||
+        MPI_Allreduce(&live, &any, 1, MPI_INT, MPI_MAX, mc) != MPI_SUCCESS || any)
+        return 0;
+    MPI_Win_unlock_all(w->win);
+    MPI_Win_free(&w->win);
+    return 1;
 }
 
-/* A step's first synchronisation, over its group g (2+ ranks of the mesh):
+/* A step's first synchronisation, over g (2+ ranks of the window's comm):
    every member's k words in all[member * k ...]; the members' stores to
    their segments before it are visible to every member after it. */
-static dt_status dt__comm_shm_begin(const dt__shm *s, dt_comm *g, const int64_t *mine, int k, int64_t *all) {
+static dt_status dt__comm_window_gather(const dt__window *w, dt_comm *g, const int64_t *mine, int k, int64_t *all) {
     MPI_Comm gc;
     int rc;
     if (!dt__comm_mpi_handle(g, &gc)) return dt__fail(DT_ERR_COMM, "dt_comm: the shared path needs an MPI comm");
-    MPI_Win_sync(s->win);
+    MPI_Win_sync(w->win);
     rc = MPI_Allgather(mine, k, MPI_INT64_T, all, k, MPI_INT64_T, gc);
-    MPI_Win_sync(s->win);
+    MPI_Win_sync(w->win);
     return dt__mpi_check(rc, "MPI_Allgather");
 }
 
 /* its second: nobody returns (and may write or free its source) before
    every member has read its pieces; counts the bytes as moved */
-static dt_status dt__comm_shm_end(const dt__shm *s, dt_comm *g, uint64_t sent, uint64_t recv) {
+static dt_status dt__comm_window_barrier(const dt__window *w, dt_comm *g, uint64_t sent, uint64_t recv) {
     MPI_Comm gc;
     if (!dt__comm_mpi_handle(g, &gc)) return dt__fail(DT_ERR_COMM, "dt_comm: the shared path needs an MPI comm");
     dt__count(g, sent, recv);
-    MPI_Win_sync(s->win);
+    MPI_Win_sync(w->win);
     return dt__mpi_check(MPI_Barrier(gc), "MPI_Barrier");
 }
 #else
-static dt_status dt__comm_shm_create(dt_comm *c, dt__shm **out, size_t *auto_min) {
-    (void)c;
-    *out = NULL;
-    *auto_min = 0;
-    return DT_OK;
-}
-static dt_status dt__comm_shm_make(dt_comm *c, dt__shm **out) { (void)c; *out = NULL; return DT_OK; }
-static void dt__comm_shm_release(dt_comm *c, dt__shm *s) { (void)c; (void)s; }
-static dt_status dt__comm_shm_begin(const dt__shm *s, dt_comm *g, const int64_t *mine, int k, int64_t *all) {
-    (void)s; (void)g; (void)mine; (void)k; (void)all;
+static int dt__comm_can_window(const dt_comm *c) { (void)c; return 0; }
+static dt_status dt__comm_one_node(dt_comm *c, int *yes) { (void)c; *yes = 0; return DT_OK; }
+static dt_status dt__comm_window_make(dt_comm *c, size_t bytes, dt__window *w) {
+    (void)c; (void)bytes; w->mine = NULL;
     return DT_ERR_UNSUPPORTED;
 }
-static dt_status dt__comm_shm_end(const dt__shm *s, dt_comm *g, uint64_t sent, uint64_t recv) {
-    (void)s; (void)g; (void)sent; (void)recv;
+static int dt__comm_window_release(dt_comm *c, dt__window *w, int live) { (void)c; (void)w; (void)live; return 0; }
+static dt_status dt__comm_window_gather(const dt__window *w, dt_comm *g, const int64_t *mine, int k, int64_t *all) {
+    (void)w; (void)g; (void)mine; (void)k; (void)all;
+    return DT_ERR_UNSUPPORTED;
+}
+static dt_status dt__comm_window_barrier(const dt__window *w, dt_comm *g, uint64_t sent, uint64_t recv) {
+    (void)w; (void)g; (void)sent; (void)recv;
     return DT_ERR_UNSUPPORTED;
 }
 #endif
@@ -8300,6 +8119,345 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
             expr ? expr : "?", dt_status_string(st), dt__errbuf);
     fflush(stderr);
     dt__abort_program();
+}
+
+/* >>shm -------------------------------------------------------------------
+   The shared arena: single-copy exchanges inside a node. A mesh over the
+   built-in MPI backend whose ranks all share one node (dt__comm_one_node)
+   gets an arena: at creation with the path on (dt_comm_set_shm(comm, 1)
+   before dt_mesh_create, or DTENSOR_SHM=1), at its first large
+   redistribution with it on auto (the default; dt__shm_auto in
+   >>redistribute). The arena is one shared window over the mesh comm
+   (>>backend's `---- shared windows ----`; DTENSOR_SHM_ARENA bytes per
+   rank, default 256 MiB, whose pages are only touched when used).
+   Host tensors the library allocates on that mesh with at least
+   DTENSOR_SHM_MIN bytes (default 64 KiB; 0: all) take their storage from
+   this rank's own segment: a first-fit list of blocks with 64-byte headers,
+   so allocation and free are local and dt_tensor_destroy stays local; a
+   full arena falls back to malloc (that tensor then moves by MPI).
+
+   Everything the arena does is here, in the order of its life:
+     lifetime   dt__shm_create (dt_mesh_create), dt__shm_make (then, or
+                at the first large redistribution), dt__shm_release
+                (dt_mesh_destroy, collective: the window is freed when no
+                rank has a block left in it; otherwise it stays mapped
+                until MPI_Finalize and its bookkeeping goes with the last
+                block); the blocks, dt__shm_alloc / dt__shm_free (tensors,
+                step buffers, dt_mesh_shm_alloc)
+     publish    dt__shm_publish: every member of a group says where its
+                arrays lie (offset in its segment, box, strides) in one
+                small allgather, after which every owner's stores are
+                visible to every member
+     verdict    the same call: read in place only if every member's
+                arrays all lie in the arena; taken from the same gathered
+                words on every member, so the same everywhere
+     read       dt__shm_view: a member's published array as a dt__array
+                over its owner's segment, read in place
+     done       dt__shm_done: the barrier before which no owner may change
+                what it published (every member reads first)
+   Its two users: a redistribution step (dt__shm_step, >>redistribute) and
+   SUMMA's panels (dt__summa_share, >>ops). */
+
+#define DT__SHM_ALIGN 64
+typedef struct dt__shm_hdr { /* a block of a segment: header, then `size` bytes */
+    size_t size, used;
+} dt__shm_hdr;
+
+typedef struct dt__shm {
+    int live;         /* blocks in use in my segment */
+    int mesh_alive;   /* 0 once dt_mesh_destroy has let go */
+    size_t cap, min;  /* my segment's bytes; the smallest shard put here */
+    dt__window w;     /* w.mine: my segment; w.base: mesh rank -> its segment */
+    struct dt__shm *next; /* the process's arenas (dt__shm_all) */
+} dt__shm;
+
+/* Every arena of the process, alive or outliving its mesh with blocks
+   still held, so that dt_mesh_shm_free finds a block's arena by its
+   address alone (after dt_mesh_destroy, with a NULL mesh) and the
+   bookkeeping of a held block is never lost. */
+static dt__shm *dt__shm_all;
+
+/* ---- the blocks ---- */
+static int dt__shm_owns(const dt__shm *s, const void *p) {
+    return s && p && (const char *)p >= s->w.mine && (const char *)p < s->w.mine + s->cap;
+}
+
+/* local: `bytes` from my segment, NULL if it has no room */
+static void *dt__shm_alloc(dt__shm *s, size_t bytes) {
+    size_t need = (bytes + DT__SHM_ALIGN - 1) / DT__SHM_ALIGN * DT__SHM_ALIGN, off = 0;
+    if (!s || !s->mesh_alive || !bytes || need < bytes) return NULL;
+    while (off + DT__SHM_ALIGN <= s->cap) {
+        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->w.mine + off);
+        if (!h->used && h->size >= need) {
+            if (h->size >= need + 2 * DT__SHM_ALIGN) { /* split off the rest */
+                dt__shm_hdr *r = (dt__shm_hdr *)(void *)(s->w.mine + off + DT__SHM_ALIGN + need);
+                r->size = h->size - need - DT__SHM_ALIGN;
+                r->used = 0;
+                h->size = need;
+            }
+            h->used = 1;
+            s->live++;
+            return s->w.mine + off + DT__SHM_ALIGN;
+        }
+        off += DT__SHM_ALIGN + h->size;
+    }
+    return NULL;
+}
+
+static void dt__shm_forget(dt__shm *s) {
+    dt__shm **at = &dt__shm_all;
+    if (!s) return;
+    while (*at && *at != s) at = &(*at)->next;
+    if (*at) *at = s->next;
+    DT_FREE(s->w.base);
+    DT_FREE(s);
+}
+
+/* the arena whose segment holds p, or NULL */
+static dt__shm *dt__shm_find(const void *p) {
+    dt__shm *s;
+    for (s = dt__shm_all; s; s = s->next)
+        if (dt__shm_owns(s, p)) return s;
+    return NULL;
+}
+
+/* local: give p (from dt__shm_alloc) back; neighbouring free blocks merge.
+   A p that is not a block in use (freed twice, inside a block) is left
+   alone: the arena and its count stay as they are. */
+static void dt__shm_free(dt__shm *s, void *p) {
+    size_t off = 0;
+    dt__shm_hdr *prev = NULL, *blk = NULL;
+    while (off + DT__SHM_ALIGN <= s->cap && !blk) { /* find p's header first */
+        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->w.mine + off);
+        if (s->w.mine + off + DT__SHM_ALIGN == (char *)p && h->used) blk = h;
+        off += DT__SHM_ALIGN + h->size;
+    }
+    if (!blk) return;
+    blk->used = 0;
+    off = 0;
+    while (off + DT__SHM_ALIGN <= s->cap) {
+        dt__shm_hdr *h = (dt__shm_hdr *)(void *)(s->w.mine + off);
+        size_t next = off + DT__SHM_ALIGN + h->size;
+        if (prev && !prev->used && !h->used) prev->size += DT__SHM_ALIGN + h->size;
+        else prev = h;
+        off = next;
+    }
+    if (!--s->live && !s->mesh_alive) dt__shm_forget(s);
+}
+
+/* ---- lifetime ---- */
+#define DT__SHM_FLOOR ((size_t)1 << 20) /* a smaller arena than this per rank is not worth a window */
+
+/* the path asked for on comm c: dt_comm_set_shm, else DTENSOR_SHM; 0 off,
+   1 on (the arena made with the mesh), 2 auto (the default: made at the
+   mesh's first large redistribution, dt__shm_auto in >>redistribute) */
+static int dt__shm_mode(const dt_comm *c) {
+    const char *e;
+    if (c->root->shm > 1) return c->root->shm - 2; /* (1: -1, the environment) */
+    e = getenv("DTENSOR_SHM");
+    if (!e || !*e || !strcmp(e, "auto")) return 2;
+    return strcmp(e, "0") != 0 && strcmp(e, "off") != 0;
+}
+
+/* The bytes asked of MPI for a segment of cap: never a whole number of
+   pages. MPICH (ch4) takes page-multiple segments as its cue to try a
+   symmetric heap (one address in every process), probing the range page
+   by page with msync: 85 ms for 256 MiB a rank at 2 ranks, against 0.05 ms
+   without. 64 bytes more keep every segment's start 64-byte aligned. */
+static size_t dt__shm_request(size_t cap) { return cap % 4096 ? cap : cap + DT__SHM_ALIGN; }
+
+/* The bytes free where MPI backs shared windows: Open MPI's
+   osc_sm_backing_directory when set, else /dev/shm (both MPIs' default on
+   Linux); SIZE_MAX where that cannot be read (MPI then decides). tmpfs
+   hands out pages when they are touched, so a window larger than this
+   is granted and then kills the process that touches past it (SIGBUS),
+   or fails on one rank while the others wait in the call. */
+static size_t dt__shm_room(void) {
+#if defined(__linux__)
+    const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
+    struct statvfs v;
+    if (!dir || !*dir) dir = "/dev/shm";
+    if (statvfs(dir, &v) == 0 && v.f_frsize > 0) {
+        unsigned long long b = (unsigned long long)v.f_bavail, f = (unsigned long long)v.f_frsize;
+        return b > (unsigned long long)SIZE_MAX / f ? SIZE_MAX : (size_t)(b * f);
+    }
+#endif
+    return SIZE_MAX;
+}
+
+/* the arena's bytes per rank for n ranks on this node: what was asked,
+   or what half the free room gives each (the other half is MPI's own
+   transport's and the node's), or 0: none (below the floor) */
+static size_t dt__shm_fit(size_t want, int n, size_t room) {
+    size_t each = room == SIZE_MAX ? SIZE_MAX : room / 2 / (size_t)n;
+    want = want < 4 * DT__SHM_ALIGN ? 4 * DT__SHM_ALIGN : want / DT__SHM_ALIGN * DT__SHM_ALIGN;
+    if (want > (size_t)PTRDIFF_MAX / 2) want = (size_t)PTRDIFF_MAX / 2 / DT__SHM_ALIGN * DT__SHM_ALIGN; /* MPI_Aint */
+    if (want <= each) return want;
+    each = each / DT__SHM_ALIGN * DT__SHM_ALIGN;
+    return each >= DT__SHM_FLOOR ? each : 0;
+}
+
+/* collective over the mesh comm c: the arena, or *out NULL where the
+   backend is not MPI, the ranks span nodes or the node's shared memory has
+   no room for one (the same answer on every rank: the size and this
+   rank's bookkeeping are agreed on before any rank asks for the window) */
+static dt_status dt__shm_make(dt_comm *c, dt__shm **out) {
+    size_t want = dt__env_bytes("DTENSOR_SHM_ARENA", (size_t)256 << 20), cap, room;
+    int64_t worst[2]; /* -cap, -(bookkeeping allocated): their minimum over the ranks, by the maximum */
+    int one = 0;
+    dt__shm *s = NULL;
+    dt__shm_hdr *h;
+    dt_status st;
+    *out = NULL;
+    if ((st = dt__comm_one_node(c, &one)) || !one) return st; /* several nodes or not MPI: the MPI path */
+    room = dt__shm_room();
+    cap = dt__shm_fit(want, c->size, room);
+    worst[0] = -(int64_t)cap;
+    worst[1] = -(int64_t)(dt__alloc("dt_mesh_create (shared arena)", sizeof *s, (void **)&s) == DT_OK && s);
+    if (worst[1]) {
+        memset(s, 0, sizeof *s);
+        worst[1] = -(int64_t)(dt__alloc("dt_mesh_create (shared arena)", (size_t)c->size * sizeof(char *),
+                                        (void **)&s->w.base) == DT_OK);
+    }
+    if ((st = dt__comm_allmax_ctl(c, worst, 2)) || !worst[1] || !s || !worst[0]) {
+        if (s) dt__shm_forget(s);
+        if (st) return st;
+        if (!worst[1]) return DT_ERR_NOMEM;
+        if (c->rank == 0 && dt__log_on(DT__LOG_SHM))
+            fprintf(stderr, "dtensor: shm: no arena (the MPI path): %zu bytes a rank asked, %zu ranks' room of %zu "
+                    "bytes free where MPI backs shared windows leaves less than %zu each\n", want, (size_t)c->size,
+                    room, DT__SHM_FLOOR);
+        return DT_OK;
+    }
+    cap = (size_t)-worst[0];
+    if (c->rank == 0 && dt__log_on(DT__LOG_SHM) && cap < want / DT__SHM_ALIGN * DT__SHM_ALIGN)
+        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank (%zu asked; %zu bytes free where MPI backs shared "
+                "windows, for %d ranks)\n", cap, want, room, c->size);
+    if ((st = dt__comm_window_make(c, dt__shm_request(cap), &s->w)) || !s->w.mine) {
+        dt__shm_forget(s);
+        return st;
+    }
+    s->cap = cap;
+    s->min = dt__env_bytes("DTENSOR_SHM_MIN", (size_t)64 << 10);
+    s->mesh_alive = 1;
+    h = (dt__shm_hdr *)(void *)s->w.mine;
+    h->size = cap - DT__SHM_ALIGN;
+    h->used = 0;
+    s->next = dt__shm_all;
+    dt__shm_all = s;
+    *out = s;
+    return DT_OK;
+}
+
+/* at dt_mesh_create, collective over the mesh comm c: the path on, the
+   arena now (dt__shm_make); auto, none yet, but *auto_min set to the
+   bytes a rank a redistribution must average to make it (a mesh of one
+   rank, or another backend: never); off, none */
+static dt_status dt__shm_create(dt_comm *c, dt__shm **out, size_t *auto_min) {
+    int mode = dt__shm_mode(c);
+    *out = NULL;
+    *auto_min = 0;
+    if (!mode || !dt__comm_can_window(c)) return DT_OK;
+    if (mode == 1) return dt__shm_make(c, out);
+    *auto_min = dt__env_bytes("DTENSOR_SHM_AUTO_MIN", (size_t)1 << 20);
+    return DT_OK;
+}
+
+/* collective over the mesh comm c (dt_mesh_destroy) */
+static void dt__shm_release(dt_comm *c, dt__shm *s) {
+    if (!s) return;
+    s->mesh_alive = 0;
+    (void)dt__comm_window_release(c, &s->w, s->live);
+    if (!s->live) dt__shm_forget(s);
+}
+
+/* ---- publish, verdict, read in place, done ---- */
+#define DT__SHM_ARRAYS 2                 /* arrays one member publishes at most (SUMMA's two operands) */
+#define DT__SHM_WORDS(nd) (2 + 3 * (nd)) /* per array: offset, strided, lo[nd], ext[nd], stride[nd] */
+
+typedef struct dt__shm_pub { /* what dt__shm_publish gathered */
+    const int64_t *all;         /* member j's words at all + j * k */
+    int k, n;                   /* words per member; arrays per member */
+    int at[DT__SHM_ARRAYS];     /* array i's first word in a member's words */
+    int nd[DT__SHM_ARRAYS];     /* and its dims */
+} dt__shm_pub;
+
+/* the words dt__shm_publish needs from the caller for arrays a[0..n) on g */
+static size_t dt__shm_words(const dt__array *a, int n, const dt_comm *g) {
+    size_t k = 0;
+    int i;
+    for (i = 0; i < n; i++) k += (size_t)DT__SHM_WORDS(a[i].ndim);
+    return k * (size_t)g->size;
+}
+
+/* where array a lies in my segment: its offset; 0 where it is never read
+   (empty, or data NULL: the caller's sign that no member reads it); -1
+   outside the arena */
+static int64_t dt__shm_where(const dt__shm *s, const dt__array *a) {
+    if (!a->data || !dt__box_numel(a->ndim, &a->box)) return 0;
+    return dt__shm_owns(s, a->data) ? (int64_t)(a->data - s->w.mine) : -1;
+}
+
+/* Collective over g (2+ ranks of the mesh: a mesh dim's group, or the
+   mesh comm): every member publishes its arrays a[0..n) (n <=
+   DT__SHM_ARRAYS, the same dims on every member) into *p, over `all`
+   (dt__shm_words of them, the caller's). *ok = 1 when every member's
+   arrays all lie in the arena, from the gathered words: the same on every
+   member. After it every owner's stores are visible to every member; with
+   *ok, end with dt__shm_done (every member, failed or not, since the
+   others wait there). */
+static dt_status dt__shm_publish(const dt__shm *s, dt_comm *g, const dt__array *a, int n, int64_t *all,
+                                 dt__shm_pub *p, int *ok) {
+    int64_t mine[DT__SHM_ARRAYS * DT__SHM_WORDS(DT_MAX_DIMS)], *w = mine;
+    int i, j, d;
+    dt_status st;
+    *ok = 0;
+    p->all = all;
+    p->n = n;
+    p->k = 0;
+    for (i = 0; i < n; i++) {
+        int nd = a[i].ndim;
+        p->at[i] = p->k;
+        p->nd[i] = nd;
+        p->k += DT__SHM_WORDS(nd);
+        w[0] = dt__shm_where(s, &a[i]);
+        w[1] = a[i].stride != NULL;
+        for (d = 0; d < nd; d++) {
+            w[2 + d] = a[i].box.lo[d];
+            w[2 + nd + d] = a[i].box.ext[d];
+            w[2 + 2 * nd + d] = a[i].stride ? a[i].stride[d] : 0;
+        }
+        w += DT__SHM_WORDS(nd);
+    }
+    if ((st = dt__comm_window_gather(&s->w, g, mine, p->k, all))) return st;
+    for (j = 0, *ok = 1; j < g->size; j++)
+        for (i = 0; i < n; i++) *ok = *ok && all[(size_t)j * (size_t)p->k + (size_t)p->at[i]] >= 0;
+    return DT_OK;
+}
+
+/* member j's array i of publication p, read in place: r is j's rank on
+   the mesh (whose segment holds it), es the element size */
+static void dt__shm_view(const dt__shm *s, const dt__shm_pub *p, int j, int r, int i, size_t es, dt__array *out) {
+    const int64_t *w = p->all + (size_t)j * (size_t)p->k + (size_t)p->at[i];
+    int nd = p->nd[i], d;
+    out->data = s->w.base[r] + w[0];
+    out->ndim = nd;
+    out->es = es;
+    for (d = 0; d < nd; d++) {
+        out->box.lo[d] = w[2 + d];
+        out->box.ext[d] = w[2 + nd + d];
+    }
+    out->stride = w[1] ? w + 2 + 2 * nd : NULL;
+}
+
+/* the end of a publication that went the shared way: nobody returns (and
+   may write or free what it published) before every member has read; the
+   bytes counted as the messages' way would have moved them. Reached also
+   after a failure (st: the caller's status so far, returned first), since
+   every other member waits there. */
+static dt_status dt__shm_done(const dt__shm *s, dt_comm *g, uint64_t sent, uint64_t got, dt_status st) {
+    dt_status e = dt__comm_window_barrier(&s->w, g, sent, got);
+    return st ? st : e;
 }
 
 /* >>agree ---------------------------------------------------------------
@@ -8519,7 +8677,7 @@ struct dt_mesh {
                                               before hashing (>>propagate)       */
     FILE *explain;                         /* dt_explain (>>propagate)            */
     uint64_t rng_seed, rng_offset;         /* the Philox state (>>rng), equal on all ranks */
-    dt__shm *shm;                          /* the shared arena (>>backend's shm), or NULL */
+    dt__shm *shm;                          /* the shared arena (>>shm), or NULL */
     size_t shm_auto;                       /* DTENSOR_SHM=auto, no arena yet: the bytes a rank
                                               a redistribution must average to make it
                                               (>>redistribute: dt__shm_auto); 0: never */
@@ -8598,7 +8756,7 @@ static void dt__mesh_free(dt_mesh *m) {
     for (i = 0; i < DT_MAX_MESH_DIMS; i++) dt__comm_free(m->dim[i]);
     dt__mesh_release_buffers(m);
     DT_FREE(m->ops);
-    if (m->comm) dt__comm_shm_release(m->comm, m->shm);
+    if (m->comm) dt__shm_release(m->comm, m->shm);
     dt__comm_free(m->comm);
     DT_FREE(m->ranks);
     DT_FREE(m);
@@ -8732,7 +8890,7 @@ static dt_status dt__mesh_create_body(dt_comm *comm, const dt_mesh_desc *desc, d
     }
     m->root = comm->root;
     if ((st = dt__mesh_build_comms(m, comm, me >= 0 ? 0 : -1, me)) ||
-        (m->comm && (st = dt__comm_shm_create(m->comm, &m->shm, &m->shm_auto)))) {
+        (m->comm && (st = dt__shm_create(m->comm, &m->shm, &m->shm_auto)))) {
         dt__mesh_free(m);
         return dt__within("dt_mesh_create", st);
     }
@@ -8947,7 +9105,7 @@ struct dt_tensor {
     int ghosted;          /* 1: data sits inside a ghosted array (desc.local_ghost) */
     int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
     char *storage;        /* ghosted: the array's first element (the caller's `local`) */
-    dt__shm *shm;         /* data is a block of this mesh arena (>>backend's shm), or NULL */
+    dt__shm *shm;         /* data is a block of this mesh arena (>>shm), or NULL */
     void *async;          /* the target of a redistribution begun, not ended: >>redistribute's record, */
     void (*async_abandon)(dt_tensor *t); /* or NULL; and its end for dt_tensor_destroy, given with it */
 };
@@ -11378,32 +11536,23 @@ static dt_status dt__walk_pieces(const dt__ctx *x, const dt_placement *pl, const
 }
 
 /* ---- shm ----
-   The single-copy path of a step, on a mesh with a shared arena (>>backend's
-   shm) and a host tensor: every member of the step's group g publishes where
-   its source is (its offset in its segment, its box and strides; one small
-   allgather, dt__comm_shm_begin, which is also the point after which every
-   owner's source is complete); if every member's source is in the arena,
-   each rank copies each piece of its destination straight from the owner's
-   segment through the owner's box and strides (pack and unpack in one
-   copy: one read and one write per element, against the MPI path's
-   pack, two copies through MPI's shared memory and unpack), then waits
-   (dt__comm_shm_end, a barrier) until every member has read what it needs
-   before anyone may change a source. Two synchronisations per step, the
-   bytes each rank reads are the pieces the MPI path would receive (the
-   lower bound), and nothing is written before both the allgather and the
-   decision, which every member takes from the same gathered words, so the
-   verdict is the same on every member. Otherwise (a source outside the
-   arena on any member: borrowed storage from dt_tensor_from_local, a shard
-   under DTENSOR_SHM_MIN, a full arena, the step buffers of a multi-step
-   plan) *taken = 0 and the step goes the MPI way, after that one allgather. */
+   The single-copy path of a step, on a mesh with a shared arena (>>shm)
+   and a host tensor: every member of the step's group g publishes its
+   source (dt__shm_publish); if every member's source is in the arena,
+   each rank copies each piece of its destination straight from the
+   owner's segment through the owner's box and strides (dt__shm_view; pack
+   and unpack in one copy: one read and one write per element, against the
+   MPI path's pack, two copies through MPI's shared memory and unpack),
+   then waits (dt__shm_done) until every member has read what it needs
+   before anyone may change a source. Two synchronisations per step, and
+   the bytes each rank reads are the pieces the MPI path would receive (the
+   lower bound). Otherwise (a source outside the arena on any member:
+   borrowed storage from dt_tensor_from_local, a shard under
+   DTENSOR_SHM_MIN, a full arena, the step buffers of a multi-step plan)
+   *taken = 0 and the step goes the MPI way, after that one allgather. */
 
 static long dt__shm_taken = 0; /* steps that went the shared way (read by the tests) */
 static long dt__shm_asked = 0; /* steps that asked (the allgather; read by the tests) */
-
-/* every copy into a destination on the shared path goes through here */
-static void dt__shm_copy_piece(const dt__ctx *x, const dt__array *src, dt__array *dst, const dt__box *b) {
-    dt__copy_box_op(src, dst, b, x->dtype, x->acc); /* acc >= 0: the last step of dt_tensor_redistribute_reduce */
-}
 
 /* Does the tensor hold less than n shards of DTENSOR_SHM_MIN bytes? Then
    some member's source is under it, and not in the arena, unless the
@@ -11423,50 +11572,35 @@ static int dt__shm_too_small(const dt__ctx *x, int n) {
 static dt_status dt__shm_step(const dt__ctx *x, dt_comm *g, int mdim, const dt__array *in, dt__array *out,
                               const dt__pieces *send, const dt__pieces *recv, int gather, int *taken) {
     dt_mesh *m = x->m;
-    int nd = x->ndim, k = 2 + 3 * nd, n = g->size, me = g->rank, j, d, c[DT_MAX_MESH_DIMS];
-    int64_t mine[2 + 3 * DT_MAX_DIMS], *all = NULL, st64[DT_MAX_DIMS];
+    int nd = x->ndim, n = g->size, me = g->rank, j, c[DT_MAX_MESH_DIMS];
+    int64_t *all = NULL;
     uint64_t sent = 0, got = 0;
+    dt__shm_pub pub;
     dt__box b;
     dt_status st;
     *taken = 0;
     if (!m->shm || !dt__on_host(x->dev) || n < 2 || dt__shm_too_small(x, n)) return DT_OK;
-    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, (size_t)n * (size_t)k * sizeof(int64_t), (void **)&all))) return st;
-    mine[0] = !dt__box_numel(nd, &in->box) ? 0 : dt__shm_owns(m->shm, in->data) ? (int64_t)(in->data - m->shm->mine) : -1;
-    mine[1] = in->stride != NULL;
-    for (d = 0; d < nd; d++) {
-        mine[2 + d] = in->box.lo[d];
-        mine[2 + nd + d] = in->box.ext[d];
-        mine[2 + 2 * nd + d] = in->stride ? in->stride[d] : 0;
-    }
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, dt__shm_words(in, 1, g) * sizeof *all, (void **)&all))) return st;
     dt__shm_asked++;
-    if ((st = dt__comm_shm_begin(m->shm, g, mine, k, all))) return st;
-    for (j = 0; j < n; j++)
-        if (all[(size_t)j * k] < 0) return DT_OK; /* the same verdict on every member: the MPI path */
-    *taken = 1;
+    if ((st = dt__shm_publish(m->shm, g, in, 1, all, &pub, taken)) || !*taken) return st;
     dt__shm_taken++;
     dt__transport_log(m, gather ? "gather" : "exchange boxes", DT__VIA_SHM);
     memcpy(c, m->coord, sizeof c);
-    for (j = 0; j < recv->n; j++) {
+    for (j = 0; j < recv->n && !st; j++) {
         int p = dt__piece_get(recv, j, &b);
-        const int64_t *w = all + (size_t)p * k;
-        dt__array src;
-        if (p == me) src = *in;
-        else {
+        dt__array src = *in; /* (my own piece: in the recv order, as a sum must add alike everywhere) */
+        if (p != me) {
             if (mdim >= 0) c[mdim] = p;
-            src.data = m->shm->base[mdim >= 0 ? dt__mesh_rank_of(m, c) : p] + w[0];
-            src.ndim = nd;
-            src.es = x->es;
-            for (d = 0; d < nd; d++) { src.box.lo[d] = w[2 + d]; src.box.ext[d] = w[2 + nd + d]; st64[d] = w[2 + 2 * nd + d]; }
-            src.stride = w[1] ? st64 : NULL;
+            dt__shm_view(m->shm, &pub, p, mdim >= 0 ? dt__mesh_rank_of(m, c) : p, 0, x->es, &src);
             got += dt__box_numel(nd, &b) * x->es;
         }
-        dt__shm_copy_piece(x, &src, out, &b);
+        st = dt__combine_on(x->dev, &src, out, &b, x->dtype, x->acc);
     }
     if (gather) sent = dt__box_numel(nd, &in->box) * x->es * (uint64_t)(n - 1);
     else
         for (j = 0; j < send->n; j++)
             if (dt__piece_get(send, j, &b) != me) sent += dt__box_numel(nd, &b) * x->es;
-    return dt__comm_shm_end(m->shm, g, sent, got);
+    return dt__shm_done(m->shm, g, sent, got, st);
 }
 
 /* One mesh dim, S -> R (allgather) or S(i) -> S(j) (all-to-all): member j
@@ -12266,7 +12400,7 @@ static dt_status dt__shm_auto(const dt_tensor *t) {
     for (d = 0; d < t->desc.ndim; d++) bytes *= (size_t)t->desc.shape[d];
     if (bytes / (size_t)m->size < m->shm_auto) return DT_OK;
     m->shm_auto = 0;
-    st = dt__comm_shm_make(m->comm, &m->shm);
+    st = dt__shm_make(m->comm, &m->shm);
     if (!st && m->shm && m->rank == 0 && dt__log_on(DT__LOG_SHM))
         fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank made at the first redistribution of %zu bytes "
                 "(DTENSOR_SHM=auto)\n", m->shm->cap, bytes);
@@ -13751,8 +13885,8 @@ typedef struct dt__summa {
     double bound;       /* this rank's lower bound on the bytes it receives */
     int shared;         /* 1: every panel read in place from its owner's segment of the
                            node's shared arena (dt__summa_share): no message, no buffer */
-    int64_t *pub;       /* then every mesh rank's words (dt__summa_share): per operand,
-                           its block's offset in the rank's segment and its strides */
+    int64_t *pub;       /* then every mesh rank's words (dt__summa_share), read through sh */
+    dt__shm_pub sh;
 } dt__summa;
 
 typedef struct dt__summa_panel {
@@ -14019,51 +14153,41 @@ static void dt__summa_strides(const dt__call *c, dt__summa *s) {
     }
 }
 
-/* the words mesh rank r published for operand i (dt__summa_share) */
-static const int64_t *dt__summa_words(const dt__call *c, const dt__summa *s, int r, int i) {
-    int k = 2 + c->in[0].d->ndim + c->in[1].d->ndim;
-    return s->pub + (size_t)r * (size_t)k + (i ? 1 + c->in[0].d->ndim : 0);
-}
-
 static long dt__summa_in_place = 0; /* streamed products read in place from the arena (read by the tests) */
 static long dt__summa_calls = 0;    /* streamed products (read by the tests) */
 
-/* Read in place? On a mesh with a shared arena (>>backend's shm: every
-   rank's segment mapped into every rank), a host product whose moving
-   operands lie in the arena on every rank needs neither messages nor
-   buffers: each panel is read by the GEMM straight from its owner's
-   storage, through the owner's strides. Every rank publishes, per operand,
-   its block's offset in its segment (-1: outside; an empty block: 0, it is
-   never read) and its strides, in one small allgather (dt__comm_shm_begin,
-   after which every owner's stores are visible); the verdict comes from
-   the same gathered words on every rank. The owners then keep their
-   storage unchanged until the end of the product: dt__summa_run_shared
-   ends on dt__comm_shm_end's barrier. The panels are whole segments (one
-   GEMM per owner's part: no panel costs an extra pass). */
+/* Read in place? On a mesh with a shared arena (>>shm: every rank's
+   segment mapped into every rank), a host product whose moving operands
+   lie in the arena on every rank needs neither messages nor buffers: each
+   panel is read by the GEMM straight from its owner's storage, through the
+   owner's strides. Every rank publishes its two blocks (dt__shm_publish;
+   an operand that does not move is read by no other rank), and the
+   verdict is the publication's, the same on every rank. The owners then
+   keep their storage unchanged until the end of the product:
+   dt__summa_run_shared ends on dt__shm_done. The panels are whole
+   segments (one GEMM per owner's part: no panel costs an extra pass). */
 static dt_status dt__summa_share(const dt__call *c, dt__summa *s) {
     dt_mesh *m = c->m;
-    int k = 2 + c->in[0].d->ndim + c->in[1].d->ndim, i, d, r, ok = 1;
-    int64_t mine[2 + 2 * DT_MAX_DIMS];
+    dt__array a[2];
+    int i;
     dt_status st;
     s->shared = 0;
     s->pub = NULL;
     if (!m->shm || !dt__on_host(c->dev) || m->size < 2) return DT_OK;
-    for (i = 0, d = 0; i < 2; i++) {
+    for (i = 0; i < 2; i++) {
         const dt_tensor *t = c->in[i].t;
-        int j;
-        mine[d++] = !t->numel || s->g[i] < 0 ? 0 : dt__shm_owns(m->shm, t->data) ? (int64_t)((const char *)t->data - m->shm->mine) : -1;
-        for (j = 0; j < t->desc.ndim; j++) mine[d++] = s->st[i][j];
+        a[i].data = s->g[i] < 0 ? NULL : (char *)t->data;
+        a[i].ndim = t->desc.ndim;
+        a[i].es = dt_dtype_size(t->desc.dtype);
+        a[i].box = t->box;
+        a[i].stride = s->st[i];
     }
-    if ((st = dt__alloc(c->fn, (size_t)m->size * (size_t)k * sizeof *s->pub, (void **)&s->pub))) return st;
-    if ((st = dt__comm_shm_begin(m->shm, m->comm, mine, k, s->pub))) { DT_FREE(s->pub); s->pub = NULL; return st; }
-    for (r = 0; r < m->size; r++)
-        for (i = 0; i < 2; i++) ok = ok && dt__summa_words(c, s, r, i)[0] >= 0;
-    if (!ok) { /* (the same verdict on every rank: the messages' way, after one allgather) */
-        DT_FREE(s->pub);
+    if ((st = dt__alloc(c->fn, dt__shm_words(a, 2, m->comm) * sizeof *s->pub, (void **)&s->pub))) return st;
+    if ((st = dt__shm_publish(m->shm, m->comm, a, 2, s->pub, &s->sh, &s->shared)) || !s->shared) {
+        DT_FREE(s->pub); /* (not shared: the messages' way, after that one allgather) */
         s->pub = NULL;
-        return DT_OK;
+        return st;
     }
-    s->shared = 1;
     s->w = s->K;
     s->nbuf = 0;
     s->work = 0;
@@ -14422,22 +14546,22 @@ static void dt__summa_read_shared(const dt__call *c, const dt__summa *s, const d
     const dt_mesh *m = c->m;
     int i, coord[DT_MAX_MESH_DIMS];
     for (i = 0; i < 2; i++) {
-        int r = m->rank;
-        const char *base = (const char *)c->in[i].t->data;
-        const int64_t *w;
-        size_t bytes = s->unit[i] * (size_t)pn->w;
+        size_t es = dt_dtype_size(c->in[i].d->dtype), bytes = s->unit[i] * (size_t)pn->w;
+        dt__array v;
+        v.data = (char *)c->in[i].t->data;
+        v.stride = s->st[i];
         if (s->g[i] >= 0) {
+            int r;
             memcpy(coord, m->coord, sizeof coord);
             coord[s->g[i]] = pn->owner[i];
             r = dt__mesh_rank_of(m, coord);
-            base = m->shm->base[r] + dt__summa_words(c, s, r, i)[0];
+            dt__shm_view(m->shm, &s->sh, r, r, i, es, &v);
             if (r != m->rank) *got += bytes;
             else *sent += bytes * (uint64_t)(m->shape[s->g[i]] - 1);
         }
-        w = dt__summa_words(c, s, r, i) + 1;
-        in[i].data = base + (size_t)(pn->lk[i] * w[s->kd[i]]) * dt_dtype_size(c->in[i].d->dtype);
+        in[i].data = v.data + (size_t)(pn->lk[i] * v.stride[s->kd[i]]) * es;
         in[i].ndim = c->in[i].d->ndim;
-        in[i].stride = w;
+        in[i].stride = v.stride;
         dt__summa_panel_box(s, i, pn, &in[i].box);
     }
 }
@@ -14450,7 +14574,7 @@ static dt_status dt__summa_run_shared(const dt__call *c, dt__summa *s, const dt_
     dt_comm_stats before, after;
     uint64_t sent = 0, got = 0;
     int p = 0, more;
-    dt_status st = DT_OK, e;
+    dt_status st = DT_OK;
     dt_comm_get_stats(c->m->comm, &before);
     memset(&pn, 0, sizeof pn);
     more = dt__summa_following(s, c->m, NULL, &pn); /* (every layer has a panel: dt__summa_layers) */
@@ -14465,8 +14589,7 @@ static dt_status dt__summa_run_shared(const dt__call *c, dt__summa *s, const dt_
         x = pn;
         more = dt__summa_following(s, c->m, &x, &pn);
     }
-    e = dt__comm_shm_end(c->m->shm, c->m->comm, sent, got);
-    if (!st) st = e;
+    st = dt__shm_done(c->m->shm, c->m->comm, sent, got, st);
     if (!st && s->L >= 0) st = dt__summa_layers_sum(c, s, o);
     dt_comm_get_stats(c->m->comm, &after);
     if (!st) dt__comm_note_matmul(c->m->comm, after.bytes_recv - before.bytes_recv, (uint64_t)s->bound);
@@ -14990,7 +15113,7 @@ static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     if ((st = dt__summa_choose(c, &s, &stream))) return st;
     st = dt__move_inputs(c, loc, extra, stream ? 3u : 0u);
     if (!st) st = stream ? dt__summa_run(c, &s, &loc[2], o) : dt__families[c->def->family].run(c, loc, o);
-    else if (stream && s.shared) (void)dt__comm_shm_end(c->m->shm, c->m->comm, 0, 0); /* (the others wait there) */
+    else if (stream && s.shared) (void)dt__shm_done(c->m->shm, c->m->comm, 0, 0, st); /* (the others wait there) */
     if (stream && s.pub) DT_FREE(s.pub);
     for (i = 0; i < c->nin; i++)
         if (extra[i]) c->dev->free(extra[i]);

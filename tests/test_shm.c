@@ -5,7 +5,7 @@
    impl:  own
 */
 /* test_shm.c -- single-copy exchanges through MPI-3 shared windows
-   (dt_comm_set_shm, DTENSOR_SHM; >>backend's and >>redistribute's shm parts).
+   (dt_comm_set_shm, DTENSOR_SHM; >>shm, and >>redistribute's shm part).
 
    With the shared path forced on (DTENSOR_SHM_MIN=0: every shard in the
    arena) and off, on the 1-D mesh and every 2-D mesh of the ranks, for 2-D
