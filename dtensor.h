@@ -8645,6 +8645,7 @@ enum { DT__SCRATCH_SEND, DT__SCRATCH_RECV, DT__SCRATCH_STEP0, DT__SCRATCH_STEP1,
        DT__SCRATCH_F32, DT__SCRATCH_F32B, DT__SCRATCH_SCALAR,                    /* reductions in F32; integer AVG parts */
        DT__SCRATCH_STAGE0, DT__SCRATCH_STAGE1,                                  /* staging of devices */
        DT__SCRATCH_PIECES0, DT__SCRATCH_PIECES1, DT__SCRATCH_COUNTS,            /* exchange lists, counts */
+       DT__SCRATCH_MOVES,                                                       /* an exchange's moves */
        DT__SCRATCH_SLOTS };
 
 struct dt__entry; /* an entry of the strategy cache, opaque here: >>propagate completes it */
@@ -10677,17 +10678,44 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
     return DT_OK;
 }
 
-/* ---- the pipelined exchange ----
-   A large piece exchange over a backend that starts messages runs in
-   rounds instead of one alltoallv: each piece is cut into parts of about
-   DT__PIPE_CHUNK bytes along its first dim longer than 1 (sender and
-   receiver cut the same box alike), round r moves every piece's part r,
-   and round r + 1 is packed and started before round r is waited for and
-   placed. So packing overlaps the messages in flight, and the placing
-   (unpacking, or combining for _reduce) of one round the next round's
-   messages; parts that are one stretch of out arrive in place. Two rounds'
-   buffers, in the mesh's scratch. Off unless DTENSOR_PIPE_CHUNK is set: on
-   one node (MPICH, 2 ranks) one alltoallv was as fast or faster. */
+/* ---- the moves ----
+   One exchange's messages as one flat list, computed once from its two
+   piece lists and read by every message engine (the backend collective,
+   the posted MPI messages, a pipelined round, begin/end) both to size its
+   buffers and to post: receives first, in piece order, then sends; each
+   with its member, its box (a piece, or in a pipelined round a part of
+   one), its bytes, and how it travels -- in place (one stretch of its
+   array, at a byte offset there), as an MPI datatype of its array (the
+   posted engine marks these), or through a buffer (at an offset in the
+   send or the receive buffer, which dt__moves_buffer assigns and sizes in
+   the same pass). This rank's own piece is never a move (dt__place_own);
+   a buffered receive lands through dt__place_piece. */
+typedef enum dt__how { DT__BUFFERED, DT__IN_PLACE, DT__TYPED } dt__how;
+
+typedef struct dt__move {
+    dt__box box;  /* the piece, or its part (a pipelined round) */
+    size_t bytes;
+    size_t at;    /* in place: the byte offset in in (a send) or out (a receive); buffered: in the buffer */
+    int peer;     /* the member of g at the other end */
+    int send;     /* 1: from in; 0: into out */
+    dt__how how;
+} dt__move;
+
+typedef struct dt__moves {
+    dt__move *v;
+    int n, nrecv, nd;      /* moves; the first nrecv are the receives; the boxes' dims */
+    size_t sbytes, rbytes; /* the send and the receive buffer (dt__moves_buffer) */
+    uint64_t sent, got;    /* every move's bytes each way, however it travels (the accounting) */
+} dt__moves;
+
+/* room for the moves of pieces send and recv (a gather sends to every member) */
+static size_t dt__moves_room(const dt__pieces *send, const dt__pieces *recv, int members, int gather) {
+    return (size_t)(gather ? members : send->n) + (size_t)recv->n + 1;
+}
+
+/* A pipelined exchange (below) cuts each piece into parts of about
+   DTENSOR_PIPE_CHUNK bytes along its first dim longer than 1 (sender and
+   receiver cut the same box alike); round r moves every piece's part r. */
 #define DT__PIPE_CHUNK dt__pipe_chunk()
 
 static size_t dt__pipe_chunk_state = (size_t)-1;
@@ -10722,7 +10750,175 @@ static int dt__pipe_part(int nd, const dt__box *b, size_t es, int64_t c, dt__box
     return dt__box_numel(nd, part) > 0;
 }
 
-/* the rounds a pipelined exchange takes on this rank (0: not worth it) */
+static int dt__box_same(int nd, const dt__box *a, const dt__box *b) {
+    int d;
+    for (d = 0; d < nd; d++)
+        if (a->lo[d] != b->lo[d] || a->ext[d] != b->ext[d]) return 0;
+    return 1;
+}
+
+/* The buffers: every buffered move's offset in its side's buffer, in list
+   order, and the two sizes. Consecutive sends of one box (a gather's
+   shard, or a part sent to every copy of a replicated destination) share
+   one packed copy: the same bytes of the same array. */
+static void dt__moves_buffer(dt__moves *mv) {
+    int i;
+    mv->sbytes = mv->rbytes = 0;
+    for (i = 0; i < mv->n; i++) {
+        dt__move *v = &mv->v[i];
+        size_t *size = v->send ? &mv->sbytes : &mv->rbytes;
+        if (v->how != DT__BUFFERED) continue;
+        if (v->send && i > mv->nrecv && mv->v[i - 1].how == DT__BUFFERED &&
+            dt__box_same(mv->nd, &mv->v[i - 1].box, &v->box)) {
+            v->at = mv->v[i - 1].at;
+            continue;
+        }
+        v->at = *size;
+        *size += v->bytes;
+    }
+}
+
+/* May a piece travel in place, at byte offset off of its tensor's storage?
+   The collective's native-or-emulated choice is made from `bound`, the same
+   on every rank (dt__comm_alltoallv), so every count and displacement this
+   rank hands it must stay under the bound: a piece of a padded (ghosted or
+   strided) array can sit past it and is then packed. A gather's allgatherv
+   is declined by the backend from its own displacements (the int range):
+   in place only where the bound itself fits, so that every rank's
+   displacements do; past it every rank packs, and packed displacements are
+   the same on every rank. */
+static int dt__in_place_fits(size_t off, size_t count, size_t bound, int gather) {
+    return off + count <= bound && (!gather || bound <= DT__COUNT_MAX);
+}
+
+/* how dt__moves_plan may put moves in place */
+enum {
+    DT__MV_ALL = 1, /* a side in place only if every move of it is, each under the bound (one collective
+                       call: one base pointer, counts under the step's bound, dt__in_place_fits) */
+    DT__MV_COPY = 2 /* every send packed (begin: the source is not read once it returns) */
+};
+
+/* one side's moves: the pieces of p but this rank's own (part `round` of
+   each, round >= 0), in place where may_in_place and the piece is one
+   stretch of a (under flags' DT__MV_ALL rule) */
+static void dt__moves_side(dt__moves *mv, const dt__array *a, const dt__pieces *p, int me, int64_t round,
+                           int may_in_place, int send, unsigned flags, size_t bound) {
+    int all = (flags & DT__MV_ALL) != 0;
+    int k, first = mv->n, every = 1;
+    dt__box b;
+    for (k = 0; k < p->n; k++) {
+        dt__move *v = &mv->v[mv->n];
+        int j = dt__piece_get(p, k, &b);
+        if (j == me) continue;
+        if (round >= 0) {
+            if (!dt__pipe_part(a->ndim, &b, a->es, round, &v->box)) continue;
+        } else {
+            if (!dt__box_numel(a->ndim, &b)) continue;
+            v->box = b;
+        }
+        v->bytes = dt__box_numel(a->ndim, &v->box) * a->es;
+        v->peer = j;
+        v->send = send;
+        v->at = 0;
+        v->how = may_in_place && dt__piece_contiguous(a, &v->box, &v->at) &&
+                         (!all || dt__in_place_fits(v->at, v->bytes, bound, 0)) ? DT__IN_PLACE : DT__BUFFERED;
+        every = every && v->how == DT__IN_PLACE;
+        if (send) mv->sent += v->bytes;
+        else mv->got += v->bytes;
+        mv->n++;
+    }
+    for (k = first; all && !every && k < mv->n; k++) mv->v[k].how = DT__BUFFERED;
+}
+
+/* The moves of an exchange over a group of n members where this rank is
+   member me (round < 0), or of round `round` of a pipelined one, into
+   mv->v (room: dt__moves_room), their buffers assigned. A receive combined
+   into out (acc >= 0) is buffered. gather: every member sends its whole
+   `in` (send unused). flags: DT__MV_*. */
+static void dt__moves_plan(dt__moves *mv, const dt__array *in, const dt__array *out, const dt__pieces *send,
+                           const dt__pieces *recv, int n, int me, int gather, int64_t round, int acc,
+                           unsigned flags, size_t bound) {
+    int copy = (flags & DT__MV_COPY) != 0;
+    mv->n = 0;
+    mv->nd = in->ndim;
+    mv->sent = mv->got = 0;
+    dt__moves_side(mv, out, recv, me, round, acc < 0, 0, flags, bound);
+    mv->nrecv = mv->n;
+    if (!gather) dt__moves_side(mv, in, send, me, round, !copy, 1, flags, bound);
+    else if (dt__box_numel(in->ndim, &in->box)) {
+        int j;
+        size_t at = 0, bytes = dt__box_numel(in->ndim, &in->box) * in->es;
+        int whole = !copy && dt__piece_contiguous(in, &in->box, &at);
+        for (j = 0; j < n; j++) {
+            dt__move *v = &mv->v[mv->n];
+            if (j == me) continue;
+            v->box = in->box;
+            v->bytes = bytes;
+            v->peer = j;
+            v->send = 1;
+            v->at = at;
+            v->how = whole ? DT__IN_PLACE : DT__BUFFERED;
+            mv->sent += bytes;
+            mv->n++;
+        }
+    }
+    dt__moves_buffer(mv);
+}
+
+/* the buffered sends, packed into sbuf (dev's memory), each shared box once */
+static dt_status dt__moves_pack(const dt__device *dev, const dt__array *in, const dt__moves *mv, char *sbuf) {
+    int i;
+    dt_status st = DT_OK;
+    for (i = mv->nrecv; i < mv->n && !st; i++) {
+        const dt__move *v = &mv->v[i];
+        if (v->how == DT__BUFFERED && !(i > mv->nrecv && mv->v[i - 1].how == DT__BUFFERED && mv->v[i - 1].at == v->at))
+            st = dt__pack_on(dev, in, &v->box, sbuf + v->at);
+    }
+    return st;
+}
+
+/* the messages of the moves (untyped ones: in place or through sbuf/rbuf) */
+static void dt__moves_messages(dt_comm *g, const dt__array *in, const dt__array *out, const dt__moves *mv,
+                               char *sbuf, char *rbuf, dt_message *msgs) {
+    int i;
+    for (i = 0; i < mv->n; i++) {
+        const dt__move *v = &mv->v[i];
+        const dt__array *a = v->send ? in : out;
+        msgs[i].buf = (v->how == DT__IN_PLACE ? a->data : v->send ? sbuf : rbuf) + v->at;
+        msgs[i].bytes = v->bytes;
+        msgs[i].peer = dt__comm_carrier_rank(g, v->peer);
+        msgs[i].send = v->send;
+    }
+}
+
+/* receive i, arrived: into out if it came through rbuf (copied, or combined for acc >= 0) */
+static dt_status dt__moves_land(const dt__device *dev, const dt__moves *mv, int i, const char *rbuf,
+                                const dt__array *out, dt_dtype t, int acc) {
+    const dt__move *v = &mv->v[i];
+    return v->how == DT__BUFFERED ? dt__place_piece(dev, rbuf + v->at, &v->box, out, t, acc) : DT_OK;
+}
+
+/* every receive, arrived */
+static dt_status dt__moves_land_all(const dt__device *dev, const dt__moves *mv, const char *rbuf,
+                                    const dt__array *out, dt_dtype t, int acc) {
+    int i;
+    dt_status st = DT_OK;
+    for (i = 0; i < mv->nrecv && !st; i++) st = dt__moves_land(dev, mv, i, rbuf, out, t, acc);
+    return st;
+}
+
+/* ---- the pipelined exchange ----
+   A large piece exchange over a backend that starts messages runs in
+   rounds instead of one alltoallv (the parts above): round r + 1 is
+   planned, packed and started before round r is waited for and placed.
+   So packing overlaps the messages in flight, and the placing (unpacking,
+   or combining for _reduce) of one round the next round's messages; parts
+   that are one stretch of out arrive in place. Two rounds' buffers, in
+   the mesh's scratch, sized from every round's moves. Off unless
+   DTENSOR_PIPE_CHUNK is set: on one node (MPICH, 2 ranks) one alltoallv
+   was as fast or faster. */
+
+/* the rounds a pipelined exchange takes on this rank */
 static int64_t dt__pipe_rounds(const dt__array *in, const dt__pieces *send, const dt__pieces *recv, int me) {
     int64_t r = 0, k;
     int i, j, d;
@@ -10735,116 +10931,53 @@ static int64_t dt__pipe_rounds(const dt__array *in, const dt__pieces *send, cons
     return r;
 }
 
-typedef struct dt__pipe_slot {
+typedef struct dt__pipe_slot { /* one round in flight */
     void *req;
     char *sbuf, *rbuf;
     dt_message *msgs;
-    int *unpack;        /* the recv pieces whose part this round landed in rbuf */
-    size_t *uoff;
-    int nunpack;
+    dt__moves mv;
 } dt__pipe_slot;
 
-/* round r's parts: packed, their messages started */
+/* round r: planned, packed, its messages started */
 static dt_status dt__pipe_post(dt_comm *g, const dt__device *dev, const dt__array *in, dt__array *out,
                                const dt__pieces *send, const dt__pieces *recv, int64_t r, int acc, dt__pipe_slot *x) {
-    int k, j, n = 0, me = g->rank, nd = in->ndim;
-    size_t so = 0, ro = 0, one, at;
-    uint64_t sent = 0, got = 0;
-    dt__box b, part;
     dt_status st;
-    x->nunpack = 0;
-    for (k = 0; k < recv->n; k++) {
-        if ((j = dt__piece_get(recv, k, &b)) == me || !dt__pipe_part(nd, &b, in->es, r, &part)) continue;
-        one = dt__box_numel(nd, &part) * in->es;
-        x->msgs[n].bytes = one;
-        x->msgs[n].peer = dt__comm_carrier_rank(g, j);
-        x->msgs[n].send = 0;
-        if (acc < 0 && dt__piece_contiguous(out, &part, &at)) {
-            x->msgs[n++].buf = out->data + at;
-        } else {
-            x->msgs[n++].buf = x->rbuf + ro;
-            x->unpack[x->nunpack] = k;
-            x->uoff[x->nunpack++] = ro;
-            ro += one;
-        }
-        got += one;
-    }
-    for (k = 0; k < send->n; k++) {
-        if ((j = dt__piece_get(send, k, &b)) == me || !dt__pipe_part(nd, &b, in->es, r, &part)) continue;
-        one = dt__box_numel(nd, &part) * in->es;
-        if (dt__piece_contiguous(in, &part, &at)) {
-            x->msgs[n].buf = in->data + at; /* (sent, never written) */
-        } else {
-            if ((st = dt__pack_on(dev, in, &part, x->sbuf + so))) return st;
-            x->msgs[n].buf = x->sbuf + so;
-            so += one;
-        }
-        x->msgs[n].bytes = one;
-        x->msgs[n].peer = dt__comm_carrier_rank(g, j);
-        x->msgs[n++].send = 1;
-        sent += one;
-    }
-    return dt__comm_start(g, DT__TAG_MOVE, n, x->msgs, sent, got, &x->req);
-}
-
-/* round r's parts that landed in rbuf: into out (combined for acc >= 0) */
-static dt_status dt__pipe_place(const dt__device *dev, const dt__array *in, dt__array *out, const dt__pieces *recv,
-                                int64_t r, dt_dtype t, int acc, const dt__pipe_slot *x) {
-    int u;
-    dt__box b, part;
-    dt_status st = DT_OK;
-    for (u = 0; u < x->nunpack && !st; u++) {
-        dt__piece_get(recv, x->unpack[u], &b);
-        dt__pipe_part(in->ndim, &b, in->es, r, &part);
-        st = dt__place_piece(dev, x->rbuf + x->uoff[u], &part, out, t, acc);
-    }
-    return st;
-}
-
-/* the bytes of round r's packed sends and received parts on this rank */
-static void dt__pipe_bytes(const dt__array *in, const dt__array *out, const dt__pieces *send, const dt__pieces *recv,
-                           int me, int64_t r, int acc, size_t *sb, size_t *rb) {
-    int k;
-    size_t at;
-    dt__box b, part;
-    *sb = *rb = 0;
-    for (k = 0; k < send->n; k++)
-        if (dt__piece_get(send, k, &b) != me && dt__pipe_part(in->ndim, &b, in->es, r, &part) &&
-            !dt__piece_contiguous(in, &part, &at))
-            *sb += dt__box_numel(in->ndim, &part) * in->es;
-    for (k = 0; k < recv->n; k++)
-        if (dt__piece_get(recv, k, &b) != me && dt__pipe_part(in->ndim, &b, in->es, r, &part) &&
-            (acc >= 0 || !dt__piece_contiguous(out, &part, &at)))
-            *rb += dt__box_numel(in->ndim, &part) * in->es;
+    dt__moves_plan(&x->mv, in, out, send, recv, g->size, g->rank, 0, r, acc, 0, 0);
+    if ((st = dt__moves_pack(dev, in, &x->mv, x->sbuf))) return st;
+    dt__moves_messages(g, in, out, &x->mv, x->sbuf, x->rbuf, x->msgs);
+    return dt__comm_start(g, DT__TAG_MOVE, x->mv.n, x->msgs, x->mv.sent, x->mv.got, &x->req);
 }
 
 static dt_status dt__exchange_pipelined(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
                                         dt__array *out, const dt__pieces *send, const dt__pieces *recv,
                                         int64_t rounds, dt_dtype t, int acc) {
     dt__pipe_slot x[2];
-    size_t smax = 0, rmax = 0, sb, rb, nmsg = (size_t)(send->n + recv->n) + 1;
+    size_t smax = 0, rmax = 0, nmv = dt__moves_room(send, recv, g->size, 0);
     char *sbuf = NULL, *rbuf = NULL, *mem = NULL;
     int64_t r;
     int i;
     dt_status st = DT_OK, e;
-    for (r = 0; r < rounds; r++) {
-        dt__pipe_bytes(in, out, send, recv, g->rank, r, acc, &sb, &rb);
-        if (sb > smax) smax = sb;
-        if (rb > rmax) rmax = rb;
-    }
-    if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, 2 * smax, (void **)&sbuf)) ||
-        (st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, 2 * rmax, (void **)&rbuf)) ||
-        (st = dt__alloc("dt_tensor_redistribute", 2 * nmsg * (sizeof(dt_message) + sizeof(int) + sizeof(size_t)),
+    if ((st = dt__alloc("dt_tensor_redistribute", 2 * nmv * (sizeof(dt__move) + sizeof(dt_message)),
                         (void **)&mem)))
         return st;
-    for (i = 0; i < 2; i++) { /* (size_t, then messages, then ints: each aligned) */
+    for (i = 0; i < 2; i++) { /* (moves, then messages: each aligned) */
         x[i].req = NULL;
+        x[i].mv.v = (dt__move *)(void *)(mem + (size_t)i * nmv * sizeof(dt__move));
+        x[i].msgs = (dt_message *)(void *)(mem + 2 * nmv * sizeof(dt__move) + (size_t)i * nmv * sizeof(dt_message));
+    }
+    for (r = 0; r < rounds; r++) { /* the buffers: the largest round's, from the moves the rounds post */
+        dt__moves_plan(&x[0].mv, in, out, send, recv, g->size, g->rank, 0, r, acc, 0, 0);
+        if (x[0].mv.sbytes > smax) smax = x[0].mv.sbytes;
+        if (x[0].mv.rbytes > rmax) rmax = x[0].mv.rbytes;
+    }
+    if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, 2 * smax, (void **)&sbuf)) ||
+        (st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, 2 * rmax, (void **)&rbuf))) {
+        DT_FREE(mem);
+        return st;
+    }
+    for (i = 0; i < 2; i++) {
         x[i].sbuf = sbuf + (size_t)i * smax;
         x[i].rbuf = rbuf + (size_t)i * rmax;
-        x[i].uoff = (size_t *)(void *)(mem + (size_t)i * nmsg * sizeof(size_t));
-        x[i].msgs = (dt_message *)(void *)(mem + 2 * nmsg * sizeof(size_t) + (size_t)i * nmsg * sizeof(dt_message));
-        x[i].unpack = (int *)(void *)(mem + 2 * nmsg * (sizeof(size_t) + sizeof(dt_message)) +
-                                      (size_t)i * nmsg * sizeof(int));
     }
     st = dt__place_own(dev, in, out, recv, g->rank, t, acc); /* while nothing is in flight */
     if (!st) st = dt__pipe_post(g, dev, in, out, send, recv, 0, acc, &x[0]);
@@ -10854,7 +10987,7 @@ static dt_status dt__exchange_pipelined(dt_mesh *m, const dt__device *dev, dt_co
         e = dt__comm_wait(g, cur->req);
         cur->req = NULL;
         if ((st = e)) break;
-        st = dt__pipe_place(dev, in, out, recv, r, t, acc, cur);
+        st = dt__moves_land_all(dev, &cur->mv, cur->rbuf, out, t, acc);
     }
     for (i = 0; i < 2; i++) { /* after a failure: nothing left in flight */
         e = dt__comm_wait(g, x[i].req);
@@ -10920,15 +11053,15 @@ static int dt__xposted_applies(const dt__device *dev, dt_comm *g, size_t bound) 
     return dt__on_host(dev) && g->size > 1 && dt__comm_typed_messages(g) && dt__xposted() && bound <= (size_t)INT_MAX;
 }
 
-typedef struct dt__xmsgs { /* the posted exchange's messages, in the COUNTS scratch */
+typedef struct dt__xmsgs { /* the posted exchange's MPI state per message (message i: move i), COUNTS scratch */
     dt_message *msgs;
     char **base;
-    int *count, *piece;
+    int *count;
     MPI_Datatype *type;
     MPI_Request *rq;
     MPI_Status *sts;
     int *idx;
-    int n, nrecv;
+    int n;
 } dt__xmsgs;
 
 /* the next n bytes of p, from *at, rounded up to 16 */
@@ -10941,7 +11074,7 @@ static void *dt__xtake(char *p, size_t *at, size_t n) {
 static dt_status dt__xmsgs_alloc(dt_mesh *m, int cap, dt__xmsgs *x) {
     size_t c = (size_t)(cap ? cap : 1), at = 0;
     size_t bytes = 8 * 15 + c * (sizeof(MPI_Status) + sizeof(dt_message) + sizeof(char *) + sizeof(MPI_Datatype) +
-                                 sizeof(MPI_Request) + 3 * sizeof(int));
+                                 sizeof(MPI_Request) + 2 * sizeof(int));
     char *p = NULL;
     dt_status st = dt__scratch(m, DT__SCRATCH_COUNTS, bytes, (void **)&p);
     if (st) return st;
@@ -10951,26 +11084,39 @@ static dt_status dt__xmsgs_alloc(dt_mesh *m, int cap, dt__xmsgs *x) {
     x->type = (MPI_Datatype *)dt__xtake(p, &at, c * sizeof(MPI_Datatype));
     x->rq = (MPI_Request *)dt__xtake(p, &at, c * sizeof(MPI_Request));
     x->count = (int *)dt__xtake(p, &at, c * sizeof(int));
-    x->piece = (int *)dt__xtake(p, &at, c * sizeof(int));
     x->idx = (int *)dt__xtake(p, &at, c * sizeof(int));
-    x->n = x->nrecv = 0;
+    x->n = 0;
     return DT_OK;
 }
 
-/* the next message: piece k of `a`, in place (a stretch of a, or a type of
-   el where `typed`); 0 where it must go through a buffer (type NULL) */
-static int dt__xmsg(dt__xmsgs *x, dt_comm *g, int j, int k, const dt__array *a, const dt__box *b, MPI_Datatype el,
-                    int send, int typed) {
-    int i = x->n++;
-    x->msgs[i].peer = dt__comm_carrier_rank(g, j);
-    x->msgs[i].send = send;
-    x->msgs[i].bytes = dt__box_numel(a->ndim, b) * a->es;
-    x->msgs[i].buf = NULL;
-    x->piece[i] = k;
-    x->type[i] = MPI_DATATYPE_NULL;
-    if (typed && dt__mpi_box_type(a, b, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i])) return 1;
-    x->type[i] = MPI_DATATYPE_NULL;
-    return 0;
+/* The moves a datatype of their array carries (sends; receives that are
+   copied, acc < 0): marked typed, their types in x; then the buffers
+   assigned to the rest */
+static void dt__xmsgs_type(dt__xmsgs *x, dt__moves *mv, const dt__array *in, const dt__array *out, MPI_Datatype el,
+                           int acc) {
+    int i;
+    for (i = 0; i < mv->n; i++) {
+        dt__move *v = &mv->v[i];
+        x->type[i] = MPI_DATATYPE_NULL;
+        if (v->how == DT__BUFFERED && (v->send || acc < 0) &&
+            dt__mpi_box_type(v->send ? in : out, &v->box, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i]))
+            v->how = DT__TYPED;
+        else
+            x->type[i] = MPI_DATATYPE_NULL;
+    }
+    x->n = mv->n;
+    dt__moves_buffer(mv);
+}
+
+/* every message not typed: its bytes as elements of el, where the moves put them */
+static void dt__xmsgs_untyped(dt__xmsgs *x, const dt__moves *mv, MPI_Datatype el, size_t es) {
+    int i;
+    for (i = 0; i < mv->n; i++)
+        if (mv->v[i].how != DT__TYPED) {
+            x->base[i] = (char *)x->msgs[i].buf;
+            x->count[i] = (int)(mv->v[i].bytes / es);
+            x->type[i] = el;
+        }
 }
 
 static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
@@ -10979,82 +11125,53 @@ static void dt__xmsgs_free_types(dt__xmsgs *x, MPI_Datatype el) {
 
 /* the buffered receives placed into out as they arrive (unpacked, or
    combined for acc >= 0), then the sends completed */
-static dt_status dt__xwait_place(const dt__device *dev, dt__array *out, const dt__pieces *recv, dt__xmsgs *x,
-                                 dt_dtype t, int acc) {
-    int left = x->nrecv, got, u;
+static dt_status dt__xwait_place(const dt__device *dev, dt__array *out, const dt__moves *mv, const char *rbuf,
+                                 dt__xmsgs *x, dt_dtype t, int acc) {
+    int left = mv->nrecv, got, u;
     dt_status st = DT_OK, sw;
     while (left > 0) {
-        dt_status sg = dt__mpi_waitsome(x->nrecv, x->rq, &got, x->idx, x->sts);
+        dt_status sg = dt__mpi_waitsome(mv->nrecv, x->rq, &got, x->idx, x->sts);
         if (sg) {
             if (!st) st = sg;
             break;
         }
-        for (u = 0; u < got; u++) {
-            int i = x->idx[u];
-            dt__box b;
-            if (st || !x->msgs[i].buf) continue; /* (landed in out) */
-            dt__piece_get(recv, x->piece[i], &b);
-            st = dt__place_piece(dev, x->msgs[i].buf, &b, out, t, acc);
-        }
+        for (u = 0; u < got && !st; u++) st = dt__moves_land(dev, mv, x->idx[u], rbuf, out, t, acc);
         left -= got;
     }
-    if (left > 0) (void)dt__comm_wait_typed(x->nrecv, x->rq, x->sts); /* (never leave a request behind) */
-    sw = dt__comm_wait_typed(x->n - x->nrecv, x->rq + x->nrecv, x->sts);
+    if (left > 0) (void)dt__comm_wait_typed(mv->nrecv, x->rq, x->sts); /* (never leave a request behind) */
+    sw = dt__comm_wait_typed(mv->n - mv->nrecv, x->rq + mv->nrecv, x->sts);
     return st ? st : sw;
 }
 
 static dt_status dt__exchange_posted(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
                                     dt__array *out, const dt__pieces *send, const dt__pieces *recv, dt_dtype t,
                                     int acc) {
-    int me = g->rank, nd = in->ndim, j, k, i, owned, nrq = 0, mine = -1;
-    size_t es = in->es, rbytes = 0, sbytes = 0, off;
-    uint64_t sent = 0, got = 0;
+    int owned, nrq = 0;
     char *rbuf = NULL, *sbuf = NULL;
     MPI_Datatype el;
+    dt__moves mv;
     dt__xmsgs x;
-    dt__box b;
     dt_status st, sw;
     x.n = 0;
-    if (!dt__mpi_elem_type(es, &el, &owned)) /* (dt__transport_of chose this path: MPI refused the type) */
-        return dt__fail(DT_ERR_COMM, "dt_comm_mpi: no MPI datatype for elements of %lu bytes", (unsigned long)es);
-    if ((st = dt__xmsgs_alloc(m, send->n + recv->n, &x))) goto done;
-    for (k = 0; k < recv->n; k++) {
-        size_t one;
-        if ((j = dt__piece_get(recv, k, &b)) == me) { mine = k; continue; }
-        if (!(one = dt__box_numel(nd, &b) * es)) continue;
-        got += one;
-        /* acc >= 0: into the receive buffer, combined as it arrives; else
-           straight into out, or unpacked as it arrives where no type fits */
-        if (!dt__xmsg(&x, g, j, k, out, &b, el, 0, acc < 0)) rbytes += one;
-    }
-    x.nrecv = x.n;
-    for (k = 0; k < send->n; k++) {
-        size_t one;
-        if ((j = dt__piece_get(send, k, &b)) == me || !(one = dt__box_numel(nd, &b) * es)) continue;
-        sent += one;
-        if (!dt__xmsg(&x, g, j, k, in, &b, el, 1, 1)) sbytes += one;
-    }
-    if ((rbytes && (st = dt__scratch(m, DT__SCRATCH_RECV, rbytes, (void **)&rbuf))) ||
-        (sbytes && (st = dt__scratch(m, DT__SCRATCH_SEND, sbytes, (void **)&sbuf))))
+    if (!dt__mpi_elem_type(in->es, &el, &owned)) /* (dt__transport_of chose this path: MPI refused the type) */
+        return dt__fail(DT_ERR_COMM, "dt_comm_mpi: no MPI datatype for elements of %lu bytes", (unsigned long)in->es);
+    if ((st = dt__scratch(m, DT__SCRATCH_MOVES, dt__moves_room(send, recv, g->size, 0) * sizeof(dt__move),
+                          (void **)&mv.v)) ||
+        (st = dt__xmsgs_alloc(m, (int)dt__moves_room(send, recv, g->size, 0), &x)))
         goto done;
-    for (i = 0, off = 0; i < x.nrecv; i++) /* the buffered receives: their place in rbuf */
-        if (x.type[i] == MPI_DATATYPE_NULL) {
-            x.base[i] = rbuf + off; x.count[i] = (int)(x.msgs[i].bytes / es); x.type[i] = el;
-            x.msgs[i].buf = rbuf + off; /* (marks it: placed from rbuf) */
-            off += x.msgs[i].bytes;
-        }
-    for (i = x.nrecv, off = 0; i < x.n; i++) /* the sends no type could take: packed */
-        if (x.type[i] == MPI_DATATYPE_NULL) {
-            dt__piece_get(send, x.piece[i], &b);
-            dt__pack(in, &b, sbuf + off);
-            x.base[i] = sbuf + off; x.count[i] = (int)(x.msgs[i].bytes / es); x.type[i] = el;
-            off += x.msgs[i].bytes;
-        }
-    if ((st = dt__comm_start_typed(g, DT__TAG_MOVE, x.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq, sent,
-                                   got)))
+    dt__moves_plan(&mv, in, out, send, recv, g->size, g->rank, 0, -1, acc, 0, 0);
+    dt__xmsgs_type(&x, &mv, in, out, el, acc);
+    if ((mv.rbytes && (st = dt__scratch(m, DT__SCRATCH_RECV, mv.rbytes, (void **)&rbuf))) ||
+        (mv.sbytes && (st = dt__scratch(m, DT__SCRATCH_SEND, mv.sbytes, (void **)&sbuf))) ||
+        (st = dt__moves_pack(dev, in, &mv, sbuf)))
         goto done;
-    if (mine >= 0) st = dt__place_own(dev, in, out, recv, me, t, acc); /* while the messages fly */
-    sw = rbytes ? dt__xwait_place(dev, out, recv, &x, t, acc) : dt__comm_wait_typed(nrq, x.rq, x.sts);
+    dt__moves_messages(g, in, out, &mv, sbuf, rbuf, x.msgs);
+    dt__xmsgs_untyped(&x, &mv, el, in->es);
+    if ((st = dt__comm_start_typed(g, DT__TAG_MOVE, mv.n, x.msgs, x.base, x.count, x.type, x.rq, x.sts, &nrq,
+                                   mv.sent, mv.got)))
+        goto done;
+    st = dt__place_own(dev, in, out, recv, g->rank, t, acc); /* while the messages fly */
+    sw = mv.rbytes ? dt__xwait_place(dev, out, &mv, rbuf, &x, t, acc) : dt__comm_wait_typed(nrq, x.rq, x.sts);
     if (!st) st = sw;
 done:
     dt__xmsgs_free_types(&x, el);
@@ -11102,94 +11219,86 @@ static void dt__transport_log(const dt_mesh *m, const char *what, dt__transport 
     if (m->rank == 0 && dt__log_on(DT__LOG_PLAN)) fprintf(stderr, "     %s via %s\n", what, dt__transport_name(v));
 }
 
-/* May a piece travel in place, at byte offset off of its tensor's storage?
-   The collective's native-or-emulated choice is made from `bound`, the same
-   on every rank (dt__comm_alltoallv), so every count and displacement this
-   rank hands it must stay under the bound: a piece of a padded (ghosted or
-   strided) array can sit past it and is then packed. A gather's allgatherv
-   is declined by the backend from its own displacements (the int range):
-   in place only where the bound itself fits, so that every rank's
-   displacements do; past it every rank packs, and packed displacements are
-   the same on every rank. */
-static int dt__in_place_fits(size_t off, size_t count, size_t bound, int gather) {
-    return off + count <= bound && (!gather || bound <= DT__COUNT_MAX);
-}
-
-/* The one data-movement engine. Over group g, this rank sends each piece of
-   `send` (a box inside `in`) to its member and receives each piece of
-   `recv` (a box inside `out`) from its member; its own piece of recv is a
-   local copy. gather: every member sends its whole `in`, so one allgatherv
-   carries it (send is unused). Pieces that are contiguous in their buffer
-   travel in place; the rest are packed. acc >= 0: what lands in `out` is
-   combined with what it holds (dev's copy_box_op, dtype t):
-   every received piece comes through the receive buffer, and the local
-   piece and the unpack combine. Large exchanges over a backend that starts
-   messages run pipelined (above). */
-static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
-                                        dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
-                                        size_t bound, dt_dtype t, int acc) {
-    int n = g->size, me = g->rank, j, k, nd = in->ndim, direct_s = 1, direct_r = acc < 0, mine = -1;
-    size_t es = in->es, *v = NULL, *sc, *sd, *rc, *rd, off;
+/* A gather (S -> R along a mesh dim): every member's whole shard to every
+   member, one allgatherv; received in place where every piece is one
+   stretch of out under the bound (dt__in_place_fits), else through the
+   receive buffer (and combined for acc >= 0); a strided shard packed once. */
+static dt_status dt__exchange_gather(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+                                     dt__array *out, const dt__pieces *recv, size_t bound, dt_dtype t, int acc) {
+    int n = g->size, j, k, nd = in->ndim, direct = acc < 0;
+    size_t es = in->es, *v = NULL, *rc, *rd, off;
     char *sbuf = NULL, *rbuf = NULL;
     dt__box b;
     dt_status st;
-    dt__transport via = dt__transport_of(dev, g, bound, es, gather);
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 2 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
+    memset(v, 0, 2 * (size_t)n * sizeof(size_t));
+    rc = v;
+    rd = v + n;
+    for (k = 0; k < recv->n; k++) {
+        j = dt__piece_get(recv, k, &b);
+        rc[j] = dt__box_numel(nd, &b) * es;
+        if (direct && !(dt__piece_contiguous(out, &b, &rd[j]) && dt__in_place_fits(rd[j], rc[j], bound, 1)))
+            direct = 0;
+    }
+    if (!direct) {
+        for (j = 0, off = 0; j < n; j++) { rd[j] = off; off += rc[j]; }
+        if ((st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, off, (void **)&rbuf))) return st;
+    }
+    if (!dt__piece_contiguous(in, &in->box, &off) && /* a strided shard: packed once */
+        ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, dt__box_numel(nd, &in->box) * es, (void **)&sbuf)) ||
+         (st = dt__pack_on(dev, in, &in->box, sbuf))))
+        return st;
+    st = dt__comm_allgatherv(g, sbuf ? sbuf : in->data, dt__box_numel(nd, &in->box) * es, direct ? out->data : rbuf,
+                             rc, rd);
+    for (k = 0; k < recv->n && !st && !direct; k++) {
+        j = dt__piece_get(recv, k, &b);
+        if (rc[j]) st = dt__place_piece(dev, rbuf + rd[j], &b, out, t, acc);
+    }
+    return st;
+}
+
+/* The one data-movement entry. Over group g, this rank sends each piece of
+   `send` (a box inside `in`) to its member and receives each piece of
+   `recv` (a box inside `out`) from its member; its own piece of recv is a
+   local copy. gather: every member sends its whole `in`, so one allgatherv
+   carries it (send is unused). acc >= 0: what lands in `out` is combined
+   with what it holds (dev's copy_box_op, dtype t). The transport is
+   dt__transport_of's; the backend's collective reads the moves (one
+   alltoallv: a side in place only if all its pieces are, else packed). */
+static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
+                                        dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
+                                        size_t bound, dt_dtype t, int acc) {
+    int n = g->size, me = g->rank, i;
+    size_t *v = NULL, *sc, *sd, *rc, *rd;
+    char *sbuf = NULL, *rbuf = NULL;
+    dt__moves mv;
+    dt_status st;
+    dt__transport via = dt__transport_of(dev, g, bound, in->es, gather);
     dt__transport_log(m, gather ? "gather" : "exchange boxes", via);
     if (via == DT__VIA_PIPELINED)
         return dt__exchange_pipelined(m, dev, g, in, out, send, recv, dt__pipe_rounds(in, send, recv, me), t, acc);
 #ifndef DTENSOR_NO_MPI
     if (via == DT__VIA_POSTED) return dt__exchange_posted(m, dev, g, in, out, send, recv, t, acc);
 #endif
-    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
+    if (gather) return dt__exchange_gather(m, dev, g, in, out, recv, bound, t, acc);
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v)) ||
+        (st = dt__scratch(m, DT__SCRATCH_MOVES, dt__moves_room(send, recv, n, 0) * sizeof(dt__move), (void **)&mv.v)))
+        return st;
+    dt__moves_plan(&mv, in, out, send, recv, n, me, 0, -1, acc, DT__MV_ALL, bound);
     memset(v, 0, 4 * (size_t)n * sizeof(size_t));
     sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
-    for (k = 0; k < recv->n; k++) {
-        j = dt__piece_get(recv, k, &b);
-        if (j == me) mine = k;
-        if (j == me && !gather) continue;
-        rc[j] = dt__box_numel(nd, &b) * es;
-        if (direct_r && !(dt__piece_contiguous(out, &b, &rd[j]) && dt__in_place_fits(rd[j], rc[j], bound, gather)))
-            direct_r = 0;
+    for (i = 0; i < mv.n; i++) {
+        const dt__move *w = &mv.v[i];
+        (w->send ? sc : rc)[w->peer] = w->bytes;
+        (w->send ? sd : rd)[w->peer] = w->at;
     }
-    for (k = 0; !gather && k < send->n; k++) {
-        j = dt__piece_get(send, k, &b);
-        if (j == me) continue;
-        sc[j] = dt__box_numel(nd, &b) * es;
-        if (direct_s && !(dt__piece_contiguous(in, &b, &sd[j]) && dt__in_place_fits(sd[j], sc[j], bound, 0)))
-            direct_s = 0;
-    }
-    if (!direct_r) {
-        for (j = 0, off = 0; j < n; j++) { rd[j] = off; off += rc[j]; }
-        if ((st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, off, (void **)&rbuf))) goto done;
-    }
-    if (!direct_s) {
-        for (j = 0, off = 0; j < n; j++) { sd[j] = off; off += sc[j]; }
-        if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, off, (void **)&sbuf))) goto done;
-        for (k = 0; k < send->n && !st; k++) {
-            j = dt__piece_get(send, k, &b);
-            if (sc[j] && j != me) st = dt__pack_on(dev, in, &b, sbuf + sd[j]);
-        }
-        if (st) goto done;
-    }
-    if (gather && !dt__piece_contiguous(in, &in->box, &off)) { /* a strided shard: packed once */
-        if ((st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, dt__box_numel(nd, &in->box) * es, (void **)&sbuf)) ||
-            (st = dt__pack_on(dev, in, &in->box, sbuf)))
-            goto done;
-    }
-    if (gather)
-        st = dt__comm_allgatherv(g, sbuf ? sbuf : in->data, dt__box_numel(nd, &in->box) * es,
-                                 direct_r ? out->data : rbuf, rc, rd);
-    else
-        st = dt__comm_alltoallv(g, direct_s ? in->data : sbuf, sc, sd, direct_r ? out->data : rbuf, rc, rd, bound);
-    if (st) goto done;
-    if (!gather && mine >= 0 && (st = dt__place_own(dev, in, out, recv, me, t, acc))) goto done;
-    if (!direct_r)
-        for (k = 0; k < recv->n && !st; k++) {
-            j = dt__piece_get(recv, k, &b);
-            if (rc[j]) st = dt__place_piece(dev, rbuf + rd[j], &b, out, t, acc);
-        }
-done:
-    return st;
+    if ((mv.rbytes && (st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, mv.rbytes, (void **)&rbuf))) ||
+        (mv.sbytes && (st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, mv.sbytes, (void **)&sbuf))) ||
+        (st = dt__moves_pack(dev, in, &mv, sbuf)) ||
+        (st = dt__comm_alltoallv(g, sbuf ? sbuf : in->data, sc, sd, rbuf ? rbuf : out->data, rc, rd, bound)) ||
+        (st = dt__place_own(dev, in, out, recv, me, t, acc)))
+        return st;
+    return dt__moves_land_all(dev, &mv, rbuf, out, t, acc);
 }
 
 static dt_status dt__exchange_pieces(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
@@ -11215,12 +11324,11 @@ typedef struct dt__async {
     char *sbuf, *rbuf;    /* packed sends, receives not placed in out directly (host) */
     size_t scap, rcap;    /* their sizes */
     dt_message *msgs;
-    dt__pieces recv;      /* the pieces to place in out (this list's own copy) */
-    size_t *roff;         /* each one's offset in rbuf */
+    dt__moves mv;         /* the exchange's moves (this call's own list): _end lands the buffered receives */
     dt__array out;        /* out's storage: where they go */
     const dt__device *dev;
     dt_dtype dtype;
-    int acc, me;          /* acc: -1 assign, else the dt_reduce combining (_reduce_begin) */
+    int acc;              /* -1 assign, else the dt_reduce combining (_reduce_begin) */
 } dt__async;
 
 /* A begun exchange's buffers come from the mesh's pool and go back to it at
@@ -11262,111 +11370,55 @@ static void dt__async_free(dt__async *a) {
         dt__apool_put(a->m, a->rbuf, a->rcap);
     }
     DT_FREE(a->msgs);
-    DT_FREE(a->roff);
-    dt__pieces_free(&a->recv);
+    DT_FREE(a->mv.v);
     DT_FREE(a);
 }
 
-static dt_status dt__async_new(const char *fn, int nd, dt__async **out) {
+static dt_status dt__async_new(const char *fn, dt__async **out) {
     dt__async *a = NULL;
     dt_status st = dt__alloc(fn, sizeof *a, (void **)&a);
     if (st) return st;
     memset(a, 0, sizeof *a);
-    dt__pieces_init(&a->recv, nd);
     a->acc = -1;
     *out = a;
     return DT_OK;
 }
 
-/* one message of the posted exchange */
-static void dt__async_msg(dt__async *a, int *nm, dt_comm *g, int j, void *buf, size_t bytes, int send) {
-    dt_message *m = &a->msgs[(*nm)++];
-    m->buf = buf;
-    m->bytes = bytes;
-    m->peer = dt__comm_carrier_rank(g, j);
-    m->send = send;
-}
-
-/* dt__exchange_pieces_op's exchange, posted into x->async (see above) */
+/* dt__exchange_pieces_op's exchange, posted into x->async (see above): the
+   moves with every send packed, this rank's own piece placed, the messages
+   started */
 static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt__array *in, dt__array *out,
                                           const dt__pieces *send, const dt__pieces *recv, int gather) {
     const char *fn = "dt_tensor_redistribute_begin";
     dt__async *a = x->async;
-    const dt__device *dev = x->dev;
-    int n = g->size, me = g->rank, j, k, nd = in->ndim, nm = 0;
-    size_t es = in->es, sb = 0, rb = 0, off, one, wsize = (1 + 2 * (size_t)nd) * sizeof(int64_t);
-    uint64_t sent = 0;
-    dt__box b;
+    size_t room = dt__moves_room(send, recv, g->size, gather);
     dt_status st;
-    for (k = 0; k < recv->n; k++)
-        if (dt__piece_get(recv, k, &b) != me) rb += dt__box_numel(nd, &b) * es;
-    if (gather) sb = dt__box_numel(nd, &in->box) * es;
-    for (k = 0; !gather && k < send->n; k++)
-        if (dt__piece_get(send, k, &b) != me) sb += dt__box_numel(nd, &b) * es;
-    a->dev = dev;
+    a->dev = x->dev;
     a->dtype = x->dtype;
     a->acc = x->acc;
     a->out = *out;
-    a->me = me;
     a->m = x->m;
-    for (k = 0; k < recv->n && x->acc < 0; k++) /* pieces one stretch of out arrive in place (out is not read) */
-        if (dt__piece_get(recv, k, &b) != me && dt__piece_contiguous(out, &b, &off))
-            rb -= dt__box_numel(nd, &b) * es;
-    if ((st = dt__alloc(fn, (2 * (size_t)n + send->n + recv->n + 1) * sizeof *a->msgs, (void **)&a->msgs)) ||
-        (st = dt__alloc(fn, ((size_t)recv->n + 1) * sizeof *a->roff, (void **)&a->roff)) ||
-        (st = dt__pieces_reserve(&a->recv, NULL, 0, (size_t)recv->n)) ||
-        (st = dt__apool_get(x->m, sb, &a->sbuf, &a->scap)) || (st = dt__apool_get(x->m, rb, &a->rbuf, &a->rcap)))
+    if ((st = dt__alloc(fn, room * sizeof *a->mv.v, (void **)&a->mv.v)) ||
+        (st = dt__alloc(fn, room * sizeof *a->msgs, (void **)&a->msgs)))
         return st;
-    if (recv->n) memcpy(a->recv.w, recv->w, (size_t)recv->n * wsize);
-    a->recv.n = recv->n;
-    if (gather && sb) { /* the shard, packed once, to every other member */
-        if ((st = dt__pack_on(dev, in, &in->box, a->sbuf))) return st;
-        for (j = 0; j < n; j++)
-            if (j != me) dt__async_msg(a, &nm, g, j, a->sbuf, sb, 1);
-        sent = sb * (uint64_t)(n - 1);
-    }
-    for (k = 0, off = 0; !gather && k < send->n; k++) {
-        j = dt__piece_get(send, k, &b);
-        one = dt__box_numel(nd, &b) * es;
-        if (j == me || !one) continue;
-        if ((st = dt__pack_on(dev, in, &b, a->sbuf + off))) return st;
-        dt__async_msg(a, &nm, g, j, a->sbuf + off, one, 1);
-        off += one;
-        sent += one;
-    }
-    for (k = 0, off = 0; k < recv->n; k++) {
-        size_t at;
-        j = dt__piece_get(recv, k, &b);
-        one = dt__box_numel(nd, &b) * es;
-        a->roff[k] = off;
-        if (j == me) continue; /* this rank's own piece: placed below */
-        if (!one) continue;
-        if (x->acc < 0 && dt__piece_contiguous(out, &b, &at)) {
-            a->roff[k] = (size_t)-1; /* (in place: nothing to unpack) */
-            dt__async_msg(a, &nm, g, j, out->data + at, one, 0);
-            continue;
-        }
-        dt__async_msg(a, &nm, g, j, a->rbuf + off, one, 0);
-        off += one;
-    }
+    dt__moves_plan(&a->mv, in, out, send, recv, g->size, g->rank, gather, -1, x->acc, DT__MV_COPY, 0);
+    if ((st = dt__apool_get(x->m, a->mv.sbytes, &a->sbuf, &a->scap)) ||
+        (st = dt__apool_get(x->m, a->mv.rbytes, &a->rbuf, &a->rcap)) ||
+        (st = dt__moves_pack(x->dev, in, &a->mv, a->sbuf)))
+        return st;
+    dt__moves_messages(g, in, out, &a->mv, a->sbuf, a->rbuf, a->msgs);
     /* this rank's own piece, now (out is not read before _end) */
-    if ((st = dt__place_own(dev, in, out, recv, me, x->dtype, x->acc))) return st;
+    if ((st = dt__place_own(x->dev, in, out, recv, g->rank, x->dtype, x->acc))) return st;
     a->comm = g;
     dt__transport_log(x->m, gather ? "gather" : "exchange boxes", DT__VIA_BEGUN);
-    return dt__comm_start(g, DT__TAG_MOVE, nm, a->msgs, sent, rb, &a->request);
+    return dt__comm_start(g, DT__TAG_MOVE, a->mv.n, a->msgs, a->mv.sent, a->mv.got, &a->request);
 }
 
 /* wait for a's messages and place what arrived in out; frees a */
 static dt_status dt__async_finish(dt__async *a) {
     dt_status st = a->comm ? dt__comm_wait(a->comm, a->request) : DT_OK;
-    int k, j, nd = a->out.ndim;
-    dt__box b;
     a->request = NULL;
-    for (k = 0; k < a->recv.n && !st && a->comm; k++) {
-        j = dt__piece_get(&a->recv, k, &b);
-        if (j == a->me || !dt__box_numel(nd, &b) || a->roff[k] == (size_t)-1) continue;
-        st = dt__place_piece(a->dev, a->rbuf + a->roff[k], &b, &a->out, a->dtype, a->acc);
-    }
+    if (!st && a->comm) st = dt__moves_land_all(a->dev, &a->mv, a->rbuf, &a->out, a->dtype, a->acc);
     dt__async_free(a);
     return st;
 }
@@ -12494,7 +12546,7 @@ DT_API dt_status dt_tensor_redistribute_reduce(const dt_tensor *t, const dt_plac
 static dt_status dt__redistribute_begin_body(const dt_tensor *t, const dt_placement *placements, dt_tensor **out) {
     const char *fn = "dt_tensor_redistribute_begin";
     dt__async *a = NULL;
-    dt_status st = dt__async_new(fn, t ? t->desc.ndim : 0, &a);
+    dt_status st = dt__async_new(fn, &a);
     if (!st) st = dt__redistribute_body(fn, t, placements, out, a);
     if (st) dt__async_free(a);
     return st;
@@ -12507,7 +12559,7 @@ static dt_status dt__redistribute_reduce_begin_body(const dt_tensor *t, const dt
                                                     dt_tensor *out) {
     const char *fn = "dt_tensor_redistribute_reduce_begin";
     dt__async *a = NULL;
-    dt_status st = dt__async_new(fn, t ? t->desc.ndim : 0, &a);
+    dt_status st = dt__async_new(fn, &a);
     if (!st) st = dt__redistribute_reduce_body(fn, t, placements, op, out, a);
     if (st) dt__async_free(a);
     return st;
