@@ -11624,35 +11624,34 @@ static int dt__shm_too_small(const dt__ctx *x, int n) {
 static dt_status dt__shm_step(const dt__ctx *x, dt_comm *g, int mdim, const dt__array *in, dt__array *out,
                               const dt__pieces *send, const dt__pieces *recv, int gather, int *taken) {
     dt_mesh *m = x->m;
-    int nd = x->ndim, n = g->size, me = g->rank, j, c[DT_MAX_MESH_DIMS];
+    int n = g->size, i, c[DT_MAX_MESH_DIMS];
     int64_t *all = NULL;
-    uint64_t sent = 0, got = 0;
     dt__shm_pub pub;
-    dt__box b;
+    dt__moves mv;
     dt_status st;
     *taken = 0;
     if (!m->shm || !dt__on_host(x->dev) || n < 2 || dt__shm_too_small(x, n)) return DT_OK;
-    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, dt__shm_words(in, 1, g) * sizeof *all, (void **)&all))) return st;
+    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, dt__shm_words(in, 1, g) * sizeof *all, (void **)&all)) ||
+        (st = dt__scratch(m, DT__SCRATCH_MOVES, dt__moves_room(send, recv, n, gather) * sizeof(dt__move),
+                          (void **)&mv.v)))
+        return st;
     dt__shm_asked++;
     if ((st = dt__shm_publish(m->shm, g, in, 1, all, &pub, taken)) || !*taken) return st;
     dt__shm_taken++;
     dt__transport_log(m, gather ? "gather" : "exchange boxes", DT__VIA_SHM);
+    /* the moves' receives, each read from its owner's segment (every
+       destination piece has one sender: the order of the copies is free) */
+    dt__moves_plan(&mv, in, out, send, recv, n, g->rank, gather, -1, x->acc, 0, 0);
     memcpy(c, m->coord, sizeof c);
-    for (j = 0; j < recv->n && !st; j++) {
-        int p = dt__piece_get(recv, j, &b);
-        dt__array src = *in; /* (my own piece: in the recv order, as a sum must add alike everywhere) */
-        if (p != me) {
-            if (mdim >= 0) c[mdim] = p;
-            dt__shm_view(m->shm, &pub, p, mdim >= 0 ? dt__mesh_rank_of(m, c) : p, 0, x->es, &src);
-            got += dt__box_numel(nd, &b) * x->es;
-        }
-        st = dt__combine_on(x->dev, &src, out, &b, x->dtype, x->acc);
+    st = dt__place_own(x->dev, in, out, recv, g->rank, x->dtype, x->acc);
+    for (i = 0; i < mv.nrecv && !st; i++) {
+        const dt__move *v = &mv.v[i];
+        dt__array src;
+        if (mdim >= 0) c[mdim] = v->peer;
+        dt__shm_view(m->shm, &pub, v->peer, mdim >= 0 ? dt__mesh_rank_of(m, c) : v->peer, 0, x->es, &src);
+        st = dt__combine_on(x->dev, &src, out, &v->box, x->dtype, x->acc);
     }
-    if (gather) sent = dt__box_numel(nd, &in->box) * x->es * (uint64_t)(n - 1);
-    else
-        for (j = 0; j < send->n; j++)
-            if (dt__piece_get(send, j, &b) != me) sent += dt__box_numel(nd, &b) * x->es;
-    return dt__shm_done(m->shm, g, sent, got, st);
+    return dt__shm_done(m->shm, g, mv.sent, mv.got, st);
 }
 
 /* One mesh dim, S -> R (allgather) or S(i) -> S(j) (all-to-all): member j
