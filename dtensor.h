@@ -10681,29 +10681,37 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
 /* ---- the moves ----
    One exchange's messages as one flat list, computed once from its two
    piece lists and read by every message engine (the backend collective,
-   the posted MPI messages, a pipelined round, begin/end) both to size its
-   buffers and to post: receives first, in piece order, then sends; each
-   with its member, its box (a piece, or in a pipelined round a part of
-   one), its bytes, and how it travels -- in place (one stretch of its
-   array, at a byte offset there), as an MPI datatype of its array (the
-   posted engine marks these), or through a buffer (at an offset in the
-   send or the receive buffer, which dt__moves_buffer assigns and sizes in
-   the same pass). This rank's own piece is never a move (dt__place_own);
-   a buffered receive lands through dt__place_piece. */
+   the posted MPI messages, a pipelined round, begin/end, and the shared
+   arena's reads) both to size its buffers and to post: receives first, in
+   piece order, then sends; each with its member, its piece (its box: the
+   piece's, or in a pipelined round a part of it, dt__move_box), its bytes,
+   and how it travels -- in place (one stretch of its array, at a byte
+   offset there), as an MPI datatype of its array (the posted engine marks
+   these), or through a buffer (at an offset in the send or the receive
+   buffer, which dt__moves_buffer assigns and sizes in the same pass). A
+   move names its piece rather than holding the box, so the list is a few
+   words per peer (the pieces' own words are nd-long). This rank's own
+   piece is never a move (dt__place_own); a buffered receive lands through
+   dt__place_piece. */
 typedef enum dt__how { DT__BUFFERED, DT__IN_PLACE, DT__TYPED } dt__how;
 
 typedef struct dt__move {
-    dt__box box;  /* the piece, or its part (a pipelined round) */
     size_t bytes;
     size_t at;    /* in place: the byte offset in in (a send) or out (a receive); buffered: in the buffer */
     int peer;     /* the member of g at the other end */
     int send;     /* 1: from in; 0: into out */
+    int piece;    /* its index in its side's piece list; -1: the whole source box (a gather's send) */
     dt__how how;
 } dt__move;
 
 typedef struct dt__moves {
     dt__move *v;
-    int n, nrecv, nd;      /* moves; the first nrecv are the receives; the boxes' dims */
+    int n, nrecv;          /* moves; the first nrecv are the receives */
+    const dt__pieces *send, *recv; /* the pieces they name */
+    dt__box whole;         /* a gather's: the source box */
+    int nd;                /* the boxes' dims */
+    size_t es;             /* the element size */
+    int64_t round;         /* -1: whole pieces; else the pipelined round whose parts these are */
     size_t sbytes, rbytes; /* the send and the receive buffer (dt__moves_buffer) */
     uint64_t sent, got;    /* every move's bytes each way, however it travels (the accounting) */
 } dt__moves;
@@ -10750,11 +10758,28 @@ static int dt__pipe_part(int nd, const dt__box *b, size_t es, int64_t c, dt__box
     return dt__box_numel(nd, part) > 0;
 }
 
+/* the box move v carries */
+static void dt__move_box(const dt__moves *mv, const dt__move *v, dt__box *b) {
+    dt__box whole;
+    if (v->piece < 0) { *b = mv->whole; return; }
+    dt__piece_get(v->send ? mv->send : mv->recv, v->piece, mv->round < 0 ? b : &whole);
+    if (mv->round >= 0) (void)dt__pipe_part(mv->nd, &whole, mv->es, mv->round, b);
+}
+
 static int dt__box_same(int nd, const dt__box *a, const dt__box *b) {
     int d;
     for (d = 0; d < nd; d++)
         if (a->lo[d] != b->lo[d] || a->ext[d] != b->ext[d]) return 0;
     return 1;
+}
+
+/* do moves i and j carry the same box? */
+static int dt__moves_same_box(const dt__moves *mv, int i, int j) {
+    dt__box a, b;
+    if (mv->v[i].piece < 0 && mv->v[j].piece < 0) return 1;
+    dt__move_box(mv, &mv->v[i], &a);
+    dt__move_box(mv, &mv->v[j], &b);
+    return dt__box_same(mv->nd, &a, &b);
 }
 
 /* The buffers: every buffered move's offset in its side's buffer, in list
@@ -10768,8 +10793,7 @@ static void dt__moves_buffer(dt__moves *mv) {
         dt__move *v = &mv->v[i];
         size_t *size = v->send ? &mv->sbytes : &mv->rbytes;
         if (v->how != DT__BUFFERED) continue;
-        if (v->send && i > mv->nrecv && mv->v[i - 1].how == DT__BUFFERED &&
-            dt__box_same(mv->nd, &mv->v[i - 1].box, &v->box)) {
+        if (v->send && i > mv->nrecv && mv->v[i - 1].how == DT__BUFFERED && dt__moves_same_box(mv, i - 1, i)) {
             v->at = mv->v[i - 1].at;
             continue;
         }
@@ -10808,19 +10832,21 @@ static void dt__moves_side(dt__moves *mv, const dt__array *a, const dt__pieces *
     dt__box b;
     for (k = 0; k < p->n; k++) {
         dt__move *v = &mv->v[mv->n];
+        dt__box part;
         int j = dt__piece_get(p, k, &b);
         if (j == me) continue;
         if (round >= 0) {
-            if (!dt__pipe_part(a->ndim, &b, a->es, round, &v->box)) continue;
-        } else {
-            if (!dt__box_numel(a->ndim, &b)) continue;
-            v->box = b;
+            if (!dt__pipe_part(a->ndim, &b, a->es, round, &part)) continue;
+            b = part;
+        } else if (!dt__box_numel(a->ndim, &b)) {
+            continue;
         }
-        v->bytes = dt__box_numel(a->ndim, &v->box) * a->es;
+        v->bytes = dt__box_numel(a->ndim, &b) * a->es;
         v->peer = j;
         v->send = send;
+        v->piece = k;
         v->at = 0;
-        v->how = may_in_place && dt__piece_contiguous(a, &v->box, &v->at) &&
+        v->how = may_in_place && dt__piece_contiguous(a, &b, &v->at) &&
                          (!all || dt__in_place_fits(v->at, v->bytes, bound, 0)) ? DT__IN_PLACE : DT__BUFFERED;
         every = every && v->how == DT__IN_PLACE;
         if (send) mv->sent += v->bytes;
@@ -10841,6 +10867,11 @@ static void dt__moves_plan(dt__moves *mv, const dt__array *in, const dt__array *
     int copy = (flags & DT__MV_COPY) != 0;
     mv->n = 0;
     mv->nd = in->ndim;
+    mv->es = in->es;
+    mv->round = round;
+    mv->send = send;
+    mv->recv = recv;
+    mv->whole = in->box;
     mv->sent = mv->got = 0;
     dt__moves_side(mv, out, recv, me, round, acc < 0, 0, flags, bound);
     mv->nrecv = mv->n;
@@ -10852,7 +10883,7 @@ static void dt__moves_plan(dt__moves *mv, const dt__array *in, const dt__array *
         for (j = 0; j < n; j++) {
             dt__move *v = &mv->v[mv->n];
             if (j == me) continue;
-            v->box = in->box;
+            v->piece = -1;
             v->bytes = bytes;
             v->peer = j;
             v->send = 1;
@@ -10871,8 +10902,11 @@ static dt_status dt__moves_pack(const dt__device *dev, const dt__array *in, cons
     dt_status st = DT_OK;
     for (i = mv->nrecv; i < mv->n && !st; i++) {
         const dt__move *v = &mv->v[i];
-        if (v->how == DT__BUFFERED && !(i > mv->nrecv && mv->v[i - 1].how == DT__BUFFERED && mv->v[i - 1].at == v->at))
-            st = dt__pack_on(dev, in, &v->box, sbuf + v->at);
+        dt__box b;
+        if (v->how != DT__BUFFERED || (i > mv->nrecv && mv->v[i - 1].how == DT__BUFFERED && mv->v[i - 1].at == v->at))
+            continue;
+        dt__move_box(mv, v, &b);
+        st = dt__pack_on(dev, in, &b, sbuf + v->at);
     }
     return st;
 }
@@ -10895,7 +10929,10 @@ static void dt__moves_messages(dt_comm *g, const dt__array *in, const dt__array 
 static dt_status dt__moves_land(const dt__device *dev, const dt__moves *mv, int i, const char *rbuf,
                                 const dt__array *out, dt_dtype t, int acc) {
     const dt__move *v = &mv->v[i];
-    return v->how == DT__BUFFERED ? dt__place_piece(dev, rbuf + v->at, &v->box, out, t, acc) : DT_OK;
+    dt__box b;
+    if (v->how != DT__BUFFERED) return DT_OK;
+    dt__move_box(mv, v, &b);
+    return dt__place_piece(dev, rbuf + v->at, &b, out, t, acc);
 }
 
 /* every receive, arrived */
@@ -11097,9 +11134,11 @@ static void dt__xmsgs_type(dt__xmsgs *x, dt__moves *mv, const dt__array *in, con
     int i;
     for (i = 0; i < mv->n; i++) {
         dt__move *v = &mv->v[i];
+        dt__box b;
+        dt__move_box(mv, v, &b);
         x->type[i] = MPI_DATATYPE_NULL;
         if (v->how == DT__BUFFERED && (v->send || acc < 0) &&
-            dt__mpi_box_type(v->send ? in : out, &v->box, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i]))
+            dt__mpi_box_type(v->send ? in : out, &b, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i]))
             v->how = DT__TYPED;
         else
             x->type[i] = MPI_DATATYPE_NULL;
@@ -11325,6 +11364,7 @@ typedef struct dt__async {
     size_t scap, rcap;    /* their sizes */
     dt_message *msgs;
     dt__moves mv;         /* the exchange's moves (this call's own list): _end lands the buffered receives */
+    dt__pieces recv;      /* the pieces they name (this call's own copy) */
     dt__array out;        /* out's storage: where they go */
     const dt__device *dev;
     dt_dtype dtype;
@@ -11371,6 +11411,7 @@ static void dt__async_free(dt__async *a) {
     }
     DT_FREE(a->msgs);
     DT_FREE(a->mv.v);
+    dt__pieces_free(&a->recv);
     DT_FREE(a);
 }
 
@@ -11398,10 +11439,14 @@ static dt_status dt__exchange_pieces_post(const dt__ctx *x, dt_comm *g, const dt
     a->acc = x->acc;
     a->out = *out;
     a->m = x->m;
+    dt__pieces_init(&a->recv, recv->nd);
     if ((st = dt__alloc(fn, room * sizeof *a->mv.v, (void **)&a->mv.v)) ||
-        (st = dt__alloc(fn, room * sizeof *a->msgs, (void **)&a->msgs)))
+        (st = dt__alloc(fn, room * sizeof *a->msgs, (void **)&a->msgs)) ||
+        (st = dt__pieces_reserve(&a->recv, NULL, 0, (size_t)recv->n)))
         return st;
-    dt__moves_plan(&a->mv, in, out, send, recv, g->size, g->rank, gather, -1, x->acc, DT__MV_COPY, 0);
+    if (recv->n) memcpy(a->recv.w, recv->w, (size_t)recv->n * (1 + 2 * (size_t)recv->nd) * sizeof(int64_t));
+    a->recv.n = recv->n;
+    dt__moves_plan(&a->mv, in, out, send, &a->recv, g->size, g->rank, gather, -1, x->acc, DT__MV_COPY, 0);
     if ((st = dt__apool_get(x->m, a->mv.sbytes, &a->sbuf, &a->scap)) ||
         (st = dt__apool_get(x->m, a->mv.rbytes, &a->rbuf, &a->rcap)) ||
         (st = dt__moves_pack(x->dev, in, &a->mv, a->sbuf)))
@@ -11647,9 +11692,11 @@ static dt_status dt__shm_step(const dt__ctx *x, dt_comm *g, int mdim, const dt__
     for (i = 0; i < mv.nrecv && !st; i++) {
         const dt__move *v = &mv.v[i];
         dt__array src;
+        dt__box b;
         if (mdim >= 0) c[mdim] = v->peer;
         dt__shm_view(m->shm, &pub, v->peer, mdim >= 0 ? dt__mesh_rank_of(m, c) : v->peer, 0, x->es, &src);
-        st = dt__combine_on(x->dev, &src, out, &v->box, x->dtype, x->acc);
+        dt__move_box(&mv, v, &b);
+        st = dt__combine_on(x->dev, &src, out, &b, x->dtype, x->acc);
     }
     return dt__shm_done(m->shm, g, mv.sent, mv.got, st);
 }
@@ -16398,16 +16445,44 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
 typedef struct dt__hpiece {
     dt__box src;                    /* in the sender's box (global coordinates) */
     int64_t shift[DT_MAX_DIMS];     /* where it lands: src + shift              */
-    int direct;                     /* received straight into the ghosted block */
-    int contig;                     /* a send that is one span of the ghosted block */
-    size_t goff;                    /* ... at this byte offset                    */
 } dt__hpiece;
 
-typedef struct dt__hlink {          /* what moves between this rank and one peer, one way */
-    int peer;                       /* mesh rank                                 */
-    int first, count;               /* its pieces                                */
-    size_t off, bytes;              /* in the message buffer                     */
-} dt__hlink;
+/* One message of the plan: made by dt__halo_build (and, typed, by
+   dt__halo_types) when the halo is set, read-only afterwards; what one
+   exchange writes is its dt__hx. Sends first, then receives, as posted. */
+typedef struct dt__hmsg {
+    int send;                       /* 1: to peer; 0: from it                  */
+    int peer;                       /* the carrier rank                        */
+    int first, count;               /* its pieces: one (a message per piece), or
+                                       a whole link's, packed in order          */
+    size_t bytes, off;              /* its bytes; their packed place in buf (and
+                                       pbuf, staged)                            */
+    int direct;                     /* one span of the ghosted block at goff: a
+                                       receive lands there (no unpack); a send
+                                       leaves from there where the caller
+                                       cannot write the interior meanwhile      */
+    size_t goff;
+#ifndef DTENSOR_NO_MPI
+    char *tbase;                    /* typed plan: where its datatype starts,  */
+    int tcount;                     /* how many of it,                         */
+    MPI_Datatype type;              /* the datatype (MPI_DATATYPE_NULL: packed,
+                                       posted as elements of mel)              */
+#endif
+} dt__hmsg;
+
+typedef struct dt__hx {             /* the exchange in flight: written by _begin, read by its _end */
+    dt_message *msgs;               /* the messages as posted                  */
+    void *request;
+    int begun;
+#ifndef DTENSOR_NO_MPI
+    int nrq;                        /* requests posted (typed)                 */
+    char **cbase;                   /* per message: what was posted, the       */
+    int *ccount;                    /* datatype's or the packed bytes' (as mel) */
+    MPI_Datatype *ctype;
+    MPI_Request *rq;
+    MPI_Status *sts;
+#endif
+} dt__hx;
 
 struct dt__halo {
     int ndim;
@@ -16421,15 +16496,15 @@ struct dt__halo {
                                        whose ghost room is wider than the halo */
     int in_place;                   /* g.data is the tensor's own ghosted array
                                        (not owned, no interior copy)            */
-    int per_piece;                  /* one message per piece (dt__halo_per_piece) */
+    int per_piece;                  /* one message per piece (dt__halo_build)   */
     const dt__device *dev;          /* the tensor's memory: the ghosted block's  */
     const dt__device *eng;          /* the memory the backend's messages take    */
     int staged;                     /* eng != dev: pieces packed in dev's memory
                                        (pbuf), only they cross to eng's (buf)    */
     dt__hpiece *pieces;
     int npieces, cap;
-    dt__hlink *links;               /* nsend sends, then nrecv receives          */
-    int nsend, nrecv;
+    dt__hmsg *msgs;                 /* nsend sends, then the receives          */
+    int nmsgs, nsend;
     int self_first, self_count;     /* pieces this rank copies to itself         */
     dt__box fills[2 * DT_MAX_DIMS]; /* ghost slabs past CONSTANT edges           */
     int nfills;
@@ -16441,47 +16516,31 @@ struct dt__halo {
                                        elements as the largest fill slab         */
     void (*buf_free)(void *);       /* buf's allocator's free                    */
     size_t sbytes, rbytes;          /* their totals                              */
-    dt_message *msgs;               /* the links, peers in carrier ranks         */
-    int nmsgs;
     dt_comm *comm;                  /* the mesh comm                             */
-    void *request;
-    int begun;
 #ifndef DTENSOR_NO_MPI
-    /* MPI derived datatypes (dt__halo_types): each message posted straight
-       from and into the arrays, MPI doing what dt__pack / dt__unpack do */
-    int typed;                      /* the plan has them (else: packed messages) */
+    int typed;                      /* the messages have datatypes (dt__halo_types) */
     int es16;                       /* mel is a type of our own                  */
-    int nrq;                        /* requests posted by the exchange in flight */
     MPI_Datatype mel;               /* an element: an unsigned integer of its size,
                                        or (16 bytes) a pair of them (owned)      */
-    char **mbase;                   /* per message: where its datatype starts    */
-    int *mcount;                    /* ... how many of it (elements for mel)     */
-    MPI_Datatype *mtype;            /* ... the datatype (mel: contiguous;
-                                       MPI_DATATYPE_NULL: packed, a small face)  */
-    char **mpack;                   /* ... its packed bytes in buf               */
-    int *mpiece;                    /* ... its piece                             */
-    char **cbase;                   /* this exchange's (base, count, type) per   */
-    int *ccount;                    /* message: the datatype's, or the packed    */
-    MPI_Datatype *ctype;            /* bytes' (as mel)                           */
-    MPI_Request *mrq;
-    MPI_Status *mst;
 #endif
+    dt__hx x;                       /* the exchange in flight                    */
 };
 
 #ifndef DTENSOR_NO_MPI
 static void dt__halo_types_free(dt__halo *h) {
-    dt__mpi_types_free(h->mtype, h->mtype ? h->nmsgs : 0, &h->mel, h->es16);
+    int i;
+    for (i = 0; i < h->nmsgs; i++)
+        if (h->msgs[i].type != MPI_DATATYPE_NULL) {
+            dt__mpi_types_free(&h->msgs[i].type, 1, &h->mel, 0);
+            h->msgs[i].type = MPI_DATATYPE_NULL;
+        }
+    dt__mpi_types_free(NULL, 0, &h->mel, h->es16);
     h->es16 = 0;
-    DT_FREE(h->mbase);
-    DT_FREE(h->mcount);
-    DT_FREE(h->mtype);
-    DT_FREE(h->mpack);
-    DT_FREE(h->mpiece);
-    DT_FREE(h->cbase);
-    DT_FREE(h->ccount);
-    DT_FREE(h->ctype);
-    DT_FREE(h->mrq);
-    DT_FREE(h->mst);
+    DT_FREE(h->x.cbase);
+    DT_FREE(h->x.ccount);
+    DT_FREE(h->x.ctype);
+    DT_FREE(h->x.rq);
+    DT_FREE(h->x.sts);
     h->typed = 0;
 }
 #endif
@@ -16496,8 +16555,8 @@ static void dt__halo_free(dt__halo *h) {
     if (h->pbuf) h->dev->free(h->pbuf);
     if (h->buf) h->buf_free(h->buf);
     DT_FREE(h->pieces);
-    DT_FREE(h->links);
     DT_FREE(h->msgs);
+    DT_FREE(h->x.msgs);
     DT_FREE(h);
 }
 
@@ -16562,8 +16621,6 @@ static dt_status dt__halo_pieces(const dt__hgeom *g, const dt__box *r, const dt_
             dt__hpiece p;
             int img[DT_MAX_DIMS], ok = 1, d;
             rest = i;
-            p.direct = p.contig = 0;
-            p.goff = 0;
             for (k = 0; k < na; k++) { img[k] = rest % 3 - 1; rest /= 3; }
             for (d = 0; d < g->ndim; d++) { /* dims without ghosts: R's own range */
                 p.src.lo[d] = r->lo[d];
@@ -16587,22 +16644,6 @@ static dt_status dt__halo_pieces(const dt__hgeom *g, const dt__box *r, const dt_
         }
     }
     return DT_OK;
-}
-
-static size_t dt__halo_pieces_bytes(const dt__halo *h, int first, int count) {
-    size_t b = 0;
-    int i;
-    for (i = first; i < first + count; i++) b += dt__box_numel(h->ndim, &h->pieces[i].src) * h->g.es;
-    return b;
-}
-
-static void dt__halo_link(dt__halo *h, int peer, int first, int count) {
-    dt__hlink *l = &h->links[h->nsend + h->nrecv];
-    l->peer = peer;
-    l->first = first;
-    l->count = count;
-    l->bytes = dt__halo_pieces_bytes(h, first, count);
-    l->off = 0;
 }
 
 /* Is mesh rank r in my replica group (the ranks with my coordinates on the
@@ -16638,36 +16679,10 @@ static void dt__halo_plan_fills(dt__halo *h, const int64_t *n) {
     }
 }
 
-static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__box *out);
-
-/* the messages of one link: the whole packed span, or one per piece. A
-   piece received alone that is one contiguous span of the ghosted block (a
-   row face) lands there directly, with no unpack: the block's ghost cells
-   are not to be touched between _begin and _end anyway. (Sends are packed
-   always, so the interior may change after _begin.) */
-static void dt__halo_link_msgs(dt__halo *h, const dt__hlink *l, int send, int peer, int per_piece) {
-    size_t off = l->off;
-    int j;
-    for (j = l->first; j < l->first + l->count; j++) {
-        dt__hpiece *pc = &h->pieces[j];
-        size_t b = per_piece ? dt__box_numel(h->ndim, &pc->src) * h->g.es : l->bytes, goff = 0;
-        if (b) {
-            dt_message *msg = &h->msgs[h->nmsgs++];
-            dt__box at;
-            dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
-            pc->direct = per_piece && !send && !h->staged && h->g.data && dt__piece_contiguous(&h->g, &at, &goff);
-            /* an in-place send from the caller's array: one span of it? (sent from there when
-               the exchange ends before anyone can write the interior: dt__halo_begin) */
-            pc->contig = per_piece && send && h->in_place && !h->staged && h->g.data &&
-                         dt__piece_contiguous(&h->g, &pc->src, &pc->goff);
-            msg->buf = pc->direct ? h->g.data + goff : h->buf + off;
-            msg->bytes = b;
-            msg->peer = peer;
-            msg->send = send;
-        }
-        off += b;
-        if (!per_piece) break;
-    }
+static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__box *out) {
+    int d;
+    *out = *b;
+    for (d = 0; d < nd; d++) out->lo[d] += shift[d];
 }
 
 /* The message buffer in the memory the backend takes and, staged, its twin
@@ -16688,6 +16703,55 @@ static dt_status dt__halo_alloc_bufs(const char *fn, dt__halo *h, size_t bytes) 
     }
     h->buf_free = h->eng->free;
     return h->eng->alloc(fn, bytes, (void **)&h->buf);
+}
+
+/* The plan's messages, from its links (a peer and its pieces, one way;
+   sends first): a whole link packed as one message, or one per piece
+   (per_piece). Each message's packed place in buf follows the last
+   (sends, then receives). A piece received alone that is one span of the
+   ghosted block (a row face) lands there directly, with no unpack: the
+   block's ghost cells are not to be touched between _begin and _end
+   anyway. A piece sent alone that is one span of the caller's own array
+   may leave from there (dt__halo_pack_sends says when). */
+static dt_status dt__halo_messages(const char *fn, dt__halo *h, const int *links, int nlinks, int nsend) {
+    size_t cap = 0, off = 0;
+    int i, j;
+    dt_status st;
+    for (i = 0; i < nlinks; i++) cap += (size_t)(h->per_piece ? links[3 * i + 2] : 1);
+    if ((st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->msgs, (void **)&h->msgs)) ||
+        (st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->x.msgs, (void **)&h->x.msgs)))
+        return st;
+    for (i = 0; i < nlinks; i++) {
+        int first = links[3 * i + 1], count = links[3 * i + 2], send = i < nsend;
+        for (j = first; j < first + count; j += h->per_piece ? 1 : count) {
+            dt__hmsg *mg = &h->msgs[h->nmsgs];
+            int n = h->per_piece ? 1 : count, k;
+            dt__box at;
+            size_t bytes = 0;
+            for (k = j; k < j + n; k++) bytes += dt__box_numel(h->ndim, &h->pieces[k].src) * h->g.es;
+            if (!bytes) continue;
+            memset(mg, 0, sizeof *mg);
+            mg->send = send;
+            mg->peer = dt__comm_carrier_rank(h->comm, links[3 * i]);
+            mg->first = j;
+            mg->count = n;
+            mg->bytes = bytes;
+            mg->off = off;
+#ifndef DTENSOR_NO_MPI
+            mg->type = MPI_DATATYPE_NULL;
+#endif
+            dt__shift_box(h->ndim, &h->pieces[j].src, h->pieces[j].shift, &at);
+            if (n == 1 && !h->staged && h->g.data)
+                mg->direct = send ? h->in_place && dt__piece_contiguous(&h->g, &h->pieces[j].src, &mg->goff)
+                                  : dt__piece_contiguous(&h->g, &at, &mg->goff);
+            off += bytes;
+            if (send) h->sbytes += bytes;
+            else h->rbytes += bytes;
+            h->nmsgs++;
+            if (send) h->nsend++;
+        }
+    }
+    return dt__halo_alloc_bufs(fn, h, off);
 }
 
 /* Off the host the CONSTANT-edge fills are copies from a buffer of the
@@ -16716,8 +16780,8 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     const dt_mesh *m = t->mesh;
     dt__halo *h = NULL;
     dt__hgeom g;
-    int nd = t->desc.ndim, d, r, i, dir;
-    size_t gn = 1, off;
+    int nd = t->desc.ndim, d, r, dir, nlinks = 0, nsend = 0, *links = NULL; /* links: (peer, first, count) */
+    size_t gn = 1;
     dt_status st;
     if ((st = dt__alloc(fn, sizeof *h, (void **)&h))) return st;
     memset(h, 0, sizeof *h);
@@ -16766,8 +16830,8 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     g.corners = corners;
 
     DT_ASSERT(m->size >= 1); /* (said for the static analyzer: a mesh has a rank) */
-    if ((st = dt__alloc(fn, 2 * (size_t)m->size * sizeof *h->links, (void **)&h->links))) goto done;
-    for (dir = 0; dir < 2; dir++) /* what I send to each peer, then what I receive */
+    if ((st = dt__alloc(fn, 2 * (size_t)m->size * 3 * sizeof *links, (void **)&links))) goto done;
+    for (dir = 0; dir < 2; dir++) /* what I send to each peer, then what I receive: the links */
         for (r = 0; r < m->size; r++) {
             dt__box pb;
             int first = h->npieces, cnt;
@@ -16778,39 +16842,41 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
                 h->self_first = first;
                 h->self_count = cnt;
             } else if (cnt) {
-                dt__halo_link(h, r, first, cnt);
-                if (dir) h->nrecv++;
-                else h->nsend++;
+                links[3 * nlinks] = r;
+                links[3 * nlinks + 1] = first;
+                links[3 * nlinks + 2] = cnt;
+                nlinks++;
+                nsend += !dir;
             }
         }
-    off = 0;
-    for (i = 0; i < h->nsend + h->nrecv; i++) {
-        h->links[i].off = off;
-        off += h->links[i].bytes;
-        if (i < h->nsend) h->sbytes += h->links[i].bytes;
-        else h->rbytes += h->links[i].bytes;
-    }
-    if ((st = dt__halo_alloc_bufs(fn, h, off))) goto done;
     h->comm = m->comm;
-    if (h->nsend + h->nrecv) {
-        /* Where the backend keeps several messages to one peer in order,
-           each piece (a face) travels as its own message, as a hand-written
-           exchange sends them: two faces to one neighbour (two ranks,
-           periodic) stay two messages of the face's size instead of one of
-           twice that, which can cross an MPI eager/rendezvous limit (Open
-           MPI's shared-memory 4 KiB) and cost a handshake. */
-        int per_piece = h->per_piece = dt__comm_ordered_messages(m->comm);
-        size_t cap = (size_t)(per_piece ? h->npieces : h->nsend + h->nrecv);
-        if ((st = dt__alloc(fn, (cap ? cap : 1) * sizeof *h->msgs, (void **)&h->msgs))) goto done;
-        for (i = 0; i < h->nsend + h->nrecv; i++)
-            dt__halo_link_msgs(h, &h->links[i], i < h->nsend, dt__comm_carrier_rank(m->comm, h->links[i].peer),
-                               per_piece);
-    }
+    /* Where the backend keeps several messages to one peer in order, each
+       piece (a face) travels as its own message, as a hand-written exchange
+       sends them: two faces to one neighbour (two ranks, periodic) stay two
+       messages of the face's size instead of one of twice that, which can
+       cross an MPI eager/rendezvous limit (Open MPI's shared-memory 4 KiB)
+       and cost a handshake. */
+    h->per_piece = dt__comm_ordered_messages(m->comm);
+    if ((st = dt__halo_messages(fn, h, links, nlinks, nsend))) goto done;
+    DT_FREE(links);
     *out = h;
     return DT_OK;
 done:
+    DT_FREE(links);
     dt__halo_free(h);
     return st;
+}
+
+/* message i of the plan as this exchange posts it: a direct receive into
+   the ghosted block, a direct send from the caller's array where
+   from_array (dt__halo_pack_sends), else its packed place in buf */
+static void dt__halo_message(dt__halo *h, int i, int from_array) {
+    const dt__hmsg *mg = &h->msgs[i];
+    dt_message *m = &h->x.msgs[i];
+    m->buf = mg->direct && (!mg->send || from_array) ? h->g.data + mg->goff : h->buf + mg->off;
+    m->bytes = mg->bytes;
+    m->peer = mg->peer;
+    m->send = mg->send;
 }
 
 #ifndef DTENSOR_NO_MPI
@@ -16834,65 +16900,45 @@ static size_t dt__halo_types_min(void) {
 #endif
 }
 
-/* The plan's messages as (base, count, datatype), made once per plan and
+/* The messages' datatypes (tbase, tcount, type), made once per plan and
    freed with it. Only for one message per piece on the built-in MPI
    backend (where both ends agree on the message boundaries); the message
    sizes are those of the packed plan, so ranks may differ in the choice.
    On any failure the plan stays packed. */
 static void dt__halo_types(dt__halo *h) {
     size_t n = (size_t)h->nmsgs, tmin = dt__halo_types_min();
-    int i, j, mi = 0, ok = 1;
+    int i, ok = 1;
     if (!h->per_piece || !h->nmsgs || !tmin || !dt__on_host(h->dev) || h->staged) return; /* host memory only */
     /* (not dt__alloc: out of memory here is no error, the plan stays packed) */
-    h->mbase = (char **)DT_MALLOC(n * sizeof *h->mbase);
-    h->mcount = (int *)DT_MALLOC(n * sizeof *h->mcount);
-    h->mtype = (MPI_Datatype *)DT_MALLOC(n * sizeof *h->mtype);
-    h->mpack = (char **)DT_MALLOC(n * sizeof *h->mpack);
-    h->mpiece = (int *)DT_MALLOC(n * sizeof *h->mpiece);
-    h->cbase = (char **)DT_MALLOC(n * sizeof *h->cbase);
-    h->ccount = (int *)DT_MALLOC(n * sizeof *h->ccount);
-    h->ctype = (MPI_Datatype *)DT_MALLOC(n * sizeof *h->ctype);
-    h->mrq = (MPI_Request *)DT_MALLOC(n * sizeof *h->mrq);
-    h->mst = (MPI_Status *)DT_MALLOC(n * sizeof *h->mst);
-    if (!h->mbase || !h->mcount || !h->mtype || !h->mpack || !h->mpiece || !h->cbase || !h->ccount || !h->ctype ||
-        !h->mrq || !h->mst) {
-        DT_FREE(h->mtype); /* (before the free below reads it) */
-        h->mtype = NULL;
+    h->x.cbase = (char **)DT_MALLOC(n * sizeof *h->x.cbase);
+    h->x.ccount = (int *)DT_MALLOC(n * sizeof *h->x.ccount);
+    h->x.ctype = (MPI_Datatype *)DT_MALLOC(n * sizeof *h->x.ctype);
+    h->x.rq = (MPI_Request *)DT_MALLOC(n * sizeof *h->x.rq);
+    h->x.sts = (MPI_Status *)DT_MALLOC(n * sizeof *h->x.sts);
+    if (!h->x.cbase || !h->x.ccount || !h->x.ctype || !h->x.rq || !h->x.sts ||
+        !dt__mpi_elem_type(h->g.es, &h->mel, &h->es16)) {
         dt__halo_types_free(h);
         return;
     }
-    for (i = 0; i < h->nmsgs; i++) h->mtype[i] = MPI_DATATYPE_NULL;
-    ok = dt__mpi_elem_type(h->g.es, &h->mel, &h->es16);
-    if (!ok) { dt__halo_types_free(h); return; }
-    for (i = 0; i < h->nsend + h->nrecv && ok; i++) {
-        const dt__hlink *l = &h->links[i];
-        char *pk = h->buf + l->off;
-        for (j = l->first; j < l->first + l->count && ok; j++) {
-            const dt__hpiece *pc = &h->pieces[j];
-            size_t b = dt__box_numel(h->ndim, &pc->src) * h->g.es;
-            dt__box at;
-            if (!b) continue;
-            if (mi >= h->nmsgs) { ok = 0; break; }
-            dt__shift_box(h->ndim, &pc->src, pc->shift, &at); /* a receive lands shifted */
-            h->mpack[mi] = pk;
-            h->mpiece[mi] = j;
-            ok = dt__mpi_box_type(&h->g, i < h->nsend ? &pc->src : &at, h->mel, 0, &h->mbase[mi], &h->mcount[mi],
-                                  &h->mtype[mi]);
-            if (ok && h->mtype[mi] != h->mel && b < tmin) { /* a small strided face: packed */
-                dt__mpi_types_free(&h->mtype[mi], 1, &h->mel, 0);
-            } else if (!ok && b / h->g.es <= (size_t)INT_MAX) {
-                /* no datatype for this face (past the count limit, or MPI refused): this message packed,
-                   still as elements of mel, so the peer's typed or packed end matches it; a failure that
-                   dropped the whole plan to bytes on one rank only would post MPI_BYTE against its peers'
-                   typed messages */
-                h->mtype[mi] = MPI_DATATYPE_NULL;
-                ok = 1;
-            }
-            pk += b;
-            mi++;
+    for (i = 0; i < h->nmsgs && ok; i++) {
+        dt__hmsg *mg = &h->msgs[i];
+        const dt__hpiece *pc = &h->pieces[mg->first];
+        dt__box at;
+        dt__shift_box(h->ndim, &pc->src, pc->shift, &at); /* a receive lands shifted */
+        ok = dt__mpi_box_type(&h->g, mg->send ? &pc->src : &at, h->mel, 0, &mg->tbase, &mg->tcount, &mg->type);
+        if (ok && mg->type != h->mel && mg->bytes < tmin) { /* a small strided face: packed */
+            dt__mpi_types_free(&mg->type, 1, &h->mel, 0);
+            mg->type = MPI_DATATYPE_NULL;
+        } else if (!ok && mg->bytes / h->g.es <= (size_t)INT_MAX) {
+            /* no datatype for this face (past the count limit, or MPI refused): this message packed,
+               still as elements of mel, so the peer's typed or packed end matches it; a failure that
+               dropped the whole plan to bytes on one rank only would post MPI_BYTE against its peers'
+               typed messages */
+            mg->type = MPI_DATATYPE_NULL;
+            ok = 1;
         }
     }
-    if (!ok || mi != h->nmsgs) { dt__halo_types_free(h); return; }
+    if (!ok) { dt__halo_types_free(h); return; }
     h->typed = 1;
 }
 
@@ -16903,38 +16949,39 @@ static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_
     int i, nrq = 0;
     dt_status st;
     for (i = 0; i < h->nmsgs; i++) {
-        const dt_message *m = &h->msgs[i];
-        if (h->mtype[i] != MPI_DATATYPE_NULL && (!m->send || send_typed)) {
-            h->cbase[i] = h->mbase[i];
-            h->ccount[i] = h->mcount[i];
-            h->ctype[i] = h->mtype[i];
+        const dt__hmsg *mg = &h->msgs[i];
+        dt__halo_message(h, i, 0);
+        if (mg->type != MPI_DATATYPE_NULL && (!mg->send || send_typed)) {
+            h->x.cbase[i] = mg->tbase;
+            h->x.ccount[i] = mg->tcount;
+            h->x.ctype[i] = mg->type;
         } else {
-            if (m->send) dt__pack(in, &h->pieces[h->mpiece[i]].src, h->mpack[i]);
-            h->cbase[i] = h->mpack[i];
-            h->ccount[i] = (int)(m->bytes / h->g.es);
-            h->ctype[i] = h->mel;
+            if (mg->send) dt__pack(in, &h->pieces[mg->first].src, h->buf + mg->off);
+            h->x.cbase[i] = h->buf + mg->off;
+            h->x.ccount[i] = (int)(mg->bytes / h->g.es);
+            h->x.ctype[i] = h->mel;
         }
     }
-    st = dt__comm_start_typed(h->comm, DT__TAG_HALO, h->nmsgs, h->msgs, h->cbase, h->ccount, h->ctype, h->mrq,
-                              h->mst, &nrq, h->sbytes, h->rbytes);
+    st = dt__comm_start_typed(h->comm, DT__TAG_HALO, h->nmsgs, h->x.msgs, h->x.cbase, h->x.ccount, h->x.ctype,
+                              h->x.rq, h->x.sts, &nrq, h->sbytes, h->rbytes);
     if (st) return st;
-    h->nrq = nrq;
-    if (nrq) h->request = h->mrq; /* in flight */
+    h->x.nrq = nrq;
+    if (nrq) h->x.request = h->x.rq; /* in flight */
     return DT_OK;
 }
 
 /* complete a typed plan's exchange; unpack the small strided faces */
 static dt_status dt__halo_wait_typed(const char *fn, dt__halo *h) {
-    dt_status st = dt__comm_wait_typed(h->request ? h->nrq : 0, h->mrq, h->mst);
+    dt_status st = dt__comm_wait_typed(h->x.request ? h->x.nrq : 0, h->x.rq, h->x.sts);
     int i;
-    h->request = NULL;
+    h->x.request = NULL;
     if (st) return dt__within(fn, st);
-    for (i = 0; i < h->nmsgs; i++)
-        if (!h->msgs[i].send && h->mtype[i] == MPI_DATATYPE_NULL) {
-            const dt__hpiece *pc = &h->pieces[h->mpiece[i]];
+    for (i = h->nsend; i < h->nmsgs; i++)
+        if (h->msgs[i].type == MPI_DATATYPE_NULL) {
+            const dt__hpiece *pc = &h->pieces[h->msgs[i].first];
             dt__box at;
             dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
-            dt__unpack(h->mpack[i], &at, &h->g);
+            dt__unpack(h->buf + h->msgs[i].off, &at, &h->g);
         }
     return DT_OK;
 }
@@ -16961,12 +17008,6 @@ static void dt__fill_box(const dt__array *a, const dt__box *b, const unsigned ch
     }
 }
 
-static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__box *out) {
-    int d;
-    *out = *b;
-    for (d = 0; d < nd; d++) out->lo[d] += shift[d];
-}
-
 /* piece p of array a to (pack) or from a packed buffer in the same memory, dev's */
 static dt_status dt__halo_move(const char *fn, const dt__device *dev, dt__array *a, const dt__box *p, char *buf,
                                int pack) {
@@ -16991,17 +17032,16 @@ static dt_status dt__halo_cross(const char *fn, const dt__halo *h, void *dst, co
    Staged, the packed sends then cross to the backend's memory in one copy. */
 static dt_status dt__halo_pack_sends(const char *fn, dt__halo *h, dt__array *in, int from_array) {
     char *pk = h->staged ? h->pbuf : h->buf;
-    int i, j, mi = 0;
+    int i, j;
     dt_status st;
     for (i = 0; i < h->nsend; i++) {
-        size_t off = h->links[i].off;
-        for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
+        const dt__hmsg *mg = &h->msgs[i];
+        size_t off = mg->off;
+        if (mg->direct && from_array) continue;
+        for (j = mg->first; j < mg->first + mg->count; j++) {
             const dt__hpiece *pc = &h->pieces[j];
-            size_t nb = dt__box_numel(h->ndim, &pc->src) * h->g.es;
-            int direct = from_array && pc->contig;
-            if (h->per_piece && nb) h->msgs[mi++].buf = direct ? h->g.data + pc->goff : h->buf + off;
-            if (!direct && (st = dt__halo_move(fn, h->dev, in, &pc->src, pk + off, 1))) return st;
-            off += nb;
+            if ((st = dt__halo_move(fn, h->dev, in, &pc->src, pk + off, 1))) return st;
+            off += dt__box_numel(h->ndim, &pc->src) * h->g.es;
         }
     }
     return h->staged && h->sbytes ? dt__halo_cross(fn, h, h->buf, h->pbuf, h->sbytes) : DT_OK;
@@ -17033,7 +17073,7 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h);
 static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int from_array) {
     int i;
     dt_status st = DT_OK;
-    if (h->begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
+    if (h->x.begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     /* in place: the interior is already there */
     if (!h->in_place && (st = h->dev->copy_box(fn, in, &h->g, &in->box))) return st;
     if ((st = dt__halo_fill(fn, h))) return st;
@@ -17045,8 +17085,9 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int 
     } else
 #endif
     {
+        for (i = 0; i < h->nmsgs; i++) dt__halo_message(h, i, from_array);
         if ((st = dt__halo_pack_sends(fn, h, in, from_array))) return st;
-        if ((st = dt__comm_start(h->comm, DT__TAG_HALO, h->nmsgs, h->msgs, h->sbytes, h->rbytes, &h->request)))
+        if ((st = dt__comm_start(h->comm, DT__TAG_HALO, h->nmsgs, h->x.msgs, h->sbytes, h->rbytes, &h->x.request)))
             return dt__within(fn, st);
     }
     /* the wraps of a dim this rank holds whole, while the messages fly: their
@@ -17058,7 +17099,7 @@ static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int 
         dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
         if ((st = h->dev->copy_box(fn, &view, &h->g, &p))) break;
     }
-    h->begun = 1;
+    h->x.begun = 1;
     if (st) (void)dt__halo_end(fn, h); /* a failed self copy: complete the messages posted */
     return st;
 }
@@ -17067,30 +17108,31 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
     int i, j;
     /* cppcheck-suppress unreadVariable ; kept as the default status */
     dt_status st = DT_OK;
-    if (!h->begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this tensor", fn);
-    h->begun = 0;
+    if (!h->x.begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this tensor", fn);
+    h->x.begun = 0;
 #ifndef DTENSOR_NO_MPI
     if (h->typed) return dt__halo_wait_typed(fn, h);
 #endif
-    if (h->request) {
-        void *rq = h->request;
-        h->request = NULL;
+    if (h->x.request) {
+        void *rq = h->x.request;
+        h->x.request = NULL;
         if ((st = dt__comm_wait(h->comm, rq))) return dt__within(fn, st);
     }
     if (h->staged && h->rbytes && (st = dt__halo_cross(fn, h, h->pbuf + h->sbytes, h->buf + h->sbytes, h->rbytes)))
         return st;
-    for (i = h->nsend; i < h->nsend + h->nrecv; i++) {
-        char *b = (h->staged ? h->pbuf : h->buf) + h->links[i].off;
-        for (j = h->links[i].first; j < h->links[i].first + h->links[i].count; j++) {
+    for (i = h->nsend; i < h->nmsgs; i++) {
+        const dt__hmsg *mg = &h->msgs[i];
+        char *b = (h->staged ? h->pbuf : h->buf) + mg->off;
+        if (mg->direct) continue; /* (landed in the ghosted block) */
+        for (j = mg->first; j < mg->first + mg->count; j++) {
             dt__box p;
             dt__shift_box(h->ndim, &h->pieces[j].src, h->pieces[j].shift, &p);
-            if (!h->pieces[j].direct && (st = dt__halo_move(fn, h->dev, &h->g, &p, b, 0))) return st;
+            if ((st = dt__halo_move(fn, h->dev, &h->g, &p, b, 0))) return st;
             b += dt__box_numel(h->ndim, &p) * h->g.es;
         }
     }
     return DT_OK;
 }
-
 
 /* ---- the public halo calls ---- */
 
@@ -17157,7 +17199,7 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
     dt_status st;
     int d;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    if (t->halo && t->halo->begun)
+    if (t->halo && t->halo->x.begun)
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
     if (t->mesh->rank < 0) return DT_OK;
     memset(&none, 0, sizeof none);
@@ -17287,7 +17329,7 @@ static dt_status dt__stencil_check(const char *fn_name, const dt_tensor *x, dt_s
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn_name);
     if (*out == x) return dt__fail(DT_ERR_ARG, "%s: *out is x; a stencil cannot run in place", fn_name);
     if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) return st;
-    if (x->halo && x->halo->begun)
+    if (x->halo && x->halo->x.begun)
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
     return DT_OK;
 }
