@@ -99,7 +99,11 @@
                      ghost room), accessors, contiguous copies, destroy
      >>checks        the argument checks the sections below share
      >>redistribute  plans (reduce, move, re-label) and their execution;
-                     distribute, gather, redistribute; `---- the transport ----`:
+                     distribute, gather, redistribute; `---- the moves ----`: an
+                     exchange as one flat list (dt__moves_plan: peer, piece, bytes,
+                     in place / typed / buffered at an offset) that sizes and posts
+                     every transport below, and the one place a piece lands;
+                     `---- the transport ----`:
                      how an exchange travels, chosen once (dt__transport_of) from
                      what every rank shares (the step's bound, dt__step_bound;
                      the backend; the element size), named by DTENSOR_LOG=plan;
@@ -10776,6 +10780,7 @@ static int dt__box_same(int nd, const dt__box *a, const dt__box *b) {
 /* do moves i and j carry the same box? */
 static int dt__moves_same_box(const dt__moves *mv, int i, int j) {
     dt__box a, b;
+    if (!mv->send) return 0; /* (block-cyclic parts: no box) */
     if (mv->v[i].piece < 0 && mv->v[j].piece < 0) return 1;
     dt__move_box(mv, &mv->v[i], &a);
     dt__move_box(mv, &mv->v[j], &b);
@@ -11258,6 +11263,24 @@ static void dt__transport_log(const dt_mesh *m, const char *what, dt__transport 
     if (m->rank == 0 && dt__log_on(DT__LOG_PLAN)) fprintf(stderr, "     %s via %s\n", what, dt__transport_name(v));
 }
 
+/* One alltoallv over g carrying the moves (at most one each way per
+   member): its counts and displacements from the list, the bases given */
+static dt_status dt__moves_alltoallv(dt_mesh *m, dt_comm *g, const dt__moves *mv, const char *sbase, char *rbase,
+                                     size_t bound) {
+    int n = g->size, i;
+    size_t *v = NULL, *sc, *sd, *rc, *rd;
+    dt_status st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v);
+    if (st) return st;
+    memset(v, 0, 4 * (size_t)n * sizeof(size_t));
+    sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
+    for (i = 0; i < mv->n; i++) {
+        const dt__move *w = &mv->v[i];
+        (w->send ? sc : rc)[w->peer] = w->bytes;
+        (w->send ? sd : rd)[w->peer] = w->at;
+    }
+    return dt__comm_alltoallv(g, sbase, sc, sd, rbase, rc, rd, bound);
+}
+
 /* A gather (S -> R along a mesh dim): every member's whole shard to every
    member, one allgatherv; received in place where every piece is one
    stretch of out under the bound (dt__in_place_fits), else through the
@@ -11307,8 +11330,7 @@ static dt_status dt__exchange_gather(dt_mesh *m, const dt__device *dev, dt_comm 
 static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_comm *g, const dt__array *in,
                                         dt__array *out, const dt__pieces *send, const dt__pieces *recv, int gather,
                                         size_t bound, dt_dtype t, int acc) {
-    int n = g->size, me = g->rank, i;
-    size_t *v = NULL, *sc, *sd, *rc, *rd;
+    int n = g->size, me = g->rank;
     char *sbuf = NULL, *rbuf = NULL;
     dt__moves mv;
     dt_status st;
@@ -11320,21 +11342,13 @@ static dt_status dt__exchange_pieces_op(dt_mesh *m, const dt__device *dev, dt_co
     if (via == DT__VIA_POSTED) return dt__exchange_posted(m, dev, g, in, out, send, recv, t, acc);
 #endif
     if (gather) return dt__exchange_gather(m, dev, g, in, out, recv, bound, t, acc);
-    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v)) ||
-        (st = dt__scratch(m, DT__SCRATCH_MOVES, dt__moves_room(send, recv, n, 0) * sizeof(dt__move), (void **)&mv.v)))
+    if ((st = dt__scratch(m, DT__SCRATCH_MOVES, dt__moves_room(send, recv, n, 0) * sizeof(dt__move), (void **)&mv.v)))
         return st;
     dt__moves_plan(&mv, in, out, send, recv, n, me, 0, -1, acc, DT__MV_ALL, bound);
-    memset(v, 0, 4 * (size_t)n * sizeof(size_t));
-    sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
-    for (i = 0; i < mv.n; i++) {
-        const dt__move *w = &mv.v[i];
-        (w->send ? sc : rc)[w->peer] = w->bytes;
-        (w->send ? sd : rd)[w->peer] = w->at;
-    }
     if ((mv.rbytes && (st = dt__scratch_on(m, dev, DT__SCRATCH_RECV, mv.rbytes, (void **)&rbuf))) ||
         (mv.sbytes && (st = dt__scratch_on(m, dev, DT__SCRATCH_SEND, mv.sbytes, (void **)&sbuf))) ||
         (st = dt__moves_pack(dev, in, &mv, sbuf)) ||
-        (st = dt__comm_alltoallv(g, sbuf ? sbuf : in->data, sc, sd, rbuf ? rbuf : out->data, rc, rd, bound)) ||
+        (st = dt__moves_alltoallv(m, g, &mv, sbuf ? sbuf : in->data, rbuf ? rbuf : out->data, bound)) ||
         (st = dt__place_own(dev, in, out, recv, me, t, acc)))
         return st;
     return dt__moves_land_all(dev, &mv, rbuf, out, t, acc);
@@ -11958,76 +11972,100 @@ static dt_status dt__overlap_copy(const dt__ctx *x, const dt__partspans *ra, con
     return st;
 }
 
+/* the moves of a block-cyclic step: per peer in the step's group, what I
+   receive (receives first), then what it needs of mine; each names its
+   peer (piece = the peer: its part's spans are made again to pack or
+   unpack), buffered in peer order */
+static dt_status dt__spans_moves(const dt__ctx *x, const dt__step *s, unsigned fixed, const dt__partspans *src_me,
+                                 const dt__partspans *dst_me, dt__moves *mv) {
+    dt_mesh *m = x->m;
+    int q, i, side, c[DT_MAX_MESH_DIMS];
+    dt__partspans peer;
+    dt_status st;
+    dt__move *keep = mv->v; /* (the caller's room) */
+    memset(mv, 0, sizeof *mv);
+    mv->v = keep;
+    mv->nd = x->ndim;
+    mv->es = x->es;
+    mv->round = -1;
+    mv->n = 0;
+    for (side = 0; side < 2; side++) { /* 0: receives, 1: sends */
+        if (side) mv->nrecv = mv->n;
+        for (q = 0; q < m->size; q++) {
+            dt__move *v = &mv->v[mv->n];
+            dt__mesh_coord_of(m, q, c);
+            for (i = 0; i < m->ndim; i++)
+                if ((fixed >> i & 1u) && c[i] != m->coord[i]) break;
+            if (i < m->ndim || q == m->rank) continue;
+            if ((st = dt__partspans_of(x, side ? s->to : s->from, c, &peer))) return st;
+            v->bytes = (side ? dt__overlaps(x, src_me, &peer, 0, 1, NULL, NULL, NULL)
+                             : dt__overlaps(x, &peer, dst_me, 1, 0, NULL, NULL, NULL)) * x->es;
+            DT_FREE(peer.mem);
+            if (!v->bytes) continue;
+            v->peer = v->piece = q;
+            v->send = side;
+            v->how = DT__BUFFERED;
+            if (side) mv->sent += v->bytes;
+            else mv->got += v->bytes;
+            mv->n++;
+        }
+    }
+    dt__moves_buffer(mv);
+    return DT_OK;
+}
+
+/* move v of a block-cyclic step packed from in (a send) or unpacked into out */
+static dt_status dt__spans_move_copy(const dt__ctx *x, const dt__step *s, const dt__partspans *mine,
+                                     const dt__move *v, const dt__array *in, dt__array *out, char *buf) {
+    int c[DT_MAX_MESH_DIMS];
+    dt__partspans peer;
+    dt_status st;
+    dt__mesh_coord_of(x->m, v->peer, c);
+    if ((st = dt__partspans_of(x, v->send ? s->to : s->from, c, &peer))) return st;
+    st = v->send ? dt__overlap_copy(x, mine, &peer, 0, 1, in->data, in->box.ext, buf + v->at, NULL)
+                 : dt__overlap_copy(x, &peer, mine, 1, 0, buf + v->at, NULL, out->data, out->box.ext);
+    DT_FREE(peer.mem);
+    return st;
+}
+
 static dt_status dt__run_exchange_spans(const dt__ctx *x, const dt__step *s, const dt__array *in, dt__array *out) {
     dt_mesh *m = x->m;
-    int n = m->size, me = m->rank, q, i, c[DT_MAX_MESH_DIMS], any_shard = 0;
+    int i, any_shard = 0;
     unsigned fixed = 0;
-    dt__partspans src_me, dst_me, peer;
-    size_t *v = NULL, *sc, *sd, *rc, *rd, soff = 0, roff = 0, bound;
+    dt__partspans src_me, dst_me;
+    dt__moves mv;
+    size_t bound;
     char *sbuf = NULL, *rbuf = NULL;
     dt_status st;
     for (i = 0; i < m->ndim; i++) {
         if (!dt__is(s->from[i], DT_SHARD)) fixed |= 1u << i;
         else any_shard = 1;
     }
-    src_me.mem = dst_me.mem = peer.mem = NULL;
+    src_me.mem = dst_me.mem = NULL;
     if ((st = dt__partspans_of(x, s->from, m->coord, &src_me)) || (st = dt__partspans_of(x, s->to, m->coord, &dst_me)))
         goto done;
     if (!any_shard) { /* every rank holds all it needs: a local copy */
         st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext);
         goto done;
     }
-    /* the counts and the message buffers: the mesh's work buffers (as dt__run_exchange's), so that a time
+    /* the moves and the message buffers: the mesh's work buffers (as dt__run_exchange's), so that a time
        loop neither allocates nor page-faults tensor-sized buffers every call */
-    if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 4 * (size_t)n * sizeof(size_t), (void **)&v))) goto done;
-    memset(v, 0, 4 * (size_t)n * sizeof(size_t));
-    sc = v; sd = v + n; rc = v + 2 * n; rd = v + 3 * n;
-    for (q = 0; q < n; q++) { /* the counts: what each peer needs of mine, what I need of theirs */
-        dt__mesh_coord_of(m, q, c);
-        for (i = 0; i < m->ndim; i++)
-            if ((fixed >> i & 1u) && c[i] != m->coord[i]) break;
-        if (i < m->ndim || q == me) continue;
-        if ((st = dt__partspans_of(x, s->to, c, &peer))) goto done;
-        sc[q] = dt__overlaps(x, &src_me, &peer, 0, 1, NULL, NULL, NULL) * x->es;
-        DT_FREE(peer.mem);
-        if ((st = dt__partspans_of(x, s->from, c, &peer))) goto done;
-        rc[q] = dt__overlaps(x, &peer, &dst_me, 1, 0, NULL, NULL, NULL) * x->es;
-        DT_FREE(peer.mem);
-        peer.mem = NULL;
-        sd[q] = soff; soff += sc[q];
-        rd[q] = roff; roff += rc[q];
-    }
-    if ((st = dt__scratch_on(m, x->dev, DT__SCRATCH_SEND, soff + 1, (void **)&sbuf)) ||
-        (st = dt__scratch_on(m, x->dev, DT__SCRATCH_RECV, roff + 1, (void **)&rbuf)))
+    if ((st = dt__scratch(m, DT__SCRATCH_MOVES, (2 * (size_t)m->size + 1) * sizeof(dt__move), (void **)&mv.v)) ||
+        (st = dt__spans_moves(x, s, fixed, &src_me, &dst_me, &mv)) ||
+        (st = dt__scratch_on(m, x->dev, DT__SCRATCH_SEND, mv.sbytes + 1, (void **)&sbuf)) ||
+        (st = dt__scratch_on(m, x->dev, DT__SCRATCH_RECV, mv.rbytes + 1, (void **)&rbuf)))
         goto done;
-    for (q = 0; q < n; q++) {
-        /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Branch): sc is zeroed with the rest of v above */
-        if (!sc[q]) continue;
-        dt__mesh_coord_of(m, q, c);
-        if ((st = dt__partspans_of(x, s->to, c, &peer))) goto done;
-        st = dt__overlap_copy(x, &src_me, &peer, 0, 1, in->data, in->box.ext, sbuf + sd[q], NULL);
-        DT_FREE(peer.mem);
-        peer.mem = NULL;
-        if (st) goto done;
-    }
+    for (i = mv.nrecv; i < mv.n && !st; i++) st = dt__spans_move_copy(x, s, &src_me, &mv.v[i], in, out, sbuf);
+    if (st) goto done;
     /* the step's bound, never this rank's totals: every rank must pick the same collective (dt__comm_alltoallv) */
     bound = dt__step_bound(x, s);
     dt__transport_log(m, "exchange spans",
                       dt__comm_alltoallv_native(m->comm, bound) ? DT__VIA_COLLECTIVE : DT__VIA_SENDRECV);
-    if ((st = dt__comm_alltoallv(m->comm, sbuf, sc, sd, rbuf, rc, rd, bound))) goto done;
+    if ((st = dt__moves_alltoallv(m, m->comm, &mv, sbuf, rbuf, bound))) goto done;
     /* out is written only now, after the last thing that can fail but the unpacking's allocations */
     if ((st = dt__overlap_copy(x, &src_me, &dst_me, 0, 0, in->data, in->box.ext, out->data, out->box.ext))) goto done;
-    for (q = 0; q < n; q++) {
-        if (!rc[q]) continue;
-        dt__mesh_coord_of(m, q, c);
-        if ((st = dt__partspans_of(x, s->from, c, &peer))) goto done;
-        st = dt__overlap_copy(x, &peer, &dst_me, 1, 0, rbuf + rd[q], NULL, out->data, out->box.ext);
-        DT_FREE(peer.mem);
-        peer.mem = NULL;
-        if (st) goto done;
-    }
+    for (i = 0; i < mv.nrecv && !st; i++) st = dt__spans_move_copy(x, s, &dst_me, &mv.v[i], in, out, rbuf);
 done:
-    DT_FREE(peer.mem);
     DT_FREE(src_me.mem);
     DT_FREE(dst_me.mem);
     return st;
