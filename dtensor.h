@@ -10685,8 +10685,10 @@ static dt_status dt__pieces_of(int n, int nd, const dt__box *boxes, dt__pieces *
 /* ---- the moves ----
    One exchange's messages as one flat list, computed once from its two
    piece lists and read by every message engine (the backend collective,
-   the posted MPI messages, a pipelined round, begin/end, and the shared
-   arena's reads) both to size its buffers and to post: receives first, in
+   the posted MPI messages, a pipelined round, begin/end, the shared
+   arena's reads, and the block-cyclic span exchange, whose moves name a
+   peer's part instead: dt__spans_moves) both to size its buffers and to
+   post: receives first, in
    piece order, then sends; each with its member, its piece (its box: the
    piece's, or in a pipelined round a part of it, dt__move_box), its bytes,
    and how it travels -- in place (one stretch of its array, at a byte
@@ -10704,7 +10706,8 @@ typedef struct dt__move {
     size_t at;    /* in place: the byte offset in in (a send) or out (a receive); buffered: in the buffer */
     int peer;     /* the member of g at the other end */
     int send;     /* 1: from in; 0: into out */
-    int piece;    /* its index in its side's piece list; -1: the whole source box (a gather's send) */
+    int piece;    /* its index in its side's piece list; -1: the whole source box (a gather's send);
+                     a block-cyclic step's: the peer (its part's spans) */
     dt__how how;
 } dt__move;
 
