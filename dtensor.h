@@ -10769,6 +10769,8 @@ static int dt__pipe_part(int nd, const dt__box *b, size_t es, int64_t c, dt__box
 static void dt__move_box(const dt__moves *mv, const dt__move *v, dt__box *b) {
     dt__box whole;
     if (v->piece < 0) { *b = mv->whole; return; }
+    memset(b, 0, sizeof *b); /* (the dims past nd too: a piece sets nd of them) */
+    memset(&whole, 0, sizeof whole);
     dt__piece_get(v->send ? mv->send : mv->recv, v->piece, mv->round < 0 ? b : &whole);
     if (mv->round >= 0) (void)dt__pipe_part(mv->nd, &whole, mv->es, mv->round, b);
 }
@@ -14698,6 +14700,7 @@ static void dt__summa_read_shared(const dt__call *c, const dt__summa *s, const d
             if (r != m->rank) *got += bytes;
             else *sent += bytes * (uint64_t)(m->shape[s->g[i]] - 1);
         }
+        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): dt__summa_share publishes each operand with its strides */
         in[i].data = v.data + (size_t)(pn->lk[i] * v.stride[s->kd[i]]) * es;
         in[i].ndim = c->in[i].d->ndim;
         in[i].stride = v.stride;
