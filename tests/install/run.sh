@@ -131,14 +131,17 @@ else
     bad "libdtensor.a: pkg-config --variable=archive dtensor-lib ($archive) + mpicc.mpich: build"; cat "$tmp/lib.log"
 fi
 # Fortran: the installed dtensor.f90 compiled with the consumer's mpif90,
-# tests/test_fortran.f90 linked with $libs, pkg-config --libs dtensor-lib (no C
-# file of the consumer's; -ldtensor takes libdtensor.so, found through the
-# rpath: no LD_LIBRARY_PATH)
+# tests/test_fortran.f90 linked with $libs, pkg-config --libs dtensor-lib
+# (-ldtensor takes libdtensor.so, found through the rpath: no LD_LIBRARY_PATH).
+# The one C file is the test's own layout table (tests/fortran_offsets.c:
+# offsetof/sizeof of the installed headers' structs, no implementation).
 mkdir -p "$tmp/fmod"
 # shellcheck disable=SC2086
 if [ -f "$prefix/include/dtensor.f90" ] &&
+   mpicc.mpich "${WARN[@]}" -I"$prefix/include" -c tests/fortran_offsets.c -o "$tmp/fortran_offsets.o" \
+       >"$tmp/fortran.log" 2>&1 &&
    mpif90.mpich -std=f2008 -Wall -Werror -J "$tmp/fmod" "$prefix/include/dtensor.f90" tests/test_fortran.f90 \
-       -o "$tmp/consumer_f" $libs >"$tmp/fortran.log" 2>&1 &&
+       "$tmp/fortran_offsets.o" -o "$tmp/consumer_f" $libs >>"$tmp/fortran.log" 2>&1 &&
    rpath_ok "Fortran: pkg-config dtensor-lib + mpif90.mpich" "$tmp/consumer_f"; then
     out=$(BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 120 mpiexec.mpich -n 2 "$tmp/consumer_f" 2>&1)
     if [ $? -eq 0 ] && grep -q '^PASS test_fortran np=2' <<<"$out"; then
