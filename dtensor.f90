@@ -300,6 +300,10 @@ module dtensor
   ! section with a stride (u(1:n:2, :)) is DT_ERR_ARG: the dummies are
   ! assumed-shape `target` without `contiguous`, so the compiler never makes
   ! a copy-in/copy-out temporary that a DT_FLAG_BORROW tensor would alias.
+  ! dt_tensor_from_local's array is read by its own shape: its extents must
+  ! hold local_shape + 2 * local_ghost (DT_ERR_ARG naming both shapes), and
+  ! larger ones are padding, read at the array's strides (a(-1:n+3, -1:ny+2)
+  ! with local_ghost = [2, 2]: columns of n + 5 elements).
   ! dt_tensor_distribute's and dt_tensor_gather's `full` must hold the
   ! global shape's elements (DT_ERR_SHAPE), where it is read or written.
   ! The type(c_ptr) forms (c_loc; device memory, other dtypes) remain, as
@@ -745,13 +749,16 @@ module dtensor
       type(c_ptr), value :: x, y
     end function
     ! ---- the typed wraps' entry points (behind the generics above) ----
-    integer(c_int) function dt_f_tensor_from_local_typed(m, d, local, array_dtype, contiguous, flags, out) &
-        bind(C, name="dt_f_tensor_from_local_typed")
-      import :: c_int, c_ptr, dt_tensor_desc
+    ! extents: shape(local), rank of them (checked against the desc's storage)
+    integer(c_int) function dt_f_tensor_from_local_shaped(m, d, local, array_dtype, contiguous, rank, extents, &
+                                                          flags, out) bind(C, name="dt_f_tensor_from_local_shaped")
+      import :: c_int, c_int64_t, c_ptr, dt_tensor_desc
       type(c_ptr), value :: m
       type(dt_tensor_desc), intent(in) :: d
       type(c_ptr), value :: local
-      integer(c_int), value :: array_dtype, contiguous, flags
+      integer(c_int), value :: array_dtype, contiguous, rank
+      integer(c_int64_t), intent(in) :: extents(*)
+      integer(c_int), value :: flags
       type(c_ptr), intent(inout) :: out
     end function
     integer(c_int) function dt_f_tensor_distribute_typed(m, d, full, array_dtype, contiguous, nelem, src_rank, out) &
@@ -1600,8 +1607,8 @@ contains
     real(c_float), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f32_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f32_1 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), 1_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_f32_1
 
   integer(c_int) function dt_fl_f32_2(m, d, local, flags, out)
@@ -1610,8 +1617,8 @@ contains
     real(c_float), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f32_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f32_2 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), 2_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_f32_2
 
   integer(c_int) function dt_fl_f32_3(m, d, local, flags, out)
@@ -1620,8 +1627,8 @@ contains
     real(c_float), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f32_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f32_3 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), 3_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_f32_3
 
   integer(c_int) function dt_fl_f32_4(m, d, local, flags, out)
@@ -1630,8 +1637,8 @@ contains
     real(c_float), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f32_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F32, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f32_4 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_F32, &
+         dt_f_contig(is_contiguous(local)), 4_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_f32_4
 
   integer(c_int) function dt_fl_f64_1(m, d, local, flags, out)
@@ -1640,8 +1647,8 @@ contains
     real(c_double), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f64_1 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), 1_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_f64_1
 
   integer(c_int) function dt_fl_f64_2(m, d, local, flags, out)
@@ -1650,8 +1657,8 @@ contains
     real(c_double), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f64_2 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), 2_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_f64_2
 
   integer(c_int) function dt_fl_f64_3(m, d, local, flags, out)
@@ -1660,8 +1667,8 @@ contains
     real(c_double), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f64_3 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), 3_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_f64_3
 
   integer(c_int) function dt_fl_f64_4(m, d, local, flags, out)
@@ -1670,8 +1677,8 @@ contains
     real(c_double), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_f64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_F64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_f64_4 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_F64, &
+         dt_f_contig(is_contiguous(local)), 4_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_f64_4
 
   integer(c_int) function dt_fl_i32_1(m, d, local, flags, out)
@@ -1680,8 +1687,8 @@ contains
     integer(c_int32_t), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i32_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i32_1 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), 1_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_i32_1
 
   integer(c_int) function dt_fl_i32_2(m, d, local, flags, out)
@@ -1690,8 +1697,8 @@ contains
     integer(c_int32_t), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i32_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i32_2 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), 2_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_i32_2
 
   integer(c_int) function dt_fl_i32_3(m, d, local, flags, out)
@@ -1700,8 +1707,8 @@ contains
     integer(c_int32_t), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i32_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i32_3 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), 3_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_i32_3
 
   integer(c_int) function dt_fl_i32_4(m, d, local, flags, out)
@@ -1710,8 +1717,8 @@ contains
     integer(c_int32_t), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i32_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I32, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i32_4 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_I32, &
+         dt_f_contig(is_contiguous(local)), 4_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_i32_4
 
   integer(c_int) function dt_fl_i64_1(m, d, local, flags, out)
@@ -1720,8 +1727,8 @@ contains
     integer(c_int64_t), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i64_1 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), 1_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_i64_1
 
   integer(c_int) function dt_fl_i64_2(m, d, local, flags, out)
@@ -1730,8 +1737,8 @@ contains
     integer(c_int64_t), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i64_2 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), 2_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_i64_2
 
   integer(c_int) function dt_fl_i64_3(m, d, local, flags, out)
@@ -1740,8 +1747,8 @@ contains
     integer(c_int64_t), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i64_3 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), 3_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_i64_3
 
   integer(c_int) function dt_fl_i64_4(m, d, local, flags, out)
@@ -1750,8 +1757,8 @@ contains
     integer(c_int64_t), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_i64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_I64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_i64_4 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_I64, &
+         dt_f_contig(is_contiguous(local)), 4_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_i64_4
 
   integer(c_int) function dt_fl_c64_1(m, d, local, flags, out)
@@ -1760,8 +1767,8 @@ contains
     complex(c_float_complex), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c64_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c64_1 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), 1_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_c64_1
 
   integer(c_int) function dt_fl_c64_2(m, d, local, flags, out)
@@ -1770,8 +1777,8 @@ contains
     complex(c_float_complex), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c64_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c64_2 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), 2_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_c64_2
 
   integer(c_int) function dt_fl_c64_3(m, d, local, flags, out)
@@ -1780,8 +1787,8 @@ contains
     complex(c_float_complex), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c64_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c64_3 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), 3_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_c64_3
 
   integer(c_int) function dt_fl_c64_4(m, d, local, flags, out)
@@ -1790,8 +1797,8 @@ contains
     complex(c_float_complex), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c64_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C64, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c64_4 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_C64, &
+         dt_f_contig(is_contiguous(local)), 4_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_c64_4
 
   integer(c_int) function dt_fl_c128_1(m, d, local, flags, out)
@@ -1800,8 +1807,8 @@ contains
     complex(c_double_complex), target, intent(inout) :: local(:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c128_1 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c128_1 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), 1_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_c128_1
 
   integer(c_int) function dt_fl_c128_2(m, d, local, flags, out)
@@ -1810,8 +1817,8 @@ contains
     complex(c_double_complex), target, intent(inout) :: local(:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c128_2 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c128_2 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), 2_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_c128_2
 
   integer(c_int) function dt_fl_c128_3(m, d, local, flags, out)
@@ -1820,8 +1827,8 @@ contains
     complex(c_double_complex), target, intent(inout) :: local(:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c128_3 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c128_3 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), 3_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_c128_3
 
   integer(c_int) function dt_fl_c128_4(m, d, local, flags, out)
@@ -1830,8 +1837,8 @@ contains
     complex(c_double_complex), target, intent(inout) :: local(:,:,:,:)
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    dt_fl_c128_4 = dt_f_tensor_from_local_typed(m, d, c_loc(local), DT_C128, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    dt_fl_c128_4 = dt_f_tensor_from_local_shaped(m, d, c_loc(local), DT_C128, &
+         dt_f_contig(is_contiguous(local)), 4_c_int, shape(local, kind=c_int64_t), flags, out)
   end function dt_fl_c128_4
 
   integer(c_int) function dt_dist_f32_1(m, d, full, src_rank, out)

@@ -1889,6 +1889,16 @@ DT_API dt_status dt_f_tensor_load_npy(dt_mesh *m, const char *path, int ndim, co
    others in its collective */
 DT_API dt_status dt_f_tensor_from_local_typed(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
                                               int contiguous, unsigned flags, dt_tensor **out);  /* collective */
+/* from_local's typed wrap with the array's extents (Fortran's shape(local),
+   rank of them): they must hold local_shape + 2 * local_ghost (the rule's
+   shape without local_shape), DT_ERR_ARG naming both shapes otherwise;
+   larger extents, with local_shape and no local_strides, are padding, read
+   at the array's own strides; with local_strides or another rank, the
+   storage must end inside the array's elements. (dt_f_tensor_from_local_typed
+   is this call without the extents, for a module of an earlier version.) */
+DT_API dt_status dt_f_tensor_from_local_shaped(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
+                                               int contiguous, int rank, const int64_t *extents, unsigned flags,
+                                               dt_tensor **out);  /* collective */
 DT_API dt_status dt_f_tensor_distribute_typed(dt_mesh *m, const dt_tensor_desc *fd, const void *full, int array_dtype,
                                               int contiguous, int64_t nelem, int src_rank,
                                               dt_tensor **out);  /* collective */
@@ -9678,6 +9688,24 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
     return DT_OK;
 }
 
+/* The likely mistake behind a ghosted array that ends past its allocation,
+   in the caller's notation: `local` at the interior instead of the array's
+   start, when it is not at the start; at the start, an array smaller than
+   local_shape + 2 * local_ghost. */
+static const char *dt__ghost_hint(int64_t at) {
+    if (at == 0)
+        return dt__f_order ? "local is desc%local_alloc, the array's start, so the array is smaller than local_shape "
+                             "+ 2 * local_ghost: check local_ghost and local_shape against its extents, and "
+                             "local_alloc_bytes against c_sizeof(a)"
+                           : "local is desc->local_alloc, the array's start, so the array is smaller than "
+                             "local_shape + 2 * local_ghost: check local_ghost and local_shape against it, and "
+                             "local_alloc_bytes against its size";
+    return dt__f_order ? "With local_ghost, local must be the array's start, c_loc(a) (its first ghost cell), not "
+                         "c_loc of the interior's first element"
+                       : "With local_ghost, local must be the array's START (its first ghost cell, A(0,0)), not the "
+                         "interior (&A(1,1))";
+}
+
 /* Why the storage of dt__check_local_alloc ends past the allocation:
    need bytes from local, which is `at` bytes into it. Apart, so that the
    accepted path carries none of it. */
@@ -9702,17 +9730,17 @@ static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_
         have * es - at - need < es * row)
         return dt__fail(DT_ERR_ARG, "%s: desc->local_alloc_bytes = %lld looks like a count of elements, not bytes: "
                         "the storage (shape %s, %s, %lld bytes each) takes %lld bytes from local, %lld bytes into "
-                        "desc->local_alloc; %lld elements are %lld bytes (local_alloc_bytes = sizeof(element) * "
-                        "elements)", fn, (long long)have, xs, dt_dtype_name(norm->dtype), (long long)es,
-                        (long long)need, (long long)at, (long long)have, (long long)(have * es));
+                        "desc->local_alloc; %lld elements are %lld bytes (local_alloc_bytes = %s)", fn,
+                        (long long)have, xs, dt_dtype_name(norm->dtype), (long long)es, (long long)need,
+                        (long long)at, (long long)have, (long long)(have * es),
+                        dt__f_order ? "c_sizeof(a), the array's bytes" : "sizeof(element) * elements");
     if (d->local_ghost) {
         dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
         return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
                         "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
-                        "(%lld bytes): it would read %lld bytes past the allocation's end. With local_ghost, local "
-                        "must be the array's START (its first ghost cell, A(0,0)), not the interior (&A(1,1))",
-                        fn, xs, gs, (long long)need, (long long)at, (long long)(at / es), (long long)have,
-                        (long long)(need - (have - at)));
+                        "(%lld bytes): it would read %lld bytes past the allocation's end. %s", fn, xs, gs,
+                        (long long)need, (long long)at, (long long)(at / es), (long long)have,
+                        (long long)(need - (have - at)), dt__ghost_hint(at));
     }
     if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
     else snprintf(ss, sizeof ss, "NULL, row-major");
@@ -9724,7 +9752,8 @@ static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_
 
 /* [local, local + the storage's span) inside [local_alloc, + local_alloc_bytes).
    With ghost room, the likely mistake is `local` at the interior (&A(1,1))
-   instead of the array's start: the message says so. Run after the ghost
+   instead of the array's start: the message says so, unless local is
+   already the start (dt__ghost_hint). Run after the ghost
    and stride checks (the span fits int64 then). */
 static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm,
                                        const void *local) {
@@ -9747,10 +9776,12 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
     if (!d->local_alloc || d->local_alloc_bytes <= 0)
         return dt__fail(DT_ERR_ARG, "%s: desc->%s without desc->local_alloc and desc->local_alloc_bytes (%p, %lld): "
                         "a ghosted or strided array must give the start and the size in bytes of the allocation "
-                        "`local` lies in (e.g. local_alloc = A, local_alloc_bytes = sizeof(double) * rows * cols), "
-                        "so that the wrap can check it reads inside it (a contiguous one may give both or neither)",
-                        fn, d->local_ghost ? "local_ghost" : d->local_strides ? "local_strides" : "local_alloc",
-                        d->local_alloc, (long long)d->local_alloc_bytes);
+                        "`local` lies in (e.g. %s), so that the wrap can check it reads inside it (a contiguous "
+                        "one may give both or neither)", fn,
+                        d->local_ghost ? "local_ghost" : d->local_strides ? "local_strides" : "local_alloc",
+                        d->local_alloc, (long long)d->local_alloc_bytes,
+                        dt__f_order ? "local_alloc = c_loc(a), local_alloc_bytes = c_sizeof(a)"
+                                    : "local_alloc = A, local_alloc_bytes = sizeof(double) * rows * cols");
     need = span * es;
     if (l < a || l - a > (uintptr_t)d->local_alloc_bytes)
         return dt__fail(DT_ERR_ARG, "%s: local = %p is not inside desc->local_alloc = %p (%lld bytes): local_alloc "
@@ -19415,19 +19446,101 @@ static dt_status dt__f_array_check(const char *fn, const char *what, int desc_dt
     return DT_OK;
 }
 
-static dt_status dt__f_tensor_from_local_typed_body(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
-                                                    int contiguous, unsigned flags, dt_tensor **out) {
+/* The typed wrap's array against the storage the desc describes, which
+   alone read a(-1:n+3, -1:ny+2) with local_ghost = [2, 2] silently at the
+   wrong place (columns of n + 4 elements, not n + 5). C order here: ext is
+   Fortran's shape(local) reversed. Refused: an array smaller than the
+   storage along a dim, or one of fewer elements than the storage spans
+   (local_strides given, or an array of another rank). A padded array
+   (larger along a dim but the outermost) is read at its own strides,
+   written into c with local_alloc from the array when the desc gives none.
+   A desc the call refuses anyway is left to it. */
+static dt_status dt__f_local_fits(const dt_mesh *m, dt__fdesc *c, void *local, int rank, const int64_t *fext) {
     const char *fn = "dt_tensor_from_local";
-    dt_status st = DT_OK;
+    dt_tensor_desc norm, *d = &c->d;
+    dt__box b;
+    const int64_t *ls, *g = d->local_ghost;
+    int64_t ext[DT_MAX_DIMS], need[DT_MAX_DIMS], have = 1, span = 1, s = 1;
+    int k, nd = d->ndim, padded = 0;
+    char xs[160], ns[160], ss[160];
+    if (m->rank < 0 || !fext || rank < 1 || rank > DT_MAX_DIMS || dt__check_desc(fn, m, d, &norm)) return DT_OK;
+    if ((g || d->local_strides) && !d->local_shape) return DT_OK; /* refused by the call: state local_shape */
+    dt__tensor_box(m, &norm, m->coord, &b);
+    ls = d->local_shape ? d->local_shape : b.ext;
+    for (k = 0; k < nd; k++) {
+        if (ls[k] < 0 || ls[k] > INT64_MAX / 4 || (g && (g[k] < 0 || g[k] > INT64_MAX / 8))) return DT_OK;
+        need[k] = ls[k] + (g ? 2 * g[k] : 0);
+        if (need[k] == 0) return DT_OK; /* reads nothing */
+    }
+    for (k = 0; k < rank; k++) {
+        ext[k] = fext[rank - 1 - k];
+        have *= ext[k];
+    }
+    dt__shape_str(ext, rank, xs, sizeof xs);
+    dt__shape_str(need, nd, ns, sizeof ns);
+    if (rank == nd && !d->local_strides) {
+        for (k = 0; k < nd; k++)
+            if (ext[k] < need[k])
+                return dt__fail(DT_ERR_ARG, "%s: local is a %s array, smaller than %s = %s along dim %d: the wrap "
+                                "would read outside it (its extents must be at least these; larger ones are padding, "
+                                "read at the array's own strides)", fn, xs,
+                                g ? "local_shape + 2 * local_ghost"
+                                  : d->local_shape ? "local_shape" : "this rank's part",
+                                ns, dt__tdim(k, nd));
+        for (k = 1; k < nd; k++) padded |= ext[k] > need[k];
+        if (!padded) return DT_OK;
+        if (!d->local_shape)
+            return dt__fail(DT_ERR_ARG, "%s: local is a %s array, larger than this rank's part %s: a padded array "
+                            "needs desc->local_shape (its interior) to be read at its own strides; else pass an array "
+                            "of the part's shape", fn, xs, ns);
+        for (k = nd - 1; k >= 0; k--) {
+            c->local_strides[k] = s;
+            s *= ext[k];
+        }
+        d->local_strides = c->local_strides;
+        if (!d->local_alloc && !d->local_alloc_bytes) {
+            d->local_alloc = local;
+            d->local_alloc_bytes = have * (int64_t)dt_dtype_size(norm.dtype);
+        }
+        return DT_OK;
+    }
+    for (k = nd - 1; k >= 0; k--) { /* the storage's last element + 1 */
+        int64_t st = d->local_strides ? d->local_strides[k] : s;
+        if (st < 0 || (st > 0 && need[k] - 1 > (INT64_MAX - span) / st) || s > INT64_MAX / need[k]) return DT_OK;
+        span += (need[k] - 1) * st;
+        s *= need[k];
+    }
+    if (span <= have) return DT_OK;
+    if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
+    else snprintf(ss, sizeof ss, "none: contiguous");
+    return dt__fail(DT_ERR_ARG, "%s: local is a %s array (%lld elements), but the storage (shape %s, local_strides = "
+                    "%s) spans %lld elements: the wrap would read past the array's end", fn, xs, (long long)have, ns,
+                    ss, (long long)span);
+}
+
+static dt_status dt__f_tensor_from_local_shaped_body(dt_mesh *m, const dt_tensor_desc *fd, void *local,
+                                                     int array_dtype, int contiguous, int rank,
+                                                     const int64_t *extents, unsigned flags, dt_tensor **out) {
+    const char *fn = "dt_tensor_from_local";
+    dt__fdesc c;
+    dt_status st;
     if (!m || !fd) return dt__f_tensor_from_local_body(m, fd, local, flags, out); /* its own refusal */
     st = dt__f_array_check(fn, "local", fd->dtype, array_dtype, contiguous);
+    if (!st) st = dt__f_desc(fn, fd, &c);
+    if (!st) st = dt__f_local_fits(m, &c, local, rank, extents);
     if (m->rank >= 0 && m->size > 1 && (st = dt__agree(m->comm, fn, st, 0))) return st;
-    return st ? st : dt__f_tensor_from_local_body(m, fd, local, flags, out);
+    return st ? st : DT__F_CALL(dt_tensor_from_local)(m, &c.d, local, flags, out);
+}
+DT_API dt_status dt_f_tensor_from_local_shaped(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
+                                               int contiguous, int rank, const int64_t *extents, unsigned flags,
+                                               dt_tensor **out) {
+    DT__F_PUBLIC("dt_tensor_from_local", dt__f_tensor_from_local_shaped_body(m, fd, local, array_dtype, contiguous,
+                                                                             rank, extents, flags, out));
 }
 DT_API dt_status dt_f_tensor_from_local_typed(dt_mesh *m, const dt_tensor_desc *fd, void *local, int array_dtype,
                                               int contiguous, unsigned flags, dt_tensor **out) {
-    DT__F_PUBLIC("dt_tensor_from_local",
-               dt__f_tensor_from_local_typed_body(m, fd, local, array_dtype, contiguous, flags, out));
+    DT__F_PUBLIC("dt_tensor_from_local", dt__f_tensor_from_local_shaped_body(m, fd, local, array_dtype, contiguous,
+                                                                             0, NULL, flags, out));
 }
 
 /* elements of a Fortran-order desc's global shape; -1 for a shape that cannot be one */

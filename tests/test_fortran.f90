@@ -24,6 +24,10 @@
 !    gathered element for element, a borrowed wrap aliasing the array; a
 !    mislabelled array (dtype left unset), a strided section, a short
 !    `full` and one rank's mislabel refused on every rank;
+!  - the typed wrap against the array's own shape (issue 52): a padded
+!    ghosted a(-1:n+3, -1:ny+2) read and written at its own strides, a
+!    padded one without ghosts, a flat buffer; too small ones refused with
+!    both shapes in Fortran order, the c_loc form's hint in Fortran terms;
 !  - the rest of the API against Fortran's intrinsics or a serial loop: the
 !    views (transpose, permute, reshape, squeeze/unsqueeze, narrow, cat,
 !    stack, split), softmax, norm2, argmax, cast, unary and binary ops,
@@ -93,6 +97,7 @@ program test_fortran
   call test_errors()
   call test_typed_roundtrips()
   call test_typed_errors()
+  call test_padded_wrap()
   call test_views()
   call test_mesh_extras()
   call test_stencil()
@@ -797,6 +802,127 @@ contains
     if (c_associated(t)) call dt_tensor_destroy(t)
     call dt_clear_error()
   end subroutine test_typed_errors
+
+  ! Issue 52: the typed wrap reads the array by its own shape. a(-1:n+3,
+  ! -1:ny+2) has columns of n + 5 elements, one more than local_shape + 2 *
+  ! local_ghost: read by the desc alone, every column after the first was
+  ! read and written at the wrong place (DT_OK). With local_ghost = [3, 3]
+  ! it is too small: DT_ERR_ARG naming both shapes in Fortran order; the
+  ! c_loc form, which cannot see the shape, says so without telling a
+  ! `local` that is the array's start to be the array's start.
+  subroutine test_padded_wrap()
+    integer, parameter :: GX = 6, GY = 5
+    integer(c_int64_t), target :: ls(2), g2(2) = [2, 2], g3(2) = [3, 3]
+    real(c_double), allocatable, target :: a(:, :), saved(:, :), pad(:, :)
+    real(c_double), target :: back(GX, GY), flat(GX * GY)
+    type(dt_tensor_desc) :: plain, td
+    type(c_ptr) :: t, src
+    integer(c_int64_t) :: i, j, lo, ny
+    integer(c_int) :: st
+    character(len=:), allocatable :: msg
+    character(len=64) :: have_s, need_s
+    ny = GY / nranks + merge(1, 0, rank < mod(GY, nranks))
+    lo = rank * (GY / nranks) + min(rank, mod(GY, nranks))
+    allocate(a(-1:GX + 3, -1:ny + 2))
+    a = -1
+    do j = 1, ny
+      do i = 1, GX
+        a(i, j) = f(i, lo + j)
+      end do
+    end do
+    ls = [int(GX, c_int64_t), ny]
+    plain%dtype = DT_F64
+    plain%ndim = 2
+    plain%shape(1:2) = [GX, GY]
+    plain%placements(1) = dt_shard_balanced(2)
+    td = plain
+    td%local_shape = c_loc(ls)
+    td%local_ghost = c_loc(g2)
+    td%local_alloc = c_loc(a)
+    td%local_alloc_bytes = 8 * size(a, kind=c_int64_t)
+    t = c_null_ptr
+    call ok(dt_tensor_from_local(mesh, td, a, DT_FLAG_BORROW, t), "typed wrap of a(-1:n+3, -1:ny+2), ghosts [2, 2]")
+    back = 0
+    call ok(dt_tensor_gather(t, back), "gather the padded ghosted wrap")
+    call check(all(back == reshape([((f(i, j), i = 1, GX), j = 1, GY)], [GX, GY])), &
+               "the padded ghosted array, read at its own strides == the closed form")
+    ! a write through the tensor lands in the interior; ghosts and padding keep -1
+    do j = 1, GY
+      do i = 1, GX
+        back(i, j) = -f(i, j)
+      end do
+    end do
+    src = c_null_ptr
+    call ok(dt_tensor_distribute(mesh, plain, back, DT_SRC_ALL, src), "distribute -f")
+    call ok(dt_tensor_redistribute(src, plain%placements, t), "redistribute -f into the padded ghosted wrap")
+    call check(all(a(1:GX, 1:ny) == reshape([((-f(i, lo + j), i = 1, GX), j = 1, ny)], [GX, int(ny)])), &
+               "written through the tensor: a(i, j) = -f at the array's own strides")
+    call check(count(a /= -1) == GX * ny, "the ghosts and the padding untouched")
+    call dt_tensor_destroy(src)
+    call dt_tensor_destroy(t)
+
+    ! too small for local_ghost = [3, 3]: refused, nothing made or written
+    allocate(saved, source=a)
+    td%local_ghost = c_loc(g3)
+    write(have_s, '(a,i0,a,i0,a)') "[", GX + 5, ", ", ny + 4, "]"
+    write(need_s, '(a,i0,a,i0,a)') "[", GX + 6, ", ", ny + 6, "]"
+    t = c_null_ptr
+    st = dt_tensor_from_local(mesh, td, a, DT_FLAG_BORROW, t)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(t), "typed wrap, local_ghost [3, 3] too large: DT_ERR_ARG")
+    call check(index(msg, "dt_tensor_from_local") > 0 .and. index(msg, trim(have_s)) > 0 .and. &
+               index(msg, trim(need_s)) > 0 .and. index(msg, "A(0,0)") == 0 .and. index(msg, "&A(1,1)") == 0, &
+               "its message names the array's shape and the needed one, in Fortran order: " // msg)
+    st = dt_tensor_from_local(mesh, td, c_loc(a), DT_FLAG_BORROW, t)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(t), "the c_loc form, local_ghost [3, 3]: DT_ERR_ARG")
+    call check(index(msg, trim(need_s)) > 0 .and. index(msg, "START") == 0 .and. index(msg, "A(0,0)") == 0 .and. &
+               index(msg, "&A(1,1)") == 0 .and. index(msg, "c_sizeof(a)") > 0, &
+               "its hint, in Fortran terms, does not move a local that is the array's start: " // msg)
+    call check(all(a == saved), "the refused array unchanged")
+
+    ! padding without ghosts: pad(n + 1, ny), local_alloc taken from the array
+    allocate(pad(GX + 1, ny))
+    pad = -1
+    do j = 1, ny
+      do i = 1, GX
+        pad(i, j) = f(i, lo + j)
+      end do
+    end do
+    td = plain
+    td%local_shape = c_loc(ls)
+    t = c_null_ptr
+    call ok(dt_tensor_from_local(mesh, td, pad, DT_FLAG_BORROW, t), "typed wrap of pad(n + 1, ny), no ghosts")
+    back = 0
+    call ok(dt_tensor_gather(t, back), "gather the padded wrap")
+    call check(all(back == reshape([((f(i, j), i = 1, GX), j = 1, GY)], [GX, GY])), &
+               "the padded array, read at its own strides == the closed form")
+    call dt_tensor_destroy(t)
+    ! without local_shape a larger array may be padding or another split: refused
+    td%local_shape = c_null_ptr
+    t = c_null_ptr
+    st = dt_tensor_from_local(mesh, td, pad, DT_FLAG_BORROW, t)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(t) .and. index(msg, "local_shape") > 0, &
+               "a padded array without local_shape: DT_ERR_ARG: " // msg)
+
+    ! a flat buffer of the tensor's elements reads as before; one element short is refused
+    td = plain
+    td%placements(1) = dt_replicate()
+    flat = [((f(i, j), i = 1, GX), j = 1, GY)]
+    t = c_null_ptr
+    call ok(dt_tensor_from_local(mesh, td, flat, DT_FLAG_BORROW, t), "typed wrap of a flat buffer")
+    back = 0
+    call ok(dt_tensor_gather(t, back), "gather the flat wrap")
+    call check(all(back == reshape(flat, [GX, GY])), "the flat buffer's values")
+    call dt_tensor_destroy(t)
+    t = c_null_ptr
+    st = dt_tensor_from_local(mesh, td, flat(1:GX * GY - 1), DT_FLAG_BORROW, t)
+    msg = dt_last_error()
+    call check(st == DT_ERR_ARG .and. .not. c_associated(t) .and. index(msg, "spans") > 0, &
+               "a flat buffer one element short: DT_ERR_ARG: " // msg)
+    call dt_clear_error()
+  end subroutine test_padded_wrap
 
   ! ---- the views, dim-taking ops and matmul family, in Fortran order ----
   subroutine test_views()

@@ -503,14 +503,15 @@ static void expect_whole(int failed_here, const char *what)
    no local_shape (required with ghost room), and with its true local_shape
    where chunk's parts differ (3 ranks and more: the message names
    dt_shard_balanced); (b) the interior pointer &A(1,1) passed with
-   local_ghost: the message says local must be the array's start; and no
-   local_alloc; (c) local_alloc_bytes given as the count of elements: the
+   local_ghost: the message says local must be the array's start (and
+   not when local is the start, of an array too small for its
+   local_ghost); and no local_alloc; (c) local_alloc_bytes given as the count of elements: the
    message says so (and a size a byte short does not). Then the right
    wrap, with its values. */
 static void wrap_mistakes(const dtt_mesh *m)
 {
     const int64_t n = 3 * (int64_t)dtt_np + 1, cols = 5, q = n / dtt_np, e = n % dtt_np;
-    int64_t ls[2], room[2] = {1, 1}, gs1 = cols + 2, gn, i, lo, shape[2], c, cl;
+    int64_t ls[2], room[2] = {1, 1}, wide[2] = {2, 2}, gs1 = cols + 2, gn, i, lo, shape[2], c, cl;
     double *buf, *arr, *saved, *full;
     size_t bytes;
     dt_placement pl[DT_MAX_MESH_DIMS];
@@ -572,6 +573,14 @@ static void wrap_mistakes(const dtt_mesh *m)
     CHECK(all_failed(st) && st == DT_ERR_ARG, "status %s: %s", dt_status_string(st), dt_last_error());
     CHECK(strstr(dt_last_error(), "dt_tensor_from_local") && strstr(dt_last_error(), "START") &&
           strstr(dt_last_error(), "interior"), "message: %s", dt_last_error());
+    CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
+    dtt_ctx("mistake (b'): local already the array's start, local_ghost larger than its room, mesh %s", m->name);
+    d.local_ghost = wide;
+    st = dt_tensor_from_local(m->mesh, &d, arr, DT_BORROW, &t);
+    d.local_ghost = room;
+    CHECK(all_failed(st) && st == DT_ERR_ARG, "status %s: %s", dt_status_string(st), dt_last_error());
+    CHECK(strstr(dt_last_error(), "the array's start, so the array is smaller than local_shape + 2 * local_ghost") &&
+          !strstr(dt_last_error(), "START") && !strstr(dt_last_error(), "&A(1,1)"), "message: %s", dt_last_error());
     CHECK(t == NULL && memcmp(saved, buf, bytes) == 0, "a tensor was made or the buffer changed");
     dtt_ctx("mistake (c): local_alloc_bytes given as the count of elements, mesh %s", m->name);
     d.local_alloc_bytes = gn;

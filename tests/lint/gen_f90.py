@@ -64,8 +64,8 @@ FAMILIES = [
     {type}, target, intent(inout) :: local{dims}
     integer(c_int), intent(in) :: flags
     type(c_ptr), intent(inout) :: out
-    {name} = dt_f_tensor_from_local_typed(m, d, c_loc(local), {dtype}, &
-         dt_f_contig(is_contiguous(local)), flags, out)
+    {name} = dt_f_tensor_from_local_shaped(m, d, c_loc(local), {dtype}, &
+         dt_f_contig(is_contiguous(local)), {rank}_c_int, shape(local, kind=c_int64_t), flags, out)
   end function {name}
 """),
     ("dist", "dt_tensor_distribute", """\

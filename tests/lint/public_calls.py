@@ -6,8 +6,9 @@ The rule (dtensor.h, >>util, "The error hook"): each definition
 `DT_API dt_status NAME(...) {` outside the public part is a wrapper whose
 body is one DT__PUBLIC("NAME", <body call>) -- or, in a macro that defines
 a family of calls, DT__PUBLIC(#NAME, ...) / DT__PUBLIC("dt_" #name, ...).
-A Fortran entry point dt_f_X reports as "dt_X" (dt_f_X_typed, the typed
-wraps' entry point, as "dt_X": the call the Fortran program made). dt_set_last_error,
+A Fortran entry point dt_f_X reports as "dt_X" (dt_f_X_typed and
+dt_f_X_shaped, the typed wraps' entry points, as "dt_X": the call the
+Fortran program made). dt_set_last_error,
 dt_call_end, dt_f_call_end and dt_mesh_agree report on their own (under the
 name of the call built on the public API). Prints each definition that breaks
 the rule; exit 1 if any does. Usage: public_calls.py [header ...]"""
@@ -46,8 +47,9 @@ def check(path):
         stmts = [s for s in re.sub(r'\\\n', ' ', body).strip().split(';') if s.strip()]
         # the Fortran entry points (dt_f_X) report under the C call's name (dt_X)
         c_name = name.replace('dt_f_', 'dt_', 1)
-        if name.startswith('dt_f_') and c_name.endswith('_typed'):
-            c_name = c_name[:-len('_typed')]
+        for suffix in ('_typed', '_shaped'):
+            if name.startswith('dt_f_') and c_name.endswith(suffix):
+                c_name = c_name[:-len(suffix)]
         wanted = ('"%s"' % c_name, '#', '"dt_" #')
         # (and through DT__F_PUBLIC, which is DT__PUBLIC in Fortran order)
         macro = 'DT__F_PUBLIC(' if name.startswith('dt_f_') else 'DT__PUBLIC('
