@@ -19460,10 +19460,13 @@ static dt_status dt__f_local_fits(const dt_mesh *m, dt__fdesc *c, void *local, i
     dt_tensor_desc norm, *d = &c->d;
     dt__box b;
     const int64_t *ls, *g = d->local_ghost;
-    int64_t ext[DT_MAX_DIMS], need[DT_MAX_DIMS], have = 1, span = 1, s = 1;
+    int64_t ext[DT_MAX_DIMS] = {0}, need[DT_MAX_DIMS] = {0}, have = 1, span = 1, s = 1;
     int k, nd = d->ndim, padded = 0;
     char xs[160], ns[160], ss[160];
-    if (m->rank < 0 || !fext || rank < 1 || rank > DT_MAX_DIMS || dt__check_desc(fn, m, d, &norm)) return DT_OK;
+    if (m->rank < 0 || !fext || rank < 1 || rank > DT_MAX_DIMS || nd < 1 || nd > DT_MAX_DIMS ||
+        dt__check_desc(fn, m, d, &norm))
+        return DT_OK;
+    memset(&b, 0, sizeof b); /* (the dims past nd: the analyzer reads them as garbage otherwise) */
     if ((g || d->local_strides) && !d->local_shape) return DT_OK; /* refused by the call: state local_shape */
     dt__tensor_box(m, &norm, m->coord, &b);
     ls = d->local_shape ? d->local_shape : b.ext;
