@@ -11176,10 +11176,10 @@ static void dt__xmsgs_type(dt__xmsgs *x, dt__moves *mv, const dt__array *in, con
     for (i = 0; i < mv->n; i++) {
         dt__move *v = &mv->v[i];
         dt__box b;
-        dt__move_box(mv, v, &b);
         x->type[i] = MPI_DATATYPE_NULL;
-        if (v->how == DT__BUFFERED && (v->send || acc < 0) &&
-            dt__mpi_box_type(v->send ? in : out, &b, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i]))
+        if (v->how != DT__BUFFERED || (!v->send && acc >= 0)) continue; /* (in place, or combined: no type) */
+        dt__move_box(mv, v, &b);
+        if (dt__mpi_box_type(v->send ? in : out, &b, el, dt__xrun(), &x->base[i], &x->count[i], &x->type[i]))
             v->how = DT__TYPED;
         else
             x->type[i] = MPI_DATATYPE_NULL;
