@@ -6517,6 +6517,12 @@ struct dt__kernels;
 static const dt__kernels dt__host_kernels = { dt__k_unary, dt__k_cast, dt__k_binary, dt__k_reduce, dt__k_softmax, dt__k_norm, dt__k_gemm, dt__k_permute, dt__k_embedding, dt__k_xent, dt__k_rng, dt__avg_split, dt__avg_join };
 static const struct dt__kernels *dt__host_kernels_get(void) { return &dt__host_kernels; }
 
+/* one box copy of a list (dt__copies, below): s's part p into d */
+typedef struct dt__copy {
+    dt__array s, d;
+    dt__box p;
+} dt__copy;
+
 typedef struct dt__device {
     const char *name;
     /* bytes > 0 of this device's memory; DT_ERR_NOMEM / DT_ERR_DEVICE naming fn */
@@ -6542,6 +6548,14 @@ typedef struct dt__device {
        this device's memory: dt_tensor_redistribute_reduce's combining */
     dt_status (*copy_box_op)(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p, dt_dtype t,
                              int op);
+    /* Optional (NULL: a list runs as one copy_box per copy). `fuse` makes
+       the n copies (n >= 1, their arrays in this device's memory, the
+       copies disjoint in their destinations) into one table in this
+       device's memory; `run_fused` runs a table as ONE launch, in no
+       particular order between the copies; `unfuse` frees it. */
+    dt_status (*fuse)(const char *fn, const dt__copy *c, int n, void **table);
+    dt_status (*run_fused)(const char *fn, const void *table);
+    void (*unfuse)(void *table);
 } dt__device;
 
 #define DT__MAX_DEVICES 4
@@ -6579,7 +6593,8 @@ static dt_status dt__host_sync(const char *fn) { (void)fn; return DT_OK; }
 
 static const dt__device dt__host_device = { "host", dt__alloc, dt__host_free, dt__host_copy, dt__host_zero,
                                             dt__host_copy_box, dt__alloc, dt__host_free, dt__host_owns,
-                                            dt__host_sync, dt__host_kernels_get, dt__host_copy_box_op };
+                                            dt__host_sync, dt__host_kernels_get, dt__host_copy_box_op,
+                                            NULL, NULL, NULL };
 
 #ifdef DT__CUDA_BUILD
 static const dt__device *dt__cuda_device(void); /* dtensor_cuda.h */
@@ -6609,6 +6624,70 @@ static dt_status dt__combine_on(const dt__device *dev, const dt__array *s, const
                                 dt_dtype t, int acc) {
     if (acc < 0) return dev->copy_box("dt_tensor_redistribute", s, d, p);
     return dev->copy_box_op("dt_tensor_redistribute_reduce", s, d, p, t, acc);
+}
+
+/* ---- lists of box copies ----
+   The copies one step of an exchange makes, planned once with its plan
+   and run together each time: a halo's interior copy, edge fills, self
+   copies and packs before its messages, its unpacks after them. On a
+   device that fuses (a GPU) a list is one launch whatever the number of
+   pieces and neighbours; elsewhere it is a loop over copy_box. A copy's
+   arrays are kept by value: their data and strides must outlive the list. */
+typedef struct dt__copies {
+    const dt__device *dev;
+    dt__copy *v;                    /* the copies (freed once fused)            */
+    int n, cap;
+    void *table;                    /* the device's fused table, or NULL        */
+} dt__copies;
+
+/* strides of an array that repeats one element: a fill's source */
+static const int64_t dt__zero_strides[DT_MAX_DIMS] = {0};
+
+static dt_status dt__copies_add(const char *fn, dt__copies *c, const dt__array *s, const dt__array *d,
+                                const dt__box *p) {
+    dt__copy *e;
+    if (!dt__box_numel(s->ndim, p)) return DT_OK;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 8;
+        dt__copy *nv = NULL;
+        dt_status st = dt__alloc(fn, (size_t)cap * sizeof *nv, (void **)&nv);
+        if (st) return st;
+        if (c->n) memcpy(nv, c->v, (size_t)c->n * sizeof *nv);
+        DT_FREE(c->v);
+        c->v = nv;
+        c->cap = cap;
+    }
+    e = &c->v[c->n++];
+    e->s = *s;
+    e->d = *d;
+    e->p = *p;
+    return DT_OK;
+}
+
+/* the last copy added: fused where the device fuses */
+static dt_status dt__copies_seal(const char *fn, dt__copies *c) {
+    dt_status st;
+    if (!c->n || !c->dev->fuse) return DT_OK;
+    if ((st = c->dev->fuse(fn, c->v, c->n, &c->table))) return st;
+    DT_FREE(c->v);
+    c->v = NULL;
+    c->cap = 0;
+    return DT_OK;
+}
+
+static dt_status dt__copies_run(const char *fn, const dt__copies *c) {
+    dt_status st;
+    int i;
+    if (c->table) return c->dev->run_fused(fn, c->table);
+    for (i = 0; i < c->n; i++)
+        if ((st = c->dev->copy_box(fn, &c->v[i].s, &c->v[i].d, &c->v[i].p))) return st;
+    return DT_OK;
+}
+
+static void dt__copies_free(dt__copies *c) {
+    if (c->table) c->dev->unfuse(c->table);
+    DT_FREE(c->v);
+    memset(c, 0, sizeof *c);
 }
 
 static void dt__dev_cast(const dt__device *dev, dt_dtype from, const void *src, dt_dtype to, void *dst, size_t n) {
@@ -16589,6 +16668,12 @@ struct dt__halo {
     char *pbuf;                     /* staged: the same layout in dev's memory   */
     char *fillbuf;                  /* off the host: the fill pattern, as many
                                        elements as the largest fill slab         */
+    dt__copies before[2];           /* an exchange's copies before its messages,
+                                       without and with sends from the caller's
+                                       array (from_array), made at the first  */
+    const char *before_of[2];       /* for this array (dt__halo_plan_before)     */
+    dt__copies after;               /* its unpacks (made at the first exchange)  */
+    int after_made;
     void (*buf_free)(void *);       /* buf's allocator's free                    */
     size_t sbytes, rbytes;          /* their totals                              */
     dt_comm *comm;                  /* the mesh comm                             */
@@ -16626,6 +16711,9 @@ static void dt__halo_free(dt__halo *h) {
     dt__halo_types_free(h);
 #endif
     if (!h->in_place && h->g.data) h->dev->free(h->g.data);
+    dt__copies_free(&h->before[0]);
+    dt__copies_free(&h->before[1]);
+    dt__copies_free(&h->after);
     if (h->fillbuf) h->dev->free(h->fillbuf);
     if (h->pbuf) h->dev->free(h->pbuf);
     if (h->buf) h->buf_free(h->buf);
@@ -16787,7 +16875,7 @@ static dt_status dt__halo_alloc_bufs(const char *fn, dt__halo *h, size_t bytes) 
    ghosted block (a row face) lands there directly, with no unpack: the
    block's ghost cells are not to be touched between _begin and _end
    anyway. A piece sent alone that is one span of the caller's own array
-   may leave from there (dt__halo_pack_sends says when). */
+   may leave from there (dt__halo_begin says when). */
 static dt_status dt__halo_messages(const char *fn, dt__halo *h, const int *links, int nlinks, int nsend) {
     size_t cap = 0, off = 0;
     int i, j;
@@ -16944,7 +17032,7 @@ done:
 
 /* message i of the plan as this exchange posts it: a direct receive into
    the ghosted block, a direct send from the caller's array where
-   from_array (dt__halo_pack_sends), else its packed place in buf */
+   from_array (dt__halo_begin), else its packed place in buf */
 static void dt__halo_message(dt__halo *h, int i, int from_array) {
     const dt__hmsg *mg = &h->msgs[i];
     dt_message *m = &h->x.msgs[i];
@@ -17019,8 +17107,8 @@ static void dt__halo_types(dt__halo *h) {
 
 /* post the messages of a typed plan: receives into the ghost cells (small
    strided ones into buf), sends from the interior of the ghosted block
-   (send_typed) or packed from `in` */
-static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_typed) {
+   (send_typed) or packed */
+static dt_status dt__halo_post_typed(dt__halo *h, int send_typed) {
     int i, nrq = 0;
     dt_status st;
     for (i = 0; i < h->nmsgs; i++) {
@@ -17030,8 +17118,7 @@ static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_
             h->x.cbase[i] = mg->tbase;
             h->x.ccount[i] = mg->tcount;
             h->x.ctype[i] = mg->type;
-        } else {
-            if (mg->send) dt__pack(in, &h->pieces[mg->first].src, h->buf + mg->off);
+        } else { /* (packed by the copies before the messages) */
             h->x.cbase[i] = h->buf + mg->off;
             h->x.ccount[i] = (int)(mg->bytes / h->g.es);
             h->x.ctype[i] = h->mel;
@@ -17045,52 +17132,118 @@ static dt_status dt__halo_post_typed(dt__halo *h, const dt__array *in, int send_
     return DT_OK;
 }
 
-/* complete a typed plan's exchange; unpack the small strided faces */
+/* complete a typed plan's exchange (the small strided faces are unpacked
+   by the copies after the messages) */
 static dt_status dt__halo_wait_typed(const char *fn, dt__halo *h) {
     dt_status st = dt__comm_wait_typed(h->x.request ? h->x.nrq : 0, h->x.rq, h->x.sts);
-    int i;
     h->x.request = NULL;
-    if (st) return dt__within(fn, st);
-    for (i = h->nsend; i < h->nmsgs; i++)
-        if (h->msgs[i].type == MPI_DATATYPE_NULL) {
-            const dt__hpiece *pc = &h->pieces[h->msgs[i].first];
-            dt__box at;
-            dt__shift_box(h->ndim, &pc->src, pc->shift, &at);
-            dt__unpack(h->buf + h->msgs[i].off, &at, &h->g);
-        }
-    return DT_OK;
+    return st ? dt__within(fn, st) : DT_OK;
 }
 #endif
 
-/* fill `b` (inside a) with copies of the es-byte pattern */
-static void dt__fill_box(const dt__array *a, const dt__box *b, const unsigned char *pattern) {
-    size_t stride[DT_MAX_DIMS] = {0}, off, span = (size_t)(a->ndim ? b->ext[a->ndim - 1] : 1), j;
-    int64_t idx[DT_MAX_DIMS];
-    int nd = a->ndim, k;
-    if (!dt__box_numel(nd, b)) return;
-    dt__array_strides(a, stride);
-    off = dt__array_offset(a, stride, b);
-    for (k = 0; k < nd; k++) idx[k] = 0;
-    for (;;) {
-        for (j = 0; j < span; j++) memcpy(a->data + off + j * (nd ? stride[nd - 1] : a->es), pattern, a->es);
-        for (k = nd - 2; k >= 0; k--) {
-            off += stride[k];
-            if (++idx[k] < b->ext[k]) break;
-            off -= (size_t)b->ext[k] * stride[k];
-            idx[k] = 0;
-        }
-        if (k < 0) break;
-    }
+/* Does this exchange pack message mg (a send) into buf, or unpack it (a
+   receive) from there? Not a direct message (one span of the ghosted
+   block) where it may go in place: a receive always, a send only from the
+   caller's array (from_array). Typed, not a message with a datatype,
+   except sends where the caller may write the interior before _end. */
+static int dt__halo_packed(const dt__halo *h, const dt__hmsg *mg, int from_array) {
+#ifndef DTENSOR_NO_MPI
+    if (h->typed) return mg->type == MPI_DATATYPE_NULL || (mg->send && !from_array && h->in_place);
+#else
+    (void)h;
+#endif
+    return !mg->direct || (mg->send && !from_array);
 }
 
-/* piece p of array a to (pack) or from a packed buffer in the same memory, dev's */
-static dt_status dt__halo_move(const char *fn, const dt__device *dev, dt__array *a, const dt__box *p, char *buf,
-                               int pack) {
-    dt__array b = *a;
-    b.data = buf;
-    b.box = *p;
+/* message mg's pieces to (pack) or from the packed buffer in the tensor's
+   memory, as copies of c (a piece lands at its source plus its shift) */
+static dt_status dt__halo_plan_packs(const char *fn, const dt__halo *h, const dt__array *a, const dt__hmsg *mg,
+                                     int pack, dt__copies *c) {
+    dt__array b;
+    dt_status st;
+    int j;
+    b = *a;
+    b.data = (h->staged ? h->pbuf : h->buf) + mg->off;
     b.stride = NULL;
-    return pack ? dev->copy_box(fn, a, &b, p) : dev->copy_box(fn, &b, a, p);
+    for (j = mg->first; j < mg->first + mg->count; j++) {
+        const dt__hpiece *pc = &h->pieces[j];
+        if (pack) b.box = pc->src;
+        else dt__shift_box(h->ndim, &pc->src, pc->shift, &b.box);
+        if ((st = pack ? dt__copies_add(fn, c, a, &b, &b.box) : dt__copies_add(fn, c, &b, a, &b.box))) return st;
+        b.data += dt__box_numel(h->ndim, &b.box) * h->g.es;
+    }
+    return DT_OK;
+}
+
+/* The copies before the messages, from `in` (the caller's array): the
+   interior into the ghosted block (not in place), the ghost slabs past
+   CONSTANT edges (from the pattern: repeated by zero strides on the host,
+   a buffer of it elsewhere), the wraps of a dim this rank holds whole (its
+   self copies: their ghost cells are not the ones the messages fill, their
+   sources interior) and the packs of the sends. No two write one cell. */
+static dt_status dt__halo_plan_before(const char *fn, dt__halo *h, const dt__array *in, int from_array,
+                                      dt__copies *c) {
+    dt__array f = h->g;
+    dt_status st = DT_OK;
+    int i;
+    c->dev = h->dev;
+    if (!h->in_place) st = dt__copies_add(fn, c, in, &h->g, &in->box);
+    f.data = h->fillbuf ? h->fillbuf : (char *)h->pattern;
+    f.stride = h->fillbuf ? NULL : dt__zero_strides;
+    for (i = 0; i < h->nfills && !st; i++) {
+        f.box = h->fills[i];
+        st = dt__copies_add(fn, c, &f, &h->g, &h->fills[i]);
+    }
+    for (i = h->self_first; i < h->self_first + h->self_count && !st; i++) {
+        dt__array view = *in;
+        dt__box p;
+        dt__shift_box(h->ndim, &in->box, h->pieces[i].shift, &view.box);
+        dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
+        st = dt__copies_add(fn, c, &view, &h->g, &p);
+    }
+    for (i = 0; i < h->nsend && !st; i++)
+        if (dt__halo_packed(h, &h->msgs[i], from_array)) st = dt__halo_plan_packs(fn, h, in, &h->msgs[i], 1, c);
+    return st ? st : dt__copies_seal(fn, c);
+}
+
+/* the copies after the messages: the unpacks */
+static dt_status dt__halo_plan_after(const char *fn, dt__halo *h) {
+    dt_status st = DT_OK;
+    int i;
+    h->after.dev = h->dev;
+    for (i = h->nsend; i < h->nmsgs && !st; i++)
+        if (dt__halo_packed(h, &h->msgs[i], 0)) st = dt__halo_plan_packs(fn, h, &h->g, &h->msgs[i], 0, &h->after);
+    if (!st) st = dt__copies_seal(fn, &h->after);
+    if (st) dt__copies_free(&h->after);
+    h->after_made = !st;
+    return st;
+}
+
+/* which of before[] an exchange runs: 1 only where sends from the
+   caller's array leave some face unpacked (else both would be the same) */
+static int dt__halo_variant(const dt__halo *h, int from_array) {
+    int i;
+    if (from_array)
+        for (i = 0; i < h->nsend; i++)
+            if (!dt__halo_packed(h, &h->msgs[i], 1) && dt__halo_packed(h, &h->msgs[i], 0)) return 1;
+    return 0;
+}
+
+/* The copies of this exchange: made when the halo is set (for the
+   tensor's own array), again only for another array */
+static dt_status dt__halo_copies(const char *fn, dt__halo *h, const dt__array *in, int from_array) {
+    dt_status st;
+    int k = dt__halo_variant(h, from_array);
+    if (!h->after_made && (st = dt__halo_plan_after(fn, h))) return st;
+    if (h->before_of[k] == in->data && h->before[k].dev) return DT_OK;
+    dt__copies_free(&h->before[k]);
+    h->before_of[k] = NULL;
+    if ((st = dt__halo_plan_before(fn, h, in, from_array, &h->before[k]))) {
+        dt__copies_free(&h->before[k]);
+        return st;
+    }
+    h->before_of[k] = in->data;
+    return DT_OK;
 }
 
 /* staged: bytes between the tensor's memory and the backend's (the device
@@ -17099,114 +17252,62 @@ static dt_status dt__halo_cross(const char *fn, const dt__halo *h, void *dst, co
     return (dt__on_host(h->eng) ? h->dev : h->eng)->copy(fn, dst, src, bytes);
 }
 
-/* The send messages' buffers: packed, or (in place, one message per
-   piece, `from_array`) a face that is one span of the caller's array is sent
-   from the array itself. Only where the exchange ends before the caller
-   can write the interior (dt_halo_exchange, dt_stencil_apply): after the
-   public _begin the interior may change, so there every send is packed.
-   Staged, the packed sends then cross to the backend's memory in one copy. */
-static dt_status dt__halo_pack_sends(const char *fn, dt__halo *h, dt__array *in, int from_array) {
-    char *pk = h->staged ? h->pbuf : h->buf;
-    int i, j;
-    dt_status st;
-    for (i = 0; i < h->nsend; i++) {
-        const dt__hmsg *mg = &h->msgs[i];
-        size_t off = mg->off;
-        if (mg->direct && from_array) continue;
-        for (j = mg->first; j < mg->first + mg->count; j++) {
-            const dt__hpiece *pc = &h->pieces[j];
-            if ((st = dt__halo_move(fn, h->dev, in, &pc->src, pk + off, 1))) return st;
-            off += dt__box_numel(h->ndim, &pc->src) * h->g.es;
-        }
-    }
-    return h->staged && h->sbytes ? dt__halo_cross(fn, h, h->buf, h->pbuf, h->sbytes) : DT_OK;
-}
-
-/* the ghost cells past CONSTANT edges */
-static dt_status dt__halo_fill(const char *fn, dt__halo *h) {
-    dt__array f;
-    dt_status st;
-    int i;
-    for (i = 0; i < h->nfills; i++) {
-        if (dt__on_host(h->dev)) {
-            dt__fill_box(&h->g, &h->fills[i], (const unsigned char *)h->pattern);
-            continue;
-        }
-        f = h->g;
-        f.data = h->fillbuf;
-        f.box = h->fills[i];
-        f.stride = NULL;
-        if ((st = h->dev->copy_box(fn, &f, &h->g, &h->fills[i]))) return st;
-    }
-    return DT_OK;
-}
-
 static dt_status dt__halo_end(const char *fn, dt__halo *h);
 
-/* interior -> ghosted block, edge fills, self copies, pack, post; every
-   copy in the tensor's memory, by its device */
+/* The copies before the messages (one launch on a device that fuses),
+   then the messages: a direct receive lands in the ghosted block; a send
+   leaves packed, or (in place, one message per piece, `from_array`) a face
+   that is one span of the caller's array from the array itself. Only
+   where the exchange ends before the caller can write the interior
+   (dt_halo_exchange, dt_stencil_apply): after the public _begin the
+   interior may change, so there every send is packed. Staged, the packed
+   sends then cross to the backend's memory in one copy. */
 static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int from_array) {
     int i;
     dt_status st = DT_OK;
     if (h->x.begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
-    /* in place: the interior is already there */
-    if (!h->in_place && (st = h->dev->copy_box(fn, in, &h->g, &in->box))) return st;
-    if ((st = dt__halo_fill(fn, h))) return st;
+    if ((st = dt__halo_copies(fn, h, in, from_array)) ||
+        (st = dt__copies_run(fn, &h->before[dt__halo_variant(h, from_array)])))
+        return st;
 #ifndef DTENSOR_NO_MPI
     if (h->typed) {
         /* sends from the interior unless the caller may write it before _end (the public _begin on
            its own array); not in place, the interior is the ghosted block's, copied above */
-        if ((st = dt__halo_post_typed(h, in, from_array || !h->in_place))) return dt__within(fn, st);
+        if ((st = dt__halo_post_typed(h, from_array || !h->in_place))) return dt__within(fn, st);
     } else
 #endif
     {
         for (i = 0; i < h->nmsgs; i++) dt__halo_message(h, i, from_array);
-        if ((st = dt__halo_pack_sends(fn, h, in, from_array))) return st;
+        if (h->staged && h->sbytes && (st = dt__halo_cross(fn, h, h->buf, h->pbuf, h->sbytes))) return st;
         if ((st = dt__comm_start(h->comm, DT__TAG_HALO, h->nmsgs, h->x.msgs, h->sbytes, h->rbytes, &h->x.request)))
             return dt__within(fn, st);
     }
-    /* the wraps of a dim this rank holds whole, while the messages fly: their
-       ghost cells are not the ones the messages fill, their sources interior */
-    for (i = h->self_first; i < h->self_first + h->self_count; i++) {
-        dt__array view = *in;
-        dt__box p;
-        dt__shift_box(h->ndim, &in->box, h->pieces[i].shift, &view.box);
-        dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
-        if ((st = h->dev->copy_box(fn, &view, &h->g, &p))) break;
-    }
     h->x.begun = 1;
-    if (st) (void)dt__halo_end(fn, h); /* a failed self copy: complete the messages posted */
-    return st;
+    return DT_OK;
 }
 
+/* the messages completed, then the copies after them (one launch where fused) */
 static dt_status dt__halo_end(const char *fn, dt__halo *h) {
-    int i, j;
     /* cppcheck-suppress unreadVariable ; kept as the default status */
     dt_status st = DT_OK;
     if (!h->x.begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this tensor", fn);
     h->x.begun = 0;
 #ifndef DTENSOR_NO_MPI
-    if (h->typed) return dt__halo_wait_typed(fn, h);
+    if (h->typed) {
+        if ((st = dt__halo_wait_typed(fn, h))) return st;
+    } else
 #endif
-    if (h->x.request) {
-        void *rq = h->x.request;
-        h->x.request = NULL;
-        if ((st = dt__comm_wait(h->comm, rq))) return dt__within(fn, st);
-    }
-    if (h->staged && h->rbytes && (st = dt__halo_cross(fn, h, h->pbuf + h->sbytes, h->buf + h->sbytes, h->rbytes)))
-        return st;
-    for (i = h->nsend; i < h->nmsgs; i++) {
-        const dt__hmsg *mg = &h->msgs[i];
-        char *b = (h->staged ? h->pbuf : h->buf) + mg->off;
-        if (mg->direct) continue; /* (landed in the ghosted block) */
-        for (j = mg->first; j < mg->first + mg->count; j++) {
-            dt__box p;
-            dt__shift_box(h->ndim, &h->pieces[j].src, h->pieces[j].shift, &p);
-            if ((st = dt__halo_move(fn, h->dev, &h->g, &p, b, 0))) return st;
-            b += dt__box_numel(h->ndim, &p) * h->g.es;
+    {
+        if (h->x.request) {
+            void *rq = h->x.request;
+            h->x.request = NULL;
+            if ((st = dt__comm_wait(h->comm, rq))) return dt__within(fn, st);
         }
+        if (h->staged && h->rbytes &&
+            (st = dt__halo_cross(fn, h, h->pbuf + h->sbytes, h->buf + h->sbytes, h->rbytes)))
+            return st;
     }
-    return DT_OK;
+    return dt__copies_run(fn, &h->after);
 }
 
 /* ---- the public halo calls ---- */
@@ -17287,6 +17388,11 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
 #ifndef DTENSOR_NO_MPI
         if (!st) dt__halo_types(h);
 #endif
+        if (!st) { /* the copies of both kinds of exchange, planned now (a device's tables made) */
+            dt__array in;
+            dt__tensor_array(t, &in);
+            if (!(st = dt__halo_copies(fn, h, &in, 0))) st = dt__halo_copies(fn, h, &in, 1);
+        }
         /* all or none: a rank that could not allocate must not leave the others planning messages to it */
         if ((st = dt__agree(t->mesh->comm, fn, st, 0))) { dt__halo_free(h); return st; }
         h->desc = *desc;

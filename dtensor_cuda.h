@@ -244,8 +244,10 @@ static dt_status dt__cu_zero(const char *fn, void *p, size_t bytes) {
 }
 
 /* ---- strided box copy (pack / unpack) ----
-   The plan of dt__copy_box: the innermost dims whole in the box and in
-   both arrays fold into one contiguous span; the remaining outer dims are
+   The plan of dt__copy_box: the innermost dims that are one span on both
+   sides (row-major: whole in the box and in both arrays) fold into one
+   contiguous span -- for a strided array whose innermost dim is not
+   unit-stride, the span is one element; the remaining outer dims are
    merged where both sides step through them as one. The span moves in
    units of `vec` bytes (16, 8, 4, 2 or 1: the widest that the span length,
    both start addresses and every outer stride allow), so a thread moves
@@ -263,20 +265,14 @@ typedef struct dt__cu_boxplan {
 
 /* host side: 0 when there is nothing to copy */
 static int dt__cu_boxplan_make(const dt__array *s, const dt__array *d, const dt__box *p, dt__cu_boxplan *pl) {
-    size_t ss[DT_MAX_DIMS], ds[DT_MAX_DIMS], span, so, doff, align;
-    int k = s->ndim - 1, j, n = 0;
+    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0}, span = s->es, so = 0, doff = 0, align;
+    int k = s->ndim, j, n = 0;
     unsigned v;
     if (dt__box_numel(s->ndim, p) == 0) return 0;
-    if (s->ndim == 0) {
-        so = doff = 0;
-        span = s->es;
-        k = 0;
-    } else {
-        span = (size_t)p->ext[k];
-        while (k > 0 && p->ext[k] == s->box.ext[k] && p->ext[k] == d->box.ext[k]) { k--; span *= (size_t)p->ext[k]; }
-        span *= s->es;
+    if (k > 0) {
         dt__array_strides(s, ss);
         dt__array_strides(d, ds);
+        while (k > 0 && ss[k - 1] == span && ds[k - 1] == span) span *= (size_t)p->ext[--k];
         so = dt__array_offset(s, ss, p);
         doff = dt__array_offset(d, ds, p);
     }
@@ -359,6 +355,85 @@ __global__ void dt__cu_copy_box_kernel(dt__cu_boxplan pl) {
         return;
     }
     for (; u < n; u += step) dt__cu_boxplan_unit(&pl, u);
+}
+
+/* ---- lists of box copies, fused (dt__copies, >>device) ----
+   A list becomes a table of row plans in device memory, each with the
+   number of units before it; one grid-stride launch moves them all. Unit u
+   of copy i is global unit first[i] + u, and a thread takes the global
+   units congruent to its index, so the threads share the units of every
+   copy, large or small, in one pass over the table. */
+typedef struct dt__cu_fitem {
+    dt__cu_boxplan pl;
+    uint64_t first;                       /* units of the copies before it */
+} dt__cu_fitem;
+
+typedef struct dt__cu_fused {             /* host side */
+    dt__cu_fitem *items;                  /* device memory */
+    int n;
+    uint64_t units;
+} dt__cu_fused;
+
+__global__ void dt__cu_fused_kernel(const dt__cu_fitem *items, int n) {
+    uint64_t step = (uint64_t)gridDim.x * blockDim.x, t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int i;
+    for (i = 0; i < n; i++) {
+        const dt__cu_boxplan *pl = &items[i].pl;
+        uint64_t units = pl->rows * pl->nunit, u = (t + step - items[i].first % step) % step;
+        if (dt__cu_boxplan_is_1d(pl))
+            for (; u < units; u += step) dt__cu_boxplan_unit_1d(pl, (uint32_t)u);
+        else
+            for (; u < units; u += step) dt__cu_boxplan_unit(pl, u);
+    }
+}
+
+static void dt__cu_unfuse(void *table) {
+    dt__cu_fused *f = (dt__cu_fused *)table;
+    if (!f) return;
+    dt__cu_free(f->items);
+    DT_FREE(f);
+}
+
+/* the table made and copied to the device once (a plan's set-up: it may wait) */
+static dt_status dt__cu_fuse(const char *fn, const dt__copy *c, int n, void **table) {
+    dt__cu_fused *f = NULL;
+    dt__cu_fitem *h = NULL;
+    dt_status st;
+    int i, m = 0;
+    *table = NULL;
+    if ((st = dt__alloc(fn, sizeof *f, (void **)&f))) return st;
+    memset(f, 0, sizeof *f);
+    if ((st = dt__alloc(fn, (size_t)n * sizeof *h, (void **)&h))) goto done;
+    for (i = 0; i < n; i++) {
+        if (c[i].s.es > 16) {
+            st = dt__fail(DT_ERR_UNSUPPORTED, "%s: %zu-byte elements in a device copy", fn, c[i].s.es);
+            goto done;
+        }
+        memset(&h[m], 0, sizeof h[m]);
+        if (!dt__cu_boxplan_make(&c[i].s, &c[i].d, &c[i].p, &h[m].pl)) continue;
+        h[m].first = f->units;
+        f->units += h[m].pl.rows * h[m].pl.nunit;
+        m++;
+    }
+    f->n = m;
+    if (m && ((st = dt__cu_alloc(fn, (size_t)m * sizeof *h, (void **)&f->items)) ||
+              (st = dt__cu_copy(fn, f->items, h, (size_t)m * sizeof *h))))
+        goto done;
+    *table = f;
+    f = NULL;
+done:
+    DT_FREE(h);
+    dt__cu_unfuse(f);
+    return st;
+}
+
+static dt_status dt__cu_run_fused(const char *fn, const void *table) {
+    const dt__cu_fused *f = (const dt__cu_fused *)table;
+    (void)fn;
+    if (!f->n) return DT_OK;
+    DT__CU_START(dt__cu_fused_kernel, dt__cu_blocks(f->units), DT__CU_THREADS, f->items, f->n);
+    dt__cu_check_launch();
+    return DT_OK;
 }
 
 /* ---- strided and transposing box copy ----
@@ -1881,7 +1956,8 @@ static const struct dt__kernels *dt__cu_kernels_get(void) { return &dt__cu_kerne
 /* the DT_CUDA device: the memory calls of >>cuda-device and these kernels */
 static const dt__device dt__cu_device_v = { "cuda", dt__cu_alloc, dt__cu_free, dt__cu_copy, dt__cu_zero,
                                             dt__cu_copy_box, dt__cu_alloc_host, dt__cu_free_host, dt__cu_owns,
-                                            dt__cu_sync, dt__cu_kernels_get, dt__cu_copy_box_op };
+                                            dt__cu_sync, dt__cu_kernels_get, dt__cu_copy_box_op,
+                                            dt__cu_fuse, dt__cu_run_fused, dt__cu_unfuse };
 
 static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
 

@@ -208,7 +208,7 @@ static void sim_free_host(void *p) {
 }
 static const dt__device sim_device = {"sim", sim_alloc, sim_free, sim_copy, sim_zero, sim_copy_box,
                                       sim_alloc_host, sim_free_host, sim_owns, sim_sync, sim_kernels_get,
-                                      sim_copy_box_op};
+                                      sim_copy_box_op, NULL, NULL, NULL};
 
 static void dev_setup(void) { dt__device_register(DEV, &sim_device); }
 static void *dev_alloc(size_t n) { void *p = NULL; sim_alloc("test", n, &p); return p; }
@@ -2263,6 +2263,69 @@ static void halo_sweep(dt_comm *comm, const char *bname, int device_backend_used
     dt_comm_destroy(mpi);
 }
 
+#ifdef DTCU_STANDIN
+/* The device work one planned exchange enqueues (kernel launches, copies,
+   memsets; NCCL's own calls not counted), counted by the stand-in: a 3-D
+   field with corners, periodic and CONSTANT edges, on a 2-D mesh of all
+   ranks, as a block the library owns and as the program's own ghosted
+   array. Every copy before the messages is one launch and every unpack
+   one more: at most 2 over a backend that takes device memory, 4 over
+   staged MPI (its two staging copies), whatever the pieces and peers. The
+   values are halo_sweep's to check (the same exchange, any shape). */
+static void halo_launches(dt_comm *comm, int device_backend_used) {
+    static const int64_t shape[3] = {9, 6, 4};
+    long most = device_backend_used ? 2 : 4;
+    int fac[16][4], nf, f, wrap, call;
+    nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8);
+    for (f = 0; f < nf; f++)
+        for (wrap = 0; wrap < 2; wrap++) {
+            dt_mesh_desc md;
+            dt_mesh *m = NULL;
+            dt_placement pl[2] = {dt_shard(0), dt_shard(1)};
+            dt_halo_desc hd;
+            dt_tensor_desc desc;
+            dt_tensor *t = NULL;
+            int64_t ghost[DT_MAX_DIMS] = {0}, n = 9 * 6 * 4;
+            void *arr = NULL, *full = malloc((size_t)n * 8);
+            memset(&md, 0, sizeof md);
+            md.ndim = 2;
+            md.shape[0] = fac[f][0];
+            md.shape[1] = fac[f][1];
+            memset(&hd, 0, sizeof hd);
+            hd.width[0] = 1, hd.width[1] = 2, hd.width[2] = 1;
+            hd.boundary[0] = hd.boundary[1] = DT_BOUNDARY_PERIODIC;
+            hd.boundary[2] = DT_BOUNDARY_CONSTANT;
+            hd.corners = 1;
+            hd.fill = 2.5;
+            fill_full(DT_F64, full, n, 3);
+            dtt_ctx("halo launches mesh %dx%d wrap=%d", md.shape[0], md.shape[1], wrap);
+            if (dtt_ok(dt_mesh_create(comm, &md, &m))) {
+                desc = mkdesc(DT_F64, 3, shape, pl, 2, DEV);
+                if (wrap) t = ghosted_wrap(m, desc, full, &hd, ghost, &arr);
+                else CHECK_OK(dt_tensor_distribute(m, &desc, full, 0, &t));
+                if (t && dtt_ok(dt_tensor_set_halo(t, &hd)) && dtt_ok(dt_halo_exchange(t)))
+                    for (call = 0; call < 2; call++) {
+                        long before = dtcu_standin_work(NULL, NULL, NULL), l, c, z, l0, c0, z0, got;
+                        dtcu_standin_work(&l0, &c0, &z0);
+                        if (call) CHECK_OK(dt_halo_exchange(t));
+                        else { CHECK_OK(dt_halo_exchange_begin(t)); CHECK_OK(dt_halo_exchange_end(t)); }
+                        got = dtcu_standin_work(&l, &c, &z) - before;
+                        CHECK(got <= most, "%s enqueued %ld device calls (%ld launches, %ld copies, %ld memsets), "
+                              "at most %ld allowed (rank %d)", call ? "dt_halo_exchange" : "_begin + _end", got,
+                              l - l0, c - c0, z - z0, most, dtt_rank);
+                        if (dtt_rank == 0 && getenv("DT_TEST_VERBOSE"))
+                            printf("halo launches np=%d mesh %dx%d %s wrap=%d: %ld device calls (%ld launches)\n", dtt_np, md.shape[0], md.shape[1], device_backend_used ? "device backend" : "staged MPI", wrap, got, l - l0);
+                    }
+            }
+            dt_tensor_destroy(t);
+            if (arr) dev_free(arr);
+            dt_mesh_destroy(m);
+            free(full);
+        }
+    dtt_ctx("");
+}
+#endif
+
 /* dt_conv1d/2d/3d on device tensors against host tensors: x [N, C, spatial...]
    sharded along N or a spatial dim, w and bias sharded or not (the call
    replicates them), padding and dilation random. Bounds: the sim device
@@ -2477,6 +2540,9 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     dtt_ctx("%s", name);
     redistribution_sweep(comm, name, device_backend_used);
     halo_sweep(comm, name, device_backend_used);
+#ifdef DTCU_STANDIN
+    halo_launches(comm, device_backend_used);
+#endif
     conv_device(comm);
     layers_device(comm);
     reduce_into_wrap(comm);

@@ -219,6 +219,7 @@ struct dtcu_state {
     int nfail;
     long fired;               /* injected failures so far */
     int eager;                /* DTCU_STANDIN_EAGER=1: run device work when issued */
+    long work[3];             /* device work queued: kernel launches, copies, memsets */
 };
 static struct dtcu_state dtcu_s;
 static thread_local cudaError_t dtcu_last = cudaSuccess;
@@ -299,6 +300,17 @@ static inline int dtcu_injected(const char *fn) {
 static inline long dtcu_standin_fired(void) { return dtcu_s.fired; }
 
 static inline size_t dtcu_standin_live_bytes(void) { return dtcu_s.live_bytes; }
+
+/* The device work queued so far, as a GPU profiler counts it: kernel
+   launches, cudaMemcpy/cudaMemcpyAsync, cudaMemset/cudaMemsetAsync (NCCL's
+   own work not included); returns their sum. A test takes the difference
+   around a call to bound what the call enqueues. */
+static inline long dtcu_standin_work(long *launches, long *copies, long *sets) {
+    if (launches) *launches = dtcu_s.work[0];
+    if (copies) *copies = dtcu_s.work[1];
+    if (sets) *sets = dtcu_s.work[2];
+    return dtcu_s.work[0] + dtcu_s.work[1] + dtcu_s.work[2];
+}
 
 /* 1: device work waits in its stream's queue (the default); 0: it runs when
    issued (DTCU_STANDIN_EAGER=1), so a test of stale reads has nothing to see */
@@ -738,9 +750,11 @@ static inline cudaError_t dtcu_copy(const char *fn, void *dst, const void *src, 
     }
     if (how == DTCU_STAGE && !sd) {
         std::vector<char> staged((const char *)src, (const char *)src + n);
+        dtcu_s.work[1]++;
         dtcu_enqueue(s, [dst, staged]() { memcpy(dst, staged.data(), staged.size()); });
         return cudaSuccess;
     }
+    dtcu_s.work[1]++;
     op = dtcu_enqueue(s, [dst, src, n]() { memmove(dst, src, n); });
     if (how == DTCU_SYNC) dtcu_run_through(op);
     return cudaSuccess;
@@ -771,6 +785,7 @@ static inline cudaError_t dtcu_set(const char *fn, void *p, int v, size_t n, str
                 r ? "runs past the end of its device allocation" : "not device memory");
         return dtcu_err(cudaErrorInvalidValue);
     }
+    dtcu_s.work[2]++;
     dtcu_enqueue(s, [p, v, n]() { memset(p, v, n); });
     return cudaSuccess;
 }
@@ -919,6 +934,7 @@ static void dtcu_launch(const char *name, dim3 grid, dim3 block, cudaStream_t s,
         dtcu_err(cudaErrorInvalidResourceHandle);
         return;
     }
+    dtcu_s.work[0]++;
     dtcu_enqueue(st, [grid, body, argv]() {
         unsigned x, y, z;
         gridDim = grid;
