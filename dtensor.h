@@ -6556,7 +6556,18 @@ typedef struct dt__device {
     dt_status (*fuse)(const char *fn, const dt__copy *c, int n, void **table);
     dt_status (*run_fused)(const char *fn, const void *table);
     void (*unfuse)(void *table);
+    /* Optional (NULL: one queue of work). The device's side queue, where a
+       halo exchange's work runs while the program's own work goes on (a
+       GPU's communication stream): how = DT__SIDE_FORK orders the side
+       queue after the program's work so far and sends the library's device
+       work (copies, a device backend's messages) there; DT__SIDE_ON sends
+       it there, unordered; DT__SIDE_OFF back to the program's queue,
+       unordered; DT__SIDE_JOIN back, the program's queue ordered after the
+       side queue's work so far. */
+    dt_status (*side)(const char *fn, int how);
 } dt__device;
+
+enum { DT__SIDE_FORK, DT__SIDE_ON, DT__SIDE_OFF, DT__SIDE_JOIN };
 
 #define DT__MAX_DEVICES 4
 static const dt__device *dt__devices[DT__MAX_DEVICES];
@@ -6594,7 +6605,7 @@ static dt_status dt__host_sync(const char *fn) { (void)fn; return DT_OK; }
 static const dt__device dt__host_device = { "host", dt__alloc, dt__host_free, dt__host_copy, dt__host_zero,
                                             dt__host_copy_box, dt__alloc, dt__host_free, dt__host_owns,
                                             dt__host_sync, dt__host_kernels_get, dt__host_copy_box_op,
-                                            NULL, NULL, NULL };
+                                            NULL, NULL, NULL, NULL };
 
 #ifdef DT__CUDA_BUILD
 static const dt__device *dt__cuda_device(void); /* dtensor_cuda.h */
@@ -17262,36 +17273,46 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h);
    (dt_halo_exchange, dt_stencil_apply): after the public _begin the
    interior may change, so there every send is packed. Staged, the packed
    sends then cross to the backend's memory in one copy. */
-static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int from_array) {
+/* the exchange's device work to or from the device's side queue (none: nothing to do) */
+static dt_status dt__halo_side(const char *fn, const dt__halo *h, int how) {
+    return h->dev->side ? h->dev->side(fn, how) : DT_OK;
+}
+
+static dt_status dt__halo_post(const char *fn, dt__halo *h, const dt__array *in, int from_array) {
+    dt_status st;
     int i;
-    dt_status st = DT_OK;
-    if (h->x.begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     if ((st = dt__halo_copies(fn, h, in, from_array)) ||
         (st = dt__copies_run(fn, &h->before[dt__halo_variant(h, from_array)])))
         return st;
 #ifndef DTENSOR_NO_MPI
-    if (h->typed) {
-        /* sends from the interior unless the caller may write it before _end (the public _begin on
-           its own array); not in place, the interior is the ghosted block's, copied above */
-        if ((st = dt__halo_post_typed(h, from_array || !h->in_place))) return dt__within(fn, st);
-    } else
+    if (h->typed) /* sends from the interior unless the caller may write it before _end (the public _begin on
+                     its own array); not in place, the interior is the ghosted block's, copied above */
+        return (st = dt__halo_post_typed(h, from_array || !h->in_place)) ? dt__within(fn, st) : DT_OK;
 #endif
-    {
-        for (i = 0; i < h->nmsgs; i++) dt__halo_message(h, i, from_array);
-        if (h->staged && h->sbytes && (st = dt__halo_cross(fn, h, h->buf, h->pbuf, h->sbytes))) return st;
-        if ((st = dt__comm_start(h->comm, DT__TAG_HALO, h->nmsgs, h->x.msgs, h->sbytes, h->rbytes, &h->x.request)))
-            return dt__within(fn, st);
-    }
-    h->x.begun = 1;
+    for (i = 0; i < h->nmsgs; i++) dt__halo_message(h, i, from_array);
+    if (h->staged && h->sbytes && (st = dt__halo_cross(fn, h, h->buf, h->pbuf, h->sbytes))) return st;
+    if ((st = dt__comm_start(h->comm, DT__TAG_HALO, h->nmsgs, h->x.msgs, h->sbytes, h->rbytes, &h->x.request)))
+        return dt__within(fn, st);
     return DT_OK;
 }
 
-/* the messages completed, then the copies after them (one launch where fused) */
-static dt_status dt__halo_end(const char *fn, dt__halo *h) {
-    /* cppcheck-suppress unreadVariable ; kept as the default status */
-    dt_status st = DT_OK;
-    if (!h->x.begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this tensor", fn);
-    h->x.begun = 0;
+/* On a device with a side queue the exchange runs there, after the
+   program's work so far: what the program enqueues between _begin and
+   _end runs alongside it. */
+static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int from_array) {
+    dt_status st;
+    if (h->x.begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
+    if ((st = dt__halo_side(fn, h, DT__SIDE_FORK))) return st;
+    if ((st = dt__halo_post(fn, h, in, from_array))) {
+        (void)dt__halo_side(fn, h, DT__SIDE_JOIN);
+        return st;
+    }
+    h->x.begun = 1;
+    return dt__halo_side(fn, h, DT__SIDE_OFF);
+}
+
+static dt_status dt__halo_finish(const char *fn, dt__halo *h) {
+    dt_status st;
 #ifndef DTENSOR_NO_MPI
     if (h->typed) {
         if ((st = dt__halo_wait_typed(fn, h))) return st;
@@ -17308,6 +17329,18 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
             return st;
     }
     return dt__copies_run(fn, &h->after);
+}
+
+/* the messages completed, then the copies after them (one launch where
+   fused); the program's queue then waits for the side queue */
+static dt_status dt__halo_end(const char *fn, dt__halo *h) {
+    dt_status st, sj;
+    if (!h->x.begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this tensor", fn);
+    h->x.begun = 0;
+    if ((st = dt__halo_side(fn, h, DT__SIDE_ON))) return st;
+    st = dt__halo_finish(fn, h);
+    sj = dt__halo_side(fn, h, DT__SIDE_JOIN);
+    return st ? st : sj;
 }
 
 /* ---- the public halo calls ---- */

@@ -243,6 +243,60 @@ static dt_status dt__cu_zero(const char *fn, void *p, size_t bytes) {
     return e == cudaSuccess ? DT_OK : dt__cu_err(fn, "cudaMemsetAsync", e);
 }
 
+/* ---- the communication stream ----
+   A halo exchange's device work (its copies, NCCL's messages) runs on a
+   stream of the library's, created at the first exchange and kept: FORK
+   records an event on the program's stream and makes the communication
+   stream wait for it, then points dt__cu_stream_v (where every kernel,
+   copy and NCCL call of the library goes) at the communication stream; OFF
+   points it back; JOIN records an event there and makes the program's
+   stream wait for it. Non-blocking, so that the legacy default stream does
+   not serialise the two. Only events between them: nothing waits on the
+   host, and a CUDA graph capture of the program's stream follows the
+   fork into the communication stream and back. */
+static cudaStream_t dt__cu_comm_v, dt__cu_user_v; /* the communication stream; the program's, while away */
+static cudaEvent_t dt__cu_fork_v, dt__cu_join_v;
+static int dt__cu_away = 0;                       /* dt__cu_stream_v is the communication stream */
+
+static dt_status dt__cu_side_make(const char *fn) {
+    cudaError_t e;
+    if (dt__cu_comm_v) return DT_OK;
+    if ((e = cudaEventCreateWithFlags(&dt__cu_fork_v, cudaEventDisableTiming)) != cudaSuccess ||
+        (e = cudaEventCreateWithFlags(&dt__cu_join_v, cudaEventDisableTiming)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&dt__cu_comm_v, cudaStreamNonBlocking)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        dt__cu_comm_v = 0;
+        return dt__fail(DT_ERR_DEVICE, "%s: the communication stream could not be made: %s", fn,
+                        cudaGetErrorString(e));
+    }
+    return DT_OK;
+}
+
+static dt_status dt__cu_side(const char *fn, int how) {
+    cudaError_t e = cudaSuccess;
+    dt_status st;
+    if (how == DT__SIDE_FORK) {
+        if ((st = dt__cu_side_make(fn))) return st;
+        if (dt__cu_away) return dt__fail(DT_ERR_DEVICE, "%s: already on the communication stream", fn);
+        if ((e = cudaEventRecord(dt__cu_fork_v, dt__cu_stream_v)) != cudaSuccess ||
+            (e = cudaStreamWaitEvent(dt__cu_comm_v, dt__cu_fork_v, 0)) != cudaSuccess)
+            return dt__cu_err(fn, "ordering the communication stream after the program's", e);
+        how = DT__SIDE_ON;
+    }
+    if (how == DT__SIDE_ON && !dt__cu_away && dt__cu_comm_v) {
+        dt__cu_user_v = dt__cu_stream_v;
+        dt__cu_stream_v = dt__cu_comm_v;
+        dt__cu_away = 1;
+    }
+    if (how == DT__SIDE_JOIN && dt__cu_away) e = cudaEventRecord(dt__cu_join_v, dt__cu_comm_v);
+    if ((how == DT__SIDE_OFF || how == DT__SIDE_JOIN) && dt__cu_away) {
+        dt__cu_stream_v = dt__cu_user_v;
+        dt__cu_away = 0;
+        if (how == DT__SIDE_JOIN && e == cudaSuccess) e = cudaStreamWaitEvent(dt__cu_stream_v, dt__cu_join_v, 0);
+    }
+    return e == cudaSuccess ? DT_OK : dt__cu_err(fn, "ordering the program's stream after the communication stream", e);
+}
+
 /* ---- strided box copy (pack / unpack) ----
    The plan of dt__copy_box: the innermost dims that are one span on both
    sides (row-major: whole in the box and in both arrays) fold into one
@@ -1957,7 +2011,7 @@ static const struct dt__kernels *dt__cu_kernels_get(void) { return &dt__cu_kerne
 static const dt__device dt__cu_device_v = { "cuda", dt__cu_alloc, dt__cu_free, dt__cu_copy, dt__cu_zero,
                                             dt__cu_copy_box, dt__cu_alloc_host, dt__cu_free_host, dt__cu_owns,
                                             dt__cu_sync, dt__cu_kernels_get, dt__cu_copy_box_op,
-                                            dt__cu_fuse, dt__cu_run_fused, dt__cu_unfuse };
+                                            dt__cu_fuse, dt__cu_run_fused, dt__cu_unfuse, dt__cu_side };
 
 static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
 
@@ -2011,16 +2065,20 @@ static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
    barrier         a one-element ncclAllReduce on a stream-ordered scratch
                    int, then cudaStreamSynchronize.
    start / wait    start: one group of ncclSend/ncclRecv (one per message) and
-                   a CUDA event recorded on the stream after it. wait:
-                   cudaEventSynchronize on that event, then the request is
-                   freed. Work enqueued between start and wait (a stencil's
-                   interior) can run while the messages move.
+                   a CUDA event recorded after it (one of 64 kept per
+                   communicator, used in turn). wait: the stream it is
+                   called on waits for that event (cudaStreamWaitEvent);
+                   the host does not. Work enqueued elsewhere between start
+                   and wait (a stencil's interior, on the program's stream
+                   while a halo exchange runs on the library's
+                   communication stream) runs while the messages move.
 
-   SYNCHRONISATION. Everything is enqueued on the dt_comm's stream (the
-   `stream` given to dt_comm_nccl, which also becomes dt_cuda_stream()); its
-   split children use the same stream. The callbacks return once the work is
-   ENQUEUED, not done -- except barrier and wait, which block the host until
-   the stream (barrier) or the messages (wait) are done. So the results are
+   SYNCHRONISATION. Everything is enqueued on the library's current stream
+   (dt__cu_stream_v): dt_cuda_stream() (the `stream` given to dt_comm_nccl
+   becomes it), or the communication stream while a halo exchange's work
+   runs there (>>cuda-device, dt__cu_side). Split children do the same. The
+   callbacks return once the work is ENQUEUED, not done -- except barrier,
+   which blocks the host until the stream is done. So the results are
    visible to later work on that stream without any synchronisation, and
    the host must synchronise before it reads them; the buffers must stay
    valid until the stream has run past the call.
@@ -2029,24 +2087,29 @@ static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
    the call's name, ncclGetErrorString and ncclGetLastError; CUDA errors
    become DT_ERR_DEVICE with cudaGetErrorString. Errors NCCL finds while the
    work runs (a peer that died, a network failure) come back from
-   ncclCommGetAsyncError, which barrier and wait check after synchronising.
+   ncclCommGetAsyncError, which barrier checks after synchronising.
    A nonblocking communicator (ncclConfig_t.blocking = 0) answers
    ncclInProgress; dt__nccl_check waits for its final state, so such
    communicators work too (blocking at the host while NCCL sets calls up).
    The calling thread's current CUDA device must be the communicator's (one
    GPU per process, as dtensor_cuda.h assumes throughout). */
 
-typedef struct dt__nccl {
-    ncclComm_t comm;
-    cudaStream_t stream;
-    int rank, size;
-    int owned; /* a split child: its comm is ours to destroy */
-} dt__nccl;
-
-/* a start/wait request: the event recorded after the group of messages */
+/* a start/wait request: an event recorded after the group of messages,
+   made at the slot's first use and kept (an exchange replayed from a CUDA
+   graph allocates nothing) */
+#define DT__NCCL_REQUESTS 64
 typedef struct dt__nccl_request {
     cudaEvent_t done;
+    int made;
 } dt__nccl_request;
+
+typedef struct dt__nccl {
+    ncclComm_t comm;
+    int rank, size;
+    int owned; /* a split child: its comm is ours to destroy */
+    dt__nccl_request rq[DT__NCCL_REQUESTS]; /* used in turn */
+    int next;
+} dt__nccl;
 
 /* nonblocking communicators answer ncclInProgress and finish in the
    background: poll until the state is final (blocking ones never get here) */
@@ -2093,17 +2156,17 @@ static dt_status dt__nccl_group_end(const dt__nccl *b, dt_status st) {
 }
 
 static dt_status dt__nccl_send(const dt__nccl *b, const void *buf, size_t bytes, int peer) {
-    return dt__nccl_check(b->comm, ncclSend(buf, bytes, ncclUint8, peer, b->comm, b->stream), "ncclSend");
+    return dt__nccl_check(b->comm, ncclSend(buf, bytes, ncclUint8, peer, b->comm, dt__cu_stream_v), "ncclSend");
 }
 
 static dt_status dt__nccl_recv(const dt__nccl *b, void *buf, size_t bytes, int peer) {
-    return dt__nccl_check(b->comm, ncclRecv(buf, bytes, ncclUint8, peer, b->comm, b->stream), "ncclRecv");
+    return dt__nccl_check(b->comm, ncclRecv(buf, bytes, ncclUint8, peer, b->comm, dt__cu_stream_v), "ncclRecv");
 }
 
 /* device-to-device (or any UVA pointers) on the stream */
-static dt_status dt__nccl_copy(const dt__nccl *b, void *dst, const void *src, size_t bytes) {
+static dt_status dt__nccl_copy(void *dst, const void *src, size_t bytes) {
     if (!bytes || dst == src) return DT_OK;
-    return dt__nccl_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, b->stream), "cudaMemcpyAsync");
+    return dt__nccl_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, dt__cu_stream_v), "cudaMemcpyAsync");
 }
 
 /* counts all equal, displacements (if given) j * count: the same on every
@@ -2171,15 +2234,15 @@ static dt_status dt__nccl_sendrecv(void *user, const void *sb, size_t sn, int de
     return dt__nccl_group_end(b, st);
 }
 
-static dt_status dt__nccl_wrap(ncclComm_t comm, cudaStream_t stream, int owned, void **out, int *rank, int *size) {
+static dt_status dt__nccl_wrap(ncclComm_t comm, int owned, void **out, int *rank, int *size) {
     dt__nccl *b = NULL;
     int r = 0, n = 0;
     dt_status st;
     if ((st = dt__nccl_check(comm, ncclCommUserRank(comm, &r), "ncclCommUserRank"))) return st;
     if ((st = dt__nccl_check(comm, ncclCommCount(comm, &n), "ncclCommCount"))) return st;
     if ((st = dt__alloc("dt_comm_nccl", sizeof *b, (void **)&b))) return st;
+    memset(b, 0, sizeof *b);
     b->comm = comm;
-    b->stream = stream;
     b->rank = r;
     b->size = n;
     b->owned = owned;
@@ -2204,7 +2267,7 @@ static dt_status dt__nccl_split(void *user, int color, int key, void **new_user,
     }
     if (color < 0) return DT_OK;
     if (!nc) return dt__fail(DT_ERR_COMM, "dt_comm_nccl: ncclCommSplit(color %d) returned no communicator", color);
-    if ((st = dt__nccl_wrap(nc, b->stream, 1, new_user, new_rank, new_size))) ncclCommDestroy(nc);
+    if ((st = dt__nccl_wrap(nc, 1, new_user, new_rank, new_size))) ncclCommDestroy(nc);
     return st;
 }
 
@@ -2219,7 +2282,7 @@ static dt_status dt__nccl_allgatherv(void *user, const void *sb, size_t sn, void
                         sn, rc[b->rank]);
     if (dt__nccl_uniform(rc, rd, b->size)) {
         if (!rc[0]) return DT_OK;
-        return dt__nccl_check(b->comm, ncclAllGather(sb, rb, rc[0], ncclUint8, b->comm, b->stream), "ncclAllGather");
+        return dt__nccl_check(b->comm, ncclAllGather(sb, rb, rc[0], ncclUint8, b->comm, dt__cu_stream_v), "ncclAllGather");
     }
     if ((st = dt__nccl_group_begin())) return st;
     for (j = 0; j < b->size && !st; j++) {
@@ -2227,7 +2290,7 @@ static dt_status dt__nccl_allgatherv(void *user, const void *sb, size_t sn, void
         /* the root sends from sendbuf (which may be its block: in place) */
         st = dt__nccl_check(b->comm,
                             ncclBroadcast(j == b->rank ? sb : (const void *)(r + rd[j]), r + rd[j], rc[j], ncclUint8, j,
-                                          b->comm, b->stream),
+                                          b->comm, dt__cu_stream_v),
                             "ncclBroadcast");
     }
     return dt__nccl_group_end(b, st);
@@ -2243,7 +2306,7 @@ static dt_status dt__nccl_alltoallv(void *user, const void *sb, const size_t *sc
     if (sc[me] != rc[me])
         return dt__fail(DT_ERR_COMM, "dt_comm_nccl: alltoallv: rank %d sends itself %zu bytes but receives %zu", me,
                         sc[me], rc[me]);
-    if ((st = dt__nccl_copy(b, r + rd[me], s + sd[me], rc[me]))) return st;
+    if ((st = dt__nccl_copy(r + rd[me], s + sd[me], rc[me]))) return st;
     if ((st = dt__nccl_group_begin())) return st;
     for (j = 0; j < b->size && !st; j++) {
         if (j == me) continue;
@@ -2261,8 +2324,8 @@ static dt_status dt__nccl_allreduce(void *user, const void *sb, void *rb, size_t
     dt_status st;
     if ((st = dt__nccl_reduction("allreduce", count, t, op, &ty, &o))) return st;
     if (!count) return DT_OK; /* the same on every rank */
-    if (b->size == 1) return dt__nccl_copy(b, rb, sb, count * dt_dtype_size(t)); /* see "one rank" above */
-    return dt__nccl_check(b->comm, ncclAllReduce(sb, rb, count, ty, o, b->comm, b->stream), "ncclAllReduce");
+    if (b->size == 1) return dt__nccl_copy(rb, sb, count * dt_dtype_size(t)); /* see "one rank" above */
+    return dt__nccl_check(b->comm, ncclAllReduce(sb, rb, count, ty, o, b->comm, dt__cu_stream_v), "ncclAllReduce");
 }
 
 /* uneven counts (see the section comment): pad every block to m elements */
@@ -2278,20 +2341,20 @@ static dt_status dt__nccl_reduce_scatter_padded(const dt__nccl *b, const void *s
     if (!dt__mul_ok(block, (size_t)b->size + (direct ? 0u : 1u), &padded))
         return dt__fail(DT_ERR_ARG, "dt_comm_nccl: reduce_scatter: %d blocks of %zu bytes overflow size_t", b->size,
                         block);
-    if ((st = dt__nccl_cuda(cudaMallocAsync((void **)&pad, padded, b->stream), "cudaMallocAsync"))) return st;
+    if ((st = dt__nccl_cuda(cudaMallocAsync((void **)&pad, padded, dt__cu_stream_v), "cudaMallocAsync"))) return st;
     out = direct ? (char *)rb : pad + block * (size_t)b->size;
     for (j = 0; j < b->size && !st; j++) {
         char *dst = pad + block * (size_t)j;
         size_t have = counts[j] * es;
-        st = dt__nccl_copy(b, dst, s + off, have);
+        st = dt__nccl_copy(dst, s + off, have);
         if (!st && have < block)
-            st = dt__nccl_cuda(cudaMemsetAsync(dst + have, 0, block - have, b->stream), "cudaMemsetAsync");
+            st = dt__nccl_cuda(cudaMemsetAsync(dst + have, 0, block - have, dt__cu_stream_v), "cudaMemsetAsync");
         off += have;
     }
     if (!st)
-        st = dt__nccl_check(b->comm, ncclReduceScatter(pad, out, m, ty, o, b->comm, b->stream), "ncclReduceScatter");
-    if (!st && !direct) st = dt__nccl_copy(b, rb, out, counts[me] * es);
-    fe = cudaFreeAsync(pad, b->stream); /* stream-ordered: after the work above, error or not */
+        st = dt__nccl_check(b->comm, ncclReduceScatter(pad, out, m, ty, o, b->comm, dt__cu_stream_v), "ncclReduceScatter");
+    if (!st && !direct) st = dt__nccl_copy(rb, out, counts[me] * es);
+    fe = cudaFreeAsync(pad, dt__cu_stream_v); /* stream-ordered: after the work above, error or not */
     return st ? st : dt__nccl_cuda(fe, "cudaFreeAsync");
 }
 
@@ -2312,16 +2375,16 @@ static dt_status dt__nccl_reduce_scatter(void *user, const void *sb, void *rb, c
     }
     if ((st = dt__nccl_reduction("reduce_scatter", total, t, op, &ty, &o))) return st;
     if (!m) return DT_OK; /* nothing anywhere (the counts are the same on every rank) */
-    if (b->size == 1) return dt__nccl_copy(b, rb, sb, m * dt_dtype_size(t)); /* see "one rank" above */
+    if (b->size == 1) return dt__nccl_copy(rb, sb, m * dt_dtype_size(t)); /* see "one rank" above */
     if (dt__nccl_uniform(counts, NULL, b->size))
-        return dt__nccl_check(b->comm, ncclReduceScatter(sb, rb, m, ty, o, b->comm, b->stream), "ncclReduceScatter");
+        return dt__nccl_check(b->comm, ncclReduceScatter(sb, rb, m, ty, o, b->comm, dt__cu_stream_v), "ncclReduceScatter");
     return dt__nccl_reduce_scatter_padded(b, sb, rb, counts, m, dt_dtype_size(t), ty, o);
 }
 
 static dt_status dt__nccl_broadcast(void *user, void *buf, size_t bytes, int root) {
     const dt__nccl *b = (const dt__nccl *)user;
     if (!bytes) return DT_OK;
-    return dt__nccl_check(b->comm, ncclBroadcast(buf, buf, bytes, ncclUint8, root, b->comm, b->stream),
+    return dt__nccl_check(b->comm, ncclBroadcast(buf, buf, bytes, ncclUint8, root, b->comm, dt__cu_stream_v),
                           "ncclBroadcast");
 }
 
@@ -2330,28 +2393,34 @@ static dt_status dt__nccl_barrier(void *user) {
     int *token = NULL;
     cudaError_t fe;
     dt_status st;
-    if ((st = dt__nccl_cuda(cudaMallocAsync((void **)&token, sizeof *token, b->stream), "cudaMallocAsync"))) return st;
-    st = dt__nccl_cuda(cudaMemsetAsync(token, 0, sizeof *token, b->stream), "cudaMemsetAsync");
+    if ((st = dt__nccl_cuda(cudaMallocAsync((void **)&token, sizeof *token, dt__cu_stream_v), "cudaMallocAsync"))) return st;
+    st = dt__nccl_cuda(cudaMemsetAsync(token, 0, sizeof *token, dt__cu_stream_v), "cudaMemsetAsync");
     if (!st)
-        st = dt__nccl_check(b->comm, ncclAllReduce(token, token, 1, ncclInt32, ncclSum, b->comm, b->stream),
+        st = dt__nccl_check(b->comm, ncclAllReduce(token, token, 1, ncclInt32, ncclSum, b->comm, dt__cu_stream_v),
                             "ncclAllReduce (barrier)");
-    fe = cudaFreeAsync(token, b->stream);
+    fe = cudaFreeAsync(token, dt__cu_stream_v);
     if (!st) st = dt__nccl_cuda(fe, "cudaFreeAsync");
-    if (!st) st = dt__nccl_cuda(cudaStreamSynchronize(b->stream), "cudaStreamSynchronize (barrier)");
+    if (!st) st = dt__nccl_cuda(cudaStreamSynchronize(dt__cu_stream_v), "cudaStreamSynchronize (barrier)");
     if (!st) st = dt__nccl_async_error(b, "barrier");
     return st;
 }
 
+/* The group of messages on the library's stream, then the event of the
+   next request slot recorded after it; wait orders the stream it is
+   called on after that event. Nothing blocks the host and nothing is
+   allocated past a slot's first use, so an exchange can be captured into a
+   CUDA graph; errors of the messages themselves surface at the next
+   synchronising call (barrier, or any call that hands data to the host). */
 static dt_status dt__nccl_start(void *user, int n, const dt_message *msgs, void **request) {
-    const dt__nccl *b = (const dt__nccl *)user;
-    dt__nccl_request *rq = NULL;
+    dt__nccl *b = (dt__nccl *)user;
+    dt__nccl_request *rq = &b->rq[b->next];
     int i;
     dt_status st;
     *request = NULL;
-    if ((st = dt__alloc("dt_comm_nccl start", sizeof *rq, (void **)&rq))) return st;
-    if ((st = dt__nccl_cuda(cudaEventCreateWithFlags(&rq->done, cudaEventDisableTiming), "cudaEventCreateWithFlags"))) {
-        DT_FREE(rq);
-        return st;
+    if (!rq->made) {
+        if ((st = dt__nccl_cuda(cudaEventCreateWithFlags(&rq->done, cudaEventDisableTiming), "cudaEventCreateWithFlags")))
+            return st;
+        rq->made = 1;
     }
     if (!(st = dt__nccl_group_begin())) {
         for (i = 0; i < n && !st; i++)
@@ -2359,31 +2428,28 @@ static dt_status dt__nccl_start(void *user, int n, const dt_message *msgs, void 
                               : dt__nccl_recv(b, msgs[i].buf, msgs[i].bytes, msgs[i].peer);
         st = dt__nccl_group_end(b, st);
     }
-    if (!st) st = dt__nccl_cuda(cudaEventRecord(rq->done, b->stream), "cudaEventRecord");
-    if (st) {
-        cudaEventDestroy(rq->done); /* released by CUDA once whatever was enqueued has run */
-        DT_FREE(rq);
-        return st;
-    }
+    if (!st) st = dt__nccl_cuda(cudaEventRecord(rq->done, dt__cu_stream_v), "cudaEventRecord");
+    if (st) return st;
+    b->next = (b->next + 1) % DT__NCCL_REQUESTS;
     *request = rq;
     return DT_OK;
 }
 
+/* (the asynchronous error NCCL has found so far: a query, not a wait) */
 static dt_status dt__nccl_wait(void *user, void *request) {
-    const dt__nccl *b = (const dt__nccl *)user;
     dt__nccl_request *rq = (dt__nccl_request *)request;
     dt_status st;
     if (!rq) return DT_OK;
-    st = dt__nccl_cuda(cudaEventSynchronize(rq->done), "cudaEventSynchronize (wait)");
-    cudaEventDestroy(rq->done);
-    DT_FREE(rq);
-    if (!st) st = dt__nccl_async_error(b, "wait");
-    return st;
+    st = dt__nccl_cuda(cudaStreamWaitEvent(dt__cu_stream_v, rq->done, 0), "cudaStreamWaitEvent (wait)");
+    return st ? st : dt__nccl_async_error((const dt__nccl *)user, "wait");
 }
 
 static void dt__nccl_destroy(void *user) {
     dt__nccl *b = (dt__nccl *)user;
+    int i;
     if (!b) return;
+    for (i = 0; i < DT__NCCL_REQUESTS; i++)
+        if (b->rq[i].made) cudaEventDestroy(b->rq[i].done); /* (CUDA releases it once a record pending has run) */
     if (b->owned) ncclCommDestroy(b->comm); /* nothing to report to: destroy returns void */
     DT_FREE(b);
 }
@@ -2396,7 +2462,7 @@ static dt_status dt__comm_nccl_body(ncclComm_t comm, cudaStream_t stream, dt_com
     *out = NULL;
     if (!comm) return dt__fail(DT_ERR_ARG, "dt_comm_nccl: comm is NULL");
     memset(&d, 0, sizeof d);
-    if ((st = dt__nccl_wrap(comm, stream, 0, &user, &d.rank, &d.size))) return st;
+    if ((st = dt__nccl_wrap(comm, 0, &user, &d.rank, &d.size))) return st;
     d.name = "nccl";
     d.user = user;
     d.sendrecv = dt__nccl_sendrecv;

@@ -208,7 +208,7 @@ static void sim_free_host(void *p) {
 }
 static const dt__device sim_device = {"sim", sim_alloc, sim_free, sim_copy, sim_zero, sim_copy_box,
                                       sim_alloc_host, sim_free_host, sim_owns, sim_sync, sim_kernels_get,
-                                      sim_copy_box_op, NULL, NULL, NULL};
+                                      sim_copy_box_op, NULL, NULL, NULL, NULL};
 
 static void dev_setup(void) { dt__device_register(DEV, &sim_device); }
 static void *dev_alloc(size_t n) { void *p = NULL; sim_alloc("test", n, &p); return p; }
@@ -2270,8 +2270,15 @@ static void halo_sweep(dt_comm *comm, const char *bname, int device_backend_used
    ranks, as a block the library owns and as the program's own ghosted
    array. Every copy before the messages is one launch and every unpack
    one more: at most 2 over a backend that takes device memory, 4 over
-   staged MPI (its two staging copies), whatever the pieces and peers. The
-   values are halo_sweep's to check (the same exchange, any shape). */
+   staged MPI (its two staging copies), whatever the pieces and peers.
+   Over the device backend the exchange also never waits on the host and
+   allocates nothing, and it runs on the library's communication stream: a
+   kernel the program enqueues on dt_cuda_stream() between _begin and _end
+   runs (here: the stand-in runs it when the host waits for it) while the
+   exchange's work is still queued. The values are halo_sweep's to check
+   (the same exchange, any shape). */
+__global__ void mark_kernel(int *p) { *p = 1; }
+
 static void halo_launches(dt_comm *comm, int device_backend_used) {
     static const int64_t shape[3] = {9, 6, 4};
     long most = device_backend_used ? 2 : 4;
@@ -2306,6 +2313,7 @@ static void halo_launches(dt_comm *comm, int device_backend_used) {
                 if (t && dtt_ok(dt_tensor_set_halo(t, &hd)) && dtt_ok(dt_halo_exchange(t)))
                     for (call = 0; call < 2; call++) {
                         long before = dtcu_standin_work(NULL, NULL, NULL), l, c, z, l0, c0, z0, got;
+                        long waits = dtcu_standin_waits(), allocs = dtcu_standin_allocs();
                         dtcu_standin_work(&l0, &c0, &z0);
                         if (call) CHECK_OK(dt_halo_exchange(t));
                         else { CHECK_OK(dt_halo_exchange_begin(t)); CHECK_OK(dt_halo_exchange_end(t)); }
@@ -2313,9 +2321,32 @@ static void halo_launches(dt_comm *comm, int device_backend_used) {
                         CHECK(got <= most, "%s enqueued %ld device calls (%ld launches, %ld copies, %ld memsets), "
                               "at most %ld allowed (rank %d)", call ? "dt_halo_exchange" : "_begin + _end", got,
                               l - l0, c - c0, z - z0, most, dtt_rank);
-                        if (dtt_rank == 0 && getenv("DT_TEST_VERBOSE"))
+                        CHECK(dtcu_standin_allocs() == allocs, "a planned exchange allocated %ld times",
+                              dtcu_standin_allocs() - allocs);
+                        if (device_backend_used)
+                            CHECK(dtcu_standin_waits() == waits, "a planned exchange over the device backend made "
+                                  "the host wait %ld times", dtcu_standin_waits() - waits);
+                        if (dtt_rank == 0 && getenv("DT_TEST_VERBOSE") && f == nf - 1)
                             printf("halo launches np=%d mesh %dx%d %s wrap=%d: %ld device calls (%ld launches)\n", dtt_np, md.shape[0], md.shape[1], device_backend_used ? "device backend" : "staged MPI", wrap, got, l - l0);
                     }
+            }
+            if (t && device_backend_used && dtcu_standin_deferred()) { /* the program's kernel alongside */
+                int *flag = (int *)dev_alloc(sizeof(int)), seen = 0;
+                cudaEvent_t ev = NULL;
+                CHECK(cudaEventCreate(&ev) == cudaSuccess, "cudaEventCreate");
+                CHECK_OK(dt_halo_exchange_begin(t));
+                DT_CUDA_LAUNCH(mark_kernel, 1, 1, flag);
+                cudaEventRecord(ev, dt_cuda_stream());
+                cudaEventSynchronize(ev);
+                CHECK(dtcu_standin_pending(dt__cu_comm_v) > 0, "the exchange's device work ran before a kernel the "
+                      "program enqueued after _begin: not on a stream of its own (rank %d)", dtt_rank);
+                CHECK_OK(dt_halo_exchange_end(t));
+                dev_get(&seen, flag, sizeof seen);
+                CHECK(seen == 1, "the program's kernel did not run");
+                CHECK(dtcu_standin_pending(dt__cu_comm_v) == 0, "work after _end on the program's stream did "
+                      "not wait for the exchange");
+                cudaEventDestroy(ev);
+                dev_free(flag);
             }
             dt_tensor_destroy(t);
             if (arr) dev_free(arr);

@@ -425,7 +425,8 @@ static void check_start_wait(dt_comm *c)
     }
     CHECK_OK(c->be.start(c->be.user, m, msgs, &rq));
     CHECK(rq != NULL, "start returned no request");
-    CHECK_OK(c->be.wait(c->be.user, rq)); /* frees rq */
+    CHECK_OK(c->be.wait(c->be.user, rq)); /* the stream waits for the messages; the host does not */
+    CHECK(cudaStreamSynchronize(dt_cuda_stream()) == cudaSuccess, "cudaStreamSynchronize");
     for (k = 0; k < m; k++) {
         if (msgs[k].send) continue;
         CHECK(cudaMemcpy(h, buf[k], msgs[k].bytes, cudaMemcpyDeviceToHost) == cudaSuccess, "download");

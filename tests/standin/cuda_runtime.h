@@ -220,6 +220,7 @@ struct dtcu_state {
     long fired;               /* injected failures so far */
     int eager;                /* DTCU_STANDIN_EAGER=1: run device work when issued */
     long work[3];             /* device work queued: kernel launches, copies, memsets */
+    long waits, allocs;       /* host waits for the device; cudaMalloc(Async)/cudaMallocHost calls */
 };
 static struct dtcu_state dtcu_s;
 static thread_local cudaError_t dtcu_last = cudaSuccess;
@@ -312,6 +313,14 @@ static inline long dtcu_standin_work(long *launches, long *copies, long *sets) {
     return dtcu_s.work[0] + dtcu_s.work[1] + dtcu_s.work[2];
 }
 
+/* How often the host has waited for the device (cudaStreamSynchronize,
+   cudaEventSynchronize, cudaDeviceSynchronize, a cudaMemcpy that returns
+   after its copy, cudaFree / cudaFreeHost) and allocated (cudaMalloc,
+   cudaMallocAsync, cudaMallocHost): what a step replayed from a CUDA graph
+   must not do. */
+static inline long dtcu_standin_waits(void) { return dtcu_s.waits; }
+static inline long dtcu_standin_allocs(void) { return dtcu_s.allocs; }
+
 /* 1: device work waits in its stream's queue (the default); 0: it runs when
    issued (DTCU_STANDIN_EAGER=1), so a test of stale reads has nothing to see */
 static inline int dtcu_standin_deferred(void) {
@@ -356,6 +365,7 @@ static inline void dtcu_leave(void) {
    work still queued at exit is neither a leak nor a destroyed object. */
 struct dtcu_op {
     unsigned long long seq;
+    struct dtcu_stream *on;    /* its stream */
     std::vector<unsigned long long> after;
     std::function<void()> run; /* empty: a marker (an event's record, a stream's wait) */
 };
@@ -434,6 +444,17 @@ static inline void dtcu_run_through(unsigned long long seq) {
     dtcu_run_marked(need);
 }
 
+/* device work (not markers) queued on s and not run yet: a test's proof
+   that waiting for one stream did not run another's work */
+static inline long dtcu_standin_pending(cudaStream_t s) {
+    std::vector<dtcu_op> &q = dtcu_queue();
+    struct dtcu_stream *st = dtcu_stream_of(s);
+    long n = 0;
+    size_t k;
+    for (k = 0; k < q.size(); k++) n += q[k].on == st && q[k].run;
+    return n;
+}
+
 /* cudaDeviceSynchronize: all of it */
 static inline void dtcu_run_all(void) {
     std::vector<char> need(dtcu_queue().size(), 1);
@@ -449,6 +470,7 @@ static inline unsigned long long dtcu_enqueue(struct dtcu_stream *s, std::functi
     size_t k;
     dtcu_boot();
     op.seq = ++dtcu_seq;
+    op.on = s;
     if (dtcu_op_at(s->last) >= 0) op.after.push_back(s->last);
     if (dtcu_op_at(wait) >= 0) op.after.push_back(wait);
     if (s == &dtcu_legacy) { /* the legacy stream waits for every blocking stream... */
@@ -491,6 +513,7 @@ static inline cudaError_t dtcu_malloc(const char *fn, void **p, size_t size) {
     dtcu_boot();
     if (!p) return dtcu_err(cudaErrorInvalidValue);
     *p = NULL;
+    dtcu_s.allocs++;
     if (dtcu_injected(fn) || size > dtcu_s.budget - dtcu_s.live_bytes) return dtcu_err(cudaErrorMemoryAllocation);
     lead = (size + 255) / 256 * 256;
     data = (lead + pg - 1) / pg * pg;
@@ -540,6 +563,7 @@ static inline cudaError_t dtcu_free(const char *fn, void *p) {
     int i;
     dtcu_boot();
     if (!p) return cudaSuccess;
+    dtcu_s.waits++;
     dtcu_run_all();
     if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
     if ((i = dtcu_freeable(fn, p)) < 0) return dtcu_err(cudaErrorInvalidValue);
@@ -687,6 +711,7 @@ static inline cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
 /* pinned host memory is host memory (remembered: see cudaMemcpy) */
 static inline cudaError_t cudaMallocHost(void **p, size_t n) {
     if (!p) return dtcu_err(cudaErrorInvalidValue);
+    dtcu_s.allocs++;
     *p = dtcu_injected("cudaMallocHost") ? NULL : malloc(n ? n : 1);
     if (!*p) return dtcu_err(cudaErrorMemoryAllocation);
     dtcu_pinned().push_back(std::make_pair((const char *)*p, n ? n : 1));
@@ -696,6 +721,7 @@ static inline cudaError_t cudaFreeHost(void *p) {
     std::vector<std::pair<const char *, size_t>> &v = dtcu_pinned();
     size_t k;
     if (!p) return cudaSuccess;
+    dtcu_s.waits++;
     dtcu_run_all(); /* CUDA waits for the device here too */
     for (k = 0; k < v.size(); k++)
         if (v[k].first == (const char *)p) break;
@@ -756,7 +782,7 @@ static inline cudaError_t dtcu_copy(const char *fn, void *dst, const void *src, 
     }
     dtcu_s.work[1]++;
     op = dtcu_enqueue(s, [dst, src, n]() { memmove(dst, src, n); });
-    if (how == DTCU_SYNC) dtcu_run_through(op);
+    if (how == DTCU_SYNC) dtcu_s.waits++, dtcu_run_through(op);
     return cudaSuccess;
 }
 
@@ -833,6 +859,7 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     int fail = dtcu_injected("cudaStreamSynchronize");
     struct dtcu_stream *st = dtcu_stream_of(s);
     if (!st) return dtcu_err(cudaErrorInvalidResourceHandle);
+    dtcu_s.waits++;
     dtcu_run_stream(st);
     return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
 }
@@ -844,6 +871,7 @@ static inline cudaError_t cudaStreamQuery(cudaStream_t s) {
 }
 static inline cudaError_t cudaDeviceSynchronize(void) {
     int fail = dtcu_injected("cudaDeviceSynchronize");
+    dtcu_s.waits++;
     dtcu_run_all();
     return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
 }
@@ -875,6 +903,7 @@ static inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     int fail = dtcu_injected("cudaEventSynchronize");
     cudaError_t r = dtcu_event_ok(e);
     if (r != cudaSuccess) return r;
+    dtcu_s.waits++;
     dtcu_run_through(e->at);
     return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
 }
