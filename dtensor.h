@@ -10309,9 +10309,9 @@ static dt_status dt__not_pending(const char *fn, const char *name, const dt_tens
 DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
     if (t->async) t->async_abandon(t);
+    dt__tensor_set_halo(t, NULL, NULL); /* (first: an exchange in flight may land in t's own array) */
     if (t->shm) dt__shm_free(t->shm, t->data);
     else if (t->owns) t->dev->free(t->data);
-    dt__tensor_set_halo(t, NULL, NULL);
     DT_FREE(t->sizes);
     DT_FREE(t);
 }
@@ -16716,8 +16716,14 @@ static void dt__halo_types_free(dt__halo *h) {
 }
 #endif
 
+static dt_status dt__halo_end(const char *fn, dt__halo *h);
+
+/* (an exchange still in flight is completed first: the tensor destroyed
+   between _begin and _end leaves no message half done, nothing written
+   after) */
 static void dt__halo_free(dt__halo *h) {
     if (!h) return;
+    if (h->x.begun) (void)dt__halo_end("dt_tensor_destroy", h);
 #ifndef DTENSOR_NO_MPI
     dt__halo_types_free(h);
 #endif
@@ -17262,8 +17268,6 @@ static dt_status dt__halo_copies(const char *fn, dt__halo *h, const dt__array *i
 static dt_status dt__halo_cross(const char *fn, const dt__halo *h, void *dst, const void *src, size_t bytes) {
     return (dt__on_host(h->eng) ? h->dev : h->eng)->copy(fn, dst, src, bytes);
 }
-
-static dt_status dt__halo_end(const char *fn, dt__halo *h);
 
 /* The copies before the messages (one launch on a device that fuses),
    then the messages: a direct receive lands in the ghosted block; a send

@@ -140,9 +140,28 @@ static unsigned dt__cu_blocks(uint64_t n) {
 
 /* ---- memory ---- */
 
+/* DT_OK unless dt_cuda_stream() (or the communication stream, during an
+   exchange) is being captured into a CUDA graph: a call that allocates,
+   waits for the device or reads device data on the host cannot be part of
+   one, and says so before CUDA would invalidate the capture */
+static dt_status dt__cu_uncaptured(const char *fn, const char *what) {
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(dt__cu_stream_v, &cs) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return DT_OK;
+    }
+    if (cs == cudaStreamCaptureStatusNone) return DT_OK;
+    return dt__fail(DT_ERR_DEVICE,
+                    "%s: cannot run while dt_cuda_stream() is captured into a CUDA graph: it %s (capture only "
+                    "calls that just enqueue device work: a planned halo exchange over NCCL or device-memory "
+                    "MPI after its first call, ops into an existing *out; see docs/gpu.md)", fn, what);
+}
+
 static dt_status dt__cu_alloc(const char *fn, size_t bytes, void **p) {
     cudaError_t e;
+    dt_status st;
     *p = NULL;
+    if ((st = dt__cu_uncaptured(fn, "allocates device memory"))) return st;
     if (dt__cu_allocator_v.alloc) {
         *p = dt__cu_allocator_v.alloc(bytes ? bytes : 1, dt__cu_allocator_v.user);
         if (!*p) {
@@ -171,8 +190,11 @@ static void dt__cu_free(void *p) {
 }
 
 static dt_status dt__cu_alloc_host(const char *fn, size_t bytes, void **p) {
-    cudaError_t e = cudaMallocHost(p, bytes ? bytes : 1);
-    if (e != cudaSuccess) {
+    cudaError_t e;
+    dt_status st;
+    *p = NULL;
+    if ((st = dt__cu_uncaptured(fn, "allocates pinned host memory"))) return st;
+    if ((e = cudaMallocHost(p, bytes ? bytes : 1)) != cudaSuccess) {
         (void)cudaGetLastError();
         *p = NULL;
         return dt__fail(e == cudaErrorMemoryAllocation ? DT_ERR_NOMEM : DT_ERR_DEVICE,
@@ -206,7 +228,11 @@ static dt_status dt__cu_err(const char *fn, const char *what, cudaError_t e) {
 /* waits for the stream; reports the first error since the last sync: an
    asynchronous fault, or a launch that failed (kept by dt__cu_note) */
 static dt_status dt__cu_sync(const char *fn) {
-    cudaError_t e = cudaStreamSynchronize(dt__cu_stream_v), late = cudaGetLastError();
+    cudaError_t e, late;
+    dt_status st;
+    if ((st = dt__cu_uncaptured(fn, "waits for the device"))) return st;
+    e = cudaStreamSynchronize(dt__cu_stream_v);
+    late = cudaGetLastError();
     if (e == cudaSuccess) e = dt__cu_pending;
     if (e == cudaSuccess) e = late;
     dt__cu_pending = cudaSuccess;
@@ -220,11 +246,14 @@ static dt_status dt__cu_sync(const char *fn) {
    output is what the host would read) */
 static dt_status dt__cu_copy(const char *fn, void *dst, const void *src, size_t bytes) {
     cudaError_t e;
+    dt_status st;
+    int host;
     if (!bytes || dst == src) return DT_OK;
+    host = !dt__cu_owns(dst) || !dt__cu_owns(src);
+    if (host && (st = dt__cu_uncaptured(fn, "copies between host and device memory and waits"))) return st;
     e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, dt__cu_stream_v);
     if (e != cudaSuccess) return dt__cu_err(fn, "cudaMemcpyAsync", e);
-    if (!dt__cu_owns(dst) || !dt__cu_owns(src)) return dt__cu_sync(fn);
-    return DT_OK;
+    return host ? dt__cu_sync(fn) : DT_OK;
 }
 
 /* both sides device memory (the kernels' and copy_box's contract): no

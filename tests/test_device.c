@@ -2357,6 +2357,130 @@ static void halo_launches(dt_comm *comm, int device_backend_used) {
 }
 #endif
 
+#ifdef DTCU_STANDIN
+__global__ void count_kernel(int *p) { *p += 1; }
+
+/* the local ghosted blocks of two device tensors: the same bytes */
+static void same_device_ghosts(const char *what, const dt_tensor *a, const dt_tensor *b) {
+    int64_t ga[DT_MAX_DIMS], gb[DT_MAX_DIMS], n = 1;
+    int nd = dt_tensor_get_desc(a)->ndim, i;
+    size_t es = dt_dtype_size(dt_tensor_get_desc(a)->dtype);
+    const void *pa = dt_tensor_ghosted_data(a, ga), *pb = dt_tensor_ghosted_data(b, gb);
+    char *x, *y;
+    for (i = 0; i < nd; i++) n *= ga[i];
+    if (!n || !pa || !pb) return;
+    x = (char *)malloc((size_t)n * es);
+    y = (char *)malloc((size_t)n * es);
+    dev_get(x, pa, (size_t)n * es);
+    dev_get(y, pb, (size_t)n * es);
+    CHECK(memcmp(x, y, (size_t)n * es) == 0, "%s: the ghosted blocks differ (rank %d)", what, dtt_rank);
+    free(x);
+    free(y);
+}
+
+/* A time step captured as a CUDA graph on dt_cuda_stream() (the stand-in
+   models capture and replay): _begin, the program's kernel, _end. Replayed
+   three times on new interiors, the ghosted block equals a tensor of the
+   same layout exchanged by plain calls, byte for byte, and the program's
+   kernel ran once per replay. A call that must wait or allocate, made
+   during a capture, is DT_ERR_DEVICE saying so, on every rank. */
+static void halo_graph(dt_comm *comm) {
+    static const int64_t shape[3] = {9, 6, 4};
+    int fac[16][4], nf, rep;
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    dt_placement pl[2] = {dt_shard(0), dt_shard(1)};
+    dt_halo_desc hd;
+    dt_tensor_desc desc;
+    dt_tensor *a = NULL, *b = NULL, *c = NULL;
+    cudaStream_t s = NULL, old = dt_cuda_stream();
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ex = NULL;
+    int64_t n = 9 * 6 * 4, nl;
+    int *count = NULL, ran = 0;
+    void *full = malloc((size_t)n * 8);
+    char *vals = NULL;
+    nf = dtt_factorizations(dtt_np, 2, &fac[0][0], 8);
+    memset(&md, 0, sizeof md);
+    md.ndim = 2;
+    md.shape[0] = fac[nf - 1][0];
+    md.shape[1] = fac[nf - 1][1];
+    memset(&hd, 0, sizeof hd);
+    hd.width[0] = 2, hd.width[1] = 1, hd.width[2] = 1;
+    hd.boundary[0] = hd.boundary[2] = DT_BOUNDARY_PERIODIC;
+    hd.boundary[1] = DT_BOUNDARY_CONSTANT;
+    hd.corners = 1;
+    hd.fill = -1.25;
+    fill_full(DT_F64, full, n, 5);
+    dtt_ctx("halo graph mesh %dx%d", md.shape[0], md.shape[1]);
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess, "cudaStreamCreateWithFlags");
+    dt_cuda_set_stream(s);
+    desc = mkdesc(DT_F64, 3, shape, pl, 2, DEV);
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) goto done;
+    CHECK_OK(dt_tensor_distribute(m, &desc, full, 0, &a));
+    CHECK_OK(dt_tensor_distribute(m, &desc, full, 0, &b));
+    CHECK_OK(dt_tensor_distribute(m, &desc, full, 0, &c));
+    if (!a || !b || !c || !dtt_ok(dt_tensor_set_halo(a, &hd)) || !dtt_ok(dt_tensor_set_halo(b, &hd))) goto done;
+    CHECK_OK(dt_halo_exchange(a)); /* the first call: after it, nothing to allocate or wait for */
+    count = (int *)dev_alloc(sizeof(int));
+    CHECK(cudaMemsetAsync(count, 0, sizeof(int), s) == cudaSuccess, "cudaMemsetAsync");
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    CHECK_OK(dt_halo_exchange_begin(a));
+    DT_CUDA_LAUNCH(count_kernel, 1, 1, count);
+    CHECK_OK(dt_halo_exchange_end(a));
+    CHECK(cudaStreamEndCapture(s, &g) == cudaSuccess, "cudaStreamEndCapture: the exchange is not capturable");
+    if (!g || cudaGraphInstantiate(&ex, g, 0) != cudaSuccess) goto done;
+    nl = 1;
+    {
+        int64_t ls[DT_MAX_DIMS];
+        int d;
+        dt_tensor_local_shape(a, ls);
+        for (d = 0; d < 3; d++) nl *= ls[d];
+    }
+    vals = (char *)malloc((size_t)(nl ? nl : 1) * 8);
+    for (rep = 0; rep < 3; rep++) {
+        int64_t k;
+        for (k = 0; k < nl; k++) ((double *)vals)[k] = rep * 100.0 + dtt_rank * 10.0 + (double)k / 8;
+        if (nl) {
+            dev_put(dt_tensor_data(a), vals, (size_t)nl * 8);
+            dev_put(dt_tensor_data(b), vals, (size_t)nl * 8);
+        }
+        CHECK(cudaDeviceSynchronize() == cudaSuccess, "cudaDeviceSynchronize"); /* (s does not wait for stream 0) */
+        CHECK(cudaGraphLaunch(ex, s) == cudaSuccess, "cudaGraphLaunch");
+        CHECK_OK(dt_halo_exchange(b));
+        CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+        same_device_ghosts("graph replay", a, b);
+    }
+    dev_get(&ran, count, sizeof ran);
+    CHECK(ran == 3, "the captured program kernel ran %d times in 3 replays", ran);
+    /* not capturable: a new halo's ghosted block is allocated, a gather to the host waits */
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess, "cudaStreamBeginCapture");
+    CHECK_ST(dt_tensor_set_halo(c, &hd), DT_ERR_DEVICE);
+    CHECK(strstr(dt_last_error(), "captured into a CUDA graph") != NULL, "set_halo during capture: %s",
+          dt_last_error());
+    {
+        cudaGraph_t g2 = NULL;
+        (void)cudaStreamEndCapture(s, &g2);
+        if (g2) cudaGraphDestroy(g2);
+        (void)cudaGetLastError();
+    }
+done:
+    if (ex) cudaGraphExecDestroy(ex);
+    if (g) cudaGraphDestroy(g);
+    if (count) dev_free(count);
+    dt_tensor_destroy(a);
+    dt_tensor_destroy(b);
+    dt_tensor_destroy(c);
+    dt_mesh_destroy(m);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    dt_cuda_set_stream(old);
+    cudaStreamDestroy(s);
+    free(vals);
+    free(full);
+    dtt_ctx("");
+}
+#endif
+
 /* dt_conv1d/2d/3d on device tensors against host tensors: x [N, C, spatial...]
    sharded along N or a spatial dim, w and bias sharded or not (the call
    replicates them), padding and dilation random. Bounds: the sim device
@@ -2573,6 +2697,7 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     halo_sweep(comm, name, device_backend_used);
 #ifdef DTCU_STANDIN
     halo_launches(comm, device_backend_used);
+    if (device_backend_used) halo_graph(comm);
 #endif
     conv_device(comm);
     layers_device(comm);

@@ -89,8 +89,12 @@
      work it waits for first (so nothing is written into a buffer the
      caller frees after the error). DTCU_STANDIN_REPORT=1 prints the device
      memory's high-water mark and the allocations not freed, at exit.
+   - GRAPHS: stream capture into a graph, with CUDA's rules for what cannot
+     be captured, and cudaGraphLaunch replaying the nodes (eagerly: see
+     "graphs" below).
    Not modelled: the CUDA libm (the stand-in's device math is the host's),
-   managed memory, multiple devices per process, peer access, graphs,
+   managed memory, multiple devices per process, peer access, graph APIs
+   other than capture / instantiate / launch / destroy,
    concurrency between streams (queued work runs one op at a time), the
    per-thread default stream compilation mode, host callbacks, 2-D copies. */
 #ifndef DTCU_STANDIN_CUDA_RUNTIME_H
@@ -151,8 +155,20 @@ enum cudaError {
     cudaErrorInvalidConfiguration = 9,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
-    cudaErrorLaunchFailure = 719
+    cudaErrorLaunchFailure = 719,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureUnmatched = 903,
+    cudaErrorStreamCaptureUnjoined = 904,
+    cudaErrorStreamCaptureImplicit = 906,
+    cudaErrorCapturedEvent = 907
 };
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1,
+                             cudaStreamCaptureModeRelaxed = 2 };
+enum cudaStreamCaptureStatus { cudaStreamCaptureStatusNone = 0, cudaStreamCaptureStatusActive = 1,
+                               cudaStreamCaptureStatusInvalidated = 2 };
+typedef struct dtcu_graph *cudaGraph_t;
+typedef struct dtcu_graph *cudaGraphExec_t; /* an instantiated graph: a copy of its nodes */
 typedef enum cudaError cudaError_t;
 
 enum cudaMemcpyKind {
@@ -187,10 +203,13 @@ typedef struct dtcu_event *cudaEvent_t;
 struct dtcu_stream {
     unsigned magic, flags;
     unsigned long long last;
+    unsigned long cap;              /* the capture it takes part in (0: none)     */
+    unsigned long long before_cap;  /* its last op before it joined the capture   */
 };
 struct dtcu_event {
     unsigned magic;
     unsigned long long at;
+    unsigned long cap;              /* recorded in that capture (0: not captured) */
 };
 #define DTCU_STREAM_MAGIC 0x5354524du
 #define DTCU_EVENT_MAGIC 0x45564e54u
@@ -379,7 +398,7 @@ static std::vector<struct dtcu_stream *> &dtcu_streams(void) {
     static std::vector<struct dtcu_stream *> *v = new std::vector<struct dtcu_stream *>;
     return *v;
 }
-static struct dtcu_stream dtcu_legacy = {DTCU_STREAM_MAGIC, 0, 0};
+static struct dtcu_stream dtcu_legacy = {DTCU_STREAM_MAGIC, 0, 0, 0, 0};
 static unsigned long long dtcu_seq = 0;
 
 /* the stream behind a handle, or NULL for an invalid one */
@@ -389,7 +408,7 @@ static inline struct dtcu_stream *dtcu_stream_of(cudaStream_t s) {
         static thread_local struct dtcu_stream *mine = NULL;
         if (!mine) {
             mine = new struct dtcu_stream;
-            mine->magic = DTCU_STREAM_MAGIC, mine->flags = 0, mine->last = 0;
+            mine->magic = DTCU_STREAM_MAGIC, mine->flags = 0, mine->last = 0, mine->cap = 0, mine->before_cap = 0;
             dtcu_streams().push_back(mine);
         }
         return mine;
@@ -463,12 +482,64 @@ static inline void dtcu_run_all(void) {
 
 static inline void dtcu_run_stream(struct dtcu_stream *s) { dtcu_run_through(s->last); }
 
+/* ------------------------------------------------------------ stream capture (the queue's side)
+
+   cudaStreamBeginCapture makes the work enqueued on a stream -- and on
+   every stream that waits for an event recorded in the capture, which so
+   joins it -- the nodes of a graph instead of queued work: each node after
+   its stream's previous node and the event node it waits for. One capture
+   at a time, in cudaStreamCaptureModeGlobal's rules: while it is active,
+   a call that would wait for the device or allocate (cudaMalloc*, cudaFree*,
+   the synchronisations, a synchronous cudaMemcpy/cudaMemset, queries of
+   a captured stream or event) fails with cudaErrorStreamCaptureUnsupported
+   (cudaErrorCapturedEvent for a captured event) and invalidates the
+   capture, as CUDA's does; cudaStreamEndCapture then answers
+   cudaErrorStreamCaptureInvalidated, or cudaErrorStreamCaptureUnjoined
+   when a stream that joined has work the origin stream does not wait for. */
+struct dtcu_graph {
+    std::vector<dtcu_op> nodes;
+};
+struct dtcu_capture {
+    unsigned long id;                 /* 0: none active */
+    int invalid;
+    struct dtcu_stream *origin;
+    std::vector<struct dtcu_stream *> joined;
+    struct dtcu_graph *g;
+};
+static struct dtcu_capture dtcu_cap;
+static unsigned long dtcu_cap_ids = 0;
+
+static inline int dtcu_captured(const struct dtcu_stream *s) { return dtcu_cap.id && s && s->cap == dtcu_cap.id; }
+
+/* a call that cannot be captured: s NULL (any stream: allocation, device
+   sync, synchronous copy) while a capture is active, or s a captured stream */
+static inline cudaError_t dtcu_capture_guard(const struct dtcu_stream *s) {
+    if (!dtcu_cap.id || (s && !dtcu_captured(s))) return cudaSuccess;
+    dtcu_cap.invalid = 1;
+    return dtcu_err(cudaErrorStreamCaptureUnsupported);
+}
+
+/* the node of `fn` in the active capture, on captured stream s */
+static inline unsigned long long dtcu_capture_node(struct dtcu_stream *s, std::function<void()> fn,
+                                                   unsigned long long wait) {
+    dtcu_op op;
+    op.seq = ++dtcu_seq;
+    op.on = s;
+    if (s->last) op.after.push_back(s->last);
+    if (wait) op.after.push_back(wait);
+    op.run = std::move(fn);
+    s->last = op.seq;
+    dtcu_cap.g->nodes.push_back(std::move(op));
+    return s->last;
+}
+
 /* queues `fn` on s (after op `wait` too, if not 0); returns its seq */
 static inline unsigned long long dtcu_enqueue(struct dtcu_stream *s, std::function<void()> fn,
                                               unsigned long long wait = 0) {
     dtcu_op op;
     size_t k;
     dtcu_boot();
+    if (dtcu_captured(s)) return dtcu_capture_node(s, std::move(fn), wait);
     op.seq = ++dtcu_seq;
     op.on = s;
     if (dtcu_op_at(s->last) >= 0) op.after.push_back(s->last);
@@ -513,6 +584,7 @@ static inline cudaError_t dtcu_malloc(const char *fn, void **p, size_t size) {
     dtcu_boot();
     if (!p) return dtcu_err(cudaErrorInvalidValue);
     *p = NULL;
+    if (dtcu_capture_guard(NULL)) return cudaErrorStreamCaptureUnsupported;
     dtcu_s.allocs++;
     if (dtcu_injected(fn) || size > dtcu_s.budget - dtcu_s.live_bytes) return dtcu_err(cudaErrorMemoryAllocation);
     lead = (size + 255) / 256 * 256;
@@ -563,6 +635,7 @@ static inline cudaError_t dtcu_free(const char *fn, void *p) {
     int i;
     dtcu_boot();
     if (!p) return cudaSuccess;
+    if (dtcu_capture_guard(NULL)) return cudaErrorStreamCaptureUnsupported;
     dtcu_s.waits++;
     dtcu_run_all();
     if (dtcu_injected(fn)) return dtcu_err(cudaErrorLaunchFailure);
@@ -664,6 +737,12 @@ static inline const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureUnmatched: return "capture was not initiated in this stream";
+    case cudaErrorStreamCaptureUnjoined: return "capturing stream has unjoined work";
+    case cudaErrorStreamCaptureImplicit: return "operation would make the legacy stream depend on a capturing blocking stream";
+    case cudaErrorCapturedEvent: return "operation not permitted on an event last recorded in a capturing stream";
     }
     return "unrecognized error code";
 }
@@ -711,6 +790,7 @@ static inline cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
 /* pinned host memory is host memory (remembered: see cudaMemcpy) */
 static inline cudaError_t cudaMallocHost(void **p, size_t n) {
     if (!p) return dtcu_err(cudaErrorInvalidValue);
+    if (dtcu_capture_guard(NULL)) return cudaErrorStreamCaptureUnsupported;
     dtcu_s.allocs++;
     *p = dtcu_injected("cudaMallocHost") ? NULL : malloc(n ? n : 1);
     if (!*p) return dtcu_err(cudaErrorMemoryAllocation);
@@ -721,6 +801,7 @@ static inline cudaError_t cudaFreeHost(void *p) {
     std::vector<std::pair<const char *, size_t>> &v = dtcu_pinned();
     size_t k;
     if (!p) return cudaSuccess;
+    if (dtcu_capture_guard(NULL)) return cudaErrorStreamCaptureUnsupported;
     dtcu_s.waits++;
     dtcu_run_all(); /* CUDA waits for the device here too */
     for (k = 0; k < v.size(); k++)
@@ -791,6 +872,7 @@ static inline cudaError_t dtcu_copy(const char *fn, void *dst, const void *src, 
 static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind k) {
     int dd = dtcu_range(dst, n) != 0, sd = dtcu_range(src, n) != 0;
     enum dtcu_wait how = dd && sd ? DTCU_ASYNC : dd && !dtcu_is_pinned(src, n) ? DTCU_STAGE : DTCU_SYNC;
+    if (dtcu_capture_guard(NULL)) return cudaErrorStreamCaptureUnsupported;
     return dtcu_copy("cudaMemcpy", dst, src, n, k, &dtcu_legacy, how);
 }
 /* asynchronous unless both sides are host memory */
@@ -815,7 +897,10 @@ static inline cudaError_t dtcu_set(const char *fn, void *p, int v, size_t n, str
     dtcu_enqueue(s, [p, v, n]() { memset(p, v, n); });
     return cudaSuccess;
 }
-static inline cudaError_t cudaMemset(void *p, int v, size_t n) { return dtcu_set("cudaMemset", p, v, n, &dtcu_legacy); }
+static inline cudaError_t cudaMemset(void *p, int v, size_t n) {
+    if (dtcu_capture_guard(NULL)) return cudaErrorStreamCaptureUnsupported;
+    return dtcu_set("cudaMemset", p, v, n, &dtcu_legacy);
+}
 static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s = 0) {
     return dtcu_set("cudaMemsetAsync", p, v, n, dtcu_stream_of(s));
 }
@@ -832,6 +917,8 @@ static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned fl
     (*s)->magic = DTCU_STREAM_MAGIC;
     (*s)->flags = flags;
     (*s)->last = 0;
+    (*s)->cap = 0;
+    (*s)->before_cap = 0;
     if (!(flags & cudaStreamNonBlocking)) dtcu_streams().push_back(*s);
     return cudaSuccess;
 }
@@ -859,6 +946,7 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     int fail = dtcu_injected("cudaStreamSynchronize");
     struct dtcu_stream *st = dtcu_stream_of(s);
     if (!st) return dtcu_err(cudaErrorInvalidResourceHandle);
+    if (dtcu_capture_guard(st)) return cudaErrorStreamCaptureUnsupported;
     dtcu_s.waits++;
     dtcu_run_stream(st);
     return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
@@ -866,11 +954,13 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
 static inline cudaError_t cudaStreamQuery(cudaStream_t s) {
     struct dtcu_stream *st = dtcu_stream_of(s);
     if (!st) return dtcu_err(cudaErrorInvalidResourceHandle);
+    if (dtcu_capture_guard(st)) return cudaErrorStreamCaptureUnsupported;
     dtcu_run_stream(st);
     return cudaSuccess;
 }
 static inline cudaError_t cudaDeviceSynchronize(void) {
     int fail = dtcu_injected("cudaDeviceSynchronize");
+    if (dtcu_capture_guard(NULL)) return cudaErrorStreamCaptureUnsupported;
     dtcu_s.waits++;
     dtcu_run_all();
     return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
@@ -883,6 +973,7 @@ static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flag
     if (!*e) return dtcu_err(cudaErrorMemoryAllocation);
     (*e)->magic = DTCU_EVENT_MAGIC;
     (*e)->at = 0;
+    (*e)->cap = 0;
     return cudaSuccess;
 }
 static inline cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, cudaEventDefault); }
@@ -897,12 +988,20 @@ static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = 0) {
     if ((r = dtcu_event_ok(e)) != cudaSuccess) return r;
     if (!(st = dtcu_stream_of(s))) return dtcu_err(cudaErrorInvalidResourceHandle);
     e->at = dtcu_enqueue(st, std::function<void()>());
+    e->cap = dtcu_captured(st) ? dtcu_cap.id : 0;
     return cudaSuccess;
+}
+/* an event recorded in the active capture cannot be waited for by the host */
+static inline cudaError_t dtcu_event_guard(cudaEvent_t e) {
+    if (!dtcu_cap.id || e->cap != dtcu_cap.id) return cudaSuccess;
+    dtcu_cap.invalid = 1;
+    return dtcu_err(cudaErrorCapturedEvent);
 }
 static inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     int fail = dtcu_injected("cudaEventSynchronize");
     cudaError_t r = dtcu_event_ok(e);
     if (r != cudaSuccess) return r;
+    if ((r = dtcu_event_guard(e)) != cudaSuccess) return r;
     dtcu_s.waits++;
     dtcu_run_through(e->at);
     return fail ? dtcu_err(cudaErrorLaunchFailure) : cudaSuccess;
@@ -910,17 +1009,138 @@ static inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
 static inline cudaError_t cudaEventQuery(cudaEvent_t e) {
     cudaError_t r = dtcu_event_ok(e);
     if (r != cudaSuccess) return r;
+    if ((r = dtcu_event_guard(e)) != cudaSuccess) return r;
     dtcu_run_through(e->at);
     return cudaSuccess;
 }
-/* s's later work waits for the event's record (a marker op on s) */
+/* s's later work waits for the event's record (a marker op on s); an
+   event recorded in the active capture makes s join it */
 static inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags = 0) {
     cudaError_t r;
     struct dtcu_stream *st;
+    int in_capture;
     (void)flags;
     if ((r = dtcu_event_ok(e)) != cudaSuccess) return r;
     if (!(st = dtcu_stream_of(s))) return dtcu_err(cudaErrorInvalidResourceHandle);
+    in_capture = dtcu_cap.id && e->cap == dtcu_cap.id;
+    if (in_capture && !dtcu_captured(st)) {
+        if (st == &dtcu_legacy) return dtcu_err(cudaErrorStreamCaptureImplicit);
+        st->cap = dtcu_cap.id;
+        st->before_cap = st->last;
+        st->last = 0;
+        dtcu_cap.joined.push_back(st);
+    }
+    if (dtcu_captured(st) && !in_capture) return dtcu_err(cudaErrorStreamCaptureUnmatched); /* (stricter than CUDA) */
     dtcu_enqueue(st, std::function<void()>(), e->at);
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------ graphs
+
+   Captured nodes replay in their capture order (a topological order:
+   every node waits only for older ones). cudaGraphLaunch runs the graph AT
+   ONCE, after the work its stream had queued -- eager, as the stand-in's
+   NCCL is (a graph's NCCL calls move data over MPI; every rank launches its
+   graph at the same point of the program) -- so a launch is synchronous
+   here, and its results are there for the host when it returns. */
+static inline cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode) {
+    struct dtcu_stream *st = dtcu_stream_of(s);
+    (void)mode;
+    if (!st) return dtcu_err(cudaErrorInvalidResourceHandle);
+    if (st == &dtcu_legacy || dtcu_cap.id) return dtcu_err(cudaErrorStreamCaptureUnsupported);
+    dtcu_cap.id = ++dtcu_cap_ids;
+    dtcu_cap.invalid = 0;
+    dtcu_cap.origin = st;
+    dtcu_cap.joined.assign(1, st);
+    dtcu_cap.g = new dtcu_graph;
+    st->cap = dtcu_cap.id;
+    st->before_cap = st->last;
+    st->last = 0;
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status) {
+    struct dtcu_stream *st = dtcu_stream_of(s);
+    if (!st || !status) return dtcu_err(!st ? cudaErrorInvalidResourceHandle : cudaErrorInvalidValue);
+    *status = !dtcu_captured(st) ? cudaStreamCaptureStatusNone
+              : dtcu_cap.invalid ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
+    return cudaSuccess;
+}
+
+/* is node `seq` of g one that node `last` waits for (or `last` itself)? */
+static inline int dtcu_graph_before(const struct dtcu_graph *g, unsigned long long seq, unsigned long long last) {
+    std::vector<unsigned long long> todo(1, last);
+    std::vector<char> seen(g->nodes.size(), 0);
+    while (!todo.empty()) {
+        unsigned long long x = todo.back();
+        size_t k;
+        todo.pop_back();
+        if (x == seq) return 1;
+        for (k = 0; k < g->nodes.size() && g->nodes[k].seq != x; k++) {}
+        if (k == g->nodes.size() || seen[k]) continue;
+        seen[k] = 1;
+        todo.insert(todo.end(), g->nodes[k].after.begin(), g->nodes[k].after.end());
+    }
+    return 0;
+}
+
+static inline cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph) {
+    struct dtcu_stream *st = dtcu_stream_of(s);
+    cudaError_t r = cudaSuccess;
+    size_t k;
+    if (!graph) return dtcu_err(cudaErrorInvalidValue);
+    *graph = NULL;
+    if (!st || !dtcu_cap.id || st != dtcu_cap.origin) return dtcu_err(cudaErrorStreamCaptureUnmatched);
+    for (k = 1; k < dtcu_cap.joined.size(); k++) { /* every stream that joined, joined back */
+        struct dtcu_stream *j = dtcu_cap.joined[k];
+        if (j->last && !(st->last && dtcu_graph_before(dtcu_cap.g, j->last, st->last))) r = cudaErrorStreamCaptureUnjoined;
+    }
+    if (dtcu_cap.invalid) r = cudaErrorStreamCaptureInvalidated;
+    for (k = 0; k < dtcu_cap.joined.size(); k++) {
+        dtcu_cap.joined[k]->last = dtcu_cap.joined[k]->before_cap;
+        dtcu_cap.joined[k]->cap = 0;
+    }
+    dtcu_cap.joined.clear();
+    dtcu_cap.id = 0;
+    if (r != cudaSuccess) {
+        delete dtcu_cap.g;
+        dtcu_cap.g = NULL;
+        return dtcu_err(r);
+    }
+    *graph = dtcu_cap.g;
+    dtcu_cap.g = NULL;
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g, unsigned long long flags = 0) {
+    (void)flags;
+    if (!exec || !g) return dtcu_err(cudaErrorInvalidValue);
+    *exec = new dtcu_graph(*g);
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
+    struct dtcu_stream *st = dtcu_stream_of(s);
+    size_t k;
+    if (!exec) return dtcu_err(cudaErrorInvalidValue);
+    if (!st) return dtcu_err(cudaErrorInvalidResourceHandle);
+    if (dtcu_injected("cudaGraphLaunch")) return dtcu_err(cudaErrorLaunchFailure);
+    if (dtcu_capture_guard(NULL)) return cudaErrorStreamCaptureUnsupported; /* (no graphs in graphs here) */
+    dtcu_s.work[0]++;
+    dtcu_run_stream(st);
+    dtcu_enter();
+    for (k = 0; k < exec->nodes.size(); k++)
+        if (exec->nodes[k].run) exec->nodes[k].run();
+    dtcu_leave();
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    delete exec;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+    delete g;
     return cudaSuccess;
 }
 /* the record stays in its stream's queue: destroying the event is fine */

@@ -537,9 +537,18 @@ static inline void dtnc_store_outputs(std::vector<std::vector<char>> &stage) {
     }
 }
 
-/* the queued group: inputs run, sends and recvs posted, collectives in
-   order, wait; the results stored in stream order (see the top) */
-static inline ncclResult_t dtnc_flush(void) {
+/* the results stored now (a graph's replay, whose nodes run in order) */
+static inline void dtnc_store_now(std::vector<std::vector<char>> &stage) {
+    int i;
+    for (i = 0; i < dtnc_nq; i++)
+        if (dtnc_q[i].rdev) memcpy(dtnc_q[i].rdev, stage[(size_t)i].data(), stage[(size_t)i].size());
+}
+
+/* The queued group: inputs run, sends and recvs posted, collectives in
+   order, wait; the results stored in stream order (see the top), or at
+   once when a graph replays the group (`replay`: its inputs are the
+   graph's earlier nodes, already run). */
+static inline ncclResult_t dtnc_move(int replay) {
     ncclResult_t r = dtnc_qerr;
     std::vector<std::vector<char>> stage;
     int i;
@@ -553,7 +562,7 @@ static inline ncclResult_t dtnc_flush(void) {
     rq = (MPI_Request *)malloc((npieces ? npieces : 1) * sizeof *rq);
     if (!rq) r = dtnc_fail(ncclSystemError, "ncclGroupEnd: out of host memory");
 #endif
-    dtnc_run_inputs();
+    if (!replay) dtnc_run_inputs();
     dtcu_enter();
     dtnc_stage_outputs(stage);
     for (i = 0; i < dtnc_nq && !r; i++) {
@@ -579,8 +588,40 @@ static inline ncclResult_t dtnc_flush(void) {
     if (np) MPI_Waitall((int)np, rq, MPI_STATUSES_IGNORE);
     free(rq);
 #endif
-    if (!r) dtnc_store_outputs(stage); /* a failed group stores nothing */
+    if (!r && replay) dtnc_store_now(stage);
+    else if (!r) dtnc_store_outputs(stage); /* a failed group stores nothing */
     dtcu_leave();
+    return r;
+}
+
+/* A group whose stream is being captured becomes one node of the graph:
+   a copy of its calls, moved when the graph replays (all its calls on that
+   one stream, as a captured group must be here). */
+static inline ncclResult_t dtnc_capture(void) {
+    std::vector<dtnc_call> calls(dtnc_q, dtnc_q + dtnc_nq);
+    struct dtcu_stream *st = dtcu_stream_of(dtnc_q[0].stream);
+    int i;
+    for (i = 1; i < dtnc_nq; i++)
+        if (dtcu_stream_of(dtnc_q[i].stream) != st)
+            return dtnc_fail(ncclInvalidUsage, "stand-in: a captured group spans several streams");
+    dtcu_enqueue(st, [calls]() {
+        dtnc_call *q = dtnc_q;
+        int n = dtnc_nq;
+        std::vector<dtnc_call> mine(calls);
+        dtnc_q = mine.data();
+        dtnc_nq = (int)mine.size();
+        if (dtnc_move(1) != ncclSuccess) fprintf(stderr, "tests/standin: a replayed NCCL group failed\n");
+        dtnc_q = q;
+        dtnc_nq = n;
+    });
+    return ncclSuccess;
+}
+
+static inline ncclResult_t dtnc_flush(void) {
+    ncclResult_t r = dtnc_qerr;
+    int i, captured = 0;
+    for (i = 0; i < dtnc_nq; i++) captured |= dtcu_captured(dtcu_stream_of(dtnc_q[i].stream));
+    if (!r && dtnc_nq) r = captured ? dtnc_capture() : dtnc_move(0);
     dtnc_nq = 0;
     dtnc_qerr = ncclSuccess;
     return r;
