@@ -16,14 +16,27 @@
    - dtensor's kernels, copies and NCCL calls are enqueued on ONE stream per
      process, dt_cuda_stream() (default: the legacy default stream 0).
      dt_comm_nccl(comm, stream, ...) makes `stream` that stream.
+   - Except a halo exchange: dt_halo_exchange_begin forks its work (one
+     fused copy launch, NCCL's messages) onto the library's communication
+     stream after an event on dt_cuda_stream(); _end joins it back (the
+     unpack launch, then dt_cuda_stream() waits for an event). A kernel the
+     program launches on dt_cuda_stream() in between runs alongside the
+     exchange; between them the program must not write the interior cells
+     sent nor touch the ghost cells.
    - Calls that only enqueue device work return before it has run: ops,
-     redistributions over NCCL, random fills. Work the caller enqueues on the
-     same stream afterwards sees their results; work on another stream must
-     wait for an event recorded on dt_cuda_stream().
+     redistributions over NCCL, random fills, halo exchanges over NCCL.
+     Work the caller enqueues on the same stream afterwards sees their
+     results; work on another stream must wait for an event recorded on
+     dt_cuda_stream().
    - Calls that hand data to the host synchronise the stream before they
      return: dt_tensor_gather / dt_tensor_distribute with host `full`,
      dt_tensor_from_local with DT_COPY from host memory, redistributions
-     staged through MPI, the .npy functions.
+     and halo exchanges staged through plain MPI, the .npy functions.
+   - CUDA graphs: a planned halo exchange over NCCL (or device-memory MPI),
+     after its first call, neither waits nor allocates, so steps may be
+     captured on dt_cuda_stream() (cudaStreamBeginCapture) and replayed.
+     A call that would wait or allocate during a capture returns
+     DT_ERR_DEVICE instead ("cannot run while dt_cuda_stream() is captured").
    - Asynchronous kernel faults surface as DT_ERR_DEVICE from the next call
      that synchronises, with the CUDA error string in dt_last_error().
 */

@@ -10,10 +10,12 @@
 #   test_device                        1 rank over NCCL (DT_TEST_BACKEND=nccl), then 2 3 4
 #                                      ranks over MPI, staging through the host, on one GPU
 #   test_heat2d_cuda                   examples/heat2d_cuda.cu at a small size: 1 rank over
-#                                      NCCL, then 1 2 3 4 ranks over MPI on one GPU (bitwise
-#                                      against its serial host run)
-#   heat2d_cuda                        the example at its full size, 1 rank over NCCL (its
-#                                      ms/step and checksum: heat2d.c's at the same size)
+#                                      NCCL (plain, and --graph: steps replayed from a CUDA
+#                                      graph), then 1 2 3 4 ranks over MPI on one GPU
+#                                      (bitwise against its serial host run)
+#   heat2d_cuda                        the example at its full size, 1 rank over NCCL, plain
+#                                      and --graph (its ms/step and overlap lines; checksum:
+#                                      heat2d.c's at the same size)
 #   bench_cuda                         once, at 1 rank ($CUDABENCHARGS)
 # A test passes when it exits 0 and its last PASS/FAIL line is PASS; the
 # bench when it exits 0. Exit 77 (a test's "no CUDA device, SKIPPED") is a
@@ -100,6 +102,8 @@ fi
 if have tests/test_heat2d_cuda.cu test_heat2d_cuda; then
     run_one "heat2d_cuda np=1 (nccl)" "$LOGS/test_heat2d_cuda.nccl.np1.log" test \
         "${RUN[@]}" -n 1 "$B/test_heat2d_cuda" --backend nccl
+    run_one "heat2d_cuda np=1 (nccl, graph)" "$LOGS/test_heat2d_cuda.graph.np1.log" test \
+        "${RUN[@]}" -n 1 "$B/test_heat2d_cuda" --backend nccl --graph
     for np in 1 2 3 4; do
         run_one "heat2d_cuda np=$np ($MPI)" "$LOGS/test_heat2d_cuda.np$np.log" test \
             "${RUN[@]}" -n "$np" "$B/test_heat2d_cuda" --backend mpi
@@ -109,6 +113,9 @@ fi
 if have examples/heat2d_cuda.cu heat2d_cuda; then
     run_one heat2d_cuda "$LOGS/heat2d_cuda.log" bench "${RUN[@]}" -n 1 "$B/heat2d_cuda" --backend nccl
     tail -n 6 "$LOGS/heat2d_cuda.log"
+    run_one "heat2d_cuda --graph" "$LOGS/heat2d_cuda.graph.log" bench "${RUN[@]}" -n 1 "$B/heat2d_cuda" \
+        --backend nccl --graph
+    tail -n 6 "$LOGS/heat2d_cuda.graph.log"
 fi
 
 if have bench/cuda.cu bench_cuda; then

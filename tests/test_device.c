@@ -2357,7 +2357,7 @@ static void halo_launches(dt_comm *comm, int device_backend_used) {
 }
 #endif
 
-#ifdef DTCU_STANDIN
+#ifdef DT_TEST_CUDA
 __global__ void count_kernel(int *p) { *p += 1; }
 
 /* the local ghosted blocks of two device tensors: the same bytes */
@@ -2383,7 +2383,8 @@ static void same_device_ghosts(const char *what, const dt_tensor *a, const dt_te
    three times on new interiors, the ghosted block equals a tensor of the
    same layout exchanged by plain calls, byte for byte, and the program's
    kernel ran once per replay. A call that must wait or allocate, made
-   during a capture, is DT_ERR_DEVICE saying so, on every rank. */
+   during a capture, is DT_ERR_DEVICE saying so, on every rank. On the
+   stand-in and on a GPU (NCCL at one rank there). */
 static void halo_graph(dt_comm *comm) {
     static const int64_t shape[3] = {9, 6, 4};
     int fac[16][4], nf, rep;
@@ -2697,6 +2698,8 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     halo_sweep(comm, name, device_backend_used);
 #ifdef DTCU_STANDIN
     halo_launches(comm, device_backend_used);
+#endif
+#ifdef DT_TEST_CUDA
     if (device_backend_used) halo_graph(comm);
 #endif
     conv_device(comm);
