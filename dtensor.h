@@ -6696,7 +6696,7 @@ static dt_status dt__copies_run(const char *fn, const dt__copies *c) {
 }
 
 static void dt__copies_free(dt__copies *c) {
-    if (c->table) c->dev->unfuse(c->table);
+    if (c->table && c->dev) c->dev->unfuse(c->table);
     DT_FREE(c->v);
     memset(c, 0, sizeof *c);
 }
@@ -17422,11 +17422,11 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
         int64_t w[DT_MAX_DIMS];
         for (d = 0; d < t->desc.ndim; d++) w[d] = desc->width[d];
         st = dt__halo_build(fn, t, w, w, desc->boundary, desc->corners, desc->fill, &h);
-#ifndef DTENSOR_NO_MPI
-        if (!st) dt__halo_types(h);
-#endif
-        if (!st) { /* the copies of both kinds of exchange, planned now (a device's tables made) */
+        if (!st) { /* the datatypes, then the copies of both kinds of exchange (a device's tables made) */
             dt__array in;
+#ifndef DTENSOR_NO_MPI
+            dt__halo_types(h);
+#endif
             dt__tensor_array(t, &in);
             if (!(st = dt__halo_copies(fn, h, &in, 0))) st = dt__halo_copies(fn, h, &in, 1);
         }
