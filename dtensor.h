@@ -6556,6 +6556,10 @@ typedef struct dt__device {
     dt_status (*fuse)(const char *fn, const dt__copy *c, int n, void **table);
     dt_status (*run_fused)(const char *fn, const void *table);
     void (*unfuse)(void *table);
+    /* Optional (NULL: one copy_box per copy): n >= 1 copies (as fuse's) run
+       now, in as few launches as the device can; their arrays' strides need
+       only live until it returns. A list made for one call (dt__copies_borrow). */
+    dt_status (*run_copies)(const char *fn, const dt__copy *c, int n);
     /* Optional (NULL: one queue of work). The device's side queue, where a
        halo exchange's work runs while the program's own work goes on (a
        GPU's communication stream): how = DT__SIDE_FORK orders the side
@@ -6605,7 +6609,7 @@ static dt_status dt__host_sync(const char *fn) { (void)fn; return DT_OK; }
 static const dt__device dt__host_device = { "host", dt__alloc, dt__host_free, dt__host_copy, dt__host_zero,
                                             dt__host_copy_box, dt__alloc, dt__host_free, dt__host_owns,
                                             dt__host_sync, dt__host_kernels_get, dt__host_copy_box_op,
-                                            NULL, NULL, NULL, NULL };
+                                            NULL, NULL, NULL, NULL, NULL };
 
 #ifdef DT__CUDA_BUILD
 static const dt__device *dt__cuda_device(void); /* dtensor_cuda.h */
@@ -6643,13 +6647,31 @@ static dt_status dt__combine_on(const dt__device *dev, const dt__array *s, const
    copies and packs before its messages, its unpacks after them. On a
    device that fuses (a GPU) a list is one launch whatever the number of
    pieces and neighbours; elsewhere it is a loop over copy_box. A copy's
-   arrays are kept by value: their data and strides must outlive the list. */
+   arrays are kept by value: their data and strides must outlive the list.
+   A list for one call (a redistribution's packs and unpacks, the
+   block-cyclic spans) lives in the caller's memory (dt__copies_borrow):
+   it runs whenever it fills, and once more at the end (dt__copies_run),
+   as few launches as the device's run_copies makes of it. */
 typedef struct dt__copies {
     const dt__device *dev;
     dt__copy *v;                    /* the copies (freed once fused)            */
     int n, cap;
+    int borrowed;                   /* v is the caller's: run when full, never
+                                       grown or freed                          */
     void *table;                    /* the device's fused table, or NULL        */
 } dt__copies;
+
+/* copies in the caller's memory, for one call: no allocation */
+#define DT__COPIES_NEAR 16
+static void dt__copies_borrow(dt__copies *c, const dt__device *dev, dt__copy *mem, int cap) {
+    memset(c, 0, sizeof *c);
+    c->dev = dev;
+    c->v = mem;
+    c->cap = cap;
+    c->borrowed = 1;
+}
+
+static dt_status dt__copies_run(const char *fn, const dt__copies *c);
 
 /* strides of an array that repeats one element: a fill's source */
 static const int64_t dt__zero_strides[DT_MAX_DIMS] = {0};
@@ -6657,12 +6679,17 @@ static const int64_t dt__zero_strides[DT_MAX_DIMS] = {0};
 static dt_status dt__copies_add(const char *fn, dt__copies *c, const dt__array *s, const dt__array *d,
                                 const dt__box *p) {
     dt__copy *e;
+    dt_status st;
     if (!dt__box_numel(s->ndim, p)) return DT_OK;
+    if (c->n == c->cap && c->borrowed) { /* full: what it holds runs now */
+        st = dt__copies_run(fn, c);
+        c->n = 0;
+        if (st) return st;
+    }
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 8;
         dt__copy *nv = NULL;
-        dt_status st = dt__alloc(fn, (size_t)cap * sizeof *nv, (void **)&nv);
-        if (st) return st;
+        if ((st = dt__alloc(fn, (size_t)cap * sizeof *nv, (void **)&nv))) return st;
         if (c->n) memcpy(nv, c->v, (size_t)c->n * sizeof *nv);
         DT_FREE(c->v);
         c->v = nv;
@@ -6690,6 +6717,7 @@ static dt_status dt__copies_run(const char *fn, const dt__copies *c) {
     dt_status st;
     int i;
     if (c->table) return c->dev->run_fused(fn, c->table);
+    if (c->dev->run_copies && c->n) return c->dev->run_copies(fn, c->v, c->n);
     for (i = 0; i < c->n; i++)
         if ((st = c->dev->copy_box(fn, &c->v[i].s, &c->v[i].d, &c->v[i].p))) return st;
     return DT_OK;
@@ -6697,7 +6725,7 @@ static dt_status dt__copies_run(const char *fn, const dt__copies *c) {
 
 static void dt__copies_free(dt__copies *c) {
     if (c->table && c->dev) c->dev->unfuse(c->table);
-    DT_FREE(c->v);
+    if (!c->borrowed) DT_FREE(c->v);
     memset(c, 0, sizeof *c);
 }
 
@@ -10778,6 +10806,16 @@ static dt_status dt__place_piece(const dt__device *dev, const void *buf, const d
     return dt__combine_on(dev, &s, out, p, t, acc);
 }
 
+/* the same for pieces landing together: a copy joins list c (run by the
+   caller, dt__copies_run), a combination runs now */
+static dt_status dt__place_into(dt__copies *c, const void *buf, const dt__box *p, const dt__array *out, dt_dtype t,
+                                int acc) {
+    dt__array s;
+    if (acc >= 0) return dt__place_piece(c->dev, buf, p, out, t, acc);
+    s.data = (char *)buf; s.ndim = out->ndim; s.es = out->es; s.box = *p; s.stride = NULL;
+    return dt__copies_add("dt_tensor_redistribute", c, &s, out, p);
+}
+
 /* This rank's own piece of an exchange (recv's pieces from member me): no
    message, straight from in to out (copied or combined). Every engine places
    it through here, at the point of its own choosing. */
@@ -11027,19 +11065,26 @@ static void dt__moves_plan(dt__moves *mv, const dt__array *in, const dt__array *
     dt__moves_buffer(mv);
 }
 
-/* the buffered sends, packed into sbuf (dev's memory), each shared box once */
+/* the buffered sends, packed into sbuf (dev's memory), each shared box
+   once: one list of copies (a device: a launch per DT__COPIES_NEAR of them) */
 static dt_status dt__moves_pack(const dt__device *dev, const dt__array *in, const dt__moves *mv, char *sbuf) {
+    const char *fn = "dt_tensor_redistribute (pack)";
+    dt__copy mem[DT__COPIES_NEAR];
+    dt__copies c;
+    dt__array b = *in;
     int i;
     dt_status st = DT_OK;
+    dt__copies_borrow(&c, dev, mem, DT__COPIES_NEAR);
+    b.stride = NULL;
     for (i = mv->nrecv; i < mv->n && !st; i++) {
         const dt__move *v = &mv->v[i];
-        dt__box b;
         if (v->how != DT__BUFFERED || (i > mv->nrecv && mv->v[i - 1].how == DT__BUFFERED && mv->v[i - 1].at == v->at))
             continue;
-        dt__move_box(mv, v, &b);
-        st = dt__pack_on(dev, in, &b, sbuf + v->at);
+        dt__move_box(mv, v, &b.box);
+        b.data = sbuf + v->at;
+        st = dt__copies_add(fn, &c, in, &b, &b.box);
     }
-    return st;
+    return st ? st : dt__copies_run(fn, &c);
 }
 
 /* the messages of the moves (untyped ones: in place or through sbuf/rbuf) */
@@ -11057,7 +11102,7 @@ static void dt__moves_messages(dt_comm *g, const dt__array *in, const dt__array 
 }
 
 /* receive i, arrived: into out if it came through rbuf (copied, or combined for acc >= 0) */
-static dt_status dt__moves_land(const dt__device *dev, const dt__moves *mv, int i, const char *rbuf,
+DT__MAYBE_UNUSED static dt_status dt__moves_land(const dt__device *dev, const dt__moves *mv, int i, const char *rbuf,
                                 const dt__array *out, dt_dtype t, int acc) {
     const dt__move *v = &mv->v[i];
     dt__box b;
@@ -11066,13 +11111,21 @@ static dt_status dt__moves_land(const dt__device *dev, const dt__moves *mv, int 
     return dt__place_piece(dev, rbuf + v->at, &b, out, t, acc);
 }
 
-/* every receive, arrived */
+/* every receive, arrived (the copies as one list, as the packs) */
 static dt_status dt__moves_land_all(const dt__device *dev, const dt__moves *mv, const char *rbuf,
                                     const dt__array *out, dt_dtype t, int acc) {
+    dt__copy mem[DT__COPIES_NEAR];
+    dt__copies c;
+    dt__box b;
     int i;
     dt_status st = DT_OK;
-    for (i = 0; i < mv->nrecv && !st; i++) st = dt__moves_land(dev, mv, i, rbuf, out, t, acc);
-    return st;
+    dt__copies_borrow(&c, dev, mem, DT__COPIES_NEAR);
+    for (i = 0; i < mv->nrecv && !st; i++) {
+        if (mv->v[i].how != DT__BUFFERED) continue;
+        dt__move_box(mv, &mv->v[i], &b);
+        st = dt__place_into(&c, rbuf + mv->v[i].at, &b, out, t, acc);
+    }
+    return st ? st : dt__copies_run("dt_tensor_redistribute", &c);
 }
 
 /* ---- the pipelined exchange ----
@@ -11416,6 +11469,8 @@ static dt_status dt__exchange_gather(dt_mesh *m, const dt__device *dev, dt_comm 
     int n = g->size, j, k, nd = in->ndim, direct = acc < 0;
     size_t es = in->es, *v = NULL, *rc, *rd, off;
     char *sbuf = NULL, *rbuf = NULL;
+    dt__copy mem[DT__COPIES_NEAR];
+    dt__copies c;
     dt__box b;
     dt_status st;
     if ((st = dt__scratch(m, DT__SCRATCH_COUNTS, 2 * (size_t)n * sizeof(size_t), (void **)&v))) return st;
@@ -11438,11 +11493,13 @@ static dt_status dt__exchange_gather(dt_mesh *m, const dt__device *dev, dt_comm 
         return st;
     st = dt__comm_allgatherv(g, sbuf ? sbuf : in->data, dt__box_numel(nd, &in->box) * es, direct ? out->data : rbuf,
                              rc, rd);
-    for (k = 0; k < recv->n && !st && !direct; k++) {
+    if (st || direct) return st;
+    dt__copies_borrow(&c, dev, mem, DT__COPIES_NEAR);
+    for (k = 0; k < recv->n && !st; k++) {
         j = dt__piece_get(recv, k, &b);
-        if (rc[j]) st = dt__place_piece(dev, rbuf + rd[j], &b, out, t, acc);
+        if (rc[j]) st = dt__place_into(&c, rbuf + rd[j], &b, out, t, acc);
     }
-    return st;
+    return st ? st : dt__copies_run("dt_tensor_redistribute", &c);
 }
 
 /* The one data-movement entry. Over group g, this rank sends each piece of
@@ -12020,13 +12077,15 @@ static void dt__segs_copy(int nd, size_t es, dt__seg *const *seg, const int64_t 
 }
 
 /* the same in a device's memory: each product of segments (one per dim)
-   is a box of both arrays, moved by the device's box copy (a kernel or a
-   copy-engine span each). Arrays row-major over ext_a / ext_b. A block-
-   cyclic layout with small blocks makes many small boxes: the cost is one
-   launch per box, not per element. */
+   is a box of both arrays, a copy of one list (dt__copies_borrow: on a GPU
+   a launch per DT__COPIES_NEAR boxes, not one per box). Arrays row-major
+   over ext_a / ext_b. */
 static dt_status dt__segs_copy_dev(const dt__device *dev, int nd, size_t es, dt__seg *const *seg, const int64_t *nseg,
                                    const char *A, const int64_t *ext_a, char *B, const int64_t *ext_b) {
+    const char *fn = "dt_tensor_redistribute (block-cyclic)";
     int64_t si[DT_MAX_DIMS], ea[DT_MAX_DIMS], eb[DT_MAX_DIMS], sa_ = 1, sb_ = 1;
+    dt__copy mem[DT__COPIES_NEAR];
+    dt__copies c;
     dt__array a, b;
     dt__box p;
     int d;
@@ -12043,6 +12102,7 @@ static dt_status dt__segs_copy_dev(const dt__device *dev, int nd, size_t es, dt_
     a.es = b.es = es;
     a.stride = ea;
     b.stride = eb;
+    dt__copies_borrow(&c, dev, mem, DT__COPIES_NEAR);
     for (;;) {
         size_t fa = 0, fb = 0;
         for (d = 0; d < nd; d++) {
@@ -12055,12 +12115,12 @@ static dt_status dt__segs_copy_dev(const dt__device *dev, int nd, size_t es, dt_
         a.data = (char *)A + fa * es;
         b.data = B + fb * es;
         a.box = b.box = p;
-        if ((st = dev->copy_box("dt_tensor_redistribute (block-cyclic)", &a, &b, &p))) return st;
+        if ((st = dt__copies_add(fn, &c, &a, &b, &p))) return st;
         for (d = nd - 1; d >= 0; d--) {
             if (++si[d] < nseg[d]) break;
             si[d] = 0;
         }
-        if (d < 0) return DT_OK;
+        if (d < 0) return dt__copies_run(fn, &c);
     }
 }
 

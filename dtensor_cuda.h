@@ -470,7 +470,8 @@ typedef struct dt__cu_fused {             /* host side */
     uint64_t units;
 } dt__cu_fused;
 
-__global__ void dt__cu_fused_kernel(const dt__cu_fitem *items, int n) {
+/* (device code only: it reads the launch's geometry) */
+static __device__ inline void dt__cu_fused_items(const dt__cu_fitem *items, int n) {
     uint64_t step = (uint64_t)gridDim.x * blockDim.x, t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int i;
     for (i = 0; i < n; i++) {
@@ -482,6 +483,19 @@ __global__ void dt__cu_fused_kernel(const dt__cu_fitem *items, int n) {
             for (; u < units; u += step) dt__cu_boxplan_unit(pl, u);
     }
 }
+
+__global__ void dt__cu_fused_kernel(const dt__cu_fitem *items, int n) { dt__cu_fused_items(items, n); }
+
+/* a list for one call (dt__device.run_copies): the table travels as the
+   kernel's argument (under CUDA's 4 KiB of parameters), so nothing is
+   allocated or copied to the device first */
+#define DT__CU_BATCH ((int)((4000 - sizeof(int)) / sizeof(dt__cu_fitem)))
+typedef struct dt__cu_batch {
+    dt__cu_fitem it[DT__CU_BATCH];
+    int n;
+} dt__cu_batch;
+
+__global__ void dt__cu_batch_kernel(dt__cu_batch b) { dt__cu_fused_items(b.it, b.n); }
 
 static void dt__cu_unfuse(void *table) {
     dt__cu_fused *f = (dt__cu_fused *)table;
@@ -529,6 +543,53 @@ static dt_status dt__cu_run_fused(const char *fn, const void *table) {
     if (!f->n) return DT_OK;
     DT__CU_START(dt__cu_fused_kernel, dt__cu_blocks(f->units), DT__CU_THREADS, f->items, f->n);
     dt__cu_check_launch();
+    return DT_OK;
+}
+
+static void dt__cu_batch_launch(dt__cu_batch *b, uint64_t units) {
+    if (!b->n) return;
+    DT__CU_START(dt__cu_batch_kernel, dt__cu_blocks(units), DT__CU_THREADS, *b);
+    dt__cu_check_launch();
+    b->n = 0;
+}
+
+static dt_status dt__cu_copy_box(const char *fn, const dt__array *s, const dt__array *d, const dt__box *p);
+
+/* a copy along whose last dim (longer than 1) one side is not unit-stride:
+   the tiled kernel's (the row plan would move it an element at a time) */
+static int dt__cu_transposing(const dt__copy *c) {
+    size_t ss[DT_MAX_DIMS] = {0}, ds[DT_MAX_DIMS] = {0};
+    int k = c->s.ndim - 1;
+    if (k < 0 || (!c->s.stride && !c->d.stride) || c->p.ext[k] < 2) return 0;
+    dt__array_strides(&c->s, ss);
+    dt__array_strides(&c->d, ds);
+    return ss[k] != c->s.es || ds[k] != c->s.es;
+}
+
+/* n copies now, DT__CU_BATCH to a launch; a transposing one alone, tiled */
+static dt_status dt__cu_run_copies(const char *fn, const dt__copy *c, int n) {
+    dt__cu_batch b;
+    uint64_t units = 0;
+    dt_status st;
+    int i;
+    b.n = 0;
+    for (i = 0; i < n; i++) {
+        dt__cu_fitem *it = &b.it[b.n];
+        if (c[i].s.es > 16) return dt__fail(DT_ERR_UNSUPPORTED, "%s: %zu-byte elements in a device copy", fn, c[i].s.es);
+        if (dt__cu_transposing(&c[i])) {
+            if ((st = dt__cu_copy_box(fn, &c[i].s, &c[i].d, &c[i].p))) return st;
+            continue;
+        }
+        memset(it, 0, sizeof *it);
+        if (!dt__cu_boxplan_make(&c[i].s, &c[i].d, &c[i].p, &it->pl)) continue;
+        it->first = units;
+        units += it->pl.rows * it->pl.nunit;
+        if (++b.n == DT__CU_BATCH) {
+            dt__cu_batch_launch(&b, units);
+            units = 0;
+        }
+    }
+    dt__cu_batch_launch(&b, units);
     return DT_OK;
 }
 
@@ -2053,7 +2114,8 @@ static const struct dt__kernels *dt__cu_kernels_get(void) { return &dt__cu_kerne
 static const dt__device dt__cu_device_v = { "cuda", dt__cu_alloc, dt__cu_free, dt__cu_copy, dt__cu_zero,
                                             dt__cu_copy_box, dt__cu_alloc_host, dt__cu_free_host, dt__cu_owns,
                                             dt__cu_sync, dt__cu_kernels_get, dt__cu_copy_box_op,
-                                            dt__cu_fuse, dt__cu_run_fused, dt__cu_unfuse, dt__cu_side };
+                                            dt__cu_fuse, dt__cu_run_fused, dt__cu_unfuse, dt__cu_run_copies,
+                                            dt__cu_side };
 
 static const dt__device *dt__cuda_device(void) { return &dt__cu_device_v; }
 
