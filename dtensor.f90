@@ -664,6 +664,18 @@ module dtensor
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
+    ! fewer ghost layers than the halo's: width(d) layers along dim d (0 .. the halo's width(d)), as a
+    ! code that asks for depth 1 or 2 at each exchange; dt_halo_exchange_end ends the _begin form
+    integer(c_int) function dt_halo_exchange_layers(t, width) bind(C, name="dt_f_halo_exchange_layers")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int64_t), intent(in) :: width(*)
+    end function
+    integer(c_int) function dt_halo_exchange_layers_begin(t, width) bind(C, name="dt_f_halo_exchange_layers_begin")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int64_t), intent(in) :: width(*)
+    end function
     ! asynchronous redistribution: _begin starts it (the checks of the blocking call), _end completes
     ! it; in between t is not written and out is not touched; _test (done = 1: arrived) moves it on
     integer(c_int) function dt_tensor_redistribute_begin(t, placements, out) &

@@ -1635,7 +1635,9 @@ typedef struct dt_halo_desc {
    again replaces the halo. Ranks outside the mesh return DT_OK.
    A device tensor (desc.device = DT_CUDA) keeps its ghosted block in device
    memory and exchanges on the device: the faces are packed and unpacked by
-   the device's box copies (kernels on dt_cuda_stream()), and travel over
+   the device's box copies (one fused kernel each way, planned here, on the
+   library's communication stream: after dt_cuda_stream()'s earlier work,
+   before its later work; docs/gpu.md), and travel over
    the mesh's backend as they are when it takes device memory (NCCL: grouped
    ncclSend/ncclRecv; a CUDA-aware MPI, dt_comm_desc.device =
    DT_ANY_MEMORY), or, over plain MPI, through pinned host buffers of the
@@ -1652,9 +1654,20 @@ DT_API dt_status dt_halo_exchange(dt_tensor *t);  /* collective */
    that has start/wait, e.g. MPI's Isend/Irecv); compute on cells whose
    stencil stays inside the interior, then _end waits and unpacks. Between
    the two the tensor's interior may change (it has been copied); the ghosted
-   block must not be written. */
+   block must not be written. On a device the copies run alongside the
+   program's kernels: there, between the two, do not write the interior
+   cells that are sent (within `width` of a face) either. */
 DT_API dt_status dt_halo_exchange_begin(dt_tensor *t);  /* collective */
 DT_API dt_status dt_halo_exchange_end(dt_tensor *t);  /* collective */
+/* The same exchange, width[d] ghost layers deep along each dim d (0 <= width[d]
+   <= the halo's width; NULL: all of them), as a code that asks for depth 1 or 2
+   at each exchange of a width-2 halo: layers past width[d] keep what they hold.
+   The plan of each distinct width is made at its first use (the ranks agree on
+   it then: DT_ERR_MISMATCH if they passed different widths) and kept, up to 8
+   widths per halo, so a time loop that alternates depths plans each once; it
+   moves what a halo of that width would. dt_halo_exchange_end ends either. */
+DT_API dt_status dt_halo_exchange_layers(dt_tensor *t, const int64_t *width);        /* collective */
+DT_API dt_status dt_halo_exchange_layers_begin(dt_tensor *t, const int64_t *width);  /* collective */
 
 /* A stencil callback gets a part of the local interior to compute: cells
    lo[d] <= i[d] < lo[d] + ext[d] (local interior coordinates). It reads the
@@ -2001,6 +2014,9 @@ DT_API dt_status dt_f_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_
 DT_API dt_status dt_f_halo_exchange(dt_tensor *t);
 DT_API dt_status dt_f_halo_exchange_begin(dt_tensor *t);
 DT_API dt_status dt_f_halo_exchange_end(dt_tensor *t);
+/* dt_halo_exchange_layers(_begin) with width(d) per Fortran dim d (NULL: all) */
+DT_API dt_status dt_f_halo_exchange_layers(dt_tensor *t, const int64_t *fwidth);
+DT_API dt_status dt_f_halo_exchange_layers_begin(dt_tensor *t, const int64_t *fwidth);
 DT_API dt_status dt_f_tensor_gather(const dt_tensor *t, void *full);
 DT_API dt_status dt_f_tensor_save_npy(const dt_tensor *t, const char *path);
 DT_API dt_status dt_f_tensor_zero_local(dt_tensor *t);
@@ -16667,6 +16683,9 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
    is R's box widened by the widths, so a piece lands at its source
    coordinates plus the image shift. */
 
+/* plans of fewer layers than the halo's a tensor keeps (dt_halo_exchange_layers) */
+#define DT__HALO_DEPTHS 8
+
 typedef struct dt__hpiece {
     dt__box src;                    /* in the sender's box (global coordinates) */
     int64_t shift[DT_MAX_DIMS];     /* where it lands: src + shift              */
@@ -16745,6 +16764,12 @@ struct dt__halo {
     const char *before_of[2];       /* for this array (dt__halo_plan_before)     */
     dt__copies after;               /* its unpacks (made at the first exchange)  */
     int after_made;
+    int shares_g;                   /* g is the root plan's (a plan of fewer layers) */
+    struct dt__halo *root;          /* the tensor's plan (itself, or the one whose
+                                       layers this plan exchanges fewer of)     */
+    struct dt__halo *depth[DT__HALO_DEPTHS]; /* the root's plans of fewer layers,
+                                       made at their first use                   */
+    int ndepth;
     void (*buf_free)(void *);       /* buf's allocator's free                    */
     size_t sbytes, rbytes;          /* their totals                              */
     dt_comm *comm;                  /* the mesh comm                             */
@@ -16782,12 +16807,14 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h);
    between _begin and _end leaves no message half done, nothing written
    after) */
 static void dt__halo_free(dt__halo *h) {
+    int i;
     if (!h) return;
+    for (i = 0; i < h->ndepth; i++) dt__halo_free(h->depth[i]);
     if (h->x.begun) (void)dt__halo_end("dt_tensor_destroy", h);
 #ifndef DTENSOR_NO_MPI
     dt__halo_types_free(h);
 #endif
-    if (!h->in_place && h->g.data) h->dev->free(h->g.data);
+    if (!h->in_place && !h->shares_g && h->g.data) h->dev->free(h->g.data);
     dt__copies_free(&h->before[0]);
     dt__copies_free(&h->before[1]);
     dt__copies_free(&h->after);
@@ -16798,6 +16825,16 @@ static void dt__halo_free(dt__halo *h) {
     DT_FREE(h->msgs);
     DT_FREE(h->x.msgs);
     DT_FREE(h);
+}
+
+/* the plan an exchange is begun on (t's own, or one of fewer layers), or NULL */
+static dt__halo *dt__halo_busy(const dt__halo *h) {
+    int i;
+    if (!h) return NULL;
+    if (h->x.begun) return (dt__halo *)h;
+    for (i = 0; i < h->ndepth; i++)
+        if (h->depth[i]->x.begun) return h->depth[i];
+    return NULL;
 }
 
 /* the geometry every rank shares */
@@ -17016,7 +17053,7 @@ static dt_status dt__halo_fill_buffer(const char *fn, dt__halo *h) {
 
 /* Build the plan of t's layout with widths wlo/whi. Local (no communication). */
 static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_t *wlo, const int64_t *whi,
-                                const uint8_t *bnd, int corners, double fill, dt__halo **out) {
+                                const uint8_t *bnd, int corners, double fill, dt__halo *share, dt__halo **out) {
     const dt_mesh *m = t->mesh;
     dt__halo *h = NULL;
     dt__hgeom g;
@@ -17025,6 +17062,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     dt_status st;
     if ((st = dt__alloc(fn, sizeof *h, (void **)&h))) return st;
     memset(h, 0, sizeof *h);
+    h->root = share ? share : h;
     h->dev = t->dev;
     h->eng = dt__engine(t);
     h->ndim = nd;
@@ -17046,7 +17084,11 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
         h->hbox.ext[d] = t->box.ext[d] + wlo[d] + whi[d];
         gn *= (size_t)h->hbox.ext[d]; /* checked for overflow by the caller */
     }
-    if (t->ghosted) { /* the halo lives in the tensor's own array (widths <= its ghost room, checked) */
+    if (share) { /* fewer layers of share's halo: in its ghosted block */
+        h->g = share->g;
+        h->in_place = share->in_place;
+        h->shares_g = 1;
+    } else if (t->ghosted) { /* the halo lives in the tensor's own array (widths <= its ghost room, checked) */
         h->in_place = 1;
         h->g.data = t->storage;
         h->g.stride = t->stride;
@@ -17365,7 +17407,8 @@ static dt_status dt__halo_post(const char *fn, dt__halo *h, const dt__array *in,
    _end runs alongside it. */
 static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int from_array) {
     dt_status st;
-    if (h->x.begun) return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
+    if (dt__halo_busy(h->root))
+        return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     if ((st = dt__halo_side(fn, h, DT__SIDE_FORK))) return st;
     if ((st = dt__halo_post(fn, h, in, from_array))) {
         (void)dt__halo_side(fn, h, DT__SIDE_JOIN);
@@ -17465,6 +17508,29 @@ static uint64_t dt__halo_desc_hash(const dt_halo_desc *d) {
     return dt__hash(h, c, sizeof c);
 }
 
+/* a plan of t with widths w (both sides) and the rest of desc: built, its
+   datatypes, the copies of both kinds of exchange (a device's tables made);
+   in share's ghosted block when share is given (fewer layers of it) */
+static dt_status dt__halo_make(const char *fn, const dt_tensor *t, const int64_t *w, const dt_halo_desc *desc,
+                               dt__halo *share, dt__halo **out) {
+    dt__halo *h = NULL;
+    dt__array in;
+    dt_status st;
+    *out = NULL;
+    if ((st = dt__halo_build(fn, t, w, w, desc->boundary, desc->corners, desc->fill, share, &h))) return st;
+#ifndef DTENSOR_NO_MPI
+    dt__halo_types(h);
+#endif
+    dt__tensor_array(t, &in);
+    if ((st = dt__halo_copies(fn, h, &in, 0)) || (st = dt__halo_copies(fn, h, &in, 1))) {
+        dt__halo_free(h);
+        return st;
+    }
+    h->desc = *desc;
+    *out = h;
+    return DT_OK;
+}
+
 static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc) {
     const char *fn = "dt_tensor_set_halo";
     dt_halo_desc none;
@@ -17472,7 +17538,7 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
     dt_status st;
     int d;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    if (t->halo && t->halo->x.begun)
+    if (dt__halo_busy(t->halo))
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
     if (t->mesh->rank < 0) return DT_OK;
     memset(&none, 0, sizeof none);
@@ -17481,18 +17547,9 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
     if (desc) {
         int64_t w[DT_MAX_DIMS];
         for (d = 0; d < t->desc.ndim; d++) w[d] = desc->width[d];
-        st = dt__halo_build(fn, t, w, w, desc->boundary, desc->corners, desc->fill, &h);
-        if (!st) { /* the datatypes, then the copies of both kinds of exchange (a device's tables made) */
-            dt__array in;
-#ifndef DTENSOR_NO_MPI
-            dt__halo_types(h);
-#endif
-            dt__tensor_array(t, &in);
-            if (!(st = dt__halo_copies(fn, h, &in, 0))) st = dt__halo_copies(fn, h, &in, 1);
-        }
+        st = dt__halo_make(fn, t, w, desc, NULL, &h);
         /* all or none: a rank that could not allocate must not leave the others planning messages to it */
         if ((st = dt__agree(t->mesh->comm, fn, st, 0))) { dt__halo_free(h); return st; }
-        h->desc = *desc;
     }
     dt__tensor_set_halo(t, h, dt__halo_free);
     return DT_OK;
@@ -17515,51 +17572,97 @@ static dt_status dt__halo_check_tensor(const char *fn, const dt_tensor *t) {
 }
 
 /* consistency checks: the tensor's spec and its halo */
-static dt_status dt__halo_consistent(const char *fn, const dt_tensor *t, dt_status st) {
+static dt_status dt__halo_consistent(const char *fn, const dt_tensor *t, const int64_t *width, dt_status st) {
     int64_t h;
     if (!t || !dt__checks_on()) return st;
     h = t->halo ? (int64_t)dt__halo_desc_hash(&t->halo->desc) : 0;
+    if (width && t->halo) h = (int64_t)dt__hash((uint64_t)h, width, (size_t)t->desc.ndim * sizeof *width);
     return dt__consistent_spec(t->mesh, fn, st, &t->desc, NULL, &h, 1, NULL);
 }
 #ifdef __clang_analyzer__ /* a local failure is returned (for the static analyzer) */
-#define dt__halo_consistent(fn, t, st) \
-    ((st) ? (dt__halo_consistent((fn), (t), (st)), (st)) : dt__halo_consistent((fn), (t), (st)))
+#define dt__halo_consistent(fn, t, w, st) \
+    ((st) ? (dt__halo_consistent((fn), (t), (w), (st)), (st)) : dt__halo_consistent((fn), (t), (w), (st)))
 #endif
 
-static dt_status dt__halo_exchange_begin_body(dt_tensor *t) {
-    const char *fn = "dt_halo_exchange_begin";
+/* The plan that exchanges width[d] layers of t's halo along each dim d
+   (NULL, or every width the halo's: the halo's own plan). A narrower one
+   is made at its first use, in the halo's ghosted block, and kept; ranks
+   agree on it then (different widths: DT_ERR_MISMATCH on every rank). */
+static dt_status dt__halo_depth(const char *fn, const dt_tensor *t, const int64_t *width, dt__halo **out) {
+    dt__halo *h = t->halo, *sub = NULL;
+    int nd = t->desc.ndim, d, i, same = 1;
+    dt_status st;
+    *out = h;
+    if (!width || !h) return DT_OK;
+    for (d = 0; d < nd; d++) {
+        if (width[d] < 0 || width[d] > h->wlo[d])
+            return dt__fail(DT_ERR_ARG, "%s: width[%d] = %lld: from 0 to the halo's width %lld along that dim", fn,
+                            dt__tdim(d, nd), (long long)width[d], (long long)h->wlo[d]);
+        same &= width[d] == h->wlo[d];
+    }
+    if (same) return DT_OK;
+    for (i = 0; i < h->ndepth; i++)
+        if (!memcmp(h->depth[i]->wlo, width, (size_t)nd * sizeof *width)) {
+            *out = h->depth[i];
+            return DT_OK;
+        }
+    st = h->ndepth == DT__HALO_DEPTHS
+             ? dt__fail(DT_ERR_ARG, "%s: a halo keeps plans for %d different widths; this is one more", fn,
+                        DT__HALO_DEPTHS)
+             : dt__halo_make(fn, t, width, &h->desc, h, &sub);
+    if ((st = dt__agree(t->mesh->comm, fn, st, dt__hash(14695981039346656037ull, width, (size_t)nd * sizeof *width)))) {
+        dt__halo_free(sub);
+        return st;
+    }
+    h->depth[h->ndepth++] = sub;
+    *out = sub;
+    return DT_OK;
+}
+
+/* _begin of the plan for `width` (from_array: the exchange ends before the
+   caller can write the interior) */
+static dt_status dt__halo_layers_begin(const char *fn, dt_tensor *t, const int64_t *width, int from_array) {
+    dt__halo *h = NULL;
     dt__array in;
     dt_status st;
     st = dt__halo_check_tensor(fn, t);
-    if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
+    if ((st = dt__halo_consistent(fn, t, width, st)) || !t->halo) return st;
+    if ((st = dt__halo_depth(fn, t, width, &h))) return st;
     dt__tensor_array(t, &in);
-    return dt__halo_begin(fn, t->halo, &in, 0);
-}
-DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
-    DT__PUBLIC("dt_halo_exchange_begin", dt__halo_exchange_begin_body(t));
+    return dt__halo_begin(fn, h, &in, from_array);
 }
 
+DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
+    DT__PUBLIC("dt_halo_exchange_begin", dt__halo_layers_begin("dt_halo_exchange_begin", t, NULL, 0));
+}
+DT_API dt_status dt_halo_exchange_layers_begin(dt_tensor *t, const int64_t *width) {
+    DT__PUBLIC("dt_halo_exchange_layers_begin", dt__halo_layers_begin("dt_halo_exchange_layers_begin", t, width, 0));
+}
+
+/* ends whichever plan's exchange is begun */
 static dt_status dt__halo_exchange_end_body(dt_tensor *t) {
     const char *fn = "dt_halo_exchange_end";
+    dt__halo *b;
     dt_status st;
     if ((st = dt__halo_check_tensor(fn, t)) || !t->halo) return st;
-    return dt__halo_end(fn, t->halo);
+    b = dt__halo_busy(t->halo);
+    return dt__halo_end(fn, b ? b : t->halo);
 }
 DT_API dt_status dt_halo_exchange_end(dt_tensor *t) {
     DT__PUBLIC("dt_halo_exchange_end", dt__halo_exchange_end_body(t));
 }
 
-static dt_status dt__halo_exchange_body(dt_tensor *t) {
-    const char *fn = "dt_halo_exchange";
-    dt__array in;
-    dt_status st;
-    st = dt__halo_check_tensor(fn, t);
-    if ((st = dt__halo_consistent(fn, t, st)) || !t->halo) return st;
-    dt__tensor_array(t, &in);
-    if ((st = dt__halo_begin(fn, t->halo, &in, 1))) return st;
-    return dt__halo_end(fn, t->halo);
+static dt_status dt__halo_layers_body(const char *fn, dt_tensor *t, const int64_t *width) {
+    dt_status st = dt__halo_layers_begin(fn, t, width, 1);
+    dt__halo *b = t ? dt__halo_busy(t->halo) : NULL;
+    return st || !b ? st : dt__halo_end(fn, b);
 }
-DT_API dt_status dt_halo_exchange(dt_tensor *t) { DT__PUBLIC("dt_halo_exchange", dt__halo_exchange_body(t)); }
+DT_API dt_status dt_halo_exchange(dt_tensor *t) {
+    DT__PUBLIC("dt_halo_exchange", dt__halo_layers_body("dt_halo_exchange", t, NULL));
+}
+DT_API dt_status dt_halo_exchange_layers(dt_tensor *t, const int64_t *width) {
+    DT__PUBLIC("dt_halo_exchange_layers", dt__halo_layers_body("dt_halo_exchange_layers", t, width));
+}
 
 /* ---- stencils ---- */
 
@@ -17607,7 +17710,7 @@ static dt_status dt__stencil_check(const char *fn_name, const dt_tensor *x, dt_s
     if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn_name);
     if (*out == x) return dt__fail(DT_ERR_ARG, "%s: *out is x; a stencil cannot run in place", fn_name);
     if (*out && (st = dt__check_out(fn_name, *out, x->mesh, &x->desc))) return st;
-    if (x->halo && x->halo->x.begun)
+    if (dt__halo_busy(x->halo))
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on x (call dt_halo_exchange_end)", fn_name);
     return DT_OK;
 }
@@ -17632,7 +17735,7 @@ static dt_status dt__stencil_apply_body(dt_tensor *x, dt_stencil_fn fn, void *us
     if (!x) return dt__halo_check_tensor(fn_name, x); /* no mesh to tell the others on */
     /* the argument errors take part in the consistency check (no rank left waiting) */
     st = dt__stencil_check(fn_name, x, fn, out);
-    if ((st = dt__halo_consistent(fn_name, x, st))) return st;
+    if ((st = dt__halo_consistent(fn_name, x, NULL, st))) return st;
     if (!*out && (st = dt__tensor_make(fn_name, x->mesh, &x->desc, NULL, 0, &o))) return st;
     if (!o) o = *out;
     if (x->mesh->rank >= 0) {
@@ -17908,7 +18011,7 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
     if (m->rank >= 0) {
         dt__conv_widths(m, &xr->desc, &od, &cv, wlo, whi);
         memset(bnd, DT_BOUNDARY_CONSTANT, sizeof bnd);
-        st = dt__halo_build(fn, xr, wlo, whi, bnd, 1, 0.0, &h);
+        st = dt__halo_build(fn, xr, wlo, whi, bnd, 1, 0.0, NULL, &h);
         /* always made: ranks that passed another padding or kernel (checks off) fail here, before halo
            messages of different sizes meet (which MPICH would abort on: "Message truncated") */
         if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__conv_hash(x, w, bias, &cv)))) goto done;
@@ -19319,6 +19422,8 @@ DT__F_PTR(dt_cross_entropy);
 DT__F_PTR(dt_dropout);
 DT__F_PTR(dt_halo_exchange);
 DT__F_PTR(dt_halo_exchange_begin);
+DT__F_PTR(dt_halo_exchange_layers);
+DT__F_PTR(dt_halo_exchange_layers_begin);
 DT__F_PTR(dt_halo_exchange_end);
 DT__F_PTR(dt_tensor_save_npy);
 DT__F_PTR(dt_tensor_zero_local);
@@ -19531,6 +19636,25 @@ static dt_status dt__f_tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *fh
 }
 DT_API dt_status dt_f_tensor_set_halo(dt_tensor *t, const dt_halo_desc *fh) {
     DT__F_PUBLIC("dt_tensor_set_halo", dt__f_tensor_set_halo_body(t, fh));
+}
+
+/* the widths of dt_halo_exchange_layers(_begin) in C order, then the call */
+static dt_status dt__f_halo_layers_body(const char *fn, int begin, dt_tensor *t, const int64_t *fw) {
+    int64_t w[DT_MAX_DIMS];
+    int d, n;
+    dt_status st = dt__check_tensor(fn, t);
+    if (st) return st;
+    n = t->desc.ndim;
+    for (d = 0; fw && d < n; d++) w[d] = fw[n - 1 - d];
+    return begin ? DT__F_CALL(dt_halo_exchange_layers_begin)(t, fw ? w : NULL)
+                 : DT__F_CALL(dt_halo_exchange_layers)(t, fw ? w : NULL);
+}
+DT_API dt_status dt_f_halo_exchange_layers(dt_tensor *t, const int64_t *fwidth) {
+    DT__F_PUBLIC("dt_halo_exchange_layers", dt__f_halo_layers_body("dt_halo_exchange_layers", 0, t, fwidth));
+}
+DT_API dt_status dt_f_halo_exchange_layers_begin(dt_tensor *t, const int64_t *fwidth) {
+    DT__F_PUBLIC("dt_halo_exchange_layers_begin",
+                 dt__f_halo_layers_body("dt_halo_exchange_layers_begin", 1, t, fwidth));
 }
 
 /* a reduction over Fortran dims: they become C dims, then the C call */

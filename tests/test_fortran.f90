@@ -98,6 +98,7 @@ program test_fortran
   call test_typed_roundtrips()
   call test_typed_errors()
   call test_padded_wrap()
+  call test_halo_layers()
   call test_views()
   call test_mesh_extras()
   call test_stencil()
@@ -923,6 +924,57 @@ contains
                "a flat buffer one element short: DT_ERR_ARG: " // msg)
     call dt_clear_error()
   end subroutine test_padded_wrap
+
+  ! ---- dt_halo_exchange_layers: depth 1 of a width-2 halo on the program's
+  ! own ghosted array a(GX, -1:ny+2) (periodic along dim 2, sharded there):
+  ! layer 1 filled from the neighbours, layer 2 keeps its -7; the full
+  ! exchange then fills both; a depth past the halo's is refused ----
+  subroutine test_halo_layers()
+    integer, parameter :: GX = 4, GY = 7
+    integer(c_int64_t), target :: ls(2), g(2) = [0, 2]
+    integer(c_int64_t) :: one(2) = [0, 1], three(2) = [0, 3], i, j, lo, ny
+    real(c_double), allocatable, target :: a(:, :)
+    type(dt_tensor_desc) :: td
+    type(dt_halo_desc) :: hd
+    type(c_ptr) :: t
+    integer(c_int) :: st
+    ny = GY / nranks + merge(1, 0, rank < mod(GY, nranks))
+    lo = rank * (GY / nranks) + min(rank, mod(GY, nranks))
+    allocate(a(GX, -1:ny + 2))
+    a = -7
+    do j = 1, ny
+      do i = 1, GX
+        a(i, j) = f(i, lo + j)
+      end do
+    end do
+    ls = [int(GX, c_int64_t), ny]
+    td%dtype = DT_F64
+    td%ndim = 2
+    td%shape(1:2) = [GX, GY]
+    td%placements(1) = dt_shard_balanced(2)
+    td%local_shape = c_loc(ls)
+    td%local_ghost = c_loc(g)
+    td%local_alloc = c_loc(a)
+    td%local_alloc_bytes = 8 * size(a, kind=c_int64_t)
+    t = c_null_ptr
+    call ok(dt_tensor_from_local(mesh, td, a, DT_FLAG_BORROW, t), "wrap a(GX, -1:ny+2), ghosts [0, 2]")
+    hd%width(1:2) = [0_c_int64_t, 2_c_int64_t]
+    hd%boundary(1:2) = int(DT_BOUNDARY_PERIODIC, c_int8_t)
+    call ok(dt_tensor_set_halo(t, hd), "a periodic halo of width 2 along dim 2")
+    call ok(dt_halo_exchange_layers(t, one), "dt_halo_exchange_layers(t, [0, 1])")
+    call check(all(a(:, 0) == [(f(i, modulo(lo - 1, int(GY, c_int64_t)) + 1), i = 1, GX)]) .and. &
+               all(a(:, ny + 1) == [(f(i, modulo(lo + ny, int(GY, c_int64_t)) + 1), i = 1, GX)]), &
+               "depth 1: the first ghost column on each side holds the neighbours' values")
+    call check(all(a(:, -1) == -7) .and. all(a(:, ny + 2) == -7), "depth 1: the second ghost columns untouched")
+    call ok(dt_halo_exchange(t), "the full exchange")
+    call check(all(a(:, -1) == [(f(i, modulo(lo - 2, int(GY, c_int64_t)) + 1), i = 1, GX)]) .and. &
+               all(a(:, ny + 2) == [(f(i, modulo(lo + ny + 1, int(GY, c_int64_t)) + 1), i = 1, GX)]), &
+               "the full exchange: the second ghost columns too")
+    st = dt_halo_exchange_layers(t, three)
+    call check(st == DT_ERR_ARG .and. index(dt_last_error(), "dt_halo_exchange_layers") > 0, &
+               "depth 3 of a width-2 halo: DT_ERR_ARG: " // dt_last_error())
+    call dt_tensor_destroy(t)
+  end subroutine test_halo_layers
 
   ! ---- the views, dim-taking ops and matmul family, in Fortran order ----
   subroutine test_views()

@@ -73,8 +73,9 @@ static dt_tensor *make_f(dt_mesh *mesh, const dtt_mesh *m, dt_dtype t, int nd, c
 
 static long halo_cases = 0;
 
+/* layers (NULL: all): an exchange of that many layers; cells further out keep the sentinel */
 static void check_ghosts(const dtt_mesh *m, dt_tensor *x, dt_dtype t, int nd, const int64_t *shape,
-                         const dt_placement *pl, const dt_halo_desc *hd)
+                         const dt_placement *pl, const dt_halo_desc *hd, const int64_t *layers)
 {
     int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], gsh[DT_MAX_DIMS], gn, i, u[DT_MAX_DIMS], w[DT_MAX_DIMS];
     const void *gb;
@@ -91,10 +92,12 @@ static void check_ghosts(const dtt_mesh *m, dt_tensor *x, dt_dtype t, int nd, co
     if (!gb) return;
     for (i = 0; i < gn; i++) {
         int64_t r = i;
-        int outside = 0, cfill = 0, none = 0;
+        int outside = 0, cfill = 0, none = 0, beyond = 0;
         double want, got;
         for (k = nd - 1; k >= 0; k--) { u[k] = lo[k] - hd->width[k] + r % gsh[k]; r /= gsh[k]; }
         for (k = 0; k < nd; k++) {
+            int64_t dist = u[k] < lo[k] ? lo[k] - u[k] : u[k] >= lo[k] + ls[k] ? u[k] - (lo[k] + ls[k] - 1) : 0;
+            if (layers && dist > layers[k]) beyond = 1;
             w[k] = u[k];
             if (u[k] < lo[k] || u[k] >= lo[k] + ls[k]) outside++;
             if (u[k] < 0 || u[k] >= shape[k]) {
@@ -104,7 +107,7 @@ static void check_ghosts(const dtt_mesh *m, dt_tensor *x, dt_dtype t, int nd, co
             }
         }
         if (outside > 1 && !hd->corners) continue; /* corners undefined for a star stencil */
-        want = cfill ? hd->fill : none ? SENTINEL : fval(nd, w);
+        want = beyond ? SENTINEL : cfill ? hd->fill : none ? SENTINEL : fval(nd, w);
         got = dtt_load_d(t, gb, (size_t)i);
         if (got != want && bad++ < 5) {
             char c[96];
@@ -142,9 +145,60 @@ static void halo_case(const dtt_mesh *m, dt_dtype t, int nd, const int64_t *shap
     } else {
         CHECK_OK(dt_halo_exchange(x));
     }
-    check_ghosts(m, x, t, nd, shape, pl, hd);
+    check_ghosts(m, x, t, nd, shape, pl, hd, NULL);
     halo_cases++;
     dt_tensor_destroy(x);
+}
+
+/* Fewer layers than the halo's (dt_halo_exchange_layers): the layers asked
+   for hold what a full exchange puts there, the ones past them keep the
+   sentinel, and the messages are those of a halo of that width (bytes
+   counted against one). Whole and split, a width planned twice, then the
+   full exchange still whole. */
+static void halo_layers_case(const dtt_mesh *m, dt_comm *comm, int nd, const int64_t *shape, const dt_placement *pl,
+                             const dt_halo_desc *hd, const int64_t *layers)
+{
+    dt_tensor *x = make_f(m->mesh, m, DT_F64, nd, shape, pl), *y = make_f(m->mesh, m, DT_F64, nd, shape, pl);
+    dt_halo_desc hy = *hd;
+    dt_comm_stats a, b;
+    int64_t gsh[DT_MAX_DIMS], gn = 1, i;
+    int k, round;
+    void *gb;
+    dtt_ctx("mesh %s, layers %lld/%lld of width %lld/%lld, corners %d", m->name, (long long)layers[0],
+            (long long)layers[1], (long long)hd->width[0], (long long)hd->width[1], hd->corners);
+    if (!x || !y) goto done;
+    for (k = 0; k < nd; k++) hy.width[k] = layers[k];
+    CHECK_OK(dt_tensor_set_halo(x, hd));
+    CHECK_OK(dt_tensor_set_halo(y, &hy));
+    gb = dt_tensor_ghosted_data(x, gsh);
+    for (k = 0; k < nd; k++) gn *= gsh[k];
+    for (round = 0; round < 3; round++) {
+        for (i = 0; gb && i < gn; i++) dtt_store_d(DT_F64, gb, (size_t)i, SENTINEL);
+        dt_comm_reset_stats(comm);
+        if (round == 1) {
+            CHECK_OK(dt_halo_exchange_layers_begin(x, layers));
+            CHECK_ST(dt_halo_exchange_layers_begin(x, layers), DT_ERR_ARG); /* one at a time */
+            CHECK_ST(dt_halo_exchange_begin(x), DT_ERR_ARG);
+            CHECK_OK(dt_halo_exchange_end(x));
+        } else {
+            CHECK_OK(dt_halo_exchange_layers(x, layers));
+        }
+        dt_comm_get_stats(comm, &a);
+        check_ghosts(m, x, DT_F64, nd, shape, pl, hd, layers);
+        dt_comm_reset_stats(comm);
+        CHECK_OK(dt_halo_exchange(y));
+        dt_comm_get_stats(comm, &b);
+        CHECK(a.bytes_sent == b.bytes_sent && a.bytes_recv == b.bytes_recv,
+              "layers moved %llu/%llu bytes, a halo of that width %llu/%llu", (unsigned long long)a.bytes_sent,
+              (unsigned long long)a.bytes_recv, (unsigned long long)b.bytes_sent, (unsigned long long)b.bytes_recv);
+    }
+    for (i = 0; gb && i < gn; i++) dtt_store_d(DT_F64, gb, (size_t)i, SENTINEL);
+    CHECK_OK(dt_halo_exchange_layers(x, NULL));
+    check_ghosts(m, x, DT_F64, nd, shape, pl, hd, NULL);
+    halo_cases++;
+done:
+    dt_tensor_destroy(x);
+    dt_tensor_destroy(y);
 }
 
 static dt_halo_desc hdesc(int64_t w0, int64_t w1, int64_t w2, int b0, int b1, int b2, int corners, double fill)
@@ -200,6 +254,12 @@ static void halo_cases_2d(const dtt_mesh *m)
     h = hdesc(2, 1, 0, P, C, 0, 1, 0.0); halo_case(m, DT_F64, 2, s2, pl, &h, 0);
     pl[0] = dt_replicate(); pl[1] = dt_shard(1); /* replica groups */
     h = hdesc(1, 2, 0, C, P, 0, 1, 0.0); halo_case(m, DT_I32, 2, s2, pl, &h, 1);
+    {
+        int64_t one[2] = {1, 1}, mixed[2] = {2, 0};
+        pl[0] = dt_shard(0); pl[1] = dt_shard(1);
+        h = hdesc(2, 2, 0, P, C, 0, 1, 2.5); halo_layers_case(m, m->comm, 2, s2, pl, &h, one);
+        h = hdesc(2, 2, 0, C, P, 0, 0, 0.0); halo_layers_case(m, m->comm, 2, s2, pl, &h, mixed);
+    }
     if (dtt_quick) return;
     pl[0] = dt_shard(0); pl[1] = dt_shard(2);
     h = hdesc(1, 1, 1, P, N, P, 1, 0.0); halo_case(m, DT_F64, 3, s3, pl, &h, 0);
