@@ -195,6 +195,8 @@ module dtensor
     type(c_ptr) :: local_strides = c_null_ptr  ! likewise: element strides of the storage
     type(c_ptr) :: local_alloc = c_null_ptr    ! with ghosts or strides: c_loc of the whole array
     integer(c_int64_t) :: local_alloc_bytes = 0 ! and its size in bytes (8 * size(a) for real(8))
+    type(c_ptr) :: local_ghost_lo = c_null_ptr ! instead of local_ghost: ghost cells below each dim's interior
+    type(c_ptr) :: local_ghost_hi = c_null_ptr ! and above it (c_loc of integer(c_int64_t)(ndim); null: none)
   end type dt_tensor_desc
 
   type, bind(C) :: dt_halo_desc
@@ -202,6 +204,8 @@ module dtensor
     integer(c_int8_t) :: boundary(DT_MAX_DIMS) = 0    ! DT_BOUNDARY_*, Fortran order
     real(c_double) :: fill = 0
     integer(c_int) :: corners = 0
+    integer(c_int64_t) :: width_lo(DT_MAX_DIMS) = 0   ! per side, instead of width: below the interior
+    integer(c_int64_t) :: width_hi(DT_MAX_DIMS) = 0   ! and above it (Fortran order)
   end type dt_halo_desc
 
   ! dt_conv1d/2d/3d: per spatial dim in Fortran order (x(S..., C_in, N))
@@ -222,6 +226,7 @@ module dtensor
     integer(c_int64_t) :: local_shape(DT_MAX_DIMS)           ! the whole interior
     integer(c_int64_t) :: offset(DT_MAX_DIMS)    ! global index of interior cell 0
     type(c_ptr) :: global_shape                  ! c_f_pointer to integer(c_int64_t) (ndim)
+    integer(c_int64_t) :: width_hi(DT_MAX_DIMS)  ! the halo widths above the interior (width: below)
   end type dt_stencil_block
 
   ! dt_comm_get_stats (C's uint64_t counters)

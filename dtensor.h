@@ -709,6 +709,17 @@ typedef struct dt_tensor_desc {
                                                   (default): not given           */
     int64_t local_alloc_bytes;                 /* the size of that allocation in
                                                   bytes (0: not given)             */
+    const int64_t *local_ghost_lo;             /* dt_tensor_from_local (DT_BORROW
+                                                  only), instead of local_ghost:
+                                                  the ghost room below the
+                                                  interior (low indices) per dim,
+                                                  for an array whose room differs
+                                                  on the two sides (a vertex-
+                                                  centred field with 2 below and
+                                                  3 above). NULL (default): none
+                                                  on that side                     */
+    const int64_t *local_ghost_hi;             /* likewise above the interior
+                                                  (high indices)                   */
 } dt_tensor_desc;
 
 /* >>api ------------------------------------------------------------------- */
@@ -1626,6 +1637,11 @@ typedef struct dt_halo_desc {
     uint8_t boundary[DT_MAX_DIMS];   /* dt_boundary per tensor dim (0: CONSTANT)      */
     double fill;                     /* the CONSTANT value (0 = zero padding)          */
     int corners;                     /* 1: fill corner ghosts too (box stencil)        */
+    int64_t width_lo[DT_MAX_DIMS];   /* per-side widths, instead of width: ghost cells
+                                        below the interior (low indices) of tensor dim
+                                        d ... (all 0, the default: `width` on both
+                                        sides; any entry set: width must be all 0)     */
+    int64_t width_hi[DT_MAX_DIMS];   /* ... and above it (high indices)                */
 } dt_halo_desc;
 
 /* collective over t's mesh, which checks that every rank passed the same
@@ -1694,6 +1710,9 @@ typedef struct dt_stencil_block {
     int64_t local_shape[DT_MAX_DIMS]; /* the whole interior                       */
     int64_t offset[DT_MAX_DIMS];     /* global index of interior cell 0           */
     const int64_t *global_shape;
+    int64_t width_hi[DT_MAX_DIMS];   /* the halo widths above the interior (high
+                                        indices): width[d] below, width_hi[d] above;
+                                        equal unless the halo has per-side widths   */
 } dt_stencil_block;
 typedef void (*dt_stencil_fn)(const dt_stencil_block *b, void *user);
 
@@ -9251,8 +9270,9 @@ struct dt_tensor {
     int64_t *sizes;       /* the tensor's copy of its dt_shard_sizes arrays (desc points here) */
     int strided;          /* 1: the shard is not one row-major span (local_strides, local_ghost) */
     int64_t stride[DT_MAX_DIMS]; /* element strides of the storage (desc.local_strides points here) */
-    int ghosted;          /* 1: data sits inside a ghosted array (desc.local_ghost) */
-    int64_t ghost[DT_MAX_DIMS]; /* its ghost room per dim (desc.local_ghost points here) */
+    int ghosted;          /* 1: data sits inside a ghosted array (desc.local_ghost, or _lo / _hi) */
+    int64_t glo[DT_MAX_DIMS], ghi[DT_MAX_DIMS]; /* its ghost room per dim below and above the interior
+                                                   (the desc's local_ghost, or _lo and _hi, point here) */
     char *storage;        /* ghosted: the array's first element (the caller's `local`) */
     dt__shm *shm;         /* data is a block of this mesh arena (>>shm), or NULL */
     void *async;          /* the target of a redistribution begun, not ended: >>redistribute's record, */
@@ -9487,8 +9507,8 @@ static dt_status dt__tensor_make(const char *fn, dt_mesh *m, const dt_tensor_des
     memset(t, 0, sizeof *t);
     t->mesh = m;
     t->desc = *norm;
-    t->desc.local_ghost = NULL; /* contiguous; dt_tensor_from_local sets them after */
-    t->desc.local_strides = NULL;
+    t->desc.local_ghost = t->desc.local_ghost_lo = t->desc.local_ghost_hi = NULL; /* contiguous; */
+    t->desc.local_strides = NULL; /* dt_tensor_from_local sets them after */
     t->dev = dt__device_of(norm->device);
     if ((st = dt__own_sizes(fn, t))) { DT_FREE(t); return st; }
     if (m->rank >= 0) {
@@ -9800,6 +9820,32 @@ static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *n
     return DT_OK;
 }
 
+/* the ghost room a desc states per side: local_ghost on both, or
+   local_ghost_lo / local_ghost_hi (NULL: none on that side); 0 when it
+   states none */
+static int dt__desc_ghost(const dt_tensor_desc *d, int nd, int64_t *lo, int64_t *hi) {
+    int k;
+    for (k = 0; k < nd; k++) {
+        lo[k] = d->local_ghost ? d->local_ghost[k] : d->local_ghost_lo ? d->local_ghost_lo[k] : 0;
+        hi[k] = d->local_ghost ? d->local_ghost[k] : d->local_ghost_hi ? d->local_ghost_hi[k] : 0;
+    }
+    return d->local_ghost || d->local_ghost_lo || d->local_ghost_hi;
+}
+
+/* the ghost room as the desc states it, and the ghosted array's shape in
+   its terms, for messages */
+static const char *dt__ghost_str(const dt_tensor_desc *d, const int64_t *lo, const int64_t *hi, int nd, char *buf,
+                                 size_t n) {
+    char a[160], b[160];
+    if (d->local_ghost) snprintf(buf, n, "local_ghost = %s", dt__shape_str(lo, nd, a, sizeof a));
+    else snprintf(buf, n, "local_ghost_lo = %s, local_ghost_hi = %s", dt__shape_str(lo, nd, a, sizeof a),
+                  dt__shape_str(hi, nd, b, sizeof b));
+    return buf;
+}
+static const char *dt__ghosted_shape_name(const dt_tensor_desc *d) {
+    return d->local_ghost ? "local_shape + 2 * local_ghost" : "local_shape + local_ghost_lo + local_ghost_hi";
+}
+
 /* A ghosted or strided array must say its interior shape (desc->local_shape)
    and its allocation (local_alloc, local_alloc_bytes): it is read through
    offsets the library computes, so a wrong rule or a pointer into the
@@ -9807,7 +9853,10 @@ static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *n
    nothing else could tell (a pointer has no size). Every rank checks its
    own; the agreement after makes every rank fail with it. */
 static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm) {
-    const char *fn = "dt_tensor_from_local", *what = d->local_ghost ? "local_ghost" : "local_strides";
+    const char *fn = "dt_tensor_from_local", *what = d->local_ghost      ? "local_ghost"
+                                                     : d->local_ghost_lo ? "local_ghost_lo"
+                                                     : d->local_ghost_hi ? "local_ghost_hi"
+                                                                         : "local_strides";
     char pls[160], sh[160];
     dt__box b;
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
@@ -9825,30 +9874,32 @@ static dt_status dt__check_storage_stated(const dt_mesh *m, const dt_tensor_desc
 /* The likely mistake behind a ghosted array that ends past its allocation,
    in the caller's notation: `local` at the interior instead of the array's
    start, when it is not at the start; at the start, an array smaller than
-   local_shape + 2 * local_ghost. */
-static const char *dt__ghost_hint(int64_t at) {
-    if (at == 0)
-        return dt__f_order ? "local is desc%local_alloc, the array's start, so the array is smaller than local_shape "
-                             "+ 2 * local_ghost: check local_ghost and local_shape against its extents, and "
-                             "local_alloc_bytes against c_sizeof(a)"
-                           : "local is desc->local_alloc, the array's start, so the array is smaller than "
-                             "local_shape + 2 * local_ghost: check local_ghost and local_shape against it, and "
-                             "local_alloc_bytes against its size";
-    return dt__f_order ? "With local_ghost, local must be the array's start, c_loc(a) (its first ghost cell), not "
+   the ghosted shape. */
+static const char *dt__ghost_hint(const dt_tensor_desc *d, int64_t at, char *buf, size_t n) {
+    if (at == 0) {
+        snprintf(buf, n, dt__f_order ? "local is desc%%local_alloc, the array's start, so the array is smaller than %s: "
+                                       "check the ghost room and local_shape against its extents, and "
+                                       "local_alloc_bytes against c_sizeof(a)"
+                                     : "local is desc->local_alloc, the array's start, so the array is smaller than "
+                                       "%s: check the ghost room and local_shape against it, and local_alloc_bytes "
+                                       "against its size", dt__ghosted_shape_name(d));
+        return buf;
+    }
+    return dt__f_order ? "With ghost room, local must be the array's start, c_loc(a) (its first ghost cell), not "
                          "c_loc of the interior's first element"
-                       : "With local_ghost, local must be the array's START (its first ghost cell, A(0,0)), not the "
+                       : "With ghost room, local must be the array's START (its first ghost cell, A(0,0)), not the "
                          "interior (&A(1,1))";
 }
 
 /* Why the storage of dt__check_local_alloc ends past the allocation:
    need bytes from local, which is `at` bytes into it. Apart, so that the
    accepted path carries none of it. */
-static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_desc *norm, const int64_t *ext,
-                                       int64_t es, int64_t need, int64_t at) {
+static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_desc *norm, const int64_t *glo,
+                                       const int64_t *ghi, const int64_t *ext, int64_t es, int64_t need, int64_t at) {
     const char *fn = "dt_tensor_from_local";
     int64_t s = 1, row = 1, have = d->local_alloc_bytes;
     int k, nd = norm->ndim;
-    char gs[160], ss[160], xs[160];
+    char gs[352], ss[160], xs[160], hint[320];
     dt__shape_str(ext, nd, xs, sizeof xs);
     for (k = nd - 1; k >= 0; k--) { /* the outermost row's stride */
         int64_t st = d->local_strides ? d->local_strides[k] : s;
@@ -9868,14 +9919,13 @@ static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_
                         (long long)have, xs, dt_dtype_name(norm->dtype), (long long)es, (long long)need,
                         (long long)at, (long long)have, (long long)(have * es),
                         dt__f_order ? "c_sizeof(a), the array's bytes" : "sizeof(element) * elements");
-    if (d->local_ghost) {
-        dt__shape_str(d->local_ghost, nd, gs, sizeof gs);
-        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (local_shape + 2 * local_ghost = %s, local_ghost = %s) "
+    if (glo)
+        return dt__fail(DT_ERR_ARG, "%s: the ghosted array (%s = %s, %s) "
                         "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
-                        "(%lld bytes): it would read %lld bytes past the allocation's end. %s", fn, xs, gs,
+                        "(%lld bytes): it would read %lld bytes past the allocation's end. %s", fn,
+                        dt__ghosted_shape_name(d), xs, dt__ghost_str(d, glo, ghi, nd, gs, sizeof gs),
                         (long long)need, (long long)at, (long long)(at / es), (long long)have,
-                        (long long)(need - (have - at)), dt__ghost_hint(at));
-    }
+                        (long long)(need - (have - at)), dt__ghost_hint(d, at, hint, sizeof hint));
     if (d->local_strides) dt__shape_str(d->local_strides, nd, ss, sizeof ss);
     else snprintf(ss, sizeof ss, "NULL, row-major");
     return dt__fail(DT_ERR_ARG, "%s: the storage (shape %s, local_strides = %s) takes %lld bytes from local, "
@@ -9890,7 +9940,7 @@ static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_
    already the start (dt__ghost_hint). Run after the ghost
    and stride checks (the span fits int64 then). */
 static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm,
-                                       const void *local) {
+                                       const int64_t *glo, const int64_t *ghi, const void *local) {
     const char *fn = "dt_tensor_from_local";
     int64_t es = (int64_t)dt_dtype_size(norm->dtype), ext[DT_MAX_DIMS], s = 1, span = 1, at, need;
     uintptr_t a = (uintptr_t)d->local_alloc, l = (uintptr_t)local;
@@ -9899,7 +9949,7 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
     if (m->rank < 0) return DT_OK;
     dt__tensor_box(m, norm, m->coord, &b);
     for (k = 0; k < nd; k++) {
-        ext[k] = b.ext[k] + (d->local_ghost ? 2 * d->local_ghost[k] : 0);
+        ext[k] = b.ext[k] + (glo ? glo[k] + ghi[k] : 0);
         if (ext[k] == 0) return DT_OK; /* reads nothing: an empty part needs no allocation (nor a span) */
     }
     for (k = nd - 1; k >= 0; k--) { /* the last element's offset + 1 */
@@ -9912,7 +9962,8 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
                         "a ghosted or strided array must give the start and the size in bytes of the allocation "
                         "`local` lies in (e.g. %s), so that the wrap can check it reads inside it (a contiguous "
                         "one may give both or neither)", fn,
-                        d->local_ghost ? "local_ghost" : d->local_strides ? "local_strides" : "local_alloc",
+                        glo ? (d->local_ghost ? "local_ghost" : "local_ghost_lo / _hi")
+                            : d->local_strides ? "local_strides" : "local_alloc",
                         d->local_alloc, (long long)d->local_alloc_bytes,
                         dt__f_order ? "local_alloc = c_loc(a), local_alloc_bytes = c_sizeof(a)"
                                     : "local_alloc = A, local_alloc_bytes = sizeof(double) * rows * cols");
@@ -9923,7 +9974,7 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
                         (long long)d->local_alloc_bytes);
     at = (int64_t)(l - a);
     if (need <= d->local_alloc_bytes - at) return DT_OK;
-    return dt__local_alloc_short(d, norm, ext, es, need, at);
+    return dt__local_alloc_short(d, norm, glo, ghi, ext, es, need, at);
 }
 
 /* Without local_shape, a buffer's size is read from the placements. That
@@ -10032,43 +10083,49 @@ static dt_status dt__infer_sizes(dt_mesh *m, dt_tensor_desc *norm, const int64_t
     return st;
 }
 
-/* the storage box of a ghosted array: t's box widened by the ghost room */
-static void dt__ghost_box(int nd, const dt__box *b, const int64_t *ghost, dt__box *out) {
+/* the storage box of a ghosted array: t's box widened by the ghost room below (lo) and above (hi) */
+static void dt__ghost_box(int nd, const dt__box *b, const int64_t *lo, const int64_t *hi, dt__box *out) {
     int d;
     *out = *b;
-    for (d = 0; d < nd; d++) { out->lo[d] -= ghost[d]; out->ext[d] += 2 * ghost[d]; }
+    for (d = 0; d < nd; d++) { out->lo[d] -= lo[d]; out->ext[d] += lo[d] + hi[d]; }
 }
 
-/* desc->local_ghost: a borrowed host array whose widened shape fits the
-   index arithmetic (every rank checks its own; the agreement follows) */
-static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *g,
-                                       unsigned flags, const void *local) {
+/* desc->local_ghost (or _lo / _hi): a borrowed host array whose widened
+   shape fits the index arithmetic (every rank checks its own; the
+   agreement follows) */
+static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm,
+                                       const int64_t *glo, const int64_t *ghi, unsigned flags, const void *local) {
     const char *fn = "dt_tensor_from_local";
     size_t n = dt_dtype_size(norm->dtype), fit = n; /* fit: the size rule's product, a 0 counted as 1 (the
                                                        row-major strides of the storage are formed from it) */
     dt__box b;
-    int d;
-    char gs[160];
-    dt__shape_str(g, norm->ndim, gs, sizeof gs);
+    int k, nd = norm->ndim;
+    char gs[352];
+    dt__ghost_str(d, glo, ghi, nd, gs, sizeof gs);
+    if (d->local_ghost && (d->local_ghost_lo || d->local_ghost_hi))
+        return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost with desc->%s: give the ghost room on both sides "
+                        "(local_ghost) or per side (local_ghost_lo, local_ghost_hi), not both", fn,
+                        d->local_ghost_lo ? "local_ghost_lo" : "local_ghost_hi");
     if (flags & DT_COPY)
-        return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost = %s with DT_COPY: ghost room describes a borrowed "
+        return dt__fail(DT_ERR_ARG, "%s: desc->%s with DT_COPY: ghost room describes a borrowed "
                         "array (DT_BORROW); a copy is contiguous", fn, gs);
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
-    else dt__box_empty(norm->ndim, &b);
-    for (d = 0; d < norm->ndim; d++) {
-        if (g[d] < 0)
-            return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld is negative (local_ghost = %s)", fn,
-                            dt__tdim(d, norm->ndim),
-                            (long long)g[d], gs);
-        if (g[d] > (INT64_MAX / 4 - b.ext[d]) / 2 ||
-            !dt__mul_ok(fit, (size_t)(b.ext[d] + 2 * g[d] > 1 ? b.ext[d] + 2 * g[d] : 1), &fit) ||
-            fit > (size_t)INT64_MAX || !dt__mul_ok(n, (size_t)(b.ext[d] + 2 * g[d]), &n))
-            return dt__fail(DT_ERR_ARG, "%s: desc->local_ghost[%d] = %lld: the ghosted array (local shape + 2 * "
-                            "local_ghost) overflows the sizes (local_ghost = %s)", fn, dt__tdim(d, norm->ndim), (long long)g[d], gs);
+    else dt__box_empty(nd, &b);
+    for (k = 0; k < nd; k++) {
+        int64_t e;
+        if (glo[k] < 0 || ghi[k] < 0)
+            return dt__fail(DT_ERR_ARG, "%s: desc->%s[%d] = %lld is negative (%s)", fn,
+                            d->local_ghost ? "local_ghost" : glo[k] < 0 ? "local_ghost_lo" : "local_ghost_hi",
+                            dt__tdim(k, nd), (long long)(glo[k] < 0 ? glo[k] : ghi[k]), gs);
+        e = glo[k] > INT64_MAX / 16 || ghi[k] > INT64_MAX / 16 || b.ext[k] > INT64_MAX / 4 - glo[k] - ghi[k]
+                ? -1 : b.ext[k] + glo[k] + ghi[k];
+        if (e < 0 || !dt__mul_ok(fit, (size_t)(e > 1 ? e : 1), &fit) || fit > (size_t)INT64_MAX ||
+            !dt__mul_ok(n, (size_t)e, &n))
+            return dt__fail(DT_ERR_ARG, "%s: the ghosted array (%s) overflows the sizes along dim %d (%s)", fn,
+                            dt__ghosted_shape_name(d), dt__tdim(k, nd), gs);
     }
     if (!local && m->rank >= 0 && n)
-        return dt__fail(DT_ERR_ARG, "%s: local is NULL but the ghosted array (local_ghost = %s) has %zu bytes", fn,
-                        gs, n);
+        return dt__fail(DT_ERR_ARG, "%s: local is NULL but the ghosted array (%s) has %zu bytes", fn, gs, n);
     return DT_OK;
 }
 
@@ -10077,7 +10134,7 @@ static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *n
    the ghost room, if any) holds no two elements at one address; its span
    fits the index arithmetic. Each rank checks its own storage. */
 static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *st,
-                                         const int64_t *g) {
+                                         const int64_t *glo, const int64_t *ghi) {
     const char *fn = "dt_tensor_from_local";
     int64_t ext[DT_MAX_DIMS] = {0};
     int ord[DT_MAX_DIMS] = {0}, d, i, n = 0, empty = 0;
@@ -10088,7 +10145,7 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
     else dt__box_empty(norm->ndim, &b);
     for (d = 0; d < norm->ndim; d++) {
-        ext[d] = b.ext[d] + (g ? 2 * g[d] : 0);
+        ext[d] = b.ext[d] + (glo ? glo[d] + ghi[d] : 0);
         empty |= ext[d] == 0;
     }
     dt__shape_str(ext, norm->ndim, es_, sizeof es_);
@@ -10125,15 +10182,18 @@ static dt_status dt__check_local_strides(const dt_mesh *m, const dt_tensor_desc 
    first element with local_ghost, element 0 otherwise), laid out by
    `strides` (NULL: row-major over the storage box). data -> element 0 of
    the interior. */
-static void dt__tensor_set_storage(dt_tensor *t, const int64_t *g, const int64_t *strides, char *storage) {
+static void dt__tensor_set_storage(dt_tensor *t, const int64_t *glo, const int64_t *ghi, const int64_t *strides,
+                                   char *storage) {
     dt__box sb = t->box;
     int64_t s = 1, off = 0;
     int d, nd = t->desc.ndim, empty = 0;
-    if (g) {
-        memcpy(t->ghost, g, (size_t)nd * sizeof *g);
+    if (glo) {
+        memcpy(t->glo, glo, (size_t)nd * sizeof *glo);
+        memcpy(t->ghi, ghi, (size_t)nd * sizeof *ghi);
         t->ghosted = 1;
-        t->desc.local_ghost = t->ghost;
-        dt__ghost_box(nd, &t->box, t->ghost, &sb);
+        if (!memcmp(glo, ghi, (size_t)nd * sizeof *glo)) t->desc.local_ghost = t->glo; /* as today's callers read it */
+        else { t->desc.local_ghost_lo = t->glo; t->desc.local_ghost_hi = t->ghi; }
+        dt__ghost_box(nd, &t->box, t->glo, t->ghi, &sb);
     }
     for (d = 0; d < nd; d++) empty |= sb.ext[d] == 0;
     for (d = nd - 1; d >= 0; d--) {
@@ -10141,7 +10201,7 @@ static void dt__tensor_set_storage(dt_tensor *t, const int64_t *g, const int64_t
         if (!strides) s *= sb.ext[d];
         /* an empty storage addresses nothing: its strides were not checked against each other, and no offset is
            formed from them */
-        if (!empty) off += t->ghost[d] * t->stride[d];
+        if (!empty) off += t->glo[d] * t->stride[d];
     }
     t->storage = storage;
     t->data = storage ? storage + (size_t)off * dt_dtype_size(t->desc.dtype) : NULL;
@@ -10167,7 +10227,7 @@ static void dt__tensor_array(const dt_tensor *t, dt__array *a) {
     dt__tensor_array_of_data(t, t->data, a);
     if (t->ghosted) {
         a->data = t->storage;
-        dt__ghost_box(t->desc.ndim, &t->box, t->ghost, &a->box);
+        dt__ghost_box(t->desc.ndim, &t->box, t->glo, t->ghi, &a->box);
     }
 }
 
@@ -10210,7 +10270,7 @@ static dt_status dt__copy_strided_local(const char *fn, dt_tensor *t, const int6
     const dt__device *sd = dt__device_of(dt__memory_of(local));
     void *buf = NULL;
     dt_status st;
-    dt__tensor_set_storage(&v, NULL, strides, (char *)local);
+    dt__tensor_set_storage(&v, NULL, NULL, strides, (char *)local);
     dt__tensor_array_of_data(&v, v.data, &sa);
     dt__tensor_array_of_data(t, t->data, &da);
     if (sd == t->dev) return sd->copy_box(fn, &sa, &da, &t->box);
@@ -10226,7 +10286,8 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     const char *fn = "dt_tensor_from_local";
     dt_tensor_desc norm;
     dt_tensor *t = NULL;
-    int64_t *sizes = NULL;
+    int64_t *sizes = NULL, lo[DT_MAX_DIMS], hi[DT_MAX_DIMS];
+    const int64_t *glo = NULL; /* lo when the desc states ghost room */
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
@@ -10250,17 +10311,18 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
                           "or name the rule (dt_shard_balanced)", fn, dt__tdim(td, norm.ndim), (long long)norm.shape[td], md);
     }
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
-    if (!st && d->local_ghost) st = dt__check_local_ghost(m, &norm, d->local_ghost, flags, local);
-    if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, d->local_ghost);
-    if (!st && (d->local_ghost || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
+    if (!st) glo = dt__desc_ghost(d, norm.ndim, lo, hi) ? lo : NULL;
+    if (!st && glo) st = dt__check_local_ghost(m, d, &norm, lo, hi, flags, local);
+    if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, glo, hi);
+    if (!st && (glo || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
     /* the memory the pointers are in, before the arithmetic on them (a host array wrapped as a device one
        is named as such, not as a range mistake) */
     if (!st && m->rank >= 0 && local && !(flags & DT_COPY)) st = dt__check_local_memory(&norm, "local", local);
     if (!st && m->rank >= 0 && local && !(flags & DT_COPY) && d->local_alloc)
         st = dt__check_local_memory(&norm, "desc->local_alloc", d->local_alloc);
     /* a contiguous buffer's allocation is optional; given (both fields), it is checked as a strided one's */
-    if (!st && (d->local_ghost || d->local_strides || (d->local_alloc && d->local_alloc_bytes)))
-        st = dt__check_local_alloc(m, d, &norm, local);
+    if (!st && (glo || d->local_strides || (d->local_alloc && d->local_alloc_bytes)))
+        st = dt__check_local_alloc(m, d, &norm, glo, hi, local);
     if (!st && m->rank >= 0) {
         dt__box b;
         dt__tensor_box(m, &norm, m->coord, &b);
@@ -10295,8 +10357,8 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     } else if ((flags & DT_COPY) && t->bytes && (st = t->dev->copy(fn, t->data, local, t->bytes))) {
         dt_tensor_destroy(t);
         return st;
-    } else if (!(flags & DT_COPY) && (d->local_ghost || d->local_strides)) {
-        dt__tensor_set_storage(t, d->local_ghost, d->local_strides, (char *)local);
+    } else if (!(flags & DT_COPY) && (glo || d->local_strides)) {
+        dt__tensor_set_storage(t, glo, hi, d->local_strides, (char *)local);
     }
     *out = t;
     return DT_OK;
@@ -10445,8 +10507,9 @@ static void dt__tensor_view(const dt_tensor *t, const dt_tensor_desc *d, void *d
     v->owns = 0;
     v->shm = NULL;
     v->desc.local_strides = NULL;
-    v->desc.local_ghost = NULL;
-    memset(v->ghost, 0, sizeof v->ghost);
+    v->desc.local_ghost = v->desc.local_ghost_lo = v->desc.local_ghost_hi = NULL;
+    memset(v->glo, 0, sizeof v->glo);
+    memset(v->ghi, 0, sizeof v->ghi);
 }
 
 /* A contiguous copy for the calls that work on a contiguous shard: *v = t, over a
@@ -17092,7 +17155,7 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
         h->in_place = 1;
         h->g.data = t->storage;
         h->g.stride = t->stride;
-        dt__ghost_box(nd, &t->box, t->ghost, &h->g.box);
+        dt__ghost_box(nd, &t->box, t->glo, t->ghi, &h->g.box);
     } else {
         h->g.box = h->hbox;
         if (gn && (st = h->dev->alloc(fn, gn * h->g.es, (void **)&h->g.data))) goto done;
@@ -17452,8 +17515,31 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
 
 /* ---- the public halo calls ---- */
 
+/* 1: the n entries of v are all 0 */
+static int dt__zeros(const int64_t *v, int n) {
+    int k;
+    for (k = 0; k < n; k++)
+        if (v[k]) return 0;
+    return 1;
+}
+
+/* 1: d gives its widths per side (width_lo / width_hi) */
+static int dt__halo_sided(const dt_halo_desc *d) {
+    return !dt__zeros(d->width_lo, DT_MAX_DIMS) || !dt__zeros(d->width_hi, DT_MAX_DIMS);
+}
+
+/* d's widths below (lo) and above (hi) the interior along its first nd dims */
+static void dt__halo_widths(const dt_halo_desc *d, int nd, int64_t *lo, int64_t *hi) {
+    int sided = dt__halo_sided(d), k;
+    for (k = 0; k < nd; k++) {
+        lo[k] = sided ? d->width_lo[k] : d->width[k];
+        hi[k] = sided ? d->width_hi[k] : d->width[k];
+    }
+}
+
 static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const dt_halo_desc *d) {
-    int nd = t->desc.ndim, i;
+    int64_t wlo[DT_MAX_DIMS], whi[DT_MAX_DIMS];
+    int nd = t->desc.ndim, i, side;
     size_t n = dt_dtype_size(t->desc.dtype);
     char b[48];
     for (i = 0; i < t->mesh->ndim; i++) {
@@ -17467,30 +17553,44 @@ static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const d
                             "one-box rule: dt_shard, dt_shard_balanced or dt_shard_sizes)", fn,
                             dt__placement_str(t->desc.placements[i], t->desc.ndim, b, sizeof b), i);
     }
+    if (dt__halo_sided(d) && !dt__zeros(d->width, DT_MAX_DIMS))
+        return dt__fail(DT_ERR_ARG, "%s: desc->width and desc->width_lo / width_hi are both set: give the widths on "
+                        "both sides (width) or per side (width_lo, width_hi), not both", fn);
+    dt__halo_widths(d, DT_MAX_DIMS, wlo, whi);
     for (i = 0; i < DT_MAX_DIMS; i++) {
         if (i >= nd) {
-            if (d->width[i] || d->boundary[i])
-                return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld / boundary[%d] = %d but the tensor has %d dims",
-                                fn, i, (long long)d->width[i], i, (int)d->boundary[i], nd);
+            if (wlo[i] || whi[i] || d->boundary[i])
+                return dt__fail(DT_ERR_ARG, "%s: a width (%lld below, %lld above) or boundary[%d] = %d along dim %d, "
+                                "but the tensor has %d dims", fn, (long long)wlo[i], (long long)whi[i], i,
+                                (int)d->boundary[i], i, nd);
             continue;
         }
-        if (d->width[i] < 0)
-            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is negative", fn, dt__tdim(i, nd),
-                            (long long)d->width[i]);
-        if (t->ghosted && d->width[i] > t->ghost[i])
-            return dt__fail(DT_ERR_ARG, "%s: halo width[%d] = %lld is wider than the tensor's ghost room %lld "
-                            "(desc->local_ghost[%d] of dt_tensor_from_local)", fn, dt__tdim(i, nd), (long long)d->width[i],
-                            (long long)t->ghost[i], dt__tdim(i, nd));
+        for (side = 0; side < 2; side++) {
+            int64_t w = side ? whi[i] : wlo[i], room = side ? t->ghi[i] : t->glo[i];
+            const char *name = dt__halo_sided(d) ? (side ? "width_hi" : "width_lo") : "width";
+            if (w < 0)
+                return dt__fail(DT_ERR_ARG, "%s: desc->%s[%d] = %lld is negative", fn, name, dt__tdim(i, nd),
+                                (long long)w);
+            if (t->ghosted && w > room)
+                return dt__fail(DT_ERR_ARG, "%s: halo %s[%d] = %lld is wider than the tensor's ghost room %lld %s "
+                                "the interior (desc->%s[%d] of dt_tensor_from_local)", fn, name, dt__tdim(i, nd),
+                                (long long)w, (long long)room, side ? "above" : "below",
+                                t->desc.local_ghost ? "local_ghost" : side ? "local_ghost_hi" : "local_ghost_lo",
+                                dt__tdim(i, nd));
+            if (d->boundary[i] == DT_BOUNDARY_PERIODIC && w > t->desc.shape[i])
+                return dt__fail(DT_ERR_ARG, "%s: desc->%s[%d] = %lld is wider than the periodic dim (%lld)", fn, name,
+                                dt__tdim(i, nd), (long long)w, (long long)t->desc.shape[i]);
+            if (w > INT64_MAX / 4)
+                return dt__fail(DT_ERR_SHAPE, "%s: the ghosted block (%s[%d] = %lld) overflows size_t", fn, name,
+                                dt__tdim(i, nd), (long long)w);
+        }
         if (d->boundary[i] > DT_BOUNDARY_NONE)
             return dt__fail(DT_ERR_ARG, "%s: desc->boundary[%d] = %d (0 CONSTANT, 1 PERIODIC, 2 NONE)", fn, dt__tdim(i, nd),
                             (int)d->boundary[i]);
-        if (d->boundary[i] == DT_BOUNDARY_PERIODIC && d->width[i] > t->desc.shape[i])
-            return dt__fail(DT_ERR_ARG, "%s: desc->width[%d] = %lld is wider than the periodic dim (%lld)", fn, dt__tdim(i, nd),
-                            (long long)d->width[i], (long long)t->desc.shape[i]);
-        if (d->width[i] > (INT64_MAX - t->box.ext[i]) / 2 ||
-            !dt__mul_ok(n, (size_t)(t->box.ext[i] + 2 * d->width[i]), &n) || n > (size_t)INT64_MAX)
-            return dt__fail(DT_ERR_SHAPE, "%s: the ghosted block (width[%d] = %lld) overflows size_t", fn, dt__tdim(i, nd),
-                            (long long)d->width[i]);
+        if (t->box.ext[i] > INT64_MAX / 2 - wlo[i] - whi[i] ||
+            !dt__mul_ok(n, (size_t)(t->box.ext[i] + wlo[i] + whi[i]), &n) || n > (size_t)INT64_MAX)
+            return dt__fail(DT_ERR_SHAPE, "%s: the ghosted block (widths %lld below, %lld above along dim %d) overflows "
+                            "size_t", fn, (long long)wlo[i], (long long)whi[i], dt__tdim(i, nd));
     }
     if (d->corners != 0 && d->corners != 1)
         return dt__fail(DT_ERR_ARG, "%s: desc->corners = %d (0 or 1)", fn, d->corners);
@@ -17503,21 +17603,26 @@ static uint64_t dt__halo_desc_hash(const dt_halo_desc *d) {
     int32_t corners = d->corners;
     memcpy(c, &corners, sizeof c);
     h = dt__hash(h, d->width, sizeof d->width);
+    if (dt__halo_sided(d)) { /* (a desc without them hashes as before) */
+        h = dt__hash(h, d->width_lo, sizeof d->width_lo);
+        h = dt__hash(h, d->width_hi, sizeof d->width_hi);
+    }
     h = dt__hash(h, d->boundary, sizeof d->boundary);
     h = dt__hash(h, &d->fill, sizeof d->fill);
     return dt__hash(h, c, sizeof c);
 }
 
-/* a plan of t with widths w (both sides) and the rest of desc: built, its
-   datatypes, the copies of both kinds of exchange (a device's tables made);
-   in share's ghosted block when share is given (fewer layers of it) */
-static dt_status dt__halo_make(const char *fn, const dt_tensor *t, const int64_t *w, const dt_halo_desc *desc,
-                               dt__halo *share, dt__halo **out) {
+/* a plan of t with widths wlo below and whi above the interior and the
+   rest of desc: built, its datatypes, the copies of both kinds of exchange
+   (a device's tables made); in share's ghosted block when share is given
+   (fewer layers of it) */
+static dt_status dt__halo_make(const char *fn, const dt_tensor *t, const int64_t *wlo, const int64_t *whi,
+                               const dt_halo_desc *desc, dt__halo *share, dt__halo **out) {
     dt__halo *h = NULL;
     dt__array in;
     dt_status st;
     *out = NULL;
-    if ((st = dt__halo_build(fn, t, w, w, desc->boundary, desc->corners, desc->fill, share, &h))) return st;
+    if ((st = dt__halo_build(fn, t, wlo, whi, desc->boundary, desc->corners, desc->fill, share, &h))) return st;
 #ifndef DTENSOR_NO_MPI
     dt__halo_types(h);
 #endif
@@ -17536,7 +17641,6 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
     dt_halo_desc none;
     dt__halo *h = NULL;
     dt_status st;
-    int d;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
     if (dt__halo_busy(t->halo))
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
@@ -17545,9 +17649,9 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
     st = desc ? dt__check_halo_desc(fn, t, desc) : DT_OK;
     if ((st = dt__agree(t->mesh->comm, fn, st, dt__halo_desc_hash(desc ? desc : &none)))) return st;
     if (desc) {
-        int64_t w[DT_MAX_DIMS];
-        for (d = 0; d < t->desc.ndim; d++) w[d] = desc->width[d];
-        st = dt__halo_make(fn, t, w, desc, NULL, &h);
+        int64_t wlo[DT_MAX_DIMS], whi[DT_MAX_DIMS];
+        dt__halo_widths(desc, t->desc.ndim, wlo, whi);
+        st = dt__halo_make(fn, t, wlo, whi, desc, NULL, &h);
         /* all or none: a rank that could not allocate must not leave the others planning messages to it */
         if ((st = dt__agree(t->mesh->comm, fn, st, 0))) { dt__halo_free(h); return st; }
     }
@@ -17584,32 +17688,37 @@ static dt_status dt__halo_consistent(const char *fn, const dt_tensor *t, const i
     ((st) ? (dt__halo_consistent((fn), (t), (w), (st)), (st)) : dt__halo_consistent((fn), (t), (w), (st)))
 #endif
 
-/* The plan that exchanges width[d] layers of t's halo along each dim d
-   (NULL, or every width the halo's: the halo's own plan). A narrower one
-   is made at its first use, in the halo's ghosted block, and kept; ranks
-   agree on it then (different widths: DT_ERR_MISMATCH on every rank). */
+/* The plan that exchanges width[d] layers of t's halo along each dim d,
+   on each side as many as it has up to width[d] (NULL, or every width the
+   halo's: the halo's own plan). A narrower one is made at its first use,
+   in the halo's ghosted block, and kept; ranks agree on it then
+   (different widths: DT_ERR_MISMATCH on every rank). */
 static dt_status dt__halo_depth(const char *fn, const dt_tensor *t, const int64_t *width, dt__halo **out) {
     dt__halo *h = t->halo, *sub = NULL;
-    int nd = t->desc.ndim, d, i, same = 1;
+    int64_t lo[DT_MAX_DIMS], hi[DT_MAX_DIMS];
+    size_t bytes = (size_t)t->desc.ndim * sizeof *lo;
+    int nd = t->desc.ndim, d, i;
     dt_status st;
     *out = h;
     if (!width || !h) return DT_OK;
     for (d = 0; d < nd; d++) {
-        if (width[d] < 0 || width[d] > h->wlo[d])
+        int64_t most = h->wlo[d] > h->whi[d] ? h->wlo[d] : h->whi[d];
+        if (width[d] < 0 || width[d] > most)
             return dt__fail(DT_ERR_ARG, "%s: width[%d] = %lld: from 0 to the halo's width %lld along that dim", fn,
-                            dt__tdim(d, nd), (long long)width[d], (long long)h->wlo[d]);
-        same &= width[d] == h->wlo[d];
+                            dt__tdim(d, nd), (long long)width[d], (long long)most);
+        lo[d] = width[d] < h->wlo[d] ? width[d] : h->wlo[d];
+        hi[d] = width[d] < h->whi[d] ? width[d] : h->whi[d];
     }
-    if (same) return DT_OK;
+    if (!memcmp(lo, h->wlo, bytes) && !memcmp(hi, h->whi, bytes)) return DT_OK;
     for (i = 0; i < h->ndepth; i++)
-        if (!memcmp(h->depth[i]->wlo, width, (size_t)nd * sizeof *width)) {
+        if (!memcmp(h->depth[i]->wlo, lo, bytes) && !memcmp(h->depth[i]->whi, hi, bytes)) {
             *out = h->depth[i];
             return DT_OK;
         }
     st = h->ndepth == DT__HALO_DEPTHS
              ? dt__fail(DT_ERR_ARG, "%s: a halo keeps plans for %d different widths; this is one more", fn,
                         DT__HALO_DEPTHS)
-             : dt__halo_make(fn, t, width, &h->desc, h, &sub);
+             : dt__halo_make(fn, t, lo, hi, &h->desc, h, &sub);
     if ((st = dt__agree(t->mesh->comm, fn, st, dt__hash(14695981039346656037ull, width, (size_t)nd * sizeof *width)))) {
         dt__halo_free(sub);
         return st;
@@ -17678,16 +17787,16 @@ static void dt__stencil_call(dt_stencil_fn fn, void *user, dt_stencil_block *b, 
     fn(b, user);
 }
 
-/* The interior as the inner box (cells more than width from every face)
-   plus the rim, in disjoint slabs: for dim d, the cells inside the inner
+/* The interior as the inner box (cells more than width below, width_hi
+   above, from every face: their stencils need no ghosts) plus the rim, in disjoint slabs: for dim d, the cells inside the inner
    range along dims < d, outside it along d, anywhere along dims > d. */
 static void dt__stencil_run(dt_stencil_fn fn, void *user, dt_stencil_block *b, int rim) {
     int64_t a[DT_MAX_DIMS], z[DT_MAX_DIMS], lo[DT_MAX_DIMS], hi[DT_MAX_DIMS];
     int nd = b->ndim, d, e;
     for (d = 0; d < nd; d++) {
-        int64_t n = b->local_shape[d], w = b->width[d];
-        a[d] = w < n ? w : n;
-        z[d] = n - w > a[d] ? n - w : a[d];
+        int64_t n = b->local_shape[d];
+        a[d] = b->width[d] < n ? b->width[d] : n;
+        z[d] = n - b->width_hi[d] > a[d] ? n - b->width_hi[d] : a[d];
     }
     if (!rim) { dt__stencil_call(fn, user, b, a, z); return; }
     for (d = 0; d < nd; d++) {
@@ -17751,6 +17860,7 @@ static dt_status dt__stencil_apply_body(dt_tensor *x, dt_stencil_fn fn, void *us
                              : d == b.ndim - 1 ? 1 : b.in_stride[d + 1] * x->halo->g.box.ext[d + 1];
             b.out_stride[d] = d == b.ndim - 1 ? 1 : b.out_stride[d + 1] * x->box.ext[d + 1];
             b.width[d] = x->halo->wlo[d];
+            b.width_hi[d] = x->halo->whi[d];
             b.local_shape[d] = x->box.ext[d];
             b.offset[d] = x->box.lo[d];
         }
@@ -18641,7 +18751,7 @@ static dt_status dt__save_npy_host(const dt_tensor *t, const char *path) {
     dt_status st;
     hd.device = DT_HOST;
     hd.local_strides = NULL;
-    hd.local_ghost = NULL;
+    hd.local_ghost = hd.local_ghost_lo = hd.local_ghost_hi = NULL;
     st = dt__tensor_make(fn, t->mesh, &hd, NULL, 0, &h);
     if (!st) st = dt__contig_copy(fn, t, 1, &v, &buf);
     if (!st && h->bytes) st = t->dev->copy(fn, h->data, v.data, h->bytes);
@@ -19283,6 +19393,7 @@ DT_API dt_status dt_tensor_print_sharding(const dt_tensor *t, FILE *f) {
 typedef struct dt__fdesc {
     dt_tensor_desc d;
     int64_t local_shape[DT_MAX_DIMS], local_ghost[DT_MAX_DIMS], local_strides[DT_MAX_DIMS];
+    int64_t local_ghost_lo[DT_MAX_DIMS], local_ghost_hi[DT_MAX_DIMS];
 } dt__fdesc;
 
 static void dt__f_reverse(const int64_t *in, int n, int64_t *out) {
@@ -19326,6 +19437,14 @@ static dt_status dt__f_desc(const char *fn, const dt_tensor_desc *f, dt__fdesc *
     dt__f_reverse(f->shape, n, c->d.shape);
     if (f->local_shape) { dt__f_reverse(f->local_shape, n, c->local_shape); c->d.local_shape = c->local_shape; }
     if (f->local_ghost) { dt__f_reverse(f->local_ghost, n, c->local_ghost); c->d.local_ghost = c->local_ghost; }
+    if (f->local_ghost_lo) {
+        dt__f_reverse(f->local_ghost_lo, n, c->local_ghost_lo);
+        c->d.local_ghost_lo = c->local_ghost_lo;
+    }
+    if (f->local_ghost_hi) {
+        dt__f_reverse(f->local_ghost_hi, n, c->local_ghost_hi);
+        c->d.local_ghost_hi = c->local_ghost_hi;
+    }
     if (f->local_strides) {
         dt__f_reverse(f->local_strides, n, c->local_strides);
         c->d.local_strides = c->local_strides;
@@ -19630,6 +19749,8 @@ static dt_status dt__f_tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *fh
     n = t->desc.ndim;
     for (d = 0; d < n; d++) {
         h.width[d] = fh->width[n - 1 - d];
+        h.width_lo[d] = fh->width_lo[n - 1 - d];
+        h.width_hi[d] = fh->width_hi[n - 1 - d];
         h.boundary[d] = fh->boundary[n - 1 - d];
     }
     return DT__F_CALL(dt_tensor_set_halo)(t, &h);
@@ -19786,20 +19907,24 @@ static dt_status dt__f_local_fits(const dt_mesh *m, dt__fdesc *c, void *local, i
     const char *fn = "dt_tensor_from_local";
     dt_tensor_desc norm, *d = &c->d;
     dt__box b;
-    const int64_t *ls, *g = d->local_ghost;
-    int64_t ext[DT_MAX_DIMS] = {0}, need[DT_MAX_DIMS] = {0}, have = 1, span = 1, s = 1;
-    int k, nd = d->ndim, padded = 0;
+    const int64_t *ls;
+    int64_t ext[DT_MAX_DIMS] = {0}, need[DT_MAX_DIMS] = {0}, glo[DT_MAX_DIMS], ghi[DT_MAX_DIMS], have = 1, span = 1,
+            s = 1;
+    int k, nd = d->ndim, padded = 0, g;
     char xs[160], ns[160], ss[160];
     if (m->rank < 0 || !fext || rank < 1 || rank > DT_MAX_DIMS || nd < 1 || nd > DT_MAX_DIMS ||
         dt__check_desc(fn, m, d, &norm))
         return DT_OK;
     memset(&b, 0, sizeof b); /* (the dims past nd: the analyzer reads them as garbage otherwise) */
+    g = dt__desc_ghost(d, nd, glo, ghi);
     if ((g || d->local_strides) && !d->local_shape) return DT_OK; /* refused by the call: state local_shape */
     dt__tensor_box(m, &norm, m->coord, &b);
     ls = d->local_shape ? d->local_shape : b.ext;
     for (k = 0; k < nd; k++) {
-        if (ls[k] < 0 || ls[k] > INT64_MAX / 4 || (g && (g[k] < 0 || g[k] > INT64_MAX / 8))) return DT_OK;
-        need[k] = ls[k] + (g ? 2 * g[k] : 0);
+        if (ls[k] < 0 || ls[k] > INT64_MAX / 4 || glo[k] < 0 || glo[k] > INT64_MAX / 8 || ghi[k] < 0 ||
+            ghi[k] > INT64_MAX / 8)
+            return DT_OK;
+        need[k] = ls[k] + glo[k] + ghi[k];
         if (need[k] == 0) return DT_OK; /* reads nothing */
     }
     for (k = 0; k < rank; k++) {
@@ -19814,7 +19939,7 @@ static dt_status dt__f_local_fits(const dt_mesh *m, dt__fdesc *c, void *local, i
                 return dt__fail(DT_ERR_ARG, "%s: local is a %s array, smaller than %s = %s along dim %d: the wrap "
                                 "would read outside it (its extents must be at least these; larger ones are padding, "
                                 "read at the array's own strides)", fn, xs,
-                                g ? "local_shape + 2 * local_ghost"
+                                g ? dt__ghosted_shape_name(d)
                                   : d->local_shape ? "local_shape" : "this rank's part",
                                 ns, dt__tdim(k, nd));
         for (k = 1; k < nd; k++) padded |= ext[k] > need[k];
@@ -20185,6 +20310,7 @@ static void dt__f_stencil_call(const dt_stencil_block *b, void *user) {
     dt__f_reverse(b->in_stride, n, f.in_stride);
     dt__f_reverse(b->out_stride, n, f.out_stride);
     dt__f_reverse(b->width, n, f.width);
+    dt__f_reverse(b->width_hi, n, f.width_hi);
     dt__f_reverse(b->lo, n, f.lo);
     dt__f_reverse(b->ext, n, f.ext);
     dt__f_reverse(b->local_shape, n, f.local_shape);

@@ -185,7 +185,7 @@ contains
   end function off
 
   ! >>generated: layout (gen_f90.py: do not edit; python3 tests/lint/gen_f90.py)
-  ! every bind(C) type of dtensor.f90 (10) and each of its fields (72): the size and
+  ! every bind(C) type of dtensor.f90 (10) and each of its fields (77): the size and
   ! offsets this compiler gives them against C's sizeof / offsetof (tests/fortran_offsets.c)
   subroutine test_layout()
     type(dt_placement), target :: v_placement
@@ -223,11 +223,15 @@ contains
     call layout("dt_tensor_desc", "local_alloc", off(c_loc(v_tensor_desc%local_alloc), c_loc(v_tensor_desc)))
     call layout("dt_tensor_desc", "local_alloc_bytes", &
          off(c_loc(v_tensor_desc%local_alloc_bytes), c_loc(v_tensor_desc)))
+    call layout("dt_tensor_desc", "local_ghost_lo", off(c_loc(v_tensor_desc%local_ghost_lo), c_loc(v_tensor_desc)))
+    call layout("dt_tensor_desc", "local_ghost_hi", off(c_loc(v_tensor_desc%local_ghost_hi), c_loc(v_tensor_desc)))
     call layout("dt_halo_desc", "sizeof", int(c_sizeof(v_halo_desc), c_int64_t))
     call layout("dt_halo_desc", "width", off(c_loc(v_halo_desc%width), c_loc(v_halo_desc)))
     call layout("dt_halo_desc", "boundary", off(c_loc(v_halo_desc%boundary), c_loc(v_halo_desc)))
     call layout("dt_halo_desc", "fill", off(c_loc(v_halo_desc%fill), c_loc(v_halo_desc)))
     call layout("dt_halo_desc", "corners", off(c_loc(v_halo_desc%corners), c_loc(v_halo_desc)))
+    call layout("dt_halo_desc", "width_lo", off(c_loc(v_halo_desc%width_lo), c_loc(v_halo_desc)))
+    call layout("dt_halo_desc", "width_hi", off(c_loc(v_halo_desc%width_hi), c_loc(v_halo_desc)))
     call layout("dt_conv_desc", "sizeof", int(c_sizeof(v_conv_desc), c_int64_t))
     call layout("dt_conv_desc", "padding", off(c_loc(v_conv_desc%padding), c_loc(v_conv_desc)))
     call layout("dt_conv_desc", "dilation", off(c_loc(v_conv_desc%dilation), c_loc(v_conv_desc)))
@@ -244,6 +248,7 @@ contains
     call layout("dt_stencil_block", "local_shape", off(c_loc(v_stencil_block%local_shape), c_loc(v_stencil_block)))
     call layout("dt_stencil_block", "offset", off(c_loc(v_stencil_block%offset), c_loc(v_stencil_block)))
     call layout("dt_stencil_block", "global_shape", off(c_loc(v_stencil_block%global_shape), c_loc(v_stencil_block)))
+    call layout("dt_stencil_block", "width_hi", off(c_loc(v_stencil_block%width_hi), c_loc(v_stencil_block)))
     call layout("dt_comm_stats", "sizeof", int(c_sizeof(v_comm_stats), c_int64_t))
     call layout("dt_comm_stats", "calls", off(c_loc(v_comm_stats%calls), c_loc(v_comm_stats)))
     call layout("dt_comm_stats", "bytes_sent", off(c_loc(v_comm_stats%bytes_sent), c_loc(v_comm_stats)))
