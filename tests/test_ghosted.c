@@ -46,7 +46,8 @@ enum { C = DT_BOUNDARY_CONSTANT, P = DT_BOUNDARY_PERIODIC, N = DT_BOUNDARY_NONE 
 /* one rank's ghosted array inside a guarded buffer */
 typedef struct garr {
     int nd;
-    int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], room[DT_MAX_DIMS], gs[DT_MAX_DIMS], gn;
+    int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], room[DT_MAX_DIMS], rhi[DT_MAX_DIMS], gs[DT_MAX_DIMS], gn;
+    int sided;       /* wrapped with local_ghost_lo / _hi: room below, rhi above */
     double *buf;     /* NGUARD guards, gn array cells, NGUARD guards */
     double *arr;     /* buf + NGUARD */
     dt_tensor *t;
@@ -76,8 +77,10 @@ static void cell_index(const garr *a, int64_t i, int64_t *u, int *outside)
     for (k = 0; k < a->nd; k++) *outside += u[k] < a->lo[k] || u[k] >= a->lo[k] + a->ls[k];
 }
 
-static int garr_make(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, const dt_placement *pl,
-                     const int64_t *room)
+/* room: the ghost room on both sides (local_ghost), or below with rhi above
+   (rhi not NULL: local_ghost_lo / _hi) */
+static int garr_make_sided(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, const dt_placement *pl,
+                           const int64_t *room, const int64_t *rhi)
 {
     dt_tensor_desc d = mkdesc(nd, shape, m, pl);
     int64_t i, u[DT_MAX_DIMS];
@@ -88,7 +91,8 @@ static int garr_make(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, c
     a->gn = 1;
     for (k = 0; k < nd; k++) {
         a->room[k] = room[k];
-        a->gs[k] = a->ls[k] + 2 * room[k];
+        a->rhi[k] = rhi ? rhi[k] : room[k];
+        a->gs[k] = a->ls[k] + a->room[k] + a->rhi[k];
         a->gn *= a->gs[k];
     }
     a->buf = (double *)dtt_malloc((size_t)(a->gn + 2 * NGUARD) * sizeof(double));
@@ -99,11 +103,34 @@ static int garr_make(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, c
         a->arr[i] = out ? POISON : fval(nd, u);
     }
     d.local_shape = a->ls;
-    d.local_ghost = a->room;
+    a->sided = rhi != NULL;
+    if (rhi) {
+        d.local_ghost_lo = a->room;
+        d.local_ghost_hi = a->rhi;
+    } else {
+        d.local_ghost = a->room;
+    }
     d.local_alloc = a->arr; /* the ghosted array's start and size: the wrap checks it stays inside */
     d.local_alloc_bytes = (int64_t)((size_t)a->gn * sizeof(double));
     CHECK_OK(dt_tensor_from_local(m->mesh, &d, a->arr, DT_BORROW, &a->t));
     return a->t != NULL;
+}
+
+static int garr_make(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, const dt_placement *pl,
+                     const int64_t *room)
+{
+    return garr_make_sided(a, m, nd, shape, pl, room, NULL);
+}
+
+/* the widths a desc gives below (lo) and above (hi), as the header states them */
+static void side_widths(const dt_halo_desc *hd, int nd, int64_t *lo, int64_t *hi)
+{
+    int k, sided = 0;
+    for (k = 0; k < DT_MAX_DIMS; k++) sided |= hd->width_lo[k] != 0 || hd->width_hi[k] != 0;
+    for (k = 0; k < nd; k++) {
+        lo[k] = sided ? hd->width_lo[k] : hd->width[k];
+        hi[k] = sided ? hd->width_hi[k] : hd->width[k];
+    }
 }
 
 static void garr_free(garr *a)
@@ -117,8 +144,9 @@ static void garr_free(garr *a)
 /* every cell of the array and its guards (interior_v: the interior's value, NAN: f) */
 static void garr_check(const garr *a, const int64_t *shape, const dt_halo_desc *hd, double interior_v)
 {
-    int64_t i, u[DT_MAX_DIMS], w[DT_MAX_DIMS];
+    int64_t i, u[DT_MAX_DIMS], w[DT_MAX_DIMS], wl[DT_MAX_DIMS], wh[DT_MAX_DIMS];
     int k, bad = 0, out;
+    side_widths(hd, a->nd, wl, wh);
     for (i = 0; i < NGUARD; i++)
         if ((a->buf[i] != GUARD || a->buf[NGUARD + a->gn + i] != GUARD) && bad++ < 3)
             dtt_fail(__FILE__, __LINE__, "guard", "guard cell %lld written", (long long)i);
@@ -128,7 +156,7 @@ static void garr_check(const garr *a, const int64_t *shape, const dt_halo_desc *
         cell_index(a, i, u, &out);
         for (k = 0; k < a->nd; k++) {
             w[k] = u[k];
-            if (u[k] < a->lo[k] - hd->width[k] || u[k] >= a->lo[k] + a->ls[k] + hd->width[k]) inhalo = 0;
+            if (u[k] < a->lo[k] - wl[k] || u[k] >= a->lo[k] + a->ls[k] + wh[k]) inhalo = 0;
             if (u[k] < 0 || u[k] >= shape[k]) {
                 if (hd->boundary[k] == P) w[k] = (u[k] + shape[k]) % shape[k];
                 else if (hd->boundary[k] == C) cfill = 1;
@@ -164,8 +192,8 @@ static dt_halo_desc hdesc(int64_t w0, int64_t w1, int b0, int b1, int corners, d
 static long ncases = 0;
 
 /* exchange twice (the second over the first's ghosts), whole or split */
-static void gcase(const dtt_mesh *m, const int64_t *shape, const dt_placement *pl, const int64_t *room,
-                  const dt_halo_desc *hd, int split)
+static void gcase_sided(const dtt_mesh *m, const int64_t *shape, const dt_placement *pl, const int64_t *room,
+                        const int64_t *rhi, const dt_halo_desc *hd, int split)
 {
     garr a;
     dt_halo_desc none;
@@ -175,10 +203,13 @@ static void gcase(const dtt_mesh *m, const int64_t *shape, const dt_placement *p
     char s[96], p[96];
     dtt_shape_str(2, shape, s, sizeof s);
     dtt_pl_str(pl, m->nd, p, sizeof p);
-    dtt_ctx("mesh %s, %s %s, room %lld/%lld, width %lld/%lld, bnd %d%d, corners %d, %s", m->name, s, p,
-            (long long)room[0], (long long)room[1], (long long)hd->width[0], (long long)hd->width[1],
-            hd->boundary[0], hd->boundary[1], hd->corners, split ? "split" : "whole");
-    if (!garr_make(&a, m, 2, shape, pl, room)) { free(a.buf); return; }
+    dtt_ctx("mesh %s, %s %s, room %lld/%lld (above %lld/%lld), width %lld/%lld (lo %lld/%lld, hi %lld/%lld), "
+            "bnd %d%d, corners %d, %s", m->name, s, p, (long long)room[0], (long long)room[1],
+            (long long)(rhi ? rhi : room)[0], (long long)(rhi ? rhi : room)[1], (long long)hd->width[0],
+            (long long)hd->width[1], (long long)hd->width_lo[0], (long long)hd->width_lo[1],
+            (long long)hd->width_hi[0], (long long)hd->width_hi[1], hd->boundary[0], hd->boundary[1], hd->corners,
+            split ? "split" : "whole");
+    if (!garr_make_sided(&a, m, 2, shape, pl, room, rhi)) { free(a.buf); return; }
     CHECK_OK(dt_tensor_set_halo(a.t, hd));
     CHECK(dt_tensor_ghosted_data(a.t, gsh) == (void *)a.arr, "ghosted data is not the array");
     for (k = 0; k < 2; k++) CHECK(gsh[k] == a.gs[k], "ghosted shape[%d] = %lld", k, (long long)gsh[k]);
@@ -203,6 +234,38 @@ static void gcase(const dtt_mesh *m, const int64_t *shape, const dt_placement *p
     }
     ncases++;
     garr_free(&a);
+}
+
+static void gcase(const dtt_mesh *m, const int64_t *shape, const dt_placement *pl, const int64_t *room,
+                  const dt_halo_desc *hd, int split)
+{
+    gcase_sided(m, shape, pl, room, NULL, hd, split);
+}
+
+/* per-side widths of a 2-D halo */
+static dt_halo_desc hsided(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int b0, int b1, int corners,
+                           double fill)
+{
+    dt_halo_desc h = hdesc(0, 0, b0, b1, corners, fill);
+    h.width_lo[0] = lo0; h.width_hi[0] = hi0;
+    h.width_lo[1] = lo1; h.width_hi[1] = hi1;
+    return h;
+}
+
+/* a staggered field's array: ghost room 2 below and 3 above along dim 0
+   (a vertex-centred dim), 1 and 2 along dim 1; halos of that room, of
+   less, of both sides the same in it, and over a symmetric room */
+static void cases_sided(const dtt_mesh *m, const dt_placement *pl)
+{
+    int64_t s[2] = {13, 7}, sn[2] = {3, 5}, lo[2] = {2, 1}, hi[2] = {3, 2}, r22[2] = {2, 2}, z[2] = {0, 0};
+    dt_halo_desc h;
+    h = hsided(2, 3, 1, 2, P, C, 1, 0.5); gcase_sided(m, s, pl, lo, hi, &h, 0);
+    h = hsided(2, 3, 1, 2, C, P, 0, 0.0); gcase_sided(m, s, pl, lo, hi, &h, 1);
+    h = hsided(1, 3, 0, 2, P, N, 1, 0.0); gcase_sided(m, s, pl, lo, hi, &h, 0); /* less than the room below */
+    h = hdesc(2, 1, P, C, 1, 2.0); gcase_sided(m, s, pl, lo, hi, &h, 1);        /* symmetric halo, sided room */
+    h = hsided(0, 2, 2, 1, P, P, 1, 0.0); gcase(m, s, pl, r22, &h, 0);           /* sided halo, symmetric room */
+    h = hsided(2, 3, 0, 2, P, C, 1, 0.0); gcase_sided(m, sn, pl, lo, hi, &h, 1); /* empty shards */
+    h = hsided(0, 3, 0, 1, C, C, 1, 1.0); gcase_sided(m, s, pl, z, hi, &h, 0);   /* room above only */
 }
 
 static void cases_1d(const dtt_mesh *m)
@@ -266,7 +329,7 @@ static void stencil5(const dt_stencil_block *b, void *user)
         }
 }
 
-static void stencil_and_gather(const dtt_mesh *m, const dt_placement *pl, const int64_t *room)
+static void stencil_and_gather(const dtt_mesh *m, const dt_placement *pl, const int64_t *room, const int64_t *rhi)
 {
     int64_t s[2] = {13, 7}, i, n = 13 * 7;
     dt_halo_desc h = hdesc(1, 1, P, C, 0, 0.0);
@@ -277,8 +340,9 @@ static void stencil_and_gather(const dtt_mesh *m, const dt_placement *pl, const 
     garr a;
     char p[96];
     dtt_pl_str(pl, m->nd, p, sizeof p);
-    dtt_ctx("stencil/gather, mesh %s, %s, room %lld/%lld", m->name, p, (long long)room[0], (long long)room[1]);
-    if (!garr_make(&a, m, 2, s, pl, room)) { free(a.buf); free(full); return; }
+    dtt_ctx("stencil/gather, mesh %s, %s, room %lld/%lld (above %lld/%lld)", m->name, p, (long long)room[0],
+            (long long)room[1], (long long)(rhi ? rhi : room)[0], (long long)(rhi ? rhi : room)[1]);
+    if (!garr_make_sided(&a, m, 2, s, pl, room, rhi)) { free(a.buf); free(full); return; }
     /* the contiguous twin, with the copying halo */
     intr = (double *)dtt_malloc((size_t)(a.ls[0] * a.ls[1] + 1) * sizeof(double));
     for (i = 0; i < a.ls[0] * a.ls[1]; i++) {
@@ -383,6 +447,18 @@ static void bad_input(const dtt_mesh *m)
         }
     }
     CHECK(dt_tensor_ghosted_data(a.t, NULL) == NULL, "a halo was set");
+    {
+        dt_halo_desc hs = hdesc(0, 0, P, C, 0, 0.0);
+        hs.width_lo[0] = 1;
+        hs.width_hi[0] = 2;
+        hs.width_hi[1] = 1;
+        dt_status st = dt_tensor_set_halo(a.t, &hs);
+        CHECK(st != DT_OK, "a halo 2 above rank 0's room of 1 succeeded");
+        if (dtt_rank == 0)
+            CHECK(strstr(dt_last_error(), "width_hi[0] = 2") && strstr(dt_last_error(), "ghost room 1 above"),
+                  "message: %s", dt_last_error());
+    }
+    CHECK(dt_tensor_ghosted_data(a.t, NULL) == NULL, "a halo was set");
     CHECK_ST(dt_halo_exchange(a.t), DT_ERR_ARG);
     CHECK(memcmp(before, a.buf, bytes) == 0, "a refused call wrote the array");
     /* dt_tensor_from_local refusals */
@@ -403,6 +479,30 @@ static void bad_input(const dtt_mesh *m)
         dt_status st = dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t);
         CHECK(st != DT_OK, "one rank's negative room accepted");
     }
+    /* per side: not with local_ghost, no negative side, no wider than the array */
+    d.local_ghost = r1;
+    d.local_ghost_hi = r1;
+    CHECK_ST(dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "local_ghost_hi") && strstr(dt_last_error(), "not both"), "message: %s",
+          dt_last_error());
+    d.local_ghost = NULL;
+    d.local_ghost_lo = r1;
+    d.local_ghost_hi = neg;
+    CHECK_ST(dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "local_ghost_hi[1] = -1"), "message: %s", dt_last_error());
+    d.local_ghost_hi = r2; /* the array has room 1 or 2: 1 below + 2 above is past rank 0's array's end */
+    d.local_alloc = a.arr;
+    d.local_alloc_bytes = (int64_t)((size_t)a.gn * sizeof(double));
+    {
+        dt_status st = dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t);
+        if (dtt_rank == 0) {
+            CHECK(st == DT_ERR_ARG, "rank 0: %s", dt_status_string(st));
+            CHECK(strstr(dt_last_error(), "local_shape + local_ghost_lo + local_ghost_hi") &&
+                  strstr(dt_last_error(), "past the allocation"), "message: %s", dt_last_error());
+        }
+        CHECK(st != DT_OK, "an array too small for its room accepted");
+    }
+    d.local_ghost_lo = d.local_ghost_hi = NULL;
     d.local_ghost = r1;
     d.device = DT_CUDA;
     CHECK(dt_tensor_from_local(m->mesh, &d, a.arr, DT_BORROW, &t) != DT_OK, "device ghosted array accepted");
@@ -650,15 +750,17 @@ static void sweep(dt_comm *comm)
 {
     int fac[64 * DT_MAX_MESH_DIMS], nf, f, one[1];
     dt_placement pl[DT_MAX_MESH_DIMS];
-    int64_t r11[2] = {1, 1}, r23[2] = {2, 3};
+    int64_t r11[2] = {1, 1}, r23[2] = {2, 3}, r12[2] = {1, 2}, r31[2] = {3, 1};
     dtt_mesh m;
     one[0] = dtt_np;
     memset(pl, 0, sizeof pl);
     if (dtt_mesh_open(&m, comm, 1, one)) {
         cases_1d(&m);
         pl[0] = dt_shard(0);
-        stencil_and_gather(&m, pl, r11);
-        stencil_and_gather(&m, pl, r23);
+        stencil_and_gather(&m, pl, r11, NULL);
+        stencil_and_gather(&m, pl, r23, NULL);
+        stencil_and_gather(&m, pl, r12, r31);
+        cases_sided(&m, pl);
         bad_input(&m);
         wrap_mistakes(&m);
         dtt_mesh_close(&m);
@@ -668,7 +770,9 @@ static void sweep(dt_comm *comm)
         if (!dtt_mesh_open(&m, comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
         cases_2d(&m);
         pl[0] = dt_shard(0); pl[1] = dt_shard(1);
-        stencil_and_gather(&m, pl, r23);
+        stencil_and_gather(&m, pl, r23, NULL);
+        stencil_and_gather(&m, pl, r12, r31);
+        cases_sided(&m, pl);
         dtt_mesh_close(&m);
     }
 }

@@ -73,20 +73,33 @@ static dt_tensor *make_f(dt_mesh *mesh, const dtt_mesh *m, dt_dtype t, int nd, c
 
 static long halo_cases = 0;
 
+/* the widths a desc gives below (lo) and above (hi), as the header states them */
+static void side_widths(const dt_halo_desc *hd, int nd, int64_t *lo, int64_t *hi)
+{
+    int k, sided = 0;
+    for (k = 0; k < DT_MAX_DIMS; k++) sided |= hd->width_lo[k] != 0 || hd->width_hi[k] != 0;
+    for (k = 0; k < nd; k++) {
+        lo[k] = sided ? hd->width_lo[k] : hd->width[k];
+        hi[k] = sided ? hd->width_hi[k] : hd->width[k];
+    }
+}
+
 /* layers (NULL: all): an exchange of that many layers; cells further out keep the sentinel */
 static void check_ghosts(const dtt_mesh *m, dt_tensor *x, dt_dtype t, int nd, const int64_t *shape,
                          const dt_placement *pl, const dt_halo_desc *hd, const int64_t *layers)
 {
     int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], gsh[DT_MAX_DIMS], gn, i, u[DT_MAX_DIMS], w[DT_MAX_DIMS];
+    int64_t wl[DT_MAX_DIMS], wh[DT_MAX_DIMS];
     const void *gb;
     int k, bad = 0;
     dtt_ref_layout(m->nd, m->shape, m->coord, nd, shape, pl, ls, lo);
+    side_widths(hd, nd, wl, wh);
     gb = dt_tensor_ghosted_data(x, gsh);
     CHECK(gb != NULL || dtt_numel(nd, ls) == 0, "no ghosted block");
     gn = 1;
     for (k = 0; k < nd; k++) {
-        CHECK(gsh[k] == ls[k] + 2 * hd->width[k], "ghosted shape[%d] = %lld, want %lld", k, (long long)gsh[k],
-              (long long)(ls[k] + 2 * hd->width[k]));
+        CHECK(gsh[k] == ls[k] + wl[k] + wh[k], "ghosted shape[%d] = %lld, want %lld", k, (long long)gsh[k],
+              (long long)(ls[k] + wl[k] + wh[k]));
         gn *= gsh[k];
     }
     if (!gb) return;
@@ -94,7 +107,7 @@ static void check_ghosts(const dtt_mesh *m, dt_tensor *x, dt_dtype t, int nd, co
         int64_t r = i;
         int outside = 0, cfill = 0, none = 0, beyond = 0;
         double want, got;
-        for (k = nd - 1; k >= 0; k--) { u[k] = lo[k] - hd->width[k] + r % gsh[k]; r /= gsh[k]; }
+        for (k = nd - 1; k >= 0; k--) { u[k] = lo[k] - wl[k] + r % gsh[k]; r /= gsh[k]; }
         for (k = 0; k < nd; k++) {
             int64_t dist = u[k] < lo[k] ? lo[k] - u[k] : u[k] >= lo[k] + ls[k] ? u[k] - (lo[k] + ls[k] - 1) : 0;
             if (layers && dist > layers[k]) beyond = 1;
@@ -128,9 +141,11 @@ static void halo_case(const dtt_mesh *m, dt_dtype t, int nd, const int64_t *shap
     char s[96], p[96];
     dtt_shape_str(nd, shape, s, sizeof s);
     dtt_pl_str(pl, m->nd, p, sizeof p);
-    dtt_ctx("mesh %s, %s %s %s, width %lld/%lld/%lld, bnd %d%d%d, corners %d, %s", m->name, dtt_dtname(t), s, p,
-            (long long)hd->width[0], (long long)hd->width[1], (long long)hd->width[2], hd->boundary[0],
-            hd->boundary[1], hd->boundary[2], hd->corners, split ? "split" : "whole");
+    dtt_ctx("mesh %s, %s %s %s, width %lld/%lld/%lld (lo %lld/%lld, hi %lld/%lld), bnd %d%d%d, corners %d, %s",
+            m->name, dtt_dtname(t), s, p, (long long)hd->width[0], (long long)hd->width[1], (long long)hd->width[2],
+            (long long)hd->width_lo[0], (long long)hd->width_lo[1], (long long)hd->width_hi[0],
+            (long long)hd->width_hi[1], hd->boundary[0], hd->boundary[1], hd->boundary[2], hd->corners,
+            split ? "split" : "whole");
     if (!x) return;
     CHECK_OK(dt_tensor_set_halo(x, hd));
     gb = dt_tensor_ghosted_data(x, gsh);
@@ -164,10 +179,20 @@ static void halo_layers_case(const dtt_mesh *m, dt_comm *comm, int nd, const int
     int64_t gsh[DT_MAX_DIMS], gn = 1, i;
     int k, round;
     void *gb;
-    dtt_ctx("mesh %s, layers %lld/%lld of width %lld/%lld, corners %d", m->name, (long long)layers[0],
-            (long long)layers[1], (long long)hd->width[0], (long long)hd->width[1], hd->corners);
+    int64_t wl[DT_MAX_DIMS], wh[DT_MAX_DIMS];
+    dtt_ctx("mesh %s, layers %lld/%lld of width %lld/%lld (lo %lld/%lld, hi %lld/%lld), corners %d", m->name,
+            (long long)layers[0], (long long)layers[1], (long long)hd->width[0], (long long)hd->width[1],
+            (long long)hd->width_lo[0], (long long)hd->width_lo[1], (long long)hd->width_hi[0],
+            (long long)hd->width_hi[1], hd->corners);
     if (!x || !y) goto done;
-    for (k = 0; k < nd; k++) hy.width[k] = layers[k];
+    side_widths(hd, nd, wl, wh);
+    memset(hy.width, 0, sizeof hy.width);
+    memset(hy.width_lo, 0, sizeof hy.width_lo);
+    memset(hy.width_hi, 0, sizeof hy.width_hi);
+    for (k = 0; k < nd; k++) { /* each side as deep as it is, up to layers[k] */
+        hy.width_lo[k] = layers[k] < wl[k] ? layers[k] : wl[k];
+        hy.width_hi[k] = layers[k] < wh[k] ? layers[k] : wh[k];
+    }
     CHECK_OK(dt_tensor_set_halo(x, hd));
     CHECK_OK(dt_tensor_set_halo(y, &hy));
     gb = dt_tensor_ghosted_data(x, gsh);
@@ -212,6 +237,16 @@ static dt_halo_desc hdesc(int64_t w0, int64_t w1, int64_t w2, int b0, int b1, in
     return h;
 }
 
+/* per-side widths of a 2-D halo: lo0/hi0 along dim 0, lo1/hi1 along dim 1 */
+static dt_halo_desc hsided(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, int b0, int b1, int corners,
+                           double fill)
+{
+    dt_halo_desc h = hdesc(0, 0, 0, b0, b1, 0, corners, fill);
+    h.width_lo[0] = lo0; h.width_hi[0] = hi0;
+    h.width_lo[1] = lo1; h.width_hi[1] = hi1;
+    return h;
+}
+
 enum { C = DT_BOUNDARY_CONSTANT, P = DT_BOUNDARY_PERIODIC, N = DT_BOUNDARY_NONE };
 
 static void halo_cases_1d(const dtt_mesh *m)
@@ -228,6 +263,10 @@ static void halo_cases_1d(const dtt_mesh *m)
     h = hdesc(13, 7, 0, P, P, 0, 1, 0.0); halo_case(m, DT_F64, 2, s2, pl, &h, 0);  /* width == n */
     h = hdesc(1, 1, 0, N, C, 0, 1, -3.0); halo_case(m, DT_F32, 2, s2, pl, &h, 0);
     h = hdesc(2, 2, 0, P, N, 0, 1, 0.0); halo_case(m, DT_F64, 2, s2b, pl, &h, 0);  /* empty shards */
+    /* per side (a vertex-centred field's 2 below, 3 above), one side 0, wider than the shards */
+    h = hsided(2, 3, 1, 0, P, C, 1, 1.5); halo_case(m, DT_F64, 2, s2, pl, &h, 0);
+    h = hsided(0, 2, 2, 1, C, P, 1, -2.0); halo_case(m, DT_F64, 2, s2, pl, &h, 1);
+    h = hsided(3, 1, 0, 2, P, N, 0, 0.0); halo_case(m, DT_F32, 2, s2b, pl, &h, 0);
     if (dtt_quick) return;
     pl[0] = dt_shard(1);
     h = hdesc(1, 2, 0, C, P, 0, 1, 9.0); halo_case(m, DT_F64, 2, s2, pl, &h, 1);
@@ -259,6 +298,9 @@ static void halo_cases_2d(const dtt_mesh *m)
         pl[0] = dt_shard(0); pl[1] = dt_shard(1);
         h = hdesc(2, 2, 0, P, C, 0, 1, 2.5); halo_layers_case(m, m->comm, 2, s2, pl, &h, one);
         h = hdesc(2, 2, 0, C, P, 0, 0, 0.0); halo_layers_case(m, m->comm, 2, s2, pl, &h, mixed);
+        h = hsided(2, 3, 1, 0, P, C, 1, 0.5); halo_case(m, DT_F64, 2, s2, pl, &h, 1);
+        h = hsided(2, 1, 0, 2, P, C, 1, 0.5); halo_layers_case(m, m->comm, 2, s2, pl, &h, one);
+        h = hsided(3, 1, 1, 2, C, P, 1, 0.0); halo_layers_case(m, m->comm, 2, s2, pl, &h, mixed);
     }
     if (dtt_quick) return;
     pl[0] = dt_shard(0); pl[1] = dt_shard(2);
@@ -317,6 +359,8 @@ static void stencil_fn(const dt_stencil_block *b, void *user)
                 const double *c = in + (i + b->width[0]) * b->in_stride[0] + (j + b->width[1]) * b->in_stride[1];
                 int64_t r = b->in_stride[0], q = b->in_stride[1];
                 double v = 4 * c[0] - c[-r] - c[r] - c[-q] - c[q];
+                if (s->kind == 4) /* one-sided: i-2 .. i+1 along dim 0, j .. j+1 along dim 1 */
+                    v = c[0] + 2 * c[-2 * r] - c[r] + 3 * c[q];
                 if (s->kind == 9) v += 0.5 * (c[-r - q] + c[-r + q] + c[r - q] + c[r + q]);
                 out[i * b->out_stride[0] + j * b->out_stride[1]] = v;
                 s->count[i * b->local_shape[1] + j]++;
@@ -344,6 +388,13 @@ static double stencil_ref(int kind, int nd, const int64_t *shape, const int64_t 
 #define AT(expr) (memcpy(u, g, sizeof u), (expr), \
                   u[0] = (u[0] + shape[0]) % shape[0], \
                   ((u[1] < 0 || u[1] >= shape[1] || (nd == 3 && (u[2] < 0 || u[2] >= shape[2]))) ? 0.0 : fval(nd, u)))
+    if (kind == 4) { /* one statement per neighbour: u is shared */
+        v = fval(nd, g);
+        v += 2 * AT(u[0] -= 2);
+        v -= AT(u[0] += 1);
+        v += 3 * AT(u[1] += 1);
+        return v;
+    }
     v = 2.0 * nd * fval(nd, g);
     for (d = 0; d < nd; d++) { v -= AT(u[d] -= 1); v -= AT(u[d] += 1); }
     if (kind == 9)
@@ -356,7 +407,9 @@ static double stencil_ref(int kind, int nd, const int64_t *shape, const int64_t 
 static void stencil_case(const dtt_mesh *m, int kind, int nd, const int64_t *shape, const dt_placement *pl)
 {
     dt_tensor *x = make_f(m->mesh, m, DT_F64, nd, shape, pl), *y = NULL;
-    dt_halo_desc h = hdesc(1, 1, nd == 3 ? 1 : 0, P, C, nd == 3 ? C : 0, kind == 9, 0.0);
+    /* kind 4 reads 2 below and 1 above along dim 0, 1 above along dim 1: per-side widths */
+    dt_halo_desc h = kind == 4 ? hsided(2, 1, 0, 1, P, C, 1, 0.0)
+                               : hdesc(1, 1, nd == 3 ? 1 : 0, P, C, nd == 3 ? C : 0, kind == 9, 0.0);
     int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], n, i, g[3];
     long *count;
     sten s;
@@ -372,16 +425,19 @@ static void stencil_case(const dtt_mesh *m, int kind, int nd, const int64_t *sha
     s.kind = kind;
     s.count = count;
     CHECK_OK(dt_tensor_set_halo(x, &h));
-    for (rep = 0; rep < 2; rep++) /* the second run reuses *out */
+    /* checked after each run: the first finds the ghosted block zeroed, so an
+       inner cell computed from a ghost before the exchange ended shows */
+    for (rep = 0; rep < 2; rep++) { /* the second run reuses *out */
         CHECK_OK(dt_stencil_apply(x, stencil_fn, &s, &y));
-    for (i = 0; y && i < n; i++) {
-        int64_t r = i;
-        double want, got = ((const double *)dt_tensor_data(y))[i];
-        for (k = nd - 1; k >= 0; k--) { g[k] = lo[k] + r % ls[k]; r /= ls[k]; }
-        want = stencil_ref(kind, nd, shape, g);
-        if ((got != want || count[i] != 2) && bad++ < 5)
-            dtt_fail(__FILE__, __LINE__, "stencil", "local cell %lld: got %g want %g, computed %ld times (want 2)",
-                     (long long)i, got, want, count[i]);
+        for (i = 0; y && i < n; i++) {
+            int64_t r = i;
+            double want, got = ((const double *)dt_tensor_data(y))[i];
+            for (k = nd - 1; k >= 0; k--) { g[k] = lo[k] + r % ls[k]; r /= ls[k]; }
+            want = stencil_ref(kind, nd, shape, g);
+            if ((got != want || count[i] != rep + 1) && bad++ < 5)
+                dtt_fail(__FILE__, __LINE__, "stencil", "run %d, local cell %lld: got %g want %g, computed %ld times "
+                         "(want %d)", rep, (long long)i, got, want, count[i], rep + 1);
+        }
     }
     free(count);
     dt_tensor_destroy(y);
@@ -400,6 +456,7 @@ static void stencil_sweep(dt_comm *comm)
         pl[0] = dt_shard(0);
         stencil_case(&m, 5, 2, s2, pl);
         stencil_case(&m, 9, 2, s2, pl);
+        stencil_case(&m, 4, 2, s2, pl);
         pl[0] = dt_shard(1);
         stencil_case(&m, 9, 2, s2, pl);
         pl[0] = dt_shard(2);
@@ -412,6 +469,7 @@ static void stencil_sweep(dt_comm *comm)
         if (!dtt_mesh_open(&m, comm, 2, &fac[f * DT_MAX_MESH_DIMS])) continue;
         pl[0] = dt_shard(0); pl[1] = dt_shard(1);
         stencil_case(&m, 9, 2, s2, pl);
+        stencil_case(&m, 4, 2, s2, pl);
         pl[0] = dt_shard(1); pl[1] = dt_shard(2);
         stencil_case(&m, 7, 3, s3, pl);
         dtt_mesh_close(&m);
@@ -592,6 +650,13 @@ static void bad_input(dt_comm *comm)
     h = hdesc(7, 0, 0, P, 0, 0, 0, 0); CHECK_ST(dt_tensor_set_halo(x, &h), DT_ERR_ARG); /* wider than n */
     h = hdesc(1, 0, 0, 3, 0, 0, 0, 0); CHECK_ST(dt_tensor_set_halo(x, &h), DT_ERR_ARG);
     h = hdesc(1, 0, 0, 0, 0, 0, 2, 0); CHECK_ST(dt_tensor_set_halo(x, &h), DT_ERR_ARG);
+    h = hsided(1, 2, 0, 0, 0, 0, 0, 0); h.width[1] = 1; /* both forms at once */
+    CHECK_ST(dt_tensor_set_halo(x, &h), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "not both") != NULL, "message: %s", dt_last_error());
+    h = hsided(1, -1, 0, 0, 0, 0, 0, 0); CHECK_ST(dt_tensor_set_halo(x, &h), DT_ERR_ARG);
+    CHECK(strstr(dt_last_error(), "width_hi[0] = -1") != NULL, "message: %s", dt_last_error());
+    h = hsided(0, 0, 0, 0, 0, 0, 0, 0); h.width_lo[2] = 1; CHECK_ST(dt_tensor_set_halo(x, &h), DT_ERR_ARG);
+    h = hsided(1, 7, 0, 0, P, 0, 0, 0); CHECK_ST(dt_tensor_set_halo(x, &h), DT_ERR_ARG); /* wider than n */
     CHECK(dt_tensor_ghosted_data(x, NULL) == NULL, "a failed set_halo left a halo");
     /* every rank passed the same bad desc: each names its own error; ranks that
        disagree: all fail (DT_ERR_MISMATCH), none keeps a halo */
@@ -604,6 +669,18 @@ static void bad_input(dt_comm *comm)
     CHECK_OK(dt_tensor_set_halo(x, &h));
     before = dt_tensor_ghosted_data(x, NULL);
     CHECK_ST(dt_halo_exchange_end(x), DT_ERR_ARG);
+    {
+        dt_halo_desc hs = hsided(1, 2, 0, 1, 0, 0, 0, 0);
+        int64_t w3[2] = {3, 0}, w2[2] = {2, 2}, w1[2] = {2, 1};
+        CHECK_OK(dt_tensor_set_halo(x, &hs));
+        CHECK_ST(dt_halo_exchange_layers(x, w3), DT_ERR_ARG); /* past both sides */
+        CHECK(strstr(dt_last_error(), "width[0] = 3") && strstr(dt_last_error(), "halo's width 2"), "message: %s",
+              dt_last_error());
+        CHECK_ST(dt_halo_exchange_layers(x, w2), DT_ERR_ARG);
+        CHECK_OK(dt_halo_exchange_layers(x, w1)); /* each side as deep as it is: the whole plan */
+        CHECK_OK(dt_tensor_set_halo(x, &h));
+        before = dt_tensor_ghosted_data(x, NULL);
+    }
     CHECK_OK(dt_halo_exchange_begin(x));
     CHECK_ST(dt_halo_exchange_begin(x), DT_ERR_ARG);
     CHECK_ST(dt_tensor_set_halo(x, &h), DT_ERR_ARG);
