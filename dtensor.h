@@ -1051,8 +1051,17 @@ DT_API dt_status dt_tensor_zeros(dt_mesh *m, const dt_tensor_desc *d, dt_tensor 
    the array itself: dt_halo_exchange writes the ghost cells in place, with
    no copy of the interior (see the halo section). The rest of the library
    sees a ghosted array as strided storage (below): only the interior is
-   read or written, never the ghost room.
-   Refused with DT_ERR_ARG, nothing written: local_ghost with DT_COPY, a
+   read or written, never the ghost room. Room that differs on the two
+   sides (a vertex- or face-centred field whose exchange fills 2 layers
+   below and 3 above) is desc->local_ghost_lo and local_ghost_hi instead:
+   the array's shape is local_shape[d] + local_ghost_lo[d] +
+   local_ghost_hi[d], the interior starts local_ghost_lo[d] in, and either
+   pointer may be NULL (no room on that side). Ghost room combines with
+   local_strides (the strides of the whole ghosted array, e.g. a padded
+   leading dim), and `local` may lie inside local_alloc (one field of a
+   larger allocation): the checks below take the storage from `local`.
+   Refused with DT_ERR_ARG, nothing written: local_ghost together with
+   local_ghost_lo or _hi, local_ghost with DT_COPY, a
    negative width, widths whose array size overflows, no local_shape, no
    local_alloc / local_alloc_bytes, `local` whose ghosted array would end
    past the allocation (the interior pointer, or local_alloc_bytes given as
@@ -1587,7 +1596,8 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
 /* ---- halos, stencils and convolution ----
    A tensor can carry ghost cells (PETSc DMDA's ghost points): a second
    local buffer, owned by the tensor, holding this rank's box widened by
-   width[d] cells on both sides of every tensor dim d, row-major. Ops keep
+   width[d] cells on both sides of every tensor dim d (or width_lo[d] below
+   and width_hi[d] above, per side), row-major. Ops keep
    working on the interior (dt_tensor_data, contiguous as always; PETSc's
    "global vector"); the ghosted block (dt_tensor_ghosted_data) is the
    "local vector" a stencil reads. dt_halo_exchange copies the interior into
@@ -1612,16 +1622,21 @@ DT_API dt_status dt_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_te
    MPICH) is an MPI derived datatype made once by dt_tensor_set_halo: MPI
    reads it from the interior and writes it into the ghost cells, no
    pack or unpack of ours; smaller or other faces are packed.
-   In place (a ghosted array: dt_tensor_from_local with desc->local_ghost):
-   the halo lives in the tensor's own array, no wider than its ghost room
-   (width[d] <= local_ghost[d]; DT_ERR_ARG on every rank otherwise, naming
-   the dim, the width and the room). dt_tensor_set_halo then allocates no
+   Per side: width_lo[d] cells below the interior and width_hi[d] above it,
+   as a staggered field's exchange needs (2 below, 3 above; one side 0 for
+   an upwind stencil); the plans, packs and dt_stencil_apply's inner/rim
+   split follow each side.
+   In place (a ghosted array: dt_tensor_from_local with desc->local_ghost,
+   or local_ghost_lo / _hi): the halo lives in the tensor's own array, no
+   wider than its ghost room on each side (DT_ERR_ARG on every rank
+   otherwise, naming the dim, the side, the width and the room). dt_tensor_set_halo then allocates no
    block and writes nothing; an exchange copies no interior: it packs the
    faces (and corners) to send, and writes only the ghost cells the halo
    covers (the cells within width[d] of the interior), so ghost room past
    the halo keeps the caller's values. dt_tensor_ghosted_data returns the
-   array's start and its shape (local_shape + 2*local_ghost): interior
-   element i sits at index i + local_ghost. Split phase: _begin reads the
+   array's start and its shape (local_shape + 2*local_ghost, or + the
+   room below and above): interior element i sits at index i +
+   local_ghost (the room below). Split phase: _begin reads the
    interior only to pack what it sends (and to copy local wraps), so after
    it returns the interior may be written; the ghost cells must not be
    touched until _end returns. */
@@ -1661,7 +1676,8 @@ typedef struct dt_halo_desc {
    mesh whose backend takes device memory is staged the other way. */
 DT_API dt_status dt_tensor_set_halo(dt_tensor *t, const dt_halo_desc *desc);  /* collective */
 /* the ghosted block (NULL without a halo); ghosted_shape (may be NULL) gets
-   local_shape[d] + 2*width[d]. Interior element i sits at index i + width. */
+   local_shape[d] + 2*width[d] (per side: + width_lo[d] + width_hi[d]).
+   Interior element i sits at index i + width (per side: + width_lo). */
 DT_API void     *dt_tensor_ghosted_data(const dt_tensor *t, int64_t *ghosted_shape);  /* local */
 /* collective: interior -> ghosted block, then fill the ghosts */
 DT_API dt_status dt_halo_exchange(dt_tensor *t);  /* collective */
@@ -1678,6 +1694,8 @@ DT_API dt_status dt_halo_exchange_end(dt_tensor *t);  /* collective */
 /* The same exchange, width[d] ghost layers deep along each dim d (0 <= width[d]
    <= the halo's width; NULL: all of them), as a code that asks for depth 1 or 2
    at each exchange of a width-2 halo: layers past width[d] keep what they hold.
+   A halo with per-side widths exchanges min(width[d], its width) layers on
+   each side (width[d] up to the wider side's).
    The plan of each distinct width is made at its first use (the ranks agree on
    it then: DT_ERR_MISMATCH if they passed different widths) and kept, up to 8
    widths per halo, so a time loop that alternates depths plans each once; it
@@ -1688,8 +1706,8 @@ DT_API dt_status dt_halo_exchange_layers_begin(dt_tensor *t, const int64_t *widt
 /* A stencil callback gets a part of the local interior to compute: cells
    lo[d] <= i[d] < lo[d] + ext[d] (local interior coordinates). It reads the
    ghosted input (interior cell i at in + sum((i[d] + width[d]) * in_stride[d])
-   elements of `dtype`, so neighbour i[d] - width[d] .. i[d] + width[d] is
-   there) and writes out + sum(i[d] * out_stride[d]). For a ghosted array
+   elements of `dtype`, so neighbour i[d] - width[d] .. i[d] + width_hi[d] is
+   there; width_hi = width unless the halo has per-side widths) and writes out + sum(i[d] * out_stride[d]). For a ghosted array
    (local_ghost) `in` points into the caller's array, at the halo's first
    cell, with the array's strides (the same formula holds).
    Device tensors: `in` and `out` are device pointers; the callback enqueues
@@ -1718,8 +1736,8 @@ typedef void (*dt_stencil_fn)(const dt_stencil_block *b, void *user);
 
 /* out = fn over x's ghosted block, with communication overlapped: x's halo
    exchange is begun, fn runs on the cells more than `width` from every face
-   (they need no ghosts), the exchange ends, fn runs on the rim (at most 2 per
-   dim). x needs a halo (dt_tensor_set_halo); out gets x's spec (*out as for
+   (width_lo below, width_hi above with per-side widths: they need no
+   ghosts), the exchange ends, fn runs on the rim (at most 2 per dim). x needs a halo (dt_tensor_set_halo); out gets x's spec (*out as for
    ops; it must not be x). Collective. On failure a new *out is not made; an
    existing *out is untouched unless the exchange fails in its end (a
    backend's dt_comm_desc.wait, e.g. MPI's, failing), after the inner cells

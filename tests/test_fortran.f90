@@ -99,6 +99,7 @@ program test_fortran
   call test_typed_errors()
   call test_padded_wrap()
   call test_halo_layers()
+  call test_halo_sided()
   call test_views()
   call test_mesh_extras()
   call test_stencil()
@@ -980,6 +981,57 @@ contains
                "depth 3 of a width-2 halo: DT_ERR_ARG: " // dt_last_error())
     call dt_tensor_destroy(t)
   end subroutine test_halo_layers
+
+  ! ghost room and halo widths per side, in Fortran order: a(-1:GX+1, -1:ny+3)
+  ! has room 2 below and 1 above along dim 1, 2 below and 3 above along dim 2
+  ! (local_ghost_lo / _hi); a halo 1/1 (CONSTANT 5) and 2/3 (periodic) fills
+  ! exactly those layers, and the room past it keeps the caller's -7
+  subroutine test_halo_sided()
+    integer, parameter :: GX = 4, GY = 7
+    integer(c_int64_t), target :: ls(2), glo(2) = [2, 2], ghi(2) = [1, 3]
+    integer(c_int64_t) :: i, j, lo, ny
+    real(c_double), allocatable, target :: a(:, :)
+    type(dt_tensor_desc) :: td
+    type(dt_halo_desc) :: hd
+    type(c_ptr) :: t
+    logical :: good
+    ny = GY / nranks + merge(1, 0, rank < mod(GY, nranks))
+    lo = rank * (GY / nranks) + min(rank, mod(GY, nranks))
+    allocate(a(-1:GX + 1, -1:ny + 3))
+    a = -7
+    do j = 1, ny
+      do i = 1, GX
+        a(i, j) = f(i, lo + j)
+      end do
+    end do
+    ls = [int(GX, c_int64_t), ny]
+    td%dtype = DT_F64
+    td%ndim = 2
+    td%shape(1:2) = [GX, GY]
+    td%placements(1) = dt_shard_balanced(2)
+    td%local_shape = c_loc(ls)
+    td%local_ghost_lo = c_loc(glo)
+    td%local_ghost_hi = c_loc(ghi)
+    td%local_alloc = c_loc(a)
+    td%local_alloc_bytes = 8 * size(a, kind=c_int64_t)
+    t = c_null_ptr
+    call ok(dt_tensor_from_local(mesh, td, a, DT_FLAG_BORROW, t), "wrap a(-1:GX+1, -1:ny+3), room [2, 2] / [1, 3]")
+    hd%width_lo(1:2) = [1_c_int64_t, 2_c_int64_t]
+    hd%width_hi(1:2) = [1_c_int64_t, 3_c_int64_t]
+    hd%boundary(1:2) = [int(DT_BOUNDARY_CONSTANT, c_int8_t), int(DT_BOUNDARY_PERIODIC, c_int8_t)]
+    hd%fill = 5
+    call ok(dt_tensor_set_halo(t, hd), "a halo 1/1 along dim 1, 2/3 along dim 2")
+    call ok(dt_halo_exchange(t), "the exchange")
+    call check(all(a(0, 1:ny) == 5) .and. all(a(GX + 1, 1:ny) == 5) .and. all(a(-1, :) == -7), &
+               "dim 1: the fill one layer deep on each side, the second layer below untouched")
+    good = .true.
+    do j = -1, ny + 3
+      if (j >= 1 .and. j <= ny) cycle
+      good = good .and. all(a(1:GX, j) == [(f(i, modulo(lo + j - 1, int(GY, c_int64_t)) + 1), i = 1, GX)])
+    end do
+    call check(good, "dim 2: 2 columns below and 3 above hold the periodic neighbours' values")
+    call dt_tensor_destroy(t)
+  end subroutine test_halo_sided
 
   ! ---- the views, dim-taking ops and matmul family, in Fortran order ----
   subroutine test_views()
