@@ -192,9 +192,13 @@ module dtensor
     integer(c_int) :: device = DT_HOST
     type(c_ptr) :: local_shape = c_null_ptr    ! c_loc of integer(c_int64_t) (ndim), Fortran order
     type(c_ptr) :: local_ghost = c_null_ptr    ! likewise: ghost cells on each side of each dim
-    type(c_ptr) :: local_strides = c_null_ptr  ! likewise: element strides of the storage
-    type(c_ptr) :: local_alloc = c_null_ptr    ! with ghosts or strides: c_loc of the whole array
-    integer(c_int64_t) :: local_alloc_bytes = 0 ! and its size in bytes (8 * size(a) for real(8))
+    type(c_ptr) :: local_strides = c_null_ptr  ! likewise: element strides of the storage (with
+                                               ! local_ghost: of the whole ghosted array)
+    type(c_ptr) :: local_alloc = c_null_ptr    ! with ghosts or strides: c_loc of the allocation
+                                               ! `local` lies in (`local` may point inside it;
+                                               ! c_loc's argument must be TARGET or POINTER)
+    integer(c_int64_t) :: local_alloc_bytes = 0 ! and its size in bytes (8 * size(a) for real(8);
+                                                ! c_sizeof takes no allocatable array)
     type(c_ptr) :: local_ghost_lo = c_null_ptr ! instead of local_ghost: ghost cells below each dim's interior
     type(c_ptr) :: local_ghost_hi = c_null_ptr ! and above it (c_loc of integer(c_int64_t)(ndim); null: none)
   end type dt_tensor_desc
