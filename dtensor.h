@@ -9897,7 +9897,8 @@ static const char *dt__ghost_hint(const dt_tensor_desc *d, int64_t at, char *buf
     if (at == 0) {
         snprintf(buf, n, dt__f_order ? "local is desc%%local_alloc, the array's start, so the array is smaller than %s: "
                                        "check the ghost room and local_shape against its extents, and "
-                                       "local_alloc_bytes against c_sizeof(a)"
+                                       "local_alloc_bytes against 8 * size(a) for real(8) (storage_size(a) / 8 * "
+                                       "size(a))"
                                      : "local is desc->local_alloc, the array's start, so the array is smaller than "
                                        "%s: check the ghost room and local_shape against it, and local_alloc_bytes "
                                        "against its size", dt__ghosted_shape_name(d));
@@ -9936,7 +9937,7 @@ static dt_status dt__local_alloc_short(const dt_tensor_desc *d, const dt_tensor_
                         "desc->local_alloc; %lld elements are %lld bytes (local_alloc_bytes = %s)", fn,
                         (long long)have, xs, dt_dtype_name(norm->dtype), (long long)es, (long long)need,
                         (long long)at, (long long)have, (long long)(have * es),
-                        dt__f_order ? "c_sizeof(a), the array's bytes" : "sizeof(element) * elements");
+                        dt__f_order ? "storage_size(a) / 8 * size(a), the array's bytes" : "sizeof(element) * elements");
     if (glo)
         return dt__fail(DT_ERR_ARG, "%s: the ghosted array (%s = %s, %s) "
                         "takes %lld bytes from local, which is %lld bytes (%lld elements) into desc->local_alloc "
@@ -9983,7 +9984,7 @@ static dt_status dt__check_local_alloc(const dt_mesh *m, const dt_tensor_desc *d
                         glo ? (d->local_ghost ? "local_ghost" : "local_ghost_lo / _hi")
                             : d->local_strides ? "local_strides" : "local_alloc",
                         d->local_alloc, (long long)d->local_alloc_bytes,
-                        dt__f_order ? "local_alloc = c_loc(a), local_alloc_bytes = c_sizeof(a)"
+                        dt__f_order ? "local_alloc = c_loc(a), local_alloc_bytes = storage_size(a) / 8 * size(a)"
                                     : "local_alloc = A, local_alloc_bytes = sizeof(double) * rows * cols");
     need = span * es;
     if (l < a || l - a > (uintptr_t)d->local_alloc_bytes)
@@ -10108,7 +10109,7 @@ static void dt__ghost_box(int nd, const dt__box *b, const int64_t *lo, const int
     for (d = 0; d < nd; d++) { out->lo[d] -= lo[d]; out->ext[d] += lo[d] + hi[d]; }
 }
 
-/* desc->local_ghost (or _lo / _hi): a borrowed host array whose widened
+/* desc->local_ghost (or _lo / _hi): a borrowed array whose widened
    shape fits the index arithmetic (every rank checks its own; the
    agreement follows) */
 static dt_status dt__check_local_ghost(const dt_mesh *m, const dt_tensor_desc *d, const dt_tensor_desc *norm,
@@ -17018,19 +17019,25 @@ static int dt__halo_peer_box(const dt_mesh *m, const dt_tensor_desc *d, int r, d
 /* the ghost slabs past CONSTANT edges, in global coordinates: parts of
    hbox only (ghost room past the halo is the caller's) */
 static void dt__halo_plan_fills(dt__halo *h, const int64_t *n) {
+    dt__box span = h->hbox; /* what a fill slab spans along the other dims */
     int d;
     h->nfills = 0;
+    for (d = 0; !h->corners && d < h->ndim; d++) { /* faces only: the corner ghosts are not the halo's */
+        span.lo[d] += h->wlo[d];
+        span.ext[d] -= h->wlo[d] + h->whi[d];
+    }
     for (d = 0; d < h->ndim; d++) {
         int64_t glo = h->hbox.lo[d], ghi = glo + h->hbox.ext[d];
         if (h->bnd[d] != DT_BOUNDARY_CONSTANT) continue;
         if (glo < 0) {
             dt__box *b = &h->fills[h->nfills++];
-            *b = h->hbox;
+            *b = span;
+            b->lo[d] = glo;
             b->ext[d] = (ghi < 0 ? ghi : 0) - glo;
         }
         if (ghi > n[d]) {
             dt__box *b = &h->fills[h->nfills++];
-            *b = h->hbox;
+            *b = span;
             b->lo[d] = glo > n[d] ? glo : n[d];
             b->ext[d] = ghi - b->lo[d];
         }
@@ -19961,17 +19968,17 @@ static dt_status dt__f_local_fits(const dt_mesh *m, dt__fdesc *c, void *local, i
                                   : d->local_shape ? "local_shape" : "this rank's part",
                                 ns, dt__tdim(k, nd));
         for (k = 1; k < nd; k++) padded |= ext[k] > need[k];
-        if (!padded) return DT_OK;
-        if (!d->local_shape)
+        if (padded && !d->local_shape)
             return dt__fail(DT_ERR_ARG, "%s: local is a %s array, larger than this rank's part %s: a padded array "
                             "needs desc->local_shape (its interior) to be read at its own strides; else pass an array "
                             "of the part's shape", fn, xs, ns);
-        for (k = nd - 1; k >= 0; k--) {
+        for (k = nd - 1; padded && k >= 0; k--) {
             c->local_strides[k] = s;
             s *= ext[k];
         }
-        d->local_strides = c->local_strides;
-        if (!d->local_alloc && !d->local_alloc_bytes) {
+        if (padded) d->local_strides = c->local_strides;
+        /* the array is the allocation a ghosted or padded wrap must state: the typed form knows it */
+        if ((g || padded) && !d->local_alloc && !d->local_alloc_bytes) {
             d->local_alloc = local;
             d->local_alloc_bytes = have * (int64_t)dt_dtype_size(norm.dtype);
         }
