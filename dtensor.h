@@ -3217,7 +3217,7 @@ static void dt__call_handler(dt_status st, const char *call) {
 
 static dt_status dt__public_return(const char *call, dt_status st) {
     dt__public_depth--;
-    if (dt__public_depth == 0) dt__call_handler(st, call);
+    if (dt__public_depth == 0 && st != DT_OK) dt__call_handler(st, call);
     return st;
 }
 #define DT__PUBLIC(call, body)                \
@@ -13247,8 +13247,9 @@ static int dt__key_build(const dt__call *c, uint64_t *w) {
             pl |= ((uint64_t)p->kind | (uint64_t)p->reduce << 2 | (uint64_t)(p->dim & 15) << 4) << (8 * (j % 7));
             rules |= p->split;
         }
-        /* dtype, rank and presence: beside the placements (8 bits a mesh dim) when they leave room */
-        tag = (uint64_t)d->dtype | (uint64_t)d->ndim << 8 | (uint64_t)(c->in[i].t == NULL) << 16;
+        /* dtype and rank: beside the placements (8 bits a mesh dim) when they leave room (an
+           absent input is the word 0xff above) */
+        tag = (uint64_t)d->dtype | (uint64_t)d->ndim << 8;
         w[n++] = mnd <= 4 ? pl | tag << 32 : pl;
         for (j = 0; j < mnd && rules; j++) { /* split rules: their words; sizes arrays are not cached */
             const dt_placement *p = &d->placements[j];
@@ -15418,12 +15419,12 @@ static int dt__complex_allowed(int op) {
    kernel tables take C64/C128) */
 static dt_status dt__check_complex_op(const dt__call *c) {
     int i;
+    if (dt__complex_allowed(c->op)) return DT_OK; /* (defined for complex: no input to look at) */
     for (i = 0; i < c->nin; i++) {
         dt_dtype t;
         if (!c->in[i].d) continue; /* an optional input not given (a bias) */
         t = c->in[i].d->dtype;
-        if (!dt__is_complex(t)) continue;
-        if (!dt__complex_allowed(c->op))
+        if (dt__is_complex(t))
             return dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is not defined for complex dtypes (README lists "
                             "the ops that take complex)", c->fn, c->in[i].name, dt_dtype_name(t));
     }
@@ -15460,8 +15461,14 @@ static int dt__reads_strides(const dt__call *c, const dt_tensor *t) {
 
 /* the inputs' blocks as the op wants them placed: in place where the
    placements match (a strided one per dt__reads_strides, else copied),
-   redistributed into scratch otherwise; extra[i]: buffers to free */
-static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra, unsigned skip) {
+   redistributed into scratch otherwise; the buffers it allocates go on
+   `allocs`, for the caller to free */
+typedef struct dt__allocs {
+    void *buf[DT__MAX_IN];
+    int n;
+} dt__allocs;
+
+static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, dt__allocs *allocs, unsigned skip) {
     dt_mesh *m = c->m;
     int i;
     for (i = 0; i < c->nin; i++) {
@@ -15499,7 +15506,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
             } else if (t->strided && t->numel) { /* copied: one contiguous copy, freed at the end of the call */
                 dt__array a, b;
                 if ((st = c->dev->alloc(c->fn, t->bytes, &buf))) return st;
-                extra[i] = buf;
+                allocs->buf[allocs->n++] = buf;
                 dt__tensor_array_of_data(t, t->data, &a);
                 b = a;
                 b.data = (char *)buf;
@@ -15513,7 +15520,7 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
         bytes = dt__box_numel(t->desc.ndim, &loc[i].box) * dt_dtype_size(t->desc.dtype);
         buf = NULL;
         if (i < 3) st = dt__scratch_on(m, c->dev, DT__SCRATCH_IN0 + i, bytes, &buf);
-        else st = c->dev->alloc(c->fn, bytes ? bytes : 1, &buf), extra[i] = buf;
+        else if (!(st = c->dev->alloc(c->fn, bytes ? bytes : 1, &buf))) allocs->buf[allocs->n++] = buf;
         if (st) return st;
         if ((st = dt__redistribute_into(t, c->want[i], buf))) return st;
         loc[i].data = buf;
@@ -15521,23 +15528,34 @@ static dt_status dt__move_inputs(const dt__call *c, dt__local *loc, void **extra
     return DT_OK;
 }
 
-static dt_status dt__run(const dt__call *c, dt_tensor *o) {
+/* the inputs placed as the strategy wants them (dt__move_inputs), then the
+   family's runner on them; given s, SUMMA's k loop instead, on the inputs
+   but a and b (s: dt__summa_choose chose to stream) */
+static dt_status dt__run_placed(const dt__call *c, dt_tensor *o, dt__summa *s) {
     dt__local loc[DT__MAX_IN];
-    void *extra[DT__MAX_IN];
+    dt__allocs allocs;
+    dt_status st;
+    allocs.n = 0;
+    if (s) memset(loc, 0, sizeof loc); /* (the k loop reads the bias slot, loc[2], whatever nin is) */
+    st = dt__move_inputs(c, loc, &allocs, s ? 3u : 0u);
+    if (!st) st = s ? dt__summa_run(c, s, &loc[2], o) : dt__families[c->def->family].run(c, loc, o);
+    else if (s && s->shared) (void)dt__shm_done(c->m->shm, c->m->comm, 0, 0, st); /* (the others wait there) */
+    while (allocs.n) c->dev->free(allocs.buf[--allocs.n]);
+    return st;
+}
+
+/* Only a matmul weighs streaming k instead of gathering it (SUMMA, above):
+   every other op goes straight to its runner, without SUMMA's choice or
+   its buffers (a cached dt_add paid about 180 instructions for them,
+   issue 53) */
+static dt_status dt__run(const dt__call *c, dt_tensor *o) {
     dt__summa s;
     dt_status st;
-    int i, stream = 0;
+    int stream = 0;
     if (c->m->rank < 0) return DT_OK;
-    memset(extra, 0, sizeof extra);
-    memset(loc, 0, sizeof loc);
-    /* a matmul that would gather k streams it instead (SUMMA, above) */
-    if ((st = dt__summa_choose(c, &s, &stream))) return st;
-    st = dt__move_inputs(c, loc, extra, stream ? 3u : 0u);
-    if (!st) st = stream ? dt__summa_run(c, &s, &loc[2], o) : dt__families[c->def->family].run(c, loc, o);
-    else if (stream && s.shared) (void)dt__shm_done(c->m->shm, c->m->comm, 0, 0, st); /* (the others wait there) */
+    if (c->def->family == DT__F_MATMUL && (st = dt__summa_choose(c, &s, &stream))) return st;
+    st = dt__run_placed(c, o, stream ? &s : NULL);
     if (stream && s.pub) DT_FREE(s.pub);
-    for (i = 0; i < c->nin; i++)
-        if (extra[i]) c->dev->free(extra[i]);
     return st;
 }
 

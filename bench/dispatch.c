@@ -6,7 +6,7 @@
 
        make bench-ops NP=2                  (with bench/matmul.c)
        mpiexec -n 2 ./build/mpich/bench_dispatch [--iters N] [--batches N] [--quick]
-                                                 [--csv FILE]
+                                                 [--csv FILE] [--ops "add_S relu_S"]
        bench/run.sh                         (also the instruction counts, see below)
 
    Ops (F32; *out is passed back every call, so the output is reused):
@@ -31,6 +31,9 @@
 
    --csv FILE appends the harness's raw rows (bench/bench.sh): family
    dispatch, case "OP R|S", size = the global numel, value = us per call.
+   --ops "NAME ...": only these cases (NAME as the dumps name them: add_S,
+   relu_R, ...); a case named here runs at any number of ranks, an S case
+   at 1 rank too (tests/dispatch_callgrind.sh, the cost guard).
 
    Instructions (with --callgrind, run under valgrind --tool=callgrind):
    each op's loop of --iters calls is bracketed by CALLGRIND_ZERO_STATS and
@@ -55,6 +58,7 @@ static void *count_malloc(size_t n) { g_allocs++; return malloc(n); }
 #include <valgrind/callgrind.h>
 
 static int failures, use_callgrind;
+static const char *only_ops; /* --ops: the cases to run (NULL: all) */
 static FILE *csv; /* --csv: the harness's raw rows (bench/bench.sh) */
 
 static double now(void) {
@@ -123,6 +127,18 @@ static int check(int op, const dt_tensor *out, const dt_tensor *xa, const float 
         if (y[i] != e) return 0;
     }
     return 1;
+}
+
+/* is case OP_pl named by --ops? (all of them without --ops) */
+static int wanted(int op, int sharded) {
+    char name[32];
+    const char *p;
+    size_t n;
+    if (!only_ops) return 1;
+    n = (size_t)snprintf(name, sizeof name, "%s_%s", op_name[op], sharded ? "S" : "R");
+    for (p = strstr(only_ops, name); p; p = strstr(p + 1, name))
+        if ((p == only_ops || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return 1;
+    return 0;
 }
 
 static void run(int op, int sharded, dt_mesh *mesh, int iters, int batches) {
@@ -202,11 +218,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--batches") && i + 1 < argc) batches = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--callgrind")) use_callgrind = 1;
         else if (!strcmp(argv[i], "--quick")) { iters = 1000; batches = 11; }
+        else if (!strcmp(argv[i], "--ops") && i + 1 < argc) only_ops = argv[++i];
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
             if (rank == 0 && !(csv = fopen(argv[i + 1], "a"))) fprintf(stderr, "cannot open %s\n", argv[i + 1]);
             i++;
         } else {
-            if (rank == 0) fprintf(stderr, "usage: %s [--iters N] [--batches N] [--callgrind] [--quick] [--csv FILE]\n", argv[0]);
+            if (rank == 0) fprintf(stderr, "usage: %s [--iters N] [--batches N] [--callgrind] [--quick] [--csv FILE] [--ops \"add_S ...\"]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
@@ -237,8 +254,8 @@ int main(int argc, char **argv) {
                "rank0 ns", "min", "q1", "q3", "allocs");
     }
     for (int op = 0; op < NOPS; op++) {
-        run(op, 0, m1, iters, batches);
-        if (nranks > 1) run(op, 1, mw, iters, batches);
+        if (wanted(op, 0)) run(op, 0, m1, iters, batches);
+        if ((nranks > 1 || only_ops) && wanted(op, 1)) run(op, 1, mw, iters, batches);
     }
     int all = sum_over_ranks(failures);
     if (rank == 0) printf("# %s\n", all ? "FAILED: a call failed or a result was wrong" : "all results correct");

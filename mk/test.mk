@@ -33,7 +33,7 @@ TEST_DEPS   = tests/dt_test.h $(HDR) $(LHDR)
 # a failed build leaves its log in $(TB)/logs/NAME.build.log and no binary
 BUILD_LOG   = >$(TB)/logs/$(@F).build.log 2>&1 || { sed -n 1,20p $(TB)/logs/$(@F).build.log; exit 1; }
 
-.PHONY: tests test test-full test-asan test-valgrind test-readme test-blas test-shm-small check
+.PHONY: tests test test-full test-asan test-valgrind test-readme test-blas test-shm-small test-dispatch-cost check
 tests: $(TEST_BINS) $(if $(VARIANT),,$(CXX_OKS)) $(STANDIN_BINS) build/libdt_yield.so ## build the tests of one configuration (MPI=, VARIANT=asan) into build/tests/
 
 $(TB)/logs:
@@ -97,9 +97,12 @@ test-readme: ## the README's first program compiles as pasted and runs at 2 rank
 test-blas: ## the GEMM tests against every BLAS installed, 1 and 2 ranks (tests/run_blas.sh)
 	bash tests/run_blas.sh --mpi openmpi --np "1 2"
 
+test-dispatch-cost: $(BUILD)/bench_dispatch ## a cached op's instructions per call (callgrind, 1 rank) under their limits (tests/dispatch_callgrind.sh)
+	bash tests/dispatch_callgrind.sh --mpi $(MPI)
+
 # before every submission (tests/README.md): what CI most often rejects, in
 # under 10 minutes on 2 cores
-check: ## the pre-submit check: layering, strict builds, lint, docs, smoke suite, ASan at 1-2 ranks
+check: ## the pre-submit check: layering, strict builds, lint, docs, smoke suite, ASan at 1-2 ranks, dispatch cost
 	bash tests/check.sh
 
 # libFuzzer targets (clang, ASan + UBSan; no MPI, no BLIS: one process plays

@@ -10,6 +10,8 @@
 #   lint     make lint: layering, docs references, cppcheck, clang-tidy
 #   smoke    make test: every test at 1 2 3 ranks, --quick sizes (and as C++17)
 #   asan     make test-asan: the same tests with ASan + UBSan at 1 and 2 ranks, --quick
+#   cost     make test-dispatch-cost: a cached dt_add's and dt_relu's instructions
+#            per call (callgrind) under the limits in tests/dispatch_callgrind.sh
 # Each step's output goes to build/check/STEP.log; a failed step's tail is
 # shown. Prints each step's time; the last line is "check: N passed, N failed".
 set -u
@@ -37,6 +39,7 @@ step readme make --no-print-directory test-readme
 step lint   make --no-print-directory lint
 step smoke  make --no-print-directory test MPI="$MPI"
 step asan   make --no-print-directory test-asan MPI="$MPI" TESTARGS='--np "1 2" --quick'
+step cost   make --no-print-directory test-dispatch-cost MPI="$MPI"
 echo "check: $(( $(date +%s) - t_all ))s"
 echo "check: $p passed, $f failed"
 [ "$f" -eq 0 ]
