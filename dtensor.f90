@@ -158,7 +158,8 @@ module dtensor
   ! dt_placement_kind (C: DT_REPLICATE, ...)
   integer(c_int), parameter :: DT_KIND_REPLICATE = 0, DT_KIND_SHARD = 1, DT_KIND_PARTIAL = 2
   ! dt_split_rule
-  integer(c_int), parameter :: DT_SPLIT_CHUNK = 0, DT_SPLIT_BALANCED = 1, DT_SPLIT_SIZES = 2, DT_SPLIT_CYCLIC = 3
+  integer(c_int), parameter :: DT_SPLIT_CHUNK = 0, DT_SPLIT_BALANCED = 1, DT_SPLIT_SIZES = 2, DT_SPLIT_CYCLIC = 3, &
+                                DT_SPLIT_POINTS = 4
   ! dt_tensor_from_local flags (C: DT_BORROW, DT_COPY, ...)
   integer(c_int), parameter :: DT_FLAG_BORROW = 0, DT_FLAG_COPY = 1, DT_FLAG_VERIFY = 2, DT_FLAG_INFER_SIZES = 4
   ! dt_boundary
@@ -550,6 +551,11 @@ module dtensor
       integer(c_int), value :: dim
     end function
     type(dt_placement) function dt_shard_balanced(dim) bind(C, name="dt_shard_balanced")
+      import :: dt_placement, c_int
+      integer(c_int), value :: dim
+    end function
+    ! a dim of points (vertex- or face-centred): n-1 cells balanced, the edge point to the last part
+    type(dt_placement) function dt_shard_points(dim) bind(C, name="dt_shard_points")
       import :: dt_placement, c_int
       integer(c_int), value :: dim
     end function

@@ -505,14 +505,26 @@ typedef enum dt_placement_kind { DT_REPLICATE = 0, DT_SHARD = 1, DT_PARTIAL = 2 
                         (src = 0 unless dt_shard_cyclic_src), the local part
                         being the owned blocks in order: ScaLAPACK's
                         block-cyclic layout (NUMROC sizes; src is its
-                        RSRC/CSRC). A part is then a set of boxes, not one box.
+                        RSRC/CSRC). A part is then a set of boxes, not one box;
+     DT_SPLIT_POINTS    a dim of points, not cells (vertex- or face-centred,
+                        dt_shard_points): its n points bound n-1 cells, split
+                        as DT_SPLIT_BALANCED; a part owns the lower points of
+                        its cells and the last part the edge point too (9
+                        points over 4: 2,2,2,3), so each point has one owner
+                        (PETSc DMStag's rule). The point just past a part is
+                        shared with the next part: a wrapped array holds it
+                        (dt_tensor_from_local), a halo exchange fills the
+                        ghosts beyond it and dt_tensor_sync_shared makes the
+                        copies agree with their owner.
    Offsets are the running sum of the earlier parts. Several mesh dims
    sharding one tensor dim nest in mesh-dim order: a later mesh dim applies its
    rule to positions 0..n'-1 of the part the earlier ones left (n' its local
    extent, in local order); cyclic blocks count from that part's first
    element; a sizes array must sum to n' for every coordinate of the earlier
    mesh dims (else DT_ERR_PLACEMENT). Every combination is implemented. */
-typedef enum dt_split_rule { DT_SPLIT_CHUNK = 0, DT_SPLIT_BALANCED = 1, DT_SPLIT_SIZES = 2, DT_SPLIT_CYCLIC = 3 } dt_split_rule;
+typedef enum dt_split_rule {
+    DT_SPLIT_CHUNK = 0, DT_SPLIT_BALANCED = 1, DT_SPLIT_SIZES = 2, DT_SPLIT_CYCLIC = 3, DT_SPLIT_POINTS = 4
+} dt_split_rule;
 
 typedef struct dt_placement {
     uint8_t kind;    /* dt_placement_kind                                       */
@@ -872,6 +884,9 @@ DT_API dt_placement dt_shard_balanced(int tensor_dim);             /* pure; n/k 
 DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes); /* pure; sizes[c], copied
                                                                       by the call taking it */
 DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block); /* pure; ScaLAPACK blocks    */
+DT_API dt_placement dt_shard_points(int tensor_dim);               /* pure; a dim of points: n-1
+                                                                      cells balanced, the edge
+                                                                      point to the last part     */
 /* block-cyclic with block 0 on mesh coordinate src (ScaLAPACK's RSRC for the
    rows, CSRC for the columns): block i is on coordinate (src + i) mod k.
    dt_shard_cyclic(d, b) is dt_shard_cyclic_src(d, b, 0). src outside
@@ -1701,6 +1716,17 @@ DT_API dt_status dt_halo_exchange_end(dt_tensor *t);  /* collective */
    widths per halo, so a time loop that alternates depths plans each once; it
    moves what a halo of that width would. dt_halo_exchange_end ends either. */
 DT_API dt_status dt_halo_exchange_layers(dt_tensor *t, const int64_t *width);        /* collective */
+
+/* Shared points (a wrap of dt_shard_points dims, whose array holds the point
+   it shares with the next part): each copy takes its owner's value (the next
+   part's first point; where two dims of points meet, the corner's owner), as
+   after a step that computed the owned points only. gather, redistribution,
+   .npy files and random fills read and write the owned points, so a
+   program that changed its copies and wants them back in step calls this;
+   a halo exchange never writes them. Planned at its first call (collective
+   agreement), allocation-free after. DT_OK, nothing moved, for a tensor
+   without shared points; DT_ERR_PLACEMENT for a Partial one. */
+DT_API dt_status dt_tensor_sync_shared(dt_tensor *t);  /* collective */
 DT_API dt_status dt_halo_exchange_layers_begin(dt_tensor *t, const int64_t *width);  /* collective */
 
 /* A stencil callback gets a part of the local interior to compute: cells
@@ -3451,6 +3477,11 @@ DT_API dt_placement dt_shard_sizes(int tensor_dim, const int64_t *sizes) {
     p.sizes = sizes;
     return p;
 }
+DT_API dt_placement dt_shard_points(int tensor_dim) {
+    dt_placement p = dt_shard(tensor_dim);
+    p.split = DT_SPLIT_POINTS;
+    return p;
+}
 DT_API dt_placement dt_shard_cyclic(int tensor_dim, int64_t block) {
     dt_placement p = dt_shard(tensor_dim);
     p.split = DT_SPLIT_CYCLIC;
@@ -3481,6 +3512,7 @@ static char *dt__placement_str(dt_placement p, int ndim, char *buf, size_t n) {
     d = ndim >= 0 ? dt__tdim(d, ndim) : p.dim;
     if (p.kind == DT_SHARD && p.split == DT_SPLIT_BALANCED) snprintf(buf, n, "S(%d,balanced)", d);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_SIZES) snprintf(buf, n, "S(%d,sizes)", d);
+    else if (p.kind == DT_SHARD && p.split == DT_SPLIT_POINTS) snprintf(buf, n, "S(%d,points)", d);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC && p.src)
         snprintf(buf, n, "S(%d,cyclic %lld,src %d)", d, (long long)p.block, (int)p.src);
     else if (p.kind == DT_SHARD && p.split == DT_SPLIT_CYCLIC)
@@ -3751,7 +3783,11 @@ static int dt__cyclic_pos(int c, int src, int k) { return (int)((((int64_t)c - s
    but cyclic): its offset and length. Empty parts sit at the end of the
    parts before them, inside [0, n]. */
 static void dt__split_span(int64_t n, int k, int r, const dt_placement *p, int64_t *off, int64_t *len) {
-    if (p->split == DT_SPLIT_BALANCED) {
+    if (p->split == DT_SPLIT_POINTS) { /* the n-1 cells balanced; the last part takes the edge point */
+        int64_t c = n > 0 ? n - 1 : 0, q = c / k, e = c % k;
+        *off = (int64_t)r * q + (r < e ? r : e);
+        *len = q + (r < e) + (n > 0 && r == k - 1);
+    } else if (p->split == DT_SPLIT_BALANCED) {
         int64_t q = n / k, e = n % k;
         *off = (int64_t)r * q + (r < e ? r : e);
         *len = q + (r < e);
@@ -3769,6 +3805,11 @@ static void dt__split_span(int64_t n, int k, int r, const dt_placement *p, int64
 /* The coordinate whose part holds position a (0 <= a < n) under a one-span
    rule; parts of length 0 hold nothing */
 static int dt__split_find(int64_t n, int k, const dt_placement *p, int64_t a) {
+    if (p->split == DT_SPLIT_POINTS) { /* the cell a starts; the edge point is the last part's */
+        int64_t c = n - 1, q = c / k, e = c % k, big = e * (q + 1);
+        if (a >= c) return k - 1;
+        return (int)(a < big ? a / (q + 1) : e + (a - big) / q);
+    }
     if (p->split == DT_SPLIT_BALANCED) {
         int64_t q = n / k, e = n % k, big = e * (q + 1);
         return (int)(a < big ? a / (q + 1) : e + (a - big) / q);
@@ -9285,10 +9326,14 @@ struct dt_tensor {
     const dt__device *dev; /* desc.device's table */
     struct dt__halo *halo; /* ghost cells and their exchange plan (>>halo), or NULL */
     void (*halo_free)(struct dt__halo *h); /* frees `halo`: >>halo's, given with it */
+    struct dt__halo *sync; /* the plan of dt_tensor_sync_shared (made at its first call), or NULL; */
+    void (*sync_free)(struct dt__halo *h); /* and its free, as halo's */
     int64_t *sizes;       /* the tensor's copy of its dt_shard_sizes arrays (desc points here) */
     int strided;          /* 1: the shard is not one row-major span (local_strides, local_ghost) */
     int64_t stride[DT_MAX_DIMS]; /* element strides of the storage (desc.local_strides points here) */
     int ghosted;          /* 1: data sits inside a ghosted array (desc.local_ghost, or _lo / _hi) */
+    int holds_shared;     /* 1: a wrap whose arrays hold the points shared along dims of points */
+    int64_t shr[DT_MAX_DIMS]; /* 1 where this rank's array holds one (counted in ghi) */
     int64_t glo[DT_MAX_DIMS], ghi[DT_MAX_DIMS]; /* its ghost room per dim below and above the interior
                                                    (the desc's local_ghost, or _lo and _hi, point here) */
     char *storage;        /* ghosted: the array's first element (the caller's `local`) */
@@ -9309,8 +9354,9 @@ static void dt__tensor_set_halo(dt_tensor *t, dt__halo *h, void (*free_fn)(dt__h
 
 /* One Shard's rule fields, before the shape is looked at */
 static dt_status dt__check_rule(const char *fn, const dt_mesh *m, int i, const dt_placement *p) {
-    if (p->split > DT_SPLIT_CYCLIC)
-        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].split = %d (0 chunk, 1 balanced, 2 sizes, 3 cyclic)", fn,
+    if (p->split > DT_SPLIT_POINTS)
+        return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d].split = %d (0 chunk, 1 balanced, 2 sizes, 3 cyclic, 4 "
+                        "points)", fn,
                         dt__mdim(i), (int)p->split);
     if (p->split == DT_SPLIT_CYCLIC && p->block <= 0)
         return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_cyclic(%d, %lld): the block must be > 0", fn,
@@ -9417,9 +9463,16 @@ static dt_status dt__check_placements(const char *fn, const dt_mesh *m, int ndim
                             dt__mdim(i), (int)p.kind);
         }
     }
-    for (i = 0; i < m->ndim && i < given; i++)
+    for (i = 0; i < m->ndim && i < given; i++) {
         if (norm[i].kind == DT_SHARD && norm[i].split == DT_SPLIT_SIZES && (st = dt__check_sizes(fn, m, i, norm, shape)))
             return st;
+        /* every part of a dim of points bounds a cell: an empty one would share its neighbours' points */
+        if (norm[i].kind == DT_SHARD && norm[i].split == DT_SPLIT_POINTS && shape[norm[i].dim] - 1 < m->shape[i])
+            return dt__fail(DT_ERR_PLACEMENT, "%s: placements[%d] = dt_shard_points(%d): dim %d has %lld points, %lld "
+                            "cells, fewer than the %d parts of mesh dim %d (each part needs a cell)", fn, dt__mdim(i),
+                            dt__tdim(norm[i].dim, ndim), dt__tdim(norm[i].dim, ndim), (long long)shape[norm[i].dim],
+                            (long long)(shape[norm[i].dim] > 0 ? shape[norm[i].dim] - 1 : 0), m->shape[i], dt__mdim(i));
+    }
     return DT_OK;
 }
 
@@ -9819,12 +9872,14 @@ static void dt__local_shape_hint(const dt_mesh *m, const dt_tensor_desc *norm, c
 }
 
 /* the caller's claimed local shape must be the shape the placements imply */
-static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls) {
+static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *norm, const int64_t *ls,
+                                       const int64_t *shr) {
     dt__box b;
     int i;
     char want[160], got[160], pls[160], hint[400];
     if (m->rank >= 0) dt__tensor_box(m, norm, m->coord, &b);
     else dt__box_empty(norm->ndim, &b);
+    for (i = 0; i < norm->ndim; i++) b.ext[i] += shr[i]; /* a wrap's shared points are its array's */
     for (i = 0; i < norm->ndim; i++)
         if (ls[i] != b.ext[i]) {
             hint[0] = 0;
@@ -9836,6 +9891,42 @@ static dt_status dt__check_local_shape(const dt_mesh *m, const dt_tensor_desc *n
                             hint[0] ? hint : "a rank outside the mesh holds nothing (local_shape all zeros)");
         }
     return DT_OK;
+}
+
+/* 1: the n entries of v are all 0 */
+static int dt__zeros(const int64_t *v, int n) {
+    int k;
+    for (k = 0; k < n; k++)
+        if (v[k]) return 0;
+    return 1;
+}
+
+/* the row-major element strides of box b widened by `more` above (a held array) */
+static const int64_t *dt__row_strides(int nd, const dt__box *b, const int64_t *more, int64_t *st) {
+    int64_t s = 1;
+    int k;
+    for (k = nd - 1; k >= 0; k--) {
+        st[k] = s;
+        s *= b->ext[k] + more[k];
+    }
+    return st;
+}
+
+/* The points a wrap's array holds past its part: 1 along a dim of points
+   (DT_SPLIT_POINTS) where the part is not empty and not the last, the
+   point it shares with the next part; the same rule for every rank's box,
+   so each can tell its peers'. 0: t has no dim of points. */
+static int dt__shared_points(const dt_tensor_desc *d, int mesh_ndim, const dt__box *b, int64_t *shr) {
+    int i, k, any = 0;
+    for (k = 0; k < d->ndim; k++) shr[k] = 0;
+    for (i = 0; i < mesh_ndim; i++) {
+        const dt_placement *p = &d->placements[i];
+        if (p->kind != DT_SHARD || p->split != DT_SPLIT_POINTS) continue;
+        k = p->dim;
+        any = 1;
+        shr[k] = b->ext[k] > 0 && b->lo[k] + b->ext[k] < d->shape[k];
+    }
+    return any;
 }
 
 /* the ghost room a desc states per side: local_ghost on both, or
@@ -10305,13 +10396,22 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     const char *fn = "dt_tensor_from_local";
     dt_tensor_desc norm;
     dt_tensor *t = NULL;
-    int64_t *sizes = NULL, lo[DT_MAX_DIMS], hi[DT_MAX_DIMS];
-    const int64_t *glo = NULL; /* lo when the desc states ghost room */
+    int64_t *sizes = NULL, lo[DT_MAX_DIMS], hi[DT_MAX_DIMS], shr[DT_MAX_DIMS] = {0}, rm[DT_MAX_DIMS];
+    const int64_t *glo = NULL; /* lo when the storage has room around the part (ghosts, shared points) */
+    int stated = 0, holds = 0, k;
+    dt__box own;
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
     if (!st && (flags & ~(DT_COPY | DT_VERIFY | DT_INFER_SIZES)))
         st = dt__fail(DT_ERR_ARG, "%s: flags = 0x%x has unknown bits", fn, flags);
+    if (!st) { /* along a dim of points the array also holds the point shared with the next part */
+        if (m->rank >= 0) dt__tensor_box(m, &norm, m->coord, &own);
+        else dt__box_empty(norm.ndim, &own);
+        holds = dt__shared_points(&norm, m->ndim, &own, shr);
+    }
+    if (!st && holds && (flags & DT_INFER_SIZES))
+        st = dt__fail(DT_ERR_ARG, "%s: DT_INFER_SIZES with dt_shard_points: the points rule fixes the parts", fn);
     if (!st && (flags & DT_INFER_SIZES) && !d->local_shape)
         st = dt__fail(DT_ERR_ARG, "%s: DT_INFER_SIZES needs desc->local_shape (each rank's own buffer shape)", fn);
     if (!st && (flags & DT_INFER_SIZES) && m->rank >= 0)
@@ -10329,18 +10429,21 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
                           "codes, PETSc): give local_shape (or DT_INFER_SIZES) so the buffer's size can be checked, "
                           "or name the rule (dt_shard_balanced)", fn, dt__tdim(td, norm.ndim), (long long)norm.shape[td], md);
     }
-    if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape);
-    if (!st) glo = dt__desc_ghost(d, norm.ndim, lo, hi) ? lo : NULL;
-    if (!st && glo) st = dt__check_local_ghost(m, d, &norm, lo, hi, flags, local);
+    if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape, shr);
+    if (!st) stated = dt__desc_ghost(d, norm.ndim, lo, hi);
+    if (!st && stated) st = dt__check_local_ghost(m, d, &norm, lo, hi, flags, local);
+    for (k = 0; k < norm.ndim; k++) hi[k] += shr[k]; /* the shared point: room above the part */
+    glo = !st && (stated || holds) ? lo : NULL;
     if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, glo, hi);
-    if (!st && (glo || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
+    if (!st && (stated || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
     /* the memory the pointers are in, before the arithmetic on them (a host array wrapped as a device one
        is named as such, not as a range mistake) */
     if (!st && m->rank >= 0 && local && !(flags & DT_COPY)) st = dt__check_local_memory(&norm, "local", local);
     if (!st && m->rank >= 0 && local && !(flags & DT_COPY) && d->local_alloc)
         st = dt__check_local_memory(&norm, "desc->local_alloc", d->local_alloc);
-    /* a contiguous buffer's allocation is optional; given (both fields), it is checked as a strided one's */
-    if (!st && (glo || d->local_strides || (d->local_alloc && d->local_alloc_bytes)))
+    /* a contiguous buffer's allocation is optional (its shared points included); given (both fields), it is
+       checked as a strided one's */
+    if (!st && (stated || d->local_strides || (d->local_alloc && d->local_alloc_bytes)))
         st = dt__check_local_alloc(m, d, &norm, glo, hi, local);
     if (!st && m->rank >= 0) {
         dt__box b;
@@ -10368,8 +10471,10 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     if (!st) st = dt__tensor_make(fn, m, &norm, (flags & DT_COPY) ? NULL : local, 0, &t);
     DT_FREE(sizes);
     if (st) return st;
-    if ((flags & DT_COPY) && d->local_strides && t->bytes) { /* gathered into the new contiguous shard */
-        if ((st = dt__copy_strided_local(fn, t, d->local_strides, local))) {
+    if ((flags & DT_COPY) && (d->local_strides || !dt__zeros(shr, norm.ndim)) && t->bytes) {
+        /* gathered into the new contiguous shard (the shared points left out) */
+        if ((st = dt__copy_strided_local(fn, t, d->local_strides ? d->local_strides : dt__row_strides(norm.ndim, &own, shr, rm),
+                                         local))) {
             dt_tensor_destroy(t);
             return st;
         }
@@ -10378,6 +10483,8 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
         return st;
     } else if (!(flags & DT_COPY) && (glo || d->local_strides)) {
         dt__tensor_set_storage(t, glo, hi, d->local_strides, (char *)local);
+        t->holds_shared = holds;
+        memcpy(t->shr, shr, sizeof shr);
     }
     *out = t;
     return DT_OK;
@@ -10435,6 +10542,7 @@ DT_API void dt_tensor_destroy(dt_tensor *t) {
     if (!t) return;
     if (t->async) t->async_abandon(t);
     dt__tensor_set_halo(t, NULL, NULL); /* (first: an exchange in flight may land in t's own array) */
+    if (t->sync) t->sync_free(t->sync);
     if (t->shm) dt__shm_free(t->shm, t->data);
     else if (t->owns) t->dev->free(t->data);
     DT_FREE(t->sizes);
@@ -10522,6 +10630,8 @@ static void dt__tensor_view(const dt_tensor *t, const dt_tensor_desc *d, void *d
     v->ghosted = 0;
     v->halo = NULL;
     v->halo_free = NULL;
+    v->sync = NULL;
+    v->sync_free = NULL;
     v->storage = NULL;
     v->owns = 0;
     v->shm = NULL;
@@ -10529,6 +10639,8 @@ static void dt__tensor_view(const dt_tensor *t, const dt_tensor_desc *d, void *d
     v->desc.local_ghost = v->desc.local_ghost_lo = v->desc.local_ghost_hi = NULL;
     memset(v->glo, 0, sizeof v->glo);
     memset(v->ghi, 0, sizeof v->ghi);
+    v->holds_shared = 0;
+    memset(v->shr, 0, sizeof v->shr);
 }
 
 /* A contiguous copy for the calls that work on a contiguous shard: *v = t, over a
@@ -17157,12 +17269,28 @@ static dt_status dt__halo_fill_buffer(const char *fn, dt__halo *h) {
     return st;
 }
 
-/* Build the plan of t's layout with widths wlo/whi. Local (no communication). */
+/* the points a rank of part b holds: b, and along dims of points the
+   point it shares with the next part when t's arrays hold it (a wrap) */
+static dt__box dt__held_box(const dt_tensor *t, const dt__box *b) {
+    dt__box h = *b;
+    int64_t shr[DT_MAX_DIMS];
+    int k;
+    if (!t->holds_shared) return h;
+    dt__shared_points(&t->desc, t->mesh->ndim, b, shr);
+    for (k = 0; k < t->desc.ndim; k++) h.ext[k] += shr[k];
+    return h;
+}
+
+/* Build the plan of t's layout with widths wlo/whi around the points each
+   rank holds (own: around the points it owns, so that its copies of shared
+   points are the ghosts: dt_tensor_sync_shared). Local (no communication). */
 static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_t *wlo, const int64_t *whi,
-                                const uint8_t *bnd, int corners, double fill, dt__halo *share, dt__halo **out) {
+                                const uint8_t *bnd, int corners, double fill, dt__halo *share, int own,
+                                dt__halo **out) {
     const dt_mesh *m = t->mesh;
     dt__halo *h = NULL;
     dt__hgeom g;
+    dt__box held;
     int nd = t->desc.ndim, d, r, dir, nlinks = 0, nsend = 0, *links = NULL; /* links: (peer, first, count) */
     size_t gn = 1;
     dt_status st;
@@ -17185,9 +17313,9 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
     dt__scalar_of(t->desc.dtype, fill, h->pattern);
     h->g.ndim = nd;
     h->g.es = dt_dtype_size(t->desc.dtype);
-    for (d = 0; d < nd; d++) {
+    for (d = 0; d < nd; d++) { /* around the points the rank holds: its part and the points it shares */
         h->hbox.lo[d] = t->box.lo[d] - wlo[d];
-        h->hbox.ext[d] = t->box.ext[d] + wlo[d] + whi[d];
+        h->hbox.ext[d] = t->box.ext[d] + (own ? 0 : t->shr[d]) + wlo[d] + whi[d];
         gn *= (size_t)h->hbox.ext[d]; /* checked for overflow by the caller */
     }
     if (share) { /* fewer layers of share's halo: in its ghosted block */
@@ -17219,12 +17347,18 @@ static dt_status dt__halo_build(const char *fn, const dt_tensor *t, const int64_
 
     DT_ASSERT(m->size >= 1); /* (said for the static analyzer: a mesh has a rank) */
     if ((st = dt__alloc(fn, 2 * (size_t)m->size * 3 * sizeof *links, (void **)&links))) goto done;
+    held = own ? t->box : dt__held_box(t, &t->box);
     for (dir = 0; dir < 2; dir++) /* what I send to each peer, then what I receive: the links */
         for (r = 0; r < m->size; r++) {
             dt__box pb;
             int first = h->npieces, cnt;
             if (!dt__halo_peer_box(m, &t->desc, r, &pb) || (dir && r == m->rank)) continue;
-            st = dir ? dt__halo_pieces(&g, &t->box, &pb, h, &cnt) : dt__halo_pieces(&g, &pb, &t->box, h, &cnt);
+            /* the ghosts are around the points a rank holds; their values come from the points' owners */
+            if (dir) st = dt__halo_pieces(&g, &held, &pb, h, &cnt);
+            else {
+                dt__box rb = own ? pb : dt__held_box(t, &pb);
+                st = dt__halo_pieces(&g, &rb, &t->box, h, &cnt);
+            }
             if (st) goto done;
             if (r == m->rank) {
                 h->self_first = first;
@@ -17558,14 +17692,6 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h) {
 
 /* ---- the public halo calls ---- */
 
-/* 1: the n entries of v are all 0 */
-static int dt__zeros(const int64_t *v, int n) {
-    int k;
-    for (k = 0; k < n; k++)
-        if (v[k]) return 0;
-    return 1;
-}
-
 /* 1: d gives its widths per side (width_lo / width_hi) */
 static int dt__halo_sided(const dt_halo_desc *d) {
     return !dt__zeros(d->width_lo, DT_MAX_DIMS) || !dt__zeros(d->width_hi, DT_MAX_DIMS);
@@ -17609,7 +17735,7 @@ static dt_status dt__check_halo_desc(const char *fn, const dt_tensor *t, const d
             continue;
         }
         for (side = 0; side < 2; side++) {
-            int64_t w = side ? whi[i] : wlo[i], room = side ? t->ghi[i] : t->glo[i];
+            int64_t w = side ? whi[i] : wlo[i], room = side ? t->ghi[i] - t->shr[i] : t->glo[i];
             const char *name = dt__halo_sided(d) ? (side ? "width_hi" : "width_lo") : "width";
             if (w < 0)
                 return dt__fail(DT_ERR_ARG, "%s: desc->%s[%d] = %lld is negative", fn, name, dt__tdim(i, nd),
@@ -17660,12 +17786,12 @@ static uint64_t dt__halo_desc_hash(const dt_halo_desc *d) {
    (a device's tables made); in share's ghosted block when share is given
    (fewer layers of it) */
 static dt_status dt__halo_make(const char *fn, const dt_tensor *t, const int64_t *wlo, const int64_t *whi,
-                               const dt_halo_desc *desc, dt__halo *share, dt__halo **out) {
+                               const dt_halo_desc *desc, dt__halo *share, int own, dt__halo **out) {
     dt__halo *h = NULL;
     dt__array in;
     dt_status st;
     *out = NULL;
-    if ((st = dt__halo_build(fn, t, wlo, whi, desc->boundary, desc->corners, desc->fill, share, &h))) return st;
+    if ((st = dt__halo_build(fn, t, wlo, whi, desc->boundary, desc->corners, desc->fill, share, own, &h))) return st;
 #ifndef DTENSOR_NO_MPI
     dt__halo_types(h);
 #endif
@@ -17694,7 +17820,7 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
     if (desc) {
         int64_t wlo[DT_MAX_DIMS], whi[DT_MAX_DIMS];
         dt__halo_widths(desc, t->desc.ndim, wlo, whi);
-        st = dt__halo_make(fn, t, wlo, whi, desc, NULL, &h);
+        st = dt__halo_make(fn, t, wlo, whi, desc, NULL, 0, &h);
         /* all or none: a rank that could not allocate must not leave the others planning messages to it */
         if ((st = dt__agree(t->mesh->comm, fn, st, 0))) { dt__halo_free(h); return st; }
     }
@@ -17761,7 +17887,7 @@ static dt_status dt__halo_depth(const char *fn, const dt_tensor *t, const int64_
     st = h->ndepth == DT__HALO_DEPTHS
              ? dt__fail(DT_ERR_ARG, "%s: a halo keeps plans for %d different widths; this is one more", fn,
                         DT__HALO_DEPTHS)
-             : dt__halo_make(fn, t, lo, hi, &h->desc, h, &sub);
+             : dt__halo_make(fn, t, lo, hi, &h->desc, h, 0, &sub);
     if ((st = dt__agree(t->mesh->comm, fn, st, dt__hash(14695981039346656037ull, width, (size_t)nd * sizeof *width)))) {
         dt__halo_free(sub);
         return st;
@@ -17789,6 +17915,61 @@ DT_API dt_status dt_halo_exchange_begin(dt_tensor *t) {
 }
 DT_API dt_status dt_halo_exchange_layers_begin(dt_tensor *t, const int64_t *width) {
     DT__PUBLIC("dt_halo_exchange_layers_begin", dt__halo_layers_begin("dt_halo_exchange_layers_begin", t, width, 0));
+}
+
+/* ---- shared points ----
+   A wrap along dims of points holds, past its part, the points it shares
+   with the next part (DT_SPLIT_POINTS). Their plan is the halo engine's,
+   one layer above each part, around the points each rank owns: the copies
+   are its ghosts, their owners its senders. */
+static dt_status dt__sync_plan(const char *fn, dt_tensor *t) {
+    dt_halo_desc sd;
+    int64_t wlo[DT_MAX_DIMS], whi[DT_MAX_DIMS];
+    dt__halo *h = NULL;
+    dt_status st;
+    int i, nd = t->desc.ndim;
+    memset(&sd, 0, sizeof sd);
+    for (i = 0; i < t->mesh->ndim; i++)
+        if (t->desc.placements[i].kind == DT_SHARD && t->desc.placements[i].split == DT_SPLIT_POINTS)
+            sd.width_hi[t->desc.placements[i].dim] = 1;
+    for (i = 0; i < nd; i++) sd.boundary[i] = DT_BOUNDARY_NONE;
+    sd.corners = 1; /* a point shared along two dims is a corner */
+    dt__halo_widths(&sd, nd, wlo, whi);
+    st = dt__halo_make(fn, t, wlo, whi, &sd, NULL, 1, &h);
+    if ((st = dt__agree(t->mesh->comm, fn, st, 0))) { /* all or none, as dt_tensor_set_halo */
+        dt__halo_free(h);
+        return st;
+    }
+    t->sync = h;
+    t->sync_free = dt__halo_free;
+    return DT_OK;
+}
+
+static dt_status dt__tensor_sync_shared_body(dt_tensor *t) {
+    const char *fn = "dt_tensor_sync_shared";
+    dt__array in;
+    dt_status st;
+    int i;
+    char b[48];
+    if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
+    if (t->mesh->rank < 0 || !t->holds_shared) return DT_OK; /* (the same on every rank: by the desc and flags) */
+    for (i = 0; i < t->mesh->ndim; i++)
+        if (t->desc.placements[i].kind == DT_PARTIAL ||
+            (t->desc.placements[i].kind == DT_SHARD && t->desc.placements[i].split == DT_SPLIT_CYCLIC))
+            return dt__fail(DT_ERR_PLACEMENT, "%s: the tensor is %s on mesh dim %d: %s", fn,
+                            dt__placement_str(t->desc.placements[i], t->desc.ndim, b, sizeof b), i,
+                            t->desc.placements[i].kind == DT_PARTIAL
+                                ? "partial sums are not the values to copy (redistribute to Replicate first)"
+                                : "a block-cyclic part has no one box to share points around");
+    if (dt__halo_busy(t->halo))
+        return dt__fail(DT_ERR_ARG, "%s: a halo exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
+    if (!t->sync && (st = dt__sync_plan(fn, t))) return st;
+    dt__tensor_array(t, &in);
+    if ((st = dt__halo_begin(fn, t->sync, &in, 1))) return st;
+    return dt__halo_end(fn, t->sync);
+}
+DT_API dt_status dt_tensor_sync_shared(dt_tensor *t) {
+    DT__PUBLIC("dt_tensor_sync_shared", dt__tensor_sync_shared_body(t));
 }
 
 /* ends whichever plan's exchange is begun */
@@ -18164,7 +18345,7 @@ static dt_status dt__conv_op(const char *fn, int nsp, const dt_tensor *x, const 
     if (m->rank >= 0) {
         dt__conv_widths(m, &xr->desc, &od, &cv, wlo, whi);
         memset(bnd, DT_BOUNDARY_CONSTANT, sizeof bnd);
-        st = dt__halo_build(fn, xr, wlo, whi, bnd, 1, 0.0, NULL, &h);
+        st = dt__halo_build(fn, xr, wlo, whi, bnd, 1, 0.0, NULL, 0, &h);
         /* always made: ranks that passed another padding or kernel (checks off) fail here, before halo
            messages of different sizes meet (which MPICH would abort on: "Message truncated") */
         if ((st = dt__agree(m->comm, fn, st, st ? 0 : dt__conv_hash(x, w, bias, &cv)))) goto done;
@@ -19199,12 +19380,12 @@ static int64_t dt__scalapack_block(const dt_placement *p, int64_t n, int k) {
 }
 
 static const char *dt__scalapack_rule(const dt_placement *p, char *buf, size_t n) {
-    static const char *const names[4] = {"chunk", "balanced", "sizes", "cyclic"};
+    static const char *const names[5] = {"chunk", "balanced", "sizes", "cyclic", "points"};
     if (p->kind != DT_SHARD) return dt__placement_str(*p, -1, buf, n);
     if (p->split == DT_SPLIT_CYCLIC && p->src)
         snprintf(buf, n, "S(%d) cyclic block %lld src %d", (int)p->dim, (long long)p->block, (int)p->src);
     else if (p->split == DT_SPLIT_CYCLIC) snprintf(buf, n, "S(%d) cyclic block %lld", (int)p->dim, (long long)p->block);
-    else snprintf(buf, n, "S(%d) %s", (int)p->dim, p->split < 4 ? names[p->split] : "?");
+    else snprintf(buf, n, "S(%d) %s", (int)p->dim, p->split < 5 ? names[p->split] : "?");
     return buf;
 }
 
