@@ -1727,6 +1727,12 @@ DT_API dt_status dt_halo_exchange_layers(dt_tensor *t, const int64_t *width);   
    agreement), allocation-free after. DT_OK, nothing moved, for a tensor
    without shared points; DT_ERR_PLACEMENT for a Partial one. */
 DT_API dt_status dt_tensor_sync_shared(dt_tensor *t);  /* collective */
+/* The same after each shared point's owner has become the sum of its own
+   value and every copy's (AMReX's SumBoundary, PETSc's ADD_VALUES from the
+   local vector): a finite-element or particle deposit that adds into the
+   points each rank holds, then agrees. Copies that are not in step with
+   their owner add what they hold: call it once per assembly. */
+DT_API dt_status dt_tensor_sum_shared(dt_tensor *t);  /* collective */
 DT_API dt_status dt_halo_exchange_layers_begin(dt_tensor *t, const int64_t *width);  /* collective */
 
 /* A stencil callback gets a part of the local interior to compute: cells
@@ -17945,8 +17951,57 @@ static dt_status dt__sync_plan(const char *fn, dt_tensor *t) {
     return DT_OK;
 }
 
-static dt_status dt__tensor_sync_shared_body(dt_tensor *t) {
-    const char *fn = "dt_tensor_sync_shared";
+/* The sync plan backwards: each rank sends its copies (the plan's
+   receives) to their owners, who add them into the owned points (the
+   sources of the plan's sends). Packed one piece at a time: assembly, not a
+   time step's inner loop. */
+static dt_status dt__sum_shared_back(const char *fn, dt_tensor *t) {
+    dt__halo *h = t->sync;
+    dt__array in, b;
+    char *work = h->staged ? h->pbuf : h->buf; /* (in the tensor's memory) */
+    void *rq = NULL;
+    dt_status st = DT_OK;
+    int i, k, send;
+    dt__tensor_array(t, &in);
+    b.ndim = h->ndim;
+    b.es = h->g.es;
+    b.stride = NULL;
+    for (send = 0; send < 2; send++) { /* pack the copies; after the messages, add what came into the owned points */
+        for (i = 0; i < h->nmsgs && !st; i++) {
+            const dt__hmsg *mg = &h->msgs[i];
+            size_t off = mg->off;
+            if (mg->send != send) continue;
+            for (k = mg->first; k < mg->first + mg->count && !st; k++) {
+                dt__shift_box(h->ndim, &h->pieces[k].src, h->pieces[k].shift, &b.box);
+                if (send) b.box = h->pieces[k].src;
+                b.data = work + off;
+                st = send ? dt__combine_on(h->dev, &b, &in, &b.box, t->desc.dtype, DT_SUM)
+                          : dt__pack_on(h->dev, &in, &b.box, b.data);
+                off += dt__box_numel(h->ndim, &b.box) * h->g.es;
+            }
+        }
+        if (send || st) break;
+        if (h->staged && h->rbytes && (st = dt__halo_cross(fn, h, h->buf + h->sbytes, h->pbuf + h->sbytes, h->rbytes)))
+            break;
+        for (i = 0; i < h->nmsgs; i++) {
+            h->x.msgs[i].buf = h->buf + h->msgs[i].off;
+            h->x.msgs[i].bytes = h->msgs[i].bytes;
+            h->x.msgs[i].peer = h->msgs[i].peer;
+            h->x.msgs[i].send = !h->msgs[i].send;
+        }
+        if ((st = dt__comm_start(h->comm, DT__TAG_HALO, h->nmsgs, h->x.msgs, h->rbytes, h->sbytes, &rq)) ||
+            (rq && (st = dt__comm_wait(h->comm, rq)))) {
+            st = dt__within(fn, st);
+            break;
+        }
+        if (h->staged && h->sbytes && (st = dt__halo_cross(fn, h, h->pbuf, h->buf, h->sbytes))) break;
+    }
+    return st;
+}
+
+/* both: the copies of shared points take their owner's value; sum: the
+   owner's value first becomes the sum of it and its copies */
+static dt_status dt__tensor_sync_shared_body(const char *fn, dt_tensor *t, int sum) {
     dt__array in;
     dt_status st;
     int i;
@@ -17964,12 +18019,16 @@ static dt_status dt__tensor_sync_shared_body(dt_tensor *t) {
     if (dt__halo_busy(t->halo))
         return dt__fail(DT_ERR_ARG, "%s: a halo exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
     if (!t->sync && (st = dt__sync_plan(fn, t))) return st;
+    if (sum && (st = dt__sum_shared_back(fn, t))) return st;
     dt__tensor_array(t, &in);
     if ((st = dt__halo_begin(fn, t->sync, &in, 1))) return st;
     return dt__halo_end(fn, t->sync);
 }
 DT_API dt_status dt_tensor_sync_shared(dt_tensor *t) {
-    DT__PUBLIC("dt_tensor_sync_shared", dt__tensor_sync_shared_body(t));
+    DT__PUBLIC("dt_tensor_sync_shared", dt__tensor_sync_shared_body("dt_tensor_sync_shared", t, 0));
+}
+DT_API dt_status dt_tensor_sum_shared(dt_tensor *t) {
+    DT__PUBLIC("dt_tensor_sum_shared", dt__tensor_sync_shared_body("dt_tensor_sum_shared", t, 1));
 }
 
 /* ends whichever plan's exchange is begun */

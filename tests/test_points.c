@@ -147,6 +147,43 @@ static void check_full(const double *full, const int64_t *shape, const char *wha
         }
 }
 
+/* how many parts hold global point g along dim k: 2 where a part starts there (its owner and the part
+   before, which holds a copy), else 1 */
+static int holders(const dtt_mesh *m, const dt_placement *pl, const field *f, int k, int64_t g)
+{
+    int md, c;
+    int64_t off, len, shr;
+    for (md = 0; md < m->nd; md++)
+        if (pl[md].kind == DT_SHARD && pl[md].dim == k && f->points[k])
+            for (c = 1; c < m->shape[md]; c++) {
+                part(1, f->shape[k], m->shape[md], c, &off, &len, &shr);
+                if (off == g) return 2;
+            }
+    return 1;
+}
+
+/* dt_tensor_sum_shared: owned points f, every copy 1; after it every holder of a point has f plus its
+   number of copies */
+static void sum_case(const dtt_mesh *m, const dt_placement *pl, field *f)
+{
+    int64_t i, j;
+    int bad = 0;
+    for (i = 0; i < f->held[0]; i++)
+        for (j = 0; j < f->held[1]; j++) {
+            int64_t g[2] = {f->off[0] + i, f->off[1] + j};
+            f->a[at(f, i, j)] = i >= f->own[0] || j >= f->own[1] ? 1.0 : fval(g);
+        }
+    CHECK_OK(dt_tensor_sum_shared(f->t));
+    for (i = 0; i < f->held[0]; i++)
+        for (j = 0; j < f->held[1]; j++) {
+            int64_t g[2] = {f->off[0] + i, f->off[1] + j};
+            double want = fval(g) + (double)(holders(m, pl, f, 0, g[0]) * holders(m, pl, f, 1, g[1]) - 1);
+            if (f->a[at(f, i, j)] != want && bad++ < 4)
+                dtt_fail(__FILE__, __LINE__, "dt_tensor_sum_shared", "local (%lld, %lld): got %g want %g",
+                         (long long)i, (long long)j, f->a[at(f, i, j)], want);
+        }
+}
+
 static void points_case(const dtt_mesh *m, const int *points, int64_t nx, int64_t ny, const dt_placement *pl)
 {
     field f;
@@ -224,6 +261,7 @@ static void points_case(const dtt_mesh *m, const int *points, int64_t nx, int64_
         }
         free(rf);
     }
+    sum_case(m, pl, &f);
     dt_tensor_destroy(rep);
     dt_tensor_destroy(r);
     dt_tensor_destroy(f.t);
