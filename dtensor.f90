@@ -671,6 +671,16 @@ module dtensor
       import :: c_int, c_ptr
       type(c_ptr), value :: t
     end function
+    ! dims of points (dt_shard_points): the copies of shared points take their owner's value; _sum: the
+    ! owner first becomes the sum of its value and its copies'
+    integer(c_int) function dt_tensor_sync_shared(t) bind(C, name="dt_f_tensor_sync_shared")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: t
+    end function
+    integer(c_int) function dt_tensor_sum_shared(t) bind(C, name="dt_f_tensor_sum_shared")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: t
+    end function
     integer(c_int) function dt_halo_exchange_begin(t) bind(C, name="dt_f_halo_exchange_begin")
       import :: c_int, c_ptr
       type(c_ptr), value :: t

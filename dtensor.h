@@ -2083,6 +2083,8 @@ DT_API dt_status dt_f_dropout(const dt_tensor *x, double p, dt_tensor **out, dt_
 DT_API dt_status dt_f_halo_exchange(dt_tensor *t);
 DT_API dt_status dt_f_halo_exchange_begin(dt_tensor *t);
 DT_API dt_status dt_f_halo_exchange_end(dt_tensor *t);
+DT_API dt_status dt_f_tensor_sync_shared(dt_tensor *t);
+DT_API dt_status dt_f_tensor_sum_shared(dt_tensor *t);
 /* dt_halo_exchange_layers(_begin) with width(d) per Fortran dim d (NULL: all) */
 DT_API dt_status dt_f_halo_exchange_layers(dt_tensor *t, const int64_t *fwidth);
 DT_API dt_status dt_f_halo_exchange_layers_begin(dt_tensor *t, const int64_t *fwidth);
@@ -19827,6 +19829,8 @@ DT__F_PTR(dt_halo_exchange_begin);
 DT__F_PTR(dt_halo_exchange_layers);
 DT__F_PTR(dt_halo_exchange_layers_begin);
 DT__F_PTR(dt_halo_exchange_end);
+DT__F_PTR(dt_tensor_sync_shared);
+DT__F_PTR(dt_tensor_sum_shared);
 DT__F_PTR(dt_tensor_save_npy);
 DT__F_PTR(dt_tensor_zero_local);
 DT__F_PTR(dt_uniform_);
@@ -20724,6 +20728,8 @@ DT__F_FWD(dropout, (const dt_tensor *x, double p, dt_tensor **out, dt_tensor **m
 DT__F_FWD(halo_exchange, (dt_tensor *t), (t))
 DT__F_FWD(halo_exchange_begin, (dt_tensor *t), (t))
 DT__F_FWD(halo_exchange_end, (dt_tensor *t), (t))
+DT__F_FWD(tensor_sync_shared, (dt_tensor *t), (t))
+DT__F_FWD(tensor_sum_shared, (dt_tensor *t), (t))
 DT__F_FWD(tensor_gather, (const dt_tensor *t, void *full), (t, full))
 DT__F_FWD(tensor_save_npy, (const dt_tensor *t, const char *path), (t, path))
 DT__F_FWD(tensor_zero_local, (dt_tensor *t), (t))

@@ -100,6 +100,7 @@ program test_fortran
   call test_padded_wrap()
   call test_halo_layers()
   call test_halo_sided()
+  call test_points()
   call test_views()
   call test_mesh_extras()
   call test_stencil()
@@ -1030,6 +1031,67 @@ contains
     call check(good, "dim 2: 2 columns below and 3 above hold the periodic neighbours' values")
     call dt_tensor_destroy(t)
   end subroutine test_halo_sided
+
+  ! a dim of points in Fortran order: GY+1 points along dim 2 (dt_shard_points(2)), each rank's array
+  ! a(GX, -1:nh+2) holding its points and the one it shares with the next part (nh of them) and 2 ghost
+  ! columns each side; the shared copy starts as junk: the exchange fills the ghosts beyond it and keeps
+  ! it, dt_tensor_sync_shared gives it the owner's value, gather counts each point once
+  subroutine test_points()
+    integer, parameter :: GX = 3, GY = 8
+    integer(c_int64_t), target :: ls(2), g(2) = [0, 2]
+    integer(c_int64_t) :: i, j, lo, own, nh, cells
+    real(c_double), allocatable, target :: a(:, :)
+    real(c_double), target :: full(GX, GY + 1)
+    type(dt_tensor_desc) :: td
+    type(dt_halo_desc) :: hd
+    type(c_ptr) :: t
+    logical :: good
+    cells = GY / nranks + merge(1, 0, rank < mod(GY, nranks))
+    lo = rank * (GY / nranks) + min(rank, mod(GY, nranks))
+    own = cells + merge(1, 0, rank == nranks - 1)
+    nh = cells + 1
+    allocate(a(GX, -1:nh + 2))
+    a = -7
+    do j = 1, own
+      do i = 1, GX
+        a(i, j) = f(i, lo + j)
+      end do
+    end do
+    if (nh > own) a(:, nh) = -3
+    ls = [int(GX, c_int64_t), nh]
+    td%dtype = DT_F64
+    td%ndim = 2
+    td%shape(1:2) = [GX, GY + 1]
+    td%placements(1) = dt_shard_points(2)
+    td%local_shape = c_loc(ls)
+    td%local_ghost = c_loc(g)
+    t = c_null_ptr
+    call ok(dt_tensor_from_local(mesh, td, a, DT_FLAG_BORROW, t), "wrap a(GX, -1:nh+2) along a dim of points")
+    call ok(dt_tensor_gather(t, full), "gather")
+    good = .true.
+    do j = 1, GY + 1
+      good = good .and. all(full(:, j) == [(f(i, j), i = 1, GX)])
+    end do
+    call check(good, "gather: each point once, from its owner")
+    hd%width(1:2) = [0_c_int64_t, 2_c_int64_t]
+    hd%fill = 5
+    call ok(dt_tensor_set_halo(t, hd), "a halo of 2 along the dim of points")
+    call ok(dt_halo_exchange(t), "the exchange")
+    good = all(a(:, -1:0) == merge(5.0_c_double, 0.0_c_double, lo == 0) + &
+               merge(0.0_c_double, reshape([((f(i, lo + j), i = 1, GX), j = -1, 0)], [GX, 2]), lo == 0))
+    good = good .and. (nh == own .or. all(a(:, nh) == -3))
+    do j = nh + 1, nh + 2
+      if (lo + j <= GY + 1) then
+        good = good .and. all(a(:, j) == [(f(i, lo + j), i = 1, GX)])
+      else
+        good = good .and. all(a(:, j) == 5)
+      end if
+    end do
+    call check(good, "exchange: the ghosts beyond the shared point, the copy kept")
+    call ok(dt_tensor_sync_shared(t), "dt_tensor_sync_shared")
+    call check(nh == own .or. all(a(:, nh) == [(f(i, lo + nh), i = 1, GX)]), "sync: the copy has the owner's value")
+    call dt_tensor_destroy(t)
+  end subroutine test_points
 
   ! ---- the views, dim-taking ops and matmul family, in Fortran order ----
   subroutine test_views()
