@@ -2708,10 +2708,79 @@ static void reduce_into_wrap(dt_comm *comm) {
     dt_mesh_destroy(m);
 }
 
+/* A dim of points (dt_shard_points) on the device: the program's own
+   array holding its part, the point shared with the next part (junk at
+   first) and a ghost cell each side, wrapped in device memory and in host
+   memory (the host path is test_points' to check against the closed
+   form): after an exchange, dt_tensor_sync_shared and
+   dt_tensor_sum_shared the two arrays are equal byte for byte. */
+static void points_device(dt_comm *comm) {
+    enum { NX = 12, NY = 5 };
+    int64_t shape[2] = {NX + 1, NY}, ls[2], off[2], g[2] = {1, 1}, gn, k;
+    int coord[DT_MAX_MESH_DIMS], step;
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    dt_placement pl[1];
+    dt_tensor_desc desc;
+    dt_tensor *ht = NULL, *dtn = NULL;
+    dt_halo_desc hd;
+    double *h = NULL, *back = NULL;
+    void *arr = NULL;
+    memset(&md, 0, sizeof md);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    dtt_ctx("points on the device");
+    if (!dtt_ok(dt_mesh_create(comm, &md, &m))) return;
+    pl[0] = dt_shard_points(0);
+    desc = mkdesc(DT_F64, 2, shape, pl, 1, DT_HOST);
+    CHECK_OK(dt_layout(m, &desc, (dt_mesh_coordinate(m, coord), coord), ls, off));
+    ls[0] += coord[0] != dtt_np - 1; /* the shared point */
+    gn = (ls[0] + 2) * (ls[1] + 2);
+    h = (double *)malloc((size_t)gn * sizeof *h);
+    back = (double *)malloc((size_t)gn * sizeof *back);
+    for (k = 0; k < gn; k++) {
+        int64_t i = k / (ls[1] + 2) - 1, j = k % (ls[1] + 2) - 1;
+        int ghost = i < 0 || j < 0 || i >= ls[0] || j >= ls[1];
+        h[k] = ghost ? -7.0 : (coord[0] != dtt_np - 1 && i == ls[0] - 1) ? -3.0 : 100.0 * (off[0] + i) + (off[1] + j);
+    }
+    arr = dev_alloc((size_t)gn * sizeof *h);
+    dev_put(arr, h, (size_t)gn * sizeof *h);
+    desc.local_shape = ls;
+    desc.local_ghost = g;
+    desc.local_alloc = h;
+    desc.local_alloc_bytes = gn * (int64_t)sizeof *h;
+    CHECK_OK(dt_tensor_from_local(m, &desc, h, DT_BORROW, &ht));
+    desc.device = DEV;
+    desc.local_alloc = arr;
+    CHECK_OK(dt_tensor_from_local(m, &desc, arr, DT_BORROW, &dtn));
+    memset(&hd, 0, sizeof hd);
+    hd.width[0] = hd.width[1] = 1;
+    hd.corners = 1;
+    hd.boundary[1] = DT_BOUNDARY_PERIODIC;
+    hd.fill = 2.5;
+    if (ht && dtn && dtt_ok(dt_tensor_set_halo(ht, &hd)) && dtt_ok(dt_tensor_set_halo(dtn, &hd)))
+        for (step = 0; step < 3; step++) {
+            dt_status (*call)(dt_tensor *) = step == 0 ? dt_halo_exchange : step == 1 ? dt_tensor_sync_shared
+                                                                                      : dt_tensor_sum_shared;
+            CHECK_OK(call(ht));
+            CHECK_OK(call(dtn));
+            dev_get(back, arr, (size_t)gn * sizeof *back);
+            CHECK(memcmp(back, h, (size_t)gn * sizeof *h) == 0, "step %d: the device array differs from the host's",
+                  step);
+        }
+    dt_tensor_destroy(dtn);
+    dt_tensor_destroy(ht);
+    dev_free(arr);
+    free(back);
+    free(h);
+    dt_mesh_destroy(m);
+}
+
 static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     dtt_ctx("%s", name);
     redistribution_sweep(comm, name, device_backend_used);
     halo_sweep(comm, name, device_backend_used);
+    if (dtt_np <= 12) points_device(comm); /* (12 cells: one a part) */
 #ifdef DTCU_STANDIN
     halo_launches(comm, device_backend_used);
 #endif
