@@ -160,7 +160,8 @@
        every rank fail alike (dt__consistent)
        dt__dispatch: f = dt__families[DT__F_MATMUL]
          dt__propagate(c, f->infer)                                  >>propagate
-           dt__key_build: the mesh's strategy cache; on a miss only:
+           dt__key_build: the mesh's strategy cache (a hit is read in
+             place, c->pub, c->want: dt__ops_hold); on a miss only:
              dt__infer_matmul (result shape, dim map; >>ops, handed in),
              dt__choose (dt__opts_build per mesh dim from
              dt__op_table[DT__OP_MATMUL], the cheapest by dt__move_cost),
@@ -8908,6 +8909,9 @@ struct dt_mesh {
     const dt__device *pinned_dev[2];
     struct dt__entry *ops;                 /* the strategy cache (>>propagate)    */
     int ops_count;
+    int ops_held;                          /* dispatches in flight on this mesh: a cached
+                                              call reads its entry in place, so only the
+                                              outermost (1) may write one (>>propagate) */
     unsigned short op_last[DT__OP_COUNT];  /* per op: its last call's cache slot, tried
                                               before hashing (>>propagate)       */
     FILE *explain;                         /* dt_explain (>>propagate)            */
@@ -13318,15 +13322,23 @@ typedef struct dt__call {
     dt__in in[DT__MAX_IN];
     int8_t dmap[DT__MAX_IN][DT_MAX_DIMS];
     int8_t grp[2][DT_MAX_DIMS];    /* reshape: the dim group of each input / output dim, -1 */
-    dt_tensor_desc out;            /* the result; placements from propagation (on a cache
-                                      hit filled only for the reduce family, whose runner
-                                      is the one that reads it: norm2's Partial)          */
-    dt_tensor_desc out_public;     /* what the caller gets (norm2: Partial finished)      */
+    dt_tensor_desc out;            /* the result as shape inference and the rule make it
+                                      (a miss's; after propagation read `res`)            */
+    dt_tensor_desc out_public;     /* a miss's public result (after propagation: `pub`)  */
+    /* After dt__propagate, the strategy is read through these: the call's own fields
+       above on a miss, the cache entry's on a hit (not copied: a cached call reads them
+       where they are). An entry is written only by a miss of the outermost dispatch on
+       its mesh (dt_mesh.ops_held), so none changes while a call reads it. */
+    const dt_tensor_desc *res;     /* the result; placements from propagation (norm2's
+                                      Partial: only the reduce family's runner reads it) */
+    const dt_tensor_desc *pub;     /* what the caller gets (norm2: Partial finished)      */
+    dt_placement (*want)[DT_MAX_MESH_DIMS]; /* the chosen input placements: want_own or
+                                      the entry's                                         */
     int64_t arg[DT__MAX_ARGS];     /* static args: part of the cache key                  */
     int narg;
     double a, b;                   /* scalar args: not part of the key                    */
     int keep;                      /* axpy: the input whose spec the output keeps; -1      */
-    dt_placement want[DT__MAX_IN][DT_MAX_MESH_DIMS]; /* the chosen input placements      */
+    dt_placement want_own[DT__MAX_IN][DT_MAX_MESH_DIMS]; /* a miss's `want`               */
     double cost;
     int cached;
     unsigned moves;                /* bit i: input i's placements are not want[i] (it moves) */
@@ -13349,11 +13361,13 @@ typedef struct dt__opts {
     dt_placement out[DT__MAX_OPTS];
 } dt__opts;
 
-/* the cache key: op, static args, each input's dtype, rank, placements, shape.
+/* the cache key: op, static args, the device, each input's dtype, rank, placements, shape.
    0 words: too long to cache (e.g. cat of many high-rank tensors). */
 static int dt__key_build(const dt__call *c, uint64_t *w) {
     int n = 0, i, j, mnd = c->m->ndim;
-    w[n++] = (uint64_t)c->op | (uint64_t)c->nin << 8 | (uint64_t)c->narg << 16 | (uint64_t)mnd << 24;
+    /* (the device of the result, in[0]'s: the entry's result spec holds it) */
+    w[n++] = (uint64_t)c->op | (uint64_t)c->nin << 8 | (uint64_t)c->narg << 16 | (uint64_t)mnd << 24 |
+             (uint64_t)(uint32_t)c->in[0].d->device << 32;
     for (i = 0; i < c->narg; i++) w[n++] = (uint64_t)c->arg[i];
     for (i = 0; i < c->nin; i++) {
         const dt_tensor_desc *d = c->in[i].d;
@@ -13786,9 +13800,9 @@ static void dt__explain_line(const dt__call *c, FILE *f) {
         if (!dt__placements_eq(d->placements, c->want[i], c->m->ndim)) fprintf(f, " -> %s", b);
         fprintf(f, ";");
     }
-    fprintf(f, " out %s%s %s; cost %.3g s%s\n", dt_dtype_name(c->out_public.dtype),
-            dt__shape_str(c->out_public.shape, c->out_public.ndim, sh, sizeof sh),
-            dt__placements_str(c->out_public.placements, c->m->ndim, c->out_public.ndim, a, sizeof a), c->cost,
+    fprintf(f, " out %s%s %s; cost %.3g s%s\n", dt_dtype_name(c->pub->dtype),
+            dt__shape_str(c->pub->shape, c->pub->ndim, sh, sizeof sh),
+            dt__placements_str(c->pub->placements, c->m->ndim, c->pub->ndim, a, sizeof a), c->cost,
             c->cached ? " (cached)" : "");
 }
 
@@ -13817,29 +13831,33 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
             }
         }
     }
-    if (c->cached) {
-        if (c->def->family == DT__F_REDUCE) c->out = e->out;
-        c->out_public = e->out_public;
-        memcpy(c->want, e->want, (size_t)c->nin * sizeof c->want[0]); /* the rows the op has: its key holds nin */
+    if (c->cached) { /* read in place (the entry stays as it is until the call ends: ops_held) */
+        c->res = &e->out;
+        c->pub = &e->out_public;
+        c->want = e->want;
         c->cost = e->cost;
         c->moves = e->moves;
     } else {
         int i;
+        c->res = &c->out;
+        c->pub = &c->out_public;
+        c->want = c->want_own;
         if ((st = infer(c)) || (st = dt__shape_fits(c->fn, "the result", c->out.dtype, c->out.ndim, c->out.shape)))
             return st;
         dt__choose(c);
         dt__sizes_unnest(c);
+        c->out.device = c->in[0].d->device; /* (in the key) */
         dt__public_out(c);
         c->moves = 0;
         for (i = 0; i < c->nin; i++)
             if (c->in[i].d && !dt__placements_eq(c->in[i].d->placements, c->want[i], m->ndim)) c->moves |= 1u << i;
-        if (e) {
+        if (e && m->ops_held <= 1) { /* (a dispatch nested in another on this mesh: not cached) */
             if (!e->nkey) m->ops_count++;
             memcpy(e->key, key, (size_t)n * sizeof key[0]);
             e->nkey = n;
             e->out = c->out;
             e->out_public = c->out_public;
-            memcpy(e->want, c->want, sizeof c->want);
+            memcpy(e->want, c->want_own, sizeof c->want_own);
             e->cost = c->cost;
             e->moves = c->moves;
         }
@@ -13848,6 +13866,13 @@ static dt_status dt__propagate(dt__call *c, dt_status (*infer)(dt__call *)) {
     if (m->rank == 0 && dt__log_on(DT__LOG_OPS)) dt__explain_line(c, stderr);
     return DT_OK;
 }
+
+/* A dispatch holds its mesh's cache from before dt__propagate to its end
+   (dt__dispatch, >>ops): a hit is read in place, so while one is in flight
+   a dispatch nested in it (a custom comm's callback calling an op on the
+   mesh) caches nothing, and overwrites no entry */
+static void dt__ops_hold(dt_mesh *m) { m->ops_held++; }
+static void dt__ops_release(dt_mesh *m) { m->ops_held--; }
 
 static dt_status dt__explain_body(dt_mesh *m, FILE *f) {
     if (!m) return dt__fail(DT_ERR_ARG, "dt_explain: mesh is NULL");
@@ -14225,16 +14250,16 @@ static dt_status dt__run_reduce(const dt__call *c, const dt__local *x, dt_tensor
     dt_status st;
     void *buf;
     double scale = c->op == DT__OP_MEAN ? 1.0 / dt__reduced_count(c) : 1.0;
-    if (c->op != DT__OP_NORM2 || dt__placements_eq(c->out.placements, c->out_public.placements, c->m->ndim)) {
+    if (c->op != DT__OP_NORM2 || dt__placements_eq(c->res->placements, c->pub->placements, c->m->ndim)) {
         k->reduce((dt__rop)c->def->kernel, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, o->data,
                   scale);
         if (c->op == DT__OP_NORM2) k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
         return DT_OK;
     }
     if ((st = dt__scratch_on(c->m, c->dev, DT__SCRATCH_TMP, o->bytes, &buf))) return st;
-    dt__tensor_view(o, &c->out, buf, &part);
+    dt__tensor_view(o, c->res, buf, &part);
     k->reduce(DT__R_SUMSQ, c->in[0].d->dtype, x->ndim, x->box.ext, (unsigned)c->arg[0], x->data, buf, 1.0);
-    if ((st = dt__redistribute_into(&part, c->out_public.placements, o->data))) return st;
+    if ((st = dt__redistribute_into(&part, c->pub->placements, o->data))) return st;
     k->unary(DT__U_SQRT, o->desc.dtype, o->data, o->data, o->numel, 0);
     return DT_OK;
 }
@@ -14503,7 +14528,7 @@ static size_t dt__summa_budget(const dt__call *c, size_t shards) {
    COSMA for ample memory; SUMMA on a q x q mesh moves 2 n^2 / q per rank
    against its 3 n^2 / q^(4/3) - 3 n^2 / q^2.) */
 static double dt__matmul_bound(const dt__call *c, int64_t K, size_t held, size_t es) {
-    double f = (double)dt__prod(c->out_public.shape, 0, c->out_public.ndim) * (double)K / (double)c->m->size;
+    double f = (double)dt__prod(c->pub->shape, 0, c->pub->ndim) * (double)K / (double)c->m->size;
     double w = 3.0 * pow(f, 2.0 / 3.0) * (double)es - (double)held;
     return w > 0 ? w : 0;
 }
@@ -14554,8 +14579,8 @@ static void dt__summa_size(const dt__call *c, dt__summa *s) {
             sh += held;
             if (s->g[i] >= 0) own += held;
         }
-        dt__layout_box(c->out_public.ndim, c->out_public.shape, m->ndim, m->shape, coord, c->out_public.placements, &b);
-        cb = dt__box_bytes(c->out_public.ndim, &b, es);
+        dt__layout_box(c->pub->ndim, c->pub->shape, m->ndim, m->shape, coord, c->pub->placements, &b);
+        cb = dt__box_bytes(c->pub->ndim, &b, es);
         sh += cb;
         s->rsum += (double)(gb - own); /* (received: the gathered blocks beyond the shards) */
         s->csum += (double)cb;
@@ -14770,7 +14795,7 @@ static void dt__summa_layers(const dt__call *c, dt__summa *s) {
     if (mode == 2 || (mode == 0 && s->rsum + s->fsum / DT__MM_FLOPS_PER_BYTE < 2 * s->csum)) return;
     for (j = 0; j < m->ndim; j++)
         if (m->shape[j] > 1 && j != s->g[0] && j != s->g[1] && c->want[0][j].kind == DT_REPLICATE &&
-            c->want[1][j].kind == DT_REPLICATE && c->out_public.placements[j].kind == DT_REPLICATE &&
+            c->want[1][j].kind == DT_REPLICATE && c->pub->placements[j].kind == DT_REPLICATE &&
             (s->L < 0 || m->shape[j] > m->shape[s->L]))
             s->L = j;
     if (s->L < 0) return;
@@ -15551,14 +15576,33 @@ static dt_status dt__check_complex_op(const dt__call *c) {
     return DT_OK;
 }
 
+/* the usual call, checked in one pass: in[0] a tensor of rank >= 1, every
+   other input absent (optional) or on its mesh and device, of its dtype
+   unless the family takes indices (what dt__call_mesh and dt__same_dtype
+   then find: they pass, and change nothing) */
+static int dt__call_plain(dt__call *c, int indices) {
+    const dt_tensor *t0 = c->in[0].t, *t;
+    int i;
+    if (!t0 || t0->desc.ndim <= 0) return 0;
+    for (i = 1; i < c->nin; i++)
+        if ((t = c->in[i].t) &&
+            (t->mesh != t0->mesh || t->dev != t0->dev || (!indices && t->desc.dtype != t0->desc.dtype)))
+            return 0;
+    c->m = t0->mesh;
+    c->dev = t0->dev;
+    return 1;
+}
+
 /* inputs present, on one mesh, one dtype, allowed by the op */
 static dt_status dt__call_check(dt__call *c) {
     dt_status st;
     int i;
     int indices = dt__has_trait(c->def, DT__FAM_INDICES);
-    if ((st = dt__call_mesh(c))) return dt__call_refused(c, st);
-    for (i = 1; i < c->nin && !indices; i++)
-        if ((st = dt__same_dtype(c, 0, i))) return dt__call_refused(c, st);
+    if (!dt__call_plain(c, indices)) { /* (the messages: what differs) */
+        if ((st = dt__call_mesh(c))) return dt__call_refused(c, st);
+        for (i = 1; i < c->nin && !indices; i++)
+            if ((st = dt__same_dtype(c, 0, i))) return dt__call_refused(c, st);
+    }
     if ((c->def->flags & DT__FLOAT_ONLY) && !dt__is_float(c->in[0].d->dtype))
         return dt__call_refused(c, dt__fail(DT_ERR_DTYPE, "%s: %s is %s; the op is defined for floating-point "
                                             "tensors", c->fn, c->in[0].name, dt_dtype_name(c->in[0].d->dtype)));
@@ -15693,9 +15737,9 @@ static int dt__out_spec_same(const dt_tensor *o, const dt_mesh *m, const dt_tens
 static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor **o) {
     dt_status st;
     int i;
-    if (!*out) return dt__tensor_make(c->fn, c->m, &c->out_public, NULL, 0, o);
-    if (!dt__out_spec_same(*out, c->m, &c->out_public) &&
-        (st = dt__check_out_spec(c->fn, *out, c->m, &c->out_public))) /* strided: copied (dt__dispatch) */
+    if (!*out) return dt__tensor_make(c->fn, c->m, c->pub, NULL, 0, o);
+    if (!dt__out_spec_same(*out, c->m, c->pub) &&
+        (st = dt__check_out_spec(c->fn, *out, c->m, c->pub))) /* strided: copied (dt__dispatch) */
         return st;
     if (!(c->def->flags & DT__ELEMENTWISE))
         for (i = 0; i < c->nin; i++)
@@ -15710,15 +15754,12 @@ static dt_status dt__out_prepare(const dt__call *c, dt_tensor **out, dt_tensor *
    contiguous copy of its shard (read in first: every byte the op leaves
    alone keeps its value), written back through the strides only once the
    op has succeeded; the padding is never written. */
-static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
+static dt_status dt__dispatch_held(dt__call *c, dt_tensor **out) {
     dt_tensor *o = NULL, contig;
     void *obuf = NULL;
     dt_status st;
     if (!out) return dt__call_refused(c, dt__fail(DT_ERR_ARG, "%s: out is NULL", c->fn));
-    if (!(st = dt__propagate(c, dt__families[c->def->family].infer))) {
-        c->out.device = c->out_public.device = c->in[0].d->device;
-        st = dt__out_prepare(c, out, &o);
-    }
+    if (!(st = dt__propagate(c, dt__families[c->def->family].infer))) st = dt__out_prepare(c, out, &o);
     /* (allocated before the ranks compare: a failure here fails every rank together) */
     if (!st && o && o == *out && o->strided) st = dt__contig_copy(c->fn, o, 1, &contig, &obuf);
     if (st) st = dt__within(c->fn, st);
@@ -15742,6 +15783,17 @@ static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
     }
     *out = o;
     return DT_OK;
+}
+
+/* the mesh's strategy cache held for the call (dt__ops_hold, >>propagate):
+   a cached call reads its entry in place */
+static dt_status dt__dispatch(dt__call *c, dt_tensor **out) {
+    dt_mesh *m = c->m;
+    dt_status st;
+    dt__ops_hold(m);
+    st = dt__dispatch_held(c, out);
+    dt__ops_release(m);
+    return st;
 }
 
 /* ---- the public ops ---- */
