@@ -18123,10 +18123,10 @@ static dt_status dt__halo_group_check(const char *fn, dt_tensor *const *ts, int 
 }
 
 static dt_status dt__halo_group_make(const char *fn, dt_tensor *const *ts, int n, dt_halo_group **out) {
-    dt_halo_group *g = NULL;
+    dt_halo_group *g = (dt_halo_group *)DT_MALLOC(sizeof *g);
     int k, j;
     dt_status st;
-    if ((st = dt__alloc(fn, sizeof *g, (void **)&g))) return st;
+    if (!g) return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating the group", fn);
     memset(g, 0, sizeof *g);
     g->n = n;
     if ((st = dt__alloc(fn, (size_t)n * sizeof *g->t, (void **)&g->t)) ||
