@@ -701,6 +701,30 @@ module dtensor
       type(c_ptr), value :: t
       integer(c_int64_t), intent(in) :: width(*)
     end function
+    ! grouped exchanges: n tensors of one mesh (each with its halo) exchanged together, one message per
+    ! neighbour rank; ts(1:n) their handles; the group is valid while their halos stay as they were
+    integer(c_int) function dt_halo_group_create(ts, n, g) bind(C, name="dt_halo_group_create")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(in) :: ts(*)
+      integer(c_int), value :: n
+      type(c_ptr), intent(inout) :: g
+    end function
+    integer(c_int) function dt_halo_group_exchange(g) bind(C, name="dt_halo_group_exchange")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g
+    end function
+    integer(c_int) function dt_halo_group_exchange_begin(g) bind(C, name="dt_halo_group_exchange_begin")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g
+    end function
+    integer(c_int) function dt_halo_group_exchange_end(g) bind(C, name="dt_halo_group_exchange_end")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g
+    end function
+    subroutine dt_halo_group_destroy(g) bind(C, name="dt_halo_group_destroy")
+      import :: c_ptr
+      type(c_ptr), value :: g
+    end subroutine
     ! asynchronous redistribution: _begin starts it (the checks of the blocking call), _end completes
     ! it; in between t is not written and out is not touched; _test (done = 1: arrived) moves it on
     integer(c_int) function dt_tensor_redistribute_begin(t, placements, out) &

@@ -1736,6 +1736,49 @@ DT_API dt_status dt_tensor_sync_shared(dt_tensor *t);  /* collective */
 DT_API dt_status dt_tensor_sum_shared(dt_tensor *t);  /* collective */
 DT_API dt_status dt_halo_exchange_layers_begin(dt_tensor *t, const int64_t *width);  /* collective */
 
+/* Grouped exchanges: several tensors of one mesh -- fields of different
+   shapes, dtypes and centrings (cells [nx, ny], x-faces [nx+1, ny], y-faces
+   [nx, ny+1]), each with its own halo -- exchanged together, as a code
+   that packs all its fields into one buffer per neighbour does by hand.
+   dt_halo_group_create (collective over the members' mesh) plans the group
+   once from the members' halos (each set with dt_tensor_set_halo first):
+   for each neighbour rank one send and one receive buffer holding every
+   member's pieces for it back to back, so an exchange sends ONE message
+   per neighbour per direction whatever the number of fields (the bytes
+   are the sum of the members' exchanges: nothing is added); the interior
+   copies, CONSTANT fills, local wraps and packs of all members are one
+   list of copies and the unpacks another (on a device: one pack launch and
+   one unpack launch for the whole group, on the library's communication
+   stream as a single tensor's). Every face is packed: the MPI datatypes
+   of DTENSOR_HALO_TYPES are per tensor and not used in a group. Each
+   member's ghost cells end as its own dt_halo_exchange leaves them.
+   The group refers to its members' halos: a member's halo replaced or
+   removed (dt_tensor_set_halo) or the member destroyed while the group
+   exists leaves no dangling reference -- the group's exchanges then return
+   DT_ERR_ARG (create the group again); dt_halo_group_destroy may come
+   before or after the members' dt_tensor_destroy. While a group's exchange
+   is in flight (between _begin and _end) its members' own exchanges and
+   dt_tensor_set_halo are refused (DT_ERR_ARG), as for a tensor's.
+   Errors (every rank returns one, *out untouched, nothing written):
+   DT_ERR_ARG for ts or out NULL, n < 1, a NULL member, a member without a
+   halo, tensors of different meshes or devices, the same tensor twice, a
+   member with an exchange in flight; DT_ERR_MISMATCH where ranks passed
+   different members (dtype, shape or halo) or a different n. Ranks outside
+   the mesh get a group whose exchanges do nothing. Costs: planning as a
+   dt_tensor_set_halo of each member (no communication past one agreement);
+   each exchange allocates nothing. */
+typedef struct dt_halo_group dt_halo_group;
+DT_API dt_status dt_halo_group_create(dt_tensor *const *ts, int n, dt_halo_group **out);  /* collective */
+/* every member's dt_halo_exchange, as one: DT_ERR_ARG where a member's halo changed */
+DT_API dt_status dt_halo_group_exchange(dt_halo_group *g);  /* collective */
+/* split phase, as dt_halo_exchange_begin / _end for every member at once:
+   after _begin the members' interiors may be written (on a device: not the
+   cells that are sent), their ghosted blocks not until _end returns */
+DT_API dt_status dt_halo_group_exchange_begin(dt_halo_group *g);  /* collective */
+DT_API dt_status dt_halo_group_exchange_end(dt_halo_group *g);  /* collective */
+/* local; an exchange in flight is completed first (then collective); NULL: nothing */
+DT_API void dt_halo_group_destroy(dt_halo_group *g);
+
 /* A stencil callback gets a part of the local interior to compute: cells
    lo[d] <= i[d] < lo[d] + ext[d] (local interior coordinates). It reads the
    ghosted input (interior cell i at in + sum((i[d] + width[d]) * in_stride[d])
@@ -17052,6 +17095,9 @@ struct dt__halo {
                                        or (16 bytes) a pair of them (owned)      */
 #endif
     dt__hx x;                       /* the exchange in flight                    */
+    struct dt__hglink *groups;      /* the grouped exchanges this (root) plan is
+                                       a member of (dt_halo_group), or NULL      */
+    int group_busy;                 /* one of them has an exchange in flight     */
 };
 
 #ifndef DTENSOR_NO_MPI
@@ -17074,6 +17120,7 @@ static void dt__halo_types_free(dt__halo *h) {
 #endif
 
 static dt_status dt__halo_end(const char *fn, dt__halo *h);
+static void dt__halo_groups_drop(dt__halo *h); /* (grouped exchanges, below) */
 
 /* (an exchange still in flight is completed first: the tensor destroyed
    between _begin and _end leaves no message half done, nothing written
@@ -17081,6 +17128,7 @@ static dt_status dt__halo_end(const char *fn, dt__halo *h);
 static void dt__halo_free(dt__halo *h) {
     int i;
     if (!h) return;
+    if (h->groups) dt__halo_groups_drop(h);
     for (i = 0; i < h->ndepth; i++) dt__halo_free(h->depth[i]);
     if (h->x.begun) (void)dt__halo_end("dt_tensor_destroy", h);
 #ifndef DTENSOR_NO_MPI
@@ -17707,7 +17755,7 @@ static dt_status dt__halo_post(const char *fn, dt__halo *h, const dt__array *in,
    _end runs alongside it. */
 static dt_status dt__halo_begin(const char *fn, dt__halo *h, dt__array *in, int from_array) {
     dt_status st;
-    if (dt__halo_busy(h->root))
+    if (dt__halo_busy(h->root) || h->root->group_busy)
         return dt__fail(DT_ERR_ARG, "%s: an exchange is already begun on this tensor (call _end)", fn);
     if ((st = dt__halo_side(fn, h, DT__SIDE_FORK))) return st;
     if ((st = dt__halo_post(fn, h, in, from_array))) {
@@ -17871,7 +17919,7 @@ static dt_status dt__tensor_set_halo_body(dt_tensor *t, const dt_halo_desc *desc
     dt__halo *h = NULL;
     dt_status st;
     if (!t) return dt__fail(DT_ERR_ARG, "%s: tensor is NULL", fn);
-    if (dt__halo_busy(t->halo))
+    if (dt__halo_busy(t->halo) || (t->halo && t->halo->group_busy))
         return dt__fail(DT_ERR_ARG, "%s: an exchange is in flight on this tensor (call dt_halo_exchange_end)", fn);
     if (t->mesh->rank < 0) return DT_OK;
     memset(&none, 0, sizeof none);
@@ -18108,6 +18156,435 @@ DT_API dt_status dt_halo_exchange(dt_tensor *t) {
 }
 DT_API dt_status dt_halo_exchange_layers(dt_tensor *t, const int64_t *width) {
     DT__PUBLIC("dt_halo_exchange_layers", dt__halo_layers_body("dt_halo_exchange_layers", t, width));
+}
+
+/* ---- grouped exchanges ----
+   A group joins its members' plans into one list of messages: for each
+   peer (a carrier rank) and direction, one message holding, back to back,
+   every member's pieces for that peer in the order the member's own plan
+   would send them (its messages to the peer in turn, each message's
+   pieces in turn). Both ends walk the members in the same order, so the
+   receiver finds the pieces where the sender put them. The members are
+   laid out by element size, largest first (stable), so every piece starts
+   at a multiple of its element size in a message that starts 16-aligned.
+   The copies: one list before the messages (each member's interior copy,
+   CONSTANT fills and local wraps, then the packs of every send) and one
+   after (the unpacks); the copies are byte boxes with each member's
+   element size, so one list mixes dtypes (one fused launch on a GPU). */
+
+/* a member's place in its halo's list of groups */
+typedef struct dt__hglink {
+    struct dt_halo_group *g;
+    int k;                          /* the member's index                       */
+    struct dt__hglink *next;
+} dt__hglink;
+
+struct dt_halo_group {
+    int n;
+    dt_tensor **t;                  /* the members                              */
+    dt__halo **h;                   /* their (root) plans; NULL once dropped    */
+    dt__hglink *links;              /* n of them: in the members' halos' lists  */
+    int dropped;                    /* members whose halo was freed             */
+    int inert;                      /* this rank is outside the mesh            */
+    int *order;                     /* the members as laid out in a message     */
+    char **before_of;               /* each member's array `before` was made for */
+    const dt__device *dev, *eng;
+    int staged;
+    dt_comm *comm;
+    dt_message *msgs;               /* nsend sends, then the receives           */
+    size_t *off;                    /* each message's place in buf (and pbuf)  */
+    int nmsgs, nsend;
+    char *buf, *pbuf;               /* as a plan's (dt__halo_alloc_bufs)         */
+    void (*buf_free)(void *);
+    size_t sbytes, rbytes, total;
+    dt__copies before, after;
+    void *request;
+    int begun;
+};
+
+static dt_status dt__halo_group_end(const char *fn, dt_halo_group *g);
+
+/* h (a member's plan) is being freed: its groups complete an exchange in
+   flight (it may land in h's ghosted block) and lose the member */
+static void dt__halo_groups_drop(dt__halo *h) {
+    while (h->groups) {
+        dt__hglink *l = h->groups;
+        dt_halo_group *g = l->g;
+        h->groups = l->next;
+        if (g->begun) (void)dt__halo_group_end("dt_tensor_destroy", g);
+        g->h[l->k] = NULL;
+        g->t[l->k] = NULL;
+        g->dropped++;
+    }
+}
+
+/* take g's links out of its live members' lists */
+static void dt__halo_group_unlink(dt_halo_group *g) {
+    int k;
+    for (k = 0; k < g->n; k++) {
+        dt__hglink **p;
+        if (!g->h || !g->h[k]) continue;
+        for (p = &g->h[k]->groups; *p; p = &(*p)->next)
+            if (*p == &g->links[k]) {
+                *p = g->links[k].next;
+                break;
+            }
+    }
+}
+
+static void dt__halo_group_free(dt_halo_group *g) {
+    if (!g) return;
+    if (g->links) dt__halo_group_unlink(g);
+    dt__copies_free(&g->before);
+    dt__copies_free(&g->after);
+    if (g->pbuf) g->dev->free(g->pbuf);
+    if (g->buf) g->buf_free(g->buf);
+    DT_FREE(g->t);
+    DT_FREE(g->h);
+    DT_FREE(g->links);
+    DT_FREE(g->order);
+    DT_FREE(g->before_of);
+    DT_FREE(g->msgs);
+    DT_FREE(g->off);
+    DT_FREE(g);
+}
+
+/* member k's pieces for message i of the group (peer, direction), copied
+   to (pack) or from (unpack) their places from *at on: in `a` (the member's
+   array to pack from, or its ghosted block) */
+static dt_status dt__halo_group_pieces(const char *fn, dt_halo_group *g, int i, const dt__halo *h, const dt__array *a,
+                                       size_t *at, dt__copies *c) {
+    int send = i < g->nsend, j, p;
+    dt__array b = *a;
+    dt_status st;
+    b.stride = NULL;
+    for (j = 0; j < h->nmsgs; j++) {
+        const dt__hmsg *mg = &h->msgs[j];
+        if (mg->send != send || mg->peer != g->msgs[i].peer) continue;
+        for (p = mg->first; p < mg->first + mg->count; p++) {
+            const dt__hpiece *pc = &h->pieces[p];
+            if (send) b.box = pc->src;
+            else dt__shift_box(h->ndim, &pc->src, pc->shift, &b.box);
+            b.data = (g->staged ? g->pbuf : g->buf) + g->off[i] + *at;
+            if ((st = send ? dt__copies_add(fn, c, a, &b, &b.box) : dt__copies_add(fn, c, &b, a, &b.box))) return st;
+            *at += dt__box_numel(h->ndim, &b.box) * h->g.es;
+        }
+    }
+    return DT_OK;
+}
+
+/* the list before the messages, from the members' arrays as they are now
+   (dt__halo_plan_before's copies for each member, the packs all packed) */
+static dt_status dt__halo_group_plan_before(const char *fn, dt_halo_group *g) {
+    dt__copies *c = &g->before;
+    dt_status st = DT_OK;
+    int k, i, j;
+    dt__copies_free(c);
+    c->dev = g->dev;
+    for (k = 0; k < g->n && !st; k++) {
+        dt__halo *h = g->h[k];
+        dt__array in, f;
+        dt__tensor_array(g->t[k], &in);
+        g->before_of[k] = in.data;
+        if (!h->in_place) st = dt__copies_add(fn, c, &in, &h->g, &in.box);
+        f = h->g;
+        f.data = h->fillbuf ? h->fillbuf : (char *)h->pattern;
+        f.stride = h->fillbuf ? NULL : dt__zero_strides;
+        for (i = 0; i < h->nfills && !st; i++) {
+            f.box = h->fills[i];
+            st = dt__copies_add(fn, c, &f, &h->g, &h->fills[i]);
+        }
+        for (i = h->self_first; i < h->self_first + h->self_count && !st; i++) {
+            dt__array view = in;
+            dt__box p;
+            dt__shift_box(h->ndim, &in.box, h->pieces[i].shift, &view.box);
+            dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
+            st = dt__copies_add(fn, c, &view, &h->g, &p);
+        }
+    }
+    for (i = 0; i < g->nsend && !st; i++) {
+        size_t at = 0;
+        for (j = 0; j < g->n && !st; j++) {
+            dt__array in;
+            k = g->order[j];
+            dt__tensor_array(g->t[k], &in);
+            st = dt__halo_group_pieces(fn, g, i, g->h[k], &in, &at, c);
+        }
+    }
+    if (!st) st = dt__copies_seal(fn, c);
+    if (st) dt__copies_free(c);
+    return st;
+}
+
+/* the messages (one per peer and direction), their buffers and the unpacks */
+static dt_status dt__halo_group_plan(const char *fn, dt_halo_group *g) {
+    int k, j, i, dir, cap = 0;
+    size_t off = 0;
+    dt_status st;
+    for (k = 0; k < g->n; k++) cap += g->h[k]->nmsgs;
+    if ((st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *g->msgs, (void **)&g->msgs)) ||
+        (st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *g->off, (void **)&g->off)))
+        return st;
+    for (dir = 1; dir >= 0; dir--) { /* sends, then receives: each peer once, in rank order */
+        int first = g->nmsgs;
+        for (k = 0; k < g->n; k++)
+            for (j = 0; j < g->h[k]->nmsgs; j++) {
+                const dt__hmsg *mg = &g->h[k]->msgs[j];
+                int at;
+                if (mg->send != dir) continue;
+                for (at = first; at < g->nmsgs && g->msgs[at].peer < mg->peer; at++) {}
+                if (at < g->nmsgs && g->msgs[at].peer == mg->peer) {
+                    g->msgs[at].bytes += mg->bytes;
+                    continue;
+                }
+                memmove(&g->msgs[at + 1], &g->msgs[at], (size_t)(g->nmsgs - at) * sizeof *g->msgs);
+                memset(&g->msgs[at], 0, sizeof g->msgs[at]);
+                g->msgs[at].peer = mg->peer;
+                g->msgs[at].send = dir;
+                g->msgs[at].bytes = mg->bytes;
+                g->nmsgs++;
+            }
+        if (dir) g->nsend = g->nmsgs;
+    }
+    for (i = 0; i < g->nmsgs; i++) {
+        g->off[i] = off;
+        off += (g->msgs[i].bytes + 15) / 16 * 16;
+        if (i < g->nsend) g->sbytes += g->msgs[i].bytes;
+        else g->rbytes += g->msgs[i].bytes;
+    }
+    g->total = off;
+    if (off) { /* (as dt__halo_alloc_bufs) */
+        if (!g->staged) {
+            g->buf_free = g->dev->free;
+            st = g->dev->alloc(fn, off, (void **)&g->buf);
+        } else if (!(st = g->dev->alloc(fn, off, (void **)&g->pbuf))) {
+            g->buf_free = dt__on_host(g->eng) ? g->dev->free_host : g->eng->free;
+            st = dt__on_host(g->eng) ? g->dev->alloc_host(fn, off, (void **)&g->buf)
+                                     : g->eng->alloc(fn, off, (void **)&g->buf);
+        }
+        if (st) return st;
+    }
+    for (i = 0; i < g->nmsgs; i++) g->msgs[i].buf = g->buf + g->off[i];
+    g->after.dev = g->dev;
+    for (i = g->nsend; i < g->nmsgs; i++) {
+        size_t at = 0;
+        for (j = 0; j < g->n; j++) {
+            dt__halo *h = g->h[g->order[j]];
+            if ((st = dt__halo_group_pieces(fn, g, i, h, &h->g, &at, &g->after))) return st;
+        }
+    }
+    if ((st = dt__copies_seal(fn, &g->after))) return st;
+    return dt__halo_group_plan_before(fn, g);
+}
+
+/* the local checks of dt_halo_group_create; *mesh: the mesh to agree on (NULL: none) */
+static dt_status dt__halo_group_check(const char *fn, dt_tensor *const *ts, int n, dt_halo_group **out,
+                                      dt_mesh **mesh, uint64_t *hash) {
+    int k, j;
+    *mesh = NULL;
+    *hash = dt__hash(14695981039346656037ull, &n, sizeof n);
+    for (k = 0; ts && k < n; k++)
+        if (ts[k]) { *mesh = ts[k]->mesh; break; }
+    if (!ts) return dt__fail(DT_ERR_ARG, "%s: ts is NULL", fn);
+    if (n < 1) return dt__fail(DT_ERR_ARG, "%s: n = %d (a group has at least one tensor)", fn, n);
+    if (!out) return dt__fail(DT_ERR_ARG, "%s: out is NULL", fn);
+    for (k = 0; k < n; k++) {
+        const dt_tensor *t = ts[k];
+        if (!t) return dt__fail(DT_ERR_ARG, "%s: ts[%d] is NULL", fn, k);
+        if (t->mesh != *mesh)
+            return dt__fail(DT_ERR_ARG, "%s: ts[%d] is on another mesh than ts[0] (a group's tensors share one mesh)",
+                            fn, k);
+        for (j = 0; j < k; j++)
+            if (ts[j] == t) return dt__fail(DT_ERR_ARG, "%s: ts[%d] and ts[%d] are the same tensor", fn, j, k);
+        if (t->mesh->rank < 0) continue;
+        if (!t->halo)
+            return dt__fail(DT_ERR_ARG, "%s: ts[%d] has no halo (give it one with dt_tensor_set_halo)", fn, k);
+        if (dt__halo_busy(t->halo) || t->halo->group_busy)
+            return dt__fail(DT_ERR_ARG, "%s: ts[%d] has an exchange in flight (call its _end first)", fn, k);
+        if (t->dev != ts[0]->dev)
+            return dt__fail(DT_ERR_ARG, "%s: ts[%d] is in %s memory, ts[0] in %s (a group's tensors share one device)",
+                            fn, k, t->dev->name, ts[0]->dev->name);
+        *hash = dt__hash(*hash, &t->desc.dtype, sizeof t->desc.dtype);
+        *hash = dt__hash(*hash, &t->desc.ndim, sizeof t->desc.ndim);
+        *hash = dt__hash(*hash, t->desc.shape, (size_t)t->desc.ndim * sizeof *t->desc.shape);
+        *hash = dt__hash(*hash, t->desc.placements, (size_t)t->mesh->ndim * sizeof *t->desc.placements);
+        {
+            uint64_t hh = dt__halo_desc_hash(&t->halo->desc);
+            *hash = dt__hash(*hash, &hh, sizeof hh);
+        }
+    }
+    return DT_OK;
+}
+
+static dt_status dt__halo_group_make(const char *fn, dt_tensor *const *ts, int n, dt_halo_group **out) {
+    dt_halo_group *g = (dt_halo_group *)DT_MALLOC(sizeof *g);
+    int k, j;
+    dt_status st;
+    if (!g) return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating the group", fn);
+    memset(g, 0, sizeof *g);
+    g->n = n;
+    if ((st = dt__alloc(fn, (size_t)n * sizeof *g->t, (void **)&g->t)) ||
+        (st = dt__alloc(fn, (size_t)n * sizeof *g->h, (void **)&g->h)) ||
+        (st = dt__alloc(fn, (size_t)n * sizeof *g->order, (void **)&g->order)) ||
+        (st = dt__alloc(fn, (size_t)n * sizeof *g->before_of, (void **)&g->before_of))) {
+        dt__halo_group_free(g);
+        return st;
+    }
+    for (k = 0; k < n; k++) {
+        g->t[k] = ts[k];
+        g->h[k] = ts[k]->halo;
+        g->before_of[k] = NULL;
+    }
+    g->dev = ts[0]->dev;
+    g->comm = ts[0]->mesh->comm;
+    g->inert = ts[0]->mesh->rank < 0;
+    if (!g->inert) {
+        size_t es;
+        g->eng = dt__engine(ts[0]);
+        g->staged = g->eng != g->dev;
+        for (j = 0, es = 16; es; es /= 2) /* largest elements first */
+            for (k = 0; k < n; k++)
+                if (g->h[k]->g.es == es) g->order[j++] = k;
+        for (k = 0; k < n; k++)
+            if (g->h[k]->g.es & (g->h[k]->g.es - 1) || g->h[k]->g.es > 16) g->order[j++] = k; /* (none) */
+        st = !g->eng ? dt__fail(DT_ERR_DEVICE, "%s: the mesh's backend takes memory that is not in this build", fn)
+                     : dt__halo_group_plan(fn, g);
+        if (st) {
+            dt__halo_group_free(g);
+            return st;
+        }
+    }
+    *out = g;
+    return DT_OK;
+}
+
+/* link a made group into its members' halos (after every rank agreed) */
+static void dt__halo_group_link(dt_halo_group *g) {
+    int k;
+    if (g->inert) return;
+    for (k = 0; k < g->n; k++) {
+        g->links[k].g = g;
+        g->links[k].k = k;
+        g->links[k].next = g->h[k]->groups;
+        g->h[k]->groups = &g->links[k];
+    }
+}
+
+static dt_status dt__halo_group_create_body(dt_tensor *const *ts, int n, dt_halo_group **out) {
+    const char *fn = "dt_halo_group_create";
+    dt_halo_group *g = NULL;
+    dt_mesh *mesh;
+    uint64_t hash;
+    dt_status st = dt__halo_group_check(fn, ts, n, out, &mesh, &hash);
+    if (!mesh) return st; /* no mesh to tell the others on */
+    if (mesh->rank < 0) {
+        if (!st) st = dt__halo_group_make(fn, ts, n, &g);
+        if (!st) *out = g;
+        return st;
+    }
+    if ((st = dt__agree(mesh->comm, fn, st, hash))) return st;
+    st = dt__halo_group_make(fn, ts, n, &g);
+    if (!st && (st = dt__alloc(fn, (size_t)n * sizeof *g->links, (void **)&g->links))) {
+        dt__halo_group_free(g);
+        g = NULL;
+    }
+    if ((st = dt__agree(mesh->comm, fn, st, 0))) { /* all or none */
+        dt__halo_group_free(g);
+        return st;
+    }
+    dt__halo_group_link(g);
+    *out = g;
+    return DT_OK;
+}
+DT_API dt_status dt_halo_group_create(dt_tensor *const *ts, int n, dt_halo_group **out) {
+    DT__PUBLIC("dt_halo_group_create", dt__halo_group_create_body(ts, n, out));
+}
+
+static dt_status dt__halo_group_side(const char *fn, const dt_halo_group *g, int how) {
+    return g->dev->side ? g->dev->side(fn, how) : DT_OK;
+}
+
+static dt_status dt__halo_group_begin(const char *fn, dt_halo_group *g) {
+    dt_status st = DT_OK;
+    int k;
+    if (!g) return dt__fail(DT_ERR_ARG, "%s: the group is NULL", fn);
+    if (g->inert) return DT_OK;
+    if (g->dropped)
+        st = dt__fail(DT_ERR_ARG, "%s: %d of the group's tensors lost the halo it was made with (dt_tensor_set_halo "
+                      "or dt_tensor_destroy after dt_halo_group_create); destroy the group and create it again", fn,
+                      g->dropped);
+    else if (g->begun)
+        st = dt__fail(DT_ERR_ARG, "%s: the group's exchange is already begun (call dt_halo_group_exchange_end)", fn);
+    for (k = 0; k < g->n && !st; k++)
+        if (dt__halo_busy(g->h[k]) || g->h[k]->group_busy)
+            st = dt__fail(DT_ERR_ARG, "%s: member %d has an exchange in flight (call its _end first)", fn, k);
+    if (dt__checks_on() && (st = dt__agree(g->comm, fn, st, 0))) return st;
+    if (st) return st;
+    for (k = 0; k < g->n; k++) { /* the arrays moved (a new array under a tensor): the copies again */
+        dt__array in;
+        dt__tensor_array(g->t[k], &in);
+        if (in.data != g->before_of[k]) break;
+    }
+    if (k < g->n && (st = dt__halo_group_plan_before(fn, g))) return st;
+    if ((st = dt__halo_group_side(fn, g, DT__SIDE_FORK))) return st;
+    st = dt__copies_run(fn, &g->before);
+    if (!st && g->staged && g->sbytes) /* (the sends lie at the buffer's start, back to back but for padding) */
+        st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, g->buf, g->pbuf, g->off[g->nsend - 1] +
+                                                           g->msgs[g->nsend - 1].bytes);
+    if (!st && (st = dt__comm_start(g->comm, DT__TAG_HALO, g->nmsgs, g->msgs, g->sbytes, g->rbytes, &g->request)))
+        st = dt__within(fn, st);
+    if (st) {
+        (void)dt__halo_group_side(fn, g, DT__SIDE_JOIN);
+        return st;
+    }
+    g->begun = 1;
+    for (k = 0; k < g->n; k++) g->h[k]->group_busy = 1;
+    return dt__halo_group_side(fn, g, DT__SIDE_OFF);
+}
+
+static dt_status dt__halo_group_end(const char *fn, dt_halo_group *g) {
+    dt_status st, sj;
+    int k;
+    if (!g) return dt__fail(DT_ERR_ARG, "%s: the group is NULL", fn);
+    if (g->inert) return DT_OK;
+    if (!g->begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this group", fn);
+    g->begun = 0;
+    for (k = 0; k < g->n; k++)
+        if (g->h[k]) g->h[k]->group_busy = 0;
+    if ((st = dt__halo_group_side(fn, g, DT__SIDE_ON))) return st;
+    if (g->request) {
+        void *rq = g->request;
+        g->request = NULL;
+        if ((st = dt__comm_wait(g->comm, rq))) st = dt__within(fn, st);
+    }
+    if (!st && g->staged && g->rbytes) {
+        size_t at = g->off[g->nsend];
+        st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, g->pbuf + at, g->buf + at, g->total - at);
+    }
+    if (!st) st = dt__copies_run(fn, &g->after);
+    sj = dt__halo_group_side(fn, g, DT__SIDE_JOIN);
+    return st ? st : sj;
+}
+
+DT_API dt_status dt_halo_group_exchange_begin(dt_halo_group *g) {
+    DT__PUBLIC("dt_halo_group_exchange_begin", dt__halo_group_begin("dt_halo_group_exchange_begin", g));
+}
+DT_API dt_status dt_halo_group_exchange_end(dt_halo_group *g) {
+    DT__PUBLIC("dt_halo_group_exchange_end", dt__halo_group_end("dt_halo_group_exchange_end", g));
+}
+static dt_status dt__halo_group_exchange_body(dt_halo_group *g) {
+    const char *fn = "dt_halo_group_exchange";
+    dt_status st = dt__halo_group_begin(fn, g);
+    return st || g->inert ? st : dt__halo_group_end(fn, g);
+}
+DT_API dt_status dt_halo_group_exchange(dt_halo_group *g) {
+    DT__PUBLIC("dt_halo_group_exchange", dt__halo_group_exchange_body(g));
+}
+
+DT_API void dt_halo_group_destroy(dt_halo_group *g) {
+    if (!g) return;
+    if (g->begun) (void)dt__halo_group_end("dt_halo_group_destroy", g);
+    dt__halo_group_free(g);
 }
 
 /* ---- stencils ---- */

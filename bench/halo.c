@@ -3,6 +3,7 @@
 
        make bench-halo MPI=mpich            (2 ranks: bench/results/halo-mpich-np2.txt)
        mpiexec -n 2 ./build/mpich/bench_halo [--quick] [--reps N] [--sizes "256 1024"] [--widths "1 2"]
+                                            [--group-sizes "128 512"]
 
    F64 global N x N (--sizes, default 256 512 1024 2048 4096), placements
    [Shard(0), Shard(1)] on every 2-D mesh P0 x P1 of the ranks (2 ranks: 2x1
@@ -32,7 +33,12 @@
    in a rotating order (repetition k starts with side k mod 5, so none
    always runs on caches another left warm), each preceded by a barrier, timed with MPI_Wtime and reduced to the
    max over ranks; the table shows medians (microseconds) and ratios
-   dt / hand. --quick: sizes 64 128, 5 repetitions (CI). */
+   dt / hand. --quick: sizes 64 128, 5 repetitions (CI).
+
+   Then a row per --group-sizes N (default 128 512; --quick 64): 15 fields
+   of mixed centring at depth 2 exchanged as one dt_halo_group, one by one,
+   and by a hand-written exchange packing all fields into one message per
+   direction (run_group, below); ratios group / hand and group / one. */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
@@ -155,24 +161,214 @@ static int run_case(dt_comm *comm, int p0, int p1, int64_t n, int64_t w, int rep
     return bad == 0;
 }
 
+
+/* ---------------------------------------------------------------- 15 fields, one group */
+
+/* 15 F64 fields of a staggered grid on an N x N mesh of cells -- 5 cell
+   centred [N, N], 5 x-face [N+1, N], 5 y-face [N, N+1] -- each a ghosted
+   array of depth 2 wrapped in place (dt_tensor_from_local, local_ghost),
+   periodic, faces only. Sides, on the same arrays:
+     group     dt_halo_group_exchange of the 15 (one message per neighbour rank)
+     one       dt_halo_exchange_begin of each, then dt_halo_exchange_end of each
+     hand      what a code that groups by hand writes: per Cartesian direction
+               one buffer holding the faces of all 15 fields, packed by loops,
+               4 MPI_Irecv + 4 MPI_Isend, MPI_Waitall, unpacked by loops (a
+               direction whose neighbour is this rank: unpacked from the send
+               buffer); on separate copies of the arrays
+   Checked before timing: every non-corner ghost cell of the group's arrays
+   equals the hand-written one's. */
+#define GF 15
+#define GW 2
+enum { G_GROUP, G_ONE, G_HAND, NG };
+
+typedef struct gfield {
+    int64_t lx, ly, gy, n0, n1;      /* interior, ghosted row length, global shape */
+    double *a, *h;                   /* the dt array (wrapped), the hand array     */
+    dt_tensor *t;
+} gfield;
+
+#define GAT(f, g, i, j) ((g) + ((i) + GW) * (f)->gy + (j) + GW) /* interior coordinates */
+
+typedef struct ghand {
+    int nb[2][2];                    /* neighbours: [dim][0 lower, 1 upper] */
+    double *sb[2][2], *rb[2][2];     /* per direction: all fields' faces    */
+    int64_t cnt[2];                  /* doubles per direction along dim d    */
+    MPI_Comm cart;
+    int me;
+} ghand;
+
+/* face slab along dim d of field f: rows/cols [s, s + GW) of the interior along d, all of the other */
+static void gh_slab(const gfield *f, int d, int64_t s, double *arr, double *buf, int pack) {
+    int64_t i, j, ni = d == 0 ? GW : f->lx, nj = d == 0 ? f->ly : GW;
+    for (i = 0; i < ni; i++)
+        for (j = 0; j < nj; j++) {
+            double *c = GAT(f, arr, d == 0 ? s + i : i, d == 0 ? j : s + j);
+            if (pack) *buf++ = *c;
+            else *c = *buf++;
+        }
+}
+
+static void gh_exchange(ghand *x, gfield *fs) {
+    MPI_Request rq[8];
+    MPI_Status sts[8];
+    int nrq = 0, d, s, k;
+    for (d = 0; d < 2; d++)
+        for (s = 0; s < 2; s++)
+            if (x->nb[d][s] != x->me)
+                MPI_Irecv(x->rb[d][s], (int)x->cnt[d], MPI_DOUBLE, x->nb[d][s], 2 * d + (1 - s), x->cart, &rq[nrq++]);
+    for (d = 0; d < 2; d++)
+        for (s = 0; s < 2; s++) { /* s = 0: my first GW to the lower neighbour (its upper ghosts) */
+            double *b = x->sb[d][s];
+            for (k = 0; k < GF; k++) {
+                const gfield *f = &fs[k];
+                gh_slab(f, d, s ? (d ? f->ly : f->lx) - GW : 0, f->h, b, 1);
+                b += d == 0 ? GW * f->ly : f->lx * GW;
+            }
+            if (x->nb[d][s] != x->me)
+                MPI_Isend(x->sb[d][s], (int)x->cnt[d], MPI_DOUBLE, x->nb[d][s], 2 * d + s, x->cart, &rq[nrq++]);
+        }
+    MPI_Waitall(nrq, rq, sts);
+    for (d = 0; d < 2; d++)
+        for (s = 0; s < 2; s++) { /* from the lower neighbour (s = 0): my lower ghosts */
+            const double *b = x->nb[d][s] != x->me ? x->rb[d][s] : x->sb[d][1 - s];
+            for (k = 0; k < GF; k++) {
+                gfield *f = &fs[k];
+                gh_slab(f, d, s ? (d ? f->ly : f->lx) : -GW, f->h, (double *)b, 0);
+                b += d == 0 ? GW * f->ly : f->lx * GW;
+            }
+        }
+}
+
+static int run_group(dt_comm *comm, int p0, int p1, int64_t n, int reps, double *med) {
+    dt_mesh_desc md;
+    dt_mesh *mesh;
+    gfield fs[GF];
+    dt_tensor *ts[GF];
+    dt_halo_group *g = NULL;
+    dt_halo_desc hd;
+    ghand x;
+    int dims[2], periods[2] = {1, 1}, coords[2], k, d, s, side, bad = 0;
+    int64_t i, j, room[2] = {GW, GW};
+    double *t[NG];
+    memset(&md, 0, sizeof md);
+    md.ndim = 2; md.shape[0] = p0; md.shape[1] = p1;
+    CHECK(dt_mesh_create(comm, &md, &mesh));
+    memset(&hd, 0, sizeof hd);
+    hd.width[0] = hd.width[1] = GW;
+    hd.boundary[0] = hd.boundary[1] = DT_BOUNDARY_PERIODIC;
+    dims[0] = p0; dims[1] = p1;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &x.cart);
+    MPI_Cart_coords(x.cart, rank, 2, coords);
+    MPI_Comm_rank(x.cart, &x.me);
+    MPI_Cart_shift(x.cart, 0, 1, &x.nb[0][0], &x.nb[0][1]);
+    MPI_Cart_shift(x.cart, 1, 1, &x.nb[1][0], &x.nb[1][1]);
+    x.cnt[0] = x.cnt[1] = 0;
+    for (k = 0; k < GF; k++) {
+        gfield *f = &fs[k];
+        dt_tensor_desc td;
+        dt_tensor *e = NULL;
+        int64_t ls[2], lo[2], gn;
+        memset(&td, 0, sizeof td);
+        td.dtype = DT_F64; td.ndim = 2;
+        td.shape[0] = f->n0 = n + (k % 3 == 1);
+        td.shape[1] = f->n1 = n + (k % 3 == 2);
+        td.placements[0] = dt_shard(0); td.placements[1] = dt_shard(1);
+        CHECK(dt_tensor_empty(mesh, &td, &e)); /* (its local box) */
+        dt_tensor_local_shape(e, ls);
+        dt_tensor_local_offset(e, lo);
+        dt_tensor_destroy(e);
+        f->lx = ls[0]; f->ly = ls[1]; f->gy = ls[1] + 2 * GW;
+        gn = (ls[0] + 2 * GW) * f->gy;
+        f->a = (double *)xmalloc((size_t)gn * sizeof(double));
+        f->h = (double *)xmalloc((size_t)gn * sizeof(double));
+        for (i = 0; i < gn; i++) f->a[i] = -1.0;
+        for (i = 0; i < ls[0]; i++)
+            for (j = 0; j < ls[1]; j++) *GAT(f, f->a, i, j) = val(lo[0] + i, lo[1] + j, n) + k;
+        memcpy(f->h, f->a, (size_t)gn * sizeof(double));
+        td.local_shape = ls;
+        td.local_ghost = room;
+        td.local_alloc = f->a;
+        td.local_alloc_bytes = gn * (int64_t)sizeof(double);
+        CHECK(dt_tensor_from_local(mesh, &td, f->a, DT_BORROW, &f->t));
+        CHECK(dt_tensor_set_halo(f->t, &hd));
+        ts[k] = f->t;
+        x.cnt[0] += GW * f->ly;
+        x.cnt[1] += f->lx * GW;
+    }
+    for (d = 0; d < 2; d++)
+        for (s = 0; s < 2; s++) {
+            x.sb[d][s] = (double *)xmalloc((size_t)(x.cnt[d] ? x.cnt[d] : 1) * sizeof(double));
+            x.rb[d][s] = (double *)xmalloc((size_t)(x.cnt[d] ? x.cnt[d] : 1) * sizeof(double));
+        }
+    CHECK(dt_halo_group_create(ts, GF, &g));
+
+    /* warm-up + check: every non-corner ghost cell */
+    CHECK(dt_halo_group_exchange(g));
+    gh_exchange(&x, fs);
+    for (k = 0; k < GF; k++) {
+        const gfield *f = &fs[k];
+        for (i = -GW; i < f->lx + GW; i++)
+            for (j = -GW; j < f->ly + GW; j++) {
+                int oi = i < 0 || i >= f->lx, oj = j < 0 || j >= f->ly;
+                if (oi && oj) continue;
+                if (*GAT(f, f->a, i, j) != *GAT(f, f->h, i, j) && bad++ < 3)
+                    fprintf(stderr, "[%d] group n %lld field %d: ghost (%lld, %lld): dt %g hand %g\n", rank,
+                            (long long)n, k, (long long)i, (long long)j, *GAT(f, f->a, i, j), *GAT(f, f->h, i, j));
+            }
+    }
+    for (side = 0; side < NG; side++) t[side] = (double *)xmalloc((size_t)reps * sizeof(double));
+    for (i = 0; i < reps; i++) {
+        int q;
+        for (q = 0; q < NG; q++) {
+            double t0;
+            side = (int)((i + q) % NG);
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            if (side == G_GROUP) CHECK(dt_halo_group_exchange(g));
+            else if (side == G_ONE) {
+                for (k = 0; k < GF; k++) CHECK(dt_halo_exchange_begin(ts[k]));
+                for (k = 0; k < GF; k++) CHECK(dt_halo_exchange_end(ts[k]));
+            } else gh_exchange(&x, fs);
+            t[side][i] = timed_max(t0);
+        }
+    }
+    for (side = 0; side < NG; side++) { med[side] = median(t[side], reps) * 1e6; free(t[side]); }
+    dt_halo_group_destroy(g);
+    for (k = 0; k < GF; k++) {
+        dt_tensor_destroy(fs[k].t);
+        free(fs[k].a);
+        free(fs[k].h);
+    }
+    for (d = 0; d < 2; d++)
+        for (s = 0; s < 2; s++) { free(x.sb[d][s]); free(x.rb[d][s]); }
+    MPI_Comm_free(&x.cart);
+    dt_mesh_destroy(mesh);
+    (void)coords;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return bad == 0;
+}
+
 int main(int argc, char **argv) {
-    int64_t sizes[16] = {256, 512, 1024, 2048, 4096}, widths[4] = {1, 2};
-    int nsizes = 5, nwidths = 2, reps = 0, quick = 0, i, a, si, wi, ok = 1;
+    int64_t sizes[16] = {256, 512, 1024, 2048, 4096}, widths[4] = {1, 2}, gsizes[16] = {128, 512};
+    int nsizes = 5, nwidths = 2, ngsizes = 2, reps = 0, quick = 0, i, a, si, wi, ok = 1;
     dt_comm *comm;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) {
-            quick = 1; nsizes = 2; sizes[0] = 64; sizes[1] = 128;
+            quick = 1; nsizes = 2; sizes[0] = 64; sizes[1] = 128; ngsizes = 1; gsizes[0] = 64;
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             reps = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--group-sizes") && i + 1 < argc) {
+            ngsizes = parse_list(argv[++i], gsizes, 16);
         } else if ((!strcmp(argv[i], "--sizes") || !strcmp(argv[i], "--widths")) && i + 1 < argc) {
             if (argv[i][2] == 'w') nwidths = parse_list(argv[++i], widths, 4);
             else nsizes = parse_list(argv[++i], sizes, 16);
         } else {
             if (rank == 0)
-                fprintf(stderr, "usage: bench_halo [--quick] [--reps N] [--sizes \"256 1024\"] [--widths \"1 2\"]\n");
+                fprintf(stderr, "usage: bench_halo [--quick] [--reps N] [--sizes \"256 1024\"] [--widths \"1 2\"] "
+                                "[--group-sizes \"128 512\"]\n");
             MPI_Finalize();
             return 2;
         }
@@ -209,6 +405,32 @@ int main(int argc, char **argv) {
                     fflush(stdout);
                 }
             }
+    }
+    { /* 15 fields of mixed centring at depth 2, on the squarest 2-D mesh of the ranks */
+        int p0 = 1;
+        for (a = 1; a * a <= nranks; a++)
+            if (nranks % a == 0) p0 = a;
+        if (rank == 0) {
+            printf("# 15 F64 fields (5 cells [N,N], 5 x-faces [N+1,N], 5 y-faces [N,N+1]), ghosted arrays, width 2,\n"
+                   "# periodic, faces only, mesh %dx%d: group = dt_halo_group_exchange; one = the 15 one by one (all\n"
+                   "# _begin, then all _end); hand = all fields packed into one buffer per direction, Isend/Irecv\n",
+                   nranks / p0, p0);
+            printf("%-6s %5s %10s %10s %10s %8s %8s\n", "mesh", "N", "group", "one", "hand", "grp/hand", "grp/one");
+        }
+        for (si = 0; si < ngsizes; si++) {
+            double med[NG];
+            int64_t n = gsizes[si];
+            int rp = reps ? reps : quick ? 5 : n >= 1024 ? 41 : 101;
+            if (n / p0 < GW || n / (nranks / p0) < GW) continue;
+            ok &= run_group(comm, nranks / p0, p0, n, rp, med);
+            if (rank == 0) {
+                char mesh[16];
+                snprintf(mesh, sizeof mesh, "%dx%d", nranks / p0, p0);
+                printf("%-6s %5lld %10.1f %10.1f %10.1f %8.2f %8.2f\n", mesh, (long long)n, med[G_GROUP], med[G_ONE],
+                       med[G_HAND], med[G_GROUP] / med[G_HAND], med[G_GROUP] / med[G_ONE]);
+                fflush(stdout);
+            }
+        }
     }
     if (rank == 0) printf("results agree (ghost cells and stencil outputs bitwise): %s\n", ok ? "yes" : "NO: FAILED");
     dt_comm_destroy(comm);

@@ -2371,6 +2371,83 @@ static void halo_launches(dt_comm *comm, int device_backend_used) {
         }
     dtt_ctx("");
 }
+
+/* A group (dt_halo_group) of an F64 [9,6,4] and an F32 [10,6,4] field with
+   different halos: one exchange enqueues what one tensor's does (one pack
+   launch, one unpack launch; staged: two copies more), and leaves every
+   ghost cell as the members' own exchanges do. */
+static void halo_group_launches(dt_comm *comm, int device_backend_used) {
+    static const int64_t s0[3] = {9, 6, 4}, s1[3] = {10, 6, 4};
+    long most = device_backend_used ? 2 : 4;
+    dt_mesh_desc md;
+    dt_mesh *m = NULL;
+    dt_placement pl[2] = {dt_shard(0), dt_shard(1)};
+    dt_halo_desc h0, h1;
+    dt_tensor_desc d0, d1;
+    dt_tensor *t[2] = {NULL, NULL};
+    dt_halo_group *g = NULL;
+    int fac[16][4], k;
+    void *f0 = malloc(9 * 6 * 4 * 8), *f1 = malloc(10 * 6 * 4 * 4);
+    dtt_factorizations(dtt_np, 2, &fac[0][0], 8);
+    memset(&md, 0, sizeof md);
+    md.ndim = 2;
+    md.shape[0] = fac[0][0];
+    md.shape[1] = fac[0][1];
+    memset(&h0, 0, sizeof h0);
+    h0.width[0] = 1, h0.width[1] = 2, h0.width[2] = 1;
+    h0.boundary[0] = h0.boundary[1] = DT_BOUNDARY_PERIODIC;
+    h0.corners = 1;
+    h0.fill = 2.5;
+    memset(&h1, 0, sizeof h1);
+    h1.width_lo[0] = 2, h1.width_hi[0] = 1, h1.width[1] = 0, h1.width_lo[1] = 1, h1.width_hi[1] = 1;
+    h1.boundary[0] = DT_BOUNDARY_CONSTANT, h1.boundary[1] = DT_BOUNDARY_PERIODIC;
+    h1.fill = -1.5;
+    fill_full(DT_F64, f0, 9 * 6 * 4, 3);
+    fill_full(DT_F32, f1, 10 * 6 * 4, 5);
+    dtt_ctx("halo group launches mesh %dx%d", md.shape[0], md.shape[1]);
+    if (dtt_ok(dt_mesh_create(comm, &md, &m))) {
+        d0 = mkdesc(DT_F64, 3, s0, pl, 2, DEV);
+        d1 = mkdesc(DT_F32, 3, s1, pl, 2, DEV);
+        CHECK_OK(dt_tensor_distribute(m, &d0, f0, 0, &t[0]));
+        CHECK_OK(dt_tensor_distribute(m, &d1, f1, 0, &t[1]));
+        if (t[0] && t[1] && dtt_ok(dt_tensor_set_halo(t[0], &h0)) && dtt_ok(dt_tensor_set_halo(t[1], &h1)) &&
+            dtt_ok(dt_halo_group_create(t, 2, &g))) {
+            int64_t gs[2][DT_MAX_DIMS];
+            size_t bytes[2];
+            void *mine[2];
+            long before = dtcu_standin_work(NULL, NULL, NULL), l, c, z, l0, c0, z0, got;
+            CHECK_OK(dt_halo_group_exchange(g)); /* (the first) */
+            before = dtcu_standin_work(&l0, &c0, &z0);
+            CHECK_OK(dt_halo_group_exchange(g));
+            got = dtcu_standin_work(&l, &c, &z) - before;
+            CHECK(got <= most, "a group's exchange enqueued %ld device calls (%ld launches, %ld copies, %ld memsets), "
+                  "at most %ld allowed (rank %d)", got, l - l0, c - c0, z - z0, most, dtt_rank);
+            CHECK(l - l0 <= 2, "a group's exchange made %ld launches (one pack, one unpack)", l - l0);
+            for (k = 0; k < 2; k++) { /* the group's ghosts, then the members' own */
+                const void *gb = dt_tensor_ghosted_data(t[k], gs[k]);
+                bytes[k] = (size_t)(gs[k][0] * gs[k][1] * gs[k][2]) * (k ? 4 : 8);
+                mine[k] = malloc(bytes[k] ? bytes[k] : 1);
+                if (bytes[k]) dev_get(mine[k], gb, bytes[k]);
+            }
+            for (k = 0; k < 2; k++) {
+                void *own = malloc(bytes[k] ? bytes[k] : 1);
+                CHECK_OK(dt_halo_exchange(t[k]));
+                if (bytes[k]) dev_get(own, dt_tensor_ghosted_data(t[k], NULL), bytes[k]);
+                CHECK(!bytes[k] || !memcmp(own, mine[k], bytes[k]), "member %d: the group's ghosts differ from its "
+                      "own exchange's (rank %d)", k, dtt_rank);
+                free(own);
+                free(mine[k]);
+            }
+        }
+        dt_halo_group_destroy(g);
+        dt_tensor_destroy(t[0]);
+        dt_tensor_destroy(t[1]);
+        dt_mesh_destroy(m);
+    }
+    free(f0);
+    free(f1);
+    dtt_ctx("");
+}
 #endif
 
 #ifdef DT_TEST_CUDA
@@ -2783,6 +2860,7 @@ static void run_all(dt_comm *comm, const char *name, int device_backend_used) {
     if (dtt_np <= 12) points_device(comm); /* (12 cells: one a part) */
 #ifdef DTCU_STANDIN
     halo_launches(comm, device_backend_used);
+    halo_group_launches(comm, device_backend_used);
 #endif
 #ifdef DT_TEST_CUDA
     if (device_backend_used) halo_graph(comm);

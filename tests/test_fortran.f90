@@ -99,6 +99,7 @@ program test_fortran
   call test_typed_errors()
   call test_padded_wrap()
   call test_halo_layers()
+  call test_halo_group()
   call test_halo_sided()
   call test_points()
   call test_views()
@@ -982,6 +983,81 @@ contains
                "depth 3 of a width-2 halo: DT_ERR_ARG: " // dt_last_error())
     call dt_tensor_destroy(t)
   end subroutine test_halo_layers
+
+  ! two wrapped arrays of one mesh, a cell field a(GX, -1:ny+2) (F64) and a face
+  ! field b(GX, -1:ny+3) (F32, one more column), exchanged as one group: each
+  ! holds what its own exchange gives; a member twice is refused on every rank
+  subroutine test_halo_group()
+    integer, parameter :: GX = 4, GY = 7
+    integer(c_int64_t), target :: ls(2), lsb(2), g(2) = [0, 2]
+    integer(c_int64_t) :: i, j, lo, ny, nyb, lob
+    real(c_double), allocatable, target :: a(:, :)
+    real(c_float), allocatable, target :: b(:, :)
+    type(dt_tensor_desc) :: td
+    type(dt_halo_desc) :: hd
+    type(c_ptr) :: t(2), two(2), grp, bad
+    integer(c_int) :: st
+    ny = GY / nranks + merge(1, 0, rank < mod(GY, nranks))
+    lo = rank * (GY / nranks) + min(rank, mod(GY, nranks))
+    nyb = (GY + 1) / nranks + merge(1, 0, rank < mod(GY + 1, nranks))
+    lob = rank * ((GY + 1) / nranks) + min(rank, mod(GY + 1, nranks))
+    allocate(a(GX, -1:ny + 2), b(GX, -1:nyb + 2))
+    a = -7
+    b = -7
+    do j = 1, ny
+      do i = 1, GX
+        a(i, j) = f(i, lo + j)
+      end do
+    end do
+    do j = 1, nyb
+      do i = 1, GX
+        b(i, j) = real(f(i, lob + j) + 1000, c_float)
+      end do
+    end do
+    hd%width(1:2) = [0_c_int64_t, 2_c_int64_t]
+    hd%boundary(1:2) = int(DT_BOUNDARY_PERIODIC, c_int8_t)
+    ls = [int(GX, c_int64_t), ny]
+    td%dtype = DT_F64
+    td%ndim = 2
+    td%shape(1:2) = [GX, GY]
+    td%placements(1) = dt_shard_balanced(2)
+    td%local_shape = c_loc(ls)
+    td%local_ghost = c_loc(g)
+    t(1) = c_null_ptr
+    call ok(dt_tensor_from_local(mesh, td, a, DT_FLAG_BORROW, t(1)), "group: wrap a(GX, -1:ny+2)")
+    lsb = [int(GX, c_int64_t), nyb]
+    td%dtype = DT_F32
+    td%shape(1:2) = [GX, GY + 1]
+    td%local_shape = c_loc(lsb)
+    t(2) = c_null_ptr
+    call ok(dt_tensor_from_local(mesh, td, b, DT_FLAG_BORROW, t(2)), "group: wrap b(GX, -1:nyb+2)")
+    call ok(dt_tensor_set_halo(t(1), hd), "group: a's halo")
+    call ok(dt_tensor_set_halo(t(2), hd), "group: b's halo")
+    grp = c_null_ptr
+    call ok(dt_halo_group_create(t, 2_c_int, grp), "dt_halo_group_create([a, b])")
+    call ok(dt_halo_group_exchange(grp), "dt_halo_group_exchange")
+    call check(all(a(:, -1) == [(f(i, modulo(lo - 2, int(GY, c_int64_t)) + 1), i = 1, GX)]) .and. &
+               all(a(:, ny + 2) == [(f(i, modulo(lo + ny + 1, int(GY, c_int64_t)) + 1), i = 1, GX)]), &
+               "group: a's ghost columns hold the neighbours' values")
+    call check(all(b(:, 0) == [(real(f(i, modulo(lob - 1, int(GY + 1, c_int64_t)) + 1) + 1000, c_float), &
+                                i = 1, GX)]) .and. &
+               all(b(:, nyb + 2) == [(real(f(i, modulo(lob + nyb + 1, int(GY + 1, c_int64_t)) + 1) + 1000, &
+                                       c_float), i = 1, GX)]), &
+               "group: b's ghost columns hold the neighbours' values")
+    a(:, -1) = -7
+    call ok(dt_halo_group_exchange_begin(grp), "dt_halo_group_exchange_begin")
+    call ok(dt_halo_group_exchange_end(grp), "dt_halo_group_exchange_end")
+    call check(all(a(:, -1) == [(f(i, modulo(lo - 2, int(GY, c_int64_t)) + 1), i = 1, GX)]), &
+               "group, split: a's ghost column again")
+    two = [t(1), t(1)]
+    bad = c_null_ptr
+    st = dt_halo_group_create(two, 2_c_int, bad)
+    call check(st == DT_ERR_ARG .and. index(dt_last_error(), "same tensor") > 0 .and. .not. c_associated(bad), &
+               "a tensor twice: DT_ERR_ARG: " // dt_last_error())
+    call dt_halo_group_destroy(grp)
+    call dt_tensor_destroy(t(2))
+    call dt_tensor_destroy(t(1))
+  end subroutine test_halo_group
 
   ! ghost room and halo widths per side, in Fortran order: a(-1:GX+1, -1:ny+3)
   ! has room 2 below and 1 above along dim 1, 2 below and 3 above along dim 2
