@@ -38,7 +38,12 @@
    Then a row per --group-sizes N (default 128 512; --quick 64): 15 fields
    of mixed centring at depth 2 exchanged as one dt_halo_group, one by one,
    and by a hand-written exchange packing all fields into one message per
-   direction (run_group, below); ratios group / hand and group / one. */
+   direction (run_group, below); ratios group / hand and group / one; on
+   both orientations of the mesh (faces as rows, then as columns).
+
+   Then a row per --sizes N: width 1 of a width-2 halo
+   (dt_halo_exchange_layers) against a width-1 halo's exchange of the same
+   field (run_layers); ratio layers / w1. */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "bench/bench.h"
@@ -348,6 +353,62 @@ static int run_group(dt_comm *comm, int p0, int p1, int64_t n, int reps, double 
     return bad == 0;
 }
 
+/* Width 1 of a width-2 halo (dt_halo_exchange_layers) against a width-1
+   halo's exchange of the same field: the same messages, so the same time
+   is the target. Alternated, each after a barrier; medians in us. */
+static int run_layers(dt_comm *comm, int p0, int p1, int64_t n, int reps, double *med) {
+    dt_mesh *mesh;
+    dt_tensor_desc td;
+    dt_tensor *x2 = NULL, *x1 = NULL;
+    dt_halo_desc hd;
+    int64_t one[2] = {1, 1}, g1[2], g2[2], i, j;
+    double *t[2];
+    int k, side, bad = 0;
+    mesh = grid_mesh(comm, p0, p1, n, &td);
+    CHECK(dt_tensor_empty(mesh, &td, &x2));
+    CHECK(dt_tensor_empty(mesh, &td, &x1));
+    memset(&hd, 0, sizeof hd);
+    hd.boundary[0] = hd.boundary[1] = DT_BOUNDARY_PERIODIC;
+    hd.width[0] = hd.width[1] = 2;
+    CHECK(dt_tensor_set_halo(x2, &hd));
+    hd.width[0] = hd.width[1] = 1;
+    CHECK(dt_tensor_set_halo(x1, &hd));
+    {
+        int64_t sh[2], off[2];
+        double *a = (double *)dt_tensor_data(x2), *b = (double *)dt_tensor_data(x1);
+        dt_tensor_local_shape(x2, sh);
+        dt_tensor_local_offset(x2, off);
+        for (i = 0; i < sh[0] * sh[1]; i++) a[i] = b[i] = val(off[0] + i / sh[1], off[1] + i % sh[1], n);
+    }
+    CHECK(dt_halo_exchange_layers(x2, one)); /* (warm-up; the first use plans width 1) */
+    CHECK(dt_halo_exchange(x1));
+    { /* the width-1 ring of x2's block holds what x1's block holds (corners aside) */
+        const double *a = (const double *)dt_tensor_ghosted_data(x2, g2), *b = (const double *)dt_tensor_ghosted_data(x1, g1);
+        for (i = 0; i < g1[0]; i++)
+            for (j = 0; j < g1[1]; j++)
+                if (!((i == 0 || i == g1[0] - 1) && (j == 0 || j == g1[1] - 1)) &&
+                    a[(i + 1) * g2[1] + j + 1] != b[i * g1[1] + j])
+                    bad++;
+    }
+    for (side = 0; side < 2; side++) t[side] = (double *)xmalloc((size_t)reps * sizeof(double));
+    for (k = 0; k < reps; k++)
+        for (side = 0; side < 2; side++) {
+            int s = (k + side) % 2;
+            double t0;
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            if (s == 0) CHECK(dt_halo_exchange_layers(x2, one));
+            else CHECK(dt_halo_exchange(x1));
+            t[s][k] = timed_max(t0);
+        }
+    for (side = 0; side < 2; side++) { med[side] = median(t[side], reps) * 1e6; free(t[side]); }
+    dt_tensor_destroy(x2);
+    dt_tensor_destroy(x1);
+    dt_mesh_destroy(mesh);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return bad == 0;
+}
+
 int main(int argc, char **argv) {
     int64_t sizes[16] = {256, 512, 1024, 2048, 4096}, widths[4] = {1, 2}, gsizes[16] = {128, 512};
     int nsizes = 5, nwidths = 2, ngsizes = 2, reps = 0, quick = 0, i, a, si, wi, ok = 1;
@@ -406,28 +467,55 @@ int main(int argc, char **argv) {
                 }
             }
     }
-    { /* 15 fields of mixed centring at depth 2, on the squarest 2-D mesh of the ranks */
-        int p0 = 1;
+    { /* 15 fields of mixed centring at depth 2, on the squarest 2-D mesh of the ranks, both ways round: split
+         along dim 0 the faces are contiguous rows, along dim 1 strided columns */
+        int p0 = 1, o;
         for (a = 1; a * a <= nranks; a++)
             if (nranks % a == 0) p0 = a;
         if (rank == 0) {
             printf("# 15 F64 fields (5 cells [N,N], 5 x-faces [N+1,N], 5 y-faces [N,N+1]), ghosted arrays, width 2,\n"
-                   "# periodic, faces only, mesh %dx%d: group = dt_halo_group_exchange; one = the 15 one by one (all\n"
-                   "# _begin, then all _end); hand = all fields packed into one buffer per direction, Isend/Irecv\n",
-                   nranks / p0, p0);
+                   "# periodic, faces only, meshes %dx%d and %dx%d: group = dt_halo_group_exchange; one = the 15 one\n"
+                   "# by one (all _begin, then all _end); hand = all fields packed into one buffer per direction,\n"
+                   "# Isend/Irecv\n", nranks / p0, p0, p0, nranks / p0);
             printf("%-6s %5s %10s %10s %10s %8s %8s\n", "mesh", "N", "group", "one", "hand", "grp/hand", "grp/one");
         }
-        for (si = 0; si < ngsizes; si++) {
-            double med[NG];
-            int64_t n = gsizes[si];
+        for (o = 0; o < (p0 * p0 == nranks ? 1 : 2); o++) {
+            int q0 = o ? p0 : nranks / p0, q1 = nranks / q0;
+            for (si = 0; si < ngsizes; si++) {
+                double med[NG];
+                int64_t n = gsizes[si];
+                int rp = reps ? reps : quick ? 5 : n >= 1024 ? 41 : 101;
+                if (n / q0 < GW || n / q1 < GW) continue;
+                ok &= run_group(comm, q0, q1, n, rp, med);
+                if (rank == 0) {
+                    char mesh[16];
+                    snprintf(mesh, sizeof mesh, "%dx%d", q0, q1);
+                    printf("%-6s %5lld %10.1f %10.1f %10.1f %8.2f %8.2f\n", mesh, (long long)n, med[G_GROUP],
+                           med[G_ONE], med[G_HAND], med[G_GROUP] / med[G_HAND], med[G_GROUP] / med[G_ONE]);
+                    fflush(stdout);
+                }
+            }
+        }
+    }
+    { /* width 1 of a width-2 halo against a width-1 halo, on the squarest mesh */
+        int p0 = 1;
+        for (a = 1; a * a <= nranks; a++)
+            if (nranks % a == 0) p0 = a;
+        if (rank == 0) {
+            printf("# one F64 field, periodic, mesh %dx%d: layers = dt_halo_exchange_layers(width 1) of a width-2\n"
+                   "# halo; w1 = dt_halo_exchange of a width-1 halo (target: layers / w1 <= 1.05)\n", nranks / p0, p0);
+            printf("%-6s %5s %10s %10s %8s\n", "mesh", "N", "layers", "w1", "lay/w1");
+        }
+        for (si = 0; si < nsizes; si++) {
+            double med[2];
+            int64_t n = sizes[si];
             int rp = reps ? reps : quick ? 5 : n >= 1024 ? 41 : 101;
-            if (n / p0 < GW || n / (nranks / p0) < GW) continue;
-            ok &= run_group(comm, nranks / p0, p0, n, rp, med);
+            if (n / p0 < 2 || n / (nranks / p0) < 2) continue;
+            ok &= run_layers(comm, nranks / p0, p0, n, rp, med);
             if (rank == 0) {
                 char mesh[16];
                 snprintf(mesh, sizeof mesh, "%dx%d", nranks / p0, p0);
-                printf("%-6s %5lld %10.1f %10.1f %10.1f %8.2f %8.2f\n", mesh, (long long)n, med[G_GROUP], med[G_ONE],
-                       med[G_HAND], med[G_GROUP] / med[G_HAND], med[G_GROUP] / med[G_ONE]);
+                printf("%-6s %5lld %10.1f %10.1f %8.2f\n", mesh, (long long)n, med[0], med[1], med[0] / med[1]);
                 fflush(stdout);
             }
         }
