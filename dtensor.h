@@ -10451,10 +10451,10 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     const char *fn = "dt_tensor_from_local";
     dt_tensor_desc norm;
     dt_tensor *t = NULL;
-    int64_t *sizes = NULL, lo[DT_MAX_DIMS], hi[DT_MAX_DIMS], shr[DT_MAX_DIMS] = {0}, rm[DT_MAX_DIMS];
+    int64_t *sizes = NULL, lo[DT_MAX_DIMS] = {0}, hi[DT_MAX_DIMS] = {0}, shr[DT_MAX_DIMS] = {0}, rm[DT_MAX_DIMS] = {0};
     const int64_t *glo = NULL; /* lo when the storage has room around the part (ghosts, shared points) */
     int stated = 0, holds = 0, k;
-    dt__box own;
+    dt__box own = {{0}, {0}};
     dt_status st;
     if (!m) return dt__fail(DT_ERR_ARG, "%s: mesh is NULL", fn);
     st = out ? dt__check_desc(fn, m, d, &norm) : dt__fail(DT_ERR_ARG, "%s: out is NULL", fn); /* agreed on below */
@@ -10487,7 +10487,7 @@ static dt_status dt__tensor_from_local_body(dt_mesh *m, const dt_tensor_desc *d,
     if (!st && d->local_shape) st = dt__check_local_shape(m, &norm, d->local_shape, shr);
     if (!st) stated = dt__desc_ghost(d, norm.ndim, lo, hi);
     if (!st && stated) st = dt__check_local_ghost(m, d, &norm, lo, hi, flags, local);
-    for (k = 0; k < norm.ndim; k++) hi[k] += shr[k]; /* the shared point: room above the part */
+    for (k = 0; !st && k < norm.ndim; k++) hi[k] += shr[k]; /* the shared point: room above the part */
     glo = !st && (stated || holds) ? lo : NULL;
     if (!st && d->local_strides) st = dt__check_local_strides(m, &norm, d->local_strides, glo, hi);
     if (!st && (stated || d->local_strides)) st = dt__check_storage_stated(m, d, &norm);
@@ -18325,6 +18325,7 @@ static dt_status dt__halo_group_plan(const char *fn, dt_halo_group *g) {
     if ((st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *g->msgs, (void **)&g->msgs)) ||
         (st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *g->off, (void **)&g->off)))
         return st;
+    memset(g->msgs, 0, (size_t)(cap ? cap : 1) * sizeof *g->msgs);
     for (dir = 1; dir >= 0; dir--) { /* sends, then receives: each peer once, in rank order */
         int first = g->nmsgs;
         for (k = 0; k < g->n; k++)
@@ -18423,8 +18424,8 @@ static dt_status dt__halo_group_make(const char *fn, dt_tensor *const *ts, int n
     if (!g) return dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating the group", fn);
     memset(g, 0, sizeof *g);
     g->n = n;
-    if ((st = dt__alloc(fn, (size_t)n * sizeof *g->t, (void **)&g->t)) ||
-        (st = dt__alloc(fn, (size_t)n * sizeof *g->h, (void **)&g->h)) ||
+    if ((st = dt__alloc(fn, (size_t)n * sizeof(dt_tensor *), (void **)&g->t)) ||
+        (st = dt__alloc(fn, (size_t)n * sizeof(dt__halo *), (void **)&g->h)) ||
         (st = dt__alloc(fn, (size_t)n * sizeof *g->order, (void **)&g->order)) ||
         (st = dt__alloc(fn, (size_t)n * sizeof *g->before_of, (void **)&g->before_of))) {
         dt__halo_group_free(g);
