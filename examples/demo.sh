@@ -36,10 +36,13 @@ export BLIS_NUM_THREADS=${BLIS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS
 LOGS=$BIN/demo
 mkdir -p "$LOGS"
 
-DEMOS="quickstart montecarlo matmul2d pencil heat2d heat2d_f tp_mlp scalapack"
+DEMOS="quickstart montecarlo matmul2d pencil heat2d heat2d_f swe_cgrid_f tp_mlp scalapack"
 
 # the Fortran heat code (examples/heat2d.f90) at 1, 2 and 3 ranks too
 extra_heat2d_f="1 2 3"
+
+# the Fortran C-grid shallow-water code (examples/swe_cgrid.f90) likewise
+extra_swe_cgrid_f="1 2 3"
 
 # scalapack at 1, 2, 4 and 6 ranks (those not --np here); M, N, K and the
 # system's order are not multiples of their blocks in every run
@@ -101,6 +104,14 @@ summary_heat2d_f() {
          /^  identical/ { same = $NF }
          END { printf "Fortran (use dtensor): %s field on %s, its own ghosted arrays; checkpoint, restart on %s\n", grid, a, b
                printf "             both final fields bitwise identical to the serial run: %s\n", same }'
+}
+summary_swe_cgrid_f() {
+    awk '/^swe_cgrid_f:/ { sub(/^swe_cgrid_f: /, ""); sub(/, shallow water on a C grid/, ""); sub(/ \(c dt.*/, ""); what = $0 }
+         /^  mesh/ { mesh = $2 " " $3 " " $4; sub(/:$/, "", mesh) }
+         /step pairs/ { sub(/^  /, ""); sub(/:[^:]*$/, ""); sched = $0 }
+         /^  checksum/ { sum = $3 } /^  shared faces/ { shared = $NF } /^  identical/ { same = $NF }
+         END { printf "Fortran shallow water on a C grid (h, u, v wrapped in place): %s on mesh %s\n", what, mesh
+               printf "             %s; bitwise = serial: %s (sum(h) %s), shared faces in step: %s\n", sched, same, sum, shared }'
 }
 summary_scalapack() {
     awk '/^scalapack: [0-9]+ ranks/ { sub(/^scalapack: /, ""); sub(/, every tensor.*/, ""); grid = $0 }

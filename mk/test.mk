@@ -130,7 +130,7 @@ fuzz: fuzz-build ## each libFuzzer target for FUZZ_SECONDS (60), crashes into bu
 # (dt_init / dt_comm_mpi: DT_ERR_ARG naming the sizes). The test calls the
 # tensor-parallel layers, so it links the layers' object too (heat2d_f, which
 # does not, links without it). tests/test_fortran.sh builds and runs them and
-# examples/heat2d.f90 under both MPIs.
+# examples/heat2d.f90 and examples/swe_cgrid.f90 under both MPIs.
 # tests/fortran_offsets.c is the C side of its layout check (C's sizeof and
 # offsetof of the structs the module's bind(C) types mirror).
 .PHONY: test-fortran
@@ -185,5 +185,5 @@ $(BUILD)/test_fortran_asan: tests/test_fortran.f90 $(FASAN)/dtensor_f.o $(FASAN)
 	$(MPIFC) $(FSTRICT) -O1 -g $(SAN_FLAGS) -I$(FASAN) -o $@ $< $(FASAN)/dtensor_f.o $(FASAN)/dtensor.o \
 	    $(FASAN)/dtensor_layers.o $(FASAN)/fortran_offsets.o $(LDLIBS)
 
-test-fortran: ## the Fortran module under both MPIs: tests/test_fortran.f90 and examples/heat2d.f90 (tests/test_fortran.sh)
+test-fortran: ## the Fortran module under both MPIs: tests/test_fortran.f90, examples/heat2d.f90 and swe_cgrid.f90 (tests/test_fortran.sh)
 	bash tests/test_fortran.sh

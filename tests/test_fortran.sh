@@ -10,14 +10,16 @@
 # --variant asan runs the C suite.
 #
 # For each MPI, builds through make (mpif90.<mpi> -std=f2008 -Wall -Werror;
-# build/<mpi>/fortran/ holds the module) tests/test_fortran.f90 and
-# examples/heat2d.f90, linked with the C implementation object (test_fortran
-# with tests/fortran_offsets.c too: C's side of its layout check), and runs
-# them at 1 2 3 4 ranks under Open MPI and 1 2 3 under MPICH (its ranks
-# preload build/libdt_yield.so, as in tests/run.sh); plus, under MPICH at one
-# rank, test_fortran linked with a C build of DT_MAX_DIMS = 16, which must
-# refuse it (--expect-mismatch). A run passes when it exits 0 and prints its
-# PASS line (heat2d_f: "identical ... yes"). The last line is
+# build/<mpi>/fortran/ holds the module) tests/test_fortran.f90,
+# examples/heat2d.f90 and examples/swe_cgrid.f90, linked with the C
+# implementation object (test_fortran with tests/fortran_offsets.c too: C's
+# side of its layout check), and runs them at 1 2 3 4 ranks under Open MPI
+# and 1 2 3 under MPICH (its ranks preload build/libdt_yield.so, as in
+# tests/run.sh), swe_cgrid_f at 1 2 3 4 under both (4: its 2 x 2 mesh, where
+# the corner ghosts matter); plus, under MPICH at one rank, test_fortran
+# linked with a C build of DT_MAX_DIMS = 16, which must refuse it
+# (--expect-mismatch). A run passes when it exits 0 and prints its PASS line
+# (heat2d_f: "identical ... yes"). The last line is
 # "N passed, N failed" (appended to $DT_TEST_LOG when set, prefixed
 # "fortran:"); the exit status is non-zero if anything failed. Logs:
 # build/<mpi>/fortran/logs/.
@@ -65,7 +67,8 @@ for mpi in $MPIS; do
         done
         continue
     fi
-    if ! make --no-print-directory MPI="$mpi" "build/$mpi/test_fortran" "build/$mpi/heat2d_f" "${extra[@]}" \
+    if ! make --no-print-directory MPI="$mpi" "build/$mpi/test_fortran" "build/$mpi/heat2d_f" "build/$mpi/swe_cgrid_f" \
+            "${extra[@]}" \
             >"$logs/build.log" 2>&1; then
         fail=$((fail + 1)); echo "FAIL build ($mpi; see $logs/build.log)"; tail -n 20 "$logs/build.log"
         continue
@@ -75,6 +78,10 @@ for mpi in $MPIS; do
             "${runner[@]}" -n "$np" "build/$mpi/test_fortran"
         run "heat2d_f $mpi np=$np" "$logs/heat2d_f.np$np.log" "identical.*: yes" \
             "${runner[@]}" -n "$np" "build/$mpi/heat2d_f"
+    done
+    for np in 1 2 3 4; do
+        run "swe_cgrid_f $mpi np=$np" "$logs/swe_cgrid_f.np$np.log" "^PASS swe_cgrid_f" \
+            "${runner[@]}" -n "$np" "build/$mpi/swe_cgrid_f"
     done
     if [ "$mpi" = mpich ]; then
         run "test_fortran --expect-mismatch $mpi np=1" "$logs/test_fortran_dims16.log" "^PASS test_fortran" \
