@@ -18349,6 +18349,7 @@ static dt_status dt__halo_group_plan(const char *fn, dt_halo_group *g) {
     }
     for (i = 0; i < g->nmsgs; i++) {
         g->off[i] = off;
+        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): msgs[0..nmsgs) are set above */
         off += (g->msgs[i].bytes + 15) / 16 * 16;
         if (i < g->nsend) g->sbytes += g->msgs[i].bytes;
         else g->rbytes += g->msgs[i].bytes;

@@ -48,7 +48,7 @@ build/libblis_arch.so: bench/blis_arch.c
 
 .PHONY: bench bench-quick bench-deps bench-redistribute bench-ops bench-blas bench-rng bench-halo bench-stencil \
         bench-strided bench-smoke bench-results bench-planner bench-planner-callgrind bench-publish \
-        bench-transpose-copy bench-prk
+        bench-transpose-copy bench-prk bench-prk-real bench-prk-ports
 
 bench: ## every benchmark against its peer (bench/bench.sh), Open MPI, BENCH_NP ranks (4), into build/bench/harness/
 	bash bench/bench.sh --np $(BENCH_NP) $(BENCHARGS)
@@ -117,12 +117,60 @@ bench-prk: $(BUILD)/bench_prk_transpose build/libdt_yield.so ## the PRK MPI1 tra
 	  >build/bench/prk-np$$np.tmp; rc=$$?; cat build/bench/prk-np$$np.tmp >>build/bench/prk-$(MPI).txt; \
 	  cat build/bench/prk-np$$np.tmp; rm -f build/bench/prk-np$$np.tmp; [ $$rc = 0 ] || exit 1; done; done
 
+# PRK's own MPI1 Transpose, Stencil and DGEMM (built from a ParRes/Kernels
+# checkout with PRK's own make.defs: bench/prk_build.sh, into build/prk/MPI/)
+# against the ports of bench/prk_port.c (same command line and output),
+# alternated launch by launch, both MPIs, 2 and 3 ranks (bench/prk_vs.sh;
+# bench/README.md "PRK's own binaries"). Nothing of PRK is in this repository:
+#   git clone https://github.com/ParRes/Kernels /path/to/Kernels
+#   make bench-prk-real PRK_DIR=/path/to/Kernels
+PRK_DIR      ?=
+PRK_MPIS     ?= mpich openmpi
+PRK_ROUNDS   ?= 3
+PRK_CASES    ?= transpose:10:2000 transpose:10:4000 stencil:20:4000 dgemm:3:1024:32:1
+PRK_MAKEDEFS ?= gcc
+PRK_REPLICA  ?= 1
+PRK_PORTS     = $(foreach m,$(PRK_MPIS),$(foreach k,transpose stencil dgemm,build/$(m)/prk_port_$(k)))
+
+# fail at once, before building anything, without a PRK checkout
+ifneq ($(filter bench-prk-real,$(MAKECMDGOALS)),)
+ifeq ($(strip $(PRK_DIR)),)
+$(error bench-prk-real: PRK_DIR is not set. Get PRK: git clone https://github.com/ParRes/Kernels /path/to/Kernels, then: make bench-prk-real PRK_DIR=/path/to/Kernels (bench/README.md, "PRK's own binaries"))
+endif
+ifeq ($(wildcard $(PRK_DIR)/MPI1/Transpose/transpose.c),)
+$(error bench-prk-real: PRK_DIR=$(PRK_DIR) is not a ParRes/Kernels checkout (no MPI1/Transpose/transpose.c there). Get one: git clone https://github.com/ParRes/Kernels)
+endif
+endif
+
+# the replica (bench/prk_transpose.c) for each MPI of PRK_MPIS, whatever MPI is
+build/%/bench_prk_transpose: bench/prk_transpose.c bench/bench.h $(HDR)
+	@mkdir -p $(@D)
+	mpicc.$* -std=c99 $(WARN) -O2 -g -I. -o $@ $< $(LDLIBS)
+
+# bench/prk_port.c -> build/MPI/prk_port_KERNEL, strict flags, -O2 as the other benches
+build/%/prk_port_transpose: bench/prk_port.c bench/bench.h $(HDR)
+	@mkdir -p $(@D)
+	mpicc.$* -std=c99 $(STRICT) -O2 -g -I. -DPRK_TRANSPOSE -o $@ $< $(LDLIBS)
+build/%/prk_port_stencil: bench/prk_port.c bench/bench.h $(HDR)
+	@mkdir -p $(@D)
+	mpicc.$* -std=c99 $(STRICT) -O2 -g -I. -DPRK_STENCIL -o $@ $< $(LDLIBS)
+build/%/prk_port_dgemm: bench/prk_port.c bench/bench.h $(HDR)
+	@mkdir -p $(@D)
+	mpicc.$* -std=c99 $(STRICT) -O2 -g -I. -DPRK_DGEMM -o $@ $< $(LDLIBS)
+
+bench-prk-ports: $(PRK_PORTS) ## build the PRK ports of bench/prk_port.c (transpose, stencil, dgemm) for PRK_MPIS
+	@echo "bench-prk-ports: $(PRK_PORTS)"
+
+bench-prk-real: $(PRK_PORTS) $(if $(filter 1,$(PRK_REPLICA)),$(foreach m,$(PRK_MPIS),build/$(m)/bench_prk_transpose)) build/libdt_yield.so ## PRK's own MPI1 binaries (PRK_DIR=a ParRes/Kernels checkout) vs the ports, both MPIs, 2 and 3 ranks
+	@for m in $(PRK_MPIS); do bash bench/prk_build.sh "$(PRK_DIR)" $$m $(PRK_MAKEDEFS) || exit 2; done
+	bash bench/prk_vs.sh --mpi "$(PRK_MPIS)" --np "$(PRK_NP)" --rounds $(PRK_ROUNDS) --cases "$(PRK_CASES)" --replica $(PRK_REPLICA)
+
 bench-publish: ## copy the reports in build/bench/ into bench/results/, dated, with commit, machine, command (bench/publish.sh)
 	@bash bench/publish.sh $(PUBLISH)
 
 # CI: the op, RNG, halo, stencil, strided and planner benchmarks at small
 # sizes; they exit non-zero on a wrong result (not on a slow one)
-bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil $(BUILD)/bench_strided $(BUILD)/bench_transpose_copy $(BUILD)/bench_prk_transpose $(BUILD)/bench_shm_startup build/bench_planner ## every benchmark at small sizes, checking results (CI)
+bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(BUILD)/bench_halo $(BUILD)/bench_stencil $(BUILD)/bench_strided $(BUILD)/bench_transpose_copy $(BUILD)/bench_prk_transpose $(BUILD)/bench_shm_startup build/bench_planner $(addprefix $(BUILD)/prk_port_,transpose stencil dgemm) ## every benchmark at small sizes, checking results (CI)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_matmul --quick $(MATMULARGS)
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_dispatch --quick $(DISPATCHARGS)
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_rng --quick $(RNGARGS)
@@ -132,4 +180,5 @@ bench-smoke: $(BUILD)/bench_matmul $(BUILD)/bench_dispatch $(BUILD)/bench_rng $(
 	$(MPIEXEC) -n 1 ./$(BUILD)/bench_transpose_copy --quick
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_prk_transpose --quick && $(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_prk_transpose --quick --shm
 	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/bench_shm_startup --reps 1
+	$(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/prk_port_transpose 2 200 && $(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/prk_port_stencil 2 200 && $(BENCH_ENV) $(MPIEXEC) -n 2 ./$(BUILD)/prk_port_dgemm 2 200 32 1
 	./build/bench_planner --quick
