@@ -13940,6 +13940,9 @@ DT_API int dt_mesh_op_cache_count(const dt_mesh *m) { return m ? m->ops_count : 
 /* ---- the call: inputs, arguments, their validation ---- */
 
 static dt_status dt__call_init(dt__call *c, int op, const char *fn) {
+    c->res = &c->out; /* (a miss's; a hit points them into the cache entry) */
+    c->pub = &c->out_public;
+    c->want = c->want_own;
     c->op = op;
     c->def = &dt__op_table[op];
     c->fn = fn;

@@ -528,6 +528,14 @@ static FILE *csv;
    result is the median of the kept samples, per call. */
 enum { B_PLAN, B_REDIST, B_OP_PLAN, B_OP_CACHED, B_OP_CALL };
 static dt_status op_run(int op, dt_tensor *const *in, dt_tensor **out);
+/* a copy of a call made ready, its result pointers at its own arrays (as dt__call_init leaves them) */
+static void call_copy(dt__call *c, const dt__call *c0) {
+    *c = *c0;
+    c->res = &c->out;
+    c->pub = &c->out_public;
+    c->want = c->want_own;
+}
+
 typedef struct body {
     int kind, mnd, op;
     const dt_placement *src, *dst;
@@ -547,8 +555,8 @@ static void body_run(const body *b) {
         sink += plan.n;
         break;
     case B_REDIST: CHECK(dt_tensor_redistribute(b->t, b->dst, b->o)); break;
-    case B_OP_PLAN: c = *b->c0; CHECK(b->infer(&c)); dt__choose(&c); sink += c.out.ndim; break;
-    case B_OP_CACHED: c = *b->c0; CHECK(dt__propagate(&c, b->infer)); sink += c.cached; break;
+    case B_OP_PLAN: call_copy(&c, b->c0); CHECK(b->infer(&c)); dt__choose(&c); sink += c.out.ndim; break;
+    case B_OP_CACHED: call_copy(&c, b->c0); CHECK(dt__propagate(&c, b->infer)); sink += c.cached; break;
     default: CHECK(op_run(b->op, b->in, b->o)); break;
     }
 }
@@ -751,7 +759,7 @@ static void run_op(sim_world *w, dt_mesh *m, int op, int sim, op_result *r) {
     snprintf(name, sizeof name, "%dd %s", m->ndim, op_names[op]);
     /* the uncached choice */
     op_call(op, in, &c0, &infer);
-    c = c0;
+    call_copy(&c, &c0);
     CHECK(infer(&c));
     dt__choose(&c);
     for (i = 0; i < c.nin; i++) {
