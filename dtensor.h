@@ -360,12 +360,12 @@
 /* the version (CHANGELOG.md; the Makefile, dtensor.pc and the CMake package
    read it from these lines); dt_version() returns the implementation's */
 #define DTENSOR_VERSION_MAJOR 0
-#define DTENSOR_VERSION_MINOR 5
+#define DTENSOR_VERSION_MINOR 6
 #define DTENSOR_VERSION_PATCH 0
 #define DT__VERSION_STR_(x) #x
 #define DT__VERSION_STR(x) DT__VERSION_STR_(x)
 #define DTENSOR_VERSION_STRING \
-    DT__VERSION_STR(DTENSOR_VERSION_MAJOR) "." DT__VERSION_STR(DTENSOR_VERSION_MINOR) "." DT__VERSION_STR(DTENSOR_VERSION_PATCH) /* "0.5.0" */
+    DT__VERSION_STR(DTENSOR_VERSION_MAJOR) "." DT__VERSION_STR(DTENSOR_VERSION_MINOR) "." DT__VERSION_STR(DTENSOR_VERSION_PATCH) /* "0.6.0" */
 #define DTENSOR_VERSION (DTENSOR_VERSION_MAJOR * 10000 + DTENSOR_VERSION_MINOR * 100 + DTENSOR_VERSION_PATCH)
 
 #ifndef DT_MAX_DIMS
@@ -739,7 +739,7 @@ typedef struct dt_tensor_desc {
 
 /* status and errors */
 DT_API const char *dt_version(void);         /* pure: the implementation's
-                                                 DTENSOR_VERSION_STRING, "0.5.0" */
+                                                 DTENSOR_VERSION_STRING, "0.6.0" */
 DT_API const char *dt_status_string(dt_status s);  /* pure */
 DT_API const char *dt_last_error(void);       /* local; thread-local; "" after success-only runs */
 DT_API void dt_clear_error(void);  /* local */

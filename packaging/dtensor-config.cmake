@@ -3,7 +3,7 @@
 # dtensor::dtensor: dtensor.h's include dir, MPI::MPI_C and BLIS.
 #   set(DTENSOR_NO_MPI ON)    # optional: no MPI
 #   set(DTENSOR_BLAS none)    # optional: no BLAS (blis: the default)
-#   find_package(dtensor 0.5 REQUIRED)
+#   find_package(dtensor 0.6 REQUIRED)
 #   target_link_libraries(app PRIVATE dtensor::dtensor)
 # One file of the program defines DTENSOR_IMPLEMENTATION before including
 # dtensor.h (see its top), or the program links dtensor::impl instead (the
