@@ -559,6 +559,19 @@ typedef struct dtt_mesh {
     char name[96];
 } dtt_mesh;
 
+/* the widths a halo desc gives below (lo) and above (hi) each of its first nd
+   dims, as dtensor.h states them: width_lo / width_hi when any is set, else
+   width on both sides */
+static inline void dtt_side_widths(const dt_halo_desc *hd, int nd, int64_t *lo, int64_t *hi)
+{
+    int k, sided = 0;
+    for (k = 0; k < DT_MAX_DIMS; k++) sided |= hd->width_lo[k] != 0 || hd->width_hi[k] != 0;
+    for (k = 0; k < nd; k++) {
+        lo[k] = sided ? hd->width_lo[k] : hd->width[k];
+        hi[k] = sided ? hd->width_hi[k] : hd->width[k];
+    }
+}
+
 /* a one-rank mesh on dt_comm_self (the "one-rank run" a test compares with);
    both stay NULL (a failure counted) if it cannot be made */
 static inline void dtt_self_mesh(dt_comm **comm, dt_mesh **mesh)

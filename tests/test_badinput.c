@@ -451,7 +451,7 @@ static int bad_descs(badcase *b)
     ADD(d->placements[0] = dt_shard_sizes(2, g_sz_short), DT_ERR_PLACEMENT, "sizes Shard(2) of a 2-D tensor");
     ADD(d->placements[0] = dt_shard_cyclic(5, 1), DT_ERR_PLACEMENT, "cyclic Shard(5) of a 2-D tensor");
     ADD((d->ndim = 0, d->placements[0] = dt_shard_cyclic(0, 1)), DT_ERR_PLACEMENT, "cyclic Shard(0) of a scalar");
-    ADD(d->placements[0] = with_split(dt_shard(0), 4, 0, NULL), DT_ERR_PLACEMENT, "split 4");
+    ADD(d->placements[0] = with_split(dt_shard(0), DT_SPLIT_POINTS + 1, 0, NULL), DT_ERR_PLACEMENT, "split 5");
     ADD(d->placements[0] = with_split(dt_shard(0), 255, 2, g_sz_short), DT_ERR_PLACEMENT, "split 255");
     ADD(d->placements[0] = with_split(dt_replicate(), DT_SPLIT_BALANCED, 0, NULL), DT_ERR_PLACEMENT,
         "a stray split field on Replicate");
@@ -601,7 +601,7 @@ static void test_tensor_args(void)
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
         pl[0] = dt_shard_balanced(2);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
-        pl[0] = with_split(dt_shard(0), 4, 0, NULL);
+        pl[0] = with_split(dt_shard(0), DT_SPLIT_POINTS + 1, 0, NULL);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");
         pl[0] = with_split(dt_replicate(), DT_SPLIT_CYCLIC, 2, NULL);
         EXPECT(dt_tensor_redistribute(a, pl, &x), DT_ERR_PLACEMENT, "dt_tensor_redistribute");

@@ -122,17 +122,6 @@ static int garr_make(garr *a, const dtt_mesh *m, int nd, const int64_t *shape, c
     return garr_make_sided(a, m, nd, shape, pl, room, NULL);
 }
 
-/* the widths a desc gives below (lo) and above (hi), as the header states them */
-static void side_widths(const dt_halo_desc *hd, int nd, int64_t *lo, int64_t *hi)
-{
-    int k, sided = 0;
-    for (k = 0; k < DT_MAX_DIMS; k++) sided |= hd->width_lo[k] != 0 || hd->width_hi[k] != 0;
-    for (k = 0; k < nd; k++) {
-        lo[k] = sided ? hd->width_lo[k] : hd->width[k];
-        hi[k] = sided ? hd->width_hi[k] : hd->width[k];
-    }
-}
-
 static void garr_free(garr *a)
 {
     dt_tensor_destroy(a->t);
@@ -146,7 +135,7 @@ static void garr_check(const garr *a, const int64_t *shape, const dt_halo_desc *
 {
     int64_t i, u[DT_MAX_DIMS], w[DT_MAX_DIMS], wl[DT_MAX_DIMS], wh[DT_MAX_DIMS];
     int k, bad = 0, out;
-    side_widths(hd, a->nd, wl, wh);
+    dtt_side_widths(hd, a->nd, wl, wh);
     for (i = 0; i < NGUARD; i++)
         if ((a->buf[i] != GUARD || a->buf[NGUARD + a->gn + i] != GUARD) && bad++ < 3)
             dtt_fail(__FILE__, __LINE__, "guard", "guard cell %lld written", (long long)i);

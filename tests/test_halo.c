@@ -73,17 +73,6 @@ static dt_tensor *make_f(dt_mesh *mesh, const dtt_mesh *m, dt_dtype t, int nd, c
 
 static long halo_cases = 0;
 
-/* the widths a desc gives below (lo) and above (hi), as the header states them */
-static void side_widths(const dt_halo_desc *hd, int nd, int64_t *lo, int64_t *hi)
-{
-    int k, sided = 0;
-    for (k = 0; k < DT_MAX_DIMS; k++) sided |= hd->width_lo[k] != 0 || hd->width_hi[k] != 0;
-    for (k = 0; k < nd; k++) {
-        lo[k] = sided ? hd->width_lo[k] : hd->width[k];
-        hi[k] = sided ? hd->width_hi[k] : hd->width[k];
-    }
-}
-
 /* layers (NULL: all): an exchange of that many layers; cells further out keep the sentinel */
 static void check_ghosts(const dtt_mesh *m, dt_tensor *x, dt_dtype t, int nd, const int64_t *shape,
                          const dt_placement *pl, const dt_halo_desc *hd, const int64_t *layers)
@@ -93,7 +82,7 @@ static void check_ghosts(const dtt_mesh *m, dt_tensor *x, dt_dtype t, int nd, co
     const void *gb;
     int k, bad = 0;
     dtt_ref_layout(m->nd, m->shape, m->coord, nd, shape, pl, ls, lo);
-    side_widths(hd, nd, wl, wh);
+    dtt_side_widths(hd, nd, wl, wh);
     gb = dt_tensor_ghosted_data(x, gsh);
     CHECK(gb != NULL || dtt_numel(nd, ls) == 0, "no ghosted block");
     gn = 1;
@@ -185,7 +174,7 @@ static void halo_layers_case(const dtt_mesh *m, dt_comm *comm, int nd, const int
             (long long)hd->width_lo[0], (long long)hd->width_lo[1], (long long)hd->width_hi[0],
             (long long)hd->width_hi[1], hd->corners);
     if (!x || !y) goto done;
-    side_widths(hd, nd, wl, wh);
+    dtt_side_widths(hd, nd, wl, wh);
     memset(hy.width, 0, sizeof hy.width);
     memset(hy.width_lo, 0, sizeof hy.width_lo);
     memset(hy.width_hi, 0, sizeof hy.width_hi);

@@ -73,16 +73,6 @@ static dt_halo_desc hsided(int64_t lo0, int64_t hi0, int64_t lo1, int64_t hi1, i
     return h;
 }
 
-static void side_widths(const dt_halo_desc *hd, int nd, int64_t *lo, int64_t *hi)
-{
-    int k, sided = 0;
-    for (k = 0; k < DT_MAX_DIMS; k++) sided |= hd->width_lo[k] != 0 || hd->width_hi[k] != 0;
-    for (k = 0; k < nd; k++) {
-        lo[k] = sided ? hd->width_lo[k] : hd->width[k];
-        hi[k] = sided ? hd->width_hi[k] : hd->width[k];
-    }
-}
-
 /* member a's tensor (2-D), values f + a->add, its halo set, every ghost cell the sentinel */
 static int member_make(const dtt_mesh *m, const dt_placement *pl, member *a)
 {
@@ -94,7 +84,7 @@ static int member_make(const dtt_mesh *m, const dt_placement *pl, member *a)
     a->x = NULL;
     a->arr = NULL;
     dtt_ref_layout(m->nd, m->shape, m->coord, nd, a->shape, pl, ls, lo);
-    side_widths(&a->hd, nd, wl, wh);
+    dtt_side_widths(&a->hd, nd, wl, wh);
     if (a->ghosted) {
         int64_t r[DT_MAX_DIMS];
         for (k = 0; k < nd; k++) { r[k] = wl[k]; gs[k] = ls[k] + 2 * wl[k]; }
@@ -149,7 +139,7 @@ static void member_poison(member *a)
     int k, out;
     if (!gb) return;
     dt_tensor_local_shape(a->x, ls);
-    side_widths(&a->hd, 2, wl, wh);
+    dtt_side_widths(&a->hd, 2, wl, wh);
     n = dtt_numel(2, gs);
     for (i = 0; i < n; i++) {
         rest = i;
@@ -172,7 +162,7 @@ static long member_written(member *a)
     int k, out;
     if (!gb) return 0;
     dt_tensor_local_shape(a->x, ls);
-    side_widths(&a->hd, 2, wl, wh);
+    dtt_side_widths(&a->hd, 2, wl, wh);
     n = dtt_numel(2, gs);
     for (i = 0; i < n; i++) {
         rest = i;
@@ -197,7 +187,7 @@ static void member_check_x(const dtt_mesh *m, const dt_placement *pl, member *a,
     const void *gb;
     int d, nd = 2, bad = 0;
     dtt_ref_layout(m->nd, m->shape, m->coord, nd, shape, pl, ls, lo);
-    side_widths(&a->hd, nd, wl, wh);
+    dtt_side_widths(&a->hd, nd, wl, wh);
     gb = dt_tensor_ghosted_data(a->x, gsh);
     CHECK(gb != NULL || dtt_numel(nd, ls) == 0, "member %d: no ghosted block", k);
     if (!gb) return;

@@ -332,7 +332,7 @@ static void check_garbage(fz *f) {
         td.placements[i].reduce = (uint8_t)(fz_u8(f) % 6);
         k = fz_u8(f); /* the split fields: mostly plausible, sometimes garbage */
         if (k >= 128) {
-            td.placements[i].split = (uint8_t)(k < 240 ? k % 4 : k);
+            td.placements[i].split = (uint8_t)(k < 240 ? k % 5 : k);
             k = fz_u8(f);
             td.placements[i].block = k < 200 ? (int64_t)(k % 8) - 1 : k < 250 ? (int64_t)fz_u16(f) << (k % 40) : INT64_MIN + (int64_t)(k % 3);
             td.placements[i].sizes = (fz_u8(f) & 3) ? gsizes + fz_below(f, 8) : NULL;
