@@ -17295,20 +17295,24 @@ static void dt__shift_box(int nd, const dt__box *b, const int64_t *shift, dt__bo
    in the tensor's: a device tensor over plain MPI packs its pieces on the
    device and only they cross through pinned host memory; a host tensor over
    a backend that takes device memory crosses the other way. */
-static dt_status dt__halo_alloc_bufs(const char *fn, dt__halo *h, size_t bytes) {
+static dt_status dt__msg_bufs(const char *fn, const dt__device *dev, const dt__device *eng, int staged, size_t bytes,
+                              char **buf, char **pbuf, void (**buf_free)(void *)) {
     dt_status st;
     if (!bytes) return DT_OK;
-    if (!h->staged) {
-        h->buf_free = h->dev->free;
-        return h->dev->alloc(fn, bytes, (void **)&h->buf);
+    if (!staged) {
+        *buf_free = dev->free;
+        return dev->alloc(fn, bytes, (void **)buf);
     }
-    if ((st = h->dev->alloc(fn, bytes, (void **)&h->pbuf))) return st;
-    if (dt__on_host(h->eng)) {
-        h->buf_free = h->dev->free_host;
-        return h->dev->alloc_host(fn, bytes, (void **)&h->buf);
+    if ((st = dev->alloc(fn, bytes, (void **)pbuf))) return st;
+    if (dt__on_host(eng)) {
+        *buf_free = dev->free_host;
+        return dev->alloc_host(fn, bytes, (void **)buf);
     }
-    h->buf_free = h->eng->free;
-    return h->eng->alloc(fn, bytes, (void **)&h->buf);
+    *buf_free = eng->free;
+    return eng->alloc(fn, bytes, (void **)buf);
+}
+static dt_status dt__halo_alloc_bufs(const char *fn, dt__halo *h, size_t bytes) {
+    return dt__msg_bufs(fn, h->dev, h->eng, h->staged, bytes, &h->buf, &h->pbuf, &h->buf_free);
 }
 
 /* The plan's messages, from its links (a peer and its pieces, one way;
@@ -17651,12 +17655,12 @@ static dt_status dt__halo_plan_packs(const char *fn, const dt__halo *h, const dt
    a buffer of it elsewhere), the wraps of a dim this rank holds whole (its
    self copies: their ghost cells are not the ones the messages fill, their
    sources interior) and the packs of the sends. No two write one cell. */
-static dt_status dt__halo_plan_before(const char *fn, dt__halo *h, const dt__array *in, int from_array,
-                                      dt__copies *c) {
+/* the copies an exchange makes locally, into c: the interior into the
+   ghosted block (not in place), the CONSTANT fills, the self copies */
+static dt_status dt__halo_plan_local(const char *fn, const dt__halo *h, const dt__array *in, dt__copies *c) {
     dt__array f = h->g;
     dt_status st = DT_OK;
     int i;
-    c->dev = h->dev;
     if (!h->in_place) st = dt__copies_add(fn, c, in, &h->g, &in->box);
     f.data = h->fillbuf ? h->fillbuf : (char *)h->pattern;
     f.stride = h->fillbuf ? NULL : dt__zero_strides;
@@ -17671,6 +17675,15 @@ static dt_status dt__halo_plan_before(const char *fn, dt__halo *h, const dt__arr
         dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
         st = dt__copies_add(fn, c, &view, &h->g, &p);
     }
+    return st;
+}
+
+static dt_status dt__halo_plan_before(const char *fn, dt__halo *h, const dt__array *in, int from_array,
+                                      dt__copies *c) {
+    dt_status st;
+    int i;
+    c->dev = h->dev;
+    st = dt__halo_plan_local(fn, h, in, c);
     for (i = 0; i < h->nsend && !st; i++)
         if (dt__halo_packed(h, &h->msgs[i], from_array)) st = dt__halo_plan_packs(fn, h, in, &h->msgs[i], 1, c);
     return st ? st : dt__copies_seal(fn, c);
@@ -18285,25 +18298,10 @@ static dt_status dt__halo_group_plan_before(const char *fn, dt_halo_group *g) {
     dt__copies_free(c);
     c->dev = g->dev;
     for (k = 0; k < g->n && !st; k++) {
-        dt__halo *h = g->h[k];
-        dt__array in, f;
+        dt__array in;
         dt__tensor_array(g->t[k], &in);
         g->before_of[k] = in.data;
-        if (!h->in_place) st = dt__copies_add(fn, c, &in, &h->g, &in.box);
-        f = h->g;
-        f.data = h->fillbuf ? h->fillbuf : (char *)h->pattern;
-        f.stride = h->fillbuf ? NULL : dt__zero_strides;
-        for (i = 0; i < h->nfills && !st; i++) {
-            f.box = h->fills[i];
-            st = dt__copies_add(fn, c, &f, &h->g, &h->fills[i]);
-        }
-        for (i = h->self_first; i < h->self_first + h->self_count && !st; i++) {
-            dt__array view = in;
-            dt__box p;
-            dt__shift_box(h->ndim, &in.box, h->pieces[i].shift, &view.box);
-            dt__shift_box(h->ndim, &h->pieces[i].src, h->pieces[i].shift, &p);
-            st = dt__copies_add(fn, c, &view, &h->g, &p);
-        }
+        st = dt__halo_plan_local(fn, g->h[k], &in, c);
     }
     for (i = 0; i < g->nsend && !st; i++) {
         size_t at = 0;
@@ -18358,17 +18356,7 @@ static dt_status dt__halo_group_plan(const char *fn, dt_halo_group *g) {
         else g->rbytes += g->msgs[i].bytes;
     }
     g->total = off;
-    if (off) { /* (as dt__halo_alloc_bufs) */
-        if (!g->staged) {
-            g->buf_free = g->dev->free;
-            st = g->dev->alloc(fn, off, (void **)&g->buf);
-        } else if (!(st = g->dev->alloc(fn, off, (void **)&g->pbuf))) {
-            g->buf_free = dt__on_host(g->eng) ? g->dev->free_host : g->eng->free;
-            st = dt__on_host(g->eng) ? g->dev->alloc_host(fn, off, (void **)&g->buf)
-                                     : g->eng->alloc(fn, off, (void **)&g->buf);
-        }
-        if (st) return st;
-    }
+    if ((st = dt__msg_bufs(fn, g->dev, g->eng, g->staged, off, &g->buf, &g->pbuf, &g->buf_free))) return st;
     for (i = 0; i < g->nmsgs; i++) g->msgs[i].buf = g->buf + g->off[i];
     g->after.dev = g->dev;
     for (i = g->nsend; i < g->nmsgs; i++) {
