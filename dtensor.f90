@@ -721,6 +721,18 @@ module dtensor
       import :: c_int, c_ptr
       type(c_ptr), value :: g
     end function
+    ! width(i) ghost layers along each member's dim i (a member of a narrower halo: all it has)
+    integer(c_int) function dt_halo_group_exchange_layers(g, width) bind(C, name="dt_f_halo_group_exchange_layers")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: g
+      integer(c_int64_t), intent(in) :: width(*)
+    end function
+    integer(c_int) function dt_halo_group_exchange_layers_begin(g, width) &
+        bind(C, name="dt_f_halo_group_exchange_layers_begin")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: g
+      integer(c_int64_t), intent(in) :: width(*)
+    end function
     subroutine dt_halo_group_destroy(g) bind(C, name="dt_halo_group_destroy")
       import :: c_ptr
       type(c_ptr), value :: g

@@ -1776,6 +1776,20 @@ DT_API dt_status dt_halo_group_exchange(dt_halo_group *g);  /* collective */
    cells that are sent), their ghosted blocks not until _end returns */
 DT_API dt_status dt_halo_group_exchange_begin(dt_halo_group *g);  /* collective */
 DT_API dt_status dt_halo_group_exchange_end(dt_halo_group *g);  /* collective */
+/* The group's exchange width[i] ghost layers deep along each member's dim i
+   (as the member's dt_halo_exchange_layers: i in the caller's notation, so
+   Fortran's width(1) is every member's first Fortran dim; width has as many
+   entries as the member of most dims; NULL: all layers), as a code that
+   asks for depth 1 or 2 at each exchange of its fields: a member whose halo
+   is narrower along a dim exchanges all it has there. 0 <= width[i] <= the
+   widest member halo along that dim (DT_ERR_ARG past it). The group of
+   each distinct width is planned at its first use from the members' plans
+   of that many layers, kept (up to 8), and ranks agree on it then
+   (DT_ERR_MISMATCH where they passed different widths); one message per
+   neighbour and direction, as the whole exchange. dt_halo_group_exchange_end
+   ends either. */
+DT_API dt_status dt_halo_group_exchange_layers(dt_halo_group *g, const int64_t *width);        /* collective */
+DT_API dt_status dt_halo_group_exchange_layers_begin(dt_halo_group *g, const int64_t *width);  /* collective */
 /* local; an exchange in flight is completed first (then collective); NULL: nothing */
 DT_API void dt_halo_group_destroy(dt_halo_group *g);
 
@@ -2132,6 +2146,9 @@ DT_API dt_status dt_f_tensor_sum_shared(dt_tensor *t);
 /* dt_halo_exchange_layers(_begin) with width(d) per Fortran dim d (NULL: all) */
 DT_API dt_status dt_f_halo_exchange_layers(dt_tensor *t, const int64_t *fwidth);
 DT_API dt_status dt_f_halo_exchange_layers_begin(dt_tensor *t, const int64_t *fwidth);
+/* dt_halo_group_exchange_layers(_begin) with width(i) per member's Fortran dim i */
+DT_API dt_status dt_f_halo_group_exchange_layers(dt_halo_group *g, const int64_t *fwidth);
+DT_API dt_status dt_f_halo_group_exchange_layers_begin(dt_halo_group *g, const int64_t *fwidth);
 DT_API dt_status dt_f_tensor_gather(const dt_tensor *t, void *full);
 DT_API dt_status dt_f_tensor_save_npy(const dt_tensor *t, const char *path);
 DT_API dt_status dt_f_tensor_zero_local(dt_tensor *t);
@@ -18195,27 +18212,39 @@ typedef struct dt__hglink {
     struct dt__hglink *next;
 } dt__hglink;
 
-struct dt_halo_group {
-    int n;
-    dt_tensor **t;                  /* the members                              */
-    dt__halo **h;                   /* their (root) plans; NULL once dropped    */
-    dt__hglink *links;              /* n of them: in the members' halos' lists  */
-    int dropped;                    /* members whose halo was freed             */
-    int inert;                      /* this rank is outside the mesh            */
-    int *order;                     /* the members as laid out in a message     */
+/* one exchange of a group, at one set of widths: its members' plans (their
+   own, or their plans of fewer layers) joined */
+typedef struct dt__hgplan {
+    dt__halo **h;                   /* the members' plans it joins             */
     char **before_of;               /* each member's array `before` was made for */
-    const dt__device *dev, *eng;
-    int staged;
-    dt_comm *comm;
     dt_message *msgs;               /* nsend sends, then the receives           */
     size_t *off;                    /* each message's place in buf (and pbuf)  */
     int nmsgs, nsend;
-    char *buf, *pbuf;               /* as a plan's (dt__halo_alloc_bufs)         */
+    char *buf, *pbuf;               /* as a plan's (dt__msg_bufs)                */
     void (*buf_free)(void *);
     size_t sbytes, rbytes, total;
     dt__copies before, after;
     void *request;
-    int begun;
+} dt__hgplan;
+
+struct dt_halo_group {
+    int n;
+    int nd;                         /* the most dims of a member                */
+    dt_tensor **t;                  /* the members                              */
+    dt__halo **h;                   /* their (root) plans; NULL once dropped    */
+    dt__halo **scratch;             /* n: a call's plans, looked up            */
+    dt__hglink *links;              /* n of them: in the members' halos' lists  */
+    int dropped;                    /* members whose halo was freed             */
+    int inert;                      /* this rank is outside the mesh            */
+    int *order;                     /* the members as laid out in a message     */
+    const dt__device *dev, *eng;
+    int staged;
+    dt_comm *comm;
+    dt__hgplan all;                 /* every layer: the members' own plans      */
+    dt__hgplan *depth[DT__HALO_DEPTHS]; /* fewer layers (dt_halo_group_exchange_layers),
+                                       made at their first use                  */
+    int ndepth;
+    dt__hgplan *busy;               /* the exchange in flight, or NULL          */
 };
 
 static dt_status dt__halo_group_end(const char *fn, dt_halo_group *g);
@@ -18227,7 +18256,7 @@ static void dt__halo_groups_drop(dt__halo *h) {
         dt__hglink *l = h->groups;
         dt_halo_group *g = l->g;
         h->groups = l->next;
-        if (g->begun) (void)dt__halo_group_end("dt_tensor_destroy", g);
+        if (g->busy) (void)dt__halo_group_end("dt_tensor_destroy", g);
         g->h[l->k] = NULL;
         g->t[l->k] = NULL;
         g->dropped++;
@@ -18248,40 +18277,52 @@ static void dt__halo_group_unlink(dt_halo_group *g) {
     }
 }
 
+static void dt__hgplan_free(const dt_halo_group *g, dt__hgplan *p) {
+    dt__copies_free(&p->before);
+    dt__copies_free(&p->after);
+    if (p->pbuf) g->dev->free(p->pbuf);
+    if (p->buf) p->buf_free(p->buf);
+    DT_FREE(p->h);
+    DT_FREE(p->before_of);
+    DT_FREE(p->msgs);
+    DT_FREE(p->off);
+    memset(p, 0, sizeof *p);
+}
+
 static void dt__halo_group_free(dt_halo_group *g) {
+    int i;
     if (!g) return;
     if (g->links) dt__halo_group_unlink(g);
-    dt__copies_free(&g->before);
-    dt__copies_free(&g->after);
-    if (g->pbuf) g->dev->free(g->pbuf);
-    if (g->buf) g->buf_free(g->buf);
+    dt__hgplan_free(g, &g->all);
+    for (i = 0; i < g->ndepth; i++) {
+        dt__hgplan_free(g, g->depth[i]);
+        DT_FREE(g->depth[i]);
+    }
     DT_FREE(g->t);
     DT_FREE(g->h);
+    DT_FREE(g->scratch);
     DT_FREE(g->links);
     DT_FREE(g->order);
-    DT_FREE(g->before_of);
-    DT_FREE(g->msgs);
-    DT_FREE(g->off);
     DT_FREE(g);
 }
 
-/* member k's pieces for message i of the group (peer, direction), copied
-   to (pack) or from (unpack) their places from *at on: in `a` (the member's
-   array to pack from, or its ghosted block) */
-static dt_status dt__halo_group_pieces(const char *fn, dt_halo_group *g, int i, const dt__halo *h, const dt__array *a,
-                                       size_t *at, dt__copies *c) {
-    int send = i < g->nsend, j, p;
+/* member k's pieces for message i of p (peer, direction), copied to (pack)
+   or from (unpack) their places from *at on: in `a` (the member's array to
+   pack from, or its ghosted block); h: the member's plan in p */
+static dt_status dt__halo_group_pieces(const char *fn, const dt_halo_group *g, const dt__hgplan *p, int i,
+                                       const dt__halo *h, const dt__array *a, size_t *at, dt__copies *c) {
+    int send = i < p->nsend, j, q;
     dt__array b = *a;
     dt_status st;
     b.stride = NULL;
     for (j = 0; j < h->nmsgs; j++) {
         const dt__hmsg *mg = &h->msgs[j];
-        if (mg->send != send || mg->peer != g->msgs[i].peer) continue;
-        for (p = mg->first; p < mg->first + mg->count; p++) {
-            const dt__hpiece *pc = &h->pieces[p];
+        if (mg->send != send || mg->peer != p->msgs[i].peer) continue;
+        for (q = mg->first; q < mg->first + mg->count; q++) {
+            const dt__hpiece *pc = &h->pieces[q];
             if (send) b.box = pc->src;
             else dt__shift_box(h->ndim, &pc->src, pc->shift, &b.box);
-            b.data = (g->staged ? g->pbuf : g->buf) + g->off[i] + *at;
+            b.data = (g->staged ? p->pbuf : p->buf) + p->off[i] + *at;
             if ((st = send ? dt__copies_add(fn, c, a, &b, &b.box) : dt__copies_add(fn, c, &b, a, &b.box))) return st;
             *at += dt__box_numel(h->ndim, &b.box) * h->g.es;
         }
@@ -18289,10 +18330,10 @@ static dt_status dt__halo_group_pieces(const char *fn, dt_halo_group *g, int i, 
     return DT_OK;
 }
 
-/* the list before the messages, from the members' arrays as they are now
-   (dt__halo_plan_before's copies for each member, the packs all packed) */
-static dt_status dt__halo_group_plan_before(const char *fn, dt_halo_group *g) {
-    dt__copies *c = &g->before;
+/* p's list before the messages, from the members' arrays as they are now
+   (dt__halo_plan_local's copies for each member, the packs all packed) */
+static dt_status dt__halo_group_plan_before(const char *fn, const dt_halo_group *g, dt__hgplan *p) {
+    dt__copies *c = &p->before;
     dt_status st = DT_OK;
     int k, i, j;
     dt__copies_free(c);
@@ -18300,16 +18341,16 @@ static dt_status dt__halo_group_plan_before(const char *fn, dt_halo_group *g) {
     for (k = 0; k < g->n && !st; k++) {
         dt__array in;
         dt__tensor_array(g->t[k], &in);
-        g->before_of[k] = in.data;
-        st = dt__halo_plan_local(fn, g->h[k], &in, c);
+        p->before_of[k] = in.data;
+        st = dt__halo_plan_local(fn, p->h[k], &in, c);
     }
-    for (i = 0; i < g->nsend && !st; i++) {
+    for (i = 0; i < p->nsend && !st; i++) {
         size_t at = 0;
         for (j = 0; j < g->n && !st; j++) {
             dt__array in;
             k = g->order[j];
             dt__tensor_array(g->t[k], &in);
-            st = dt__halo_group_pieces(fn, g, i, g->h[k], &in, &at, c);
+            st = dt__halo_group_pieces(fn, g, p, i, p->h[k], &in, &at, c);
         }
     }
     if (!st) st = dt__copies_seal(fn, c);
@@ -18317,57 +18358,61 @@ static dt_status dt__halo_group_plan_before(const char *fn, dt_halo_group *g) {
     return st;
 }
 
-/* the messages (one per peer and direction), their buffers and the unpacks */
-static dt_status dt__halo_group_plan(const char *fn, dt_halo_group *g) {
+/* p joins the member plans hs: its messages (one per peer and direction),
+   their buffers and the unpacks */
+static dt_status dt__halo_group_plan(const char *fn, const dt_halo_group *g, dt__halo *const *hs, dt__hgplan *p) {
     int k, j, i, dir, cap = 0;
     size_t off = 0;
     dt_status st;
-    for (k = 0; k < g->n; k++) cap += g->h[k]->nmsgs;
-    if ((st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *g->msgs, (void **)&g->msgs)) ||
-        (st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *g->off, (void **)&g->off)))
+    for (k = 0; k < g->n; k++) cap += hs[k]->nmsgs;
+    if ((st = dt__alloc(fn, (size_t)g->n * sizeof *p->h, (void **)&p->h)) ||
+        (st = dt__alloc(fn, (size_t)g->n * sizeof *p->before_of, (void **)&p->before_of)) ||
+        (st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *p->msgs, (void **)&p->msgs)) ||
+        (st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *p->off, (void **)&p->off)))
         return st;
-    memset(g->msgs, 0, (size_t)(cap ? cap : 1) * sizeof *g->msgs);
+    memcpy(p->h, hs, (size_t)g->n * sizeof *p->h);
+    memset(p->msgs, 0, (size_t)(cap ? cap : 1) * sizeof *p->msgs);
     for (dir = 1; dir >= 0; dir--) { /* sends, then receives: each peer once, in rank order */
-        int first = g->nmsgs;
+        int first = p->nmsgs;
         for (k = 0; k < g->n; k++)
-            for (j = 0; j < g->h[k]->nmsgs; j++) {
-                const dt__hmsg *mg = &g->h[k]->msgs[j];
+            for (j = 0; j < hs[k]->nmsgs; j++) {
+                const dt__hmsg *mg = &hs[k]->msgs[j];
                 int at;
                 if (mg->send != dir) continue;
-                for (at = first; at < g->nmsgs && g->msgs[at].peer < mg->peer; at++) {}
-                if (at < g->nmsgs && g->msgs[at].peer == mg->peer) {
-                    g->msgs[at].bytes += mg->bytes;
+                for (at = first; at < p->nmsgs && p->msgs[at].peer < mg->peer; at++) {}
+                if (at < p->nmsgs && p->msgs[at].peer == mg->peer) {
+                    p->msgs[at].bytes += mg->bytes;
                     continue;
                 }
-                memmove(&g->msgs[at + 1], &g->msgs[at], (size_t)(g->nmsgs - at) * sizeof *g->msgs);
-                memset(&g->msgs[at], 0, sizeof g->msgs[at]);
-                g->msgs[at].peer = mg->peer;
-                g->msgs[at].send = dir;
-                g->msgs[at].bytes = mg->bytes;
-                g->nmsgs++;
+                memmove(&p->msgs[at + 1], &p->msgs[at], (size_t)(p->nmsgs - at) * sizeof *p->msgs);
+                memset(&p->msgs[at], 0, sizeof p->msgs[at]);
+                p->msgs[at].peer = mg->peer;
+                p->msgs[at].send = dir;
+                p->msgs[at].bytes = mg->bytes;
+                p->nmsgs++;
             }
-        if (dir) g->nsend = g->nmsgs;
+        if (dir) p->nsend = p->nmsgs;
     }
-    for (i = 0; i < g->nmsgs; i++) {
-        g->off[i] = off;
+    for (i = 0; i < p->nmsgs; i++) {
+        p->off[i] = off;
         /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): msgs[0..nmsgs) are set above */
-        off += (g->msgs[i].bytes + 15) / 16 * 16;
-        if (i < g->nsend) g->sbytes += g->msgs[i].bytes;
-        else g->rbytes += g->msgs[i].bytes;
+        off += (p->msgs[i].bytes + 15) / 16 * 16;
+        if (i < p->nsend) p->sbytes += p->msgs[i].bytes;
+        else p->rbytes += p->msgs[i].bytes;
     }
-    g->total = off;
-    if ((st = dt__msg_bufs(fn, g->dev, g->eng, g->staged, off, &g->buf, &g->pbuf, &g->buf_free))) return st;
-    for (i = 0; i < g->nmsgs; i++) g->msgs[i].buf = g->buf + g->off[i];
-    g->after.dev = g->dev;
-    for (i = g->nsend; i < g->nmsgs; i++) {
+    p->total = off;
+    if ((st = dt__msg_bufs(fn, g->dev, g->eng, g->staged, off, &p->buf, &p->pbuf, &p->buf_free))) return st;
+    for (i = 0; i < p->nmsgs; i++) p->msgs[i].buf = p->buf + p->off[i];
+    p->after.dev = g->dev;
+    for (i = p->nsend; i < p->nmsgs; i++) {
         size_t at = 0;
         for (j = 0; j < g->n; j++) {
-            dt__halo *h = g->h[g->order[j]];
-            if ((st = dt__halo_group_pieces(fn, g, i, h, &h->g, &at, &g->after))) return st;
+            dt__halo *h = hs[g->order[j]];
+            if ((st = dt__halo_group_pieces(fn, g, p, i, h, &h->g, &at, &p->after))) return st;
         }
     }
-    if ((st = dt__copies_seal(fn, &g->after))) return st;
-    return dt__halo_group_plan_before(fn, g);
+    if ((st = dt__copies_seal(fn, &p->after))) return st;
+    return dt__halo_group_plan_before(fn, g, p);
 }
 
 /* the local checks of dt_halo_group_create; *mesh: the mesh to agree on (NULL: none) */
@@ -18418,15 +18463,15 @@ static dt_status dt__halo_group_make(const char *fn, dt_tensor *const *ts, int n
     g->n = n;
     if ((st = dt__alloc(fn, (size_t)n * sizeof(dt_tensor *), (void **)&g->t)) ||
         (st = dt__alloc(fn, (size_t)n * sizeof(dt__halo *), (void **)&g->h)) ||
-        (st = dt__alloc(fn, (size_t)n * sizeof *g->order, (void **)&g->order)) ||
-        (st = dt__alloc(fn, (size_t)n * sizeof *g->before_of, (void **)&g->before_of))) {
+        (st = dt__alloc(fn, (size_t)n * sizeof(dt__halo *), (void **)&g->scratch)) ||
+        (st = dt__alloc(fn, (size_t)n * sizeof *g->order, (void **)&g->order))) {
         dt__halo_group_free(g);
         return st;
     }
     for (k = 0; k < n; k++) {
         g->t[k] = ts[k];
         g->h[k] = ts[k]->halo;
-        g->before_of[k] = NULL;
+        if (ts[k]->desc.ndim > g->nd) g->nd = ts[k]->desc.ndim;
     }
     g->dev = ts[0]->dev;
     g->comm = ts[0]->mesh->comm;
@@ -18441,7 +18486,7 @@ static dt_status dt__halo_group_make(const char *fn, dt_tensor *const *ts, int n
         for (k = 0; k < n; k++)
             if (g->h[k]->g.es & (g->h[k]->g.es - 1) || g->h[k]->g.es > 16) g->order[j++] = k; /* (none) */
         st = !g->eng ? dt__fail(DT_ERR_DEVICE, "%s: the mesh's backend takes memory that is not in this build", fn)
-                     : dt__halo_group_plan(fn, g);
+                     : dt__halo_group_plan(fn, g, g->h, &g->all);
         if (st) {
             dt__halo_group_free(g);
             return st;
@@ -18497,7 +18542,76 @@ static dt_status dt__halo_group_side(const char *fn, const dt_halo_group *g, int
     return g->dev->side ? g->dev->side(fn, how) : DT_OK;
 }
 
-static dt_status dt__halo_group_begin(const char *fn, dt_halo_group *g) {
+/* the widest halo of any member along the caller's dim i (dim i of each
+   member: the caller's notation) */
+static int64_t dt__halo_group_most(const dt_halo_group *g, int i) {
+    int64_t most = 0;
+    int k;
+    for (k = 0; k < g->n; k++) {
+        const dt__halo *h = g->h[k];
+        int nd = g->t[k]->desc.ndim, d = dt__f_order ? nd - 1 - i : i;
+        if (d < 0 || d >= nd) continue;
+        if (h->wlo[d] > most) most = h->wlo[d];
+        if (h->whi[d] > most) most = h->whi[d];
+    }
+    return most;
+}
+
+/* The group's plan that exchanges width[i] layers along each member's dim
+   i (NULL: all): each member's plan of that many layers, up to its own
+   width (dt__halo_depth), joined. Made at its first use and kept; ranks
+   agree on it then. */
+static dt_status dt__halo_group_depth(const char *fn, dt_halo_group *g, const int64_t *width, dt__hgplan **out) {
+    dt__hgplan *p = NULL;
+    int k, i, d, same = 1;
+    dt_status st;
+    *out = &g->all;
+    if (!width) return DT_OK;
+    for (i = 0; i < g->nd; i++) {
+        int64_t most = dt__halo_group_most(g, i);
+        if (width[i] < 0 || width[i] > most)
+            return dt__fail(DT_ERR_ARG, "%s: width%s%d%s = %lld: from 0 to the widest member halo's width %lld along "
+                            "that dim", fn, dt__f_order ? "(" : "[", dt__f_order ? i + 1 : i, dt__f_order ? ")" : "]",
+                            (long long)width[i], (long long)most);
+    }
+    for (k = 0; k < g->n; k++) {
+        const dt__halo *h = g->h[k];
+        int64_t w[DT_MAX_DIMS];
+        int nd = g->t[k]->desc.ndim;
+        for (d = 0; d < nd; d++) {
+            int64_t x = width[dt__f_order ? nd - 1 - d : d], most = h->wlo[d] > h->whi[d] ? h->wlo[d] : h->whi[d];
+            w[d] = x < most ? x : most;
+        }
+        if ((st = dt__halo_depth(fn, g->t[k], w, &g->scratch[k]))) return st;
+        same &= g->scratch[k] == g->h[k];
+    }
+    if (same) return DT_OK;
+    for (i = 0; i < g->ndepth; i++)
+        if (!memcmp(g->depth[i]->h, g->scratch, (size_t)g->n * sizeof *g->scratch)) {
+            *out = g->depth[i];
+            return DT_OK;
+        }
+    if (g->ndepth == DT__HALO_DEPTHS)
+        st = dt__fail(DT_ERR_ARG, "%s: a group keeps plans for %d different widths; this is one more", fn,
+                      DT__HALO_DEPTHS);
+    else if (!(p = (dt__hgplan *)DT_MALLOC(sizeof *p)))
+        st = dt__fail(DT_ERR_NOMEM, "%s: out of memory allocating the group's plan", fn);
+    else {
+        memset(p, 0, sizeof *p);
+        st = dt__halo_group_plan(fn, g, g->scratch, p);
+    }
+    if ((st = dt__agree(g->comm, fn, st, 0))) { /* all or none */
+        if (p) dt__hgplan_free(g, p);
+        DT_FREE(p);
+        return st;
+    }
+    g->depth[g->ndepth++] = p;
+    *out = p;
+    return DT_OK;
+}
+
+static dt_status dt__halo_group_begin(const char *fn, dt_halo_group *g, const int64_t *width) {
+    dt__hgplan *p = NULL;
     dt_status st = DT_OK;
     int k;
     if (!g) return dt__fail(DT_ERR_ARG, "%s: the group is NULL", fn);
@@ -18506,77 +18620,89 @@ static dt_status dt__halo_group_begin(const char *fn, dt_halo_group *g) {
         st = dt__fail(DT_ERR_ARG, "%s: %d of the group's tensors lost the halo it was made with (dt_tensor_set_halo "
                       "or dt_tensor_destroy after dt_halo_group_create); destroy the group and create it again", fn,
                       g->dropped);
-    else if (g->begun)
+    else if (g->busy)
         st = dt__fail(DT_ERR_ARG, "%s: the group's exchange is already begun (call dt_halo_group_exchange_end)", fn);
     for (k = 0; k < g->n && !st; k++)
         if (dt__halo_busy(g->h[k]) || g->h[k]->group_busy)
             st = dt__fail(DT_ERR_ARG, "%s: member %d has an exchange in flight (call its _end first)", fn, k);
-    if (dt__checks_on() && (st = dt__agree(g->comm, fn, st, 0))) return st;
-    if (st) return st;
+    if (dt__checks_on() &&
+        (st = dt__agree(g->comm, fn, st,
+                        width ? dt__hash(14695981039346656037ull, width, (size_t)g->nd * sizeof *width) : 0)))
+        return st;
+    if (st || (st = dt__halo_group_depth(fn, g, width, &p))) return st;
     for (k = 0; k < g->n; k++) { /* the arrays moved (a new array under a tensor): the copies again */
         dt__array in;
         dt__tensor_array(g->t[k], &in);
-        if (in.data != g->before_of[k]) break;
+        if (in.data != p->before_of[k]) break;
     }
-    if (k < g->n && (st = dt__halo_group_plan_before(fn, g))) return st;
+    if (k < g->n && (st = dt__halo_group_plan_before(fn, g, p))) return st;
     if ((st = dt__halo_group_side(fn, g, DT__SIDE_FORK))) return st;
-    st = dt__copies_run(fn, &g->before);
-    if (!st && g->staged && g->sbytes) /* (the sends lie at the buffer's start, back to back but for padding) */
-        st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, g->buf, g->pbuf, g->off[g->nsend - 1] +
-                                                           g->msgs[g->nsend - 1].bytes);
-    if (!st && (st = dt__comm_start(g->comm, DT__TAG_HALO, g->nmsgs, g->msgs, g->sbytes, g->rbytes, &g->request)))
+    st = dt__copies_run(fn, &p->before);
+    if (!st && g->staged && p->sbytes) /* (the sends lie at the buffer's start, back to back but for padding) */
+        st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, p->buf, p->pbuf, p->off[p->nsend - 1] +
+                                                           p->msgs[p->nsend - 1].bytes);
+    if (!st && (st = dt__comm_start(g->comm, DT__TAG_HALO, p->nmsgs, p->msgs, p->sbytes, p->rbytes, &p->request)))
         st = dt__within(fn, st);
     if (st) {
         (void)dt__halo_group_side(fn, g, DT__SIDE_JOIN);
         return st;
     }
-    g->begun = 1;
+    g->busy = p;
     for (k = 0; k < g->n; k++) g->h[k]->group_busy = 1;
     return dt__halo_group_side(fn, g, DT__SIDE_OFF);
 }
 
 static dt_status dt__halo_group_end(const char *fn, dt_halo_group *g) {
+    dt__hgplan *p;
     dt_status st, sj;
     int k;
     if (!g) return dt__fail(DT_ERR_ARG, "%s: the group is NULL", fn);
     if (g->inert) return DT_OK;
-    if (!g->begun) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this group", fn);
-    g->begun = 0;
+    if (!g->busy) return dt__fail(DT_ERR_ARG, "%s: no exchange was begun on this group", fn);
+    p = g->busy;
+    g->busy = NULL;
     for (k = 0; k < g->n; k++)
         if (g->h[k]) g->h[k]->group_busy = 0;
     if ((st = dt__halo_group_side(fn, g, DT__SIDE_ON))) return st;
-    if (g->request) {
-        void *rq = g->request;
-        g->request = NULL;
+    if (p->request) {
+        void *rq = p->request;
+        p->request = NULL;
         if ((st = dt__comm_wait(g->comm, rq))) st = dt__within(fn, st);
     }
-    if (!st && g->staged && g->rbytes) {
-        size_t at = g->off[g->nsend];
-        st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, g->pbuf + at, g->buf + at, g->total - at);
+    if (!st && g->staged && p->rbytes) {
+        size_t at = p->off[p->nsend];
+        st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, p->pbuf + at, p->buf + at, p->total - at);
     }
-    if (!st) st = dt__copies_run(fn, &g->after);
+    if (!st) st = dt__copies_run(fn, &p->after);
     sj = dt__halo_group_side(fn, g, DT__SIDE_JOIN);
     return st ? st : sj;
 }
 
 DT_API dt_status dt_halo_group_exchange_begin(dt_halo_group *g) {
-    DT__PUBLIC("dt_halo_group_exchange_begin", dt__halo_group_begin("dt_halo_group_exchange_begin", g));
+    DT__PUBLIC("dt_halo_group_exchange_begin", dt__halo_group_begin("dt_halo_group_exchange_begin", g, NULL));
+}
+DT_API dt_status dt_halo_group_exchange_layers_begin(dt_halo_group *g, const int64_t *width) {
+    DT__PUBLIC("dt_halo_group_exchange_layers_begin",
+               dt__halo_group_begin("dt_halo_group_exchange_layers_begin", g, width));
 }
 DT_API dt_status dt_halo_group_exchange_end(dt_halo_group *g) {
     DT__PUBLIC("dt_halo_group_exchange_end", dt__halo_group_end("dt_halo_group_exchange_end", g));
 }
-static dt_status dt__halo_group_exchange_body(dt_halo_group *g) {
-    const char *fn = "dt_halo_group_exchange";
-    dt_status st = dt__halo_group_begin(fn, g);
+static dt_status dt__halo_group_exchange_body(const char *fn, dt_halo_group *g, const int64_t *width) {
+    dt_status st = dt__halo_group_begin(fn, g, width);
     return st || g->inert ? st : dt__halo_group_end(fn, g);
 }
 DT_API dt_status dt_halo_group_exchange(dt_halo_group *g) {
-    DT__PUBLIC("dt_halo_group_exchange", dt__halo_group_exchange_body(g));
+    DT__PUBLIC("dt_halo_group_exchange", dt__halo_group_exchange_body("dt_halo_group_exchange", g, NULL));
+}
+DT_API dt_status dt_halo_group_exchange_layers(dt_halo_group *g, const int64_t *width) {
+    DT__PUBLIC("dt_halo_group_exchange_layers",
+               dt__halo_group_exchange_body("dt_halo_group_exchange_layers", g, width));
 }
 
 DT_API void dt_halo_group_destroy(dt_halo_group *g) {
     if (!g) return;
-    if (g->begun) (void)dt__halo_group_end("dt_halo_group_destroy", g);
+    if (g->busy) (void)dt__halo_group_end("dt_halo_group_destroy", g);
     dt__halo_group_free(g);
 }
 
@@ -20585,6 +20711,16 @@ DT_API dt_status dt_f_halo_exchange_layers(dt_tensor *t, const int64_t *fwidth) 
 DT_API dt_status dt_f_halo_exchange_layers_begin(dt_tensor *t, const int64_t *fwidth) {
     DT__F_PUBLIC("dt_halo_exchange_layers_begin",
                  dt__f_halo_layers_body("dt_halo_exchange_layers_begin", 1, t, fwidth));
+}
+
+/* the group's: widths in Fortran order, read per member (dt__halo_group_depth) */
+DT_API dt_status dt_f_halo_group_exchange_layers(dt_halo_group *g, const int64_t *fwidth) {
+    DT__F_PUBLIC("dt_halo_group_exchange_layers",
+                 dt__halo_group_exchange_body("dt_halo_group_exchange_layers", g, fwidth));
+}
+DT_API dt_status dt_f_halo_group_exchange_layers_begin(dt_halo_group *g, const int64_t *fwidth) {
+    DT__F_PUBLIC("dt_halo_group_exchange_layers_begin",
+                 dt__halo_group_begin("dt_halo_group_exchange_layers_begin", g, fwidth));
 }
 
 /* a reduction over Fortran dims: they become C dims, then the C call */

@@ -2375,7 +2375,8 @@ static void halo_launches(dt_comm *comm, int device_backend_used) {
 /* A group (dt_halo_group) of an F64 [9,6,4] and an F32 [10,6,4] field with
    different halos: one exchange enqueues what one tensor's does (one pack
    launch, one unpack launch; staged: two copies more), and leaves every
-   ghost cell as the members' own exchanges do. */
+   ghost cell as the members' own exchanges do; the same for an exchange of
+   fewer layers (dt_halo_group_exchange_layers). */
 static void halo_group_launches(dt_comm *comm, int device_backend_used) {
     static const int64_t s0[3] = {9, 6, 4}, s1[3] = {10, 6, 4};
     long most = device_backend_used ? 2 : 4;
@@ -2437,6 +2438,38 @@ static void halo_group_launches(dt_comm *comm, int device_backend_used) {
                       "own exchange's (rank %d)", k, dtt_rank);
                 free(own);
                 free(mine[k]);
+            }
+            { /* fewer layers (1 along dim 0, all along 1 and 2): the same launches; from poisoned blocks, the
+                 ghosts each member's own exchange of that many layers (up to its halo's) leaves */
+                static const int64_t w[3] = {1, 2, 1}, wm[2][3] = {{1, 2, 1}, {1, 1, 0}};
+                CHECK_OK(dt_halo_group_exchange_layers(g, w)); /* (the first: planned) */
+                for (k = 0; k < 2; k++) {
+                    void *gb = dt_tensor_ghosted_data(t[k], gs[k]), *poison;
+                    bytes[k] = (size_t)(gs[k][0] * gs[k][1] * gs[k][2]) * (k ? 4 : 8);
+                    poison = malloc(bytes[k] ? bytes[k] : 1);
+                    memset(poison, 0xA5, bytes[k] ? bytes[k] : 1);
+                    if (bytes[k]) dev_put(gb, poison, bytes[k]);
+                    free(poison);
+                }
+                before = dtcu_standin_work(&l0, &c0, &z0);
+                CHECK_OK(dt_halo_group_exchange_layers(g, w));
+                got = dtcu_standin_work(&l, &c, &z) - before;
+                CHECK(got <= most && l - l0 <= 2, "a group's exchange of fewer layers enqueued %ld device calls "
+                      "(%ld launches), at most %ld and 2 allowed (rank %d)", got, l - l0, most, dtt_rank);
+                for (k = 0; k < 2; k++) {
+                    void *gb = dt_tensor_ghosted_data(t[k], NULL), *own;
+                    mine[k] = malloc(bytes[k] ? bytes[k] : 1);
+                    own = malloc(bytes[k] ? bytes[k] : 1);
+                    if (bytes[k]) dev_get(mine[k], gb, bytes[k]);
+                    memset(own, 0xA5, bytes[k] ? bytes[k] : 1);
+                    if (bytes[k]) dev_put(gb, own, bytes[k]);
+                    CHECK_OK(dt_halo_exchange_layers(t[k], wm[k]));
+                    if (bytes[k]) dev_get(own, gb, bytes[k]);
+                    CHECK(!bytes[k] || !memcmp(own, mine[k], bytes[k]), "member %d: the group's layers differ "
+                          "from its own layered exchange's (rank %d)", k, dtt_rank);
+                    free(own);
+                    free(mine[k]);
+                }
             }
         }
         dt_halo_group_destroy(g);

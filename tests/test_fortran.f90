@@ -1049,6 +1049,17 @@ contains
     call ok(dt_halo_group_exchange_end(grp), "dt_halo_group_exchange_end")
     call check(all(a(:, -1) == [(f(i, modulo(lo - 2, int(GY, c_int64_t)) + 1), i = 1, GX)]), &
                "group, split: a's ghost column again")
+    ! one layer of the two (width(2) = 1; width(1) = 0, where neither has ghosts): the inner ghost
+    ! columns, the outer ones keep what they hold
+    a(:, -1) = -7
+    a(:, 0) = -7
+    b(:, nyb + 2) = -7
+    call ok(dt_halo_group_exchange_layers(grp, [0_c_int64_t, 1_c_int64_t]), "dt_halo_group_exchange_layers")
+    call check(all(a(:, -1) == -7) .and. all(a(:, 0) == [(f(i, modulo(lo - 1, int(GY, c_int64_t)) + 1), i = 1, GX)]) &
+               .and. all(b(:, nyb + 2) == -7), "group, one layer: a(:, 0) filled, a(:, -1) and b(:, nyb+2) kept")
+    st = dt_halo_group_exchange_layers(grp, [0_c_int64_t, 3_c_int64_t])
+    call check(st == DT_ERR_ARG .and. index(dt_last_error(), "width(2) = 3") > 0, &
+               "a width past the halos: DT_ERR_ARG in Fortran's notation: " // dt_last_error())
     two = [t(1), t(1)]
     bad = c_null_ptr
     st = dt_halo_group_create(two, 2_c_int, bad)

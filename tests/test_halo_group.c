@@ -25,7 +25,12 @@
    and empty lists, a tensor without a halo, the same tensor twice, tensors
    of two meshes, an exchange in flight, ranks that disagree, a member's
    halo replaced or the member destroyed: an error on every rank, no ghost
-   cell written. --quick: fewer cases. */
+   cell written. Fewer layers per call (dt_halo_group_exchange_layers):
+   each member's ghosts up to that depth (its own halo's, where narrower)
+   are f, those past it keep the sentinel; the bytes of the members' own
+   layered exchanges in one call, one message per peer; widths past every
+   member's halo, negative or different on one rank are refused on every
+   rank with nothing written. --quick: fewer cases. */
 #define DTENSOR_IMPLEMENTATION
 #include "dtensor.h"
 #include "dt_test.h"
@@ -178,8 +183,10 @@ static long member_written(member *a)
 }
 
 /* every cell of the member's ghosted block: f (+ add) at the wrapped index, the fill, or the sentinel */
-/* scribbled: the interior was overwritten after _begin (a ghosted array's interior is its own: -1) */
-static void member_check_x(const dtt_mesh *m, const dt_placement *pl, member *a, int k, int scribbled)
+/* scribbled: the interior was overwritten after _begin (a ghosted array's interior is its own: -1);
+   lay: the layers exchanged along each dim (NULL: all), past which a ghost keeps the sentinel */
+static void member_check_x(const dtt_mesh *m, const dt_placement *pl, member *a, int k, int scribbled,
+                           const int64_t *lay)
 {
     int64_t ls[DT_MAX_DIMS], lo[DT_MAX_DIMS], gsh[DT_MAX_DIMS], gn, i, u[DT_MAX_DIMS], w[DT_MAX_DIMS];
     int64_t wl[DT_MAX_DIMS], wh[DT_MAX_DIMS];
@@ -199,12 +206,13 @@ static void member_check_x(const dtt_mesh *m, const dt_placement *pl, member *a,
     }
     for (i = 0; i < gn; i++) {
         int64_t r = i;
-        int outside = 0, cfill = 0, none = 0;
+        int outside = 0, cfill = 0, none = 0, past = 0;
         double want, got;
         for (d = nd - 1; d >= 0; d--) { u[d] = lo[d] - wl[d] + r % gsh[d]; r /= gsh[d]; }
         for (d = 0; d < nd; d++) {
             w[d] = u[d];
             if (u[d] < lo[d] || u[d] >= lo[d] + ls[d]) outside++;
+            if (lay) past |= lo[d] - u[d] > lay[d] || u[d] - (lo[d] + ls[d] - 1) > lay[d];
             if (u[d] < 0 || u[d] >= shape[d]) {
                 if (a->hd.boundary[d] == P) w[d] = (u[d] + shape[d]) % shape[d];
                 else if (a->hd.boundary[d] == C) cfill = 1;
@@ -212,7 +220,10 @@ static void member_check_x(const dtt_mesh *m, const dt_placement *pl, member *a,
             }
         }
         if (outside > 1 && !a->hd.corners) continue; /* corners undefined for a star stencil */
-        want = !outside && scribbled && a->ghosted ? -1.0 : cfill ? a->hd.fill : none ? SENTINEL : fval(nd, w) + a->add;
+        want = !outside && scribbled && a->ghosted ? -1.0
+               : past || none                      ? SENTINEL
+               : cfill                             ? a->hd.fill
+                                                   : fval(nd, w) + a->add;
         got = dtt_load_d(a->t, gb, (size_t)i);
         if (got != want && bad++ < 5) {
             char c[96];
@@ -225,7 +236,19 @@ static void member_check_x(const dtt_mesh *m, const dt_placement *pl, member *a,
 
 static void member_check(const dtt_mesh *m, const dt_placement *pl, member *a, int k)
 {
-    member_check_x(m, pl, a, k, 0);
+    member_check_x(m, pl, a, k, 0, NULL);
+}
+
+/* the layers a group's call of width w exchanges of member a: w[d], up to its wider side */
+static void member_layers(const member *a, const int64_t *w, int64_t *lay)
+{
+    int64_t wl[DT_MAX_DIMS], wh[DT_MAX_DIMS];
+    int d;
+    dtt_side_widths(&a->hd, 2, wl, wh);
+    for (d = 0; d < 2; d++) {
+        int64_t most = wl[d] > wh[d] ? wl[d] : wh[d];
+        lay[d] = w[d] < most ? w[d] : most;
+    }
 }
 
 /* overwrite the member's interior (split phase: the ghosts must hold the values at _begin) */
@@ -311,7 +334,7 @@ static void group_case(const dtt_mesh *m, const dt_placement *pl, member *ms, in
             CHECK_OK(dt_halo_group_exchange_begin(g));
             for (k = 0; k < n; k++) member_scribble(&ms[k]);
             CHECK_OK(dt_halo_group_exchange_end(g));
-            for (k = 0; k < n; k++) member_check_x(m, pl, &ms[k], k, 1);
+            for (k = 0; k < n; k++) member_check_x(m, pl, &ms[k], k, 1, NULL);
             /* (the interiors are -1 now: rebuild them for the next round) */
             for (k = 0; k < n; k++) {
                 dt_tensor *old = ms[k].x;
@@ -334,6 +357,44 @@ static void group_case(const dtt_mesh *m, const dt_placement *pl, member *ms, in
         } else {
             CHECK_OK(dt_halo_group_exchange(g));
             for (k = 0; k < n; k++) member_check(m, pl, &ms[k], k);
+        }
+    }
+    /* fewer layers per call: each member's exchange of that many (up to its halo's), nothing past them
+       written; the members' own layered exchanges' bytes in one backend call, one message per peer */
+    for (split = 0; split < 5; split++) {
+        static const int64_t ws[5][2] = {{1, 1}, {0, 2}, {2, 0}, {1, 0}, {1, 1}};
+        int64_t lay[MAXM][2], w[2] = {0, 0}, most[2];
+        for (k = 0; k < n; k++) { /* (the request within the widest member's halo) */
+            member_layers(&ms[k], ws[split], most);
+            w[0] = most[0] > w[0] ? most[0] : w[0];
+            w[1] = most[1] > w[1] ? most[1] : w[1];
+        }
+        for (k = 0; k < n; k++) {
+            member_poison(&ms[k]);
+            member_layers(&ms[k], w, lay[k]);
+        }
+        if (split == 4) { /* split phase, a width planned before */
+            CHECK_OK(dt_halo_group_exchange_layers_begin(g, w));
+            CHECK_OK(dt_halo_group_exchange_end(g));
+        } else {
+            CHECK_OK(dt_halo_group_exchange_layers(g, w));
+        }
+        for (k = 0; k < n; k++) member_check_x(m, pl, &ms[k], k, 0, lay[k]);
+        if (split == 3) {
+            dt_comm_reset_stats(m->comm);
+            if (cc) cc->sends = cc->recvs = cc->dup_peer = 0;
+            CHECK_OK(dt_halo_group_exchange_layers(g, w));
+            dt_comm_get_stats(m->comm, &a);
+            CHECK(!cc || cc->dup_peer == 0, "group layers: %ld messages to a peer already sent to", cc->dup_peer);
+            dt_comm_reset_stats(m->comm);
+            for (k = 0; k < n; k++) CHECK_OK(dt_halo_exchange_layers(ms[k].x, lay[k]));
+            dt_comm_get_stats(m->comm, &b);
+            CHECK(a.bytes_sent == b.bytes_sent && a.bytes_recv == b.bytes_recv,
+                  "group layers moved %llu/%llu bytes, its members %llu/%llu", (unsigned long long)a.bytes_sent,
+                  (unsigned long long)a.bytes_recv, (unsigned long long)b.bytes_sent,
+                  (unsigned long long)b.bytes_recv);
+            CHECK(a.calls == (a.bytes_sent || a.bytes_recv ? 1u : 0u), "group layers: %llu backend calls",
+                  (unsigned long long)a.calls);
         }
     }
     /* the traffic: the members' bytes in one call */
@@ -528,6 +589,28 @@ static void bad_input(dt_comm *comm)
     CHECK_OK(dt_halo_group_exchange_end(g));
     for (k = 0; k < 3; k++) member_check(&m, pl, &ms[k], k);
     CHECK_ST(dt_halo_group_exchange_end(g), DT_ERR_ARG);
+    /* per-call widths past every member's halo, negative, or different on one rank: refused, nothing written */
+    for (k = 0; k < 3; k++) member_poison(&ms[k]);
+    {
+        static const int64_t wide0[2] = {3, 0}, wide1[2] = {0, 2}, neg[2] = {-1, 1}, w10[2] = {1, 0}, w01[2] = {0, 1};
+        CHECK_ST(dt_halo_group_exchange_layers(g, wide0), DT_ERR_ARG);
+        CHECK(strstr(dt_last_error(), "width[0] = 3") != NULL && strstr(dt_last_error(), "width 2") != NULL,
+              "message: %s", dt_last_error());
+        CHECK_ST(dt_halo_group_exchange_layers_begin(g, wide1), DT_ERR_ARG);
+        CHECK(strstr(dt_last_error(), "width[1] = 2") != NULL, "message: %s", dt_last_error());
+        CHECK_ST(dt_halo_group_exchange_layers(g, neg), DT_ERR_ARG);
+        if (dtt_np > 1) CHECK_ST(dt_halo_group_exchange_layers(g, dtt_rank == 1 ? w10 : w01), DT_ERR_MISMATCH);
+        for (k = 0; k < 3; k++) CHECK(member_written(&ms[k]) == 0, "ghosts written");
+        CHECK_OK(dt_halo_group_exchange_layers_begin(g, w10)); /* in flight: another refused */
+        CHECK_ST(dt_halo_group_exchange_layers_begin(g, w01), DT_ERR_ARG);
+        CHECK_ST(dt_halo_group_exchange(g), DT_ERR_ARG);
+        CHECK_OK(dt_halo_group_exchange_end(g));
+        for (k = 0; k < 3; k++) {
+            int64_t lay[2];
+            member_layers(&ms[k], w10, lay);
+            member_check_x(&m, pl, &ms[k], k, 0, lay);
+        }
+    }
     /* a member's halo replaced: refused on every rank, nothing written */
     for (k = 0; k < 3; k++) member_poison(&ms[k]);
     CHECK_OK(dt_tensor_set_halo(ts[1], &ms[1].hd));
@@ -547,14 +630,19 @@ static void bad_input(dt_comm *comm)
         for (k = 1; k < 3; k++) member_check(&m, pl, &ms[k], k);
         dt_halo_group_destroy(g);
     }
-    /* destroyed in flight, the group itself: completes */
+    /* destroyed in flight (an exchange of fewer layers), the group itself: completes */
     g = NULL;
     CHECK_OK(dt_halo_group_create(ts + 1, 2, &g));
     if (g) {
+        static const int64_t w10[2] = {1, 0};
         for (k = 1; k < 3; k++) member_poison(&ms[k]);
-        CHECK_OK(dt_halo_group_exchange_begin(g));
+        CHECK_OK(dt_halo_group_exchange_layers_begin(g, w10));
         dt_halo_group_destroy(g);
-        for (k = 1; k < 3; k++) member_check(&m, pl, &ms[k], k);
+        for (k = 1; k < 3; k++) {
+            int64_t lay[2];
+            member_layers(&ms[k], w10, lay);
+            member_check_x(&m, pl, &ms[k], k, 0, lay);
+        }
         CHECK_OK(dt_halo_exchange(ts[1])); /* the members' own exchanges meet their peers' */
     }
 #undef REFUSED
