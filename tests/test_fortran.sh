@@ -13,9 +13,9 @@
 # build/<mpi>/fortran/ holds the module) tests/test_fortran.f90,
 # examples/heat2d.f90 and examples/swe_cgrid.f90, linked with the C
 # implementation object (test_fortran with tests/fortran_offsets.c too: C's
-# side of its layout check), and runs them at 1 2 3 4 ranks under Open MPI
-# and 1 2 3 under MPICH (its ranks preload build/libdt_yield.so, as in
-# tests/run.sh), swe_cgrid_f at 1 2 3 4 under both (4: its 2 x 2 mesh, where
+# side of its layout check), and runs them at 1 2 3 4 6 8 ranks under both
+# MPIs (MPICH's ranks preload build/libdt_yield.so, as in tests/run.sh:
+# uneven and empty parts), swe_cgrid_f at 1 2 3 4 under both (4: its 2 x 2 mesh, where
 # the corner ghosts matter); plus, under MPICH at one rank, test_fortran
 # linked with a C build of DT_MAX_DIMS = 16, which must refuse it
 # (--expect-mismatch). A run passes when it exits 0 and prints its PASS line
@@ -43,9 +43,9 @@ run() {
 
 for mpi in $MPIS; do
     case "$mpi" in
-    mpich) nps="1 2 3"; runner=(env LD_PRELOAD="$PWD/build/libdt_yield.so" mpiexec.mpich)
+    mpich) nps="1 2 3 4 6 8"; runner=(env LD_PRELOAD="$PWD/build/libdt_yield.so" mpiexec.mpich)
            extra=(build/libdt_yield.so build/mpich/test_fortran_dims16) ;;
-    openmpi) nps="1 2 3 4"; runner=(mpiexec.openmpi --allow-run-as-root --oversubscribe); extra=() ;;
+    openmpi) nps="1 2 3 4 6 8"; runner=(mpiexec.openmpi --allow-run-as-root --oversubscribe); extra=() ;;
     *) echo "test_fortran.sh: unknown MPI $mpi (mpich|openmpi)"; exit 2 ;;
     esac
     logs=build/$mpi/fortran/logs
