@@ -3041,6 +3041,9 @@ DT__BINARY_OPS(DT__BELEM_I) DT__DEFS_END;
 #if defined(__linux__)
 #include <sys/statvfs.h> /* the shared arena's room (>>shm) */
 #endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <sched.h> /* sched_yield: a wait on a peer's word in the arena gives up the core (>>backend) */
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define DT__MAYBE_UNUSED __attribute__((unused))
 #else
@@ -7357,6 +7360,14 @@ static dt_status dt__comm_barrier(dt_comm *c) {
    once when the caller plans them, so that a time step translates nothing. */
 static dt_comm *dt__comm_carrier(dt_comm *c) { return dt__native(c) ? c : c->base; }
 static int dt__comm_carrier_rank(const dt_comm *c, int r) { return dt__native(c) ? r : c->members[r]; }
+/* the other way: c's rank of the carrier's rank q (-1: not a member) */
+static int dt__comm_member_rank(const dt_comm *c, int q) {
+    int r;
+    if (dt__native(c)) return q;
+    for (r = 0; r < c->size; r++)
+        if (c->members[r] == q) return r;
+    return -1;
+}
 
 /* Without start/wait: pairwise rounds of sendrecv over the carrier, round k
    sending to me+k and receiving from me-k, the j-th message to a peer
@@ -8338,8 +8349,34 @@ static dt_status dt__comm_window_barrier(const dt__window *w, dt_comm *g, uint64
     MPI_Win_sync(w->win);
     return dt__mpi_check(MPI_Barrier(gc), "MPI_Barrier");
 }
+/* Point to point through a window: a rank stores its data, then a word
+   (dt__comm_window_fence between them: the data is seen first); a peer
+   waits for the word (dt__comm_window_wait), then reads. Words are
+   aligned uint64_t, written by one rank only. */
+static void dt__comm_window_fence(const dt__window *w) { MPI_Win_sync(w->win); }
+
+/* until *word >= v; then fenced, so what the writer stored before its word
+   is seen. Gives up the core between looks (ranks may share cores) and
+   now and then lets MPI progress: a peer may be inside an MPI call that
+   needs this rank's progress before it reaches its store. */
+static void dt__comm_window_wait(const dt__window *w, dt_comm *c, const volatile uint64_t *word, uint64_t v) {
+    MPI_Comm mc;
+    unsigned spins = 0;
+    int have = dt__comm_mpi_handle(c, &mc), flag;
+    while (*word < v) {
+        if (++spins % 1024 == 0 && have) MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, mc, &flag, MPI_STATUS_IGNORE);
+#if defined(__unix__) || defined(__APPLE__)
+        if (spins > 64) sched_yield();
+#endif
+    }
+    MPI_Win_sync(w->win);
+}
 #else
 static int dt__comm_can_window(const dt_comm *c) { (void)c; return 0; }
+static void dt__comm_window_fence(const dt__window *w) { (void)w; }
+static void dt__comm_window_wait(const dt__window *w, dt_comm *c, const volatile uint64_t *word, uint64_t v) {
+    (void)w; (void)c; (void)word; (void)v; /* (no window is ever made without MPI) */
+}
 static dt_status dt__comm_one_node(dt_comm *c, int *yes) { (void)c; *yes = 0; return DT_OK; }
 static dt_status dt__comm_window_make(dt_comm *c, size_t bytes, dt__window *w) {
     (void)c; (void)bytes; w->mine = NULL;
@@ -12995,20 +13032,26 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
    that the result and the tensors after it live there. (That call's
    source, older, moves by MPI.) The verdict comes from the global shape
    alone: the same on every rank. */
+/* collective over m (DTENSOR_SHM=auto, no arena yet): the arena now, for
+   `why` (logged with its bytes) */
+static dt_status dt__shm_auto_make(dt_mesh *m, const char *why, size_t bytes) {
+    dt_status st;
+    m->shm_auto = 0;
+    st = dt__shm_make(m->comm, &m->shm);
+    if (!st && m->shm && m->rank == 0 && dt__log_on(DT__LOG_SHM))
+        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank made at %s (%zu bytes; DTENSOR_SHM=auto)\n",
+                m->shm->cap, why, bytes);
+    return st;
+}
+
 static dt_status dt__shm_auto(const dt_tensor *t) {
     dt_mesh *m = t->mesh;
     size_t bytes = dt_dtype_size(t->desc.dtype);
-    dt_status st;
     int d;
     if (!m->shm_auto || m->rank < 0 || !dt__on_host(t->dev)) return DT_OK;
     for (d = 0; d < t->desc.ndim; d++) bytes *= (size_t)t->desc.shape[d];
     if (bytes / (size_t)m->size < m->shm_auto) return DT_OK;
-    m->shm_auto = 0;
-    st = dt__shm_make(m->comm, &m->shm);
-    if (!st && m->shm && m->rank == 0 && dt__log_on(DT__LOG_SHM))
-        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank made at the first redistribution of %zu bytes "
-                "(DTENSOR_SHM=auto)\n", m->shm->cap, bytes);
-    return st;
+    return dt__shm_auto_make(m, "the first redistribution", bytes);
 }
 
 /* a: NULL for the blocking call; else begin's record, attached to the
@@ -18225,6 +18268,16 @@ typedef struct dt__hgplan {
     size_t sbytes, rbytes, total;
     dt__copies before, after;
     void *request;
+    /* the shared way (dt__hgplan_share): no messages; the sends are packed
+       into `blk`, this rank's block of the mesh's arena, and each peer
+       unpacks its part from there in place. blk: the word `posted` (the
+       exchanges packed so far), one line per send whose word its peer
+       stores (the exchanges it has read: `ack`), then the sends as in buf */
+    dt__shm *shm;                   /* the arena; NULL: the messages' way      */
+    char *blk;
+    uint64_t seq;                   /* exchanges begun                          */
+    volatile uint64_t **peer_posted; /* per receive: its sender's `posted`     */
+    volatile uint64_t **peer_ack;   /* and my `ack` line in the sender's block */
 } dt__hgplan;
 
 struct dt_halo_group {
@@ -18245,6 +18298,8 @@ struct dt_halo_group {
                                        made at their first use                  */
     int ndepth;
     dt__hgplan *busy;               /* the exchange in flight, or NULL          */
+    dt__shm *shm;                   /* the mesh's arena (host memory, one node):
+                                       the plans' shared way (dt__hgplan_share) */
 };
 
 static dt_status dt__halo_group_end(const char *fn, dt_halo_group *g);
@@ -18277,11 +18332,25 @@ static void dt__halo_group_unlink(dt_halo_group *g) {
     }
 }
 
+/* every peer has read this rank's sends of the exchanges begun on p */
+static void dt__hgplan_read(const dt_halo_group *g, const dt__hgplan *p) {
+    int i;
+    for (i = 0; i < p->nsend; i++)
+        dt__comm_window_wait(&p->shm->w, g->comm, (volatile uint64_t *)(void *)(p->blk + (size_t)(i + 1) * DT__SHM_ALIGN),
+                             p->seq);
+}
+
 static void dt__hgplan_free(const dt_halo_group *g, dt__hgplan *p) {
     dt__copies_free(&p->before);
     dt__copies_free(&p->after);
     if (p->pbuf) g->dev->free(p->pbuf);
-    if (p->buf) p->buf_free(p->buf);
+    if (p->blk) { /* (its peers may still be reading the last exchange's sends) */
+        dt__hgplan_read(g, p);
+        dt__shm_free(p->shm, p->blk);
+    } else if (p->buf)
+        p->buf_free(p->buf);
+    DT_FREE(p->peer_posted);
+    DT_FREE(p->peer_ack);
     DT_FREE(p->h);
     DT_FREE(p->before_of);
     DT_FREE(p->msgs);
@@ -18307,10 +18376,11 @@ static void dt__halo_group_free(dt_halo_group *g) {
 }
 
 /* member k's pieces for message i of p (peer, direction), copied to (pack)
-   or from (unpack) their places from *at on: in `a` (the member's array to
-   pack from, or its ghosted block); h: the member's plan in p */
-static dt_status dt__halo_group_pieces(const char *fn, const dt_halo_group *g, const dt__hgplan *p, int i,
-                                       const dt__halo *h, const dt__array *a, size_t *at, dt__copies *c) {
+   or from (unpack) their places from base + *at on (base: the message's
+   bytes): in `a` (the member's array to pack from, or its ghosted block);
+   h: the member's plan in p */
+static dt_status dt__halo_group_pieces(const char *fn, char *base, const dt__hgplan *p, int i, const dt__halo *h,
+                                       const dt__array *a, size_t *at, dt__copies *c) {
     int send = i < p->nsend, j, q;
     dt__array b = *a;
     dt_status st;
@@ -18322,7 +18392,7 @@ static dt_status dt__halo_group_pieces(const char *fn, const dt_halo_group *g, c
             const dt__hpiece *pc = &h->pieces[q];
             if (send) b.box = pc->src;
             else dt__shift_box(h->ndim, &pc->src, pc->shift, &b.box);
-            b.data = (g->staged ? p->pbuf : p->buf) + p->off[i] + *at;
+            b.data = base + *at;
             if ((st = send ? dt__copies_add(fn, c, a, &b, &b.box) : dt__copies_add(fn, c, &b, a, &b.box))) return st;
             *at += dt__box_numel(h->ndim, &b.box) * h->g.es;
         }
@@ -18350,7 +18420,7 @@ static dt_status dt__halo_group_plan_before(const char *fn, const dt_halo_group 
             dt__array in;
             k = g->order[j];
             dt__tensor_array(g->t[k], &in);
-            st = dt__halo_group_pieces(fn, g, p, i, p->h[k], &in, &at, c);
+            st = dt__halo_group_pieces(fn, (g->staged ? p->pbuf : p->buf) + p->off[i], p, i, p->h[k], &in, &at, c);
         }
     }
     if (!st) st = dt__copies_seal(fn, c);
@@ -18358,11 +18428,75 @@ static dt_status dt__halo_group_plan_before(const char *fn, const dt_halo_group 
     return st;
 }
 
+/* Where the mesh has a shared arena (its ranks on one node, host memory):
+   p's sends in a block of this rank's segment, and *src[i] where receive
+   i's bytes lie in its sender's block, read in place (the peers' blocks
+   and lines learnt in one exchange of small messages). Collective; on
+   every rank or none (a rank whose segment is full: the messages' way on
+   all). */
+static dt_status dt__hgplan_share(const char *fn, const dt_halo_group *g, dt__hgplan *p, char ***src) {
+    size_t ctrl = (size_t)(p->nsend + 1) * DT__SHM_ALIGN, sends = p->nsend ? p->off[p->nsend - 1] + p->msgs[p->nsend - 1].bytes : 0;
+    int64_t *rec = NULL, none;
+    dt_message *m = NULL;
+    void *rq = NULL;
+    int i, nr = p->nmsgs - p->nsend;
+    dt_status st;
+    *src = NULL;
+    if (!g->shm) return DT_OK;
+    p->blk = (char *)dt__shm_alloc(g->shm, ctrl + sends);
+    none = !p->blk;
+    if (!none && (dt__alloc(fn, (size_t)(nr ? nr : 1) * sizeof *p->peer_posted, (void **)&p->peer_posted) ||
+                  dt__alloc(fn, (size_t)(nr ? nr : 1) * sizeof *p->peer_ack, (void **)&p->peer_ack) ||
+                  dt__alloc(fn, (size_t)(nr ? nr : 1) * sizeof **src, (void **)src) ||
+                  dt__alloc(fn, (size_t)(p->nmsgs ? p->nmsgs : 1) * 3 * sizeof *rec, (void **)&rec) ||
+                  dt__alloc(fn, (size_t)(p->nmsgs ? p->nmsgs : 1) * sizeof *m, (void **)&m)))
+        none = 1;
+    if ((st = dt__comm_allmax_ctl(g->comm, &none, 1)) || none) {
+        if (p->blk) dt__shm_free(g->shm, p->blk);
+        p->blk = NULL;
+        DT_FREE(p->peer_posted);
+        DT_FREE(p->peer_ack);
+        DT_FREE(*src);
+        DT_FREE(rec);
+        DT_FREE(m);
+        return st; /* (none: the messages' way) */
+    }
+    memset(p->blk, 0, ctrl); /* posted and every ack: no exchange yet */
+    p->shm = g->shm;
+    p->buf = p->blk + ctrl;
+    for (i = 0; i < p->nmsgs; i++) { /* a send tells its peer: my block, the message in it, its ack line */
+        m[i] = p->msgs[i];
+        m[i].buf = rec + 3 * i;
+        m[i].bytes = 3 * sizeof *rec;
+        if (i < p->nsend) {
+            rec[3 * i] = (int64_t)(p->blk - g->shm->w.mine);
+            rec[3 * i + 1] = (int64_t)(ctrl + p->off[i]);
+            rec[3 * i + 2] = i + 1;
+        }
+    }
+    dt__comm_window_fence(&g->shm->w);
+    if (!(st = dt__comm_start(g->comm, DT__TAG_HALO, p->nmsgs, m, (size_t)p->nsend * 3 * sizeof *rec,
+                              (size_t)nr * 3 * sizeof *rec, &rq)) && rq)
+        st = dt__comm_wait(g->comm, rq);
+    dt__comm_window_fence(&g->shm->w);
+    for (i = 0; i < nr && !st; i++) {
+        const int64_t *r = rec + 3 * (p->nsend + i);
+        char *b = g->shm->w.base[dt__comm_member_rank(g->comm, p->msgs[p->nsend + i].peer)] + r[0];
+        p->peer_posted[i] = (volatile uint64_t *)(void *)b;
+        p->peer_ack[i] = (volatile uint64_t *)(void *)(b + (size_t)r[2] * DT__SHM_ALIGN);
+        (*src)[i] = b + r[1];
+    }
+    DT_FREE(rec);
+    DT_FREE(m);
+    return st ? dt__within(fn, st) : DT_OK;
+}
+
 /* p joins the member plans hs: its messages (one per peer and direction),
    their buffers and the unpacks */
 static dt_status dt__halo_group_plan(const char *fn, const dt_halo_group *g, dt__halo *const *hs, dt__hgplan *p) {
     int k, j, i, dir, cap = 0;
     size_t off = 0;
+    char **src = NULL;
     dt_status st;
     for (k = 0; k < g->n; k++) cap += hs[k]->nmsgs;
     if ((st = dt__alloc(fn, (size_t)g->n * sizeof *p->h, (void **)&p->h)) ||
@@ -18401,16 +18535,21 @@ static dt_status dt__halo_group_plan(const char *fn, const dt_halo_group *g, dt_
         else p->rbytes += p->msgs[i].bytes;
     }
     p->total = off;
-    if ((st = dt__msg_bufs(fn, g->dev, g->eng, g->staged, off, &p->buf, &p->pbuf, &p->buf_free))) return st;
+    if ((st = dt__hgplan_share(fn, g, p, &src))) return st;
+    if (!p->blk && (st = dt__msg_bufs(fn, g->dev, g->eng, g->staged, off, &p->buf, &p->pbuf, &p->buf_free)))
+        return st;
     for (i = 0; i < p->nmsgs; i++) p->msgs[i].buf = p->buf + p->off[i];
     p->after.dev = g->dev;
-    for (i = p->nsend; i < p->nmsgs; i++) {
+    for (i = p->nsend; i < p->nmsgs && !st; i++) {
         size_t at = 0;
-        for (j = 0; j < g->n; j++) {
+        char *base = p->blk ? src[i - p->nsend] : (g->staged ? p->pbuf : p->buf) + p->off[i];
+        for (j = 0; j < g->n && !st; j++) {
             dt__halo *h = hs[g->order[j]];
-            if ((st = dt__halo_group_pieces(fn, g, p, i, h, &h->g, &at, &p->after))) return st;
+            st = dt__halo_group_pieces(fn, base, p, i, h, &h->g, &at, &p->after);
         }
     }
+    DT_FREE(src);
+    if (st) return st;
     if ((st = dt__copies_seal(fn, &p->after))) return st;
     return dt__halo_group_plan_before(fn, g, p);
 }
@@ -18454,6 +18593,20 @@ static dt_status dt__halo_group_check(const char *fn, dt_tensor *const *ts, int 
     return DT_OK;
 }
 
+/* The group's exchanges in host memory on a mesh of one node go through
+   the mesh's shared arena (made now on DTENSOR_SHM=auto; collective): the
+   group's message to a peer is packed where the peer reads it, so the
+   bytes are copied twice (pack, unpack) and no MPI message carries them
+   -- a message the size of a whole group's faces would go MPI's
+   rendezvous way. DTENSOR_SHM=0: the messages. */
+static dt_status dt__halo_group_arena(dt_halo_group *g, dt_mesh *m) {
+    dt_status st;
+    if (!dt__on_host(g->dev) || g->staged) return DT_OK;
+    if (!m->shm && m->shm_auto && (st = dt__shm_auto_make(m, "a grouped halo exchange's creation", 0))) return st;
+    g->shm = m->shm;
+    return DT_OK;
+}
+
 static dt_status dt__halo_group_make(const char *fn, dt_tensor *const *ts, int n, dt_halo_group **out) {
     dt_halo_group *g = (dt_halo_group *)DT_MALLOC(sizeof *g);
     int k, j;
@@ -18486,7 +18639,8 @@ static dt_status dt__halo_group_make(const char *fn, dt_tensor *const *ts, int n
         for (k = 0; k < n; k++)
             if (g->h[k]->g.es & (g->h[k]->g.es - 1) || g->h[k]->g.es > 16) g->order[j++] = k; /* (none) */
         st = !g->eng ? dt__fail(DT_ERR_DEVICE, "%s: the mesh's backend takes memory that is not in this build", fn)
-                     : dt__halo_group_plan(fn, g, g->h, &g->all);
+                     : dt__halo_group_arena(g, ts[0]->mesh);
+        if (!st) st = dt__halo_group_plan(fn, g, g->h, &g->all);
         if (st) {
             dt__halo_group_free(g);
             return st;
@@ -18610,6 +18764,31 @@ static dt_status dt__halo_group_depth(const char *fn, dt_halo_group *g, const in
     return DT_OK;
 }
 
+/* the shared way's _begin: once every peer has read the last exchange's
+   sends, this one's packed into the block, then `posted` says so */
+static dt_status dt__hgplan_post(const char *fn, const dt_halo_group *g, dt__hgplan *p) {
+    dt_status st;
+    dt__hgplan_read(g, p);
+    if ((st = dt__copies_run(fn, &p->before))) return st;
+    dt__comm_window_fence(&p->shm->w);
+    *(volatile uint64_t *)(void *)p->blk = ++p->seq;
+    if (p->sbytes || p->rbytes) dt__count(g->comm, p->sbytes, p->rbytes);
+    return DT_OK;
+}
+
+/* its _end: each sender's `posted` waited for, the unpacks from the
+   senders' blocks, then each sender's ack line (also after a failure:
+   nobody waits for ever) */
+static dt_status dt__hgplan_land(const char *fn, const dt_halo_group *g, dt__hgplan *p) {
+    int i, nr = p->nmsgs - p->nsend;
+    dt_status st;
+    for (i = 0; i < nr; i++) dt__comm_window_wait(&p->shm->w, g->comm, p->peer_posted[i], p->seq);
+    st = dt__copies_run(fn, &p->after);
+    dt__comm_window_fence(&p->shm->w);
+    for (i = 0; i < nr; i++) *p->peer_ack[i] = p->seq;
+    return st;
+}
+
 static dt_status dt__halo_group_begin(const char *fn, dt_halo_group *g, const int64_t *width) {
     dt__hgplan *p = NULL;
     dt_status st = DT_OK;
@@ -18637,12 +18816,15 @@ static dt_status dt__halo_group_begin(const char *fn, dt_halo_group *g, const in
     }
     if (k < g->n && (st = dt__halo_group_plan_before(fn, g, p))) return st;
     if ((st = dt__halo_group_side(fn, g, DT__SIDE_FORK))) return st;
-    st = dt__copies_run(fn, &p->before);
-    if (!st && g->staged && p->sbytes) /* (the sends lie at the buffer's start, back to back but for padding) */
-        st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, p->buf, p->pbuf, p->off[p->nsend - 1] +
-                                                           p->msgs[p->nsend - 1].bytes);
-    if (!st && (st = dt__comm_start(g->comm, DT__TAG_HALO, p->nmsgs, p->msgs, p->sbytes, p->rbytes, &p->request)))
-        st = dt__within(fn, st);
+    if (p->blk) st = dt__hgplan_post(fn, g, p);
+    else {
+        st = dt__copies_run(fn, &p->before);
+        if (!st && g->staged && p->sbytes) /* (the sends lie at the buffer's start, back to back but for padding) */
+            st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, p->buf, p->pbuf, p->off[p->nsend - 1] +
+                                                               p->msgs[p->nsend - 1].bytes);
+        if (!st && (st = dt__comm_start(g->comm, DT__TAG_HALO, p->nmsgs, p->msgs, p->sbytes, p->rbytes, &p->request)))
+            st = dt__within(fn, st);
+    }
     if (st) {
         (void)dt__halo_group_side(fn, g, DT__SIDE_JOIN);
         return st;
@@ -18664,16 +18846,19 @@ static dt_status dt__halo_group_end(const char *fn, dt_halo_group *g) {
     for (k = 0; k < g->n; k++)
         if (g->h[k]) g->h[k]->group_busy = 0;
     if ((st = dt__halo_group_side(fn, g, DT__SIDE_ON))) return st;
-    if (p->request) {
-        void *rq = p->request;
-        p->request = NULL;
-        if ((st = dt__comm_wait(g->comm, rq))) st = dt__within(fn, st);
+    if (p->blk) st = dt__hgplan_land(fn, g, p);
+    else {
+        if (p->request) {
+            void *rq = p->request;
+            p->request = NULL;
+            if ((st = dt__comm_wait(g->comm, rq))) st = dt__within(fn, st);
+        }
+        if (!st && g->staged && p->rbytes) {
+            size_t at = p->off[p->nsend];
+            st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, p->pbuf + at, p->buf + at, p->total - at);
+        }
+        if (!st) st = dt__copies_run(fn, &p->after);
     }
-    if (!st && g->staged && p->rbytes) {
-        size_t at = p->off[p->nsend];
-        st = (dt__on_host(g->eng) ? g->dev : g->eng)->copy(fn, p->pbuf + at, p->buf + at, p->total - at);
-    }
-    if (!st) st = dt__copies_run(fn, &p->after);
     sj = dt__halo_group_side(fn, g, DT__SIDE_JOIN);
     return st ? st : sj;
 }
