@@ -252,12 +252,14 @@
    DTENSOR_SIMD=avx2|none  cap the Philox generator's vector width (read once;
                            the random values do not change, only the speed)
    DTENSOR_SHM=auto|1|0    single-copy redistribution inside a node through an
-                           MPI-3 shared arena per mesh. auto (the default):
-                           the arena is made at the mesh's first
+                           MPI-3 shared arena per mesh, and grouped halo
+                           exchanges without MPI messages. auto (the
+                           default): the arena is made at the mesh's first
                            redistribution of a host tensor averaging
-                           DTENSOR_SHM_AUTO_MIN bytes a rank; 1: made with the
-                           mesh; 0: never (see dt_comm_set_shm, which
-                           overrides it; read at each dt_mesh_create)
+                           DTENSOR_SHM_AUTO_MIN bytes a rank, or its first
+                           dt_halo_group_create; 1: made with the mesh; 0:
+                           never (see dt_comm_set_shm, which overrides it;
+                           read at each dt_mesh_create)
    DTENSOR_SHM_AUTO_MIN=bytes
                            that average (default 1048576)
    DTENSOR_SHM_ARENA=bytes the arena's size per rank (default 268435456); where
@@ -1745,7 +1747,13 @@ DT_API dt_status dt_halo_exchange_layers_begin(dt_tensor *t, const int64_t *widt
    for each neighbour rank one send and one receive buffer holding every
    member's pieces for it back to back, so an exchange sends ONE message
    per neighbour per direction whatever the number of fields (the bytes
-   are the sum of the members' exchanges: nothing is added); the interior
+   are the sum of the members' exchanges: nothing is added). With
+   dt_comm_mpi on one node (host memory; DTENSOR_SHM not 0) not even
+   that: the sends are packed into the mesh's shared arena (made at the
+   first group on DTENSOR_SHM=auto) and each neighbour unpacks its part
+   from there, the exchange's only synchronisation a word per neighbour
+   (a message the size of a whole group's faces costs MPI a rendezvous;
+   bench/README.md); the interior
    copies, CONSTANT fills, local wraps and packs of all members are one
    list of copies and the unpacks another (on a device: one pack launch and
    one unpack launch for the whole group, on the library's communication
@@ -8487,8 +8495,11 @@ DT_API void dt_check_failed(dt_status st, const char *expr, const char *file, in
                 over its owner's segment, read in place
      done       dt__shm_done: the barrier before which no owner may change
                 what it published (every member reads first)
-   Its two users: a redistribution step (dt__shm_step, >>redistribute) and
-   SUMMA's panels (dt__summa_share, >>ops). */
+   Its users: a redistribution step (dt__shm_step, >>redistribute),
+   SUMMA's panels (dt__summa_share, >>ops) and grouped halo exchanges,
+   whose blocks are read by their peers at each exchange
+   (dt__hgplan_share, >>halo: point to point through the window's words,
+   no publication). */
 
 #define DT__SHM_ALIGN 64
 typedef struct dt__shm_hdr { /* a block of a segment: header, then `size` bytes */
