@@ -8358,9 +8358,17 @@ static dt_status dt__comm_window_barrier(const dt__window *w, dt_comm *g, uint64
     return dt__mpi_check(MPI_Barrier(gc), "MPI_Barrier");
 }
 /* Point to point through a window: a rank stores its data, then a word
-   (dt__comm_window_fence between them: the data is seen first); a peer
-   waits for the word (dt__comm_window_wait), then reads. Words are
-   aligned uint64_t, written by one rank only. */
+   (dt__comm_window_post: the data is seen first); a peer waits for the
+   word (dt__comm_window_wait), then reads. Words are aligned uint64_t,
+   written by one rank only. The post counts the bytes it stands for in
+   c's stats (none: no call counted). */
+static void dt__comm_window_post(const dt__window *w, dt_comm *c, volatile uint64_t *word, uint64_t v, uint64_t sent,
+                                 uint64_t recv) {
+    MPI_Win_sync(w->win);
+    *word = v;
+    if (sent || recv) dt__count(c, sent, recv);
+}
+/* the window's stores before it seen by the peers after their next wait */
 static void dt__comm_window_fence(const dt__window *w) { MPI_Win_sync(w->win); }
 
 /* until *word >= v; then fenced, so what the writer stored before its word
@@ -8381,6 +8389,11 @@ static void dt__comm_window_wait(const dt__window *w, dt_comm *c, const volatile
 }
 #else
 static int dt__comm_can_window(const dt_comm *c) { (void)c; return 0; }
+static void dt__comm_window_post(const dt__window *w, dt_comm *c, volatile uint64_t *word, uint64_t v, uint64_t sent,
+                                 uint64_t recv) {
+    (void)w; (void)c; (void)sent; (void)recv;
+    *word = v;
+}
 static void dt__comm_window_fence(const dt__window *w) { (void)w; }
 static void dt__comm_window_wait(const dt__window *w, dt_comm *c, const volatile uint64_t *word, uint64_t v) {
     (void)w; (void)c; (void)word; (void)v; /* (no window is ever made without MPI) */
@@ -18468,6 +18481,7 @@ static dt_status dt__hgplan_share(const char *fn, const dt_halo_group *g, dt__hg
         DT_FREE(p->peer_posted);
         DT_FREE(p->peer_ack);
         DT_FREE(*src);
+        *src = NULL;
         DT_FREE(rec);
         DT_FREE(m);
         return st; /* (none: the messages' way) */
@@ -18752,7 +18766,7 @@ static dt_status dt__halo_group_depth(const char *fn, dt_halo_group *g, const in
     }
     if (same) return DT_OK;
     for (i = 0; i < g->ndepth; i++)
-        if (!memcmp(g->depth[i]->h, g->scratch, (size_t)g->n * sizeof *g->scratch)) {
+        if (!memcmp(g->depth[i]->h, g->scratch, (size_t)g->n * sizeof(dt__halo *))) {
             *out = g->depth[i];
             return DT_OK;
         }
@@ -18781,9 +18795,7 @@ static dt_status dt__hgplan_post(const char *fn, const dt_halo_group *g, dt__hgp
     dt_status st;
     dt__hgplan_read(g, p);
     if ((st = dt__copies_run(fn, &p->before))) return st;
-    dt__comm_window_fence(&p->shm->w);
-    *(volatile uint64_t *)(void *)p->blk = ++p->seq;
-    if (p->sbytes || p->rbytes) dt__count(g->comm, p->sbytes, p->rbytes);
+    dt__comm_window_post(&p->shm->w, g->comm, (volatile uint64_t *)(void *)p->blk, ++p->seq, p->sbytes, p->rbytes);
     return DT_OK;
 }
 
@@ -18795,8 +18807,7 @@ static dt_status dt__hgplan_land(const char *fn, const dt_halo_group *g, dt__hgp
     dt_status st;
     for (i = 0; i < nr; i++) dt__comm_window_wait(&p->shm->w, g->comm, p->peer_posted[i], p->seq);
     st = dt__copies_run(fn, &p->after);
-    dt__comm_window_fence(&p->shm->w);
-    for (i = 0; i < nr; i++) *p->peer_ack[i] = p->seq;
+    for (i = 0; i < nr; i++) dt__comm_window_post(&p->shm->w, g->comm, p->peer_ack[i], p->seq, 0, 0);
     return st;
 }
 
