@@ -11595,10 +11595,12 @@ static int dt__pipe_applies(const dt__device *dev, dt_comm *g, size_t bound) {
 #define DT__XTYPES_RUN 0 /* MPICH: its engine was slower than our pack (bench/README.md) */
 #endif
 #endif
-static size_t dt__xrun_state = (size_t)-1;
+/* 0: not read yet. Not (size_t)-1: that is SIZE_MAX, the value "never"
+   (MPICH's default) stores, which made every call read the environment. */
+static size_t dt__xrun_state = 0;
 static int dt__xposted_state = -1;
 static size_t dt__xrun(void) { /* DTENSOR_EXCHANGE_TYPES, read once; SIZE_MAX: never */
-    if (dt__xrun_state == (size_t)-1) {
+    if (!dt__xrun_state) {
         size_t r = dt__env_bytes("DTENSOR_EXCHANGE_TYPES", (size_t)DT__XTYPES_RUN);
         dt__xrun_state = r ? r : SIZE_MAX;
     }

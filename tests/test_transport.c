@@ -26,7 +26,8 @@
       through MPI's own reduction, the library's ring reduce-scatter, the
       emulation over sendrecv (a backend with sendrecv only), and the
       accumulate of dt_tensor_redistribute_reduce, each checked bit for bit
-      against the two's-complement (wrapped) sum computed here. */
+      against the two's-complement (wrapped) sum computed here.
+   3. DTENSOR_EXCHANGE_TYPES is read once, "0" (MPICH's default) too. */
 #define _POSIX_C_SOURCE 200112L /* setenv */
 #include <stddef.h>
 static size_t dtt_count_max = (size_t)0x7fffffff; /* the limit under test */
@@ -401,6 +402,27 @@ static void run_wrap(dt_comm *c)
     MPI_Comm_free(&dup);
 }
 
+/* DTENSOR_EXCHANGE_TYPES is read once, whatever it says: "0" (never a
+   datatype, MPICH's default) is stored as SIZE_MAX, which was also the
+   mark for "not read yet", so every exchange read the environment again */
+static void run_xrun_once(void)
+{
+    const char *had = getenv("DTENSOR_EXCHANGE_TYPES");
+    char keep[64] = "";
+    size_t first;
+    if (had) snprintf(keep, sizeof keep, "%s", had);
+    dtt_ctx("DTENSOR_EXCHANGE_TYPES read once");
+    setenv("DTENSOR_EXCHANGE_TYPES", "0", 1);
+    dt__xrun_state = 0;
+    first = dt__xrun();
+    CHECK(first == SIZE_MAX, "DTENSOR_EXCHANGE_TYPES=0: %zu, not SIZE_MAX", first);
+    setenv("DTENSOR_EXCHANGE_TYPES", "512", 1);
+    CHECK(dt__xrun() == first, "DTENSOR_EXCHANGE_TYPES read again: %zu after %zu", dt__xrun(), first);
+    if (had) setenv("DTENSOR_EXCHANGE_TYPES", keep, 1);
+    else unsetenv("DTENSOR_EXCHANGE_TYPES");
+    dt__xrun_state = 0; /* read again by the next exchange */
+}
+
 int main(int argc, char **argv)
 {
     dt_comm *c = NULL;
@@ -418,6 +440,7 @@ int main(int argc, char **argv)
         }
     }
     if (c) run_wrap(c);
+    run_xrun_once();
     dt_comm_destroy(c);
     return dtt_finish();
 }
