@@ -18515,7 +18515,10 @@ static dt_status dt__hgplan_share(const char *fn, const dt_halo_group *g, dt__hg
     }
     DT_FREE(rec);
     DT_FREE(m);
-    return st ? dt__within(fn, st) : DT_OK;
+    if (!st) return DT_OK;
+    DT_FREE(*src); /* (p's block and lines go with p) */
+    *src = NULL;
+    return dt__within(fn, st);
 }
 
 /* p joins the member plans hs: its messages (one per peer and direction),
@@ -18526,12 +18529,12 @@ static dt_status dt__halo_group_plan(const char *fn, const dt_halo_group *g, dt_
     char **src = NULL;
     dt_status st;
     for (k = 0; k < g->n; k++) cap += hs[k]->nmsgs;
-    if ((st = dt__alloc(fn, (size_t)g->n * sizeof *p->h, (void **)&p->h)) ||
+    if ((st = dt__alloc(fn, (size_t)g->n * sizeof(dt__halo *), (void **)&p->h)) ||
         (st = dt__alloc(fn, (size_t)g->n * sizeof *p->before_of, (void **)&p->before_of)) ||
         (st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *p->msgs, (void **)&p->msgs)) ||
         (st = dt__alloc(fn, (size_t)(cap ? cap : 1) * sizeof *p->off, (void **)&p->off)))
         return st;
-    memcpy(p->h, hs, (size_t)g->n * sizeof *p->h);
+    memcpy(p->h, hs, (size_t)g->n * sizeof(dt__halo *));
     memset(p->msgs, 0, (size_t)(cap ? cap : 1) * sizeof *p->msgs);
     for (dir = 1; dir >= 0; dir--) { /* sends, then receives: each peer once, in rank order */
         int first = p->nmsgs;
