@@ -8376,7 +8376,7 @@ static void dt__comm_window_fence(const dt__window *w) { MPI_Win_sync(w->win); }
    now and then lets MPI progress: a peer may be inside an MPI call that
    needs this rank's progress before it reaches its store. */
 static void dt__comm_window_wait(const dt__window *w, dt_comm *c, const volatile uint64_t *word, uint64_t v) {
-    MPI_Comm mc;
+    MPI_Comm mc = MPI_COMM_NULL;
     unsigned spins = 0;
     int have = dt__comm_mpi_handle(c, &mc), flag;
     while (*word < v) {
