@@ -310,6 +310,24 @@ static dt_status cnt_wait(void *user, void *request)
 
 static long group_cases = 0;
 
+/* MPI_Isend counted (the profiling interface): on one node a group's exchange posts none */
+static long isends = 0;
+#ifdef __cplusplus
+extern "C"
+#endif
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *rq)
+{
+    isends++;
+    return PMPI_Isend(buf, count, type, dest, tag, comm, rq);
+}
+
+/* does a group on this run's MPI meshes go the shared way (all ranks on one node, DTENSOR_SHM not 0)? */
+static int shared_way(void)
+{
+    const char *e = getenv("DTENSOR_SHM");
+    return dtt_np > 1 && !(e && (!strcmp(e, "0") || !strcmp(e, "off")));
+}
+
 /* The members made, grouped, exchanged whole and split (checked), then
    the traffic compared with the members' own exchanges: the same bytes,
    one backend call; over the counting backend (cc), one message per peer. */
@@ -412,6 +430,13 @@ static void group_case(const dtt_mesh *m, const dt_placement *pl, member *ms, in
           (unsigned long long)a.bytes_recv, (unsigned long long)b.bytes_sent, (unsigned long long)b.bytes_recv);
     CHECK(a.calls == (a.bytes_sent || a.bytes_recv ? 1u : 0u), "group: %llu backend calls",
           (unsigned long long)a.calls);
+    if (!cc) { /* the shared way posts no message; the messages' way one per peer with bytes for it */
+        isends = 0;
+        CHECK_OK(dt_halo_group_exchange(g));
+        CHECK(shared_way() ? isends == 0 : (isends > 0) == (a.bytes_sent > 0),
+              "group: %ld MPI_Isend (%llu bytes sent; shared way %s)", isends, (unsigned long long)a.bytes_sent,
+              shared_way() ? "on" : "off");
+    }
     if (cc) { /* one message per peer and direction */
         long s0, r0, s1, r1;
         cc->sends = cc->recvs = cc->dup_peer = 0;
