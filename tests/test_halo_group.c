@@ -523,6 +523,38 @@ static void group_sweep(dt_comm *comm, cnt_comm *cc)
     }
 }
 
+/* A 1-D mesh of every rank in reverse order (desc->ranks): the group's peers are named in the comm's ranks
+   and its shared way finds their blocks by the mesh's */
+static void reversed_case(dt_comm *comm)
+{
+    dtt_mesh m;
+    dt_mesh_desc md;
+    dt_placement pl[DT_MAX_MESH_DIMS];
+    member ms[MAXM];
+    int ranks[256], k, n = 0;
+    if (dtt_np < 2 || dtt_np > 256) return;
+    memset(&m, 0, sizeof m);
+    memset(&md, 0, sizeof md);
+    memset(pl, 0, sizeof pl);
+    md.ndim = 1;
+    md.shape[0] = dtt_np;
+    for (k = 0; k < dtt_np; k++) ranks[k] = dtt_np - 1 - k;
+    md.ranks = ranks;
+    m.nd = 1;
+    m.comm = comm;
+    m.shape[0] = dtt_np;
+    m.coord[0] = dtt_np - 1 - dtt_rank;
+    snprintf(m.name, sizeof m.name, "[%d] reversed", dtt_np);
+    CHECK_OK(dt_mesh_create(comm, &md, &m.mesh));
+    if (!m.mesh) return;
+    pl[0] = dt_shard(0);
+    ms[n++] = mem(DT_F64, 11, 5, hdesc(2, 1, P, C, 1, 3.0), 0);
+    ms[n++] = mem(DT_F32, 12, 5, hdesc(1, 2, P, P, 1, 0.0), 1);
+    ms[n++] = mem(DT_I32, 11, 6, hsided(1, 2, 1, 0, P, P, 1, 0.0), 0);
+    group_case(&m, pl, ms, n, NULL);
+    dtt_mesh_close(&m);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void bad_input(dt_comm *comm)
@@ -716,6 +748,7 @@ int main(int argc, char **argv)
     CHECK_OK(dt_comm_mpi(MPI_COMM_WORLD, &comm));
     if (comm) {
         group_sweep(comm, NULL);
+        reversed_case(comm);
         bad_input(comm);
         dt_comm_destroy(comm);
     }
