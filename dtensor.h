@@ -1798,7 +1798,9 @@ DT_API dt_status dt_halo_group_exchange_end(dt_halo_group *g);  /* collective */
    ends either. */
 DT_API dt_status dt_halo_group_exchange_layers(dt_halo_group *g, const int64_t *width);        /* collective */
 DT_API dt_status dt_halo_group_exchange_layers_begin(dt_halo_group *g, const int64_t *width);  /* collective */
-/* local; an exchange in flight is completed first (then collective); NULL: nothing */
+/* local; an exchange in flight is completed first (then collective), and on
+   the shared way (one node) it waits until the neighbours have unpacked
+   this rank's last exchange, which they do in their _end; NULL: nothing */
 DT_API void dt_halo_group_destroy(dt_halo_group *g);
 
 /* A stencil callback gets a part of the local interior to compute: cells
