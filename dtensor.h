@@ -13054,24 +13054,27 @@ static dt_status dt__redistribute_into(const dt_tensor *t, const dt_placement *d
 }
 
 
+/* collective over m (DTENSOR_SHM=auto, no arena yet): the arena now, for
+   `why` (logged; bytes: a redistribution's, 0 for none) */
+static dt_status dt__shm_auto_make(dt_mesh *m, const char *why, size_t bytes) {
+    dt_status st;
+    m->shm_auto = 0;
+    st = dt__shm_make(m->comm, &m->shm);
+    if (st || !m->shm || m->rank != 0 || !dt__log_on(DT__LOG_SHM)) return st;
+    if (bytes)
+        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank made at %s of %zu bytes (DTENSOR_SHM=auto)\n",
+                m->shm->cap, why, bytes);
+    else
+        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank made at %s (DTENSOR_SHM=auto)\n", m->shm->cap, why);
+    return st;
+}
+
 /* DTENSOR_SHM=auto (the default): a mesh's arena is made, collectively, at
    its first redistribution of a host tensor averaging at least
    DTENSOR_SHM_AUTO_MIN bytes a rank, before the result is allocated, so
    that the result and the tensors after it live there. (That call's
    source, older, moves by MPI.) The verdict comes from the global shape
    alone: the same on every rank. */
-/* collective over m (DTENSOR_SHM=auto, no arena yet): the arena now, for
-   `why` (logged with its bytes) */
-static dt_status dt__shm_auto_make(dt_mesh *m, const char *why, size_t bytes) {
-    dt_status st;
-    m->shm_auto = 0;
-    st = dt__shm_make(m->comm, &m->shm);
-    if (!st && m->shm && m->rank == 0 && dt__log_on(DT__LOG_SHM))
-        fprintf(stderr, "dtensor: shm: arena of %zu bytes a rank made at %s (%zu bytes; DTENSOR_SHM=auto)\n",
-                m->shm->cap, why, bytes);
-    return st;
-}
-
 static dt_status dt__shm_auto(const dt_tensor *t) {
     dt_mesh *m = t->mesh;
     size_t bytes = dt_dtype_size(t->desc.dtype);
@@ -18069,6 +18072,9 @@ static dt_status dt__halo_consistent(const char *fn, const dt_tensor *t, const i
     ((st) ? (dt__halo_consistent((fn), (t), (w), (st)), (st)) : dt__halo_consistent((fn), (t), (w), (st)))
 #endif
 
+/* the most layers h has on either side along dim d */
+static int64_t dt__halo_most(const dt__halo *h, int d) { return h->wlo[d] > h->whi[d] ? h->wlo[d] : h->whi[d]; }
+
 /* The plan that exchanges width[d] layers of t's halo along each dim d,
    on each side as many as it has up to width[d] (NULL, or every width the
    halo's: the halo's own plan). A narrower one is made at its first use,
@@ -18083,7 +18089,7 @@ static dt_status dt__halo_depth(const char *fn, const dt_tensor *t, const int64_
     *out = h;
     if (!width || !h) return DT_OK;
     for (d = 0; d < nd; d++) {
-        int64_t most = h->wlo[d] > h->whi[d] ? h->wlo[d] : h->whi[d];
+        int64_t most = dt__halo_most(h, d);
         if (width[d] < 0 || width[d] > most)
             return dt__fail(DT_ERR_ARG, "%s: width[%d] = %lld: from 0 to the halo's width %lld along that dim", fn,
                             dt__tdim(d, nd), (long long)width[d], (long long)most);
@@ -18301,8 +18307,7 @@ typedef struct dt__hgplan {
        unpacks its part from there in place. blk: the word `posted` (the
        exchanges packed so far), one line per send whose word its peer
        stores (the exchanges it has read: `ack`), then the sends as in buf */
-    dt__shm *shm;                   /* the arena; NULL: the messages' way      */
-    char *blk;
+    char *blk;                      /* NULL: the messages' way                   */
     uint64_t seq;                   /* exchanges begun                          */
     volatile uint64_t **peer_posted; /* per receive: its sender's `posted`     */
     volatile uint64_t **peer_ack;   /* and my `ack` line in the sender's block */
@@ -18364,7 +18369,7 @@ static void dt__halo_group_unlink(dt_halo_group *g) {
 static void dt__hgplan_read(const dt_halo_group *g, const dt__hgplan *p) {
     int i;
     for (i = 0; i < p->nsend; i++)
-        dt__comm_window_wait(&p->shm->w, g->comm, (volatile uint64_t *)(void *)(p->blk + (size_t)(i + 1) * DT__SHM_ALIGN),
+        dt__comm_window_wait(&g->shm->w, g->comm, (volatile uint64_t *)(void *)(p->blk + (size_t)(i + 1) * DT__SHM_ALIGN),
                              p->seq);
 }
 
@@ -18374,7 +18379,7 @@ static void dt__hgplan_free(const dt_halo_group *g, dt__hgplan *p) {
     if (p->pbuf) g->dev->free(p->pbuf);
     if (p->blk) { /* (its peers may still be reading the last exchange's sends) */
         dt__hgplan_read(g, p);
-        dt__shm_free(p->shm, p->blk);
+        dt__shm_free(g->shm, p->blk);
     } else if (p->buf)
         p->buf_free(p->buf);
     DT_FREE(p->peer_posted);
@@ -18491,7 +18496,6 @@ static dt_status dt__hgplan_share(const char *fn, const dt_halo_group *g, dt__hg
         return st; /* (none: the messages' way) */
     }
     memset(p->blk, 0, ctrl); /* posted and every ack: no exchange yet */
-    p->shm = g->shm;
     p->buf = p->blk + ctrl;
     for (i = 0; i < p->nmsgs; i++) { /* a send tells its peer: my block, the message in it, its ack line */
         m[i] = p->msgs[i];
@@ -18734,11 +18738,8 @@ static int64_t dt__halo_group_most(const dt_halo_group *g, int i) {
     int64_t most = 0;
     int k;
     for (k = 0; k < g->n; k++) {
-        const dt__halo *h = g->h[k];
         int nd = g->t[k]->desc.ndim, d = dt__f_order ? nd - 1 - i : i;
-        if (d < 0 || d >= nd) continue;
-        if (h->wlo[d] > most) most = h->wlo[d];
-        if (h->whi[d] > most) most = h->whi[d];
+        if (d >= 0 && d < nd && dt__halo_most(g->h[k], d) > most) most = dt__halo_most(g->h[k], d);
     }
     return most;
 }
@@ -18765,7 +18766,7 @@ static dt_status dt__halo_group_depth(const char *fn, dt_halo_group *g, const in
         int64_t w[DT_MAX_DIMS];
         int nd = g->t[k]->desc.ndim;
         for (d = 0; d < nd; d++) {
-            int64_t x = width[dt__f_order ? nd - 1 - d : d], most = h->wlo[d] > h->whi[d] ? h->wlo[d] : h->whi[d];
+            int64_t x = width[dt__f_order ? nd - 1 - d : d], most = dt__halo_most(h, d);
             w[d] = x < most ? x : most;
         }
         if ((st = dt__halo_depth(fn, g->t[k], w, &g->scratch[k]))) return st;
@@ -18802,7 +18803,7 @@ static dt_status dt__hgplan_post(const char *fn, const dt_halo_group *g, dt__hgp
     dt_status st;
     dt__hgplan_read(g, p);
     if ((st = dt__copies_run(fn, &p->before))) return st;
-    dt__comm_window_post(&p->shm->w, g->comm, (volatile uint64_t *)(void *)p->blk, ++p->seq, p->sbytes, p->rbytes);
+    dt__comm_window_post(&g->shm->w, g->comm, (volatile uint64_t *)(void *)p->blk, ++p->seq, p->sbytes, p->rbytes);
     return DT_OK;
 }
 
@@ -18812,9 +18813,9 @@ static dt_status dt__hgplan_post(const char *fn, const dt_halo_group *g, dt__hgp
 static dt_status dt__hgplan_land(const char *fn, const dt_halo_group *g, dt__hgplan *p) {
     int i, nr = p->nmsgs - p->nsend;
     dt_status st;
-    for (i = 0; i < nr; i++) dt__comm_window_wait(&p->shm->w, g->comm, p->peer_posted[i], p->seq);
+    for (i = 0; i < nr; i++) dt__comm_window_wait(&g->shm->w, g->comm, p->peer_posted[i], p->seq);
     st = dt__copies_run(fn, &p->after);
-    for (i = 0; i < nr; i++) dt__comm_window_post(&p->shm->w, g->comm, p->peer_ack[i], p->seq, 0, 0);
+    for (i = 0; i < nr; i++) dt__comm_window_post(&g->shm->w, g->comm, p->peer_ack[i], p->seq, 0, 0);
     return st;
 }
 

@@ -139,30 +139,8 @@ static void member_free(member *a)
     a->arr = NULL;
 }
 
-/* every ghost cell of a member back to the sentinel */
-static void member_poison(member *a)
-{
-    int64_t gs[DT_MAX_DIMS], ls[DT_MAX_DIMS], wl[DT_MAX_DIMS], wh[DT_MAX_DIMS], n, i, rest;
-    void *gb = dt_tensor_ghosted_data(a->x, gs);
-    int k, out;
-    if (!gb) return;
-    dt_tensor_local_shape(a->x, ls);
-    dtt_side_widths(&a->hd, 2, wl, wh);
-    n = dtt_numel(2, gs);
-    for (i = 0; i < n; i++) {
-        rest = i;
-        out = 0;
-        for (k = 1; k >= 0; k--) {
-            int64_t u = rest % gs[k];
-            rest /= gs[k];
-            out |= u < wl[k] || u >= wl[k] + ls[k];
-        }
-        if (out) dtt_store_d(a->t, gb, (size_t)i, SENTINEL);
-    }
-}
-
-/* count the ghost cells that differ from the sentinel (nothing written?) */
-static long member_written(member *a)
+/* over every ghost cell of a member: poison (back to the sentinel) or count those that differ from it */
+static long member_ghosts(member *a, int poison)
 {
     int64_t gs[DT_MAX_DIMS], ls[DT_MAX_DIMS], wl[DT_MAX_DIMS], wh[DT_MAX_DIMS], n, i, rest;
     void *gb = dt_tensor_ghosted_data(a->x, gs);
@@ -180,10 +158,16 @@ static long member_written(member *a)
             rest /= gs[k];
             out |= u < wl[k] || u >= wl[k] + ls[k];
         }
-        w += out && dtt_load_d(a->t, gb, (size_t)i) != SENTINEL;
+        if (out && poison) dtt_store_d(a->t, gb, (size_t)i, SENTINEL);
+        else w += out && dtt_load_d(a->t, gb, (size_t)i) != SENTINEL;
     }
     return w;
 }
+
+static void member_poison(member *a) { (void)member_ghosts(a, 1); }
+
+/* the ghost cells that differ from the sentinel (nothing written?) */
+static long member_written(member *a) { return member_ghosts(a, 0); }
 
 /* every cell of the member's ghosted block: f (+ add) at the wrapped index, the fill, or the sentinel */
 /* scribbled: the interior was overwritten after _begin (a ghosted array's interior is its own: -1);
